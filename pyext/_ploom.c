@@ -1,0 +1,1481 @@
+/* ploom._ploom - the operations a scenario uses, the scheduler that runs
+ * them one task at a time, and the fork server that runs one schedule per
+ * child process.
+ *
+ * How a schedule runs
+ * -------------------
+ * The worker (python -m ploom._worker) imports the scenario once and calls
+ * serve().  For each `run` command serve() forks; the child runs the
+ * scenario on its main thread as task 0.  Every ploom.Thread is a real OS
+ * thread, but only the task holding the baton runs: before each operation a
+ * task stops at a scheduling point, picks the next task (following the
+ * requested choices, then the default), records the step on the event fd
+ * and, if it picked another task, posts that task's semaphore and sleeps on
+ * its own.  So scheduler state is only ever touched by the baton holder, and
+ * sem_post/sem_wait order those accesses: no other lock is needed, with or
+ * without the GIL.  The schedule ends in whichever task sees the end (all
+ * finished, an exception, a deadlock, the step limit): it writes the outcome
+ * and _exit()s the child, so no interpreter teardown runs after a schedule.
+ *
+ * lib/event.h documents the records written here.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/event.h"
+
+/* CPython's keyword lists are char *, our literals const under -Wwrite-strings */
+#define KW(s) ((char *)(s))
+
+#define VALUE_REPR_MAX 200
+#define OUTPUT_MAX (64 * 1024)
+#define TASK_STACK_SIZE (4 * 1024 * 1024)
+
+enum op {
+	OP_BEGIN,
+	OP_START,
+	OP_JOIN,
+	OP_IS_ALIVE,
+	OP_ACQUIRE,
+	OP_RELEASE,
+	OP_LOCKED,
+	OP_READ,
+	OP_WRITE,
+	OP_YIELD,
+};
+
+static const char *const op_names[] = {
+	[OP_BEGIN] = "begin",	    [OP_START] = "start",   [OP_JOIN] = "join",
+	[OP_IS_ALIVE] = "is_alive", [OP_ACQUIRE] = "acquire", [OP_RELEASE] = "release",
+	[OP_LOCKED] = "locked",	    [OP_READ] = "read",	    [OP_WRITE] = "write",
+	[OP_YIELD] = "yield_now",
+};
+
+/* Lock.holder when nobody holds it, and when code outside a check holds it. */
+#define HOLDER_NONE (-1)
+#define HOLDER_OUTSIDE (-2)
+
+typedef struct {
+	PyObject_HEAD
+	long oid;
+	int holder;
+} LockObject;
+
+typedef struct {
+	PyObject_HEAD
+	long oid;
+	PyObject *value;
+} CellObject;
+
+typedef struct {
+	PyObject_HEAD
+	PyObject *target;
+	PyObject *args;
+	PyObject *kwargs;
+	int tid;      /* task id once started, else -1 */
+	int finished; /* its task has finished */
+} ThreadObject;
+
+enum task_state { TASK_AT_POINT, TASK_RUNNING, TASK_FINISHED };
+
+struct task {
+	int id;
+	enum task_state state;
+	enum op op;         /* pending operation while at a point */
+	PyObject *obj;      /* its object, borrowed: the op's caller keeps it alive */
+	int nonblocking;    /* pending acquire is acquire(blocking=False) */
+	sem_t go;           /* posted to hand this task the baton */
+	ThreadObject *thread; /* strong; NULL for the main task */
+	struct sched *sched;
+};
+
+struct sched {
+	int active;          /* this process is running a schedule */
+	struct task **tasks;
+	int ntasks;
+	int cap;
+	int prev;            /* task that ran the previous step */
+	long step;           /* steps taken so far */
+	long max_steps;      /* 0: unbounded */
+	int *choices;
+	int nchoices;
+	int next_choice;
+	int event_fd;
+	atomic_long *shared_steps; /* step records sent, read by the worker */
+	struct ploom_buf buf;
+	int *enabled;        /* scratch, cap entries */
+};
+
+typedef struct {
+	PyTypeObject *lock_type;
+	PyTypeObject *cell_type;
+	PyTypeObject *thread_type;
+	long next_lock;
+	long next_cell;
+	struct sched sched;
+} module_state;
+
+/* The task the calling OS thread runs, NULL on threads ploom does not
+ * schedule.  Plain C state, so a thread-local is fine in every build. */
+static _Thread_local struct task *current_task;
+
+static module_state *state_of_type(PyTypeObject *tp)
+{
+	return (module_state *)PyType_GetModuleState(tp);
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+static void die_quietly(void)
+{
+	/* the reader is gone: nobody is left to tell */
+	_exit(120);
+}
+
+static void sched_flush(struct sched *s)
+{
+	if (s->buf.len && ploom_buf_flush_fd(&s->buf, s->event_fd) < 0)
+		die_quietly();
+}
+
+static void obj_name(struct sched *s, PyObject *obj, enum op op, char *out, size_t n)
+{
+	if (!obj) {
+		snprintf(out, n, "-");
+	} else if (op == OP_ACQUIRE || op == OP_RELEASE || op == OP_LOCKED) {
+		snprintf(out, n, "lock#%ld", ((LockObject *)obj)->oid);
+	} else if (op == OP_READ || op == OP_WRITE) {
+		snprintf(out, n, "cell#%ld", ((CellObject *)obj)->oid);
+	} else {
+		ThreadObject *t = (ThreadObject *)obj;
+		/* a thread is named by its task id; an unstarted one by the id
+		 * `start` is about to give it, since nothing runs in between */
+		snprintf(out, n, "thread#%d", t->tid >= 0 ? t->tid : s->ntasks);
+	}
+}
+
+static void add_value(struct sched *s, PyObject *v)
+{
+	PyObject *r = PyObject_Repr(v);
+	const char *u;
+	Py_ssize_t len;
+
+	if (!r) {
+		PyErr_Clear();
+		return;
+	}
+	u = PyUnicode_AsUTF8AndSize(r, &len);
+	if (!u) {
+		PyErr_Clear();
+		Py_DECREF(r);
+		return;
+	}
+	if (len > VALUE_REPR_MAX)
+		len = VALUE_REPR_MAX;
+	ploom_buf_addf(&s->buf, "value %ld", s->step - 1);
+	ploom_buf_add_str(&s->buf, u, (size_t)len);
+	ploom_buf_add(&s->buf, "\n", 1);
+	Py_DECREF(r);
+}
+
+/* ---- ending a schedule ------------------------------------------------ */
+
+static void flush_python_stdio(void)
+{
+	static const char *const names[] = {"stdout", "stderr"};
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		PyObject *f = PySys_GetObject(names[i]);
+		if (f && f != Py_None) {
+			PyObject *r = PyObject_CallMethod(f, "flush", NULL);
+			if (!r)
+				PyErr_Clear();
+			Py_XDECREF(r);
+		}
+	}
+}
+
+/* Called with the GIL (or an attached thread state): writes what is
+ * buffered plus the outcome and ends the child. */
+static _Noreturn void sched_end(struct sched *s)
+{
+	flush_python_stdio();
+	sched_flush(s);
+	_exit(0);
+}
+
+static void add_str_obj(struct ploom_buf *b, PyObject *o)
+{
+	const char *u = NULL;
+	Py_ssize_t len = 0;
+
+	if (o)
+		u = PyUnicode_AsUTF8AndSize(o, &len);
+	if (!u) {
+		PyErr_Clear();
+		u = "";
+		len = 0;
+	}
+	ploom_buf_add_str(b, u, (size_t)len);
+}
+
+static PyObject *exception_type_name(PyObject *exc)
+{
+	PyObject *tp = (PyObject *)Py_TYPE(exc);
+	PyObject *mod = PyObject_GetAttrString(tp, "__module__");
+	PyObject *qual = PyObject_GetAttrString(tp, "__qualname__");
+	PyObject *r = NULL;
+
+	if (mod && qual && PyUnicode_Check(mod))
+		r = PyUnicode_FromFormat("%U.%U", mod, qual);
+	else if (qual)
+		r = PyObject_Str(qual);
+	PyErr_Clear();
+	Py_XDECREF(mod);
+	Py_XDECREF(qual);
+	return r;
+}
+
+static PyObject *format_traceback(PyObject *exc)
+{
+	PyObject *tb_mod = PyImport_ImportModule("traceback");
+	PyObject *lines = NULL, *empty = NULL, *r = NULL;
+
+	if (!tb_mod)
+		goto done;
+	lines = PyObject_CallMethod(tb_mod, "format_exception", "O", exc);
+	if (!lines)
+		goto done;
+	empty = PyUnicode_FromString("");
+	if (!empty)
+		goto done;
+	r = PyUnicode_Join(empty, lines);
+done:
+	PyErr_Clear();
+	Py_XDECREF(tb_mod);
+	Py_XDECREF(lines);
+	Py_XDECREF(empty);
+	return r;
+}
+
+/* The task's code raised: that is the schedule's outcome. */
+static _Noreturn void sched_fail(struct sched *s, struct task *t)
+{
+	PyObject *exc = PyErr_GetRaisedException();
+	PyObject *type = NULL, *msg = NULL, *tb = NULL;
+
+	if (exc) {
+		type = exception_type_name(exc);
+		msg = PyObject_Str(exc);
+		if (!msg)
+			PyErr_Clear();
+		tb = format_traceback(exc);
+	}
+	ploom_buf_addf(&s->buf, "outcome failure %d", t->id);
+	add_str_obj(&s->buf, type);
+	add_str_obj(&s->buf, msg);
+	add_str_obj(&s->buf, tb);
+	ploom_buf_add(&s->buf, "\n", 1);
+	sched_end(s);
+}
+
+/* ---- picking the next task ------------------------------------------- */
+
+static int task_enabled(struct sched *s, struct task *t)
+{
+	(void)s;
+	if (t->state != TASK_AT_POINT)
+		return 0;
+	if (t->op == OP_ACQUIRE && !t->nonblocking)
+		return ((LockObject *)t->obj)->holder == HOLDER_NONE;
+	if (t->op == OP_JOIN) {
+		ThreadObject *th = (ThreadObject *)t->obj;
+		/* joining an unstarted thread or oneself raises when it runs */
+		return th->tid < 0 || th->tid == t->id || th->finished;
+	}
+	return 1;
+}
+
+static int holder_of(struct task *t)
+{
+	if (t->op == OP_ACQUIRE)
+		return ((LockObject *)t->obj)->holder;
+	if (t->op == OP_JOIN)
+		return ((ThreadObject *)t->obj)->tid;
+	return -1;
+}
+
+static _Noreturn void sched_deadlock(struct sched *s)
+{
+	char name[64];
+	int i;
+
+	ploom_buf_addf(&s->buf, "outcome deadlock\n");
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *t = s->tasks[i];
+		if (t->state == TASK_FINISHED)
+			continue;
+		obj_name(s, t->obj, t->op, name, sizeof(name));
+		ploom_buf_addf(&s->buf, "wait %d %s %s %d\n", t->id, op_names[t->op], name,
+			       holder_of(t));
+	}
+	sched_end(s);
+}
+
+static int default_choice(struct sched *s, const int *enabled, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (enabled[i] == s->prev)
+			return s->prev;
+	return enabled[0];
+}
+
+/* Picks the task that runs the next step and records the step.  Ends the
+ * schedule instead when nothing can run or a limit is reached. */
+static struct task *sched_pick(struct sched *s)
+{
+	int n = 0, i, unfinished = 0, c;
+	struct task *t;
+	char name[64];
+
+	for (i = 0; i < s->ntasks; i++) {
+		t = s->tasks[i];
+		if (t->state != TASK_FINISHED)
+			unfinished++;
+		if (task_enabled(s, t))
+			s->enabled[n++] = i;
+	}
+	if (!n) {
+		if (!unfinished) {
+			ploom_buf_addf(&s->buf, "outcome pass\n");
+			sched_end(s);
+		}
+		sched_deadlock(s);
+	}
+	if (s->max_steps && s->step >= s->max_steps) {
+		ploom_buf_addf(&s->buf, "outcome step-limit %ld\n", s->max_steps);
+		sched_end(s);
+	}
+	if (n == 1) {
+		c = s->enabled[0];
+	} else if (s->next_choice < s->nchoices) {
+		c = s->choices[s->next_choice++];
+		for (i = 0; i < n && s->enabled[i] != c; i++)
+			;
+		if (i == n) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "choice %d asks for task %d, which is not enabled",
+				 s->next_choice - 1, c);
+			ploom_buf_addf(&s->buf, "outcome divergence %ld", s->step);
+			ploom_buf_add_str(&s->buf, msg, strlen(msg));
+			ploom_buf_add(&s->buf, "\n", 1);
+			sched_end(s);
+		}
+	} else {
+		c = default_choice(s, s->enabled, n);
+	}
+	t = s->tasks[c];
+	obj_name(s, t->obj, t->op, name, sizeof(name));
+	ploom_buf_addf(&s->buf, "step %ld %d %s %s ", s->step, c, op_names[t->op], name);
+	for (i = 0; i < n; i++)
+		ploom_buf_addf(&s->buf, i ? ",%d" : "%d", s->enabled[i]);
+	ploom_buf_addf(&s->buf, " %s\n", t->nonblocking ? "nonblocking" : "-");
+	s->step++;
+	if (s->shared_steps)
+		atomic_fetch_add(s->shared_steps, 1);
+	s->prev = c;
+	t->state = TASK_RUNNING;
+	sched_flush(s);
+	return t;
+}
+
+static void sem_wait_nointr(sem_t *sem)
+{
+	while (sem_wait(sem) < 0 && errno == EINTR)
+		;
+}
+
+/* The current task stops before `op` on `obj`; returns when the scheduler
+ * has picked it again, at which point the op is enabled. */
+static void sched_point(struct sched *s, struct task *t, enum op op, PyObject *obj,
+			int nonblocking)
+{
+	struct task *next;
+
+	t->op = op;
+	t->obj = obj;
+	t->nonblocking = nonblocking;
+	t->state = TASK_AT_POINT;
+	next = sched_pick(s);
+	if (next == t)
+		return;
+	Py_BEGIN_ALLOW_THREADS
+	sem_post(&next->go);
+	sem_wait_nointr(&t->go);
+	Py_END_ALLOW_THREADS
+}
+
+/* For operations: the scheduler and task if a schedule is running on this
+ * thread, NULL without error outside a check, NULL with RuntimeError on a
+ * thread ploom does not schedule. */
+static struct task *op_task(module_state *st, int *err)
+{
+	*err = 0;
+	if (!st->sched.active)
+		return NULL;
+	if (!current_task) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"ploom operation called from a thread that ploom does not schedule");
+		*err = 1;
+		return NULL;
+	}
+	return current_task;
+}
+
+static struct task *task_new(struct sched *s, ThreadObject *th)
+{
+	struct task *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	if (s->ntasks == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 8;
+		struct task **tasks = realloc(s->tasks, (size_t)cap * sizeof(*tasks));
+		int *enabled = realloc(s->enabled, (size_t)cap * sizeof(*enabled));
+		if (!tasks || !enabled) {
+			/* keep whichever grew; the old blocks stay valid */
+			if (tasks)
+				s->tasks = tasks;
+			if (enabled)
+				s->enabled = enabled;
+			free(t);
+			return NULL;
+		}
+		s->tasks = tasks;
+		s->enabled = enabled;
+		s->cap = cap;
+	}
+	t->id = s->ntasks;
+	t->sched = s;
+	t->thread = th;
+	Py_XINCREF(th);
+	if (sem_init(&t->go, 0, 0) < 0) {
+		Py_XDECREF(th);
+		free(t);
+		return NULL;
+	}
+	s->tasks[s->ntasks++] = t;
+	return t;
+}
+
+/* The task's code has returned: mark it finished and pass the baton on.
+ * Returns the task to wake (never NULL: sched_pick ends the schedule). */
+static struct task *task_finish(struct sched *s, struct task *t)
+{
+	t->state = TASK_FINISHED;
+	t->obj = NULL;
+	if (t->thread)
+		t->thread->finished = 1;
+	return sched_pick(s);
+}
+
+static void *task_main(void *arg)
+{
+	struct task *t = arg;
+	struct sched *s = t->sched;
+	struct task *next;
+	PyGILState_STATE g;
+	PyObject *r;
+
+	/* the begin point: wait until the scheduler first picks this task */
+	sem_wait_nointr(&t->go);
+	g = PyGILState_Ensure();
+	current_task = t;
+	r = PyObject_CallMethod((PyObject *)t->thread, "run", NULL);
+	if (!r)
+		sched_fail(s, t);
+	Py_DECREF(r);
+	next = task_finish(s, t);
+	current_task = NULL;
+	PyGILState_Release(g);
+	sem_post(&next->go);
+	return NULL;
+}
+
+/* ---- Lock ------------------------------------------------------------- */
+
+static PyObject *Lock_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+	module_state *st = state_of_type(tp);
+	LockObject *self;
+
+	if (PyTuple_GET_SIZE(args) || (kw && PyDict_GET_SIZE(kw))) {
+		PyErr_SetString(PyExc_TypeError, "Lock() takes no arguments");
+		return NULL;
+	}
+	self = (LockObject *)tp->tp_alloc(tp, 0);
+	if (!self)
+		return NULL;
+	self->oid = st->next_lock++;
+	self->holder = HOLDER_NONE;
+	return (PyObject *)self;
+}
+
+static PyObject *lock_acquire_impl(LockObject *self, int blocking)
+{
+	module_state *st = state_of_type(Py_TYPE(self));
+	int err;
+	struct task *t = op_task(st, &err);
+
+	if (err)
+		return NULL;
+	if (!t) {
+		if (self->holder == HOLDER_NONE) {
+			self->holder = HOLDER_OUTSIDE;
+			Py_RETURN_TRUE;
+		}
+		if (!blocking)
+			Py_RETURN_FALSE;
+		PyErr_SetString(PyExc_RuntimeError,
+				"ploom.Lock.acquire() on a held lock would block forever outside ploom.check()");
+		return NULL;
+	}
+	sched_point(&st->sched, t, OP_ACQUIRE, (PyObject *)self, !blocking);
+	if (self->holder == HOLDER_NONE) {
+		self->holder = t->id;
+		if (!blocking)
+			add_value(&st->sched, Py_True);
+		Py_RETURN_TRUE;
+	}
+	/* only a nonblocking acquire runs while the lock is held */
+	add_value(&st->sched, Py_False);
+	Py_RETURN_FALSE;
+}
+
+static PyObject *Lock_acquire(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {KW("blocking"), KW("timeout"), NULL};
+	int blocking = 1;
+	double timeout = -1;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|pd:acquire", kwlist, &blocking, &timeout))
+		return NULL;
+	if (timeout != -1) {
+		PyErr_SetString(PyExc_ValueError,
+				"ploom.Lock.acquire() does not support a timeout: ploom has no clock");
+		return NULL;
+	}
+	return lock_acquire_impl((LockObject *)self, blocking);
+}
+
+static PyObject *Lock_enter(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+	return lock_acquire_impl((LockObject *)self, 1);
+}
+
+static PyObject *Lock_release(PyObject *op, PyObject *Py_UNUSED(ignored))
+{
+	LockObject *self = (LockObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+	int err;
+	struct task *t = op_task(st, &err);
+
+	if (err)
+		return NULL;
+	if (t)
+		sched_point(&st->sched, t, OP_RELEASE, op, 0);
+	if (self->holder == HOLDER_NONE) {
+		PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
+		return NULL;
+	}
+	self->holder = HOLDER_NONE;
+	Py_RETURN_NONE;
+}
+
+static PyObject *Lock_exit(PyObject *op, PyObject *Py_UNUSED(args))
+{
+	return Lock_release(op, NULL);
+}
+
+static PyObject *Lock_locked(PyObject *op, PyObject *Py_UNUSED(ignored))
+{
+	LockObject *self = (LockObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+	int err;
+	struct task *t = op_task(st, &err);
+	PyObject *r;
+
+	if (err)
+		return NULL;
+	if (t)
+		sched_point(&st->sched, t, OP_LOCKED, op, 0);
+	r = self->holder == HOLDER_NONE ? Py_False : Py_True;
+	if (t)
+		add_value(&st->sched, r);
+	return Py_NewRef(r);
+}
+
+static PyObject *Lock_repr(PyObject *op)
+{
+	LockObject *self = (LockObject *)op;
+	return PyUnicode_FromFormat("<ploom.Lock lock#%ld %s>", self->oid,
+				    self->holder == HOLDER_NONE ? "unlocked" : "locked");
+}
+
+static int Lock_traverse(PyObject *self, visitproc visit, void *arg)
+{
+	Py_VISIT(Py_TYPE(self));
+	return 0;
+}
+
+static void Lock_dealloc(PyObject *self)
+{
+	PyTypeObject *tp = Py_TYPE(self);
+	PyObject_GC_UnTrack(self);
+	tp->tp_free(self);
+	Py_DECREF(tp);
+}
+
+static PyMethodDef Lock_methods[] = {
+	{"acquire", (PyCFunction)(void (*)(void))Lock_acquire, METH_VARARGS | METH_KEYWORDS,
+	 "acquire($self, /, blocking=True)\n--\n\n"
+	 "Take the lock; a scheduling point.  Blocking: waits until the lock is free\n"
+	 "(the task is not enabled meanwhile) and returns True.  Nonblocking: returns\n"
+	 "False at once if the lock is held."},
+	{"release", Lock_release, METH_NOARGS,
+	 "release($self, /)\n--\n\nRelease the lock; any task may.  RuntimeError if it is not held."},
+	{"locked", Lock_locked, METH_NOARGS,
+	 "locked($self, /)\n--\n\nWhether the lock is held; a scheduling point."},
+	{"__enter__", Lock_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nacquire()"},
+	{"__exit__", Lock_exit, METH_VARARGS, "__exit__($self, /, *exc_info)\n--\n\nrelease()"},
+	{NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot Lock_slots[] = {
+	{Py_tp_new, Lock_new},
+	{Py_tp_methods, Lock_methods},
+	{Py_tp_repr, Lock_repr},
+	{Py_tp_traverse, Lock_traverse},
+	{Py_tp_dealloc, Lock_dealloc},
+	{Py_tp_doc, (void *)"Lock()\n--\n\n"
+		    "A lock like threading.Lock whose operations are scheduling points.\n"
+		    "Any task may release it; acquiring it twice from one task blocks."},
+	{0, NULL},
+};
+
+static PyType_Spec Lock_spec = {
+	.name = "ploom.Lock",
+	.basicsize = sizeof(LockObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+	.slots = Lock_slots,
+};
+
+/* ---- SharedCell ------------------------------------------------------- */
+
+/* Values a cell may hold: the builtin immutable types and tuples or
+ * frozensets of them.  A mutable value could change without a write, which
+ * ploom would not see. */
+static int immutable_value(PyObject *v, int depth)
+{
+	if (depth > 64)
+		return 0;
+	if (v == Py_None || v == Py_Ellipsis || PyBool_Check(v) || PyLong_Check(v) ||
+	    PyFloat_Check(v) || PyComplex_Check(v) || PyUnicode_Check(v) || PyBytes_Check(v))
+		return 1;
+	if (PyTuple_Check(v)) {
+		Py_ssize_t i;
+		for (i = 0; i < PyTuple_GET_SIZE(v); i++)
+			if (!immutable_value(PyTuple_GET_ITEM(v, i), depth + 1))
+				return 0;
+		return 1;
+	}
+	if (PyFrozenSet_Check(v)) {
+		PyObject *it = PyObject_GetIter(v), *item;
+		int ok = 1;
+		if (!it) {
+			PyErr_Clear();
+			return 0;
+		}
+		while (ok && (item = PyIter_Next(it))) {
+			ok = immutable_value(item, depth + 1);
+			Py_DECREF(item);
+		}
+		Py_DECREF(it);
+		PyErr_Clear();
+		return ok;
+	}
+	return 0;
+}
+
+static int check_value(PyObject *v)
+{
+	if (immutable_value(v, 0))
+		return 0;
+	PyErr_Format(PyExc_TypeError,
+		     "SharedCell values must be immutable (None, bool, int, float, complex, str, "
+		     "bytes, or tuples and frozensets of them), not '%.100s'",
+		     Py_TYPE(v)->tp_name);
+	return -1;
+}
+
+static PyObject *Cell_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {KW("value"), NULL};
+	module_state *st = state_of_type(tp);
+	PyObject *value = Py_None;
+	CellObject *self;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:SharedCell", kwlist, &value))
+		return NULL;
+	if (check_value(value) < 0)
+		return NULL;
+	self = (CellObject *)tp->tp_alloc(tp, 0);
+	if (!self)
+		return NULL;
+	self->oid = st->next_cell++;
+	self->value = Py_NewRef(value);
+	return (PyObject *)self;
+}
+
+static PyObject *Cell_read(PyObject *op, PyObject *Py_UNUSED(ignored))
+{
+	CellObject *self = (CellObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+	int err;
+	struct task *t = op_task(st, &err);
+	PyObject *r;
+
+	if (err)
+		return NULL;
+	if (t)
+		sched_point(&st->sched, t, OP_READ, op, 0);
+	Py_BEGIN_CRITICAL_SECTION(op);
+	r = Py_NewRef(self->value);
+	Py_END_CRITICAL_SECTION();
+	if (t)
+		add_value(&st->sched, r);
+	return r;
+}
+
+static PyObject *Cell_write(PyObject *op, PyObject *value)
+{
+	CellObject *self = (CellObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+	int err;
+	struct task *t;
+	PyObject *old;
+
+	/* a bad value is the caller's bug, whatever the schedule: no point */
+	if (check_value(value) < 0)
+		return NULL;
+	t = op_task(st, &err);
+	if (err)
+		return NULL;
+	if (t)
+		sched_point(&st->sched, t, OP_WRITE, op, 0);
+	Py_BEGIN_CRITICAL_SECTION(op);
+	old = self->value;
+	self->value = Py_NewRef(value);
+	Py_END_CRITICAL_SECTION();
+	if (t)
+		add_value(&st->sched, value);
+	Py_DECREF(old);
+	Py_RETURN_NONE;
+}
+
+static PyObject *Cell_repr(PyObject *op)
+{
+	CellObject *self = (CellObject *)op;
+	return PyUnicode_FromFormat("<ploom.SharedCell cell#%ld>", self->oid);
+}
+
+static int Cell_traverse(PyObject *op, visitproc visit, void *arg)
+{
+	CellObject *self = (CellObject *)op;
+	Py_VISIT(Py_TYPE(op));
+	Py_VISIT(self->value);
+	return 0;
+}
+
+static int Cell_clear(PyObject *op)
+{
+	Py_CLEAR(((CellObject *)op)->value);
+	return 0;
+}
+
+static void Cell_dealloc(PyObject *op)
+{
+	PyTypeObject *tp = Py_TYPE(op);
+	PyObject_GC_UnTrack(op);
+	(void)Cell_clear(op);
+	tp->tp_free(op);
+	Py_DECREF(tp);
+}
+
+static PyMethodDef Cell_methods[] = {
+	{"read", Cell_read, METH_NOARGS,
+	 "read($self, /)\n--\n\nReturn the value; a scheduling point."},
+	{"write", Cell_write, METH_O,
+	 "write($self, value, /)\n--\n\nStore an immutable value; a scheduling point."},
+	{NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot Cell_slots[] = {
+	{Py_tp_new, Cell_new},
+	{Py_tp_methods, Cell_methods},
+	{Py_tp_repr, Cell_repr},
+	{Py_tp_traverse, Cell_traverse},
+	{Py_tp_clear, Cell_clear},
+	{Py_tp_dealloc, Cell_dealloc},
+	{Py_tp_doc, (void *)"SharedCell(value=None)\n--\n\n"
+		    "A value shared by tasks.  read() and write() are scheduling points;\n"
+		    "values must be immutable."},
+	{0, NULL},
+};
+
+static PyType_Spec Cell_spec = {
+	.name = "ploom.SharedCell",
+	.basicsize = sizeof(CellObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+	.slots = Cell_slots,
+};
+
+/* ---- Thread ----------------------------------------------------------- */
+
+static int Thread_init(PyObject *op, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {KW("target"), KW("args"), KW("kwargs"), NULL};
+	ThreadObject *self = (ThreadObject *)op;
+	PyObject *target = Py_None, *targs = NULL, *tkw = Py_None;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOO:Thread", kwlist, &target, &targs, &tkw))
+		return -1;
+	if (target != Py_None && !PyCallable_Check(target)) {
+		PyErr_Format(PyExc_TypeError, "Thread target must be callable, not '%.100s'",
+			     Py_TYPE(target)->tp_name);
+		return -1;
+	}
+	if (tkw != Py_None && !PyDict_Check(tkw)) {
+		PyErr_SetString(PyExc_TypeError, "Thread kwargs must be a dict or None");
+		return -1;
+	}
+	targs = targs ? PySequence_Tuple(targs) : PyTuple_New(0);
+	if (!targs)
+		return -1;
+	Py_XSETREF(self->target, Py_NewRef(target));
+	Py_XSETREF(self->args, targs);
+	Py_XSETREF(self->kwargs, tkw == Py_None ? PyDict_New() : PyDict_Copy(tkw));
+	if (!self->kwargs)
+		return -1;
+	self->tid = -1;
+	self->finished = 0;
+	return 0;
+}
+
+static PyObject *Thread_run(PyObject *op, PyObject *Py_UNUSED(ignored))
+{
+	ThreadObject *self = (ThreadObject *)op;
+
+	if (!self->target || self->target == Py_None)
+		Py_RETURN_NONE;
+	return PyObject_Call(self->target, self->args, self->kwargs);
+}
+
+static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
+{
+	ThreadObject *self = (ThreadObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+	struct sched *s = &st->sched;
+	int err;
+	struct task *t = op_task(st, &err), *nt;
+	pthread_attr_t attr;
+	pthread_t th;
+	int rc;
+
+	if (err)
+		return NULL;
+	if (!t) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"ploom.Thread.start() can only run inside ploom.check()");
+		return NULL;
+	}
+	if (!self->args) {
+		PyErr_SetString(PyExc_RuntimeError, "Thread.__init__() not called");
+		return NULL;
+	}
+	sched_point(s, t, OP_START, op, 0);
+	if (self->tid >= 0) {
+		PyErr_SetString(PyExc_RuntimeError, "threads can only be started once");
+		return NULL;
+	}
+	nt = task_new(s, self);
+	if (!nt)
+		return PyErr_NoMemory();
+	self->tid = nt->id;
+	nt->op = OP_BEGIN;
+	nt->obj = NULL;
+	nt->state = TASK_AT_POINT;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, TASK_STACK_SIZE);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&th, &attr, task_main, nt);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		errno = rc;
+		return PyErr_SetFromErrno(PyExc_RuntimeError);
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {KW("timeout"), NULL};
+	ThreadObject *self = (ThreadObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+	PyObject *timeout = Py_None;
+	int err;
+	struct task *t;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:join", kwlist, &timeout))
+		return NULL;
+	if (timeout != Py_None) {
+		PyErr_SetString(PyExc_ValueError,
+				"ploom.Thread.join() does not support a timeout: ploom has no clock");
+		return NULL;
+	}
+	t = op_task(st, &err);
+	if (err)
+		return NULL;
+	if (t)
+		sched_point(&st->sched, t, OP_JOIN, op, 0);
+	if (self->tid < 0) {
+		PyErr_SetString(PyExc_RuntimeError, "cannot join thread before it is started");
+		return NULL;
+	}
+	if (t && self->tid == t->id) {
+		PyErr_SetString(PyExc_RuntimeError, "cannot join current thread");
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *Thread_is_alive(PyObject *op, PyObject *Py_UNUSED(ignored))
+{
+	ThreadObject *self = (ThreadObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+	int err;
+	struct task *t = op_task(st, &err);
+	PyObject *r;
+
+	if (err)
+		return NULL;
+	if (t)
+		sched_point(&st->sched, t, OP_IS_ALIVE, op, 0);
+	r = self->tid >= 0 && !self->finished ? Py_True : Py_False;
+	if (t)
+		add_value(&st->sched, r);
+	return Py_NewRef(r);
+}
+
+static PyObject *Thread_repr(PyObject *op)
+{
+	ThreadObject *self = (ThreadObject *)op;
+
+	if (self->tid < 0)
+		return PyUnicode_FromFormat("<ploom.Thread (not started)>");
+	return PyUnicode_FromFormat("<ploom.Thread thread#%d %s>", self->tid,
+				    self->finished ? "finished" : "started");
+}
+
+static int Thread_traverse(PyObject *op, visitproc visit, void *arg)
+{
+	ThreadObject *self = (ThreadObject *)op;
+	Py_VISIT(Py_TYPE(op));
+	Py_VISIT(self->target);
+	Py_VISIT(self->args);
+	Py_VISIT(self->kwargs);
+	return 0;
+}
+
+static int Thread_clear(PyObject *op)
+{
+	ThreadObject *self = (ThreadObject *)op;
+	Py_CLEAR(self->target);
+	Py_CLEAR(self->args);
+	Py_CLEAR(self->kwargs);
+	return 0;
+}
+
+static void Thread_dealloc(PyObject *op)
+{
+	PyTypeObject *tp = Py_TYPE(op);
+	PyObject_GC_UnTrack(op);
+	(void)Thread_clear(op);
+	tp->tp_free(op);
+	Py_DECREF(tp);
+}
+
+static PyObject *Thread_get_ident(PyObject *op, void *Py_UNUSED(closure))
+{
+	ThreadObject *self = (ThreadObject *)op;
+	if (self->tid < 0)
+		Py_RETURN_NONE;
+	return PyLong_FromLong(self->tid);
+}
+
+static PyGetSetDef Thread_getset[] = {
+	{"ident", Thread_get_ident, NULL, "The task id once started, else None.", NULL},
+	{NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef Thread_methods[] = {
+	{"start", Thread_start, METH_NOARGS,
+	 "start($self, /)\n--\n\nStart the thread; a scheduling point.  RuntimeError if started twice."},
+	{"join", (PyCFunction)(void (*)(void))Thread_join, METH_VARARGS | METH_KEYWORDS,
+	 "join($self, /)\n--\n\nWait for the thread to finish; a scheduling point.  The task is\n"
+	 "not enabled until the thread has finished."},
+	{"is_alive", Thread_is_alive, METH_NOARGS,
+	 "is_alive($self, /)\n--\n\nWhether the thread has started and not finished; a scheduling point."},
+	{"run", Thread_run, METH_NOARGS,
+	 "run($self, /)\n--\n\nThe thread's code: calls target(*args, **kwargs).  Subclasses may override it."},
+	{NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot Thread_slots[] = {
+	{Py_tp_new, PyType_GenericNew},
+	{Py_tp_init, Thread_init},
+	{Py_tp_methods, Thread_methods},
+	{Py_tp_getset, Thread_getset},
+	{Py_tp_repr, Thread_repr},
+	{Py_tp_traverse, Thread_traverse},
+	{Py_tp_clear, Thread_clear},
+	{Py_tp_dealloc, Thread_dealloc},
+	{Py_tp_doc, (void *)"Thread(target=None, args=(), kwargs=None)\n--\n\n"
+		    "A thread that ploom schedules: a real OS thread that runs only when\n"
+		    "the scheduler hands it the baton."},
+	{0, NULL},
+};
+
+static PyType_Spec Thread_spec = {
+	.name = "ploom.Thread",
+	.basicsize = sizeof(ThreadObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+	.slots = Thread_slots,
+};
+
+/* ---- module functions ------------------------------------------------- */
+
+static PyObject *ploom_yield_now(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+	int err;
+	struct task *t = op_task(st, &err);
+
+	if (err)
+		return NULL;
+	if (t)
+		sched_point(&st->sched, t, OP_YIELD, NULL, 0);
+	Py_RETURN_NONE;
+}
+
+/* Runs one schedule in this (forked) process; never returns. */
+static _Noreturn void run_schedule(module_state *st, PyObject *scenario)
+{
+	struct sched *s = &st->sched;
+	struct task *t0, *next;
+	PyObject *r;
+
+	t0 = task_new(s, NULL);
+	if (!t0)
+		_exit(121);
+	t0->state = TASK_RUNNING;
+	s->prev = 0;
+	s->active = 1;
+	current_task = t0;
+	r = PyObject_CallNoArgs(scenario);
+	if (!r)
+		sched_fail(s, t0);
+	Py_DECREF(r);
+	next = task_finish(s, t0);
+	current_task = NULL;
+	/* the last task to finish ends the schedule; this thread only waits */
+	Py_BEGIN_ALLOW_THREADS
+	sem_post(&next->go);
+	for (;;)
+		pause();
+	Py_END_ALLOW_THREADS
+}
+
+struct cmd_reader {
+	int fd;
+	char buf[65536];
+	size_t len;
+};
+
+/* Reads one command line into `line` (NUL-terminated).  1 = got one, 0 = end
+ * of input, -1 = error or line too long. */
+static int read_line(struct cmd_reader *r, char *line, size_t cap)
+{
+	for (;;) {
+		char *nl = memchr(r->buf, '\n', r->len);
+		ssize_t n;
+		if (nl) {
+			size_t l = (size_t)(nl - r->buf);
+			if (l + 1 > cap)
+				return -1;
+			memcpy(line, r->buf, l);
+			line[l] = '\0';
+			memmove(r->buf, nl + 1, r->len - l - 1);
+			r->len -= l + 1;
+			return 1;
+		}
+		if (r->len == sizeof(r->buf))
+			return -1;
+		Py_BEGIN_ALLOW_THREADS
+		n = read(r->fd, r->buf + r->len, sizeof(r->buf) - r->len);
+		Py_END_ALLOW_THREADS
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0 ? 0 : -1;
+		r->len += (size_t)n;
+	}
+}
+
+/* Parses "run MAX_STEPS TIMEOUT_MS N C1..CN" into s->choices etc. */
+static int parse_run(struct sched *s, char *line, long *timeout_ms)
+{
+	char *p = line + 4, *end;
+	long n, i;
+
+	s->max_steps = strtol(p, &end, 10);
+	if (end == p || s->max_steps < 0)
+		return -1;
+	p = end;
+	*timeout_ms = strtol(p, &end, 10);
+	if (end == p || *timeout_ms < 0)
+		return -1;
+	p = end;
+	n = strtol(p, &end, 10);
+	if (end == p || n < 0 || n > 10000000)
+		return -1;
+	p = end;
+	free(s->choices);
+	s->choices = malloc((size_t)(n ? n : 1) * sizeof(int));
+	if (!s->choices)
+		return -1;
+	for (i = 0; i < n; i++) {
+		long c = strtol(p, &end, 10);
+		if (end == p || c < 0 || c > 1000000)
+			return -1;
+		s->choices[i] = (int)c;
+		p = end;
+	}
+	s->nchoices = (int)n;
+	s->next_choice = 0;
+	return 0;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for the child; kills it after timeout_ms (0: never).  Returns the
+ * wait status, and *timed_out. */
+static int reap_child(pid_t pid, long timeout_ms, int *timed_out)
+{
+	int status = 0, pfd = -1;
+	long deadline = timeout_ms ? now_ms() + timeout_ms : 0;
+
+	*timed_out = 0;
+	if (timeout_ms)
+		pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0) {
+		for (;;) {
+			struct pollfd p = {.fd = pfd, .events = POLLIN};
+			long left = deadline - now_ms();
+			int rc;
+			if (left <= 0) {
+				*timed_out = 1;
+				break;
+			}
+			rc = poll(&p, 1, (int)(left > 1000000 ? 1000000 : left));
+			if (rc > 0)
+				break;
+			if (rc < 0 && errno != EINTR)
+				break;
+		}
+		close(pfd);
+	}
+	/* the child is at worst a zombie here, so its process group id cannot
+	 * have been reused: take down anything it left behind */
+	kill(-pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+static void emit_output(struct ploom_buf *b, int memfd)
+{
+	char *data;
+	ssize_t n;
+
+	if (lseek(memfd, 0, SEEK_SET) < 0)
+		return;
+	data = malloc(OUTPUT_MAX);
+	if (!data)
+		return;
+	n = read(memfd, data, OUTPUT_MAX);
+	if (n > 0) {
+		ploom_buf_addf(b, "output");
+		ploom_buf_add_str(b, data, (size_t)n);
+		ploom_buf_add(b, "\n", 1);
+	}
+	free(data);
+}
+
+static PyObject *ploom_serve(PyObject *module, PyObject *args)
+{
+	module_state *st = PyModule_GetState(module);
+	struct sched *s = &st->sched;
+	PyObject *scenario, *hello;
+	int cmd_fd, event_fd;
+	struct cmd_reader *reader = NULL;
+	struct ploom_buf out = {0};
+	char *line = NULL;
+	atomic_long *shared = NULL;
+	pid_t worker = getpid();
+	PyObject *ret = NULL;
+	Py_ssize_t i;
+
+	if (!PyArg_ParseTuple(args, "OO!ii:serve", &scenario, &PyTuple_Type, &hello, &cmd_fd,
+			      &event_fd))
+		return NULL;
+	if (PyTuple_GET_SIZE(hello) != 7) {
+		PyErr_SetString(PyExc_ValueError, "serve: hello must have 7 items");
+		return NULL;
+	}
+	ploom_buf_addf(&out, "hello %d", PLOOM_PROTOCOL_VERSION);
+	for (i = 0; i < 7; i++) {
+		PyObject *item = PyTuple_GET_ITEM(hello, i);
+		if (i == 2) {
+			ploom_buf_addf(&out, " %d", PyObject_IsTrue(item) ? 1 : 0);
+			continue;
+		}
+		PyObject *str = PyObject_Str(item);
+		if (!str)
+			goto done;
+		add_str_obj(&out, str);
+		Py_DECREF(str);
+	}
+	ploom_buf_add(&out, "\n", 1);
+	if (ploom_buf_flush_fd(&out, event_fd) < 0) {
+		PyErr_SetFromErrno(PyExc_OSError);
+		goto done;
+	}
+
+	reader = calloc(1, sizeof(*reader));
+	line = malloc(sizeof(reader->buf));
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!reader || !line || shared == MAP_FAILED) {
+		shared = NULL;
+		PyErr_NoMemory();
+		goto done;
+	}
+	reader->fd = cmd_fd;
+	s->event_fd = event_fd;
+	s->shared_steps = shared;
+
+	for (;;) {
+		long timeout_ms = 0;
+		int rc = read_line(reader, line, sizeof(reader->buf)), status, timed_out, memfd;
+		pid_t pid;
+
+		if (rc < 0) {
+			PyErr_SetString(PyExc_ValueError, "serve: unreadable command");
+			goto done;
+		}
+		if (rc == 0 || strcmp(line, "quit") == 0)
+			break;
+		if (strncmp(line, "run ", 4) != 0 || parse_run(s, line, &timeout_ms) < 0) {
+			PyErr_Format(PyExc_ValueError, "serve: bad command '%.100s'", line);
+			goto done;
+		}
+		memfd = memfd_create("ploom-output", MFD_CLOEXEC);
+		if (memfd < 0) {
+			PyErr_SetFromErrno(PyExc_OSError);
+			goto done;
+		}
+		atomic_store(shared, 0);
+		flush_python_stdio();
+		PyOS_BeforeFork();
+		pid = fork();
+		if (pid == 0) {
+			int devnull;
+			PyOS_AfterFork_Child();
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != worker)
+				_exit(122);
+			setpgid(0, 0);
+			devnull = open("/dev/null", O_RDONLY);
+			if (devnull >= 0) {
+				dup2(devnull, 0);
+				close(devnull);
+			}
+			dup2(memfd, 1);
+			dup2(memfd, 2);
+			if (cmd_fd > 2)
+				close(cmd_fd);
+			run_schedule(st, scenario);
+		}
+		PyOS_AfterFork_Parent();
+		if (pid < 0) {
+			close(memfd);
+			PyErr_SetFromErrno(PyExc_OSError);
+			goto done;
+		}
+		Py_BEGIN_ALLOW_THREADS
+		status = reap_child(pid, timeout_ms, &timed_out);
+		Py_END_ALLOW_THREADS
+		if (timed_out)
+			ploom_buf_addf(&out, "exit timeout 0\n");
+		else if (WIFSIGNALED(status))
+			ploom_buf_addf(&out, "exit signal %d\n", WTERMSIG(status));
+		else
+			ploom_buf_addf(&out, "exit code %d\n", WEXITSTATUS(status));
+		emit_output(&out, memfd);
+		close(memfd);
+		ploom_buf_addf(&out, "done %ld\n", atomic_load(shared));
+		if (ploom_buf_flush_fd(&out, event_fd) < 0) {
+			/* the utility went away: nothing left to serve */
+			break;
+		}
+	}
+	ret = Py_NewRef(Py_None);
+done:
+	ploom_buf_release(&out);
+	free(reader);
+	free(line);
+	if (shared)
+		munmap(shared, sizeof(*shared));
+	s->shared_steps = NULL;
+	return ret;
+}
+
+static PyObject *ploom_write_error(PyObject *Py_UNUSED(module), PyObject *args)
+{
+	int fd;
+	const char *kind, *msg;
+	Py_ssize_t len;
+	struct ploom_buf b = {0};
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "iss#:write_error", &fd, &kind, &msg, &len))
+		return NULL;
+	ploom_buf_addf(&b, "error %s", kind);
+	ploom_buf_add_str(&b, msg, (size_t)len);
+	ploom_buf_add(&b, "\n", 1);
+	rc = ploom_buf_flush_fd(&b, fd);
+	ploom_buf_release(&b);
+	if (rc < 0)
+		return PyErr_SetFromErrno(PyExc_OSError);
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+	{"yield_now", ploom_yield_now, METH_NOARGS,
+	 "yield_now()\n--\n\nA scheduling point with no effect: lets another task run.\n"
+	 "Outside a check it does nothing."},
+	{"serve", ploom_serve, METH_VARARGS,
+	 "serve(scenario, hello, cmd_fd, event_fd, /)\n--\n\n"
+	 "The fork server loop of ploom's worker (see lib/event.h).  Internal."},
+	{"write_error", ploom_write_error, METH_VARARGS,
+	 "write_error(fd, kind, message, /)\n--\n\nWrite an error record.  Internal."},
+	{NULL, NULL, 0, NULL},
+};
+
+static int module_exec(PyObject *m)
+{
+	module_state *st = PyModule_GetState(m);
+
+	st->lock_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Lock_spec, NULL);
+	if (!st->lock_type || PyModule_AddType(m, st->lock_type) < 0)
+		return -1;
+	st->cell_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Cell_spec, NULL);
+	if (!st->cell_type || PyModule_AddType(m, st->cell_type) < 0)
+		return -1;
+	st->thread_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Thread_spec, NULL);
+	if (!st->thread_type || PyModule_AddType(m, st->thread_type) < 0)
+		return -1;
+	if (PyModule_AddIntConstant(m, "PROTOCOL_VERSION", PLOOM_PROTOCOL_VERSION) < 0)
+		return -1;
+	return 0;
+}
+
+static int module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+	module_state *st = PyModule_GetState(m);
+	Py_VISIT(st->lock_type);
+	Py_VISIT(st->cell_type);
+	Py_VISIT(st->thread_type);
+	return 0;
+}
+
+static int module_clear(PyObject *m)
+{
+	module_state *st = PyModule_GetState(m);
+	Py_CLEAR(st->lock_type);
+	Py_CLEAR(st->cell_type);
+	Py_CLEAR(st->thread_type);
+	return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {
+	{Py_mod_exec, module_exec},
+#ifdef Py_mod_gil
+	/* Tasks never run Python code at the same time: only the baton holder
+	 * runs, and the baton's semaphores order every access to scheduler and
+	 * object state.  Outside a check, cell state is guarded by critical
+	 * sections.  So the module is safe without the GIL (3.13+). */
+	{Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+	{0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "ploom._ploom",
+	.m_doc = "ploom's operations, scheduler and fork server.",
+	.m_size = sizeof(module_state),
+	.m_methods = module_methods,
+	.m_slots = module_slots,
+	.m_traverse = module_traverse,
+	.m_clear = module_clear,
+};
+
+PyMODINIT_FUNC PyInit__ploom(void)
+{
+	return PyModuleDef_Init(&module_def);
+}

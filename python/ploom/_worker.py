@@ -1,0 +1,84 @@
+"""The worker process that ploom's utilities start: ``python -m ploom._worker TARGET``.
+
+It imports the scenario once, then serves ``run`` commands on fd 0 by forking
+one child per schedule (see ``lib/event.h`` for the protocol).  It never runs
+a scenario itself, so nothing a schedule does survives it.
+"""
+
+import importlib
+import importlib.util
+import os
+import sys
+
+from ploom import _ploom
+
+CMD_FD = 0
+EVENT_FD = 3
+
+
+def _load_file(path):
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such file: {path!r}")
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = stem if stem.isidentifier() and stem not in sys.modules else "__ploom_scenario__"
+    # like `python path/to/file.py`: its folder comes first on sys.path
+    sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load(target):
+    """Return (function, module name, qualname, source file) for TARGET."""
+    where, sep, qualname = target.rpartition(":")
+    if not sep or not where or not qualname:
+        raise ValueError(f"target {target!r} is not MODULE:FUNCTION or PATH.py:FUNCTION")
+    if where.endswith(".py") or os.sep in where:
+        module = _load_file(where)
+    else:
+        # like `python -m`: the current folder comes first on sys.path
+        sys.path.insert(0, os.getcwd())
+        module = importlib.import_module(where)
+    obj = module
+    for part in qualname.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise AttributeError(f"module {module.__name__!r} has no attribute {qualname!r}") from None
+    if not callable(obj):
+        raise TypeError(f"{target!r} is not callable")
+    source = getattr(module, "__file__", None) or ""
+    return obj, module.__name__, qualname, os.path.abspath(source) if source else ""
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: python -m ploom._worker TARGET", file=sys.stderr)
+        return 2
+    # a module that calls ploom.check() at top level must not explore again
+    # while this process imports it
+    os.environ["PLOOM_WORKER"] = "1"
+    try:
+        scenario, module, qualname, source = load(argv[1])
+    except BaseException as exc:  # noqa: BLE001 - any failure to load is reported, then we exit
+        _ploom.write_error(EVENT_FD, "load", f"{type(exc).__qualname__}: {exc}")
+        return 2
+    gil = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
+    hello = (
+        sys.implementation.name,
+        ".".join(str(part) for part in sys.version_info[:3]),
+        gil,
+        os.environ.get("PYTHONHASHSEED", "random"),
+        module,
+        qualname,
+        source,
+    )
+    _ploom.serve(scenario, hello, CMD_FD, EVENT_FD)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
