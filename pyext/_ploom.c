@@ -1306,6 +1306,9 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	}
 	reader->fd = cmd_fd;
 	s->event_fd = event_fd;
+	/* a terminal's ^C reaches the utility too, which stops this worker;
+	 * dying first would look like a crash of the worker */
+	signal(SIGINT, SIG_IGN);
 	s->shared_steps = shared;
 
 	for (;;) {
