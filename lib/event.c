@@ -44,10 +44,12 @@ void ploom_buf_add(struct ploom_buf *b, const void *data, size_t len)
 void ploom_buf_addf(struct ploom_buf *b, const char *fmt, ...)
 {
 	va_list ap;
+	char probe;
 	int n;
 
+	/* a one-byte probe rather than NULL: gcc's UBSan build flags NULL here */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(&probe, 1, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		abort();

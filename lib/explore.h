@@ -1,0 +1,58 @@
+/* explore.h - depth-first search over schedules (no reduction).
+ *
+ * Overview
+ * --------
+ * The search is a loop between this module and whoever runs schedules:
+ *
+ *     ploom_explore_new(&ex, max_preemptions, &err);
+ *     do {
+ *         prefix = ploom_explore_prefix(ex, &n);
+ *         ...run a schedule following prefix, defaults after it...
+ *     } while ((r = ploom_explore_next(ex, &run, &err)) == 1);
+ *
+ * A branch point is a step with more than one enabled task.  The default
+ * choice there is the task that ran the previous step if it is still
+ * enabled, else the lowest enabled id (step 0's previous task is 0).  The
+ * first schedule takes the default everywhere; the search then
+ * backtracks to the deepest branch point with an untried alternative,
+ * trying the default first and then the other enabled tasks in
+ * increasing id order.  A preemption is a choice that switches away from
+ * the task that ran the previous step while that task is still enabled;
+ * with a bound k, alternatives that would make more than k preemptions
+ * are skipped.  These rules are DESIGN.md's and /tmp/proto/sim.py's.
+ *
+ * The module only looks at runs' steps, so it works the same for runs
+ * from a worker and for runs from a simulator in the tests.
+ */
+#ifndef PLOOM_EXPLORE_H
+#define PLOOM_EXPLORE_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "trace.h"
+
+struct ploom_explore;
+
+/* Creates a search; max_preemptions < 0 means no bound.  On success the
+ * caller owns *out and frees it with ploom_explore_free(). */
+int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
+		      struct ploom_err *err);
+
+/* Frees the search; accepts NULL. */
+void ploom_explore_free(struct ploom_explore *ex);
+
+/* The choices the next schedule must make at its first *out_len branch
+ * points (empty for the first schedule).  Owned by the search, valid
+ * until the next ploom_explore_next(). */
+const int *ploom_explore_prefix(const struct ploom_explore *ex, size_t *out_len);
+
+/* Takes the run that followed the current prefix (only its steps are
+ * read, and only during the call) and computes the next prefix.  Returns
+ * 1 when there is a next schedule, 0 when the search is complete, -1
+ * with err filled (code PLOOM_EXIT_DIVERGENCE) when the run did not make
+ * the choices of the prefix, or out of memory. */
+int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
+		       struct ploom_err *err);
+
+#endif

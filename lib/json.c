@@ -1,0 +1,872 @@
+/* The JSON codec for traces and statistics; json.h documents the format.
+ * This is the only file that includes cJSON.h. */
+#include "json.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h> /* isfinite, a macro: no libm needed */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#define TRACE_FORMAT "ploom-trace"
+
+/* ---- writing ---------------------------------------------------------
+ * Builders record out-of-memory in a flag instead of failing at each
+ * call, so the tree is built in straight lines and checked once.  An item
+ * that could not be added is still ours to delete. */
+
+struct builder {
+	int oom;
+};
+
+static cJSON *put(struct builder *b, cJSON *obj, const char *name, cJSON *item)
+{
+	if (!item) {
+		b->oom = 1;
+		return NULL;
+	}
+	if (!obj || !cJSON_AddItemToObject(obj, name, item)) {
+		cJSON_Delete(item);
+		b->oom = 1;
+		return NULL;
+	}
+	return item;
+}
+
+static cJSON *append(struct builder *b, cJSON *arr, cJSON *item)
+{
+	if (!item) {
+		b->oom = 1;
+		return NULL;
+	}
+	if (!arr || !cJSON_AddItemToArray(arr, item)) {
+		cJSON_Delete(item);
+		b->oom = 1;
+		return NULL;
+	}
+	return item;
+}
+
+static void put_str(struct builder *b, cJSON *obj, const char *name, const char *s)
+{
+	put(b, obj, name, s ? cJSON_CreateString(s) : cJSON_CreateNull());
+}
+
+static void put_num(struct builder *b, cJSON *obj, const char *name, double v)
+{
+	put(b, obj, name, cJSON_CreateNumber(v));
+}
+
+static void put_bool(struct builder *b, cJSON *obj, const char *name, int v)
+{
+	put(b, obj, name, cJSON_CreateBool(v));
+}
+
+static cJSON *int_array(const int *v, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; arr && i < n; i++) {
+		cJSON *x = cJSON_CreateNumber(v[i]);
+		if (!x || !cJSON_AddItemToArray(arr, x)) {
+			cJSON_Delete(x);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static void put_step(struct builder *b, cJSON *arr, const struct ploom_step *s)
+{
+	cJSON *o = append(b, arr, cJSON_CreateObject());
+
+	put_num(b, o, "index", (double)s->index);
+	put_num(b, o, "task", s->task);
+	put_str(b, o, "op", s->op);
+	put_str(b, o, "object", s->object);
+	put(b, o, "enabled", int_array(s->enabled, s->nenabled));
+	if (s->op && !strcmp(s->op, "acquire"))
+		put_bool(b, o, "blocking", !s->nonblocking);
+	if (s->value)
+		put_str(b, o, "value", s->value);
+}
+
+static void put_outcome(struct builder *b, cJSON *parent, const struct ploom_outcome *oc)
+{
+	cJSON *o = put(b, parent, "outcome", cJSON_CreateObject());
+	cJSON *x, *waits;
+	size_t i;
+
+	put_str(b, o, "kind", ploom_outcome_kind_name(oc->kind));
+	put_str(b, o, "summary", oc->summary ? oc->summary : "");
+	switch (oc->kind) {
+	case PLOOM_OUTCOME_FAILURE:
+		put_num(b, o, "task", oc->task);
+		x = put(b, o, "exception", cJSON_CreateObject());
+		put_str(b, x, "type", oc->exc_type ? oc->exc_type : "");
+		put_str(b, x, "message", oc->exc_message ? oc->exc_message : "");
+		put_str(b, o, "traceback", oc->traceback ? oc->traceback : "");
+		break;
+	case PLOOM_OUTCOME_DEADLOCK:
+		waits = put(b, o, "waits", cJSON_CreateArray());
+		for (i = 0; i < oc->nwaits; i++) {
+			x = append(b, waits, cJSON_CreateObject());
+			put_num(b, x, "task", oc->waits[i].task);
+			put_str(b, x, "op", oc->waits[i].op);
+			put_str(b, x, "object", oc->waits[i].object);
+			put_num(b, x, "holder", oc->waits[i].holder);
+		}
+		break;
+	case PLOOM_OUTCOME_CRASH:
+		put_num(b, o, "signal", oc->signal);
+		break;
+	case PLOOM_OUTCOME_EXIT:
+		put_num(b, o, "status", oc->status);
+		break;
+	case PLOOM_OUTCOME_STEP_LIMIT:
+		put_num(b, o, "limit", (double)oc->limit);
+		break;
+	case PLOOM_OUTCOME_DIVERGENCE:
+		put_num(b, o, "step", (double)oc->divergence_index);
+		put_str(b, o, "message", oc->divergence_message ? oc->divergence_message : "");
+		break;
+	default:
+		break;
+	}
+	if (oc->output && *oc->output)
+		put_str(b, o, "output", oc->output);
+}
+
+static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *o, *steps;
+	size_t i;
+
+	if (!root) {
+		b->oom = 1;
+		return NULL;
+	}
+	put_str(b, root, "format", TRACE_FORMAT);
+	put_num(b, root, "version", PLOOM_TRACE_VERSION);
+	o = put(b, root, "scenario", cJSON_CreateObject());
+	put_str(b, o, "target", t->scenario.target ? t->scenario.target : "");
+	put_str(b, o, "module", t->scenario.module ? t->scenario.module : "");
+	put_str(b, o, "qualname", t->scenario.qualname ? t->scenario.qualname : "");
+	put_str(b, o, "file", t->scenario.file);
+	o = put(b, root, "python", cJSON_CreateObject());
+	put_str(b, o, "implementation", t->python.implementation ? t->python.implementation : "");
+	put_str(b, o, "version", t->python.version ? t->python.version : "");
+	put_bool(b, o, "gil", t->python.gil);
+	put_str(b, root, "hash_seed", t->hash_seed ? t->hash_seed : "0");
+	o = put(b, root, "config", cJSON_CreateObject());
+	if (t->config.max_preemptions < 0)
+		put(b, o, "max_preemptions", cJSON_CreateNull());
+	else
+		put_num(b, o, "max_preemptions", t->config.max_preemptions);
+	put_str(b, o, "reduction", t->config.reduction ? t->config.reduction : "none");
+	put_num(b, o, "max_steps", (double)t->config.max_steps);
+	put_num(b, o, "schedule_timeout_s", t->config.schedule_timeout_s);
+	put(b, root, "choices", int_array(t->run.choices, t->run.nchoices));
+	put_num(b, root, "preemptions", t->run.preemptions);
+	steps = put(b, root, "steps", cJSON_CreateArray());
+	for (i = 0; i < t->run.nsteps; i++)
+		put_step(b, steps, &t->run.steps[i]);
+	put_outcome(b, root, &t->run.outcome);
+	return root;
+}
+
+/* Prints the tree with a final newline; consumes nothing. */
+static char *print_tree(const cJSON *root, struct ploom_err *err)
+{
+	char *text = cJSON_Print(root);
+	size_t n;
+	char *p;
+
+	if (!text) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return NULL;
+	}
+	n = strlen(text);
+	p = realloc(text, n + 2);
+	if (!p) {
+		free(text);
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return NULL;
+	}
+	p[n] = '\n';
+	p[n + 1] = '\0';
+	return p;
+}
+
+char *ploom_trace_to_json(const struct ploom_trace *trace, struct ploom_err *err)
+{
+	struct builder b = {0};
+	cJSON *root = trace_tree(trace, &b);
+	char *text = NULL;
+
+	if (b.oom)
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	else
+		text = print_tree(root, err);
+	cJSON_Delete(root);
+	return text;
+}
+
+static int write_text(FILE *out, const char *text, struct ploom_err *err)
+{
+	size_t n = strlen(text);
+
+	if (fwrite(text, 1, n, out) != n || fflush(out) == EOF)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "%s", strerror(errno));
+	return 0;
+}
+
+int ploom_trace_write(FILE *out, const struct ploom_trace *trace, struct ploom_err *err)
+{
+	char *text = ploom_trace_to_json(trace, err);
+	int ret;
+
+	if (!text)
+		return -1;
+	ret = write_text(out, text, err);
+	free(text);
+	return ret;
+}
+
+int ploom_trace_write_file(const char *path, const struct ploom_trace *trace,
+			   struct ploom_err *err)
+{
+	char *text = NULL, *tmp = NULL;
+	FILE *f = NULL;
+	int ret = -1;
+
+	text = ploom_trace_to_json(trace, err);
+	if (!text)
+		goto done;
+	if (asprintf(&tmp, "%s.tmp", path) < 0) {
+		tmp = NULL;
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		goto done;
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot create '%s': %s", tmp, strerror(errno));
+		goto done;
+	}
+	if (write_text(f, text, err) < 0) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", tmp, err ? err->msg : "");
+		goto done;
+	}
+	if (fclose(f) == EOF) {
+		f = NULL;
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", tmp, strerror(errno));
+		goto done;
+	}
+	f = NULL;
+	if (rename(tmp, path) < 0) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot rename '%s' to '%s': %s", tmp, path,
+			      strerror(errno));
+		goto done;
+	}
+	ret = 0;
+done:
+	if (f)
+		fclose(f);
+	if (ret < 0 && tmp)
+		unlink(tmp);
+	free(tmp);
+	free(text);
+	return ret;
+}
+
+/* mkdir -p: each missing component in turn. */
+static int make_dirs(const char *dir, struct ploom_err *err)
+{
+	char *p, *q;
+	int ret = 0;
+
+	if (!*dir)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "empty directory name");
+	p = strdup(dir);
+	if (!p)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	for (q = p + 1; ret == 0; q++) {
+		if (*q && *q != '/')
+			continue;
+		{
+			char c = *q;
+			*q = '\0';
+			if (mkdir(p, 0777) < 0 && errno != EEXIST)
+				ret = ploom_err_set(err, PLOOM_EXIT_USAGE,
+						    "cannot create directory '%s': %s", p,
+						    strerror(errno));
+			*q = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	return ret;
+}
+
+int ploom_trace_save(char **out, const struct ploom_trace *trace, const char *dir,
+		     const char *suffix, struct ploom_err *err)
+{
+	char id[17];
+	char *path = NULL;
+
+	*out = NULL;
+	if (ploom_trace_failure_id(id, trace, err) < 0)
+		return -1;
+	if (make_dirs(dir, err) < 0)
+		return -1;
+	if (asprintf(&path, "%s/%s-%s.json", dir, id, suffix) < 0)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	if (ploom_trace_write_file(path, trace, err) < 0) {
+		free(path);
+		return -1;
+	}
+	*out = path;
+	return 0;
+}
+
+/* Rounds a non-negative measurement to 1/scale without libm. */
+static double round_to(double v, double scale)
+{
+	if (!(v >= 0) || v > 1e15)
+		return v;
+	return (double)(long long)(v * scale + 0.5) / scale;
+}
+
+int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *err)
+{
+	struct builder b = {0};
+	cJSON *root = cJSON_CreateObject();
+	cJSON *f;
+	char *text = NULL;
+	int ret = -1;
+
+	if (!root)
+		b.oom = 1;
+	put_str(&b, root, "result", s->result);
+	put_str(&b, root, "target", s->target);
+	put_num(&b, root, "schedules", (double)s->schedules);
+	put_num(&b, root, "failing", (double)s->failing);
+	put_bool(&b, root, "complete", s->complete);
+	put_str(&b, root, "stopped_by", s->stopped_by);
+	if (s->max_preemptions < 0)
+		put(&b, root, "max_preemptions", cJSON_CreateNull());
+	else
+		put_num(&b, root, "max_preemptions", s->max_preemptions);
+	put_str(&b, root, "reduction", s->reduction);
+	put_str(&b, root, "hash_seed", s->hash_seed);
+	/* rounded so the output stays readable; they are measurements */
+	put_num(&b, root, "elapsed_s", round_to(s->elapsed_s, 1000.0));
+	put_num(&b, root, "schedules_per_second", round_to(s->schedules_per_second, 10.0));
+	put_num(&b, root, "max_depth", (double)s->max_depth);
+	put_str(&b, root, "trace", s->trace);
+	if (!s->failure) {
+		put(&b, root, "failure", cJSON_CreateNull());
+	} else {
+		const struct ploom_outcome *o = s->failure;
+		int exc = o->kind == PLOOM_OUTCOME_FAILURE;
+		f = put(&b, root, "failure", cJSON_CreateObject());
+		put_str(&b, f, "kind", ploom_outcome_kind_name(o->kind));
+		put_str(&b, f, "type", exc ? o->exc_type : NULL);
+		put_str(&b, f, "message", exc ? (o->exc_message ? o->exc_message : "")
+					 : o->summary);
+		put_str(&b, f, "summary", o->summary);
+	}
+	if (b.oom) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		goto done;
+	}
+	text = print_tree(root, err);
+	if (!text)
+		goto done;
+	ret = write_text(out, text, err);
+done:
+	free(text);
+	cJSON_Delete(root);
+	return ret;
+}
+
+/* ---- reading ---------------------------------------------------------
+ * Every field is checked; the first problem found is reported with the
+ * field's path ("steps[3].enabled[1]"). */
+
+struct reader {
+	struct ploom_err *err;
+	int failed;
+};
+
+/* "missing field 'PATH'" when what is NULL, else "field 'PATH' WHAT". */
+static int fail(struct reader *r, const char *what, const char *prefix, const char *name)
+{
+	if (r->failed)
+		return -1;
+	r->failed = 1;
+	if (!what)
+		return ploom_err_set(r->err, PLOOM_EXIT_USAGE, "missing field '%s%s'", prefix, name);
+	return ploom_err_set(r->err, PLOOM_EXIT_USAGE, "field '%s%s' %s", prefix, name, what);
+}
+
+/* The member, or NULL: missing (an error if required) or JSON null. */
+static const cJSON *get(struct reader *r, const cJSON *obj, const char *prefix,
+			const char *name, int required)
+{
+	const cJSON *x;
+
+	if (r->failed)
+		return NULL;
+	x = cJSON_GetObjectItemCaseSensitive(obj, name);
+	if (!x) {
+		if (required)
+			fail(r, NULL, prefix, name);
+		return NULL;
+	}
+	if (cJSON_IsNull(x))
+		return NULL;
+	return x;
+}
+
+/* *out = a copy of the string member, NULL if absent/null and allowed. */
+static void get_str(struct reader *r, char **out, const cJSON *obj, const char *prefix,
+		    const char *name, int required, int nullable)
+{
+	const cJSON *x = get(r, obj, prefix, name, required);
+
+	*out = NULL;
+	if (!x) {
+		if (required && !nullable && !r->failed)
+			fail(r, "is not a string", prefix, name);
+		return;
+	}
+	if (!cJSON_IsString(x) || !x->valuestring) {
+		fail(r, "is not a string", prefix, name);
+		return;
+	}
+	*out = strdup(x->valuestring);
+	if (!*out && !r->failed) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "out of memory");
+	}
+}
+
+static int number_to_long(struct reader *r, long *out, const cJSON *x, long min, long max,
+			  const char *prefix, const char *name)
+{
+	double d;
+
+	if (!cJSON_IsNumber(x))
+		return fail(r, "is not an integer", prefix, name);
+	d = x->valuedouble;
+	if (!isfinite(d) || d < -9e18 || d > 9e18 || d != (double)(long long)d)
+		return fail(r, "is not an integer", prefix, name);
+	if (d < (double)min || d > (double)max)
+		return fail(r, "is out of range", prefix, name);
+	*out = (long)d;
+	return 0;
+}
+
+static void get_long(struct reader *r, long *out, const cJSON *obj, const char *prefix,
+		     const char *name, long min, long max)
+{
+	const cJSON *x = get(r, obj, prefix, name, 1);
+
+	if (r->failed)
+		return;
+	if (!x) {
+		fail(r, "is not an integer", prefix, name);
+		return;
+	}
+	number_to_long(r, out, x, min, max, prefix, name);
+}
+
+static void get_int(struct reader *r, int *out, const cJSON *obj, const char *prefix,
+		    const char *name, int min, int max)
+{
+	long v = 0;
+
+	get_long(r, &v, obj, prefix, name, min, max);
+	*out = (int)v;
+}
+
+static void get_int_array(struct reader *r, int **out, size_t *out_len, const cJSON *obj,
+			  const char *prefix, const char *name)
+{
+	const cJSON *x = get(r, obj, prefix, name, 1), *e;
+	char sub[200];
+	size_t n = 0;
+	long v;
+
+	*out = NULL;
+	*out_len = 0;
+	if (r->failed)
+		return;
+	if (!x || !cJSON_IsArray(x)) {
+		fail(r, "is not an array", prefix, name);
+		return;
+	}
+	n = (size_t)cJSON_GetArraySize(x);
+	if (!n)
+		return;
+	*out = calloc(n, sizeof(**out));
+	if (!*out) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "out of memory");
+		return;
+	}
+	n = 0;
+	cJSON_ArrayForEach(e, x) {
+		snprintf(sub, sizeof(sub), "%s[%zu]", name, n);
+		if (number_to_long(r, &v, e, 0, INT_MAX, prefix, sub) < 0)
+			return;
+		(*out)[n++] = (int)v;
+	}
+	*out_len = n;
+}
+
+static const cJSON *get_object(struct reader *r, const cJSON *obj, const char *prefix,
+			       const char *name)
+{
+	const cJSON *x = get(r, obj, prefix, name, 1);
+
+	if (r->failed)
+		return NULL;
+	if (!x || !cJSON_IsObject(x)) {
+		fail(r, "is not an object", prefix, name);
+		return NULL;
+	}
+	return x;
+}
+
+static const cJSON *get_array(struct reader *r, const cJSON *obj, const char *prefix,
+			      const char *name)
+{
+	const cJSON *x = get(r, obj, prefix, name, 1);
+
+	if (r->failed)
+		return NULL;
+	if (!x || !cJSON_IsArray(x)) {
+		fail(r, "is not an array", prefix, name);
+		return NULL;
+	}
+	return x;
+}
+
+static void get_bool(struct reader *r, int *out, const cJSON *obj, const char *prefix,
+		     const char *name)
+{
+	const cJSON *x = get(r, obj, prefix, name, 1);
+
+	if (r->failed)
+		return;
+	if (!x || !cJSON_IsBool(x)) {
+		fail(r, "is not a boolean", prefix, name);
+		return;
+	}
+	*out = cJSON_IsTrue(x) ? 1 : 0;
+}
+
+static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, size_t i)
+{
+	char prefix[64];
+	const cJSON *b;
+	size_t k;
+
+	snprintf(prefix, sizeof(prefix), "steps[%zu].", i);
+	if (!cJSON_IsObject(x)) {
+		snprintf(prefix, sizeof(prefix), "[%zu]", i);
+		fail(r, "is not an object", "steps", prefix);
+		return;
+	}
+	get_long(r, &s->index, x, prefix, "index", 0, LONG_MAX);
+	if (!r->failed && s->index != (long)i)
+		fail(r, "is out of order", prefix, "index");
+	get_int(r, &s->task, x, prefix, "task", 0, INT_MAX);
+	get_str(r, &s->op, x, prefix, "op", 1, 0);
+	get_str(r, &s->object, x, prefix, "object", 1, 1);
+	get_int_array(r, &s->enabled, &s->nenabled, x, prefix, "enabled");
+	for (k = 1; !r->failed && k < s->nenabled; k++)
+		if (s->enabled[k] <= s->enabled[k - 1])
+			fail(r, "is not ascending", prefix, "enabled");
+	b = get(r, x, prefix, "blocking", 0);
+	if (b) {
+		if (!cJSON_IsBool(b))
+			fail(r, "is not a boolean", prefix, "blocking");
+		else
+			s->nonblocking = cJSON_IsFalse(b) ? 1 : 0;
+	}
+	get_str(r, &s->value, x, prefix, "value", 0, 1);
+}
+
+static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *root)
+{
+	struct ploom_outcome *o = &t->run.outcome;
+	const cJSON *x = get_object(r, root, "", "outcome"), *e, *w;
+	char *kind = NULL;
+	const char *p = "outcome.";
+	char sub[64];
+	int k;
+
+	if (r->failed)
+		return;
+	get_str(r, &kind, x, p, "kind", 1, 0);
+	if (r->failed)
+		return;
+	k = ploom_outcome_kind_parse(kind);
+	if (k < 0) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "unknown outcome kind '%s'", kind);
+		free(kind);
+		return;
+	}
+	free(kind);
+	o->kind = (enum ploom_outcome_kind)k;
+	get_str(r, &o->summary, x, p, "summary", 1, 0);
+	get_str(r, &o->output, x, p, "output", 0, 1);
+	switch (o->kind) {
+	case PLOOM_OUTCOME_FAILURE:
+		get_int(r, &o->task, x, p, "task", 0, INT_MAX);
+		e = get_object(r, x, p, "exception");
+		get_str(r, &o->exc_type, e, "outcome.exception.", "type", 1, 0);
+		get_str(r, &o->exc_message, e, "outcome.exception.", "message", 1, 0);
+		get_str(r, &o->traceback, x, p, "traceback", 0, 1);
+		break;
+	case PLOOM_OUTCOME_DEADLOCK:
+		e = get_array(r, x, p, "waits");
+		if (r->failed)
+			return;
+		o->nwaits = 0;
+		o->waits = calloc((size_t)cJSON_GetArraySize(e) + 1, sizeof(*o->waits));
+		if (!o->waits) {
+			r->failed = 1;
+			ploom_err_set(r->err, PLOOM_EXIT_USAGE, "out of memory");
+			return;
+		}
+		cJSON_ArrayForEach(w, e) {
+			struct ploom_wait *wt = &o->waits[o->nwaits];
+			snprintf(sub, sizeof(sub), "[%zu]", o->nwaits);
+			o->nwaits++;
+			if (!cJSON_IsObject(w)) {
+				fail(r, "is not an object", "outcome.waits", sub);
+				return;
+			}
+			snprintf(sub, sizeof(sub), "outcome.waits[%zu].", o->nwaits - 1);
+			get_int(r, &wt->task, w, sub, "task", 0, INT_MAX);
+			get_str(r, &wt->op, w, sub, "op", 1, 0);
+			get_str(r, &wt->object, w, sub, "object", 1, 1);
+			get_int(r, &wt->holder, w, sub, "holder", -1, INT_MAX);
+		}
+		break;
+	case PLOOM_OUTCOME_CRASH:
+		get_int(r, &o->signal, x, p, "signal", 1, 1000);
+		break;
+	case PLOOM_OUTCOME_EXIT:
+		get_int(r, &o->status, x, p, "status", 0, 255);
+		break;
+	case PLOOM_OUTCOME_STEP_LIMIT:
+		o->limit = t->config.max_steps;
+		if (get(r, x, p, "limit", 0))
+			get_long(r, &o->limit, x, p, "limit", 0, LONG_MAX);
+		break;
+	case PLOOM_OUTCOME_TIMEOUT:
+		o->timeout_ms = (long)(t->config.schedule_timeout_s * 1000.0);
+		break;
+	case PLOOM_OUTCOME_DIVERGENCE:
+		if (get(r, x, p, "step", 0))
+			get_long(r, &o->divergence_index, x, p, "step", 0, LONG_MAX);
+		get_str(r, &o->divergence_message, x, p, "message", 0, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *root)
+{
+	const cJSON *x, *e;
+	char *format = NULL;
+	long version = 0;
+	size_t i;
+
+	if (!cJSON_IsObject(root)) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "not a ploom trace (not a JSON object)");
+		return;
+	}
+	get_str(r, &format, root, "", "format", 1, 0);
+	if (r->failed)
+		return;
+	if (strcmp(format, TRACE_FORMAT)) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "not a ploom trace (format is '%s')", format);
+		free(format);
+		return;
+	}
+	free(format);
+	get_long(r, &version, root, "", "version", LONG_MIN, LONG_MAX);
+	if (r->failed)
+		return;
+	if (version != PLOOM_TRACE_VERSION) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_EXIT_USAGE,
+			      "unknown format version %ld (this ploom reads %d)", version,
+			      PLOOM_TRACE_VERSION);
+		return;
+	}
+	x = get_object(r, root, "", "scenario");
+	get_str(r, &t->scenario.target, x, "scenario.", "target", 1, 0);
+	get_str(r, &t->scenario.module, x, "scenario.", "module", 1, 0);
+	get_str(r, &t->scenario.qualname, x, "scenario.", "qualname", 1, 0);
+	get_str(r, &t->scenario.file, x, "scenario.", "file", 1, 1);
+	x = get_object(r, root, "", "python");
+	get_str(r, &t->python.implementation, x, "python.", "implementation", 1, 0);
+	get_str(r, &t->python.version, x, "python.", "version", 1, 0);
+	get_bool(r, &t->python.gil, x, "python.", "gil");
+	get_str(r, &t->hash_seed, root, "", "hash_seed", 1, 0);
+	x = get_object(r, root, "", "config");
+	if (!r->failed) {
+		if (get(r, x, "config.", "max_preemptions", 1))
+			get_int(r, &t->config.max_preemptions, x, "config.", "max_preemptions", 0,
+				INT_MAX);
+		else
+			t->config.max_preemptions = -1;
+	}
+	get_str(r, &t->config.reduction, x, "config.", "reduction", 1, 0);
+	get_long(r, &t->config.max_steps, x, "config.", "max_steps", 0, LONG_MAX);
+	e = get(r, x, "config.", "schedule_timeout_s", 1);
+	if (!r->failed) {
+		if (!e || !cJSON_IsNumber(e) || e->valuedouble < 0 || !isfinite(e->valuedouble))
+			fail(r, "is not a non-negative number", "config.",
+			     "schedule_timeout_s");
+		else
+			t->config.schedule_timeout_s = e->valuedouble;
+	}
+	get_int_array(r, &t->run.choices, &t->run.nchoices, root, "", "choices");
+	get_int(r, &t->run.preemptions, root, "", "preemptions", 0, INT_MAX);
+	x = get_array(r, root, "", "steps");
+	if (r->failed)
+		return;
+	i = 0;
+	cJSON_ArrayForEach(e, x) {
+		struct ploom_step *s = ploom_run_add_step(&t->run);
+		if (!s) {
+			r->failed = 1;
+			ploom_err_set(r->err, PLOOM_EXIT_USAGE, "out of memory");
+			return;
+		}
+		read_step(r, s, e, i++);
+		if (r->failed)
+			return;
+	}
+	read_outcome(r, t, root);
+}
+
+static size_t line_of(const char *text, size_t off)
+{
+	size_t i, line = 1;
+
+	for (i = 0; i < off; i++)
+		if (text[i] == '\n')
+			line++;
+	return line;
+}
+
+int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
+		      struct ploom_err *err)
+{
+	struct reader r = {err, 0};
+	struct ploom_trace *t = NULL;
+	const char *end = NULL;
+	cJSON *root = NULL;
+	size_t off;
+	int ret = -1;
+
+	*out = NULL;
+	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root) {
+		off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "not valid JSON (line %zu)",
+			      line_of(text, off));
+		goto done;
+	}
+	for (off = (size_t)(end - text); off < len; off++) {
+		if (!strchr(" \t\r\n", text[off]) || !text[off]) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "unexpected data after the JSON (line %zu)",
+				      line_of(text, off));
+			goto done;
+		}
+	}
+	t = ploom_trace_new();
+	if (!t) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		goto done;
+	}
+	read_trace(&r, t, root);
+	if (r.failed)
+		goto done;
+	*out = t;
+	t = NULL;
+	ret = 0;
+done:
+	ploom_trace_free(t);
+	cJSON_Delete(root);
+	return ret;
+}
+
+int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err)
+{
+	char *buf = NULL, *p;
+	size_t len = 0, cap = 0, n;
+	int ret = -1;
+
+	*out = NULL;
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? 2 * cap : 65536;
+			p = realloc(buf, cap);
+			if (!p) {
+				ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+				goto done;
+			}
+			buf = p;
+		}
+		n = fread(buf + len, 1, cap - len, in);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(in)) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "%s", strerror(errno));
+		goto done;
+	}
+	ret = ploom_trace_parse(out, buf, len, err);
+done:
+	free(buf);
+	return ret;
+}
+
+int ploom_trace_read_file(struct ploom_trace **out, const char *path, struct ploom_err *err)
+{
+	FILE *f;
+	int ret;
+
+	*out = NULL;
+	if (!strcmp(path, "-"))
+		return ploom_trace_read(out, stdin, err);
+	f = fopen(path, "r");
+	if (!f)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "%s", strerror(errno));
+	ret = ploom_trace_read(out, f, err);
+	fclose(f);
+	return ret;
+}

@@ -1,0 +1,95 @@
+/* json.h - traces and exploration statistics as JSON.
+ *
+ * The trace format (version PLOOM_TRACE_VERSION, see trace.h and
+ * man/ploom-trace.5):
+ *
+ *   {"format": "ploom-trace", "version": 1,
+ *    "scenario": {"target", "module", "qualname", "file" (string or null)},
+ *    "python": {"implementation", "version", "gil" (bool)},
+ *    "hash_seed": "0",
+ *    "config": {"max_preemptions" (int or null), "reduction", "max_steps",
+ *               "schedule_timeout_s"},
+ *    "choices": [int...], "preemptions": int,
+ *    "steps": [{"index", "task", "op", "object" (string or null),
+ *               "enabled": [int...], "blocking" (acquire only, bool),
+ *               "value" (optional string)}...],
+ *    "outcome": {"kind", "summary", and by kind: "task", "exception":
+ *                {"type", "message"}, "traceback" (failure); "waits":
+ *                [{"task", "op", "object", "holder"}] (deadlock); "signal"
+ *                (crash); "status" (exit); "limit" (step-limit); "step",
+ *                "message" (divergence); "output" (optional, any kind)}}
+ *
+ * 64-bit values (the hash seed) travel as strings, because cJSON numbers
+ * are doubles.  Readers ignore fields they do not know, so adding an
+ * optional field does not bump the version.
+ *
+ * Errors from the readers name the problem in one line without the file
+ * name (the caller knows it): "unknown format version 9 (this ploom reads
+ * 1)", "missing field 'steps'", "field 'steps[2].task' is not an integer".
+ */
+#ifndef PLOOM_JSON_H
+#define PLOOM_JSON_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "trace.h"
+
+/* Parses a trace from the len bytes at text (no NUL needed).  On success
+ * returns 0 and the caller owns *out, freed with ploom_trace_free(); on
+ * error returns -1 with err filled (code PLOOM_EXIT_USAGE) and *out NULL. */
+int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
+		      struct ploom_err *err);
+
+/* Reads the whole stream / file at path, then parses it as above. */
+int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err);
+int ploom_trace_read_file(struct ploom_trace **out, const char *path,
+			  struct ploom_err *err);
+
+/* The trace as indented JSON with a final newline, malloc'd; the caller
+ * frees it.  Returns NULL with err filled when out of memory. */
+char *ploom_trace_to_json(const struct ploom_trace *trace, struct ploom_err *err);
+
+/* Writes the trace JSON to the stream.  Returns 0, or -1 with err filled
+ * on a write error (the stream is not closed). */
+int ploom_trace_write(FILE *out, const struct ploom_trace *trace,
+		      struct ploom_err *err);
+
+/* Writes the trace JSON to PATH.tmp, then renames it to path, so that a
+ * reader never sees half a trace.  Returns 0, or -1 with err filled. */
+int ploom_trace_write_file(const char *path, const struct ploom_trace *trace,
+			   struct ploom_err *err);
+
+/* Saves a failure trace as DIR/<id>-SUFFIX.json (suffix "original" or
+ * "minimized"; id from ploom_trace_failure_id()), creating DIR and its
+ * parents if missing, through ploom_trace_write_file().  On success the
+ * caller owns *out (the path written, malloc'd). */
+int ploom_trace_save(char **out, const struct ploom_trace *trace, const char *dir,
+		     const char *suffix, struct ploom_err *err);
+
+/* The statistics of one exploration, as printed by ploom-explore.  All
+ * pointers are borrowed; NULL strings are written as null. */
+struct ploom_stats {
+	const char *result;         /* "pass", "failure", "incomplete" */
+	const char *target;
+	long schedules;
+	long failing;
+	int complete;
+	const char *stopped_by;     /* NULL, "max-schedules", "time-limit", "max-steps", "failure" */
+	int max_preemptions;        /* -1: null */
+	const char *reduction;
+	const char *hash_seed;
+	double elapsed_s;
+	double schedules_per_second;
+	long max_depth;
+	const char *trace;          /* path of the trace written, or NULL */
+	const struct ploom_outcome *failure; /* the first failure, or NULL */
+};
+
+/* Writes the statistics as one indented JSON object and a newline.
+ * Returns 0, or -1 with err filled. */
+int ploom_stats_write(FILE *out, const struct ploom_stats *stats,
+		      struct ploom_err *err);
+
+#endif

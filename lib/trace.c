@@ -1,0 +1,281 @@
+/* The run and trace model; trace.h documents the API. */
+#include "trace.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "fingerprint.h"
+
+char *ploom_strdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void step_release(struct ploom_step *s)
+{
+	free(s->op);
+	free(s->object);
+	free(s->enabled);
+	free(s->value);
+}
+
+static void outcome_release(struct ploom_outcome *o)
+{
+	size_t i;
+
+	free(o->summary);
+	free(o->exc_type);
+	free(o->exc_message);
+	free(o->traceback);
+	for (i = 0; i < o->nwaits; i++) {
+		free(o->waits[i].op);
+		free(o->waits[i].object);
+	}
+	free(o->waits);
+	free(o->divergence_message);
+	free(o->output);
+}
+
+void ploom_run_release(struct ploom_run *run)
+{
+	size_t i;
+
+	for (i = 0; i < run->nsteps; i++)
+		step_release(&run->steps[i]);
+	free(run->steps);
+	free(run->choices);
+	outcome_release(&run->outcome);
+	memset(run, 0, sizeof(*run));
+}
+
+void ploom_run_move(struct ploom_run *to, struct ploom_run *from)
+{
+	*to = *from;
+	memset(from, 0, sizeof(*from));
+}
+
+struct ploom_step *ploom_run_add_step(struct ploom_run *run)
+{
+	struct ploom_step *s;
+
+	if (run->nsteps == run->capsteps) {
+		size_t cap = run->capsteps ? 2 * run->capsteps : 64;
+		s = realloc(run->steps, cap * sizeof(*s));
+		if (!s)
+			return NULL;
+		run->steps = s;
+		run->capsteps = cap;
+	}
+	s = &run->steps[run->nsteps++];
+	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+static int contains(const int *v, size_t n, int x)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+int ploom_run_finish(struct ploom_run *run, struct ploom_err *err)
+{
+	size_t i, n = 0;
+	int prev = 0;
+
+	free(run->choices);
+	run->choices = NULL;
+	run->nchoices = 0;
+	run->preemptions = 0;
+	for (i = 0; i < run->nsteps; i++)
+		if (run->steps[i].nenabled > 1)
+			n++;
+	if (n) {
+		run->choices = malloc(n * sizeof(*run->choices));
+		if (!run->choices)
+			return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	}
+	for (i = 0; i < run->nsteps; i++) {
+		const struct ploom_step *s = &run->steps[i];
+		if (s->nenabled > 1) {
+			run->choices[run->nchoices++] = s->task;
+			if (s->task != prev && contains(s->enabled, s->nenabled, prev))
+				run->preemptions++;
+		}
+		prev = s->task;
+	}
+	if (!run->outcome.summary) {
+		run->outcome.summary = ploom_outcome_summary(&run->outcome);
+		if (!run->outcome.summary)
+			return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	}
+	return 0;
+}
+
+static const char *const kind_names[] = {
+	[PLOOM_OUTCOME_NONE] = "none",
+	[PLOOM_OUTCOME_PASS] = "pass",
+	[PLOOM_OUTCOME_FAILURE] = "failure",
+	[PLOOM_OUTCOME_DEADLOCK] = "deadlock",
+	[PLOOM_OUTCOME_STEP_LIMIT] = "step-limit",
+	[PLOOM_OUTCOME_CRASH] = "crash",
+	[PLOOM_OUTCOME_EXIT] = "exit",
+	[PLOOM_OUTCOME_TIMEOUT] = "timeout",
+	[PLOOM_OUTCOME_DIVERGENCE] = "divergence",
+};
+
+const char *ploom_outcome_kind_name(enum ploom_outcome_kind kind)
+{
+	if ((size_t)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
+		return "none";
+	return kind_names[kind];
+}
+
+int ploom_outcome_kind_parse(const char *name)
+{
+	size_t i;
+
+	/* "none" is internal and never read back */
+	for (i = 1; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
+		if (!strcmp(name, kind_names[i]))
+			return (int)i;
+	return -1;
+}
+
+int ploom_outcome_is_failure(enum ploom_outcome_kind kind)
+{
+	switch (kind) {
+	case PLOOM_OUTCOME_FAILURE:
+	case PLOOM_OUTCOME_DEADLOCK:
+	case PLOOM_OUTCOME_CRASH:
+	case PLOOM_OUTCOME_EXIT:
+	case PLOOM_OUTCOME_TIMEOUT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void add_wait(struct ploom_buf *b, const struct ploom_wait *w)
+{
+	const char *op = w->op ? w->op : "?";
+	const char *obj = w->object ? w->object : "?";
+
+	ploom_buf_addf(b, "task %d waits to %s %s", w->task, op, obj);
+	/* for a join the holder is the joined thread itself: saying it
+	 * again would read oddly */
+	if (w->holder >= 0 && strcmp(op, "join"))
+		ploom_buf_addf(b, " held by task %d", w->holder);
+}
+
+char *ploom_outcome_summary(const struct ploom_outcome *o)
+{
+	struct ploom_buf b = {0};
+	const char *abbrev;
+	size_t i;
+
+	switch (o->kind) {
+	case PLOOM_OUTCOME_NONE:
+		ploom_buf_addf(&b, "none");
+		break;
+	case PLOOM_OUTCOME_PASS:
+		ploom_buf_addf(&b, "pass");
+		break;
+	case PLOOM_OUTCOME_FAILURE:
+		ploom_buf_addf(&b, "%s", o->exc_type ? o->exc_type : "unknown");
+		if (o->exc_message && *o->exc_message)
+			ploom_buf_addf(&b, ": %s", o->exc_message);
+		break;
+	case PLOOM_OUTCOME_DEADLOCK:
+		ploom_buf_addf(&b, "deadlock");
+		for (i = 0; i < o->nwaits; i++) {
+			ploom_buf_addf(&b, i ? "; " : ": ");
+			add_wait(&b, &o->waits[i]);
+		}
+		break;
+	case PLOOM_OUTCOME_STEP_LIMIT:
+		ploom_buf_addf(&b, "step-limit: the schedule reached %ld steps", o->limit);
+		break;
+	case PLOOM_OUTCOME_CRASH:
+		abbrev = sigabbrev_np(o->signal);
+		if (abbrev)
+			ploom_buf_addf(&b, "crash: killed by signal %d (SIG%s)", o->signal, abbrev);
+		else
+			ploom_buf_addf(&b, "crash: killed by signal %d", o->signal);
+		break;
+	case PLOOM_OUTCOME_EXIT:
+		ploom_buf_addf(&b, "exit: the scenario exited with status %d", o->status);
+		break;
+	case PLOOM_OUTCOME_TIMEOUT:
+		ploom_buf_addf(&b, "timeout: the schedule ran longer than %g s",
+			       (double)o->timeout_ms / 1000.0);
+		break;
+	case PLOOM_OUTCOME_DIVERGENCE:
+		ploom_buf_addf(&b, "divergence: %s",
+			       o->divergence_message ? o->divergence_message : "");
+		break;
+	}
+	return b.data;
+}
+
+struct ploom_trace *ploom_trace_new(void)
+{
+	struct ploom_trace *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->config.max_preemptions = -1;
+	return t;
+}
+
+void ploom_trace_free(struct ploom_trace *trace)
+{
+	if (!trace)
+		return;
+	free(trace->scenario.target);
+	free(trace->scenario.module);
+	free(trace->scenario.qualname);
+	free(trace->scenario.file);
+	free(trace->python.implementation);
+	free(trace->python.version);
+	free(trace->hash_seed);
+	free(trace->config.reduction);
+	ploom_run_release(&trace->run);
+	free(trace);
+}
+
+int ploom_trace_failure_id(char out[17], const struct ploom_trace *trace,
+			   struct ploom_err *err)
+{
+	const struct ploom_outcome *o = &trace->run.outcome;
+	struct ploom_buf b = {0};
+	char hex[PLOOM_OID_HEXSZ + 1];
+	char *summary = NULL;
+	int ret = -1;
+
+	ploom_buf_addf(&b, "%s:%s\n%s\n",
+		       trace->scenario.module ? trace->scenario.module : "",
+		       trace->scenario.qualname ? trace->scenario.qualname : "",
+		       ploom_outcome_kind_name(o->kind));
+	if (o->kind == PLOOM_OUTCOME_FAILURE) {
+		ploom_buf_addf(&b, "%s\n%s\n", o->exc_type ? o->exc_type : "",
+			       o->exc_message ? o->exc_message : "");
+	} else {
+		summary = o->summary ? NULL : ploom_outcome_summary(o);
+		ploom_buf_addf(&b, "\n%s\n", o->summary ? o->summary : summary ? summary : "");
+	}
+	if (ploom_fingerprint_data(hex, b.data, b.len, err) < 0)
+		goto done;
+	memcpy(out, hex, 16);
+	out[16] = '\0';
+	ret = 0;
+done:
+	free(summary);
+	ploom_buf_release(&b);
+	return ret;
+}

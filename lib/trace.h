@@ -1,0 +1,183 @@
+/* trace.h - the data model of a run (one schedule) and of a trace (a run
+ * plus what is needed to replay and read it).
+ *
+ * Overview
+ * --------
+ * A run is the list of steps the scheduler took, the choices made at the
+ * branch points (steps where more than one task was enabled), the number
+ * of preemptions and the outcome.  The worker reader (worker.h) fills the
+ * steps and the outcome; ploom_run_finish() derives the choices, the
+ * preemption count and the outcome's summary from them.
+ *
+ * A trace is a run plus metadata: the scenario, the Python that ran it,
+ * the hash seed and the configuration.  json.h reads and writes traces in
+ * the format documented in man/ploom-trace.5 (format version 1).
+ *
+ * Ownership: every char * and array in these structs is owned by the
+ * struct that holds it and freed by ploom_run_release() /
+ * ploom_trace_free().  Strings are NUL-terminated; an absent optional
+ * string is NULL.  Structs are plain so that the utilities and tests can
+ * read them directly; fill them through the functions below or with
+ * malloc'd memory.
+ */
+#ifndef PLOOM_TRACE_H
+#define PLOOM_TRACE_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/* Version of the trace JSON format.  Bump it when an old reader cannot
+ * read a new trace or a field changes meaning; an added optional field
+ * does not bump it (readers ignore fields they do not know). */
+#define PLOOM_TRACE_VERSION 1
+
+struct ploom_step {
+	long index;         /* 0, 1, 2, ... */
+	int task;           /* the task the scheduler picked */
+	char *op;           /* "begin", "start", "acquire", ... */
+	char *object;       /* "lock#0", ...; NULL for begin and yield_now */
+	int *enabled;       /* enabled tasks, ascending */
+	size_t nenabled;
+	int nonblocking;    /* 1 for acquire(blocking=False) */
+	char *value;        /* repr() of the step's value, NULL if none */
+};
+
+enum ploom_outcome_kind {
+	PLOOM_OUTCOME_NONE = 0,     /* not known yet (a run being read) */
+	PLOOM_OUTCOME_PASS,
+	PLOOM_OUTCOME_FAILURE,      /* an uncaught exception */
+	PLOOM_OUTCOME_DEADLOCK,
+	PLOOM_OUTCOME_STEP_LIMIT,
+	PLOOM_OUTCOME_CRASH,        /* the child was killed by a signal */
+	PLOOM_OUTCOME_EXIT,         /* the child exited without an outcome */
+	PLOOM_OUTCOME_TIMEOUT,
+	PLOOM_OUTCOME_DIVERGENCE,   /* a requested choice was not enabled */
+};
+
+/* One unfinished task of a deadlock. */
+struct ploom_wait {
+	int task;
+	char *op;           /* "acquire" or "join" */
+	char *object;
+	int holder;         /* task holding the lock or joined; -1 unknown */
+};
+
+struct ploom_outcome {
+	enum ploom_outcome_kind kind;
+	char *summary;          /* see ploom_outcome_summary() */
+	int task;               /* failure: the task that raised */
+	char *exc_type;         /* failure: "builtins.AssertionError" */
+	char *exc_message;      /* failure: str(exc), may be "" */
+	char *traceback;        /* failure: may be NULL */
+	struct ploom_wait *waits; /* deadlock */
+	size_t nwaits;
+	int signal;             /* crash */
+	int status;             /* exit */
+	long limit;             /* step-limit: MAX_STEPS */
+	long timeout_ms;        /* timeout: the limit that was exceeded */
+	long divergence_index;  /* divergence: the step */
+	char *divergence_message; /* divergence */
+	char *output;           /* captured stdout+stderr, NULL if none */
+};
+
+struct ploom_run {
+	struct ploom_step *steps;
+	size_t nsteps;
+	size_t capsteps;
+	int *choices;           /* filled by ploom_run_finish() */
+	size_t nchoices;
+	int preemptions;        /* filled by ploom_run_finish() */
+	struct ploom_outcome outcome;
+};
+
+struct ploom_scenario {
+	char *target;       /* as given on the command line */
+	char *module;
+	char *qualname;
+	char *file;         /* absolute source path, NULL if unknown */
+};
+
+struct ploom_python {
+	char *implementation;   /* "cpython" */
+	char *version;          /* "3.13.0" */
+	int gil;                /* 1 enabled, 0 disabled */
+};
+
+struct ploom_config {
+	int max_preemptions;    /* -1: no bound */
+	char *reduction;        /* "none" */
+	long max_steps;         /* 0: no bound */
+	double schedule_timeout_s; /* 0: none */
+};
+
+struct ploom_trace {
+	struct ploom_scenario scenario;
+	struct ploom_python python;
+	char *hash_seed;        /* decimal, a string because it is 64-bit wide */
+	struct ploom_config config;
+	struct ploom_run run;
+};
+
+/* Frees everything the run owns and zeroes it; safe on a zeroed run.
+ * The struct itself is the caller's. */
+void ploom_run_release(struct ploom_run *run);
+
+/* Appends a zeroed step to the run and returns it, or NULL when out of
+ * memory.  The pointer is valid until the next append. */
+struct ploom_step *ploom_run_add_step(struct ploom_run *run);
+
+/* Computes run->choices (the task of every step with more than one
+ * enabled task) and run->preemptions (the choices that switch away from
+ * the task of the previous step while it is still enabled; step 0's
+ * previous task is 0), then fills outcome.summary if it is NULL.
+ * Returns 0, or -1 (out of memory) with err filled. */
+int ploom_run_finish(struct ploom_run *run, struct ploom_err *err);
+
+/* Moves the contents of `from` into `to` (which must be released or
+ * zeroed) and zeroes `from`. */
+void ploom_run_move(struct ploom_run *to, struct ploom_run *from);
+
+/* The summary line of an outcome, newly malloc'd (the caller frees it),
+ * or NULL when out of memory:
+ *   pass        "pass"
+ *   failure     "TYPE: MESSAGE" ("TYPE" when the message is empty)
+ *   deadlock    "deadlock: task 1 waits to acquire lock#0 held by task 2; ..."
+ *               ("task 0 waits to join thread#1" for a join)
+ *   step-limit  "step-limit: the schedule reached 10000 steps"
+ *   crash       "crash: killed by signal 11 (SIGSEGV)"
+ *   exit        "exit: the scenario exited with status 3"
+ *   timeout     "timeout: the schedule ran longer than 10 s"
+ *   divergence  "divergence: MESSAGE" */
+char *ploom_outcome_summary(const struct ploom_outcome *o);
+
+/* The outcome kind's name as in the trace ("pass", "step-limit", ...) and
+ * back.  ploom_outcome_kind_parse returns -1 for an unknown name. */
+const char *ploom_outcome_kind_name(enum ploom_outcome_kind kind);
+int ploom_outcome_kind_parse(const char *name);
+
+/* 1 if the outcome is a failure of the schedule (failure, deadlock,
+ * crash, exit, timeout), else 0. */
+int ploom_outcome_is_failure(enum ploom_outcome_kind kind);
+
+/* Allocates a zeroed trace (config.max_preemptions = -1).  Returns NULL
+ * when out of memory.  Free with ploom_trace_free(). */
+struct ploom_trace *ploom_trace_new(void);
+
+/* Frees the trace and all it owns; accepts NULL. */
+void ploom_trace_free(struct ploom_trace *trace);
+
+/* The failure id: the first 16 hex digits of the git blob id of
+ *   "MODULE:QUALNAME\nKIND\nTYPE\nMESSAGE\n"
+ * where TYPE and MESSAGE are the exception's for a failure, and TYPE is
+ * empty and MESSAGE the summary for the other kinds.  It is stable for
+ * the same failure of the same scenario.  Writes 16 digits and a NUL into
+ * out (17 bytes).  Returns 0, or -1 with err filled. */
+int ploom_trace_failure_id(char out[17], const struct ploom_trace *trace,
+			   struct ploom_err *err);
+
+/* A malloc'd copy of s that the caller frees; NULL for NULL input or
+ * when out of memory. */
+char *ploom_strdup(const char *s);
+
+#endif

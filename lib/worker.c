@@ -1,0 +1,971 @@
+/* The worker process and its record reader; worker.h documents the API
+ * and event.h the protocol. */
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "event.h"
+
+extern char **environ;
+
+#define MAX_FIELDS 12
+
+/* Extra time the worker gets beyond a schedule's own timeout before we
+ * decide it hangs: it kills the child itself and should answer at once. */
+#define WORKER_GRACE_MS 10000
+
+struct field {
+	const char *s;
+	size_t n;
+};
+
+struct linebuf {
+	char *data;
+	size_t len;     /* bytes held */
+	size_t start;   /* first byte not yet returned */
+	size_t cap;
+};
+
+struct ploom_worker {
+	pid_t pid;
+	int cmd_fd;
+	int rec_fd;
+	struct linebuf lb;
+	struct ploom_hello hello;
+	char *target;
+	const volatile sig_atomic_t *interrupted;
+};
+
+/* ---- field decoding ---- */
+
+static int split(struct field *f, const char *line, size_t len)
+{
+	size_t i = 0, nf = 0;
+
+	while (i <= len) {
+		size_t j = i;
+		while (j < len && line[j] != ' ')
+			j++;
+		if (nf == MAX_FIELDS || j == i)
+			return -1;
+		f[nf].s = line + i;
+		f[nf].n = j - i;
+		nf++;
+		i = j + 1;
+	}
+	return (int)nf;
+}
+
+static int field_is(const struct field *f, const char *word)
+{
+	return f->n == strlen(word) && !memcmp(f->s, word, f->n);
+}
+
+static int parse_long(long *out, const struct field *f, long min, long max)
+{
+	long v = 0;
+	size_t i = 0;
+	int neg = 0;
+
+	if (f->n && f->s[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	if (i == f->n || f->n - i > 18)
+		return -1;
+	for (; i < f->n; i++) {
+		if (f->s[i] < '0' || f->s[i] > '9')
+			return -1;
+		v = v * 10 + (f->s[i] - '0');
+	}
+	if (neg)
+		v = -v;
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_int(int *out, const struct field *f, int min, int max)
+{
+	long v;
+
+	if (parse_long(&v, f, min, max) < 0)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* A word: printable bytes, no '=' start (that would be a str). */
+static char *dup_word(const struct field *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if ((unsigned char)f->s[i] < 0x21 || f->s[i] == 0x7f)
+			return NULL;
+	return strndup(f->s, f->n);
+}
+
+static char *dup_str(const struct field *f)
+{
+	if (!f->n || f->s[0] != '=')
+		return NULL;
+	return ploom_str_decode(f->s + 1, f->n - 1, NULL);
+}
+
+static int parse_list(int **out, size_t *out_len, const struct field *f)
+{
+	size_t i, n = 1, k = 0;
+	struct field x;
+	int *v;
+
+	*out = NULL;
+	*out_len = 0;
+	if (field_is(f, "-"))
+		return 0;
+	for (i = 0; i < f->n; i++)
+		if (f->s[i] == ',')
+			n++;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -1;
+	x.s = f->s;
+	for (i = 0; i <= f->n; i++) {
+		if (i == f->n || f->s[i] == ',') {
+			x.n = (size_t)(f->s + i - x.s);
+			if (parse_int(&v[k], &x, 0, INT_MAX) < 0 ||
+			    (k && v[k] <= v[k - 1])) {
+				free(v);
+				return -1;
+			}
+			k++;
+			x.s = f->s + i + 1;
+		}
+	}
+	*out = v;
+	*out_len = k;
+	return 0;
+}
+
+/* "malformed record from the worker: 'step 1 ...' (bad INDEX)" with the
+ * record cut short and made printable, so the message stays one line. */
+static int malformed(struct ploom_err *err, const char *line, size_t len, const char *why)
+{
+	char shown[72];
+	size_t i, n = len < 60 ? len : 60;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)line[i];
+		shown[i] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+	}
+	if (n < len) {
+		memcpy(shown + n, "...", 3);
+		n += 3;
+	}
+	shown[n] = '\0';
+	return ploom_err_set(err, PLOOM_EXIT_USAGE, "malformed record from the worker: '%s' (%s)",
+			     shown, why);
+}
+
+static int is_known_op(const struct field *f)
+{
+	static const char *const ops[] = {
+		"begin", "start", "join", "is_alive", "acquire", "release",
+		"locked", "read", "write", "yield_now",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (field_is(f, ops[i]))
+			return 1;
+	return 0;
+}
+
+/* ---- the run parser ---- */
+
+void ploom_run_parser_init(struct ploom_run_parser *p, struct ploom_run *run, long timeout_ms)
+{
+	memset(p, 0, sizeof(*p));
+	p->run = run;
+	p->timeout_ms = timeout_ms;
+}
+
+static int contains(const int *v, size_t n, int x)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
+		      const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_step *s;
+	long index;
+	int task;
+
+	if (nf != 7)
+		return malformed(err, line, len, "expected 7 fields");
+	if (parse_long(&index, &f[1], 0, LONG_MAX) < 0)
+		return malformed(err, line, len, "bad INDEX");
+	if ((size_t)index != p->run->nsteps)
+		return malformed(err, line, len, "step out of order");
+	if (parse_int(&task, &f[2], 0, INT_MAX) < 0)
+		return malformed(err, line, len, "bad TASK");
+	if (!is_known_op(&f[3]))
+		return malformed(err, line, len, "unknown OP");
+	if (!field_is(&f[6], "-") && !field_is(&f[6], "nonblocking"))
+		return malformed(err, line, len, "bad FLAGS");
+	s = ploom_run_add_step(p->run);
+	if (!s)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	s->index = index;
+	s->task = task;
+	s->nonblocking = field_is(&f[6], "nonblocking");
+	s->op = dup_word(&f[3]);
+	if (!s->op)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	if (!field_is(&f[4], "-")) {
+		s->object = dup_word(&f[4]);
+		if (!s->object)
+			return malformed(err, line, len, "bad OBJECT");
+	}
+	if (parse_list(&s->enabled, &s->nenabled, &f[5]) < 0)
+		return malformed(err, line, len, "bad ENABLED");
+	if (!contains(s->enabled, s->nenabled, task))
+		return malformed(err, line, len, "TASK is not enabled");
+	p->nstep_records++;
+	return 0;
+}
+
+static int parse_outcome(struct ploom_run_parser *p, const struct field *f, int nf,
+			 const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_outcome *o = &p->run->outcome;
+
+	if (p->have_outcome)
+		return malformed(err, line, len, "second outcome");
+	if (nf < 2)
+		return malformed(err, line, len, "no KIND");
+	if (field_is(&f[1], "pass")) {
+		if (nf != 2)
+			return malformed(err, line, len, "expected 2 fields");
+		o->kind = PLOOM_OUTCOME_PASS;
+	} else if (field_is(&f[1], "failure")) {
+		if (nf != 6)
+			return malformed(err, line, len, "expected 6 fields");
+		if (parse_int(&o->task, &f[2], 0, INT_MAX) < 0)
+			return malformed(err, line, len, "bad TASK");
+		o->exc_type = dup_str(&f[3]);
+		o->exc_message = dup_str(&f[4]);
+		o->traceback = dup_str(&f[5]);
+		if (!o->exc_type || !o->exc_message || !o->traceback)
+			return malformed(err, line, len, "bad str field");
+		o->kind = PLOOM_OUTCOME_FAILURE;
+	} else if (field_is(&f[1], "deadlock")) {
+		if (nf != 2)
+			return malformed(err, line, len, "expected 2 fields");
+		o->kind = PLOOM_OUTCOME_DEADLOCK;
+		p->in_deadlock = 1;
+	} else if (field_is(&f[1], "step-limit")) {
+		if (nf != 3 || parse_long(&o->limit, &f[2], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad LIMIT");
+		o->kind = PLOOM_OUTCOME_STEP_LIMIT;
+	} else if (field_is(&f[1], "divergence")) {
+		if (nf != 4 || parse_long(&o->divergence_index, &f[2], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad INDEX");
+		o->divergence_message = dup_str(&f[3]);
+		if (!o->divergence_message)
+			return malformed(err, line, len, "bad MESSAGE");
+		o->kind = PLOOM_OUTCOME_DIVERGENCE;
+	} else {
+		return malformed(err, line, len, "unknown outcome");
+	}
+	p->have_outcome = 1;
+	return 0;
+}
+
+static int parse_wait(struct ploom_run_parser *p, const struct field *f, int nf,
+		      const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_outcome *o = &p->run->outcome;
+	struct ploom_wait *w;
+
+	if (!p->in_deadlock)
+		return malformed(err, line, len, "wait outside a deadlock");
+	if (nf != 5)
+		return malformed(err, line, len, "expected 5 fields");
+	w = realloc(o->waits, (o->nwaits + 1) * sizeof(*w));
+	if (!w)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	o->waits = w;
+	w = &o->waits[o->nwaits++];
+	memset(w, 0, sizeof(*w));
+	if (parse_int(&w->task, &f[1], 0, INT_MAX) < 0)
+		return malformed(err, line, len, "bad TASK");
+	if (!is_known_op(&f[2]))
+		return malformed(err, line, len, "unknown OP");
+	w->op = dup_word(&f[2]);
+	w->object = field_is(&f[3], "-") ? NULL : dup_word(&f[3]);
+	if (!w->op || (!w->object && !field_is(&f[3], "-")))
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	if (parse_int(&w->holder, &f[4], -1, INT_MAX) < 0)
+		return malformed(err, line, len, "bad HOLDER");
+	return 0;
+}
+
+/* After `done`: turn the child's exit into an outcome when it sent none. */
+static int finish(struct ploom_run_parser *p, const char *line, size_t len,
+		  struct ploom_err *err)
+{
+	struct ploom_outcome *o = &p->run->outcome;
+
+	if (!p->have_outcome) {
+		if (!p->have_exit)
+			return malformed(err, line, len, "run without outcome or exit");
+		if (!strcmp(p->exit_how, "code")) {
+			o->kind = PLOOM_OUTCOME_EXIT;
+			o->status = p->exit_code;
+		} else if (!strcmp(p->exit_how, "signal")) {
+			o->kind = PLOOM_OUTCOME_CRASH;
+			o->signal = p->exit_code;
+		} else {
+			o->kind = PLOOM_OUTCOME_TIMEOUT;
+			o->timeout_ms = p->timeout_ms;
+		}
+	}
+	p->done = 1;
+	return ploom_run_finish(p->run, err);
+}
+
+int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t len,
+			  struct ploom_err *err)
+{
+	struct field f[MAX_FIELDS];
+	long n;
+	int nf;
+
+	if (p->done)
+		return malformed(err, line, len, "record after done");
+	if (memchr(line, '\0', len))
+		return malformed(err, line, len, "NUL byte");
+	nf = split(f, line, len);
+	if (nf < 1)
+		return malformed(err, line, len, "bad field separators");
+	if (field_is(&f[0], "step"))
+		return parse_step(p, f, nf, line, len, err);
+	if (!field_is(&f[0], "wait"))
+		p->in_deadlock = 0;
+	if (field_is(&f[0], "wait"))
+		return parse_wait(p, f, nf, line, len, err);
+	if (field_is(&f[0], "value")) {
+		struct ploom_step *s;
+		if (nf != 3 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
+		    (size_t)n >= p->run->nsteps)
+			return malformed(err, line, len, "bad INDEX");
+		s = &p->run->steps[n];
+		if (s->value)
+			return malformed(err, line, len, "second value for a step");
+		s->value = dup_str(&f[2]);
+		if (!s->value)
+			return malformed(err, line, len, "bad TEXT");
+		return 0;
+	}
+	if (field_is(&f[0], "outcome"))
+		return parse_outcome(p, f, nf, line, len, err);
+	if (field_is(&f[0], "exit")) {
+		int code;
+		if (p->have_exit || nf != 3)
+			return malformed(err, line, len, "expected one exit with 3 fields");
+		if (!field_is(&f[1], "code") && !field_is(&f[1], "signal") &&
+		    !field_is(&f[1], "timeout"))
+			return malformed(err, line, len, "bad HOW");
+		if (parse_int(&code, &f[2], INT_MIN, INT_MAX) < 0)
+			return malformed(err, line, len, "bad CODE");
+		memcpy(p->exit_how, f[1].s, f[1].n);
+		p->exit_how[f[1].n] = '\0';
+		p->exit_code = code;
+		p->have_exit = 1;
+		return 0;
+	}
+	if (field_is(&f[0], "output")) {
+		if (p->have_output || nf != 2)
+			return malformed(err, line, len, "expected one output with 2 fields");
+		p->run->outcome.output = dup_str(&f[1]);
+		if (!p->run->outcome.output)
+			return malformed(err, line, len, "bad TEXT");
+		p->have_output = 1;
+		return 0;
+	}
+	if (field_is(&f[0], "done")) {
+		if (nf != 2 || parse_long(&n, &f[1], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad NSTEPS");
+		if (n != p->nstep_records)
+			return malformed(err, line, len, "step count differs from the step records");
+		if (finish(p, line, len, err) < 0)
+			return -1;
+		return 1;
+	}
+	return malformed(err, line, len, "unknown record");
+}
+
+int ploom_run_parse_text(struct ploom_run *out, const char *text, size_t len,
+			 long timeout_ms, struct ploom_err *err)
+{
+	struct ploom_run_parser p;
+	size_t i = 0;
+	int r = 0;
+
+	ploom_run_parser_init(&p, out, timeout_ms);
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		if (!nl)
+			break;
+		r = ploom_run_parser_line(&p, text + i, (size_t)(nl - text - i), err);
+		if (r < 0)
+			return -1;
+		i = (size_t)(nl - text) + 1;
+		if (r == 1)
+			break;
+	}
+	if (r != 1)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the worker stopped before the end of the run");
+	if (i < len)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "data after the end of the run");
+	return 0;
+}
+
+/* ---- hello ---- */
+
+void ploom_hello_release(struct ploom_hello *h)
+{
+	free(h->implementation);
+	free(h->python_version);
+	free(h->hash_seed);
+	free(h->module);
+	free(h->qualname);
+	free(h->file);
+	memset(h, 0, sizeof(*h));
+}
+
+int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
+		      const char *target, struct ploom_err *err)
+{
+	struct field f[MAX_FIELDS];
+	char *msg;
+	int nf;
+
+	if (memchr(line, '\0', len))
+		return malformed(err, line, len, "NUL byte");
+	nf = split(f, line, len);
+	if (nf >= 1 && field_is(&f[0], "error")) {
+		if (nf != 3 || !(msg = dup_str(&f[2])))
+			return malformed(err, line, len, "expected error KIND MESSAGE");
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot load scenario '%s': %s", target, msg);
+		free(msg);
+		return -1;
+	}
+	if (nf < 1 || !field_is(&f[0], "hello"))
+		return malformed(err, line, len, "expected hello");
+	if (nf < 2 || parse_int(&out->version, &f[1], 0, INT_MAX) < 0)
+		return malformed(err, line, len, "bad VERSION");
+	if (out->version != PLOOM_PROTOCOL_VERSION)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the worker speaks protocol version %d (this ploom speaks %d)",
+				     out->version, PLOOM_PROTOCOL_VERSION);
+	if (nf != 9)
+		return malformed(err, line, len, "expected 9 fields");
+	if (parse_int(&out->gil, &f[4], 0, 1) < 0)
+		return malformed(err, line, len, "bad GIL");
+	out->implementation = dup_str(&f[2]);
+	out->python_version = dup_str(&f[3]);
+	out->hash_seed = dup_str(&f[5]);
+	out->module = dup_str(&f[6]);
+	out->qualname = dup_str(&f[7]);
+	out->file = dup_str(&f[8]);
+	if (!out->implementation || !out->python_version || !out->hash_seed ||
+	    !out->module || !out->qualname || !out->file)
+		return malformed(err, line, len, "bad str field");
+	if (!*out->file) {
+		free(out->file);
+		out->file = NULL;
+	}
+	return 0;
+}
+
+/* ---- the process ---- */
+
+char *ploom_worker_default_python(void)
+{
+	const char *env = getenv("PLOOM_PYTHON");
+	char exe[PATH_MAX], *slash, *path = NULL;
+	ssize_t n;
+
+	if (env && *env)
+		return strdup(env);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			slash[1] = '\0';
+			if (asprintf(&path, "%spython3", exe) < 0)
+				return NULL;
+			if (access(path, X_OK) == 0)
+				return path;
+			free(path);
+		}
+	}
+	return strdup("python3");
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads the next line into *line and *len (without '\n'), waiting at most
+ * until deadline (now_ms() clock, 0: forever).  Returns 1, 0 at end of
+ * file, -2 on timeout, -3 when interrupted, -1 on a read error (errno
+ * set). */
+static int read_line(struct linebuf *lb, int fd, long deadline, const char **line,
+		     size_t *len, const volatile sig_atomic_t *interrupted)
+{
+	for (;;) {
+		char *nl = lb->len > lb->start ?
+			memchr(lb->data + lb->start, '\n', lb->len - lb->start) : NULL;
+		ssize_t n;
+
+		if (nl) {
+			*line = lb->data + lb->start;
+			*len = (size_t)(nl - *line);
+			lb->start = (size_t)(nl - lb->data) + 1;
+			return 1;
+		}
+		if (lb->start) {
+			memmove(lb->data, lb->data + lb->start, lb->len - lb->start);
+			lb->len -= lb->start;
+			lb->start = 0;
+		}
+		if (lb->cap - lb->len < 4096) {
+			size_t cap = lb->cap ? 2 * lb->cap : 65536;
+			char *p = realloc(lb->data, cap);
+			if (!p) {
+				errno = ENOMEM;
+				return -1;
+			}
+			lb->data = p;
+			lb->cap = cap;
+		}
+		if (deadline) {
+			struct pollfd pfd = {fd, POLLIN, 0};
+			long left = deadline - now_ms();
+			int r;
+			if (left <= 0)
+				return -2;
+			r = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
+			if (r < 0 && errno == EINTR && interrupted && *interrupted)
+				return -3;
+			if (r < 0 && errno != EINTR)
+				return -1;
+			if (r <= 0)
+				continue;
+		}
+		n = read(fd, lb->data + lb->len, lb->cap - lb->len);
+		if (n < 0) {
+			if (errno == EINTR && interrupted && *interrupted)
+				return -3;
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			return 0;
+		lb->len += (size_t)n;
+	}
+}
+
+static char **make_env(const char *hash_seed)
+{
+	size_t n = 0, k = 0, i;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], "PYTHONHASHSEED=", 15))
+			env[k++] = environ[i];
+	if (asprintf(&env[k], "PYTHONHASHSEED=%s", hash_seed) < 0) {
+		free(env);
+		return NULL;
+	}
+	return env;
+}
+
+/* In the child between fork and exec: only async-signal-safe calls. */
+static void __attribute__((noreturn))
+child_exec(const char *python, char *const argv[], char *const envp[], int cmd_r, int rec_w,
+	   int err_w, pid_t parent)
+{
+	sigset_t all;
+	int e;
+
+	/* die with the utility; if it already died, do not run at all */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	setpgid(0, 0);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	/* move the ends above the targets first so that dup2 never meets
+	 * itself, then pin them at 0, 3 and 4 */
+	cmd_r = fcntl(cmd_r, F_DUPFD, 10);
+	rec_w = fcntl(rec_w, F_DUPFD, 10);
+	err_w = fcntl(err_w, F_DUPFD_CLOEXEC, 10);
+	if (cmd_r < 0 || rec_w < 0 || err_w < 0)
+		_exit(127);
+	if (dup2(cmd_r, 0) < 0 || dup2(rec_w, 3) < 0 || dup3(err_w, 4, O_CLOEXEC) < 0)
+		_exit(127);
+	if (close_range(5, ~0U, 0) < 0) {
+		int fd;
+		for (fd = 5; fd < 65536; fd++)
+			close(fd);
+	}
+	execvpe(python, argv, envp);
+	e = errno;
+	if (write(4, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Waits for the worker up to ms milliseconds, then kills it; fills
+ * *status.  Returns 0, or -1 if it was not our child. */
+static int reap(struct ploom_worker *w, long ms, int *status)
+{
+	long deadline = now_ms() + ms;
+	pid_t r;
+
+	if (w->pid <= 0)
+		return -1;
+	for (;;) {
+		r = waitpid(w->pid, status, WNOHANG);
+		if (r == w->pid || (r < 0 && errno != EINTR))
+			break;
+		if (r == 0 && now_ms() >= deadline) {
+			kill(w->pid, SIGKILL);
+			while ((r = waitpid(w->pid, status, 0)) < 0 && errno == EINTR)
+				;
+			break;
+		}
+		if (r == 0) {
+			struct timespec ts = {0, 5 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	w->pid = -1;
+	return r > 0 ? 0 : -1;
+}
+
+/* Describes how the worker ended, after it closed its record pipe early. */
+static int worker_died(struct ploom_worker *w, const char *when, struct ploom_err *err)
+{
+	int status = 0;
+
+	close_fd(&w->cmd_fd);
+	if (reap(w, 2000, &status) < 0)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker died %s", when);
+	if (WIFSIGNALED(status))
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the worker died %s (killed by signal %d)", when,
+				     WTERMSIG(status));
+	return ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker died %s (exit status %d)",
+			     when, WEXITSTATUS(status));
+}
+
+int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts *opts,
+		       struct ploom_err *err)
+{
+	struct ploom_worker *w = NULL;
+	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1};
+	char *argv[5];
+	char **env = NULL;
+	const char *line;
+	size_t len;
+	ssize_t n;
+	int e = 0, r, ret = -1;
+	pid_t parent = getpid();
+
+	*out = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		goto done;
+	}
+	w->pid = -1;
+	w->cmd_fd = w->rec_fd = -1;
+	w->target = strdup(opts->target);
+	w->interrupted = opts->interrupted;
+	env = make_env(opts->hash_seed);
+	if (!w->target || !env) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		goto done;
+	}
+	if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(rec, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot create a pipe: %s", strerror(errno));
+		goto done;
+	}
+	argv[0] = (char *)opts->python;
+	argv[1] = (char *)"-m";
+	argv[2] = (char *)"ploom._worker";
+	argv[3] = (char *)opts->target;
+	argv[4] = NULL;
+	w->pid = fork();
+	if (w->pid < 0) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot start the worker: %s", strerror(errno));
+		goto done;
+	}
+	if (w->pid == 0)
+		child_exec(opts->python, argv, env, cmd[0], rec[1], ep[1], parent);
+	close_fd(&cmd[0]);
+	close_fd(&rec[1]);
+	close_fd(&ep[1]);
+	w->cmd_fd = cmd[1];
+	w->rec_fd = rec[0];
+	cmd[1] = rec[0] = -1;
+
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(e)) {
+		int status;
+		reap(w, 1000, &status);
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot run '%s': %s", opts->python,
+			      strerror(e));
+		goto done;
+	}
+	r = read_line(&w->lb, w->rec_fd, 0, &line, &len, w->interrupted);
+	if (r == -3) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "interrupted");
+		goto done;
+	}
+	if (r < 0) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
+			      strerror(errno));
+		goto done;
+	}
+	if (r == 0) {
+		worker_died(w, "before it loaded the scenario", err);
+		goto done;
+	}
+	if (ploom_hello_parse(&w->hello, line, len, opts->target, err) < 0)
+		goto done;
+	*out = w;
+	w = NULL;
+	ret = 0;
+done:
+	close_fd(&cmd[0]);
+	close_fd(&cmd[1]);
+	close_fd(&rec[0]);
+	close_fd(&rec[1]);
+	close_fd(&ep[0]);
+	close_fd(&ep[1]);
+	if (env) {
+		size_t i;
+		for (i = 0; env[i]; i++)
+			if (!strncmp(env[i], "PYTHONHASHSEED=", 15))
+				free(env[i]);
+		free(env);
+	}
+	ploom_worker_free(w);
+	return ret;
+}
+
+const struct ploom_hello *ploom_worker_hello(const struct ploom_worker *w)
+{
+	return &w->hello;
+}
+
+pid_t ploom_worker_pid(const struct ploom_worker *w)
+{
+	return w->pid;
+}
+
+static int send_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
+		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err)
+{
+	struct ploom_run_parser p;
+	struct ploom_buf cmd = {0};
+	const char *line;
+	size_t len, i;
+	long deadline = 0;
+	int r, ret = -1;
+
+	ploom_run_parser_init(&p, out, timeout_ms);
+	if (w->pid <= 0 || w->cmd_fd < 0) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker is not running");
+		goto done;
+	}
+	ploom_buf_addf(&cmd, "run %ld %ld %zu", max_steps, timeout_ms, n);
+	for (i = 0; i < n; i++)
+		ploom_buf_addf(&cmd, " %d", choices[i]);
+	ploom_buf_add(&cmd, "\n", 1);
+	if (send_all(w->cmd_fd, cmd.data, cmd.len) < 0) {
+		if (errno == EPIPE)
+			worker_died(w, "before a schedule", err);
+		else
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write to the worker: %s",
+				      strerror(errno));
+		goto done;
+	}
+	if (timeout_ms > 0)
+		deadline = now_ms() + timeout_ms + WORKER_GRACE_MS;
+	for (;;) {
+		r = read_line(&w->lb, w->rec_fd, deadline, &line, &len, w->interrupted);
+		if (r == -3) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "interrupted");
+			goto done;
+		}
+		if (r == -2) {
+			kill(w->pid, SIGKILL);
+			ploom_err_set(err, PLOOM_EXIT_USAGE,
+				      "the worker did not finish a schedule in %ld ms",
+				      timeout_ms + WORKER_GRACE_MS);
+			goto done;
+		}
+		if (r < 0) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
+				      strerror(errno));
+			goto done;
+		}
+		if (r == 0) {
+			worker_died(w, "during a schedule", err);
+			goto done;
+		}
+		r = ploom_run_parser_line(&p, line, len, err);
+		if (r < 0)
+			goto done;
+		if (r == 1)
+			break;
+	}
+	ret = 0;
+done:
+	ploom_buf_release(&cmd);
+	return ret;
+}
+
+int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
+		       const char *hash_seed, const struct ploom_config *config,
+		       struct ploom_run *run, struct ploom_err *err)
+{
+	struct ploom_trace *t = ploom_trace_new();
+	const struct ploom_hello *h = &w->hello;
+
+	*out = NULL;
+	if (!t)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	t->scenario.target = strdup(w->target);
+	t->scenario.module = strdup(h->module);
+	t->scenario.qualname = strdup(h->qualname);
+	t->scenario.file = ploom_strdup(h->file);
+	t->python.implementation = strdup(h->implementation);
+	t->python.version = strdup(h->python_version);
+	t->python.gil = h->gil;
+	t->hash_seed = strdup(hash_seed);
+	t->config = *config;
+	t->config.reduction = strdup(config->reduction ? config->reduction : "none");
+	if (!t->scenario.target || !t->scenario.module || !t->scenario.qualname ||
+	    (h->file && !t->scenario.file) || !t->python.implementation ||
+	    !t->python.version || !t->hash_seed || !t->config.reduction) {
+		ploom_trace_free(t);
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	}
+	ploom_run_move(&t->run, run);
+	*out = t;
+	return 0;
+}
+
+int ploom_worker_stop(struct ploom_worker *w, struct ploom_err *err)
+{
+	int status = 0, ret = 0;
+
+	if (!w)
+		return 0;
+	if (w->cmd_fd >= 0) {
+		/* a failed write means it is gone already; reap tells */
+		if (send_all(w->cmd_fd, "quit\n", 5) < 0)
+			ret = -1;
+		close_fd(&w->cmd_fd);
+	}
+	if (w->pid > 0) {
+		if (reap(w, 5000, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			ret = -1;
+	}
+	if (ret < 0)
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker did not exit cleanly");
+	ploom_worker_free(w);
+	return ret;
+}
+
+void ploom_worker_free(struct ploom_worker *w)
+{
+	int status;
+
+	if (!w)
+		return;
+	close_fd(&w->cmd_fd);
+	close_fd(&w->rec_fd);
+	if (w->pid > 0) {
+		kill(w->pid, SIGKILL);
+		while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	free(w->lb.data);
+	ploom_hello_release(&w->hello);
+	free(w->target);
+	free(w);
+}

@@ -1,0 +1,148 @@
+/* worker.h - the worker process that runs schedules, and the reader of
+ * its records (event.h documents the protocol).
+ *
+ * Overview
+ * --------
+ *     struct ploom_worker *w = NULL;
+ *     struct ploom_worker_opts opts = {python, target, "0"};
+ *     ploom_worker_start(&w, &opts, &err);      // reads `hello`
+ *     ploom_worker_run(w, &run, choices, n, max_steps, timeout_ms, &err);
+ *     ...
+ *     ploom_worker_stop(w, &err);               // quit, wait, free
+ *
+ * The worker is `PYTHON -m ploom._worker TARGET`, started with fd 0 = the
+ * command pipe, fd 3 = the record pipe, stdout and stderr inherited, every
+ * other descriptor closed, PYTHONHASHSEED set, in its own process group
+ * (so a Ctrl-C on the terminal reaches only the utility, which then kills
+ * the worker), and with PR_SET_PDEATHSIG = SIGKILL so that it dies with
+ * the utility.  The worker arranges the same for the children it forks.
+ *
+ * Writing a command to a worker that died raises SIGPIPE: a utility must
+ * ignore SIGPIPE (then the write fails with EPIPE and the call returns an
+ * error).
+ *
+ * Errors: calls return -1 and fill err.  A scenario that cannot be loaded
+ * gives code PLOOM_EXIT_USAGE and "cannot load scenario 'TARGET': MESSAGE";
+ * a worker that dies or sends a malformed record gives PLOOM_EXIT_USAGE and
+ * a message naming what happened; after either the worker is unusable and
+ * the caller frees it with ploom_worker_free().
+ */
+#ifndef PLOOM_WORKER_H
+#define PLOOM_WORKER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+#include "trace.h"
+
+struct ploom_worker;
+
+struct ploom_worker_opts {
+	const char *python;     /* interpreter: a path, or a name looked up in PATH */
+	const char *target;     /* "module:function" or "file.py:function" */
+	const char *hash_seed;  /* PYTHONHASHSEED, decimal */
+	/* Optional: a flag a signal handler sets.  When a wait for the
+	 * worker is interrupted by a signal (install the handler without
+	 * SA_RESTART) and the flag is set, the call gives up with the error
+	 * "interrupted" instead of waiting on. */
+	const volatile sig_atomic_t *interrupted;
+};
+
+/* What the worker said in its `hello` record.  Strings owned by the
+ * worker, valid until it is freed. */
+struct ploom_hello {
+	int version;
+	char *implementation;
+	char *python_version;
+	int gil;
+	char *hash_seed;
+	char *module;
+	char *qualname;
+	char *file;             /* NULL if unknown */
+};
+
+/* The default interpreter, as a malloc'd string the caller frees (NULL
+ * when out of memory): $PLOOM_PYTHON if set and not empty, else python3
+ * in the directory of the running executable if it exists, else
+ * "python3" (looked up in PATH). */
+char *ploom_worker_default_python(void);
+
+/* Starts the worker and reads its `hello`.  On success the caller owns
+ * *out and releases it with ploom_worker_stop() or ploom_worker_free(). */
+int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts *opts,
+		       struct ploom_err *err);
+
+/* Borrowed: valid until the worker is freed. */
+const struct ploom_hello *ploom_worker_hello(const struct ploom_worker *w);
+
+/* The worker's process id, for a signal handler that must kill it;
+ * -1 once it has been reaped. */
+pid_t ploom_worker_pid(const struct ploom_worker *w);
+
+/* Runs one schedule following choices[0..n) at the first branch points,
+ * with at most max_steps steps (0: no bound) and a wall-clock limit of
+ * timeout_ms (0: none).  *out (released or zeroed by the caller) receives
+ * the run, finished with ploom_run_finish(); the caller releases it with
+ * ploom_run_release().  A child that exited, crashed or timed out without
+ * an outcome record gives the outcomes "exit", "crash" and "timeout". */
+int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
+		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err);
+
+/* Builds a trace of run with the worker's hello (scenario, Python),
+ * target, hash_seed and config, moving the run into it (*run is left
+ * zeroed).  On success the caller owns *out (ploom_trace_free()). */
+int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
+		       const char *hash_seed, const struct ploom_config *config,
+		       struct ploom_run *run, struct ploom_err *err);
+
+/* Sends `quit`, waits for the worker to exit and frees it (also on
+ * error).  Returns 0, or -1 if the worker did not exit cleanly.  Accepts
+ * NULL. */
+int ploom_worker_stop(struct ploom_worker *w, struct ploom_err *err);
+
+/* Kills the worker if it runs, reaps it and frees it.  Accepts NULL. */
+void ploom_worker_free(struct ploom_worker *w);
+
+/* ---- the record parser, usable without a process (tests, tools) ---- */
+
+/* Parses the records of one run; the reader feeds it line by line. */
+struct ploom_run_parser {
+	struct ploom_run *run;
+	long timeout_ms;        /* for a "timeout" exit */
+	long nstep_records;
+	int have_outcome;
+	int in_deadlock;        /* wait records allowed */
+	int have_exit;
+	int have_output;
+	char exit_how[16];
+	int exit_code;
+	int done;
+};
+
+/* Starts parsing into run, which must be zeroed or released. */
+void ploom_run_parser_init(struct ploom_run_parser *p, struct ploom_run *run,
+			   long timeout_ms);
+
+/* Parses one record (len bytes, without the newline).  Returns 1 after
+ * `done` (the run is then finished with ploom_run_finish()), 0 when more
+ * records are expected, -1 with err filled on a malformed or unexpected
+ * record. */
+int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t len,
+			  struct ploom_err *err);
+
+/* Parses a whole canned stream (lines ending in '\n') into *out, as the
+ * worker reader would.  Returns 0, or -1 with err filled, including for a
+ * stream that ends before `done`. */
+int ploom_run_parse_text(struct ploom_run *out, const char *text, size_t len,
+			 long timeout_ms, struct ploom_err *err);
+
+/* Parses a `hello` line into *out (zeroed by the caller; release with
+ * ploom_hello_release()), or an `error` line into err ("cannot load
+ * scenario 'TARGET': MESSAGE").  Returns 0 or -1. */
+int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
+		      const char *target, struct ploom_err *err);
+void ploom_hello_release(struct ploom_hello *h);
+
+#endif

@@ -1,0 +1,289 @@
+#!/usr/bin/env bats
+# ploom-explore: counts, limits, failures of every kind, usage errors.
+# Needs ploom-explore and the worker's python3 on PATH (.venv/bin).
+
+# $output, $stderr and $status are set by bats' run
+# shellcheck disable=SC2154
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	SCN="$ROOT/tests/python/scenarios.py"
+	BANK="$ROOT/examples/bank_account.py"
+	cd "$BATS_TEST_TMPDIR" || exit 1
+}
+
+# counts SCENARIO BOUND SCHEDULES FAILING: exhaustive search with -k
+counts() {
+	local bound=()
+	[ "$2" = none ] || bound=(-p "$2")
+	run --separate-stderr ploom-explore -q -k "${bound[@]}" "$SCN:$1"
+	echo "$output" > stats.json
+	[ "$(jq .schedules stats.json)" -eq "$3" ]
+	[ "$(jq .failing stats.json)" -eq "$4" ]
+	if [ "$4" -eq 0 ]; then [ "$status" -eq 0 ]; else [ "$status" -eq 1 ]; fi
+}
+
+@test "the unlocked bank stops at its first failure and writes the trace" {
+	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
+	echo "$output" > stats.json
+	[[ "$stderr" == *"failed: builtins.AssertionError: the account is overdrawn"* ]]
+	[[ "$stderr" == *"trace written to '.ploom/"*"-original.json'"* ]]
+	[ "$(jq -r .result stats.json)" = failure ]
+	[ "$(jq -r .stopped_by stats.json)" = failure ]
+	[ "$(jq .failing stats.json)" -eq 1 ]
+	[ "$(jq -r .failure.type stats.json)" = builtins.AssertionError ]
+	[ "$(jq -r .failure.message stats.json)" = "the account is overdrawn" ]
+	trace="$(jq -r .trace stats.json)"
+	[ -f "$trace" ]
+	[ ! -e "$trace.tmp" ]
+	[ "$(jq -r .format "$trace")" = ploom-trace ]
+	[ "$(jq .version "$trace")" -eq 1 ]
+	[ "$(jq -r .outcome.kind "$trace")" = failure ]
+	[ "$(jq -r .outcome.exception.message "$trace")" = "the account is overdrawn" ]
+}
+
+@test "the failure id is stable across runs" {
+	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
+	first="$(echo "$output" | jq -r .trace)"
+	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
+	[ "$(echo "$output" | jq -r .trace)" = "$first" ]
+}
+
+@test "the unlocked bank has 221 schedules, 75 failing, with -k" {
+	run -1 --separate-stderr ploom-explore -q -k "$BANK:scenario"
+	echo "$output" > stats.json
+	[ "$(jq .schedules stats.json)" -eq 221 ]
+	[ "$(jq .failing stats.json)" -eq 75 ]
+	[ "$(jq -r .result stats.json)" = failure ]
+	[ "$(jq .complete stats.json)" = true ]
+}
+
+@test "the locked bank passes all 127 schedules" {
+	run -0 --separate-stderr ploom-explore -q "$SCN:bank_locked"
+	echo "$output" > stats.json
+	[ "$(jq .schedules stats.json)" -eq 127 ]
+	[ "$(jq -r .result stats.json)" = pass ]
+	[ "$(jq .complete stats.json)" = true ]
+	[ "$(jq .stopped_by stats.json)" = null ]
+	[ "$(jq .trace stats.json)" = null ]
+	[ "$(jq .failure stats.json)" = null ]
+	[ "$(jq -r .reduction stats.json)" = none ]
+	[ "$(jq -r .hash_seed stats.json)" = 0 ]
+	[ "$(jq .max_depth stats.json)" -gt 0 ]
+	[ ! -e .ploom ]
+}
+
+@test "bank_unlocked counts with preemption bounds 0, 1, 2" {
+	counts bank_unlocked none 221 75
+	counts bank_unlocked 0 3 0
+	counts bank_unlocked 1 14 3
+	counts bank_unlocked 2 52 14
+	[ "$(jq .max_preemptions stats.json)" -eq 2 ]
+}
+
+@test "bank_locked counts with preemption bounds 0, 1, 2" {
+	counts bank_locked 0 3 0
+	counts bank_locked 1 22 0
+	counts bank_locked 2 55 0
+}
+
+@test "abba counts match REFERENCE.md" {
+	counts abba none 194 10
+	counts abba 0 3 0
+	counts abba 1 19 2
+	counts abba 2 59 5
+}
+
+@test "racy_counter2 counts match REFERENCE.md" {
+	counts racy_counter2 none 69 30
+	counts racy_counter2 0 3 0
+	counts racy_counter2 1 12 3
+	counts racy_counter2 2 32 10
+}
+
+@test "try_lock counts match REFERENCE.md" {
+	counts try_lock none 307 0
+	counts try_lock 0 3 0
+	counts try_lock 1 24 0
+	counts try_lock 2 77 0
+}
+
+@test "flag_handoff counts match REFERENCE.md" {
+	counts flag_handoff none 488 0
+	counts flag_handoff 0 3 0
+	counts flag_handoff 1 21 0
+	counts flag_handoff 2 76 0
+}
+
+@test "counter3 counts with bounds 0 and 1 match REFERENCE.md" {
+	counts counter3 0 13 0
+	counts counter3 1 313 0
+}
+
+@test "a deadlock is a failure of kind deadlock" {
+	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
+	echo "$output" > stats.json
+	[ "$(jq -r .failure.kind stats.json)" = deadlock ]
+	[[ "$stderr" == *"failed: deadlock: task "*" waits to acquire lock#"*" held by task "* ]]
+	trace="$(jq -r .trace stats.json)"
+	[ "$(jq -r .outcome.kind "$trace")" = deadlock ]
+	[ "$(jq '.outcome.waits | length' "$trace")" -ge 2 ]
+}
+
+@test "an exception in a thread is a failure naming its type" {
+	run -1 --separate-stderr ploom-explore -q "$SCN:raises_in_thread"
+	echo "$output" > stats.json
+	[ "$(jq -r .failure.kind stats.json)" = failure ]
+	[ "$(jq -r .failure.type stats.json)" != null ]
+	trace="$(jq -r .trace stats.json)"
+	[ "$(jq .outcome.task "$trace")" -ge 1 ]
+}
+
+@test "-n stops the search and makes it incomplete" {
+	run -3 --separate-stderr ploom-explore -q -n 5 "$SCN:bank_locked"
+	echo "$output" > stats.json
+	[ "$(jq .schedules stats.json)" -eq 5 ]
+	[ "$(jq -r .result stats.json)" = incomplete ]
+	[ "$(jq .complete stats.json)" = false ]
+	[ "$(jq -r .stopped_by stats.json)" = max-schedules ]
+}
+
+@test "-n equal to the whole search is complete" {
+	run -0 --separate-stderr ploom-explore -q -n 127 "$SCN:bank_locked"
+	[ "$(echo "$output" | jq -r .result)" = pass ]
+}
+
+@test "-t stops the search and makes it incomplete" {
+	run -3 --separate-stderr ploom-explore -q -t 0.001 "$SCN:bank_locked"
+	echo "$output" > stats.json
+	[ "$(jq -r .result stats.json)" = incomplete ]
+	[ "$(jq -r .stopped_by stats.json)" = time-limit ]
+}
+
+@test "a schedule reaching the step limit makes the search incomplete and keeps its trace" {
+	run -3 --separate-stderr ploom-explore -q -s 50 "$SCN:spins_forever"
+	echo "$output" > stats.json
+	[ "$(jq -r .result stats.json)" = incomplete ]
+	[ "$(jq -r .stopped_by stats.json)" = max-steps ]
+	[ "$(jq .failing stats.json)" -eq 0 ]
+	trace="$(jq -r .trace stats.json)"
+	[ "$(jq -r .outcome.kind "$trace")" = step-limit ]
+	[ "$(jq '.steps | length' "$trace")" -eq 50 ]
+	[[ "$stderr" == *"reached the step limit"* ]]
+}
+
+@test "a schedule that hangs outside ploom is a timeout failure" {
+	run -1 --separate-stderr ploom-explore -q --schedule-timeout 0.5 "$SCN:blocks_outside"
+	echo "$output" > stats.json
+	[ "$(jq -r .failure.kind stats.json)" = timeout ]
+	[ "$(jq -r .failure.summary stats.json)" = "timeout: the schedule ran longer than 0.5 s" ]
+	[ -f "$(jq -r .trace stats.json)" ]
+	run -1 pgrep -f "$SCN:blocks_outside"
+}
+
+@test "a scenario that calls os._exit is an exit failure" {
+	run -1 --separate-stderr ploom-explore -q "$SCN:calls_os_exit"
+	echo "$output" > stats.json
+	[ "$(jq -r .failure.kind stats.json)" = exit ]
+	trace="$(jq -r .trace stats.json)"
+	[ "$(jq .outcome.status "$trace")" -eq 3 ]
+	[ "$(jq -r .outcome.summary "$trace")" = "exit: the scenario exited with status 3" ]
+}
+
+@test "a scenario that crashes the interpreter is a crash failure" {
+	run -1 --separate-stderr ploom-explore -q "$SCN:crashes"
+	echo "$output" > stats.json
+	[ "$(jq -r .failure.kind stats.json)" = crash ]
+	trace="$(jq -r .trace stats.json)"
+	[ "$(jq .outcome.signal "$trace")" -eq 6 ]
+	[ "$(jq -r .outcome.summary "$trace")" = "crash: killed by signal 6 (SIGABRT)" ]
+}
+
+@test "--trace-dir is created and used" {
+	run -1 --separate-stderr ploom-explore -q --trace-dir out/traces "$BANK:scenario"
+	trace="$(echo "$output" | jq -r .trace)"
+	[[ "$trace" == out/traces/*-original.json ]]
+	[ -f "$trace" ]
+}
+
+@test "--hash-seed reaches the statistics and the trace" {
+	run -1 --separate-stderr ploom-explore -q --hash-seed 7 "$BANK:scenario"
+	echo "$output" > stats.json
+	[ "$(jq -r .hash_seed stats.json)" = 7 ]
+	[ "$(jq -r .hash_seed "$(jq -r .trace stats.json)")" = 7 ]
+}
+
+@test "an unknown module is a usage error naming the target" {
+	run -2 --separate-stderr ploom-explore nosuch_module_for_ploom:f
+	[ -z "$output" ]
+	[[ "$stderr" == "ploom-explore: cannot load scenario 'nosuch_module_for_ploom:f': "* ]]
+}
+
+@test "a missing interpreter is a usage error" {
+	run -2 --separate-stderr ploom-explore --python /nonexistent/python3 "$BANK:scenario"
+	[ "$stderr" = "ploom-explore: cannot run '/nonexistent/python3': No such file or directory" ]
+}
+
+@test "usage errors exit 2 with a message" {
+	run -2 --separate-stderr ploom-explore
+	[[ "$stderr" == "ploom-explore: missing TARGET"* ]]
+	run -2 --separate-stderr ploom-explore a:b c:d
+	[[ "$stderr" == "ploom-explore: too many arguments"* ]]
+	run -2 --separate-stderr ploom-explore --reduction=dpor "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: unsupported --reduction"*"'dpor'"* ]]
+	run -2 --separate-stderr ploom-explore -p x "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: invalid --max-preemptions 'x'"* ]]
+	run -2 --separate-stderr ploom-explore -n 0 "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: invalid --max-schedules '0'"* ]]
+	run -2 --separate-stderr ploom-explore --frobnicate "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: unknown option '--frobnicate'"* ]]
+	run -2 --separate-stderr ploom-explore --hash-seed=-1 "$BANK:scenario"
+	[ -z "$output" ]
+}
+
+@test "--help and --version exit 0 on stdout" {
+	run -0 ploom-explore --help
+	[[ "$output" == "usage: ploom-explore "* ]]
+	run -0 ploom-explore --version
+	[[ "$output" == "ploom-explore (ploom) "* ]]
+}
+
+@test "--reduction=none is accepted" {
+	run -0 --separate-stderr ploom-explore -q --reduction=none "$SCN:bank_locked"
+	[ "$(echo "$output" | jq -r .reduction)" = none ]
+}
+
+@test "a full stdout is an error, not silence" {
+	run -2 --separate-stderr bash -c "ploom-explore -q '$SCN:bank_locked' > /dev/full"
+	[[ "$stderr" == *"ploom-explore: "*"No space left on device"* ]]
+}
+
+@test "SIGTERM stops the search, prints nothing and leaves no process" {
+	ploom-explore -q -k "$SCN:counter3" > out.json 2> err.txt &
+	pid=$!
+	sleep 1.5
+	kill -TERM "$pid"
+	# not `run wait`: run uses a subshell, which cannot wait for our job
+	code=0
+	wait "$pid" || code=$?
+	[ "$code" -eq 143 ]
+	[ ! -s out.json ]
+	sleep 0.2
+	run -1 pgrep -f "$SCN:counter3"
+}
+
+@test "SIGINT exits 130" {
+	ploom-explore -q -k "$SCN:counter3" > out.json 2> err.txt &
+	pid=$!
+	sleep 1.5
+	kill -INT "$pid"
+	# not `run wait`: run uses a subshell, which cannot wait for our job
+	code=0
+	wait "$pid" || code=$?
+	[ "$code" -eq 130 ]
+	[ ! -s out.json ]
+	sleep 0.2
+	run -1 pgrep -f "$SCN:counter3"
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# ploom-run-one: one schedule, its trace on stdout, the exit status of
+# its outcome.  Needs ploom-run-one, ploom-explore and the worker's
+# python3 on PATH (.venv/bin).
+
+# $output, $stderr and $status are set by bats' run
+# shellcheck disable=SC2154
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	SCN="$ROOT/tests/python/scenarios.py"
+	BANK="$ROOT/examples/bank_account.py"
+	cd "$BATS_TEST_TMPDIR" || exit 1
+}
+
+@test "the default schedule of the unlocked bank passes" {
+	run -0 --separate-stderr ploom-run-one "$BANK:scenario"
+	echo "$output" > trace.json
+	[ "$(jq -r .format trace.json)" = ploom-trace ]
+	[ "$(jq .version trace.json)" -eq 1 ]
+	[ "$(jq -r .outcome.kind trace.json)" = pass ]
+	[ "$(jq -r .outcome.summary trace.json)" = pass ]
+	[ "$(jq .preemptions trace.json)" -eq 0 ]
+	[ "$(jq -r .scenario.qualname trace.json)" = scenario ]
+	[ "$(jq -r .scenario.target trace.json)" = "$BANK:scenario" ]
+	[ "$(jq -r .python.implementation trace.json)" = cpython ]
+	[ "$(jq -r '.hash_seed | type' trace.json)" = string ]
+	[ "$(jq .config.max_preemptions trace.json)" = null ]
+	[ "$(jq -r .config.reduction trace.json)" = none ]
+	[ "$(jq -r '.steps[0].op' trace.json)" = start ]
+	[ "$(jq '.steps[0].index' trace.json)" -eq 0 ]
+	[ "$(jq '[.steps[] | select(.enabled | length > 1)] | length' trace.json)" -eq "$(jq '.choices | length' trace.json)" ]
+	[ ! -e .ploom ]
+}
+
+@test "the choices of a failing trace reproduce the failure" {
+	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
+	trace="$(echo "$output" | jq -r .trace)"
+	mapfile -t choices < <(jq '.choices[]' "$trace")
+	run -1 --separate-stderr ploom-run-one "$BANK:scenario" "${choices[@]}"
+	echo "$output" > again.json
+	[ "$(jq -r .outcome.summary again.json)" = "builtins.AssertionError: the account is overdrawn" ]
+	[ "$(jq -c .choices again.json)" = "$(jq -c .choices "$trace")" ]
+	[ "$(jq -c .steps again.json)" = "$(jq -c .steps "$trace")" ]
+	[ "$(jq .preemptions again.json)" -eq "$(jq .preemptions "$trace")" ]
+}
+
+@test "a choice that is not enabled is a divergence" {
+	run -4 --separate-stderr ploom-run-one "$BANK:scenario" 9
+	[ "$(echo "$output" | jq -r .outcome.kind)" = divergence ]
+}
+
+@test "a deadlock exits 1" {
+	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
+	trace="$(echo "$output" | jq -r .trace)"
+	mapfile -t choices < <(jq '.choices[]' "$trace")
+	run -1 --separate-stderr ploom-run-one "$SCN:abba" "${choices[@]}"
+	[ "$(echo "$output" | jq -r .outcome.kind)" = deadlock ]
+}
+
+@test "the step limit exits 3" {
+	run -3 --separate-stderr ploom-run-one -s 20 "$SCN:spins_forever"
+	echo "$output" > trace.json
+	[ "$(jq -r .outcome.kind trace.json)" = step-limit ]
+	[ "$(jq '.steps | length' trace.json)" -eq 20 ]
+	[ "$(jq .config.max_steps trace.json)" -eq 20 ]
+}
+
+@test "a timeout, a crash and an exit are failures" {
+	run -1 --separate-stderr ploom-run-one --schedule-timeout 0.5 "$SCN:blocks_outside"
+	[ "$(echo "$output" | jq -r .outcome.kind)" = timeout ]
+	run -1 --separate-stderr ploom-run-one "$SCN:crashes"
+	[ "$(echo "$output" | jq -r .outcome.kind)" = crash ]
+	run -1 --separate-stderr ploom-run-one "$SCN:calls_os_exit"
+	[ "$(echo "$output" | jq .outcome.status)" -eq 3 ]
+	run -1 pgrep -f "$SCN:blocks_outside"
+}
+
+@test "--hash-seed reaches the trace" {
+	run -0 --separate-stderr ploom-run-one --hash-seed 42 "$SCN:bank_locked"
+	[ "$(echo "$output" | jq -r .hash_seed)" = 42 ]
+}
+
+@test "an unknown module is a usage error naming the target" {
+	run -2 --separate-stderr ploom-run-one nosuch_module_for_ploom:f
+	[ -z "$output" ]
+	[[ "$stderr" == "ploom-run-one: cannot load scenario 'nosuch_module_for_ploom:f': "* ]]
+}
+
+@test "usage errors exit 2 with a message" {
+	run -2 --separate-stderr ploom-run-one
+	[[ "$stderr" == "ploom-run-one: missing TARGET"* ]]
+	run -2 --separate-stderr ploom-run-one "$BANK:scenario" one
+	[[ "$stderr" == "ploom-run-one: invalid CHOICE 'one'"* ]]
+	run -2 --separate-stderr ploom-run-one --max-steps=x "$BANK:scenario"
+	[[ "$stderr" == "ploom-run-one: invalid --max-steps 'x'"* ]]
+	run -2 --separate-stderr ploom-run-one --bogus "$BANK:scenario"
+	[[ "$stderr" == "ploom-run-one: unknown option '--bogus'"* ]]
+}
+
+@test "--help and --version exit 0 on stdout" {
+	run -0 ploom-run-one --help
+	[[ "$output" == "usage: ploom-run-one "* ]]
+	run -0 ploom-run-one -V
+	[[ "$output" == "ploom-run-one (ploom) "* ]]
+}

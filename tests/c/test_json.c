@@ -1,0 +1,339 @@
+/* Tests of the trace JSON codec, the statistics writer and the failure
+ * id: round trips, and a named error for each kind of bad trace. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../lib/json.h"
+#include "../../lib/trace.h"
+#include "check.h"
+
+static int *ints(const int *v, size_t n)
+{
+	int *p = malloc(n * sizeof(*p));
+
+	memcpy(p, v, n * sizeof(*p));
+	return p;
+}
+
+static void add_step(struct ploom_run *run, int task, const char *op, const char *obj,
+		     const int *en, size_t nen, const char *value)
+{
+	struct ploom_step *s = ploom_run_add_step(run);
+
+	s->index = (long)run->nsteps - 1;
+	s->task = task;
+	s->op = strdup(op);
+	s->object = ploom_strdup(obj);
+	s->enabled = ints(en, nen);
+	s->nenabled = nen;
+	s->value = ploom_strdup(value);
+	s->nonblocking = !strcmp(op, "acquire") && value != NULL;
+}
+
+/* The bank's failing schedule, roughly, as a trace. */
+static struct ploom_trace *sample_trace(void)
+{
+	struct ploom_trace *t = ploom_trace_new();
+	static const int e0[] = {0}, e01[] = {0, 1}, e12[] = {1, 2};
+
+	t->scenario.target = strdup("examples/bank_account.py:scenario");
+	t->scenario.module = strdup("examples.bank_account");
+	t->scenario.qualname = strdup("scenario");
+	t->scenario.file = strdup("/src/examples/bank_account.py");
+	t->python.implementation = strdup("cpython");
+	t->python.version = strdup("3.13.0");
+	t->python.gil = 1;
+	t->hash_seed = strdup("4294967295");
+	t->config.max_preemptions = 2;
+	t->config.reduction = strdup("none");
+	t->config.max_steps = 10000;
+	t->config.schedule_timeout_s = 2.5;
+	add_step(&t->run, 0, "start", "thread#1", e0, 1, NULL);
+	add_step(&t->run, 1, "begin", NULL, e01, 2, NULL);
+	add_step(&t->run, 1, "read", "cell#0", e01, 2, "100");
+	add_step(&t->run, 2, "acquire", "lock#0", e12, 2, "False");
+	add_step(&t->run, 2, "write", "cell#0", e12, 2, "'a \"quoted\"\\n\xc3\xa9'");
+	t->run.outcome.kind = PLOOM_OUTCOME_FAILURE;
+	t->run.outcome.task = 0;
+	t->run.outcome.exc_type = strdup("builtins.AssertionError");
+	t->run.outcome.exc_message = strdup("the account is overdrawn");
+	t->run.outcome.traceback = strdup("Traceback (most recent call last):\n  ...\n");
+	t->run.outcome.output = strdup("some output\n");
+	ploom_run_finish(&t->run, NULL);
+	return t;
+}
+
+static void trace_round_trips_through_json(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text = ploom_trace_to_json(t, &err), *again = NULL;
+
+	CHECK(text != NULL);
+	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
+	CHECK_STR(err.msg, "");
+	if (back) {
+		again = ploom_trace_to_json(back, &err);
+		CHECK_STR(again, text);
+		CHECK_STR(back->hash_seed, "4294967295");
+		CHECK_INT(back->config.max_preemptions, 2);
+		CHECK_INT(back->run.nsteps, 5);
+		CHECK(back->run.steps[1].object == NULL);
+		CHECK(back->run.steps[0].value == NULL);
+		CHECK_INT(back->run.steps[3].nonblocking, 1);
+		CHECK_STR(back->run.steps[4].value, "'a \"quoted\"\\n\xc3\xa9'");
+		CHECK_INT(back->run.preemptions, t->run.preemptions);
+		CHECK_INT(back->run.nchoices, t->run.nchoices);
+		CHECK_STR(back->run.outcome.summary,
+			  "builtins.AssertionError: the account is overdrawn");
+		CHECK_STR(back->run.outcome.output, "some output\n");
+	}
+	free(again);
+	free(text);
+	ploom_trace_free(back);
+	ploom_trace_free(t);
+}
+
+static void every_outcome_kind_round_trips(void)
+{
+	static const enum ploom_outcome_kind kinds[] = {
+		PLOOM_OUTCOME_PASS, PLOOM_OUTCOME_DEADLOCK, PLOOM_OUTCOME_STEP_LIMIT,
+		PLOOM_OUTCOME_CRASH, PLOOM_OUTCOME_EXIT, PLOOM_OUTCOME_TIMEOUT,
+		PLOOM_OUTCOME_DIVERGENCE,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct ploom_trace *t = sample_trace(), *back = NULL;
+		struct ploom_err err = {0, ""};
+		struct ploom_outcome *o = &t->run.outcome;
+		char *text, *again = NULL;
+
+		free(o->summary);
+		o->summary = NULL;
+		o->kind = kinds[i];
+		o->signal = 6;
+		o->status = 3;
+		o->limit = 10000;
+		o->timeout_ms = 2500;
+		o->divergence_index = 4;
+		o->divergence_message = strdup("task 3 is not enabled");
+		if (o->kind == PLOOM_OUTCOME_DEADLOCK) {
+			o->waits = calloc(1, sizeof(*o->waits));
+			o->nwaits = 1;
+			o->waits[0].task = 1;
+			o->waits[0].op = strdup("acquire");
+			o->waits[0].object = strdup("lock#0");
+			o->waits[0].holder = -1;
+		}
+		o->summary = ploom_outcome_summary(o);
+		text = ploom_trace_to_json(t, &err);
+		if (!CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0))
+			printf("  kind %s: %s\n", ploom_outcome_kind_name(kinds[i]), err.msg);
+		if (back) {
+			char *s = ploom_outcome_summary(&back->run.outcome);
+			CHECK_STR(s, o->summary);
+			free(s);
+			again = ploom_trace_to_json(back, &err);
+			CHECK_STR(again, text);
+		}
+		free(again);
+		free(text);
+		ploom_trace_free(back);
+		ploom_trace_free(t);
+	}
+}
+
+/* Edits of the sample trace's JSON and the error each must give. */
+static const struct {
+	const char *from;
+	const char *to;
+	const char *want;
+} bad[] = {
+	{"\"version\":\t1", "\"version\":\t9", "unknown format version 9 (this ploom reads 1)"},
+	{"\"format\":\t\"ploom-trace\"", "\"format\":\t\"other\"", "not a ploom trace (format is 'other')"},
+	{"\"format\":\t\"ploom-trace\",", "", "missing field 'format'"},
+	{"\"steps\":", "\"stepz\":", "missing field 'steps'"},
+	{"\"steps\":", "\"steps\": 3, \"x\":", "field 'steps' is not an array"},
+	{"\"task\":\t0,\n\t\t\t\"op\":\t\"start\"", "\"task\":\t-1,\n\t\t\t\"op\":\t\"start\"",
+	 "field 'steps[0].task' is out of range"},
+	{"\"task\":\t0,\n\t\t\t\"op\":\t\"start\"", "\"task\":\t0.5,\n\t\t\t\"op\":\t\"start\"",
+	 "field 'steps[0].task' is not an integer"},
+	{"\"qualname\":\t\"scenario\"", "\"qualname\":\t7", "field 'scenario.qualname' is not a string"},
+	{"\"gil\":\ttrue", "\"gil\":\t1", "field 'python.gil' is not a boolean"},
+	{"\"hash_seed\":\t\"4294967295\"", "\"hash_seed\":\t4294967295",
+	 "field 'hash_seed' is not a string"},
+	{"\"kind\":\t\"failure\"", "\"kind\":\t\"oops\"", "unknown outcome kind 'oops'"},
+	{"\"exception\":", "\"exceptio\":", "missing field 'outcome.exception'"},
+	{"\"enabled\":\t[0]", "\"enabled\":\t[0, \"1\"]", "field 'steps[0].enabled[1]' is not an integer"},
+	{"\"index\":\t1,", "\"index\":\t7,", "field 'steps[1].index' is out of order"},
+	{"\"schedule_timeout_s\":\t2.5", "\"schedule_timeout_s\":\t-1",
+	 "field 'config.schedule_timeout_s' is not a non-negative number"},
+	{"{\n\t\"format\"", "[{\n\t\"format\"", "not valid JSON"},
+};
+
+static char *replace(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	size_t n;
+	char *out;
+
+	if (!at)
+		return NULL;
+	n = strlen(text) - strlen(from) + strlen(to);
+	out = malloc(n + 1);
+	memcpy(out, text, (size_t)(at - text));
+	strcpy(out + (at - text), to);
+	strcat(out, at + strlen(from));
+	return out;
+}
+
+static void bad_traces_are_rejected_with_a_named_problem(void)
+{
+	struct ploom_trace *t = sample_trace();
+	char *text = ploom_trace_to_json(t, NULL);
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ploom_err err = {0, ""};
+		struct ploom_trace *back = NULL;
+		char *edited = replace(text, bad[i].from, bad[i].to);
+
+		if (!CHECK(edited != NULL)) {
+			printf("  case %zu: '%s' not in the sample\n", i, bad[i].from);
+			continue;
+		}
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+		CHECK(back == NULL);
+		CHECK_INT(err.code, 2);
+		if (!CHECK(strstr(err.msg, bad[i].want) != NULL))
+			printf("  case %zu: got '%s'\n", i, err.msg);
+		free(edited);
+	}
+	free(text);
+	ploom_trace_free(t);
+}
+
+static void trailing_garbage_and_truncation_are_errors(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text = ploom_trace_to_json(t, NULL);
+	size_t n = strlen(text);
+	char *more = malloc(n + 3);
+
+	memcpy(more, text, n);
+	memcpy(more + n, "{}", 3);
+	CHECK_INT(ploom_trace_parse(&back, more, n + 2, &err), -1);
+	CHECK(strstr(err.msg, "unexpected data after the JSON") != NULL);
+	CHECK_INT(ploom_trace_parse(&back, text, n / 2, &err), -1);
+	CHECK(strstr(err.msg, "not valid JSON") != NULL);
+	CHECK_INT(ploom_trace_parse(&back, "", 0, &err), -1);
+	free(more);
+	free(text);
+	ploom_trace_free(t);
+}
+
+static void unknown_fields_are_ignored(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text = ploom_trace_to_json(t, NULL);
+	char *edited = replace(text, "\"steps\":", "\"fingerprints\": {\"a.py\": \"abc\"}, \"steps\":");
+
+	CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), 0);
+	free(edited);
+	free(text);
+	ploom_trace_free(back);
+	ploom_trace_free(t);
+}
+
+static void failure_id_is_the_git_blob_id_prefix(void)
+{
+	struct ploom_trace *t = sample_trace();
+	struct ploom_err err = {0, ""};
+	char id[17];
+
+	/* printf 'examples.bank_account:scenario\nfailure\nbuiltins.AssertionError\n
+	 * the account is overdrawn\n' | git hash-object --stdin */
+	CHECK_INT(ploom_trace_failure_id(id, t, &err), 0);
+	CHECK_STR(id, "9a90a7aef655763c");
+	ploom_trace_free(t);
+}
+
+static void save_writes_the_file_under_its_id(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char dir[] = "/tmp/ploom-test-json-XXXXXX", sub[128], tmp[160];
+	char *path = NULL;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	CHECK_INT(ploom_trace_save(&path, t, sub, "original", &err), 0);
+	CHECK(path && strstr(path, "/a/b/9a90a7aef655763c-original.json") != NULL);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path ? path : "");
+	CHECK(access(tmp, F_OK) != 0);
+	CHECK_INT(ploom_trace_read_file(&back, path ? path : "-", &err), 0);
+	CHECK(back && back->run.nsteps == 5);
+	ploom_trace_free(back);
+	CHECK_INT(ploom_trace_read_file(&back, "/nonexistent/x.json", &err), -1);
+	CHECK_STR(err.msg, "No such file or directory");
+	if (path)
+		unlink(path);
+	snprintf(tmp, sizeof(tmp), "%s/a/b", dir);
+	rmdir(tmp);
+	snprintf(tmp, sizeof(tmp), "%s/a", dir);
+	rmdir(tmp);
+	rmdir(dir);
+	free(path);
+	ploom_trace_free(back);
+	ploom_trace_free(t);
+}
+
+static void stats_are_written_as_json(void)
+{
+	struct ploom_trace *t = sample_trace();
+	struct ploom_err err = {0, ""};
+	struct ploom_stats s = {0};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	s.result = "failure";
+	s.target = "x:y";
+	s.schedules = 7;
+	s.failing = 1;
+	s.stopped_by = "failure";
+	s.max_preemptions = -1;
+	s.reduction = "none";
+	s.hash_seed = "0";
+	s.elapsed_s = 0.12345;
+	s.schedules_per_second = 56.789;
+	s.max_depth = 13;
+	s.trace = ".ploom/x-original.json";
+	s.failure = &t->run.outcome;
+	CHECK_INT(ploom_stats_write(f, &s, &err), 0);
+	fclose(f);
+	CHECK(strstr(buf, "\"max_preemptions\":\tnull") != NULL);
+	CHECK(strstr(buf, "\"elapsed_s\":\t0.123") != NULL);
+	CHECK(strstr(buf, "\"schedules_per_second\":\t56.8") != NULL);
+	CHECK(strstr(buf, "\"summary\":\t\"builtins.AssertionError: the account is overdrawn\"") != NULL);
+	CHECK(strstr(buf, "\"complete\":\tfalse") != NULL);
+	free(buf);
+	ploom_trace_free(t);
+}
+
+int main(void)
+{
+	trace_round_trips_through_json();
+	every_outcome_kind_round_trips();
+	bad_traces_are_rejected_with_a_named_problem();
+	trailing_garbage_and_truncation_are_errors();
+	unknown_fields_are_ignored();
+	failure_id_is_the_git_blob_id_prefix();
+	save_writes_the_file_under_its_id();
+	stats_are_written_as_json();
+	return check_report();
+}

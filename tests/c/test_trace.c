@@ -1,0 +1,138 @@
+/* Tests of the run model: choices, preemptions, summaries, kind names,
+ * and the option-value parsers the utilities share. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/args.h"
+#include "../../lib/trace.h"
+#include "check.h"
+
+/* Appends a step with the given task and enabled set (-1 ends the set). */
+static void step(struct ploom_run *run, int task, ...)
+{
+	struct ploom_step *s = ploom_run_add_step(run);
+	va_list ap;
+	int e;
+
+	s->index = (long)run->nsteps - 1;
+	s->task = task;
+	s->op = strdup("yield_now");
+	s->enabled = malloc(8 * sizeof(int));
+	va_start(ap, task);
+	while ((e = va_arg(ap, int)) >= 0)
+		s->enabled[s->nenabled++] = e;
+	va_end(ap);
+}
+
+static void choices_are_the_tasks_at_branch_points(void)
+{
+	struct ploom_run run = {0};
+
+	run.outcome.kind = PLOOM_OUTCOME_PASS;
+	step(&run, 0, 0, -1);
+	step(&run, 1, 0, 1, -1);        /* preempts 0 */
+	step(&run, 1, 1, -1);
+	step(&run, 0, 0, 2, -1);        /* 1 is not enabled: no preemption */
+	step(&run, 2, 0, 2, -1);        /* preempts 0 */
+	step(&run, 0, 0, -1);
+	CHECK_INT(ploom_run_finish(&run, NULL), 0);
+	CHECK_INT(run.nchoices, 3);
+	CHECK_INT(run.choices[0], 1);
+	CHECK_INT(run.choices[1], 0);
+	CHECK_INT(run.choices[2], 2);
+	CHECK_INT(run.preemptions, 2);
+	CHECK_STR(run.outcome.summary, "pass");
+	ploom_run_release(&run);
+}
+
+static void step_zero_counts_task_zero_as_previous(void)
+{
+	struct ploom_run run = {0};
+
+	step(&run, 1, 0, 1, -1);
+	CHECK_INT(ploom_run_finish(&run, NULL), 0);
+	CHECK_INT(run.preemptions, 1);
+	ploom_run_release(&run);
+	step(&run, 2, 1, 2, -1);
+	CHECK_INT(ploom_run_finish(&run, NULL), 0);
+	CHECK_INT(run.preemptions, 0);
+	ploom_run_release(&run);
+}
+
+static void summaries_read_as_documented(void)
+{
+	struct ploom_outcome o;
+	char *s;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = PLOOM_OUTCOME_FAILURE;
+	o.exc_type = (char *)"builtins.ValueError";
+	o.exc_message = (char *)"";
+	s = ploom_outcome_summary(&o);
+	CHECK_STR(s, "builtins.ValueError");
+	free(s);
+	o.kind = PLOOM_OUTCOME_CRASH;
+	o.signal = 6;
+	s = ploom_outcome_summary(&o);
+	CHECK_STR(s, "crash: killed by signal 6 (SIGABRT)");
+	free(s);
+	o.kind = PLOOM_OUTCOME_TIMEOUT;
+	o.timeout_ms = 10000;
+	s = ploom_outcome_summary(&o);
+	CHECK_STR(s, "timeout: the schedule ran longer than 10 s");
+	free(s);
+	o.timeout_ms = 500;
+	s = ploom_outcome_summary(&o);
+	CHECK_STR(s, "timeout: the schedule ran longer than 0.5 s");
+	free(s);
+}
+
+static void kind_names_round_trip(void)
+{
+	int k;
+
+	for (k = PLOOM_OUTCOME_PASS; k <= PLOOM_OUTCOME_DIVERGENCE; k++)
+		CHECK_INT(ploom_outcome_kind_parse(ploom_outcome_kind_name(k)), k);
+	CHECK_INT(ploom_outcome_kind_parse("none"), -1);
+	CHECK_INT(ploom_outcome_kind_parse("Pass"), -1);
+	CHECK_INT(ploom_outcome_is_failure(PLOOM_OUTCOME_STEP_LIMIT), 0);
+	CHECK_INT(ploom_outcome_is_failure(PLOOM_OUTCOME_TIMEOUT), 1);
+}
+
+static void option_values_are_strict(void)
+{
+	long v = 42;
+	double d = 0;
+	char seed[11];
+
+	CHECK_INT(ploom_args_long(&v, "17", 0, 100), 0);
+	CHECK_INT(v, 17);
+	CHECK_INT(ploom_args_long(&v, " 17", 0, 100), -1);
+	CHECK_INT(ploom_args_long(&v, "+17", 0, 100), -1);
+	CHECK_INT(ploom_args_long(&v, "17x", 0, 100), -1);
+	CHECK_INT(ploom_args_long(&v, "", 0, 100), -1);
+	CHECK_INT(ploom_args_long(&v, "-1", 0, 100), -1);
+	CHECK_INT(ploom_args_long(&v, "101", 0, 100), -1);
+	CHECK_INT(ploom_args_long(&v, "99999999999999999999", 0, 100), -1);
+	CHECK_INT(ploom_args_seconds(&d, "0.5"), 0);
+	CHECK(d == 0.5);
+	CHECK_INT(ploom_args_seconds(&d, "-1"), -1);
+	CHECK_INT(ploom_args_seconds(&d, "inf"), -1);
+	CHECK_INT(ploom_args_seconds(&d, "1s"), -1);
+	CHECK_INT(ploom_args_seed(seed, "007"), 0);
+	CHECK_STR(seed, "7");
+	CHECK_INT(ploom_args_seed(seed, "4294967295"), 0);
+	CHECK_INT(ploom_args_seed(seed, "4294967296"), -1);
+	CHECK_INT(ploom_args_seed(seed, "random"), -1);
+}
+
+int main(void)
+{
+	choices_are_the_tasks_at_branch_points();
+	step_zero_counts_task_zero_as_previous();
+	summaries_read_as_documented();
+	kind_names_round_trip();
+	option_values_are_strict();
+	return check_report();
+}

@@ -1,0 +1,203 @@
+/* Tests of the worker process handling, with small shell scripts standing
+ * in for the Python interpreter: they get the same arguments, fds and
+ * environment as the real worker and answer with canned records. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../lib/worker.h"
+#include "check.h"
+
+static char dir[] = "/tmp/ploom-test-worker-XXXXXX";
+
+/* Writes an executable script DIR/name whose body follows the shebang. */
+static char *script(const char *name, const char *body)
+{
+	char *path = NULL;
+	FILE *f;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		abort();
+	f = fopen(path, "w");
+	fprintf(f, "#!/bin/sh\n%s", body);
+	fclose(f);
+	chmod(path, 0755);
+	return path;
+}
+
+#define HELLO "echo 'hello 1 =cpython =3.13.0 1 '=$PYTHONHASHSEED' =mod =fn =/x/mod.py' >&3\n"
+
+static void worker_starts_runs_and_stops(void)
+{
+	struct ploom_worker_opts opts = {0};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_run run = {0};
+	char *py, fds[256], line[256] = "";
+	const int choices[] = {1, 2};
+	FILE *f;
+
+	snprintf(fds, sizeof(fds), "%s/fds", dir);
+	py = script("good", "echo \"$1 $2 $3\" > " "\"$(dirname \"$0\")/args\"\n"
+		    "ls /proc/$$/fd | sort -n | tr '\\n' ' ' > \"$(dirname \"$0\")/fds\"\n"
+		    HELLO
+		    "read cmd\n"
+		    "echo \"$cmd\" > \"$(dirname \"$0\")/cmd\"\n"
+		    "echo 'step 0 0 start thread#1 0 -' >&3\n"
+		    "echo 'step 1 1 begin - 0,1 -' >&3\n"
+		    "echo 'outcome pass' >&3\n"
+		    "echo 'exit code 0' >&3\n"
+		    "echo 'done 2' >&3\n"
+		    "read cmd\n"
+		    "[ \"$cmd\" = quit ] && exit 0\n"
+		    "exit 1\n");
+	opts.python = py;
+	opts.target = "mod:fn";
+	opts.hash_seed = "123";
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_STR(err.msg, "");
+	if (!w)
+		goto done;
+	CHECK_STR(ploom_worker_hello(w)->hash_seed, "123");
+	CHECK_STR(ploom_worker_hello(w)->file, "/x/mod.py");
+	CHECK(ploom_worker_pid(w) > 0);
+	CHECK_INT(ploom_worker_run(w, &run, choices, 2, 100, 5000, &err), 0);
+	CHECK_INT(run.nsteps, 2);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
+	CHECK_INT(run.preemptions, 1);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	f = fopen(fds, "r");
+	if (f && fgets(line, sizeof(line), f)) {
+		/* dash keeps the script open on a descriptor of its own (>= 10) */
+		CHECK(!strncmp(line, "0 1 2 3 ", 8));
+		CHECK(strstr(line, " 4 ") == NULL && strstr(line, " 5 ") == NULL);
+	}
+	if (f)
+		fclose(f);
+	snprintf(fds, sizeof(fds), "%s/cmd", dir);
+	f = fopen(fds, "r");
+	CHECK(f && fgets(line, sizeof(line), f));
+	CHECK_STR(line, "run 100 5000 2 1 2\n");
+	if (f)
+		fclose(f);
+	snprintf(fds, sizeof(fds), "%s/args", dir);
+	f = fopen(fds, "r");
+	CHECK(f && fgets(line, sizeof(line), f));
+	CHECK_STR(line, "-m ploom._worker mod:fn\n");
+	if (f)
+		fclose(f);
+done:
+	ploom_run_release(&run);
+	free(py);
+}
+
+static void an_error_record_means_the_scenario_cannot_load(void)
+{
+	struct ploom_worker_opts opts = {0};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+	char *py = script("error", "echo 'error load =No%20module%20named%20x' >&3\nexit 2\n");
+
+	opts.python = py;
+	opts.target = "x:f";
+	opts.hash_seed = "0";
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), -1);
+	CHECK(w == NULL);
+	CHECK_INT(err.code, 2);
+	CHECK_STR(err.msg, "cannot load scenario 'x:f': No module named x");
+	free(py);
+}
+
+static void a_worker_that_dies_is_an_error(void)
+{
+	struct ploom_worker_opts opts = {0};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_run run = {0};
+	char *early = script("early", "exit 1\n");
+	char *mid = script("mid", HELLO "read cmd\necho 'step 0 0 begin - 0 -' >&3\nkill -9 $$\n");
+
+	opts.python = early;
+	opts.target = "x:f";
+	opts.hash_seed = "0";
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), -1);
+	CHECK_STR(err.msg, "the worker died before it loaded the scenario (exit status 1)");
+	opts.python = mid;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	if (w) {
+		CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 0, &err), -1);
+		CHECK_STR(err.msg, "the worker died during a schedule (killed by signal 9)");
+		ploom_worker_free(w);
+	}
+	ploom_run_release(&run);
+	free(early);
+	free(mid);
+}
+
+static void a_malformed_record_is_an_error_naming_it(void)
+{
+	struct ploom_worker_opts opts = {0};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_run run = {0};
+	char *py = script("bad", HELLO "read cmd\necho 'step 0 zero begin - 0 -' >&3\nsleep 5\n");
+
+	opts.python = py;
+	opts.target = "x:f";
+	opts.hash_seed = "0";
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	if (w) {
+		CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 0, &err), -1);
+		CHECK_STR(err.msg, "malformed record from the worker: 'step 0 zero begin - 0 -' "
+				   "(bad TASK)");
+		/* must not wait for the sleep: it kills */
+		ploom_worker_free(w);
+	}
+	ploom_run_release(&run);
+	free(py);
+}
+
+static void a_missing_interpreter_is_named(void)
+{
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), -1);
+	CHECK_STR(err.msg, "cannot run '/nonexistent/python3': No such file or directory");
+}
+
+static void default_python_honours_the_environment(void)
+{
+	char *p;
+
+	setenv("PLOOM_PYTHON", "/opt/py/bin/python3", 1);
+	p = ploom_worker_default_python();
+	CHECK_STR(p, "/opt/py/bin/python3");
+	free(p);
+	unsetenv("PLOOM_PYTHON");
+	p = ploom_worker_default_python();
+	CHECK(p && (!strcmp(p, "python3") || strstr(p, "/python3")));
+	free(p);
+}
+
+int main(void)
+{
+	char cmd[128];
+
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	worker_starts_runs_and_stops();
+	an_error_record_means_the_scenario_cannot_load();
+	a_worker_that_dies_is_an_error();
+	a_malformed_record_is_an_error_naming_it();
+	a_missing_interpreter_is_named();
+	default_python_honours_the_environment();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("cannot remove %s\n", dir);
+	return check_report();
+}
