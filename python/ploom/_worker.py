@@ -58,6 +58,10 @@ def main(argv):
     if len(argv) != 2:
         print("usage: python -m ploom._worker TARGET", file=sys.stderr)
         return 2
+    # stdout belongs to the utility (its JSON): what the scenario's module
+    # prints while it is imported goes to stderr instead
+    sys.stdout.flush()
+    os.dup2(2, 1)
     # a module that calls ploom.check() at top level must not explore again
     # while this process imports it
     os.environ["PLOOM_WORKER"] = "1"

@@ -1,0 +1,33 @@
+"""ploom: find thread bugs in Python, and replay the schedule that failed.
+
+A scenario is a function that uses ploom's operations (:class:`Thread`,
+:class:`Lock`, :class:`SharedCell`, :func:`yield_now`); :func:`check` runs it
+under a controlled scheduler over every order of those operations and raises
+:class:`ploom.exploration.ModelCheckError` at the first failing one.
+
+``check`` and ``Config`` live in :mod:`ploom.exploration`, imported on first
+use: a scenario's process needs only the operations, and ``import ploom``
+stays as cheap as loading the extension.
+"""
+
+from ploom._ploom import Lock, SharedCell, Thread, yield_now
+
+__all__ = ["Thread", "Lock", "SharedCell", "yield_now", "check", "Config"]
+__version__ = "0.1.0"
+
+_LAZY = {"check", "Config", "exploration"}
+
+
+def __getattr__(name):
+    """Imports ploom.exploration when check, Config or exploration is first used."""
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module("ploom.exploration")
+        globals().update(check=module.check, Config=module.Config, exploration=module)
+        return globals()[name]
+    raise AttributeError(f"module 'ploom' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY)

@@ -1,0 +1,445 @@
+"""Exploring a scenario's schedules from Python: ``check``, ``Config``, errors.
+
+The search itself is done by the ``ploom-explore`` utility; ``check`` runs it
+in a subprocess, reads the statistics it prints as JSON, and turns its exit
+status into a return value or an exception:
+
+====  ===========================  ==============================================
+exit  meaning                      ``check``
+====  ===========================  ==============================================
+0     every schedule passed        returns :class:`Statistics`
+1     a schedule failed            raises :class:`ModelCheckError`
+2     usage error, bad scenario    raises :class:`RuntimeError`
+3     a limit cut the search       raises :class:`IncompleteExplorationError`
+====  ===========================  ==============================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import selectors
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "Config",
+    "Statistics",
+    "ModelCheckError",
+    "IncompleteExplorationError",
+    "ReplayDivergenceError",
+    "check",
+]
+
+_EXPLORE = "ploom-explore"
+_REDUCTIONS = ("none",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """How :func:`check` explores a scenario.
+
+    max_preemptions
+        Explore only the schedules with at most this many preemptions (a
+        switch away from a task that could have continued); ``None``
+        explores every schedule.
+    reduction
+        ``"none"``: plain depth-first search over every schedule, the only
+        mode for now.
+    max_schedules
+        Stop after this many schedules.  If schedules remained, the search
+        is incomplete and :func:`check` raises
+        :class:`IncompleteExplorationError`.
+    time_limit
+        Stop after this many seconds; incomplete if schedules remained.
+    max_steps
+        Steps (scheduling points) allowed in one schedule.  A schedule that
+        reaches it, such as a thread spinning forever, makes the search
+        incomplete.
+    schedule_timeout
+        Wall-clock seconds one schedule may take.  A schedule that takes
+        longer (blocked outside ploom, say in ``time.sleep``) is a failure of
+        kind ``timeout``.
+    keep_going
+        Do not stop at the first failure: explore every schedule and count
+        the failing ones.  The first failure's trace is still saved.
+    hash_seed
+        ``PYTHONHASHSEED`` of every schedule, so set and dict order is the
+        same in all of them.
+    trace_dir
+        Where failure traces are written, created if missing.
+    """
+
+    max_preemptions: int | None = None
+    reduction: str = "none"
+    max_schedules: int | None = None
+    time_limit: float | None = None
+    max_steps: int = 10000
+    schedule_timeout: float = 10.0
+    keep_going: bool = False
+    hash_seed: int = 0
+    trace_dir: str = ".ploom"
+
+    def __post_init__(self) -> None:
+        if self.reduction not in _REDUCTIONS:
+            raise ValueError(
+                f"Config.reduction must be one of {', '.join(map(repr, _REDUCTIONS))}, "
+                f"not {self.reduction!r}"
+            )
+        if self.max_preemptions is not None:
+            _check_int("max_preemptions", self.max_preemptions, minimum=0)
+        if self.max_schedules is not None:
+            _check_int("max_schedules", self.max_schedules, minimum=1)
+        if self.time_limit is not None:
+            _check_seconds("time_limit", self.time_limit)
+        _check_int("max_steps", self.max_steps, minimum=1)
+        _check_seconds("schedule_timeout", self.schedule_timeout)
+        if not isinstance(self.keep_going, bool):
+            raise ValueError(f"Config.keep_going must be True or False, not {self.keep_going!r}")
+        _check_int("hash_seed", self.hash_seed, minimum=0)
+        if self.hash_seed > 4294967295:
+            raise ValueError(
+                f"Config.hash_seed must be at most 4294967295 (a PYTHONHASHSEED), not {self.hash_seed}"
+            )
+        if not isinstance(self.trace_dir, (str, os.PathLike)) or not os.fspath(self.trace_dir):
+            raise ValueError(f"Config.trace_dir must be a non-empty path, not {self.trace_dir!r}")
+
+    def _options(self) -> list[str]:
+        """The ``ploom-explore`` options that say the same as this config."""
+        opts = [f"--reduction={self.reduction}"]
+        if self.max_preemptions is not None:
+            opts.append(f"--max-preemptions={self.max_preemptions}")
+        if self.max_schedules is not None:
+            opts.append(f"--max-schedules={self.max_schedules}")
+        if self.time_limit is not None:
+            opts.append(f"--time-limit={self.time_limit!r}")
+        opts.append(f"--max-steps={self.max_steps}")
+        opts.append(f"--schedule-timeout={self.schedule_timeout!r}")
+        if self.keep_going:
+            opts.append("--keep-going")
+        opts.append(f"--hash-seed={self.hash_seed}")
+        opts.append(f"--trace-dir={os.fspath(self.trace_dir)}")
+        return opts
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    # bool is an int subclass, but True as a bound is surely a mistake
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"Config.{name} must be an integer, not {value!r}")
+    if value < minimum:
+        what = "non-negative" if minimum == 0 else f"at least {minimum}"
+        raise ValueError(f"Config.{name} must be {what}, not {value}")
+
+
+def _check_seconds(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"Config.{name} must be a number of seconds, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"Config.{name} must be a positive number of seconds, not {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Statistics:
+    """What an exploration did, as ``ploom-explore`` reports it in JSON.
+
+    ``schedules`` counts every schedule run, failing ones included;
+    ``failing`` the failing ones (more than one only with ``keep_going``).
+    ``complete`` is False when a limit cut the search, and ``stopped_by``
+    then names it (``"max-schedules"``, ``"time-limit"``, ``"max-steps"``),
+    or is ``"failure"`` when the first failure stopped it.  ``result`` is
+    ``"pass"``, ``"failure"`` or ``"incomplete"``.  ``trace`` is the path of
+    the first failing schedule's trace, or None.  ``raw`` holds the whole
+    JSON object, including fields added after this class was written.
+    """
+
+    schedules: int
+    failing: int
+    complete: bool
+    result: str
+    stopped_by: str | None
+    max_preemptions: int | None
+    reduction: str
+    elapsed_s: float
+    schedules_per_second: float
+    max_depth: int
+    trace: str | None
+    raw: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Statistics:
+        """Builds the statistics from ``ploom-explore``'s JSON object."""
+        try:
+            return cls(
+                schedules=int(data["schedules"]),
+                failing=int(data["failing"]),
+                complete=bool(data["complete"]),
+                result=str(data["result"]),
+                stopped_by=data.get("stopped_by"),
+                max_preemptions=data.get("max_preemptions"),
+                reduction=str(data.get("reduction", "none")),
+                elapsed_s=float(data.get("elapsed_s", 0.0)),
+                schedules_per_second=float(data.get("schedules_per_second", 0.0)),
+                max_depth=int(data.get("max_depth", 0)),
+                trace=data.get("trace"),
+                raw=dict(data),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RuntimeError(f"ploom: unexpected statistics from {_EXPLORE}: {exc!r} in {data!r}") from None
+
+
+class ModelCheckError(AssertionError):
+    """A schedule of the scenario failed.
+
+    ``summary`` says how (``builtins.AssertionError: the account is
+    overdrawn``, ``deadlock: ...``, ``timeout: ...``); ``original_trace`` is
+    the path of the failing schedule's trace; ``minimized_trace`` the path of
+    the same failure with fewer preemptions (None until ploom minimizes);
+    ``statistics`` the :class:`Statistics` of the exploration.
+    """
+
+    def __init__(
+        self,
+        summary: str,
+        original_trace: str | None,
+        minimized_trace: str | None = None,
+        statistics: Statistics | None = None,
+    ) -> None:
+        message = summary
+        if original_trace:
+            message += f" Original trace: {original_trace}"
+        if minimized_trace:
+            message += f" Minimized trace: {minimized_trace}"
+        super().__init__(message)
+        self.summary = summary
+        self.original_trace = original_trace
+        self.minimized_trace = minimized_trace
+        self.statistics = statistics
+
+
+class IncompleteExplorationError(Exception):
+    """A limit stopped the search before every schedule was explored.
+
+    A limit is never a pass: the schedules that were not run may fail.
+    ``statistics`` tells how far the search got and which limit stopped it.
+    """
+
+    def __init__(self, message: str, statistics: Statistics | None = None) -> None:
+        super().__init__(message)
+        self.statistics = statistics
+
+
+class ReplayDivergenceError(Exception):
+    """A replayed schedule did not follow its trace.
+
+    Raised when the scenario's source changed, the Python minor version
+    differs, or the run asked for another operation than the one recorded.
+    """
+
+
+def check(scenario: Callable[[], Any], config: Config | None = None) -> Statistics | None:
+    """Explores the schedules of ``scenario`` and returns the statistics.
+
+    ``scenario`` is a function taking no arguments, defined at module level
+    (each schedule runs in a separate process that imports it by module and
+    name; a function defined inside another one cannot be found that way).
+    A scenario in a module run as a script (``python file.py``) is found by
+    the file's path.
+
+    Returns :class:`Statistics` when every schedule passed.  Raises
+    :class:`ModelCheckError` when one failed, with the trace of the first
+    failing schedule; :class:`IncompleteExplorationError` when a limit of
+    ``config`` cut the search short (never a pass); :class:`RuntimeError`
+    when the scenario cannot be loaded or the utility fails; ValueError for
+    a scenario that is not a module-level function.
+
+    Inside the worker process that imports the scenario's module
+    (``PLOOM_WORKER`` set), ``check`` does nothing and returns None, so a
+    module may call it at top level.
+    """
+    if os.environ.get("PLOOM_WORKER"):
+        return None
+    if config is None:
+        config = Config()
+    elif not isinstance(config, Config):
+        raise TypeError(f"ploom.check: config must be a ploom.Config, not {type(config).__name__}")
+    target, import_root = _target(scenario)
+    explore = _find_utility(_EXPLORE)
+    argv = [explore, f"--python={sys.executable}", *config._options(), target]
+
+    env = dict(os.environ)
+    if import_root:
+        # The worker must import the scenario's module as this process did:
+        # put the folder its top-level package lives in on the worker's path.
+        old = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = import_root + (os.pathsep + old if old else "")
+
+    code, stdout, stderr = _run(argv, env)
+    stats = None
+    if code in (0, 1, 3):
+        try:
+            stats = Statistics.from_json(json.loads(stdout))
+        except ValueError as exc:
+            raise RuntimeError(
+                f"ploom: {_EXPLORE} exited {code} without valid statistics on stdout ({exc})"
+                + _stderr_tail(stderr)
+            ) from None
+
+    if code == 0:
+        return stats
+    if code == 1:
+        failure = stats.raw.get("failure") or {}
+        summary = failure.get("summary") or "a schedule failed"
+        raise ModelCheckError(summary, stats.trace, None, stats)
+    if code == 3:
+        raise IncompleteExplorationError(_incomplete_message(stats, config), stats)
+    raise RuntimeError(f"ploom: {_EXPLORE} failed on {target!r} (exit {code})" + _stderr_tail(stderr))
+
+
+def _target(scenario: Any) -> tuple[str, str | None]:
+    """Returns the TARGET naming ``scenario`` for the worker, and the folder
+    to put on the worker's import path (None if nothing is needed)."""
+    if not callable(scenario):
+        raise ValueError(f"ploom.check: the scenario must be a function, not {type(scenario).__name__}")
+    qualname = getattr(scenario, "__qualname__", None)
+    module_name = getattr(scenario, "__module__", None)
+    if not isinstance(qualname, str) or not isinstance(module_name, str):
+        raise ValueError(
+            f"ploom.check: {scenario!r} has no module and qualified name; "
+            "pass a function defined at module level"
+        )
+    if "<" in qualname:
+        raise ValueError(
+            f"ploom.check: the scenario {qualname!r} is defined inside a function or is a lambda; "
+            "each schedule runs in a separate process that imports the scenario by module and "
+            "name, so define it at module level"
+        )
+    module = sys.modules.get(module_name)
+    if module_name == "__main__":
+        spec = getattr(module, "__spec__", None)
+        if spec is not None and spec.name and spec.name != "__main__":
+            # run with `python -m pkg.mod`: the worker imports pkg.mod
+            module_name = spec.name
+    if module_name == "__main__":
+        path = getattr(module, "__file__", None)
+        if not path:
+            raise ValueError(
+                "ploom.check: the scenario is in __main__ but __main__ has no file "
+                "(an interactive session or python -c); define it in a module or a .py file"
+            )
+        return f"{os.path.abspath(path)}:{qualname}", None
+    path = getattr(module, "__file__", None)
+    if not path:
+        return f"{module_name}:{qualname}", None
+    # .../pkg/sub/mod.py for pkg.sub.mod (or .../pkg/sub/mod/__init__.py):
+    # the root is the folder above the top-level package.
+    root = os.path.dirname(os.path.abspath(path))
+    depth = module_name.count(".")
+    if os.path.basename(path).startswith("__init__."):
+        depth += 1
+    for _ in range(depth):
+        root = os.path.dirname(root)
+    return f"{module_name}:{qualname}", root
+
+
+def _find_utility(name: str) -> str:
+    """Finds a ploom utility: in $PLOOM_BIN_DIR, beside this interpreter (a
+    venv's bin/), or on PATH."""
+    bin_dir = os.environ.get("PLOOM_BIN_DIR")
+    if bin_dir:
+        path = os.path.join(bin_dir, name)
+        if os.access(path, os.X_OK):
+            return path
+        raise RuntimeError(f"ploom: PLOOM_BIN_DIR is {bin_dir!r} but it holds no executable {name!r}")
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    if os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which(name)
+    if found:
+        return found
+    raise RuntimeError(
+        f"ploom: cannot find the {name!r} utility (looked in PLOOM_BIN_DIR, "
+        f"{os.path.dirname(sys.executable)!r} and PATH); build ploom with `make` and use "
+        "its .venv, or set PLOOM_BIN_DIR to the folder that holds the utilities"
+    )
+
+
+def _run(argv: list[str], env: dict) -> tuple[int, str, str]:
+    """Runs the utility; its stderr goes to ours as it comes and is kept.
+
+    One thread multiplexes both pipes, so that Ctrl-C (delivered to the main
+    thread) interrupts the wait at once; the utility is then terminated,
+    which ends its worker and children.
+    """
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out_chunks: list[bytes] = []
+    err_chunks: list[bytes] = []
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ, out_chunks)
+            sel.register(proc.stderr, selectors.EVENT_READ, err_chunks)
+            while sel.get_map():
+                for key, _ in sel.select():
+                    data = os.read(key.fd, 65536)
+                    if not data:
+                        sel.unregister(key.fileobj)
+                        continue
+                    key.data.append(data)
+                    if key.data is err_chunks:
+                        _pass_through(data)
+        code = proc.wait()
+    except BaseException:
+        # KeyboardInterrupt and the like: do not leave the utility running.
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
+    out = b"".join(out_chunks).decode("utf-8", "replace")
+    return code, out, b"".join(err_chunks).decode("utf-8", "replace")
+
+
+def _pass_through(data: bytes) -> None:
+    try:
+        sys.stderr.write(data.decode("utf-8", "replace"))
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # our stderr is gone; the text is still kept for the error
+
+
+def _stderr_tail(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return ":\n" + "\n".join(lines[-20:])
+
+
+_LIMITS = {
+    "max-schedules": lambda c: f"the schedule limit (max_schedules={c.max_schedules})",
+    "time-limit": lambda c: f"the time limit (time_limit={c.time_limit} s)",
+    "max-steps": lambda c: (
+        f"the step limit: a schedule reached max_steps={c.max_steps} steps "
+        "(a thread that never finishes?)"
+    ),
+}
+
+
+def _incomplete_message(stats: Statistics, config: Config) -> str:
+    describe = _LIMITS.get(stats.stopped_by or "")
+    limit = describe(config) if describe else f"a limit ({stats.stopped_by})"
+    message = (
+        f"exploration incomplete: stopped by {limit} after {stats.schedules} schedules; "
+        "a limit is never a pass, since the schedules not explored may fail"
+    )
+    if stats.trace:
+        message += f". Trace: {stats.trace}"
+    return message

@@ -1,0 +1,178 @@
+"""Scenarios the tests explore, defined at module level as ploom requires.
+
+bank_locked and bank_unlocked are the README's bank example; abba, counter3,
+racy_counter2, try_lock and flag_handoff are exactly those of REFERENCE.md,
+whose schedule counts the tests compare against.  The rest misbehave on
+purpose: each must come back as its schedule's outcome, not break ploom.
+"""
+
+import os
+import time
+
+import ploom
+
+
+def _bank(with_lock):
+    balance = ploom.SharedCell(100)
+    lock = ploom.Lock()
+
+    def withdraw():
+        if balance.read() >= 100:
+            balance.write(balance.read() - 100)
+
+    def withdraw_locked():
+        with lock:
+            withdraw()
+
+    mathieu = ploom.Thread(target=withdraw_locked if with_lock else withdraw)
+    lucas = ploom.Thread(target=withdraw_locked if with_lock else withdraw)
+    mathieu.start()
+    lucas.start()
+    mathieu.join()
+    lucas.join()
+    assert balance.read() >= 0, "the account is overdrawn"
+
+
+def bank_locked():
+    _bank(with_lock=True)
+
+
+def bank_unlocked():
+    _bank(with_lock=False)
+
+
+def abba():
+    x = ploom.Lock()
+    y = ploom.Lock()
+
+    def one():
+        with x:
+            with y:
+                pass
+
+    def two():
+        with y:
+            with x:
+                pass
+
+    a = ploom.Thread(target=one)
+    b = ploom.Thread(target=two)
+    a.start()
+    b.start()
+    a.join()
+    b.join()
+
+
+def counter3():
+    # three threads increment a counter under a lock; the total must be 3
+    n = ploom.SharedCell(0)
+    lock = ploom.Lock()
+
+    def inc():
+        with lock:
+            n.write(n.read() + 1)
+
+    ts = [ploom.Thread(target=inc) for _ in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert n.read() == 3
+
+
+def racy_counter2():
+    # two threads increment without a lock: a lost update
+    n = ploom.SharedCell(0)
+
+    def inc():
+        n.write(n.read() + 1)
+
+    ts = [ploom.Thread(target=inc) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert n.read() == 2, "lost update"
+
+
+def try_lock():
+    # non-blocking acquire: exactly one of the two threads wins while the other holds it
+    lock = ploom.Lock()
+    wins = ploom.SharedCell(0)
+
+    def grab():
+        if lock.acquire(blocking=False):
+            wins.write(wins.read() + 1)
+            ploom.yield_now()
+            lock.release()
+
+    ts = [ploom.Thread(target=grab) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert 1 <= wins.read() <= 2
+
+
+def flag_handoff():
+    # a producer sets data then a flag; a consumer polls the flag at most 3 times with yield_now
+    data = ploom.SharedCell(None)
+    ready = ploom.SharedCell(False)
+    got = ploom.SharedCell(None)
+
+    def producer():
+        data.write(42)
+        ready.write(True)
+
+    def consumer():
+        for _ in range(3):
+            if ready.read():
+                got.write(data.read())
+                return
+            ploom.yield_now()
+
+    p = ploom.Thread(target=producer)
+    c = ploom.Thread(target=consumer)
+    p.start()
+    c.start()
+    p.join()
+    c.join()
+    assert got.read() in (None, 42)
+
+
+def raises_in_thread():
+    def boom():
+        raise ValueError("boom")
+
+    t = ploom.Thread(target=boom)
+    t.start()
+    t.join()
+
+
+def spins_forever():
+    def spin():
+        while True:
+            ploom.yield_now()
+
+    t = ploom.Thread(target=spin)
+    t.start()
+    t.join()
+
+
+def blocks_outside():
+    # ploom cannot see time.sleep: only the per-schedule timeout ends this
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    time.sleep(60)
+
+
+def calls_os_exit():
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    os._exit(3)
+
+
+def crashes():
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    os.abort()

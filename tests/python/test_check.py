@@ -1,0 +1,359 @@
+"""ploom.check end to end: counts, failures, limits and misbehaving scenarios.
+
+Every test writes its traces under pytest's tmp_path, never into the tree.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import ploom
+import scenarios
+from ploom.exploration import (
+    IncompleteExplorationError,
+    ModelCheckError,
+    Statistics,
+)
+
+
+def explore(scenario, tmp_path, **options):
+    """Runs check() and returns the statistics, whether it passed or failed."""
+    config = ploom.Config(reduction="none", trace_dir=str(tmp_path / "traces"), **options)
+    try:
+        return ploom.check(scenario, config)
+    except ModelCheckError as exc:
+        return exc.statistics
+
+
+def test_bank_with_the_lock_passes_in_127_schedules(tmp_path):
+    stats = ploom.check(scenarios.bank_locked, ploom.Config(reduction="none", trace_dir=str(tmp_path)))
+    assert isinstance(stats, Statistics)
+    assert stats.schedules == 127
+    assert stats.failing == 0
+    assert stats.complete is True
+    assert stats.result == "pass"
+    assert stats.trace is None
+    assert list(tmp_path.glob("**/*.json")) == []
+
+
+def test_bank_without_the_lock_raises_model_check_error(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.bank_unlocked, ploom.Config(trace_dir=str(tmp_path)))
+    exc = info.value
+    assert "builtins.AssertionError: the account is overdrawn" in str(exc)
+    assert exc.summary == "builtins.AssertionError: the account is overdrawn"
+    assert f"Original trace: {exc.original_trace}" in str(exc)
+    assert exc.minimized_trace is None
+    assert exc.statistics.failing == 1
+    assert exc.statistics.stopped_by == "failure"
+    with open(exc.original_trace, encoding="utf-8") as f:
+        trace = json.load(f)
+    assert trace["format"] == "ploom-trace"
+    assert trace["outcome"]["kind"] == "failure"
+    assert trace["outcome"]["exception"]["type"] == "builtins.AssertionError"
+
+
+def test_model_check_error_is_an_assertion_error():
+    # so a test that calls check() fails the way an assert does
+    assert issubclass(ModelCheckError, AssertionError)
+    assert ploom.exploration.ModelCheckError is ModelCheckError
+
+
+def test_the_same_failure_gets_the_same_trace_name(tmp_path):
+    names = []
+    for _ in range(2):
+        with pytest.raises(ModelCheckError) as info:
+            ploom.check(scenarios.bank_unlocked, ploom.Config(trace_dir=str(tmp_path)))
+        names.append(os.path.basename(info.value.original_trace))
+    assert names[0] == names[1]
+    assert names[0].endswith("-original.json")
+
+
+def test_keep_going_counts_221_schedules_75_failing(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.bank_unlocked, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    stats = info.value.statistics
+    assert stats.schedules == 221
+    assert stats.failing == 75
+    assert stats.complete is True
+    assert stats.result == "failure"
+    assert os.path.exists(info.value.original_trace)
+
+
+def test_abba_is_reported_as_a_deadlock(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.abba, ploom.Config(trace_dir=str(tmp_path)))
+    assert info.value.summary.startswith("deadlock: ")
+    assert "deadlock" in str(info.value)
+    with open(info.value.original_trace, encoding="utf-8") as f:
+        trace = json.load(f)
+    assert trace["outcome"]["kind"] == "deadlock"
+    # main waits to join thread 1; threads 1 and 2 wait for each other's lock
+    waits = {wait["task"]: wait for wait in trace["outcome"]["waits"]}
+    assert waits[0]["op"] == "join"
+    assert (waits[1]["op"], waits[1]["holder"]) == ("acquire", 2)
+    assert (waits[2]["op"], waits[2]["holder"]) == ("acquire", 1)
+
+
+# REFERENCE.md's table: (scenario, max_preemptions) -> (schedules, failing),
+# exploring every schedule.  The bank rows with a bound are not in
+# REFERENCE.md: they come from the same model (/tmp/proto/sim.py) that
+# reproduces every number there.
+REFERENCE = [
+    ("bank_locked", None, 127, 0),
+    ("bank_locked", 0, 3, 0),
+    ("bank_locked", 1, 22, 0),
+    ("bank_locked", 2, 55, 0),
+    ("bank_unlocked", None, 221, 75),
+    ("bank_unlocked", 0, 3, 0),
+    ("bank_unlocked", 1, 14, 3),
+    ("bank_unlocked", 2, 52, 14),
+    ("abba", None, 194, 10),
+    ("abba", 0, 3, 0),
+    ("abba", 1, 19, 2),
+    ("abba", 2, 59, 5),
+    pytest.param("counter3", None, 53715, 0, marks=pytest.mark.slow),
+    ("counter3", 0, 13, 0),
+    ("counter3", 1, 313, 0),
+    ("counter3", 2, 1866, 0),
+    ("racy_counter2", None, 69, 30),
+    ("racy_counter2", 0, 3, 0),
+    ("racy_counter2", 1, 12, 3),
+    ("racy_counter2", 2, 32, 10),
+    ("try_lock", None, 307, 0),
+    ("try_lock", 0, 3, 0),
+    ("try_lock", 1, 24, 0),
+    ("try_lock", 2, 77, 0),
+    ("flag_handoff", None, 488, 0),
+    ("flag_handoff", 0, 3, 0),
+    ("flag_handoff", 1, 21, 0),
+    ("flag_handoff", 2, 76, 0),
+]
+
+
+@pytest.mark.parametrize(("name", "bound", "schedules", "failing"), REFERENCE)
+def test_reference_counts(tmp_path, name, bound, schedules, failing):
+    stats = explore(getattr(scenarios, name), tmp_path, max_preemptions=bound, keep_going=True)
+    assert (stats.schedules, stats.failing) == (schedules, failing)
+    assert stats.complete is True
+    assert stats.max_preemptions == bound
+    assert stats.reduction == "none"
+    assert stats.result == ("failure" if failing else "pass")
+
+
+def test_a_schedule_limit_is_never_a_pass(tmp_path):
+    with pytest.raises(IncompleteExplorationError) as info:
+        ploom.check(scenarios.bank_locked, ploom.Config(max_schedules=5, trace_dir=str(tmp_path)))
+    stats = info.value.statistics
+    assert stats.schedules == 5
+    assert stats.complete is False
+    assert stats.stopped_by == "max-schedules"
+    assert "max_schedules=5" in str(info.value)
+    assert "never a pass" in str(info.value)
+
+
+def test_a_limit_that_is_not_reached_is_a_pass(tmp_path):
+    stats = ploom.check(scenarios.bank_locked, ploom.Config(max_schedules=127, trace_dir=str(tmp_path)))
+    assert stats.schedules == 127
+    assert stats.complete is True
+
+
+def test_a_thread_that_spins_forever_hits_the_step_limit(tmp_path):
+    with pytest.raises(IncompleteExplorationError) as info:
+        ploom.check(scenarios.spins_forever, ploom.Config(max_steps=200, trace_dir=str(tmp_path)))
+    assert info.value.statistics.stopped_by == "max-steps"
+    assert "step limit" in str(info.value)
+
+
+def test_a_failure_ends_the_search_before_a_limit(tmp_path):
+    with pytest.raises(ModelCheckError):
+        ploom.check(scenarios.bank_unlocked, ploom.Config(max_schedules=500, trace_dir=str(tmp_path)))
+
+
+def test_blocking_outside_ploom_times_out(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.blocks_outside, ploom.Config(schedule_timeout=1, trace_dir=str(tmp_path)))
+    assert info.value.summary.startswith("timeout: ")
+    with open(info.value.original_trace, encoding="utf-8") as f:
+        assert json.load(f)["outcome"]["kind"] == "timeout"
+
+
+def test_an_exception_in_a_thread_fails_the_schedule(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.raises_in_thread, ploom.Config(trace_dir=str(tmp_path)))
+    assert info.value.summary == "builtins.ValueError: boom"
+    with open(info.value.original_trace, encoding="utf-8") as f:
+        outcome = json.load(f)["outcome"]
+    assert outcome["task"] == 1
+    assert "boom" in outcome["traceback"]
+
+
+def test_os_exit_fails_the_schedule(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.calls_os_exit, ploom.Config(trace_dir=str(tmp_path)))
+    assert info.value.summary == "exit: the scenario exited with status 3"
+
+
+def test_a_crash_fails_the_schedule(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.crashes, ploom.Config(trace_dir=str(tmp_path)))
+    assert info.value.summary == "crash: killed by signal 6 (SIGABRT)"
+
+
+def test_a_nested_function_is_refused():
+    def nested():
+        pass
+
+    with pytest.raises(ValueError, match="module level"):
+        ploom.check(nested)
+
+
+def test_a_lambda_is_refused():
+    with pytest.raises(ValueError, match="module level"):
+        ploom.check(lambda: None)
+
+
+def test_a_scenario_that_cannot_be_loaded_is_a_runtime_error(tmp_path, monkeypatch):
+    # importable here, but its import fails in the worker (PLOOM_WORKER set)
+    (tmp_path / "unloadable_scenario.py").write_text(
+        "import os\n"
+        "def scenario():\n"
+        "    pass\n"
+        "if os.environ.get('PLOOM_WORKER'):\n"
+        "    raise ImportError('nope')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import unloadable_scenario
+
+    with pytest.raises(RuntimeError, match="nope"):
+        ploom.check(unloadable_scenario.scenario, ploom.Config(trace_dir=str(tmp_path / "traces")))
+
+
+def test_a_scenario_in_a_package_outside_the_working_folder_is_found(tmp_path, monkeypatch):
+    # The worker runs in this process's working folder, where somepkg is
+    # not; check() must hand it the folder that holds the package.
+    package = tmp_path / "somepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "racy.py").write_text(
+        textwrap.dedent(
+            """
+            import ploom
+
+            def scenario():
+                n = ploom.SharedCell(0)
+
+                def inc():
+                    n.write(n.read() + 1)
+
+                ts = [ploom.Thread(target=inc) for _ in range(2)]
+                for t in ts:
+                    t.start()
+                for t in ts:
+                    t.join()
+                assert n.read() == 2, "lost update"
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from somepkg import racy
+
+    stats = explore(racy.scenario, tmp_path, keep_going=True)
+    assert (stats.schedules, stats.failing) == (69, 30)
+    assert stats.raw["target"] == "somepkg.racy:scenario"
+
+
+def test_a_scenario_in_a_script_is_found_by_its_path(tmp_path):
+    # The script calls check() at top level, as in the README: the worker
+    # imports it with PLOOM_WORKER set, so check() must not recurse there.
+    script = tmp_path / "my_bank.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import ploom
+
+            def scenario():
+                balance = ploom.SharedCell(100)
+                lock = ploom.Lock()
+
+                def withdraw():
+                    with lock:
+                        if balance.read() >= 100:
+                            balance.write(balance.read() - 100)
+
+                mathieu = ploom.Thread(target=withdraw)
+                lucas = ploom.Thread(target=withdraw)
+                mathieu.start()
+                lucas.start()
+                mathieu.join()
+                lucas.join()
+                assert balance.read() >= 0, "the account is overdrawn"
+
+            stats = ploom.check(scenario, ploom.Config(trace_dir={str(tmp_path / "traces")!r}))
+            if stats is not None:  # None in the worker that imports this file
+                print("SCHEDULES", stats.schedules)
+            """
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["SCHEDULES", "127"]
+
+
+def test_the_readme_example_raises_when_run_as_a_script(tmp_path):
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "bank_account.py")
+    result = subprocess.run(
+        [sys.executable, os.path.abspath(example)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1
+    assert "ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn" in result.stderr
+    assert "Original trace: .ploom/" in result.stderr
+
+
+def test_check_returns_none_inside_the_worker(monkeypatch):
+    monkeypatch.setenv("PLOOM_WORKER", "1")
+    assert ploom.check(scenarios.bank_unlocked) is None
+
+
+def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLOOM_BIN_DIR", str(tmp_path))
+    with pytest.raises(RuntimeError, match="ploom-explore"):
+        ploom.check(scenarios.bank_locked)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"reduction": "dpor"},
+        {"max_preemptions": -1},
+        {"max_preemptions": 1.5},
+        {"max_schedules": 0},
+        {"time_limit": -2.0},
+        {"max_steps": 0},
+        {"schedule_timeout": 0},
+        {"hash_seed": -1},
+        {"keep_going": "yes"},
+        {"trace_dir": ""},
+    ],
+)
+def test_config_rejects_bad_values(options):
+    with pytest.raises(ValueError, match="Config"):
+        ploom.Config(**options)
+
+
+def test_config_is_frozen():
+    config = ploom.Config()
+    with pytest.raises(AttributeError):
+        config.max_steps = 5
+
+
+def test_the_package_exports_the_api():
+    assert ploom.__version__ == "0.1.0"
+    for name in ("Thread", "Lock", "SharedCell", "yield_now", "check", "Config"):
+        assert hasattr(ploom, name), name

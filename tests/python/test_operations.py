@@ -1,0 +1,106 @@
+"""ploom's operations: misuse raises what threading raises, and what each
+operation does outside a check.
+
+The misuse scenarios are module-level functions of this file: the worker
+imports this module to run them.
+"""
+
+import threading
+
+import pytest
+
+import ploom
+from ploom.exploration import ModelCheckError
+
+
+def release_unlocked():
+    ploom.Lock().release()
+
+
+def start_twice():
+    t = ploom.Thread(target=lambda: None)
+    t.start()
+    t.start()
+
+
+def join_unstarted():
+    t = ploom.Thread(target=lambda: None)
+    t.join()
+
+
+def write_a_list():
+    ploom.SharedCell(0).write([])
+
+
+def _threading_error(misuse):
+    """The exception type threading raises for the same misuse."""
+    with pytest.raises(Exception) as info:
+        misuse()
+    return type(info.value)
+
+
+THREADING_MISUSE = {
+    release_unlocked: lambda: threading.Lock().release(),
+    start_twice: lambda: [t.start() for t in [threading.Thread(target=lambda: None)] * 2],
+    join_unstarted: lambda: threading.Thread(target=lambda: None).join(),
+}
+
+
+@pytest.mark.parametrize("scenario", list(THREADING_MISUSE), ids=lambda f: f.__name__)
+def test_misuse_raises_what_threading_raises(tmp_path, scenario):
+    expected = _threading_error(THREADING_MISUSE[scenario])
+    assert expected is RuntimeError
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path)))
+    assert info.value.summary.startswith("builtins.RuntimeError")
+    assert info.value.statistics.schedules == 1
+
+
+def test_writing_a_mutable_value_fails_the_schedule(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(write_a_list, ploom.Config(trace_dir=str(tmp_path)))
+    assert info.value.summary.startswith("builtins.TypeError")
+    assert "list" in info.value.summary
+
+
+def test_shared_cell_refuses_a_mutable_value():
+    cell = ploom.SharedCell(0)
+    with pytest.raises(TypeError, match="list"):
+        cell.write([])
+    assert cell.read() == 0
+
+
+def test_shared_cell_works_outside_a_check():
+    cell = ploom.SharedCell(1)
+    assert cell.read() == 1
+    cell.write((2, "two", frozenset({3})))
+    assert cell.read() == (2, "two", frozenset({3}))
+
+
+def test_yield_now_does_nothing_outside_a_check():
+    assert ploom.yield_now() is None
+
+
+def test_thread_start_outside_a_check_raises():
+    ran = []
+    t = ploom.Thread(target=ran.append, args=(1,))
+    with pytest.raises(RuntimeError):
+        t.start()
+    assert ran == []
+
+
+def test_lock_works_outside_a_check_without_blocking():
+    lock = ploom.Lock()
+    assert lock.acquire() is True
+    assert lock.locked() is True
+    assert lock.acquire(blocking=False) is False
+    # nothing could ever release it: blocking would hang, so it raises
+    with pytest.raises(RuntimeError):
+        lock.acquire()
+    lock.release()
+    assert lock.locked() is False
+    with lock:
+        assert lock.locked() is True
+    assert lock.locked() is False
+    with pytest.raises(RuntimeError):
+        lock.release()
