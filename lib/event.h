@@ -9,11 +9,13 @@
  *
  * with PYTHONHASHSEED set, fd 0 carrying commands to the worker and fd 3
  * carrying records back.  The worker imports the scenario once, then forks
- * one child per schedule.  The child runs the schedule and writes its own
- * records on fd 3 as they happen (one write(2) per record, so a crash loses
- * nothing already reported); after reaping the child the worker writes the
- * closing records.  Everything is line based: one record per line, fields
- * separated by one space.
+ * one child per schedule.  The child runs the schedule and stores its
+ * records, as they happen, in memory it shares with the worker (so a crash
+ * or a kill loses nothing already recorded, and the utility is not woken
+ * once per step); after reaping the child the worker sends them on fd 3,
+ * then the closing records.  A child with more records than that memory
+ * holds writes the overflow to fd 3 itself, in order.  Everything is line
+ * based: one record per line, fields separated by one space.
  *
  * Field types
  *   int     decimal, may be negative

@@ -611,12 +611,15 @@ static char **make_env(const char *hash_seed)
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 2, sizeof(*env));
+	env = calloc(n + 3, sizeof(*env));
 	if (!env)
 		return NULL;
 	for (i = 0; i < n; i++)
-		if (strncmp(environ[i], "PYTHONHASHSEED=", 15))
+		if (strncmp(environ[i], "PYTHONHASHSEED=", 15) && strncmp(environ[i], "LD_BIND_NOW=", 12))
 			env[k++] = environ[i];
+	/* every forked schedule would otherwise resolve, again, each lazily
+	 * bound symbol that the worker itself never called */
+	env[k++] = (char *)"LD_BIND_NOW=1";
 	if (asprintf(&env[k], "PYTHONHASHSEED=%s", hash_seed) < 0) {
 		free(env);
 		return NULL;

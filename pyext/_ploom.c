@@ -23,6 +23,8 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <malloc.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -105,6 +107,20 @@ struct task {
 	struct sched *sched;
 };
 
+/* The child's records do not go to the event fd as they happen: every write
+ * would wake the utility, which then competes with the schedule for the
+ * CPU (that doubled the cost of a schedule).  They go to this area, shared
+ * with the worker, which sends them on once the child has ended, however
+ * it ended: memory written before a crash or a kill is not lost.  When the
+ * area is full the child sends what it holds itself and starts again. */
+#define RECORD_AREA_SIZE (4u << 20)
+
+struct record_area {
+	atomic_long steps;      /* step records, for the `done` record */
+	atomic_size_t len;      /* bytes of data in use */
+	char data[RECORD_AREA_SIZE - 2 * sizeof(long)];
+};
+
 struct sched {
 	int active;          /* this process is running a schedule */
 	struct task **tasks;
@@ -117,7 +133,7 @@ struct sched {
 	int nchoices;
 	int next_choice;
 	int event_fd;
-	atomic_long *shared_steps; /* step records sent, read by the worker */
+	struct record_area *area; /* where the child's records go, see below */
 	struct ploom_buf buf;
 	int *enabled;        /* scratch, cap entries */
 };
@@ -150,8 +166,28 @@ static void die_quietly(void)
 
 static void sched_flush(struct sched *s)
 {
-	if (s->buf.len && ploom_buf_flush_fd(&s->buf, s->event_fd) < 0)
-		die_quietly();
+	struct record_area *a = s->area;
+	size_t len;
+
+	if (!s->buf.len)
+		return;
+	if (!a) {
+		if (ploom_buf_flush_fd(&s->buf, s->event_fd) < 0)
+			die_quietly();
+		return;
+	}
+	len = atomic_load_explicit(&a->len, memory_order_relaxed);
+	if (len + s->buf.len > sizeof(a->data)) {
+		struct ploom_buf held = {.data = a->data, .len = len, .cap = sizeof(a->data)};
+		if (ploom_buf_flush_fd(&held, s->event_fd) < 0 ||
+		    ploom_buf_flush_fd(&s->buf, s->event_fd) < 0)
+			die_quietly();
+		atomic_store_explicit(&a->len, 0, memory_order_release);
+		return;
+	}
+	memcpy(a->data + len, s->buf.data, s->buf.len);
+	atomic_store_explicit(&a->len, len + s->buf.len, memory_order_release);
+	s->buf.len = 0;
 }
 
 static void obj_name(struct sched *s, PyObject *obj, enum op op, char *out, size_t n)
@@ -400,8 +436,8 @@ static struct task *sched_pick(struct sched *s)
 		ploom_buf_addf(&s->buf, i ? ",%d" : "%d", s->enabled[i]);
 	ploom_buf_addf(&s->buf, " %s\n", t->nonblocking ? "nonblocking" : "-");
 	s->step++;
-	if (s->shared_steps)
-		atomic_fetch_add(s->shared_steps, 1);
+	if (s->area)
+		atomic_fetch_add_explicit(&s->area->steps, 1, memory_order_relaxed);
 	s->prev = c;
 	t->state = TASK_RUNNING;
 	sched_flush(s);
@@ -498,7 +534,7 @@ static struct task *task_finish(struct sched *s, struct task *t)
 	return sched_pick(s);
 }
 
-static void *task_main(void *arg)
+static _Noreturn void *task_main(void *arg)
 {
 	struct task *t = arg;
 	struct sched *s = t->sched;
@@ -516,9 +552,14 @@ static void *task_main(void *arg)
 	Py_DECREF(r);
 	next = task_finish(s, t);
 	current_task = NULL;
-	PyGILState_Release(g);
+	/* Park rather than exit: the schedule ends with _exit() anyway, and
+	 * tearing down the thread state and the thread costs a good part of a
+	 * whole schedule. */
+	(void)g;
+	(void)PyEval_SaveThread();
 	sem_post(&next->go);
-	return NULL;
+	for (;;)
+		pause();
 }
 
 /* ---- Lock ------------------------------------------------------------- */
@@ -1256,6 +1297,21 @@ static void emit_output(struct ploom_buf *b, int memfd)
 	free(data);
 }
 
+/* Only one task of a schedule runs at a time, so its threads lose nothing
+ * by sharing one CPU, and gain: a handoff wakes a thread on the same CPU, and
+ * a copy-on-write fault needs no TLB shootdown on another one. */
+static void pin_to_one_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
 static PyObject *ploom_serve(PyObject *module, PyObject *args)
 {
 	module_state *st = PyModule_GetState(module);
@@ -1265,8 +1321,9 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	struct cmd_reader *reader = NULL;
 	struct ploom_buf out = {0};
 	char *line = NULL;
-	atomic_long *shared = NULL;
+	struct record_area *area = NULL;
 	pid_t worker = getpid();
+	int memfd = -1; /* the children's stdout and stderr, one after another */
 	PyObject *ret = NULL;
 	Py_ssize_t i;
 
@@ -1298,10 +1355,19 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 
 	reader = calloc(1, sizeof(*reader));
 	line = malloc(sizeof(reader->buf));
-	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!reader || !line || shared == MAP_FAILED) {
-		shared = NULL;
+	area = mmap(NULL, sizeof(*area), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!reader || !line || area == MAP_FAILED) {
+		area = NULL;
 		PyErr_NoMemory();
+		goto done;
+	}
+	/* once: what the worker printed must not reach every child, and the
+	 * loop below runs no Python code that prints */
+	flush_python_stdio();
+	memfd = memfd_create("ploom-output", MFD_CLOEXEC);
+	if (memfd < 0) {
+		PyErr_SetFromErrno(PyExc_OSError);
 		goto done;
 	}
 	reader->fd = cmd_fd;
@@ -1309,11 +1375,14 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	/* a terminal's ^C reaches the utility too, which stops this worker;
 	 * dying first would look like a crash of the worker */
 	signal(SIGINT, SIG_IGN);
-	s->shared_steps = shared;
+	/* one malloc arena: a task thread's first malloc would otherwise map
+	 * and fault in a fresh arena in every child */
+	mallopt(M_ARENA_MAX, 1);
+	s->area = area;
 
 	for (;;) {
 		long timeout_ms = 0;
-		int rc = read_line(reader, line, sizeof(reader->buf)), status, timed_out, memfd;
+		int rc = read_line(reader, line, sizeof(reader->buf)), status, timed_out;
 		pid_t pid;
 
 		if (rc < 0) {
@@ -1326,19 +1395,19 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 			PyErr_Format(PyExc_ValueError, "serve: bad command '%.100s'", line);
 			goto done;
 		}
-		memfd = memfd_create("ploom-output", MFD_CLOEXEC);
-		if (memfd < 0) {
+		if (ftruncate(memfd, 0) < 0 || lseek(memfd, 0, SEEK_SET) < 0) {
 			PyErr_SetFromErrno(PyExc_OSError);
 			goto done;
 		}
-		atomic_store(shared, 0);
-		flush_python_stdio();
+		atomic_store(&area->steps, 0);
+		atomic_store(&area->len, 0);
 		PyOS_BeforeFork();
 		pid = fork();
 		if (pid == 0) {
 			int devnull;
 			PyOS_AfterFork_Child();
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pin_to_one_cpu();
 			if (getppid() != worker)
 				_exit(122);
 			setpgid(0, 0);
@@ -1355,13 +1424,13 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 		}
 		PyOS_AfterFork_Parent();
 		if (pid < 0) {
-			close(memfd);
 			PyErr_SetFromErrno(PyExc_OSError);
 			goto done;
 		}
 		Py_BEGIN_ALLOW_THREADS
 		status = reap_child(pid, timeout_ms, &timed_out);
 		Py_END_ALLOW_THREADS
+		ploom_buf_add(&out, area->data, atomic_load(&area->len));
 		if (timed_out)
 			ploom_buf_addf(&out, "exit timeout 0\n");
 		else if (WIFSIGNALED(status))
@@ -1369,8 +1438,7 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 		else
 			ploom_buf_addf(&out, "exit code %d\n", WEXITSTATUS(status));
 		emit_output(&out, memfd);
-		close(memfd);
-		ploom_buf_addf(&out, "done %ld\n", atomic_load(shared));
+		ploom_buf_addf(&out, "done %ld\n", atomic_load(&area->steps));
 		if (ploom_buf_flush_fd(&out, event_fd) < 0) {
 			/* the utility went away: nothing left to serve */
 			break;
@@ -1381,9 +1449,11 @@ done:
 	ploom_buf_release(&out);
 	free(reader);
 	free(line);
-	if (shared)
-		munmap(shared, sizeof(*shared));
-	s->shared_steps = NULL;
+	if (area)
+		munmap(area, sizeof(*area));
+	if (memfd >= 0)
+		close(memfd);
+	s->area = NULL;
 	return ret;
 }
 
