@@ -672,6 +672,29 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* The worker's schedule child dies with the worker (PR_SET_PDEATHSIG) but
+ * a moment later, as an orphan.  This process is their subreaper (see
+ * ploom_worker_start), so it can wait for them and keep the promise that
+ * no process outlives the utility.  Bounded: a process that a scenario
+ * detached some other way is not waited for beyond `ms`. */
+static void reap_orphans(long ms)
+{
+	long deadline = now_ms() + ms;
+
+	for (;;) {
+		pid_t r = waitpid(-1, NULL, WNOHANG | __WALL);
+		struct timespec ts = {0, 1000 * 1000};
+
+		if (r > 0)
+			continue;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || now_ms() >= deadline)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* Waits for the worker up to ms milliseconds, then kills it; fills
  * *status.  Returns 0, or -1 if it was not our child. */
 static int reap(struct ploom_worker *w, long ms, int *status)
@@ -697,6 +720,7 @@ static int reap(struct ploom_worker *w, long ms, int *status)
 		}
 	}
 	w->pid = -1;
+	reap_orphans(1000);
 	return r > 0 ? 0 : -1;
 }
 
@@ -753,6 +777,8 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	argv[2] = (char *)"ploom._worker";
 	argv[3] = (char *)opts->target;
 	argv[4] = NULL;
+	/* orphans of the worker (its schedule child) come to us, see reap_orphans */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	w->pid = fork();
 	if (w->pid < 0) {
 		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot start the worker: %s", strerror(errno));
@@ -966,6 +992,7 @@ void ploom_worker_free(struct ploom_worker *w)
 		kill(w->pid, SIGKILL);
 		while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
 			;
+		reap_orphans(1000);
 	}
 	free(w->lb.data);
 	ploom_hello_release(&w->hello);

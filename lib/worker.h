@@ -70,7 +70,9 @@ struct ploom_hello {
 char *ploom_worker_default_python(void);
 
 /* Starts the worker and reads its `hello`.  On success the caller owns
- * *out and releases it with ploom_worker_stop() or ploom_worker_free(). */
+ * *out and releases it with ploom_worker_stop() or ploom_worker_free().
+ * Makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER), so
+ * that stopping the worker also reaps the schedule it was running. */
 int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts *opts,
 		       struct ploom_err *err);
 

@@ -228,6 +228,8 @@ static void add_value(struct sched *s, PyObject *v)
 	ploom_buf_add_str(&s->buf, u, (size_t)len);
 	ploom_buf_add(&s->buf, "\n", 1);
 	Py_DECREF(r);
+	/* at once: the code after this op may crash the process */
+	sched_flush(s);
 }
 
 /* ---- ending a schedule ------------------------------------------------ */
