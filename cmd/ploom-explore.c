@@ -1,8 +1,9 @@
 /* ploom-explore - search the schedules of a scenario depth first.
  *
  * Starts one worker, asks it for one schedule after another as lib/explore
- * directs, writes the first failing trace, and prints the statistics as
- * JSON on stdout.  man/ploom-explore.1 is the reference. */
+ * directs, writes the first failing trace, minimizes it with the same
+ * worker (lib/minimize), and prints the statistics as JSON on stdout.
+ * man/ploom-explore.1 is the reference. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include "err.h"
 #include "explore.h"
 #include "json.h"
+#include "minimize.h"
 #include "trace.h"
 #include "version.h"
 #include "worker.h"
@@ -25,7 +27,7 @@
 static const char usage_text[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [-k] [--reduction=none] [--python=PATH] [--hash-seed=N]\n"
-	"                     [--trace-dir=DIR] [-q] TARGET\n"
+	"                     [--trace-dir=DIR] [--no-minimize] [-q] TARGET\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
 	"    -p, --max-preemptions=N      only schedules with at most N preemptions\n"
@@ -38,11 +40,15 @@ static const char usage_text[] =
 	"        --python=PATH            the worker's interpreter\n"
 	"        --hash-seed=N            PYTHONHASHSEED of every schedule (default 0)\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
+	"        --no-minimize            do not look for a trace with fewer preemptions\n"
 	"    -q, --quiet                  no progress lines\n"
 	"\n"
 	"TARGET is module:function or path/to/file.py:function.\n";
 
-enum { OPT_SCHEDULE_TIMEOUT = 256, OPT_REDUCTION, OPT_PYTHON, OPT_HASH_SEED, OPT_TRACE_DIR };
+enum {
+	OPT_SCHEDULE_TIMEOUT = 256, OPT_REDUCTION, OPT_PYTHON, OPT_HASH_SEED, OPT_TRACE_DIR,
+	OPT_NO_MINIMIZE,
+};
 
 static const struct option options[] = {
 	{"max-preemptions", required_argument, NULL, 'p'},
@@ -55,6 +61,7 @@ static const struct option options[] = {
 	{"python", required_argument, NULL, OPT_PYTHON},
 	{"hash-seed", required_argument, NULL, OPT_HASH_SEED},
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
+	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -104,24 +111,46 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A progress line of the minimization at most once a second. */
+static void minimize_progress(void *ctx, long schedules, int bound)
+{
+	double *last = ctx;
+
+	if (now_s() - *last < 1.0)
+		return;
+	fprintf(stderr, PROG ": minimizing: %ld schedules, at most %d preemption%s\n", schedules,
+		bound, bound == 1 ? "" : "s");
+	*last = now_s();
+}
+
+/* Gives a trace about to be saved its source fingerprints and its id. */
+static int stamp(struct ploom_trace *trace, struct ploom_err *err)
+{
+	if (ploom_trace_fingerprint_source(trace, err) < 0)
+		return -1;
+	return ploom_trace_set_id(trace, err);
+}
+
 int main(int argc, char **argv)
 {
 	struct ploom_worker *worker = NULL;
 	struct ploom_explore *ex = NULL;
-	struct ploom_trace *trace = NULL;
+	struct ploom_trace *trace = NULL, *min = NULL;
 	struct ploom_outcome *first_failure = NULL;
+	struct ploom_minimize_opts mopts = {0};
+	struct ploom_minimize_result mres = {0};
 	struct ploom_run run = {0};
 	struct ploom_err err = {0, ""};
 	struct ploom_config config = {-1, (char *)"none", 10000, 10.0};
 	struct ploom_worker_opts wopts = {0};
 	struct ploom_stats stats = {0};
 	struct sigaction sa;
-	char *python = NULL, *failure_path = NULL, *limit_path = NULL;
+	char *python = NULL, *failure_path = NULL, *limit_path = NULL, *min_path = NULL;
 	const char *trace_dir = ".ploom", *stopped_by = NULL, *target;
 	char seed[11] = "0";
 	long max_schedules = 0, schedules = 0, failing = 0, max_depth = 0, v;
 	double time_limit = 0, t0, last_progress, elapsed;
-	int keep_going = 0, quiet = 0, hit_step_limit = 0, c, r;
+	int keep_going = 0, quiet = 0, minimize = 1, hit_step_limit = 0, c, r;
 	int ret = PLOOM_EXIT_USAGE;
 
 	/* getopt's own messages would name the path we were run by */
@@ -185,6 +214,9 @@ int main(int argc, char **argv)
 				goto done;
 			}
 			trace_dir = optarg;
+			break;
+		case OPT_NO_MINIMIZE:
+			minimize = 0;
 			break;
 		case 'q':
 			quiet = 1;
@@ -264,6 +296,7 @@ int main(int argc, char **argv)
 			hit_step_limit = 1;
 			if (!limit_path && !failure_path) {
 				if (ploom_worker_trace(&trace, worker, seed, &config, &run, &err) < 0 ||
+				    stamp(trace, &err) < 0 ||
 				    ploom_trace_save(&limit_path, trace, trace_dir, "original", &err) < 0)
 					goto fail;
 				fprintf(stderr, PROG ": schedule %ld reached the step limit (%ld steps)\n",
@@ -280,6 +313,7 @@ int main(int argc, char **argv)
 			failing++;
 			if (!failure_path) {
 				if (ploom_worker_trace(&trace, worker, seed, &config, &run, &err) < 0 ||
+				    stamp(trace, &err) < 0 ||
 				    ploom_trace_save(&failure_path, trace, trace_dir, "original", &err) < 0)
 					goto fail;
 				fprintf(stderr, PROG ": schedule %ld failed: %s\n", schedules,
@@ -317,6 +351,23 @@ int main(int argc, char **argv)
 	elapsed = now_s() - t0;
 	if (!stopped_by && hit_step_limit)
 		stopped_by = "max-steps";
+	/* after the search, so that its statistics measure the search only */
+	if (failure_path && minimize) {
+		last_progress = now_s();
+		if (!quiet) {
+			mopts.progress = minimize_progress;
+			mopts.progress_ctx = &last_progress;
+		}
+		if (ploom_minimize_trace(&min, &mres, trace, worker, &mopts, &err) < 0)
+			goto fail;
+		if (ploom_trace_save(&min_path, min, trace_dir, "minimized", &err) < 0)
+			goto fail;
+		if (mres.exhausted)
+			fprintf(stderr, PROG ": the minimizer gave up after %ld schedules\n",
+				mres.schedules);
+		fprintf(stderr, PROG ": minimized trace written to '%s' (%d -> %d preemptions)\n",
+			min_path, mres.from, mres.to);
+	}
 	if (ploom_worker_stop(worker, &err) < 0) {
 		worker = NULL;
 		goto fail;
@@ -337,6 +388,7 @@ int main(int argc, char **argv)
 	stats.schedules_per_second = elapsed > 0 ? (double)schedules / elapsed : 0;
 	stats.max_depth = max_depth;
 	stats.trace = failure_path ? failure_path : limit_path;
+	stats.minimized_trace = min_path;
 	stats.failure = first_failure;
 	if (ploom_stats_write(stdout, &stats, &err) < 0)
 		goto fail;
@@ -355,7 +407,9 @@ done:
 	ploom_explore_free(ex);
 	ploom_run_release(&run);
 	ploom_trace_free(trace);
+	ploom_trace_free(min);
 	free(python);
+	free(min_path);
 	free(failure_path);
 	free(limit_path);
 	if (interrupted) {

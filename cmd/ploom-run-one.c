@@ -189,7 +189,8 @@ int main(int argc, char **argv)
 	if (ploom_worker_run(worker, &run, choices, nchoices, config.max_steps,
 			     (long)(config.schedule_timeout_s * 1000.0 + 0.5), &err) < 0)
 		goto fail;
-	if (ploom_worker_trace(&trace, worker, seed, &config, &run, &err) < 0)
+	if (ploom_worker_trace(&trace, worker, seed, &config, &run, &err) < 0 ||
+	    ploom_trace_fingerprint_source(trace, &err) < 0 || ploom_trace_set_id(trace, &err) < 0)
 		goto fail;
 	if (ploom_worker_stop(worker, &err) < 0) {
 		worker = NULL;

@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "args.h"
+
 #define TRACE_FORMAT "ploom-trace"
 
 /* ---- writing ---------------------------------------------------------
@@ -146,7 +148,7 @@ static void put_outcome(struct builder *b, cJSON *parent, const struct ploom_out
 static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON *o, *steps;
+	cJSON *o, *steps, *fps;
 	size_t i;
 
 	if (!root) {
@@ -155,11 +157,19 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 	}
 	put_str(b, root, "format", TRACE_FORMAT);
 	put_num(b, root, "version", PLOOM_TRACE_VERSION);
+	if (t->id)
+		put_str(b, root, "id", t->id);
 	o = put(b, root, "scenario", cJSON_CreateObject());
 	put_str(b, o, "target", t->scenario.target ? t->scenario.target : "");
 	put_str(b, o, "module", t->scenario.module ? t->scenario.module : "");
 	put_str(b, o, "qualname", t->scenario.qualname ? t->scenario.qualname : "");
 	put_str(b, o, "file", t->scenario.file);
+	fps = put(b, root, "fingerprints", cJSON_CreateArray());
+	for (i = 0; i < t->nfingerprints; i++) {
+		o = append(b, fps, cJSON_CreateObject());
+		put_str(b, o, "path", t->fingerprints[i].path);
+		put_str(b, o, "blob", t->fingerprints[i].blob);
+	}
 	o = put(b, root, "python", cJSON_CreateObject());
 	put_str(b, o, "implementation", t->python.implementation ? t->python.implementation : "");
 	put_str(b, o, "version", t->python.version ? t->python.version : "");
@@ -175,6 +185,8 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 	put_num(b, o, "schedule_timeout_s", t->config.schedule_timeout_s);
 	put(b, root, "choices", int_array(t->run.choices, t->run.nchoices));
 	put_num(b, root, "preemptions", t->run.preemptions);
+	if (t->minimized_from >= 0)
+		put_num(b, root, "minimized_from", t->minimized_from);
 	steps = put(b, root, "steps", cJSON_CreateArray());
 	for (i = 0; i < t->run.nsteps; i++)
 		put_step(b, steps, &t->run.steps[i]);
@@ -323,7 +335,9 @@ int ploom_trace_save(char **out, const struct ploom_trace *trace, const char *di
 	char *path = NULL;
 
 	*out = NULL;
-	if (ploom_trace_failure_id(id, trace, err) < 0)
+	if (trace->id)
+		snprintf(id, sizeof(id), "%s", trace->id);
+	else if (ploom_trace_failure_id(id, trace, err) < 0)
 		return -1;
 	if (make_dirs(dir, err) < 0)
 		return -1;
@@ -372,6 +386,7 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	put_num(&b, root, "schedules_per_second", round_to(s->schedules_per_second, 10.0));
 	put_num(&b, root, "max_depth", (double)s->max_depth);
 	put_str(&b, root, "trace", s->trace);
+	put_str(&b, root, "minimized_trace", s->minimized_trace);
 	if (!s->failure) {
 		put(&b, root, "failure", cJSON_CreateNull());
 	} else {
@@ -691,10 +706,68 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 	}
 }
 
+/* 1 if s is exactly n lower-case hex digits, as git prints object ids. */
+static int is_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[n] == '\0';
+}
+
+/* Optional (traces older than the field have none). */
+static void read_fingerprints(struct reader *r, struct ploom_trace *t, const cJSON *root)
+{
+	const cJSON *x = get(r, root, "", "fingerprints", 0), *e;
+	char prefix[64];
+	char *path = NULL, *blob = NULL;
+	size_t i = 0;
+
+	if (!x || r->failed)
+		return;
+	if (!cJSON_IsArray(x)) {
+		fail(r, "is not an array", "", "fingerprints");
+		return;
+	}
+	cJSON_ArrayForEach(e, x) {
+		snprintf(prefix, sizeof(prefix), "fingerprints[%zu]", i);
+		if (!cJSON_IsObject(e)) {
+			fail(r, "is not an object", "", prefix);
+			return;
+		}
+		snprintf(prefix, sizeof(prefix), "fingerprints[%zu].", i);
+		get_str(r, &path, e, prefix, "path", 1, 0);
+		get_str(r, &blob, e, prefix, "blob", 1, 0);
+		if (!r->failed && !*path)
+			fail(r, "is empty", prefix, "path");
+		if (!r->failed && !is_hex(blob, 40))
+			fail(r, "is not a git blob id (40 lower-case hex digits)", prefix, "blob");
+		if (!r->failed && ploom_trace_add_fingerprint(t, path, blob, r->err) < 0)
+			r->failed = 1;
+		free(path);
+		free(blob);
+		path = blob = NULL;
+		if (r->failed)
+			return;
+		i++;
+	}
+}
+
+static void read_id(struct reader *r, struct ploom_trace *t, const cJSON *root)
+{
+	if (!get(r, root, "", "id", 0))
+		return;
+	get_str(r, &t->id, root, "", "id", 0, 1);
+	if (!r->failed && !is_hex(t->id, 16))
+		fail(r, "is not a failure id (16 lower-case hex digits)", "", "id");
+}
+
 static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	const cJSON *x, *e;
-	char *format = NULL;
+	char *format = NULL, seed[11];
 	long version = 0;
 	size_t i;
 
@@ -728,11 +801,16 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	get_str(r, &t->scenario.module, x, "scenario.", "module", 1, 0);
 	get_str(r, &t->scenario.qualname, x, "scenario.", "qualname", 1, 0);
 	get_str(r, &t->scenario.file, x, "scenario.", "file", 1, 1);
+	read_fingerprints(r, t, root);
+	read_id(r, t, root);
 	x = get_object(r, root, "", "python");
 	get_str(r, &t->python.implementation, x, "python.", "implementation", 1, 0);
 	get_str(r, &t->python.version, x, "python.", "version", 1, 0);
 	get_bool(r, &t->python.gil, x, "python.", "gil");
 	get_str(r, &t->hash_seed, root, "", "hash_seed", 1, 0);
+	if (!r->failed && ploom_args_seed(seed, t->hash_seed) < 0)
+		fail(r, "is not a hash seed (a decimal integer from 0 to 4294967295)", "",
+		     "hash_seed");
 	x = get_object(r, root, "", "config");
 	if (!r->failed) {
 		if (get(r, x, "config.", "max_preemptions", 1))
@@ -753,6 +831,8 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	}
 	get_int_array(r, &t->run.choices, &t->run.nchoices, root, "", "choices");
 	get_int(r, &t->run.preemptions, root, "", "preemptions", 0, INT_MAX);
+	if (get(r, root, "", "minimized_from", 0))
+		get_int(r, &t->minimized_from, root, "", "minimized_from", 0, INT_MAX);
 	x = get_array(r, root, "", "steps");
 	if (r->failed)
 		return;
@@ -868,5 +948,19 @@ int ploom_trace_read_file(struct ploom_trace **out, const char *path, struct plo
 		return ploom_err_set(err, PLOOM_EXIT_USAGE, "%s", strerror(errno));
 	ret = ploom_trace_read(out, f, err);
 	fclose(f);
+	return ret;
+}
+
+int ploom_trace_clone(struct ploom_trace **out, const struct ploom_trace *trace,
+		      struct ploom_err *err)
+{
+	char *text = ploom_trace_to_json(trace, err);
+	int ret;
+
+	*out = NULL;
+	if (!text)
+		return -1;
+	ret = ploom_trace_parse(out, text, strlen(text), err);
+	free(text);
 	return ret;
 }

@@ -4,12 +4,15 @@
  * man/ploom-trace.5):
  *
  *   {"format": "ploom-trace", "version": 1,
+ *    "id": "16 hex digits" (optional: failure and step-limit traces),
  *    "scenario": {"target", "module", "qualname", "file" (string or null)},
+ *    "fingerprints": [{"path", "blob" (40 hex digits)}...] (optional),
  *    "python": {"implementation", "version", "gil" (bool)},
  *    "hash_seed": "0",
  *    "config": {"max_preemptions" (int or null), "reduction", "max_steps",
  *               "schedule_timeout_s"},
  *    "choices": [int...], "preemptions": int,
+ *    "minimized_from": int (optional: minimized traces),
  *    "steps": [{"index", "task", "op", "object" (string or null),
  *               "enabled": [int...], "blocking" (acquire only, bool),
  *               "value" (optional string)}...],
@@ -51,6 +54,12 @@ int ploom_trace_read_file(struct ploom_trace **out, const char *path,
  * frees it.  Returns NULL with err filled when out of memory. */
 char *ploom_trace_to_json(const struct ploom_trace *trace, struct ploom_err *err);
 
+/* A deep copy of the trace (through its JSON, so it is exactly what a
+ * reader of the written trace gets).  On success the caller owns *out
+ * (ploom_trace_free()); on error returns -1 with err filled. */
+int ploom_trace_clone(struct ploom_trace **out, const struct ploom_trace *trace,
+		      struct ploom_err *err);
+
 /* Writes the trace JSON to the stream.  Returns 0, or -1 with err filled
  * on a write error (the stream is not closed). */
 int ploom_trace_write(FILE *out, const struct ploom_trace *trace,
@@ -62,7 +71,8 @@ int ploom_trace_write_file(const char *path, const struct ploom_trace *trace,
 			   struct ploom_err *err);
 
 /* Saves a failure trace as DIR/<id>-SUFFIX.json (suffix "original" or
- * "minimized"; id from ploom_trace_failure_id()), creating DIR and its
+ * "minimized"; id is trace->id if set, else ploom_trace_failure_id(),
+ * so that a minimized trace goes beside its original), creating DIR and its
  * parents if missing, through ploom_trace_write_file().  On success the
  * caller owns *out (the path written, malloc'd). */
 int ploom_trace_save(char **out, const struct ploom_trace *trace, const char *dir,
@@ -84,6 +94,7 @@ struct ploom_stats {
 	double schedules_per_second;
 	long max_depth;
 	const char *trace;          /* path of the trace written, or NULL */
+	const char *minimized_trace; /* path of the minimized trace, or NULL */
 	const struct ploom_outcome *failure; /* the first failure, or NULL */
 };
 

@@ -228,15 +228,32 @@ struct ploom_trace *ploom_trace_new(void)
 {
 	struct ploom_trace *t = calloc(1, sizeof(*t));
 
-	if (t)
+	if (t) {
 		t->config.max_preemptions = -1;
+		t->minimized_from = -1;
+	}
 	return t;
+}
+
+static void fingerprints_release(struct ploom_trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nfingerprints; i++) {
+		free(t->fingerprints[i].path);
+		free(t->fingerprints[i].blob);
+	}
+	free(t->fingerprints);
+	t->fingerprints = NULL;
+	t->nfingerprints = 0;
 }
 
 void ploom_trace_free(struct ploom_trace *trace)
 {
 	if (!trace)
 		return;
+	fingerprints_release(trace);
+	free(trace->id);
 	free(trace->scenario.target);
 	free(trace->scenario.module);
 	free(trace->scenario.qualname);
@@ -278,4 +295,85 @@ done:
 	free(summary);
 	ploom_buf_release(&b);
 	return ret;
+}
+
+int ploom_outcome_has_id(enum ploom_outcome_kind kind)
+{
+	return ploom_outcome_is_failure(kind) || kind == PLOOM_OUTCOME_STEP_LIMIT;
+}
+
+int ploom_trace_set_id(struct ploom_trace *trace, struct ploom_err *err)
+{
+	char id[17];
+
+	if (trace->id || !ploom_outcome_has_id(trace->run.outcome.kind))
+		return 0;
+	if (ploom_trace_failure_id(id, trace, err) < 0)
+		return -1;
+	trace->id = strdup(id);
+	if (!trace->id)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	return 0;
+}
+
+int ploom_trace_add_fingerprint(struct ploom_trace *trace, const char *path,
+				const char *blob, struct ploom_err *err)
+{
+	struct ploom_fingerprint *f;
+
+	f = realloc(trace->fingerprints, (trace->nfingerprints + 1) * sizeof(*f));
+	if (!f)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	trace->fingerprints = f;
+	f = &f[trace->nfingerprints];
+	f->path = strdup(path);
+	f->blob = strdup(blob);
+	if (!f->path || !f->blob) {
+		free(f->path);
+		free(f->blob);
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	}
+	trace->nfingerprints++;
+	return 0;
+}
+
+int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *err)
+{
+	char blob[PLOOM_OID_HEXSZ + 1];
+
+	fingerprints_release(trace);
+	if (!trace->scenario.file)
+		return 0;
+	if (ploom_fingerprint_file(blob, trace->scenario.file, err) < 0)
+		return -1;
+	return ploom_trace_add_fingerprint(trace, trace->scenario.file, blob, err);
+}
+
+int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_trace *from,
+				  struct ploom_err *err)
+{
+	size_t i;
+
+	if (to == from)
+		return 0;
+	fingerprints_release(to);
+	for (i = 0; i < from->nfingerprints; i++)
+		if (ploom_trace_add_fingerprint(to, from->fingerprints[i].path,
+						from->fingerprints[i].blob, err) < 0)
+			return -1;
+	return 0;
+}
+
+int ploom_run_count_preemptions(const struct ploom_run *run)
+{
+	size_t i;
+	int prev = 0, n = 0;
+
+	for (i = 0; i < run->nsteps; i++) {
+		const struct ploom_step *s = &run->steps[i];
+		if (s->nenabled > 1 && s->task != prev && contains(s->enabled, s->nenabled, prev))
+			n++;
+		prev = s->task;
+	}
+	return n;
 }

@@ -9,9 +9,12 @@
  * steps and the outcome; ploom_run_finish() derives the choices, the
  * preemption count and the outcome's summary from them.
  *
- * A trace is a run plus metadata: the scenario, the Python that ran it,
- * the hash seed and the configuration.  json.h reads and writes traces in
- * the format documented in man/ploom-trace.5 (format version 1).
+ * A trace is a run plus metadata: the scenario, the fingerprints of its
+ * source files, the Python that ran it, the hash seed and the
+ * configuration; a failing trace also carries its failure id, and a
+ * minimized one the preemption count of the trace it was minimized from.
+ * json.h reads and writes traces in the format documented in
+ * man/ploom-trace.5 (format version 1).
  *
  * Ownership: every char * and array in these structs is owned by the
  * struct that holds it and freed by ploom_run_release() /
@@ -111,12 +114,24 @@ struct ploom_config {
 	double schedule_timeout_s; /* 0: none */
 };
 
+/* A source file of the scenario and its git blob id (`git hash-object
+ * PATH`) when the trace was made; replay compares it with the file as it
+ * is now. */
+struct ploom_fingerprint {
+	char *path;         /* absolute */
+	char *blob;         /* 40 lower-case hex digits */
+};
+
 struct ploom_trace {
 	struct ploom_scenario scenario;
+	struct ploom_fingerprint *fingerprints; /* none in traces older than issue 3 */
+	size_t nfingerprints;
 	struct ploom_python python;
 	char *hash_seed;        /* decimal, a string because it is 64-bit wide */
 	struct ploom_config config;
 	struct ploom_run run;
+	char *id;               /* failure id (16 hex digits), NULL if none */
+	int minimized_from;     /* preemptions of the original; -1: not minimized */
 };
 
 /* Frees everything the run owns and zeroes it; safe on a zeroed run.
@@ -160,8 +175,9 @@ int ploom_outcome_kind_parse(const char *name);
  * crash, exit, timeout), else 0. */
 int ploom_outcome_is_failure(enum ploom_outcome_kind kind);
 
-/* Allocates a zeroed trace (config.max_preemptions = -1).  Returns NULL
- * when out of memory.  Free with ploom_trace_free(). */
+/* Allocates a zeroed trace (config.max_preemptions = -1,
+ * minimized_from = -1).  Returns NULL when out of memory.  Free with
+ * ploom_trace_free(). */
 struct ploom_trace *ploom_trace_new(void);
 
 /* Frees the trace and all it owns; accepts NULL. */
@@ -175,6 +191,35 @@ void ploom_trace_free(struct ploom_trace *trace);
  * out (17 bytes).  Returns 0, or -1 with err filled. */
 int ploom_trace_failure_id(char out[17], const struct ploom_trace *trace,
 			   struct ploom_err *err);
+
+/* 1 if the outcome gets a failure id in its trace: a failure of the
+ * schedule (ploom_outcome_is_failure()) or a step-limit, the outcomes
+ * whose traces ploom-explore saves under their id.  Else 0. */
+int ploom_outcome_has_id(enum ploom_outcome_kind kind);
+
+/* Sets trace->id to ploom_trace_failure_id() if the outcome has one
+ * (ploom_outcome_has_id()) and the id is not set yet; otherwise leaves
+ * it alone.  Returns 0, or -1 with err filled. */
+int ploom_trace_set_id(struct ploom_trace *trace, struct ploom_err *err);
+
+/* Appends a fingerprint, copying path and blob.  Returns 0, or -1 with
+ * err filled (out of memory). */
+int ploom_trace_add_fingerprint(struct ploom_trace *trace, const char *path,
+				const char *blob, struct ploom_err *err);
+
+/* Replaces the trace's fingerprints with the blob id of
+ * scenario.file as it is now (none when the file is unknown).  Returns 0,
+ * or -1 with err filled (the file cannot be read, naming it). */
+int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *err);
+
+/* Replaces to's fingerprints with copies of from's.  Returns 0, or -1
+ * with err filled (out of memory). */
+int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_trace *from,
+				  struct ploom_err *err);
+
+/* The preemptions of the run's steps, counted as ploom_run_finish()
+ * does, without changing the run. */
+int ploom_run_count_preemptions(const struct ploom_run *run);
 
 /* A malloc'd copy of s that the caller frees; NULL for NULL input or
  * when out of memory. */

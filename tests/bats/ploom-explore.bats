@@ -44,6 +44,50 @@ counts() {
 	[ "$(jq -r .outcome.exception.message "$trace")" = "the account is overdrawn" ]
 }
 
+@test "the first failure is minimized beside the original" {
+	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
+	echo "$output" > stats.json
+	trace="$(jq -r .trace stats.json)"
+	min="$(jq -r .minimized_trace stats.json)"
+	[ "$min" = "${trace%-original.json}-minimized.json" ]
+	[ -f "$min" ]
+	[ ! -e "$min.tmp" ]
+	[ "$(jq .preemptions "$trace")" -eq 2 ]
+	[ "$(jq .preemptions "$min")" -eq 1 ]
+	[ "$(jq .minimized_from "$min")" -eq 2 ]
+	[ "$(jq .minimized_from "$trace")" = null ]
+	[ "$(jq -r .outcome.summary "$min")" = "$(jq -r .outcome.summary "$trace")" ]
+	[ "$(jq -r .id "$min")" = "$(basename "$trace" -original.json)" ]
+	[[ "$stderr" == *"ploom-explore: minimized trace written to '$min' (2 -> 1 preemptions)"* ]]
+}
+
+@test "traces carry the scenario's fingerprint and their id" {
+	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
+	trace="$(echo "$output" | jq -r .trace)"
+	[ "$(jq '.fingerprints | length' "$trace")" -eq 1 ]
+	[ "$(jq -r '.fingerprints[0].path' "$trace")" = "$(jq -r .scenario.file "$trace")" ]
+	[ "$(jq -r '.fingerprints[0].blob' "$trace")" = "$(git hash-object "$BANK")" ]
+	[ "$(jq -r .id "$trace")" = "$(basename "$trace" -original.json)" ]
+}
+
+@test "--no-minimize writes the original only" {
+	run -1 --separate-stderr ploom-explore -q --no-minimize "$BANK:scenario"
+	echo "$output" > stats.json
+	[ "$(jq .minimized_trace stats.json)" = null ]
+	[ -f "$(jq -r .trace stats.json)" ]
+	[ -z "$(find .ploom -name '*-minimized.json')" ]
+	[[ "$stderr" != *minimized* ]]
+}
+
+@test "-k minimizes the first failure" {
+	run -1 --separate-stderr ploom-explore -q -k "$BANK:scenario"
+	echo "$output" > stats.json
+	[ "$(jq .schedules stats.json)" -eq 221 ]
+	min="$(jq -r .minimized_trace stats.json)"
+	[ -f "$min" ]
+	[ "$(jq .preemptions "$min")" -eq 1 ]
+}
+
 @test "the failure id is stable across runs" {
 	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
 	first="$(echo "$output" | jq -r .trace)"
@@ -68,6 +112,7 @@ counts() {
 	[ "$(jq .complete stats.json)" = true ]
 	[ "$(jq .stopped_by stats.json)" = null ]
 	[ "$(jq .trace stats.json)" = null ]
+	[ "$(jq .minimized_trace stats.json)" = null ]
 	[ "$(jq .failure stats.json)" = null ]
 	[ "$(jq -r .reduction stats.json)" = none ]
 	[ "$(jq -r .hash_seed stats.json)" = 0 ]
@@ -172,6 +217,9 @@ counts() {
 	[ "$(jq -r .outcome.kind "$trace")" = step-limit ]
 	[ "$(jq '.steps | length' "$trace")" -eq 50 ]
 	[[ "$stderr" == *"reached the step limit"* ]]
+	# saved under its id, and not minimized: it is not a failure
+	[ "$(jq -r .id "$trace")" = "$(basename "$trace" -original.json)" ]
+	[ "$(jq .minimized_trace stats.json)" = null ]
 }
 
 @test "a schedule that hangs outside ploom is a timeout failure" {

@@ -32,6 +32,9 @@ setup() {
 	[ "$(jq -r '.steps[0].op' trace.json)" = start ]
 	[ "$(jq '.steps[0].index' trace.json)" -eq 0 ]
 	[ "$(jq '[.steps[] | select(.enabled | length > 1)] | length' trace.json)" -eq "$(jq '.choices | length' trace.json)" ]
+	[ "$(jq -r '.fingerprints[0].blob' trace.json)" = "$(git hash-object "$BANK")" ]
+	[ "$(jq -r '.fingerprints[0].path' trace.json)" = "$(jq -r .scenario.file trace.json)" ]
+	[ "$(jq .id trace.json)" = null ]
 	[ ! -e .ploom ]
 }
 
@@ -45,6 +48,8 @@ setup() {
 	[ "$(jq -c .choices again.json)" = "$(jq -c .choices "$trace")" ]
 	[ "$(jq -c .steps again.json)" = "$(jq -c .steps "$trace")" ]
 	[ "$(jq .preemptions again.json)" -eq "$(jq .preemptions "$trace")" ]
+	[ "$(jq -r .id again.json)" = "$(jq -r .id "$trace")" ]
+	[ "$(jq -c .fingerprints again.json)" = "$(jq -c .fingerprints "$trace")" ]
 }
 
 @test "a choice that is not enabled is a divergence" {

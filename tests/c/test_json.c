@@ -61,6 +61,10 @@ static struct ploom_trace *sample_trace(void)
 	t->run.outcome.traceback = strdup("Traceback (most recent call last):\n  ...\n");
 	t->run.outcome.output = strdup("some output\n");
 	ploom_run_finish(&t->run, NULL);
+	ploom_trace_add_fingerprint(t, "/src/examples/bank_account.py",
+				    "fd814f41df2601f1b05e8b0f49455b43b669cf89", NULL);
+	t->id = strdup("9a90a7aef655763c");
+	t->minimized_from = 3;
 	return t;
 }
 
@@ -88,6 +92,14 @@ static void trace_round_trips_through_json(void)
 		CHECK_STR(back->run.outcome.summary,
 			  "builtins.AssertionError: the account is overdrawn");
 		CHECK_STR(back->run.outcome.output, "some output\n");
+		CHECK_STR(back->id, "9a90a7aef655763c");
+		CHECK_INT(back->minimized_from, 3);
+		CHECK_INT(back->nfingerprints, 1);
+		if (back->nfingerprints == 1) {
+			CHECK_STR(back->fingerprints[0].path, "/src/examples/bank_account.py");
+			CHECK_STR(back->fingerprints[0].blob,
+				  "fd814f41df2601f1b05e8b0f49455b43b669cf89");
+		}
 	}
 	free(again);
 	free(text);
@@ -171,6 +183,29 @@ static const struct {
 	{"\"schedule_timeout_s\":\t2.5", "\"schedule_timeout_s\":\t-1",
 	 "field 'config.schedule_timeout_s' is not a non-negative number"},
 	{"{\n\t\"format\"", "[{\n\t\"format\"", "not valid JSON"},
+	{"\"hash_seed\":\t\"4294967295\"", "\"hash_seed\":\t\"4294967296\"",
+	 "field 'hash_seed' is not a hash seed"},
+	{"\"hash_seed\":\t\"4294967295\"", "\"hash_seed\":\t\"random\"",
+	 "field 'hash_seed' is not a hash seed"},
+	{"\"fingerprints\":\t[", "\"fingerprints\":\t{}, \"x\": [",
+	 "field 'fingerprints' is not an array"},
+	{"\"fingerprints\":\t[", "\"fingerprints\":\t[7, ",
+	 "field 'fingerprints[0]' is not an object"},
+	{"\"blob\":\t\"fd814f41", "\"blob\":\t\"FD814F41",
+	 "field 'fingerprints[0].blob' is not a git blob id"},
+	{"\"blob\":\t\"fd814f41", "\"blob\":\t\"814f41",
+	 "field 'fingerprints[0].blob' is not a git blob id"},
+	{"\"path\":\t\"/src/examples/bank_account.py\"", "\"path\":\t\"\"",
+	 "field 'fingerprints[0].path' is empty"},
+	{"\"path\":\t\"/src/examples/bank_account.py\",", "",
+	 "missing field 'fingerprints[0].path'"},
+	{"\"id\":\t\"9a90a7aef655763c\"", "\"id\":\t\"9a90a7aef655763\"",
+	 "field 'id' is not a failure id"},
+	{"\"id\":\t\"9a90a7aef655763c\"", "\"id\":\t16", "field 'id' is not a string"},
+	{"\"minimized_from\":\t3", "\"minimized_from\":\t-3",
+	 "field 'minimized_from' is out of range"},
+	{"\"minimized_from\":\t3", "\"minimized_from\":\t\"3\"",
+	 "field 'minimized_from' is not an integer"},
 };
 
 static char *replace(const char *text, const char *from, const char *to)
@@ -240,12 +275,64 @@ static void unknown_fields_are_ignored(void)
 	struct ploom_trace *t = sample_trace(), *back = NULL;
 	struct ploom_err err = {0, ""};
 	char *text = ploom_trace_to_json(t, NULL);
-	char *edited = replace(text, "\"steps\":", "\"fingerprints\": {\"a.py\": \"abc\"}, \"steps\":");
+	char *edited = replace(text, "\"steps\":", "\"future\": {\"a.py\": \"abc\"}, \"steps\":");
 
 	CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), 0);
 	free(edited);
 	free(text);
 	ploom_trace_free(back);
+	ploom_trace_free(t);
+}
+
+/* Traces written before the fields existed have none of them. */
+static void fingerprints_id_and_minimized_from_are_optional(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL, *empty = ploom_trace_new();
+	struct ploom_err err = {0, ""};
+	char *text, *again;
+
+	CHECK_INT(ploom_trace_copy_fingerprints(t, empty, NULL), 0);
+	ploom_trace_free(empty);
+	free(t->id);
+	t->id = NULL;
+	t->minimized_from = -1;
+	text = ploom_trace_to_json(t, NULL);
+	CHECK(strstr(text, "\"id\"") == NULL);
+	CHECK(strstr(text, "\"minimized_from\"") == NULL);
+	CHECK(strstr(text, "\"fingerprints\":\t[]") != NULL);
+	again = replace(text, "\"fingerprints\":\t[],", "");
+	CHECK(again != NULL);
+	if (again) {
+		CHECK_INT(ploom_trace_parse(&back, again, strlen(again), &err), 0);
+		CHECK(back && back->nfingerprints == 0 && !back->id && back->minimized_from == -1);
+		ploom_trace_free(back);
+		back = NULL;
+		free(again);
+	}
+	again = replace(text, "\"preemptions\":",
+			"\"id\": null, \"minimized_from\": null, \"preemptions\":");
+	CHECK_INT(ploom_trace_parse(&back, again, strlen(again), &err), 0);
+	CHECK(back && !back->id && back->minimized_from == -1);
+	ploom_trace_free(back);
+	free(again);
+	free(text);
+	ploom_trace_free(t);
+}
+
+static void clone_copies_every_field(void)
+{
+	struct ploom_trace *t = sample_trace(), *copy = NULL;
+	char *a, *b = NULL;
+
+	CHECK_INT(ploom_trace_clone(&copy, t, NULL), 0);
+	a = ploom_trace_to_json(t, NULL);
+	if (copy)
+		b = ploom_trace_to_json(copy, NULL);
+	CHECK_STR(b, a);
+	CHECK(copy && copy->fingerprints != t->fingerprints);
+	free(a);
+	free(b);
+	ploom_trace_free(copy);
 	ploom_trace_free(t);
 }
 
@@ -282,6 +369,14 @@ static void save_writes_the_file_under_its_id(void)
 	CHECK_STR(err.msg, "No such file or directory");
 	if (path)
 		unlink(path);
+	free(path);
+	/* a minimized trace goes under its original's id, which it carries */
+	free(t->id);
+	t->id = strdup("0123456789abcdef");
+	CHECK_INT(ploom_trace_save(&path, t, sub, "minimized", &err), 0);
+	CHECK(path && strstr(path, "/a/b/0123456789abcdef-minimized.json") != NULL);
+	if (path)
+		unlink(path);
 	snprintf(tmp, sizeof(tmp), "%s/a/b", dir);
 	rmdir(tmp);
 	snprintf(tmp, sizeof(tmp), "%s/a", dir);
@@ -313,6 +408,7 @@ static void stats_are_written_as_json(void)
 	s.schedules_per_second = 56.789;
 	s.max_depth = 13;
 	s.trace = ".ploom/x-original.json";
+	s.minimized_trace = ".ploom/x-minimized.json";
 	s.failure = &t->run.outcome;
 	CHECK_INT(ploom_stats_write(f, &s, &err), 0);
 	fclose(f);
@@ -321,6 +417,7 @@ static void stats_are_written_as_json(void)
 	CHECK(strstr(buf, "\"schedules_per_second\":\t56.8") != NULL);
 	CHECK(strstr(buf, "\"summary\":\t\"builtins.AssertionError: the account is overdrawn\"") != NULL);
 	CHECK(strstr(buf, "\"complete\":\tfalse") != NULL);
+	CHECK(strstr(buf, "\"minimized_trace\":\t\".ploom/x-minimized.json\"") != NULL);
 	free(buf);
 	ploom_trace_free(t);
 }
@@ -332,6 +429,8 @@ int main(void)
 	bad_traces_are_rejected_with_a_named_problem();
 	trailing_garbage_and_truncation_are_errors();
 	unknown_fields_are_ignored();
+	fingerprints_id_and_minimized_from_are_optional();
+	clone_copies_every_field();
 	failure_id_is_the_git_blob_id_prefix();
 	save_writes_the_file_under_its_id();
 	stats_are_written_as_json();

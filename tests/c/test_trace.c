@@ -42,6 +42,7 @@ static void choices_are_the_tasks_at_branch_points(void)
 	CHECK_INT(run.choices[1], 0);
 	CHECK_INT(run.choices[2], 2);
 	CHECK_INT(run.preemptions, 2);
+	CHECK_INT(ploom_run_count_preemptions(&run), 2);
 	CHECK_STR(run.outcome.summary, "pass");
 	ploom_run_release(&run);
 }
@@ -127,8 +128,58 @@ static void option_values_are_strict(void)
 	CHECK_INT(ploom_args_seed(seed, "random"), -1);
 }
 
+static void failing_and_step_limit_traces_get_an_id(void)
+{
+	struct ploom_trace *t = ploom_trace_new();
+	struct ploom_err err = {0, ""};
+	char id[17];
+
+	t->scenario.module = strdup("m");
+	t->scenario.qualname = strdup("f");
+	CHECK_INT(t->minimized_from, -1);
+	t->run.outcome.kind = PLOOM_OUTCOME_PASS;
+	CHECK_INT(ploom_trace_set_id(t, &err), 0);
+	CHECK(t->id == NULL);
+	t->run.outcome.kind = PLOOM_OUTCOME_STEP_LIMIT;
+	t->run.outcome.limit = 5;
+	CHECK_INT(ploom_trace_set_id(t, &err), 0);
+	CHECK_INT(ploom_trace_failure_id(id, t, &err), 0);
+	CHECK_STR(t->id, id);
+	/* an id already there stays: a minimized trace keeps its original's */
+	free(t->id);
+	t->id = strdup("0123456789abcdef");
+	t->run.outcome.kind = PLOOM_OUTCOME_DEADLOCK;
+	CHECK_INT(ploom_trace_set_id(t, &err), 0);
+	CHECK_STR(t->id, "0123456789abcdef");
+	CHECK_INT(ploom_outcome_has_id(PLOOM_OUTCOME_TIMEOUT), 1);
+	CHECK_INT(ploom_outcome_has_id(PLOOM_OUTCOME_DIVERGENCE), 0);
+	ploom_trace_free(t);
+}
+
+static void fingerprints_are_copied(void)
+{
+	struct ploom_trace *a = ploom_trace_new(), *b = ploom_trace_new();
+
+	const char *one = "1111111111111111111111111111111111111111";
+	const char *two = "2222222222222222222222222222222222222222";
+
+	CHECK_INT(ploom_trace_add_fingerprint(a, "/x/a.py", one, NULL), 0);
+	CHECK_INT(ploom_trace_add_fingerprint(a, "/x/b.py", two, NULL), 0);
+	CHECK_INT(ploom_trace_add_fingerprint(b, "/y.py", one, NULL), 0);
+	CHECK_INT(ploom_trace_copy_fingerprints(b, a, NULL), 0);
+	CHECK_INT(b->nfingerprints, 2);
+	CHECK_STR(b->fingerprints[1].path, "/x/b.py");
+	CHECK(b->fingerprints[1].path != a->fingerprints[1].path);
+	CHECK_INT(ploom_trace_copy_fingerprints(a, a, NULL), 0);
+	CHECK_INT(a->nfingerprints, 2);
+	ploom_trace_free(a);
+	ploom_trace_free(b);
+}
+
 int main(void)
 {
+	failing_and_step_limit_traces_get_an_id();
+	fingerprints_are_copied();
 	choices_are_the_tasks_at_branch_points();
 	step_zero_counts_task_zero_as_previous();
 	summaries_read_as_documented();

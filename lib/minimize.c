@@ -1,0 +1,170 @@
+/* The minimizer: iterative preemption bounding; minimize.h documents it. */
+#include "minimize.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explore.h"
+#include "json.h"
+
+static int str_eq(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+int ploom_minimize_same_failure(const struct ploom_outcome *want,
+				const struct ploom_outcome *got)
+{
+	if (want->kind != got->kind || !ploom_outcome_is_failure(want->kind))
+		return 0;
+	switch (want->kind) {
+	case PLOOM_OUTCOME_FAILURE:
+		return str_eq(want->exc_type, got->exc_type) &&
+		       str_eq(want->exc_message, got->exc_message);
+	case PLOOM_OUTCOME_CRASH:
+		return want->signal == got->signal;
+	case PLOOM_OUTCOME_EXIT:
+		return want->status == got->status;
+	default:
+		/* deadlock, timeout: which tasks wait, or how long, may
+		 * differ in a shorter schedule and it is still the bug */
+		return 1;
+	}
+}
+
+int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *res,
+			  const struct ploom_run *original,
+			  const struct ploom_minimize_opts *opts, ploom_minimize_run_fn run,
+			  void *ctx, struct ploom_err *err)
+{
+	struct ploom_explore *ex = NULL;
+	struct ploom_run r = {0};
+	long budget = opts && opts->max_schedules > 0 ? opts->max_schedules
+						      : PLOOM_MINIMIZE_DEFAULT_BUDGET;
+	const int *prefix;
+	size_t n;
+	int bound, more, ret = -1;
+
+	memset(res, 0, sizeof(*res));
+	res->from = res->to = ploom_run_count_preemptions(original);
+	if (!ploom_outcome_is_failure(original->outcome.kind))
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "the trace does not record a failure");
+	for (bound = 0; bound < res->from; bound++) {
+		ploom_explore_free(ex);
+		ex = NULL;
+		if (ploom_explore_new(&ex, bound, err) < 0)
+			goto done;
+		do {
+			if (res->schedules >= budget) {
+				res->exhausted = 1;
+				ret = 0;
+				goto done;
+			}
+			prefix = ploom_explore_prefix(ex, &n);
+			ploom_run_release(&r);
+			if (run(ctx, &r, prefix, n, err) < 0)
+				goto done;
+			res->schedules++;
+			if (opts && opts->progress)
+				opts->progress(opts->progress_ctx, res->schedules, bound);
+			if (r.outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
+				ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+					      "a schedule did not follow its choices: %s",
+					      r.outcome.summary ? r.outcome.summary : "");
+				goto done;
+			}
+			if (ploom_minimize_same_failure(&original->outcome, &r.outcome)) {
+				res->to = r.preemptions;
+				ploom_run_move(out, &r);
+				ret = 1;
+				goto done;
+			}
+			more = ploom_explore_next(ex, &r, err);
+			if (more < 0)
+				goto done;
+		} while (more);
+	}
+	ret = 0;
+done:
+	ploom_run_release(&r);
+	ploom_explore_free(ex);
+	return ret;
+}
+
+struct worker_ctx {
+	struct ploom_worker *w;
+	long max_steps;
+	long timeout_ms;
+};
+
+static int run_on_worker(void *ctx, struct ploom_run *out, const int *choices, size_t n,
+			 struct ploom_err *err)
+{
+	struct worker_ctx *c = ctx;
+
+	return ploom_worker_run(c->w, out, choices, n, c->max_steps, c->timeout_ms, err);
+}
+
+int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result *res,
+			 const struct ploom_trace *original, struct ploom_worker *w,
+			 const struct ploom_minimize_opts *opts, struct ploom_err *err)
+{
+	struct ploom_trace *t = NULL;
+	struct ploom_run found = {0};
+	struct worker_ctx ctx;
+	char id[17];
+	int r, ret = -1;
+
+	*out = NULL;
+	ctx.w = w;
+	ctx.max_steps = original->config.max_steps;
+	ctx.timeout_ms = (long)(original->config.schedule_timeout_s * 1000.0 + 0.5);
+	r = ploom_minimize_search(&found, res, &original->run, opts, run_on_worker, &ctx, err);
+	if (r < 0)
+		goto done;
+	if (r == 1) {
+		if (ploom_worker_trace(&t, w, original->hash_seed, &original->config, &found,
+				       err) < 0)
+			goto done;
+		/* the worker may have been given an absolute form of the
+		 * target: keep the user's spelling */
+		free(t->scenario.target);
+		t->scenario.target = ploom_strdup(original->scenario.target);
+		if (!t->scenario.target) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+			goto done;
+		}
+		/* the search ran the source the original was recorded from
+		 * (the caller checked it, or it is the same worker) */
+		if (ploom_trace_copy_fingerprints(t, original, err) < 0)
+			goto done;
+		/* the original's id even if the run's own would differ: a
+		 * shorter deadlock may wait on other locks, and its id comes
+		 * from its summary */
+		if (original->id)
+			snprintf(id, sizeof(id), "%s", original->id);
+		else if (ploom_trace_failure_id(id, original, err) < 0)
+			goto done;
+		t->id = strdup(id);
+		if (!t->id) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+			goto done;
+		}
+	} else {
+		if (ploom_trace_clone(&t, original, err) < 0)
+			goto done;
+		if (ploom_trace_set_id(t, err) < 0)
+			goto done;
+	}
+	if (!res->exhausted && t->minimized_from < 0)
+		t->minimized_from = original->minimized_from >= 0 ? original->minimized_from
+								 : res->from;
+	*out = t;
+	t = NULL;
+	ret = 0;
+done:
+	ploom_run_release(&found);
+	ploom_trace_free(t);
+	return ret;
+}

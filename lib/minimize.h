@@ -1,0 +1,96 @@
+/* minimize.h - find the same failure with fewer preemptions.
+ *
+ * Overview
+ * --------
+ * A failing schedule found by depth-first search often switches tasks
+ * more than the bug needs.  Given a failing run with P preemptions, the
+ * minimizer runs bounded depth-first searches (explore.h) with
+ * max_preemptions = 0, 1, ..., P-1, in that order, and stops at the first
+ * schedule whose outcome is the same failure (ploom_minimize_same_failure()).
+ * Each bounded search is exhaustive, so the run found has the fewest
+ * preemptions of every schedule that fails that way; when none is found,
+ * the original already had the fewest.
+ *
+ * The search only needs a way to run a schedule, so it runs the same over
+ * a worker process (ploom_minimize_trace(), used by ploom-minimize and by
+ * ploom-explore with its running worker) and over a simulator in the
+ * tests (ploom_minimize_search()).
+ *
+ * A budget bounds the schedules run.  When it runs out before the search
+ * is over, the best run found so far is the original (bounds are tried in
+ * increasing order and the first match ends the search), and the result
+ * says so (exhausted).
+ */
+#ifndef PLOOM_MINIMIZE_H
+#define PLOOM_MINIMIZE_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "trace.h"
+#include "worker.h"
+
+/* The default budget of ploom-minimize and of ploom-explore's minimizer. */
+#define PLOOM_MINIMIZE_DEFAULT_BUDGET 100000L
+
+/* Runs one schedule that makes choices[0..n) at its first branch points
+ * and the default choice after them, into *out (zeroed by the caller),
+ * finished with ploom_run_finish().  Returns 0, or -1 with err filled;
+ * the search stops at the first error. */
+typedef int (*ploom_minimize_run_fn)(void *ctx, struct ploom_run *out, const int *choices,
+				     size_t n, struct ploom_err *err);
+
+/* Called after every schedule with the schedules run so far and the
+ * preemption bound being searched, e.g. for progress lines. */
+typedef void (*ploom_minimize_progress_fn)(void *ctx, long schedules, int bound);
+
+struct ploom_minimize_opts {
+	long max_schedules;     /* budget; <= 0: PLOOM_MINIMIZE_DEFAULT_BUDGET */
+	ploom_minimize_progress_fn progress;    /* may be NULL */
+	void *progress_ctx;
+};
+
+struct ploom_minimize_result {
+	long schedules;         /* schedules run by the search */
+	int from;               /* preemptions of the original run */
+	int to;                 /* preemptions of the result (from when none shorter) */
+	int exhausted;          /* 1 if the budget ran out before the search ended */
+};
+
+/* 1 if got is the same failure as want, else 0: the same kind, and for a
+ * failure the same exception type and message, for a crash the same
+ * signal, for an exit the same status; any deadlock matches a deadlock
+ * and any timeout a timeout.  Outcomes that are not failures (pass,
+ * step-limit, divergence) never match. */
+int ploom_minimize_same_failure(const struct ploom_outcome *want,
+				const struct ploom_outcome *got);
+
+/* Searches as described above for original's failure (original's
+ * preemptions are counted from its steps).  Returns 1 when a run with
+ * fewer preemptions fails the same way: *out (zeroed by the caller)
+ * receives it and the caller releases it with ploom_run_release(); 0
+ * when there is none or the budget ran out first (res->exhausted), *out
+ * untouched; -1 with err filled when run failed, a schedule did not
+ * follow its choices (code PLOOM_EXIT_DIVERGENCE), or the original is not
+ * a failure.  *res is filled in every case.  opts may be NULL. */
+int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *res,
+			  const struct ploom_run *original,
+			  const struct ploom_minimize_opts *opts, ploom_minimize_run_fn run,
+			  void *ctx, struct ploom_err *err);
+
+/* Minimizes a trace with a running worker, which must run original's
+ * scenario with original's hash seed.  Schedules run with original's
+ * max_steps and schedule timeout.  On success returns 0 and the caller
+ * owns *out (ploom_trace_free()):
+ *   - a shorter run found: a trace of it made with the worker's hello and
+ *     original's target, hash seed, configuration and fingerprints, with
+ *     original's id, and minimized_from = original's minimized_from if
+ *     set, else its preemptions;
+ *   - none shorter: a copy of original with the same minimized_from;
+ *   - the budget ran out: an unchanged copy of original.
+ * On error returns -1 with err filled and *out NULL. */
+int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result *res,
+			 const struct ploom_trace *original, struct ploom_worker *w,
+			 const struct ploom_minimize_opts *opts, struct ploom_err *err);
+
+#endif

@@ -1,0 +1,257 @@
+/* Replaying one saved schedule; replay.h documents the checks. */
+#include "replay.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "event.h"
+#include "fingerprint.h"
+
+/* Blob ids are shown as git shows them in one-line output. */
+#define SHORT_OID 7
+
+char *ploom_replay_target(const struct ploom_trace *trace)
+{
+	const char *target = trace->scenario.target ? trace->scenario.target : "";
+	const char *colon = strrchr(target, ':');
+	char *out = NULL;
+	int is_file;
+
+	if (!colon || !trace->scenario.file)
+		return strdup(target);
+	/* the worker's own rule (python/ploom/_worker.py): a path if it
+	 * ends in .py or has a slash, else a module */
+	is_file = (colon - target >= 3 && !strncmp(colon - 3, ".py", 3)) ||
+		  memchr(target, '/', (size_t)(colon - target)) != NULL;
+	if (!is_file)
+		return strdup(target);
+	if (asprintf(&out, "%s%s", trace->scenario.file, colon) < 0)
+		return NULL;
+	return out;
+}
+
+int ploom_replay_check_source(const struct ploom_trace *trace, struct ploom_err *err)
+{
+	char now[PLOOM_OID_HEXSZ + 1];
+	struct ploom_err why = {0, ""};
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < trace->nfingerprints; i++) {
+		const struct ploom_fingerprint *f = &trace->fingerprints[i];
+
+		/* stat first: libgit2's message for a missing file names
+		 * the file again, errno's reads better here */
+		if (stat(f->path, &st) < 0)
+			return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+					     "the scenario's source changed: '%s' (recorded blob "
+					     "%.*s, now unreadable: %s)",
+					     f->path, SHORT_OID, f->blob, strerror(errno));
+		if (ploom_fingerprint_file(now, f->path, &why) < 0)
+			return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+					     "the scenario's source changed: '%s' (recorded blob "
+					     "%.*s, now unreadable: %s)",
+					     f->path, SHORT_OID, f->blob, why.msg);
+		if (strcmp(now, f->blob))
+			return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+					     "the scenario's source changed: '%s' (recorded blob "
+					     "%.*s, now %.*s)",
+					     f->path, SHORT_OID, f->blob, SHORT_OID, now);
+	}
+	return 0;
+}
+
+int ploom_replay_check_loaded(const struct ploom_trace *trace, const struct ploom_hello *hello,
+			      struct ploom_err *err)
+{
+	if (!trace->scenario.file || !hello->file || !strcmp(trace->scenario.file, hello->file))
+		return 0;
+	return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+			     "the scenario's source changed: '%s' (the trace was recorded from "
+			     "'%s')",
+			     hello->file, trace->scenario.file);
+}
+
+/* The length of "MAJOR.MINOR" at the start of a version string, or its
+ * whole length if it has no second dot. */
+static size_t minor_len(const char *v)
+{
+	const char *dot = strchr(v, '.');
+
+	if (dot)
+		dot = strchr(dot + 1, '.');
+	return dot ? (size_t)(dot - v) : strlen(v);
+}
+
+int ploom_replay_check_python(const struct ploom_trace *trace, const char *python_version,
+			      struct ploom_err *err)
+{
+	const char *rec = trace->python.version ? trace->python.version : "";
+	const char *now = python_version ? python_version : "";
+	size_t nrec = minor_len(rec), nnow = minor_len(now);
+
+	if (nrec == nnow && !strncmp(rec, now, nrec))
+		return 0;
+	return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+			     "Python %.*s runs this replay, the trace was recorded with %.*s",
+			     (int)nnow, now, (int)nrec, rec);
+}
+
+/* "task 1 read cell#0", "task 2 begin", "task 1 acquire lock#0
+ * (nonblocking)"; "the end of the run" for a missing step. */
+static void describe(struct ploom_buf *b, const struct ploom_step *s)
+{
+	if (!s) {
+		ploom_buf_addf(b, "the end of the run");
+		return;
+	}
+	ploom_buf_addf(b, "task %d %s", s->task, s->op ? s->op : "?");
+	if (s->object)
+		ploom_buf_addf(b, " %s", s->object);
+	if (s->nonblocking)
+		ploom_buf_addf(b, " (nonblocking)");
+}
+
+static int same_step(const struct ploom_step *a, const struct ploom_step *b)
+{
+	return a->task == b->task && !strcmp(a->op ? a->op : "", b->op ? b->op : "") &&
+	       !strcmp(a->object ? a->object : "", b->object ? b->object : "") &&
+	       a->nonblocking == b->nonblocking;
+}
+
+static void add_list(struct ploom_buf *b, const int *v, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		ploom_buf_addf(b, "none");
+	for (i = 0; i < n; i++)
+		ploom_buf_addf(b, i ? ",%d" : "%d", v[i]);
+}
+
+int ploom_replay_compare_steps(const struct ploom_run *recorded, const struct ploom_run *got,
+			       struct ploom_err *err)
+{
+	const struct ploom_step *rs, *gs;
+	struct ploom_buf b = {0};
+	size_t i, n = recorded->nsteps > got->nsteps ? recorded->nsteps : got->nsteps;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		rs = i < recorded->nsteps ? &recorded->steps[i] : NULL;
+		gs = i < got->nsteps ? &got->steps[i] : NULL;
+		if (rs && gs && same_step(rs, gs))
+			continue;
+		ploom_buf_addf(&b, "step %zu differs: recorded ", i);
+		describe(&b, rs);
+		if (!gs && got->outcome.kind == PLOOM_OUTCOME_DIVERGENCE &&
+		    (size_t)got->outcome.divergence_index == i) {
+			ploom_buf_addf(&b, ", but %s", got->outcome.divergence_message ?
+				       got->outcome.divergence_message : "a choice was not enabled");
+		} else {
+			ploom_buf_addf(&b, ", got ");
+			describe(&b, gs);
+		}
+		goto fail;
+	}
+	if (got->outcome.kind == PLOOM_OUTCOME_DIVERGENCE &&
+	    recorded->outcome.kind != PLOOM_OUTCOME_DIVERGENCE) {
+		ploom_buf_addf(&b, "step %zu differs: %s", n, got->outcome.divergence_message ?
+			       got->outcome.divergence_message : "a choice was not enabled");
+		goto fail;
+	}
+	/* the same steps make the same choices unless the trace's choices
+	 * were edited apart from its steps */
+	if (recorded->nchoices != got->nchoices ||
+	    (got->nchoices &&
+	     memcmp(recorded->choices, got->choices, got->nchoices * sizeof(int)))) {
+		ploom_buf_addf(&b, "the choices differ: recorded ");
+		add_list(&b, recorded->choices, recorded->nchoices);
+		ploom_buf_addf(&b, ", the run made ");
+		add_list(&b, got->choices, got->nchoices);
+		goto fail;
+	}
+	return 0;
+fail:
+	ret = ploom_err_set(err, PLOOM_EXIT_DIVERGENCE, "%s", b.data ? b.data : "steps differ");
+	ploom_buf_release(&b);
+	return ret;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+int ploom_replay_same_outcome(const struct ploom_outcome *recorded,
+			      const struct ploom_outcome *got)
+{
+	if (recorded->kind != got->kind)
+		return 0;
+	switch (recorded->kind) {
+	case PLOOM_OUTCOME_FAILURE:
+		return str_eq(recorded->exc_type, got->exc_type) &&
+		       str_eq(recorded->exc_message, got->exc_message);
+	case PLOOM_OUTCOME_DEADLOCK:
+		return str_eq(recorded->summary, got->summary);
+	case PLOOM_OUTCOME_CRASH:
+		return recorded->signal == got->signal;
+	case PLOOM_OUTCOME_EXIT:
+		return recorded->status == got->status;
+	case PLOOM_OUTCOME_DIVERGENCE:
+		return str_eq(recorded->divergence_message, got->divergence_message);
+	default:
+		return 1;
+	}
+}
+
+int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorded,
+		     struct ploom_worker *w, double timeout_s, struct ploom_err *err)
+{
+	const struct ploom_hello *hello = ploom_worker_hello(w);
+	struct ploom_trace *t = NULL;
+	struct ploom_config config = recorded->config;
+	struct ploom_run run = {0};
+	int ret = -1;
+
+	*out = NULL;
+	if (ploom_replay_check_loaded(recorded, hello, err) < 0 ||
+	    ploom_replay_check_python(recorded, hello->python_version, err) < 0)
+		goto done;
+	if (timeout_s >= 0)
+		config.schedule_timeout_s = timeout_s;
+	if (ploom_worker_run(w, &run, recorded->run.choices, recorded->run.nchoices,
+			     config.max_steps, (long)(config.schedule_timeout_s * 1000.0 + 0.5),
+			     err) < 0)
+		goto done;
+	if (ploom_replay_compare_steps(&recorded->run, &run, err) < 0)
+		goto done;
+	if (!ploom_replay_same_outcome(&recorded->run.outcome, &run.outcome)) {
+		ploom_err_set(err, PLOOM_EXIT_DIVERGENCE, "outcome differs: recorded %s, got %s",
+			      recorded->run.outcome.summary ? recorded->run.outcome.summary : "?",
+			      run.outcome.summary ? run.outcome.summary : "?");
+		goto done;
+	}
+	if (ploom_worker_trace(&t, w, recorded->hash_seed, &config, &run, err) < 0)
+		goto done;
+	free(t->scenario.target);
+	t->scenario.target = ploom_strdup(recorded->scenario.target);
+	t->id = ploom_strdup(recorded->id);
+	if (!t->scenario.target || (recorded->id && !t->id)) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		goto done;
+	}
+	t->minimized_from = recorded->minimized_from;
+	if (ploom_trace_copy_fingerprints(t, recorded, err) < 0 || ploom_trace_set_id(t, err) < 0)
+		goto done;
+	*out = t;
+	t = NULL;
+	ret = 0;
+done:
+	ploom_run_release(&run);
+	ploom_trace_free(t);
+	return ret;
+}

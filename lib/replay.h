@@ -1,0 +1,87 @@
+/* replay.h - run a saved schedule again and check that it is the same.
+ *
+ * Overview
+ * --------
+ * Replay never searches: it runs the trace's choices, with its hash seed
+ * and max_steps, in a fresh worker, and stops with a divergence (code
+ * PLOOM_EXIT_DIVERGENCE) at the first of these that fails, in this order:
+ *
+ *   1. the scenario's source is the recorded one: every fingerprint's file
+ *      still has its blob id (ploom_replay_check_source()) and the worker
+ *      loaded the recorded file (ploom_replay_check_loaded());
+ *   2. the worker's Python has the recorded minor version
+ *      (ploom_replay_check_python());
+ *   3. the new run took the recorded steps: the same task, operation and
+ *      object at every step, and as many steps (ploom_replay_compare_steps());
+ *   4. its outcome is the recorded one (ploom_replay_same_outcome()).
+ *
+ * Messages are one line, without the "ReplayDivergenceError: " that the
+ * utility puts before them:
+ *   the scenario's source changed: '/abs/f.py' (recorded blob 1a2b3c4, now 5d6e7f8)
+ *   Python 3.14 runs this replay, the trace was recorded with 3.13
+ *   step 7 differs: recorded task 1 read cell#0, got task 1 write cell#0
+ *   outcome differs: recorded SUMMARY, got SUMMARY
+ *
+ * ploom-minimize uses check 1 too, before it searches.
+ */
+#ifndef PLOOM_REPLAY_H
+#define PLOOM_REPLAY_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "trace.h"
+#include "worker.h"
+
+/* The target to start the worker with: the recorded one, except that a
+ * file target (PATH.py:FUNCTION) names the recorded absolute source file,
+ * so that a trace replays from any directory.  Malloc'd (the caller
+ * frees it); NULL when out of memory. */
+char *ploom_replay_target(const struct ploom_trace *trace);
+
+/* Check 1: every fingerprint's file hashes to its recorded blob id now.
+ * A file that is gone or unreadable has changed too.  Returns 0, or -1
+ * with err filled (code PLOOM_EXIT_DIVERGENCE):
+ *   the scenario's source changed: '/abs/f.py' (recorded blob 1a2b3c4, now 5d6e7f8)
+ *   the scenario's source changed: '/abs/f.py' (recorded blob 1a2b3c4, now unreadable: REASON) */
+int ploom_replay_check_source(const struct ploom_trace *trace, struct ploom_err *err);
+
+/* Check 1, once the worker runs: it loaded the recorded source file (a
+ * module target may resolve to another file from another directory).
+ * Passes when either file is unknown.  Returns 0, or -1 with err filled
+ * (code PLOOM_EXIT_DIVERGENCE). */
+int ploom_replay_check_loaded(const struct ploom_trace *trace, const struct ploom_hello *hello,
+			      struct ploom_err *err);
+
+/* Check 2: python_version (the worker's, "3.14.1") has the same major and
+ * minor version as the trace's.  Returns 0, or -1 with err filled (code
+ * PLOOM_EXIT_DIVERGENCE). */
+int ploom_replay_check_python(const struct ploom_trace *trace, const char *python_version,
+			      struct ploom_err *err);
+
+/* Check 3: got took recorded's steps (task, operation, object), all of
+ * them and no more, and every choice was enabled (got's outcome is not a
+ * divergence).  Returns 0, or -1 with err filled (code
+ * PLOOM_EXIT_DIVERGENCE) naming the first step that differs. */
+int ploom_replay_compare_steps(const struct ploom_run *recorded, const struct ploom_run *got,
+			       struct ploom_err *err);
+
+/* Check 4: 1 if got is the recorded outcome: the same kind, and for a
+ * failure the same exception type and message, for a deadlock the same
+ * waits (the same summary), for a crash the same signal, for an exit the
+ * same status, for a divergence the same message; else 0. */
+int ploom_replay_same_outcome(const struct ploom_outcome *recorded,
+			      const struct ploom_outcome *got);
+
+/* Checks 2 to 4 with a running worker started with ploom_replay_target()
+ * and the trace's hash seed (the caller has run check 1):
+ * runs the trace's choices with its max_steps and a wall-clock limit of
+ * timeout_s seconds per schedule (< 0: the trace's schedule_timeout_s).
+ * On success returns 0 and the caller owns *out (ploom_trace_free()): the
+ * new run's trace, with the recorded target, fingerprints, id and
+ * minimized_from and the worker's Python.  On error returns -1 with err
+ * filled (code PLOOM_EXIT_DIVERGENCE for a divergence) and *out NULL. */
+int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorded,
+		     struct ploom_worker *w, double timeout_s, struct ploom_err *err);
+
+#endif

@@ -1,0 +1,190 @@
+#!/usr/bin/env bats
+# ploom-minimize: the same failure with fewer preemptions, from a file or
+# stdin, to stdout or -o; refusals and usage errors.  Needs the utilities
+# and the worker's python3 on PATH (.venv/bin).
+
+# $output, $stderr and $status are set by bats' run
+# shellcheck disable=SC2154
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	BANK="$ROOT/examples/bank_account.py"
+	cd "$BATS_TEST_TMPDIR" || exit 1
+}
+
+# original: explores the unlocked bank without minimizing; $orig is the trace
+original() {
+	run -1 --separate-stderr ploom-explore -q --no-minimize "$BANK:scenario"
+	orig="$(echo "$output" | jq -r .trace)"
+	[ -f "$orig" ]
+}
+
+# abba.py: two locks taken in opposite orders, a deadlock
+write_abba() {
+	cat > abba.py <<'EOF'
+import ploom
+
+
+def abba():
+    x = ploom.Lock()
+    y = ploom.Lock()
+
+    def one():
+        with x:
+            with y:
+                pass
+
+    def two():
+        with y:
+            with x:
+                pass
+
+    a = ploom.Thread(target=one)
+    b = ploom.Thread(target=two)
+    a.start()
+    b.start()
+    a.join()
+    b.join()
+EOF
+}
+
+@test "the bank's trace minimizes to fewer preemptions and the same failure" {
+	original
+	run -0 --separate-stderr ploom-minimize "$orig"
+	echo "$output" > min.json
+	[ "$(jq .preemptions "$orig")" -eq 2 ]
+	[ "$(jq .preemptions min.json)" -eq 1 ]
+	[ "$(jq .preemptions min.json)" -le "$(jq .preemptions "$orig")" ]
+	[ "$(jq -r .outcome.kind min.json)" = failure ]
+	[ "$(jq -r .outcome.exception.type min.json)" = builtins.AssertionError ]
+	[ "$(jq -r .outcome.exception.message min.json)" = "the account is overdrawn" ]
+	[ "$(jq -r .outcome.exception.message min.json)" = "$(jq -r .outcome.exception.message "$orig")" ]
+	[ "$(jq .minimized_from min.json)" -eq 2 ]
+	[ "$(jq -r .id min.json)" = "$(jq -r .id "$orig")" ]
+	[ "$(jq -c .fingerprints min.json)" = "$(jq -c .fingerprints "$orig")" ]
+	[ "$(jq -c .scenario min.json)" = "$(jq -c .scenario "$orig")" ]
+	[ "$(jq -r .hash_seed min.json)" = "$(jq -r .hash_seed "$orig")" ]
+	[ "$(jq '[.steps[] | select(.enabled | length > 1)] | length' min.json)" -eq "$(jq '.choices | length' min.json)" ]
+	[[ "$stderr" =~ ^"ploom-minimize: 2 -> 1 preemptions after "[0-9]+" schedules"$ ]]
+}
+
+@test "the minimized trace fails the same way when its choices run again" {
+	original
+	ploom-minimize -q "$orig" > min.json
+	mapfile -t choices < <(jq '.choices[]' min.json)
+	run -1 --separate-stderr ploom-run-one "$BANK:scenario" "${choices[@]}"
+	echo "$output" > again.json
+	[ "$(jq -r .outcome.summary again.json)" = "builtins.AssertionError: the account is overdrawn" ]
+	[ "$(jq .preemptions again.json)" -eq 1 ]
+	[ "$(jq -c .steps again.json)" = "$(jq -c .steps min.json)" ]
+}
+
+@test "stdin, - and -o work" {
+	original
+	run -0 --separate-stderr ploom-minimize < "$orig"
+	echo "$output" > from-stdin.json
+	[ "$(jq .preemptions from-stdin.json)" -eq 1 ]
+	run -0 --separate-stderr ploom-minimize - < "$orig"
+	[ "$output" = "$(cat from-stdin.json)" ]
+	run -0 --separate-stderr ploom-minimize -q -o out.json "$orig"
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	[ "$(cat out.json)" = "$(cat from-stdin.json)" ]
+	[ ! -e out.json.tmp ]
+}
+
+@test "a trace with the fewest preemptions is written unchanged" {
+	original
+	ploom-minimize -q "$orig" > min.json
+	run -0 --separate-stderr ploom-minimize min.json
+	echo "$output" > again.json
+	[ "$(jq -c .choices again.json)" = "$(jq -c .choices min.json)" ]
+	[ "$(jq .minimized_from again.json)" -eq 2 ]
+	[[ "$stderr" =~ ^"ploom-minimize: 1 -> 1 preemptions after "[0-9]+" schedules"$ ]]
+}
+
+@test "a deadlock minimizes to a deadlock" {
+	write_abba
+	run -1 --separate-stderr ploom-explore -q --no-minimize abba.py:abba
+	deadlock="$(echo "$output" | jq -r .trace)"
+	run -0 --separate-stderr ploom-minimize "$deadlock"
+	echo "$output" > min.json
+	[ "$(jq -r .outcome.kind min.json)" = deadlock ]
+	[ "$(jq .preemptions min.json)" -le "$(jq .preemptions "$deadlock")" ]
+	[ "$(jq .preemptions min.json)" -eq 1 ]
+	[ "$(jq -r .id min.json)" = "$(jq -r .id "$deadlock")" ]
+}
+
+@test "when the budget runs out the original is written and stderr says so" {
+	original
+	run -0 --separate-stderr ploom-minimize -n 2 "$orig"
+	echo "$output" > out.json
+	[ "$(jq -c .choices out.json)" = "$(jq -c .choices "$orig")" ]
+	[ "$(jq .minimized_from out.json)" = null ]
+	[[ "$stderr" == "ploom-minimize: gave up after 2 schedules (--max-schedules)"* ]]
+}
+
+@test "a passing trace is refused" {
+	ploom-run-one "$BANK:scenario" > pass.json
+	run -2 --separate-stderr ploom-minimize pass.json
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-minimize: trace 'pass.json' does not record a failure" ]
+}
+
+@test "a malformed or unknown-version trace is refused, naming the file" {
+	echo '{"format": "ploom-trace",' > bad.json
+	run -2 --separate-stderr ploom-minimize bad.json
+	[ -z "$output" ]
+	[[ "$stderr" == "ploom-minimize: cannot read trace 'bad.json': not valid JSON (line "[0-9]")" ]]
+	original
+	jq '.version = 9' "$orig" > v9.json
+	run -2 --separate-stderr ploom-minimize v9.json
+	[ "$stderr" = "ploom-minimize: cannot read trace 'v9.json': unknown format version 9 (this ploom reads 1)" ]
+	run -2 --separate-stderr ploom-minimize < v9.json
+	[ "$stderr" = "ploom-minimize: cannot read trace '<stdin>': unknown format version 9 (this ploom reads 1)" ]
+	jq 'del(.steps)' "$orig" > nosteps.json
+	run -2 --separate-stderr ploom-minimize nosteps.json
+	[ "$stderr" = "ploom-minimize: cannot read trace 'nosteps.json': missing field 'steps'" ]
+	run -2 --separate-stderr ploom-minimize missing.json
+	[ "$stderr" = "ploom-minimize: cannot read trace 'missing.json': No such file or directory" ]
+}
+
+@test "a changed source is a divergence" {
+	cp "$BANK" bank.py
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
+	copied="$(echo "$output" | jq -r .trace)"
+	before="$(git hash-object bank.py | cut -c1-7)"
+	echo "# an edit" >> bank.py
+	after="$(git hash-object bank.py | cut -c1-7)"
+	run -4 --separate-stderr ploom-minimize "$copied"
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-minimize: the scenario's source changed: '$(pwd -P)/bank.py' (recorded blob $before, now $after)" ]
+}
+
+@test "an output that cannot be written is an error, not silence" {
+	original
+	run -2 --separate-stderr bash -c "ploom-minimize -q '$orig' > /dev/full"
+	[ "$stderr" = "ploom-minimize: cannot write the trace: No space left on device" ]
+	run -2 --separate-stderr ploom-minimize -q -o nodir/min.json "$orig"
+	[ "$stderr" = "ploom-minimize: cannot create 'nodir/min.json.tmp': No such file or directory" ]
+}
+
+@test "usage errors exit 2 with a message" {
+	run -2 --separate-stderr ploom-minimize a.json b.json
+	[[ "$stderr" == "ploom-minimize: too many arguments"* ]]
+	run -2 --separate-stderr ploom-minimize -n 0 a.json
+	[[ "$stderr" == "ploom-minimize: invalid --max-schedules '0'"* ]]
+	run -2 --separate-stderr ploom-minimize --bogus
+	[[ "$stderr" == "ploom-minimize: unknown option '--bogus'"* ]]
+	run -2 --separate-stderr ploom-minimize -o
+	[[ "$stderr" == "ploom-minimize: missing value for option '-o'"* ]]
+}
+
+@test "--help and --version exit 0 on stdout" {
+	run -0 ploom-minimize --help
+	[[ "$output" == "usage: ploom-minimize "* ]]
+	run -0 ploom-minimize -V
+	[[ "$output" == "ploom-minimize (ploom) "* ]]
+}

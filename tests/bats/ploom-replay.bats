@@ -1,0 +1,251 @@
+#!/usr/bin/env bats
+# ploom-replay: the saved schedule again, exactly; each divergence named;
+# bad traces refused.  Needs the utilities and the worker's python3 on
+# PATH (.venv/bin).
+
+# $output, $stderr and $status are set by bats' run
+# shellcheck disable=SC2154
+
+bats_require_minimum_version 1.5.0
+
+OVERDRAWN="builtins.AssertionError: the account is overdrawn"
+
+setup() {
+	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	BANK="$ROOT/examples/bank_account.py"
+	cd "$BATS_TEST_TMPDIR" || exit 1
+}
+
+# traces: explores a copy of the unlocked bank in the test's directory;
+# sets $orig and $min
+traces() {
+	cp "$BANK" bank.py
+	run -1 --separate-stderr ploom-explore -q bank.py:scenario
+	orig="$(echo "$output" | jq -r .trace)"
+	min="$(echo "$output" | jq -r .minimized_trace)"
+	[ -f "$orig" ]
+	[ -f "$min" ]
+}
+
+# steps FILE: one line per step, "task op object"
+steps() {
+	jq -c '[.steps[] | [.task, .op, .object]]' "$1"
+}
+
+@test "the original and the minimized trace reproduce ten times out of ten" {
+	traces
+	for trace in "$orig" "$min"; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			run -1 --separate-stderr ploom-replay "$trace"
+			[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+			echo "$output" > again.json
+			[ "$(jq -r .outcome.exception.type again.json)" = builtins.AssertionError ]
+			[ "$(jq -r .outcome.exception.message again.json)" = "the account is overdrawn" ]
+			[ "$(steps again.json)" = "$(steps "$trace")" ]
+		done
+	done
+}
+
+@test "the replayed trace is the recorded one, so replay is a filter" {
+	traces
+	run -1 --separate-stderr ploom-replay "$min"
+	[ "$output" = "$(cat "$min")" ]
+	run -1 --separate-stderr ploom-replay < "$min"
+	[ "$output" = "$(cat "$min")" ]
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	run -1 --separate-stderr ploom-replay -q - < "$orig"
+	[ "$output" = "$(cat "$orig")" ]
+	[ -z "$stderr" ]
+	ploom-replay -q "$orig" > once.json || true
+	run -1 --separate-stderr ploom-replay once.json
+	[ "$output" = "$(cat "$orig")" ]
+}
+
+@test "a minimized trace from ploom-minimize on stdin replays" {
+	traces
+	ploom-minimize -q < "$orig" > min.json
+	run -1 --separate-stderr ploom-replay < min.json
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+}
+
+@test "an edit to the scenario's source is a divergence naming the file" {
+	traces
+	before="$(git hash-object bank.py | cut -c1-7)"
+	printf '\n# an edit that changes nothing else\n' >> bank.py
+	after="$(git hash-object bank.py | cut -c1-7)"
+	for trace in "$orig" "$min"; do
+		run -4 --separate-stderr ploom-replay "$trace"
+		[ -z "$output" ]
+		[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$(pwd -P)/bank.py' (recorded blob $before, now $after)" ]
+	done
+	rm bank.py
+	run -4 --separate-stderr ploom-replay "$orig"
+	[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$(pwd -P)/bank.py' (recorded blob $before, now unreadable: No such file or directory)" ]
+}
+
+@test "an operation edited in the trace is a divergence naming the step" {
+	traces
+	task="$(jq '.steps[3].task' "$orig")"
+	[ "$(jq -r '.steps[3].op' "$orig")" = read ]
+	jq '.steps[3].op = "write"' "$orig" > edited.json
+	run -4 --separate-stderr ploom-replay edited.json
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-replay: ReplayDivergenceError: step 3 differs: recorded task $task write cell#0, got task $task read cell#0" ]
+	jq '.steps[3].object = "cell#7"' "$orig" > edited.json
+	run -4 --separate-stderr ploom-replay edited.json
+	[ "$stderr" = "ploom-replay: ReplayDivergenceError: step 3 differs: recorded task $task read cell#7, got task $task read cell#0" ]
+	jq 'del(.steps[-1])' "$orig" > short.json
+	run -4 --separate-stderr ploom-replay short.json
+	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: step $(jq '.steps | length' short.json) differs: recorded the end of the run, got task 0 read cell#0" ]]
+}
+
+@test "a choice that is not enabled is a divergence" {
+	traces
+	jq '.choices[1] = 7' "$orig" > edited.json
+	run -4 --separate-stderr ploom-replay edited.json
+	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: step "*" differs: "*"choice 1 asks for task 7, which is not enabled" ]]
+}
+
+@test "another Python minor version is a divergence" {
+	traces
+	running="$(jq -r .python.version "$orig" | cut -d. -f1,2)"
+	jq '.python.version = "3.12.4"' "$orig" > py.json
+	run -4 --separate-stderr ploom-replay py.json
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-replay: ReplayDivergenceError: Python $running runs this replay, the trace was recorded with 3.12" ]
+	# another patch release is the same Python
+	jq --arg v "$running.99" '.python.version = $v' "$orig" > patch.json
+	run -1 --separate-stderr ploom-replay patch.json
+}
+
+@test "an outcome that no longer happens is a divergence" {
+	traces
+	jq '.outcome.exception.message = "another bug" | .outcome.summary = "builtins.AssertionError: another bug"' "$orig" > edited.json
+	run -4 --separate-stderr ploom-replay edited.json
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-replay: ReplayDivergenceError: outcome differs: recorded builtins.AssertionError: another bug, got $OVERDRAWN" ]
+}
+
+@test "a passing trace exits 0 and a step-limit trace 3" {
+	ploom-run-one "$BANK:scenario" > pass.json
+	run -0 --separate-stderr ploom-replay pass.json
+	[ "$stderr" = "ploom-replay: reproduced: pass" ]
+	[ "$(echo "$output" | jq -r .outcome.kind)" = pass ]
+	cat > spins.py <<'EOF'
+import ploom
+
+
+def spins():
+    def spin():
+        while True:
+            ploom.yield_now()
+
+    t = ploom.Thread(target=spin)
+    t.start()
+    t.join()
+EOF
+	run -3 --separate-stderr ploom-run-one -s 20 spins.py:spins
+	echo "$output" > limit.json
+	run -3 --separate-stderr ploom-replay limit.json
+	[ "$stderr" = "ploom-replay: reproduced: step-limit: the schedule reached 20 steps" ]
+}
+
+@test "a trace replays from another directory" {
+	traces
+	mkdir elsewhere
+	cd elsewhere
+	run -1 --separate-stderr ploom-replay "../$orig"
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+}
+
+@test "a trace without fingerprints or id, as older ploom wrote, replays" {
+	traces
+	jq 'del(.fingerprints, .id, .minimized_from)' "$min" > old.json
+	run -1 --separate-stderr ploom-replay old.json
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+}
+
+@test "a malformed or unknown-version trace exits 2 naming the file" {
+	echo 'not json' > bad.json
+	run -2 --separate-stderr ploom-replay bad.json
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-replay: cannot read trace 'bad.json': not valid JSON (line 1)" ]
+	run -2 --separate-stderr ploom-replay < bad.json
+	[ "$stderr" = "ploom-replay: cannot read trace '<stdin>': not valid JSON (line 1)" ]
+	traces
+	jq '.version = 2' "$orig" > v2.json
+	run -2 --separate-stderr ploom-replay v2.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'v2.json': unknown format version 2 (this ploom reads 1)" ]
+	jq '.fingerprints[0].blob = "xyz"' "$orig" > blob.json
+	run -2 --separate-stderr ploom-replay blob.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'blob.json': field 'fingerprints[0].blob' is not a git blob id (40 lower-case hex digits)" ]
+	jq '.steps[2].task = "one"' "$orig" > task.json
+	run -2 --separate-stderr ploom-replay task.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'task.json': field 'steps[2].task' is not an integer" ]
+	run -2 --separate-stderr ploom-replay nonexistent.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'nonexistent.json': No such file or directory" ]
+	: > empty.json
+	run -2 --separate-stderr ploom-replay empty.json
+	[[ "$stderr" == "ploom-replay: cannot read trace 'empty.json': "* ]]
+}
+
+@test "a deadlock replays as the same deadlock" {
+	cat > abba.py <<'EOF'
+import ploom
+
+
+def abba():
+    x = ploom.Lock()
+    y = ploom.Lock()
+
+    def one():
+        with x:
+            with y:
+                pass
+
+    def two():
+        with y:
+            with x:
+                pass
+
+    a = ploom.Thread(target=one)
+    b = ploom.Thread(target=two)
+    a.start()
+    b.start()
+    a.join()
+    b.join()
+EOF
+	run -1 --separate-stderr ploom-explore -q abba.py:abba
+	deadlock="$(echo "$output" | jq -r .minimized_trace)"
+	run -1 --separate-stderr ploom-replay "$deadlock"
+	[ "$stderr" = "ploom-replay: reproduced: $(jq -r .outcome.summary "$deadlock")" ]
+	[[ "$stderr" == "ploom-replay: reproduced: deadlock: "* ]]
+}
+
+@test "a missing interpreter is a usage error" {
+	traces
+	run -2 --separate-stderr ploom-replay --python /nonexistent/python3 "$orig"
+	[ "$stderr" = "ploom-replay: cannot run '/nonexistent/python3': No such file or directory" ]
+}
+
+@test "a full stdout is an error, not silence" {
+	traces
+	run -2 --separate-stderr bash -c "ploom-replay '$orig' > /dev/full"
+	[ "$stderr" = "ploom-replay: cannot write the trace: No space left on device" ]
+}
+
+@test "usage errors exit 2 with a message" {
+	run -2 --separate-stderr ploom-replay a.json b.json
+	[[ "$stderr" == "ploom-replay: too many arguments"* ]]
+	run -2 --separate-stderr ploom-replay --schedule-timeout=soon a.json
+	[[ "$stderr" == "ploom-replay: invalid --schedule-timeout 'soon'"* ]]
+	run -2 --separate-stderr ploom-replay -x
+	[[ "$stderr" == "ploom-replay: unknown option '-x'"* ]]
+}
+
+@test "--help and --version exit 0 on stdout" {
+	run -0 ploom-replay --help
+	[[ "$output" == "usage: ploom-replay "* ]]
+	run -0 ploom-replay --version
+	[[ "$output" == "ploom-replay (ploom) "* ]]
+}

@@ -1,0 +1,453 @@
+/* Tests of lib/minimize: the same-failure predicate, the search driven by
+ * the simulator (sim.h) on REFERENCE.md's scenarios, its budget and
+ * errors, and the trace it makes with a (stand-in) worker. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/explore.h"
+#include "../../lib/json.h"
+#include "../../lib/minimize.h"
+#include "../../lib/trace.h"
+#include "../../lib/worker.h"
+#include "check.h"
+#include "fake.h"
+#include "sim.h"
+
+/* ---- runners ---- */
+
+struct sim_ctx {
+	const struct sim_scenario *sc;
+	int rename_below;       /* failures with fewer preemptions get another message */
+	int ignore_choices;     /* run the default schedule whatever is asked */
+	int fail_after;         /* runner error after this many runs (0: never) */
+	int runs;
+};
+
+static int run_sim(void *ctx, struct ploom_run *out, const int *choices, size_t n,
+		   struct ploom_err *err)
+{
+	struct sim_ctx *c = ctx;
+
+	if (c->fail_after && c->runs >= c->fail_after)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker died during a schedule");
+	c->runs++;
+	sim_run(out, c->sc, c->ignore_choices ? NULL : choices, c->ignore_choices ? 0 : n);
+	if (out->outcome.kind == PLOOM_OUTCOME_FAILURE && out->preemptions < c->rename_below) {
+		free(out->outcome.exc_message);
+		out->outcome.exc_message = strdup("another bug");
+	}
+	return 0;
+}
+
+/* The first failing run of an unbounded search of sc with at least
+ * min_preemptions preemptions, into *out; 0 if found. */
+static int find_failure(struct ploom_run *out, const struct sim_scenario *sc, int min_preemptions)
+{
+	struct ploom_explore *ex = NULL;
+	struct ploom_run run;
+	const int *prefix;
+	size_t n;
+	int r = 1, found = -1;
+
+	ploom_explore_new(&ex, -1, NULL);
+	while (r == 1 && found < 0) {
+		prefix = ploom_explore_prefix(ex, &n);
+		sim_run(&run, sc, prefix, n);
+		r = ploom_explore_next(ex, &run, NULL);
+		if (ploom_outcome_is_failure(run.outcome.kind) && run.preemptions >= min_preemptions) {
+			ploom_run_move(out, &run);
+			found = 0;
+		}
+		ploom_run_release(&run);
+	}
+	ploom_explore_free(ex);
+	return found;
+}
+
+/* ---- the predicate ---- */
+
+static void same_failure_compares_what_identifies_the_bug(void)
+{
+	struct ploom_outcome a, b;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.kind = b.kind = PLOOM_OUTCOME_FAILURE;
+	a.exc_type = b.exc_type = (char *)"builtins.AssertionError";
+	a.exc_message = (char *)"the account is overdrawn";
+	b.exc_message = (char *)"the account is overdrawn";
+	a.task = 0;
+	b.task = 2;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 1);
+	b.exc_message = (char *)"lost update";
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 0);
+	b.exc_message = a.exc_message;
+	b.exc_type = (char *)"builtins.ValueError";
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 0);
+	b.kind = PLOOM_OUTCOME_DEADLOCK;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 0);
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.kind = b.kind = PLOOM_OUTCOME_DEADLOCK;
+	a.summary = (char *)"deadlock: task 1 waits to acquire lock#0 held by task 2";
+	b.summary = (char *)"deadlock: task 2 waits to acquire lock#1 held by task 1";
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 1);
+	a.kind = b.kind = PLOOM_OUTCOME_CRASH;
+	a.signal = b.signal = 11;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 1);
+	b.signal = 6;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 0);
+	a.kind = b.kind = PLOOM_OUTCOME_EXIT;
+	a.status = b.status = 3;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 1);
+	b.status = 4;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 0);
+	a.kind = b.kind = PLOOM_OUTCOME_TIMEOUT;
+	a.timeout_ms = 1000;
+	b.timeout_ms = 2000;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 1);
+	a.kind = b.kind = PLOOM_OUTCOME_PASS;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 0);
+	a.kind = b.kind = PLOOM_OUTCOME_STEP_LIMIT;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 0);
+	a.kind = b.kind = PLOOM_OUTCOME_DIVERGENCE;
+	CHECK_INT(ploom_minimize_same_failure(&a, &b), 0);
+}
+
+/* ---- the search ---- */
+
+static void the_bank_failure_found_first_minimizes_to_one_preemption(void)
+{
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
+	struct ploom_minimize_result res;
+	struct ploom_run orig = {0}, min = {0}, again;
+	struct ploom_err err = {0, ""};
+
+	CHECK_INT(find_failure(&orig, ctx.sc, 0), 0);
+	/* the same schedule ploom-explore finds first on the real bank */
+	CHECK_INT(orig.preemptions, 2);
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, &err), 1);
+	CHECK_STR(err.msg, "");
+	CHECK_INT(res.from, 2);
+	CHECK_INT(res.to, 1);
+	CHECK_INT(res.exhausted, 0);
+	CHECK_INT(min.preemptions, 1);
+	CHECK_STR(min.outcome.exc_message, "the account is overdrawn");
+	/* bound 0 has 3 schedules and no failure, then bound 1 finds it */
+	CHECK(res.schedules > 3 && res.schedules <= 3 + 14);
+	CHECK_INT(res.schedules, ctx.runs);
+	/* the minimized run's choices give it again */
+	sim_run(&again, ctx.sc, min.choices, min.nchoices);
+	CHECK_INT(again.outcome.kind, PLOOM_OUTCOME_FAILURE);
+	CHECK_INT(again.preemptions, 1);
+	CHECK_INT(again.nsteps, min.nsteps);
+	ploom_run_release(&again);
+	ploom_run_release(&min);
+	ploom_run_release(&orig);
+}
+
+/* Every failing schedule of each scenario, minimized, has the fewest
+ * preemptions that any schedule failing that way has: REFERENCE.md says
+ * bound 0 has no failure and bound 1 has some, for all three. */
+static void every_failing_schedule_minimizes_to_the_fewest_preemptions(void)
+{
+	static const char *const names[] = {"bank without the lock", "abba", "racy_counter2"};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct sim_ctx ctx = {sim_find(names[i]), 0, 0, 0, 0};
+		struct ploom_explore *ex = NULL;
+		struct ploom_run run;
+		const int *prefix;
+		size_t n;
+		long failing = 0;
+		int r = 1;
+
+		CHECK_INT(ctx.sc->want[1][1], 0);
+		CHECK(ctx.sc->want[2][1] > 0);
+		ploom_explore_new(&ex, -1, NULL);
+		while (r == 1) {
+			prefix = ploom_explore_prefix(ex, &n);
+			sim_run(&run, ctx.sc, prefix, n);
+			r = ploom_explore_next(ex, &run, NULL);
+			if (ploom_outcome_is_failure(run.outcome.kind)) {
+				struct ploom_minimize_result res;
+				struct ploom_run min = {0};
+				int want = run.preemptions > 1 ? 1 : run.preemptions;
+				int got = ploom_minimize_search(&min, &res, &run, NULL, run_sim, &ctx,
+								NULL);
+				failing++;
+				if (!CHECK_INT(got, run.preemptions > 1 ? 1 : 0) ||
+				    !CHECK_INT(res.to, want))
+					printf("  (%s, a failure with %d preemptions)\n", names[i],
+					       run.preemptions);
+				CHECK(res.to <= res.from);
+				if (got == 1) {
+					CHECK_INT(min.preemptions, want);
+					CHECK(ploom_minimize_same_failure(&run.outcome, &min.outcome));
+				}
+				ploom_run_release(&min);
+			}
+			ploom_run_release(&run);
+		}
+		ploom_explore_free(ex);
+		CHECK_INT(failing, ctx.sc->want[0][1]);
+	}
+}
+
+static void a_minimal_run_is_left_alone_after_the_lower_bounds(void)
+{
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
+	struct ploom_minimize_result res;
+	struct ploom_run orig = {0}, min = {0}, out = {0};
+
+	find_failure(&orig, ctx.sc, 0);
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, NULL), 1);
+	ctx.runs = 0;
+	CHECK_INT(ploom_minimize_search(&out, &res, &min, NULL, run_sim, &ctx, NULL), 0);
+	CHECK_INT(res.from, 1);
+	CHECK_INT(res.to, 1);
+	CHECK_INT(res.exhausted, 0);
+	/* all of bound 0, REFERENCE.md's 3 schedules, and nothing else */
+	CHECK_INT(res.schedules, 3);
+	CHECK(out.steps == NULL);
+	ploom_run_release(&min);
+	ploom_run_release(&orig);
+}
+
+static void only_the_same_failure_counts(void)
+{
+	/* failures with fewer than 2 preemptions get another message, so
+	 * the one with 2 is the fewest that fails the same way */
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 2, 0, 0, 0};
+	struct ploom_minimize_result res;
+	struct ploom_run orig = {0}, min = {0};
+
+	CHECK_INT(find_failure(&orig, ctx.sc, 3), 0);
+	CHECK(orig.preemptions >= 3);
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, NULL), 1);
+	CHECK_INT(res.to, 2);
+	CHECK_INT(min.preemptions, 2);
+	CHECK_STR(min.outcome.exc_message, "the account is overdrawn");
+	ploom_run_release(&min);
+	ploom_run_release(&orig);
+}
+
+static void progress_counts(void *ctx, long schedules, int bound)
+{
+	long *calls = ctx;
+
+	CHECK_INT(schedules, calls[0] + 1);
+	CHECK(bound >= 0 && bound <= 1);
+	calls[0]++;
+}
+
+static void the_budget_stops_the_search_and_says_so(void)
+{
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
+	struct ploom_minimize_opts opts = {2, progress_counts, NULL};
+	struct ploom_minimize_result res;
+	struct ploom_run orig = {0}, min = {0};
+	long calls[1] = {0};
+
+	opts.progress_ctx = calls;
+	find_failure(&orig, ctx.sc, 0);
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, NULL), 0);
+	CHECK_INT(res.exhausted, 1);
+	CHECK_INT(res.schedules, 2);
+	CHECK_INT(res.to, res.from);
+	CHECK_INT(calls[0], 2);
+	CHECK_INT(ctx.runs, 2);
+	CHECK(min.steps == NULL);
+	ploom_run_release(&orig);
+}
+
+static void errors_stop_the_search(void)
+{
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
+	struct ploom_minimize_result res;
+	struct ploom_run orig = {0}, pass, min = {0};
+	struct ploom_err err = {0, ""};
+
+	find_failure(&orig, ctx.sc, 0);
+	sim_run(&pass, ctx.sc, NULL, 0);
+	CHECK_INT(pass.outcome.kind, PLOOM_OUTCOME_PASS);
+	CHECK_INT(ploom_minimize_search(&min, &res, &pass, NULL, run_sim, &ctx, &err), -1);
+	CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+	CHECK_STR(err.msg, "the trace does not record a failure");
+	CHECK_INT(ctx.runs, 0);
+
+	ctx.fail_after = 2;
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, &err), -1);
+	CHECK_STR(err.msg, "the worker died during a schedule");
+	CHECK_INT(res.schedules, 2);
+
+	/* the runs ignore the prefix the search asks for */
+	ctx.fail_after = 0;
+	ctx.ignore_choices = 1;
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, &err), -1);
+	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK(min.steps == NULL);
+	ploom_run_release(&pass);
+	ploom_run_release(&orig);
+}
+
+/* ---- with a worker ---- */
+
+/* A failure with 1 preemption (task 1 runs while task 0 could go on). */
+static const char one_preemption[] =
+	"step 0 0 start thread#1 0 -\n"
+	"step 1 1 begin - 0,1 -\n"
+	"outcome failure 1 =builtins.AssertionError =boom =\n"
+	"exit code 0\n"
+	"done 2\n";
+
+/* The same failure with 2. */
+static const char two_preemptions[] =
+	"step 0 0 start thread#1 0 -\n"
+	"step 1 1 begin - 0,1 -\n"
+	"step 2 0 yield_now - 0,1 -\n"
+	"outcome failure 0 =builtins.AssertionError =boom =\n"
+	"exit code 0\n"
+	"done 3\n";
+
+/* The same failure with none: what the stand-in worker answers. */
+static const char no_preemption[] =
+	"step 0 0 start thread#1 0 -\n"
+	"step 1 0 yield_now - 0,1 -\n"
+	"step 2 1 begin - 1 -\n"
+	"value 2 =42\n"
+	"outcome failure 1 =builtins.AssertionError =boom =Traceback\n"
+	"exit code 0\n"
+	"done 3\n";
+
+static struct ploom_trace *recorded(const char *records)
+{
+	struct ploom_trace *t = ploom_trace_new();
+
+	t->scenario.target = strdup("mod.py:fn");
+	t->scenario.module = strdup("mod");
+	t->scenario.qualname = strdup("fn");
+	t->scenario.file = strdup("/x/mod.py");
+	t->python.implementation = strdup("cpython");
+	t->python.version = strdup("3.13.0");
+	t->python.gil = 1;
+	t->hash_seed = strdup("7");
+	t->config.reduction = strdup("none");
+	t->config.max_steps = 500;
+	t->config.schedule_timeout_s = 2.5;
+	ploom_trace_add_fingerprint(t, "/x/mod.py", "fd814f41df2601f1b05e8b0f49455b43b669cf89",
+				    NULL);
+	CHECK_INT(ploom_run_parse_text(&t->run, records, strlen(records), 0, NULL), 0);
+	return t;
+}
+
+static struct ploom_worker *start(const char *py)
+{
+	struct ploom_worker_opts opts = {0};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+
+	opts.python = py;
+	opts.target = "/x/mod.py:fn";
+	opts.hash_seed = "7";
+	if (!CHECK_INT(ploom_worker_start(&w, &opts, &err), 0))
+		printf("  %s\n", err.msg);
+	return w;
+}
+
+static void a_worker_trace_keeps_the_original_id_target_and_fingerprints(void)
+{
+	char *dir = fake_dir("minimize"), *py = fake_worker(dir, "3.13.2", "/x/mod.py");
+	char *run = fake_write(dir, "run.txt", no_preemption, 0), *cmds;
+	struct ploom_trace *orig = recorded(one_preemption), *min = NULL;
+	struct ploom_minimize_result res;
+	struct ploom_worker *w = start(py);
+	struct ploom_err err = {0, ""};
+
+	orig->id = strdup("0123456789abcdef");
+	CHECK_INT(ploom_minimize_trace(&min, &res, orig, w, NULL, &err), 0);
+	CHECK_STR(err.msg, "");
+	if (min) {
+		CHECK_INT(min->run.preemptions, 0);
+		CHECK_INT(min->minimized_from, 1);
+		CHECK_STR(min->id, "0123456789abcdef");
+		CHECK_STR(min->scenario.target, "mod.py:fn");
+		CHECK_STR(min->python.version, "3.13.2");
+		CHECK_STR(min->hash_seed, "7");
+		CHECK_INT(min->config.max_steps, 500);
+		CHECK_INT(min->nfingerprints, 1);
+		CHECK_STR(min->fingerprints[0].blob, "fd814f41df2601f1b05e8b0f49455b43b669cf89");
+		CHECK_STR(min->run.steps[2].value, "42");
+	}
+	CHECK_INT(res.schedules, 1);
+	cmds = fake_read(dir, "commands");
+	/* bound 0's first schedule: no choices; the trace's steps and timeout */
+	CHECK_STR(cmds, "run 500 2500 0\n");
+	free(cmds);
+	ploom_trace_free(min);
+	ploom_worker_stop(w, NULL);
+	ploom_trace_free(orig);
+	fake_dir_remove(dir);
+	free(run);
+	free(py);
+	free(dir);
+}
+
+static void a_worker_trace_is_the_original_when_none_is_shorter(void)
+{
+	char *dir = fake_dir("minimize"), *py = fake_worker(dir, "3.13.0", "/x/mod.py");
+	char *run = fake_write(dir, "run.txt", one_preemption, 0);
+	struct ploom_trace *orig = recorded(two_preemptions), *min = NULL;
+	struct ploom_minimize_opts opts = {0};
+	struct ploom_minimize_result res;
+	struct ploom_worker *w = start(py);
+	char *a, *b;
+
+	/* the stand-in's schedules all pass */
+	free(run);
+	run = fake_write(dir, "run.txt", "outcome pass\nexit code 0\ndone 0\n", 0);
+	CHECK_INT(ploom_minimize_trace(&min, &res, orig, w, NULL, NULL), 0);
+	CHECK(min && min->run.preemptions == 2 && min->minimized_from == 2);
+	/* an id of its own: the original had none */
+	CHECK(min && min->id && strlen(min->id) == 16);
+	ploom_trace_free(min);
+	min = NULL;
+
+	/* one schedule at bound 0, then the budget is spent before bound 1 */
+	opts.max_schedules = 1;
+	CHECK_INT(ploom_minimize_trace(&min, &res, orig, w, &opts, NULL), 0);
+	CHECK_INT(res.exhausted, 1);
+	if (min) {
+		CHECK_INT(min->minimized_from, -1);
+		free(min->id);
+		min->id = NULL;
+		a = ploom_trace_to_json(orig, NULL);
+		b = ploom_trace_to_json(min, NULL);
+		CHECK_STR(b, a);
+		free(a);
+		free(b);
+	}
+	ploom_trace_free(min);
+	ploom_worker_stop(w, NULL);
+	ploom_trace_free(orig);
+	fake_dir_remove(dir);
+	free(run);
+	free(py);
+	free(dir);
+}
+
+int main(void)
+{
+	same_failure_compares_what_identifies_the_bug();
+	the_bank_failure_found_first_minimizes_to_one_preemption();
+	every_failing_schedule_minimizes_to_the_fewest_preemptions();
+	a_minimal_run_is_left_alone_after_the_lower_bounds();
+	only_the_same_failure_counts();
+	the_budget_stops_the_search_and_says_so();
+	errors_stop_the_search();
+	a_worker_trace_keeps_the_original_id_target_and_fingerprints();
+	a_worker_trace_is_the_original_when_none_is_shorter();
+	return check_report();
+}

@@ -1,0 +1,445 @@
+/* Tests of lib/replay: the target it starts the worker with, each of its
+ * four checks and their messages, and a whole replay against a stand-in
+ * worker (fake.h), which also shows that the checks run in order. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../lib/explore.h"
+#include "../../lib/fingerprint.h"
+#include "../../lib/json.h"
+#include "../../lib/replay.h"
+#include "../../lib/trace.h"
+#include "../../lib/worker.h"
+#include "check.h"
+#include "fake.h"
+#include "sim.h"
+
+/* The stand-in's schedule: a failure with one preemption. */
+static const char failing[] =
+	"step 0 0 start thread#1 0 -\n"
+	"step 1 1 begin - 0,1 -\n"
+	"step 2 1 read cell#0 0,1 -\n"
+	"value 2 =100\n"
+	"step 3 1 acquire lock#0 0,1 nonblocking\n"
+	"value 3 =True\n"
+	"outcome failure 1 =builtins.AssertionError =boom =Traceback\n"
+	"exit code 0\n"
+	"done 4\n";
+
+static struct ploom_trace *trace_of(const char *records, const char *file)
+{
+	struct ploom_trace *t = ploom_trace_new();
+
+	t->scenario.target = strdup("mod.py:fn");
+	t->scenario.module = strdup("mod");
+	t->scenario.qualname = strdup("fn");
+	t->scenario.file = ploom_strdup(file);
+	t->python.implementation = strdup("cpython");
+	t->python.version = strdup("3.13.0");
+	t->python.gil = 1;
+	t->hash_seed = strdup("5");
+	t->config.reduction = strdup("none");
+	t->config.max_steps = 300;
+	t->config.schedule_timeout_s = 1.5;
+	CHECK_INT(ploom_run_parse_text(&t->run, records, strlen(records), 0, NULL), 0);
+	return t;
+}
+
+static void the_target_names_the_recorded_file(void)
+{
+	struct ploom_trace *t = trace_of(failing, "/abs/dir/mod.py");
+	char *target;
+
+	target = ploom_replay_target(t);
+	CHECK_STR(target, "/abs/dir/mod.py:fn");
+	free(target);
+	free(t->scenario.target);
+	t->scenario.target = strdup("sub/dir/mod:Class.method");
+	target = ploom_replay_target(t);
+	CHECK_STR(target, "/abs/dir/mod.py:Class.method");
+	free(target);
+	/* a module is imported by name, as it was recorded */
+	free(t->scenario.target);
+	t->scenario.target = strdup("pkg.mod:fn");
+	target = ploom_replay_target(t);
+	CHECK_STR(target, "pkg.mod:fn");
+	free(target);
+	free(t->scenario.target);
+	t->scenario.target = strdup("rel/mod.py:fn");
+	free(t->scenario.file);
+	t->scenario.file = NULL;
+	target = ploom_replay_target(t);
+	CHECK_STR(target, "rel/mod.py:fn");
+	free(target);
+	ploom_trace_free(t);
+}
+
+static void a_changed_or_missing_source_is_a_divergence(void)
+{
+	char *dir = fake_dir("replay");
+	char *file = fake_write(dir, "mod.py", "print('v1')\n", 0), *gone;
+	struct ploom_trace *t = trace_of(failing, file);
+	struct ploom_err err = {0, ""};
+	char want[512], now[PLOOM_OID_HEXSZ + 1];
+
+	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
+	CHECK_INT(t->nfingerprints, 1);
+	if (t->nfingerprints == 1) {
+		/* printf "print('v1')\n" | git hash-object --stdin */
+		CHECK_STR(t->fingerprints[0].blob, "e59f0597d775f35cd6a0de643da6842730edbde9");
+		CHECK_STR(t->fingerprints[0].path, file);
+	}
+	CHECK_INT(ploom_replay_check_source(t, &err), 0);
+	CHECK_STR(err.msg, "");
+
+	free(fake_write(dir, "mod.py", "print('v2')\n", 0));
+	ploom_fingerprint_file(now, file, NULL);
+	snprintf(want, sizeof(want),
+		 "the scenario's source changed: '%s' (recorded blob %.7s, now %.7s)", file,
+		 t->nfingerprints ? t->fingerprints[0].blob : "", now);
+	CHECK_INT(ploom_replay_check_source(t, &err), -1);
+	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK_STR(err.msg, want);
+
+	unlink(file);
+	snprintf(want, sizeof(want),
+		 "the scenario's source changed: '%s' (recorded blob %.7s, now unreadable: "
+		 "No such file or directory)",
+		 file, t->nfingerprints ? t->fingerprints[0].blob : "");
+	CHECK_INT(ploom_replay_check_source(t, &err), -1);
+	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK_STR(err.msg, want);
+	/* and fingerprinting a file that is gone names it */
+	CHECK_INT(ploom_trace_fingerprint_source(t, &err), -1);
+	CHECK(strstr(err.msg, file) != NULL);
+
+	/* an old trace without fingerprints has nothing to check */
+	gone = t->scenario.file;
+	t->scenario.file = NULL;
+	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
+	CHECK_INT(t->nfingerprints, 0);
+	CHECK_INT(ploom_replay_check_source(t, &err), 0);
+	t->scenario.file = gone;
+	ploom_trace_free(t);
+	fake_dir_remove(dir);
+	free(file);
+	free(dir);
+}
+
+static void the_loaded_file_must_be_the_recorded_one(void)
+{
+	struct ploom_trace *t = trace_of(failing, "/a/mod.py");
+	struct ploom_hello h;
+	struct ploom_err err = {0, ""};
+
+	memset(&h, 0, sizeof(h));
+	h.file = (char *)"/a/mod.py";
+	CHECK_INT(ploom_replay_check_loaded(t, &h, &err), 0);
+	h.file = NULL;
+	CHECK_INT(ploom_replay_check_loaded(t, &h, &err), 0);
+	h.file = (char *)"/b/mod.py";
+	CHECK_INT(ploom_replay_check_loaded(t, &h, &err), -1);
+	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK_STR(err.msg, "the scenario's source changed: '/b/mod.py' (the trace was recorded "
+		  "from '/a/mod.py')");
+	ploom_trace_free(t);
+}
+
+static void only_the_minor_python_version_matters(void)
+{
+	struct ploom_trace *t = trace_of(failing, NULL);
+	struct ploom_err err = {0, ""};
+
+	CHECK_INT(ploom_replay_check_python(t, "3.13.0", &err), 0);
+	CHECK_INT(ploom_replay_check_python(t, "3.13.7", &err), 0);
+	CHECK_INT(ploom_replay_check_python(t, "3.14.0", &err), -1);
+	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK_STR(err.msg, "Python 3.14 runs this replay, the trace was recorded with 3.13");
+	/* 3.1 is not a prefix match for 3.13 */
+	CHECK_INT(ploom_replay_check_python(t, "3.1.0", &err), -1);
+	CHECK_STR(err.msg, "Python 3.1 runs this replay, the trace was recorded with 3.13");
+	free(t->python.version);
+	t->python.version = strdup("3.13");
+	CHECK_INT(ploom_replay_check_python(t, "3.13.1", &err), 0);
+	ploom_trace_free(t);
+}
+
+/* Edits of the stand-in's records and the divergence each must give. */
+static const struct {
+	const char *from;
+	const char *to;
+	const char *want;
+} step_cases[] = {
+	{"step 2 1 read cell#0", "step 2 1 write cell#0",
+	 "step 2 differs: recorded task 1 read cell#0, got task 1 write cell#0"},
+	{"step 2 1 read cell#0", "step 2 0 read cell#0",
+	 "step 2 differs: recorded task 1 read cell#0, got task 0 read cell#0"},
+	{"step 2 1 read cell#0", "step 2 1 read cell#1",
+	 "step 2 differs: recorded task 1 read cell#0, got task 1 read cell#1"},
+	{"0,1 nonblocking", "0,1 -",
+	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), got task 1 acquire lock#0"},
+	{"step 3 1 acquire lock#0 0,1 nonblocking\nvalue 3 =True\n", "",
+	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), got the end of the run"},
+	{"value 3 =True\n", "value 3 =True\nstep 4 0 join thread#1 0 -\n",
+	 "step 4 differs: recorded the end of the run, got task 0 join thread#1"},
+	{"step 3 1 acquire lock#0 0,1 nonblocking\nvalue 3 =True\n"
+	 "outcome failure 1 =builtins.AssertionError =boom =Traceback\n",
+	 "outcome divergence 3 =choice%201%20asks%20for%20task%201,%20which%20is%20not%20enabled\n",
+	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), but choice 1 asks for "
+	 "task 1, which is not enabled"},
+	/* the values may differ: replay compares operations */
+	{"value 2 =100", "value 2 =0", NULL},
+};
+
+static char *replace(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	size_t n;
+	char *out;
+
+	if (!at)
+		return NULL;
+	n = strlen(text) - strlen(from) + strlen(to);
+	out = malloc(n + 1);
+	memcpy(out, text, (size_t)(at - text));
+	strcpy(out + (at - text), to);
+	strcat(out, at + strlen(from));
+	return out;
+}
+
+static void the_first_step_that_differs_is_named(void)
+{
+	struct ploom_run recorded = {0};
+	size_t i;
+
+	CHECK_INT(ploom_run_parse_text(&recorded, failing, strlen(failing), 0, NULL), 0);
+	for (i = 0; i < sizeof(step_cases) / sizeof(step_cases[0]); i++) {
+		char *edited = replace(failing, step_cases[i].from, step_cases[i].to);
+		struct ploom_run got = {0};
+		struct ploom_err err = {0, ""};
+		char done[32];
+		char *fixed;
+
+		if (!CHECK(edited != NULL))
+			continue;
+		/* keep the closing count right */
+		fixed = edited;
+		if (strstr(edited, "step 4 "))
+			fixed = replace(edited, "done 4", "done 5");
+		else if (!strstr(edited, "step 3 "))
+			fixed = replace(edited, "done 4", "done 3");
+		if (fixed != edited)
+			free(edited);
+		snprintf(done, sizeof(done), "case %zu", i);
+		if (!CHECK_INT(ploom_run_parse_text(&got, fixed, strlen(fixed), 0, &err), 0))
+			printf("  %s: %s\n", done, err.msg);
+		if (step_cases[i].want) {
+			CHECK_INT(ploom_replay_compare_steps(&recorded, &got, &err), -1);
+			CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+			if (!CHECK_STR(err.msg, step_cases[i].want))
+				printf("  %s\n", done);
+		} else {
+			CHECK_INT(ploom_replay_compare_steps(&recorded, &got, &err), 0);
+		}
+		ploom_run_release(&got);
+		free(fixed);
+	}
+	ploom_run_release(&recorded);
+}
+
+static void choices_edited_apart_from_the_steps_are_named(void)
+{
+	struct ploom_run recorded = {0}, got = {0};
+	struct ploom_err err = {0, ""};
+	int *more;
+
+	ploom_run_parse_text(&recorded, failing, strlen(failing), 0, NULL);
+	ploom_run_parse_text(&got, failing, strlen(failing), 0, NULL);
+	CHECK_INT(ploom_replay_compare_steps(&recorded, &got, &err), 0);
+	more = realloc(recorded.choices, (recorded.nchoices + 1) * sizeof(int));
+	if (more) {
+		recorded.choices = more;
+		recorded.choices[recorded.nchoices++] = 0;
+	}
+	CHECK_INT(ploom_replay_compare_steps(&recorded, &got, &err), -1);
+	CHECK_STR(err.msg, "the choices differ: recorded 1,1,1,0, the run made 1,1,1");
+	ploom_run_release(&recorded);
+	ploom_run_release(&got);
+}
+
+/* abba's first deadlock in depth-first order, into *out; 0 if found. */
+static int first_deadlock(struct ploom_run *out)
+{
+	struct ploom_explore *ex = NULL;
+	struct ploom_run run;
+	const int *prefix;
+	size_t n;
+	int r = 1, found = -1;
+
+	ploom_explore_new(&ex, -1, NULL);
+	while (r == 1 && found < 0) {
+		prefix = ploom_explore_prefix(ex, &n);
+		sim_run(&run, sim_find("abba"), prefix, n);
+		r = ploom_explore_next(ex, &run, NULL);
+		if (run.outcome.kind == PLOOM_OUTCOME_DEADLOCK) {
+			ploom_run_move(out, &run);
+			found = 0;
+		}
+		ploom_run_release(&run);
+	}
+	ploom_explore_free(ex);
+	return found;
+}
+
+static void outcomes_are_compared_by_what_identifies_them(void)
+{
+	struct ploom_outcome a, b;
+	struct ploom_run d1 = {0}, d2;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.kind = b.kind = PLOOM_OUTCOME_FAILURE;
+	a.exc_type = b.exc_type = (char *)"builtins.AssertionError";
+	a.exc_message = b.exc_message = (char *)"boom";
+	a.traceback = (char *)"line 1";
+	b.traceback = (char *)"line 2";
+	CHECK_INT(ploom_replay_same_outcome(&a, &b), 1);
+	b.exc_message = (char *)"bang";
+	CHECK_INT(ploom_replay_same_outcome(&a, &b), 0);
+	b.kind = PLOOM_OUTCOME_PASS;
+	CHECK_INT(ploom_replay_same_outcome(&a, &b), 0);
+	a.kind = PLOOM_OUTCOME_PASS;
+	CHECK_INT(ploom_replay_same_outcome(&a, &b), 1);
+	a.kind = b.kind = PLOOM_OUTCOME_STEP_LIMIT;
+	CHECK_INT(ploom_replay_same_outcome(&a, &b), 1);
+	a.kind = b.kind = PLOOM_OUTCOME_CRASH;
+	a.signal = 11;
+	b.signal = 6;
+	CHECK_INT(ploom_replay_same_outcome(&a, &b), 0);
+	a.kind = b.kind = PLOOM_OUTCOME_EXIT;
+	a.status = b.status = 3;
+	CHECK_INT(ploom_replay_same_outcome(&a, &b), 1);
+
+	/* a deadlock must wait on the same locks (unlike the minimizer's
+	 * any-deadlock) */
+	CHECK_INT(first_deadlock(&d1), 0);
+	sim_run(&d2, sim_find("abba"), d1.choices, d1.nchoices);
+	CHECK_INT(d2.outcome.kind, PLOOM_OUTCOME_DEADLOCK);
+	CHECK_INT(ploom_replay_same_outcome(&d1.outcome, &d2.outcome), 1);
+	free(d2.outcome.summary);
+	d2.outcome.summary = strdup("deadlock: task 1 waits to acquire lock#1 held by task 2");
+	CHECK_INT(ploom_replay_same_outcome(&d1.outcome, &d2.outcome), 0);
+	ploom_run_release(&d1);
+	ploom_run_release(&d2);
+}
+
+/* ---- a whole replay ---- */
+
+struct replay_case {
+	const char *python;     /* the stand-in's version */
+	const char *loads;      /* the file it loads; NULL: the recorded one */
+	const char *records;    /* what it answers */
+	const char *want;       /* the divergence, or NULL */
+};
+
+static void replay_with(const struct replay_case *rc, const char *dir, const char *file,
+			struct ploom_trace *rec, struct ploom_trace **out, struct ploom_err *err)
+{
+	struct ploom_worker_opts opts = {0};
+	struct ploom_worker *w = NULL;
+	char *py = fake_worker(dir, rc->python, rc->loads ? rc->loads : file);
+	char *target = ploom_replay_target(rec);
+
+	free(fake_write(dir, "run.txt", rc->records, 0));
+	opts.python = py;
+	opts.target = target;
+	opts.hash_seed = rec->hash_seed;
+	*out = NULL;
+	if (CHECK_INT(ploom_worker_start(&w, &opts, err), 0))
+		ploom_replay_run(out, rec, w, -1, err);
+	ploom_worker_stop(w, NULL);
+	free(target);
+	free(py);
+}
+
+static void a_replay_reproduces_or_names_the_first_divergence(void)
+{
+	char *dir = fake_dir("replay"), *file = fake_write(dir, "mod.py", "x = 1\n", 0);
+	char *passing = replace(failing, "outcome failure 1 =builtins.AssertionError =boom =Traceback",
+				"outcome pass");
+	char *other_op = replace(failing, "step 2 1 read", "step 2 1 write");
+	const struct replay_case cases[] = {
+		{"3.13.4", NULL, failing, NULL},
+		{"3.14.0", NULL, failing,
+		 "Python 3.14 runs this replay, the trace was recorded with 3.13"},
+		/* the loaded file comes before the Python version */
+		{"3.14.0", "/elsewhere/mod.py", failing,
+		 "the scenario's source changed: '/elsewhere/mod.py' (the trace was recorded from"},
+		{"3.13.0", NULL, other_op,
+		 "step 2 differs: recorded task 1 read cell#0, got task 1 write cell#0"},
+		/* the Python version comes before the steps */
+		{"3.12.0", NULL, other_op,
+		 "Python 3.12 runs this replay, the trace was recorded with 3.13"},
+		{"3.13.0", NULL, passing,
+		 "outcome differs: recorded builtins.AssertionError: boom, got pass"},
+	};
+	struct ploom_trace *rec = trace_of(failing, file);
+	size_t i;
+
+	ploom_trace_fingerprint_source(rec, NULL);
+	ploom_trace_set_id(rec, NULL);
+	rec->minimized_from = 3;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ploom_trace *out = NULL;
+		struct ploom_err err = {0, ""};
+		char *cmds;
+
+		replay_with(&cases[i], dir, file, rec, &out, &err);
+		if (!cases[i].want) {
+			CHECK_STR(err.msg, "");
+			CHECK(out != NULL);
+			if (!out)
+				continue;
+			CHECK_STR(out->python.version, "3.13.4");
+			CHECK_STR(out->scenario.target, "mod.py:fn");
+			CHECK_STR(out->id, rec->id);
+			CHECK_INT(out->minimized_from, 3);
+			CHECK_INT(out->nfingerprints, 1);
+			CHECK_STR(out->hash_seed, "5");
+			CHECK_STR(out->run.outcome.summary, "builtins.AssertionError: boom");
+			CHECK_STR(out->run.steps[3].value, "True");
+			ploom_trace_free(out);
+			cmds = fake_read(dir, "commands");
+			/* the trace's choices, max_steps and timeout */
+			CHECK_STR(cmds, "run 300 1500 3 1 1 1\n");
+			free(cmds);
+		} else {
+			CHECK(out == NULL);
+			CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+			if (!CHECK(!strncmp(err.msg, cases[i].want, strlen(cases[i].want))))
+				printf("  case %zu: '%s'\n", i, err.msg);
+		}
+		/* the next case starts with no commands */
+		free(fake_write(dir, "commands", "", 0));
+	}
+	ploom_trace_free(rec);
+	fake_dir_remove(dir);
+	free(passing);
+	free(other_op);
+	free(file);
+	free(dir);
+}
+
+int main(void)
+{
+	the_target_names_the_recorded_file();
+	a_changed_or_missing_source_is_a_divergence();
+	the_loaded_file_must_be_the_recorded_one();
+	only_the_minor_python_version_matters();
+	the_first_step_that_differs_is_named();
+	choices_edited_apart_from_the_steps_are_named();
+	outcomes_are_compared_by_what_identifies_them();
+	a_replay_reproduces_or_names_the_first_divergence();
+	return check_report();
+}
