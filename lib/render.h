@@ -1,0 +1,65 @@
+/* render.h - a trace drawn for a person: the text that ploom-show prints.
+ *
+ * Overview
+ * --------
+ * The rendering has four parts, each separated by a blank line:
+ *
+ *   1. a header, one "key  value" line each: the scenario, its target,
+ *      source file and fingerprints, the Python, the hash seed, the
+ *      configuration, the steps, the failure id, the preemptions (and
+ *      minimized_from) and the outcome's summary;
+ *   2. a table with one row per step and one column per task (task 0,
+ *      task 1, ...).  A step's cell sits in the column of the task that
+ *      took it and reads "OP OBJECT", then " (nonblocking)" for
+ *      acquire(blocking=False), then " -> VALUE" when the step has a
+ *      value.  Columns are as wide as their widest cell; a value is cut
+ *      (ending in "...") so that its cell fits the cap, but keeps at least
+ *      8 characters, and "OP OBJECT" is cut only beyond max(cap, 32).
+ *      Two marks precede the step number:
+ *      '*' for a preemption (a choice that switched away from the task of
+ *      the previous step while it was still enabled, the rule of
+ *      ploom_run_finish()) and '!' for the failing step (the last step of
+ *      the task that raised; for a crash, exit or timeout the last step).
+ *      A deadlock adds a last row, "wait", with what each blocked task
+ *      waits for;
+ *   3. a legend for the marks that appear;
+ *   4. the outcome in full: the exception and its traceback, the waits of
+ *      a deadlock, the details of a crash, exit, timeout, step limit or
+ *      divergence; then the schedule's captured output, if any.
+ *
+ * The text is plain ASCII apart from what the trace's own strings hold
+ * (UTF-8 is passed through, and counted in code points when columns are
+ * sized); control characters in those strings are shown as '?' so that
+ * a trace cannot drive the terminal.  Colour (ANSI escapes) only when
+ * asked for.  No line ends in a space.
+ */
+#ifndef PLOOM_RENDER_H
+#define PLOOM_RENDER_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "trace.h"
+
+/* The default and the smallest column cap, in characters. */
+#define PLOOM_RENDER_WIDTH 28
+#define PLOOM_RENDER_MIN_WIDTH 8
+
+struct ploom_render_opts {
+	int color;      /* 1: ANSI colours; 0: plain text */
+	int width;      /* column cap; 0 means PLOOM_RENDER_WIDTH, smaller
+			 * values are raised to PLOOM_RENDER_MIN_WIDTH */
+};
+
+/* Writes the rendering of trace to out and flushes out.  opts may be NULL
+ * (plain, default width).  The trace is only read.
+ *
+ * Returns 0, or -1 with err filled: code PLOOM_EXIT_USAGE and
+ * "out of memory", or "write error: STRERROR" when a write or the flush
+ * failed.  After a write error errno is the error of the failed write
+ * (EPIPE when the reader of a pipe went away, so that a filter can stop
+ * quietly; ENOSPC on a full disk); the stream is not closed. */
+int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
+		       const struct ploom_render_opts *opts, struct ploom_err *err);
+
+#endif

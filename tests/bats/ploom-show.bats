@@ -1,0 +1,255 @@
+#!/usr/bin/env bats
+# ploom-show: renders a trace (a file or stdin) as a table, one column per
+# task, with the marks and the outcome; rejects a bad trace with exit 2.
+# Needs the ploom utilities and the worker's python3 on PATH (.venv/bin).
+
+# $output, $stderr and $status are set by bats' run
+# shellcheck disable=SC2154
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	SCN="$ROOT/tests/python/scenarios.py"
+	BANK="$ROOT/examples/bank_account.py"
+	cd "$BATS_TEST_TMPDIR" || exit 1
+}
+
+# failing_trace TARGET: explores TARGET, which must fail, and prints the
+# path of the original trace.
+failing_trace() {
+	ploom-explore -q "$1" > stats.json 2> /dev/null || [ $? -eq 1 ]
+	jq -r .trace stats.json
+}
+
+# Pipelines, as functions so that `run` sees the status of the whole pipe
+# (pipefail) or of its first stage.
+run_one_to_show() {
+	set -o pipefail
+	ploom-run-one "$SCN:racy_counter2" 2> /dev/null | ploom-show
+}
+
+minimize_to_show() {
+	set -o pipefail
+	ploom-minimize < "$1" 2> /dev/null | ploom-show
+}
+
+replay_to_show() {
+	# ploom-replay exits 1: the failure reproduced
+	ploom-replay "$1" 2> /dev/null | ploom-show
+}
+
+show_to_dev_full() {
+	ploom-show "$1" > /dev/full
+}
+
+show_to_head() {
+	ploom-show "$1" | head -n 1
+	return "${PIPESTATUS[0]}"
+}
+
+# column TEXT FILE: the 0-based column where TEXT starts on the first line
+# of FILE that holds it.
+column() {
+	awk -v s="$1" 'index($0, s) { print index($0, s) - 1; exit }' "$2"
+}
+
+@test "a passing run from ploom-run-one renders header, columns and outcome" {
+	ploom-run-one "$SCN:bank_locked" > run.json
+	run -0 --separate-stderr ploom-show run.json
+	[ -z "$stderr" ]
+	echo "$output" > shown.txt
+	grep -qx 'scenario     scenarios:bank_locked' shown.txt
+	grep -qx "target       $SCN:bank_locked" shown.txt
+	grep -qx 'python       cpython 3\.13\.[0-9]*, GIL enabled' shown.txt
+	grep -qx 'hash seed    0' shown.txt
+	grep -qx 'preemptions  0' shown.txt
+	grep -qx 'outcome      pass' shown.txt
+	grep -qx '   step  task 0  *task 1  *task 2' shown.txt
+	grep -qx '      0  start thread#1' shown.txt
+	[ "$(tail -n 1 shown.txt)" = "pass: every task finished" ]
+	# one row per step
+	[ "$(grep -cE '^[ *!]{2} +[0-9]+  ' shown.txt)" -eq "$(jq '.steps | length' run.json)" ]
+	# no preemption in the default schedule, so no mark and no legend
+	run -1 grep -E '^\*' shown.txt
+	run -1 grep 'preemption:' shown.txt
+}
+
+@test "every cell sits under its task's header" {
+	ploom-run-one "$SCN:bank_locked" > run.json
+	ploom-show run.json > shown.txt
+	for task in 0 1 2; do
+		col="$(column "task $task" shown.txt)"
+		mapfile -t rows < <(jq -r --argjson t "$task" \
+			'.steps[] | select(.task == $t) | .index' run.json)
+		[ "${#rows[@]}" -gt 0 ]
+		for i in "${rows[@]}"; do
+			line="$(grep -E "^[ *!]{2} +$i  " shown.txt)"
+			cell="${line:$col}"
+			[ -n "$cell" ]
+			[ "${cell:0:1}" != " " ]
+			[ "${line:$((col - 2)):2}" = "  " ]
+		done
+	done
+}
+
+@test "cells read 'op object -> value'" {
+	ploom-run-one "$SCN:try_lock" > run.json
+	ploom-show run.json > shown.txt
+	grep -q '  acquire lock#0 (nonblocking) -> True$' shown.txt
+	grep -q '  read cell#0 -> 0$' shown.txt
+	grep -q '  write cell#0 -> 1$' shown.txt
+	grep -q '  yield_now$' shown.txt
+	grep -q '  begin$' shown.txt
+}
+
+@test "a failing trace from ploom-explore marks preemptions and the failing step, then the exception" {
+	trace="$(failing_trace "$BANK:scenario")"
+	run -0 --separate-stderr ploom-show "$trace"
+	echo "$output" > shown.txt
+	grep -qx 'outcome      builtins.AssertionError: the account is overdrawn' shown.txt
+	grep -qx "preemptions  $(jq .preemptions "$trace")" shown.txt
+	# one '*' per preemption, and its legend
+	[ "$(grep -cE '^\* +[0-9]+  ' shown.txt)" -eq "$(jq .preemptions "$trace")" ]
+	grep -qx '\* preemption: a switch away from a task that could have continued' shown.txt
+	# the failing step is task 0's last, the final read of the balance
+	last="$(jq '[.steps[] | select(.task == 0)] | last | .index' "$trace")"
+	grep -qE "^ ! +$last  read cell#0 -> -100\$" shown.txt
+	grep -qx '! the failing step: the last step of the task that raised' shown.txt
+	# the exception and its traceback end the rendering
+	grep -qx 'failure: task 0 raised builtins.AssertionError: the account is overdrawn' shown.txt
+	grep -qx 'Traceback (most recent call last):' shown.txt
+	[ "$(tail -n 1 shown.txt)" = "AssertionError: the account is overdrawn" ]
+}
+
+@test "a deadlock lists what each task waits for" {
+	trace="$(failing_trace "$SCN:abba")"
+	run -0 --separate-stderr ploom-show "$trace"
+	echo "$output" > shown.txt
+	grep -qE '^ ! wait  join thread#1 +acquire lock#[01] \(held by 2\) +acquire lock#[01] \(held by 1\)$' shown.txt
+	grep -qx 'deadlock: no task can run' shown.txt
+	grep -qx '  task 0 waits to join thread#1' shown.txt
+	grep -qE '^  task 1 waits to acquire lock#[01] held by task 2$' shown.txt
+	grep -qE '^  task 2 waits to acquire lock#[01] held by task 1$' shown.txt
+}
+
+@test "crash, exit and timeout mark the last step" {
+	ploom-run-one "$SCN:crashes" > crash.json || [ $? -eq 1 ]
+	run -0 ploom-show crash.json
+	[[ "$output" == *$'\n'" !    0  write cell#0"* ]]
+	[[ "$output" == *"crash: killed by signal 6 (SIGABRT)" ]]
+	ploom-run-one "$SCN:calls_os_exit" > exit.json || [ $? -eq 1 ]
+	run -0 ploom-show exit.json
+	[[ "$output" == *"exit: the scenario exited with status 3" ]]
+}
+
+@test "stdin, '-' and a file give the same rendering" {
+	ploom-run-one "$SCN:racy_counter2" > run.json
+	ploom-show run.json > from-file.txt
+	ploom-show < run.json > from-stdin.txt
+	ploom-show - < run.json > from-dash.txt
+	cmp from-file.txt from-stdin.txt
+	cmp from-file.txt from-dash.txt
+	[ -s from-file.txt ]
+}
+
+@test "the ploom-run-one | ploom-show pipeline" {
+	run -0 run_one_to_show
+	[[ "$output" == "scenario     scenarios:racy_counter2"$'\n'* ]]
+}
+
+@test "ploom-minimize and ploom-replay feed ploom-show" {
+	command -v ploom-minimize > /dev/null || skip "ploom-minimize is not built"
+	command -v ploom-replay > /dev/null || skip "ploom-replay is not built"
+	trace="$(failing_trace "$BANK:scenario")"
+	ploom-minimize "$trace" > minimized.json 2> /dev/null
+	run -0 --separate-stderr ploom-show minimized.json
+	[[ "$output" == *$'\n'"failure: task 0 raised builtins.AssertionError: the account is overdrawn"$'\n'* ]]
+	[[ "$output" == *$'\n'"preemptions  $(jq .preemptions minimized.json) (minimized from $(jq .preemptions "$trace"))"$'\n'* ]]
+	run -0 minimize_to_show "$trace"
+	[[ "$output" == *"failure: task 0 raised builtins.AssertionError"* ]]
+	run -0 replay_to_show "$trace"
+	[[ "$output" == *"failure: task 0 raised builtins.AssertionError"* ]]
+}
+
+@test "malformed traces exit 2 naming the file and the problem" {
+	ploom-run-one "$SCN:bank_locked" > good.json
+	echo 'not json' > bad.json
+	run -2 --separate-stderr ploom-show bad.json
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-show: cannot read trace 'bad.json': not valid JSON (line 1)" ]
+	jq '.version = 9' good.json > v9.json
+	run -2 --separate-stderr ploom-show v9.json
+	[ "$stderr" = "ploom-show: cannot read trace 'v9.json': unknown format version 9 (this ploom reads 1)" ]
+	jq 'del(.steps)' good.json > nosteps.json
+	run -2 --separate-stderr ploom-show nosteps.json
+	[ "$stderr" = "ploom-show: cannot read trace 'nosteps.json': missing field 'steps'" ]
+	jq '.steps[2].task = "x"' good.json > badtask.json
+	run -2 --separate-stderr ploom-show badtask.json
+	[ "$stderr" = "ploom-show: cannot read trace 'badtask.json': field 'steps[2].task' is not an integer" ]
+	head -c 100 good.json > cut.json
+	run -2 --separate-stderr ploom-show cut.json
+	[[ "$stderr" == "ploom-show: cannot read trace 'cut.json': not valid JSON"* ]]
+	run -2 --separate-stderr ploom-show - < bad.json
+	[ "$stderr" = "ploom-show: cannot read trace '<stdin>': not valid JSON (line 1)" ]
+	run -2 --separate-stderr ploom-show < /dev/null
+	[[ "$stderr" == "ploom-show: cannot read trace '<stdin>': "* ]]
+	run -2 --separate-stderr ploom-show no-such.json
+	[ "$stderr" = "ploom-show: cannot read trace 'no-such.json': No such file or directory" ]
+}
+
+@test "a full disk is an error, a closed pipe is not" {
+	ploom-run-one -s 3000 "$SCN:spins_forever" > long.json || [ $? -eq 3 ]
+	run -2 --separate-stderr show_to_dev_full long.json
+	[ "$stderr" = "ploom-show: cannot write to standard output: No space left on device" ]
+	run -0 --separate-stderr show_to_head long.json
+	[ "$output" = "scenario     scenarios:spins_forever" ]
+	[ -z "$stderr" ]
+}
+
+@test "colour only with --color=always" {
+	trace="$(failing_trace "$BANK:scenario")"
+	ploom-show "$trace" > plain.txt
+	ploom-show --color=never "$trace" > never.txt
+	ploom-show --color=auto "$trace" > auto.txt
+	ploom-show --color=always "$trace" > always.txt
+	run -1 grep -q $'\e' plain.txt
+	cmp plain.txt never.txt
+	cmp plain.txt auto.txt
+	grep -q $'\e\\[1;31mfailure\e\\[0m: task 0 raised' always.txt
+	# without the escapes it is the plain rendering
+	sed $'s/\e\\[[0-9;]*m//g' always.txt | cmp - plain.txt
+}
+
+@test "--width cuts long values with ..." {
+	ploom-run-one "$SCN:try_lock" > run.json
+	ploom-show --width=8 run.json > narrow.txt
+	grep -q '  read cell#0 -> 0$' narrow.txt
+	jq '(.steps[] | select(.op == "read") | .value) = "'"'$(printf 'x%.0s' {1..60})'"'"' \
+		run.json > long.json
+	ploom-show long.json > shown.txt
+	# 28 wide: "read cell#0 -> " and 13 characters of the value
+	grep -qE "  read cell#0 -> 'x{9}\.\.\.\$" shown.txt
+	ploom-show -w 80 long.json > wide.txt
+	grep -qE "  read cell#0 -> 'x{60}'\$" wide.txt
+}
+
+@test "usage errors exit 2 with a message" {
+	run -2 --separate-stderr ploom-show --color=blue x.json
+	[[ "$stderr" == "ploom-show: invalid --color 'blue'"$'\n'"usage: ploom-show "* ]]
+	run -2 --separate-stderr ploom-show -w 3 x.json
+	[[ "$stderr" == "ploom-show: invalid --width '3'"* ]]
+	run -2 --separate-stderr ploom-show a.json b.json
+	[[ "$stderr" == "ploom-show: unexpected argument 'b.json'"* ]]
+	run -2 --separate-stderr ploom-show --bogus
+	[[ "$stderr" == "ploom-show: unknown option '--bogus'"* ]]
+	run -2 --separate-stderr ploom-show -w
+	[[ "$stderr" == "ploom-show: missing value for option '-w'"* ]]
+}
+
+@test "--help and --version exit 0 on stdout" {
+	run -0 ploom-show --help
+	[[ "$output" == "usage: ploom-show "* ]]
+	run -0 ploom-show -V
+	[[ "$output" == "ploom-show (ploom) "* ]]
+}

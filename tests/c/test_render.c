@@ -1,0 +1,368 @@
+/* Tests of the trace renderer: the header, the table's columns and marks,
+ * each outcome, cutting and sanitising, colour, and write errors. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../lib/json.h"
+#include "../../lib/render.h"
+#include "../../lib/trace.h"
+#include "check.h"
+
+/* A trace of the bank's failure, minimized: STEPS and OUTCOME are
+ * spliced in by trace_of(). */
+static const char head[] =
+	"{\"format\": \"ploom-trace\", \"version\": 1, \"id\": \"a572433ef5eb57f2\",\n"
+	" \"scenario\": {\"target\": \"/src/bank.py:scenario\", \"module\": \"bank\",\n"
+	"              \"qualname\": \"scenario\", \"file\": \"/src/bank.py\"},\n"
+	" \"fingerprints\": [{\"path\": \"/src/bank.py\",\n"
+	"                   \"blob\": \"1a2b3c4d5e6f708192a3b4c5d6e7f80912a3b4c5\"}],\n"
+	" \"python\": {\"implementation\": \"cpython\", \"version\": \"3.13.0\", \"gil\": true},\n"
+	" \"hash_seed\": \"0\",\n"
+	" \"config\": {\"max_preemptions\": null, \"reduction\": \"none\", \"max_steps\": 10000,\n"
+	"            \"schedule_timeout_s\": 10},\n"
+	" \"choices\": [], \"preemptions\": 1, \"minimized_from\": 2,\n";
+
+static const char bank_steps[] =
+	" \"steps\": [\n"
+	"  {\"index\": 0, \"task\": 0, \"op\": \"start\", \"object\": \"thread#1\", \"enabled\": [0]},\n"
+	"  {\"index\": 1, \"task\": 0, \"op\": \"start\", \"object\": \"thread#2\", \"enabled\": [0, 1]},\n"
+	"  {\"index\": 2, \"task\": 1, \"op\": \"begin\", \"object\": null, \"enabled\": [1, 2]},\n"
+	"  {\"index\": 3, \"task\": 1, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"100\"},\n"
+	"  {\"index\": 4, \"task\": 2, \"op\": \"begin\", \"object\": null, \"enabled\": [1, 2]},\n"
+	"  {\"index\": 5, \"task\": 2, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"100\"},\n"
+	"  {\"index\": 6, \"task\": 2, \"op\": \"write\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"0\"},\n"
+	"  {\"index\": 7, \"task\": 0, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [0],"
+	" \"value\": \"-100\"}],\n";
+
+static const char bank_failure[] =
+	" \"outcome\": {\"kind\": \"failure\", \"summary\": \"builtins.AssertionError: overdrawn\",\n"
+	"  \"task\": 0, \"exception\": {\"type\": \"builtins.AssertionError\", \"message\": \"overdrawn\"},\n"
+	"  \"traceback\": \"Traceback (most recent call last):\\n  File \\\"/src/bank.py\\\"\\n"
+	"AssertionError: overdrawn\\n\"}}\n";
+
+static struct ploom_trace *trace_of(const char *steps, const char *outcome)
+{
+	struct ploom_trace *t = NULL;
+	struct ploom_err err = {0, ""};
+	char *text = NULL;
+
+	if (asprintf(&text, "%s%s%s", head, steps, outcome) < 0)
+		return NULL;
+	if (ploom_trace_parse(&t, text, strlen(text), &err) < 0)
+		printf("trace_of: %s\n", err.msg);
+	free(text);
+	return t;
+}
+
+/* The rendering as a string (the caller frees it), NULL on error. */
+static char *render(const struct ploom_trace *t, int color, int width)
+{
+	struct ploom_render_opts opts = {color, width};
+	struct ploom_err err = {0, ""};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (!f)
+		return NULL;
+	rc = ploom_render_trace(f, t, &opts, &err);
+	fclose(f);
+	if (rc < 0) {
+		printf("render: %s\n", err.msg);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* 1 if text holds the whole line (between newlines). */
+static int has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	const char *p = text;
+
+	while ((p = strstr(p, line))) {
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
+/* The column (from the line's start) where needle starts in the first
+ * line that holds it, or -1. */
+static long column_in_line(const char *text, const char *needle)
+{
+	const char *p = strstr(text, needle), *bol;
+
+	if (!p)
+		return -1;
+	for (bol = p; bol > text && bol[-1] != '\n'; bol--)
+		;
+	return (long)(p - bol);
+}
+
+static int no_line_ends_in_a_space(const char *text)
+{
+	return !strstr(text, " \n");
+}
+
+static void failure_shows_header_table_marks_and_exception(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out = render(t, 0, 0);
+
+	CHECK(out);
+	if (!out)
+		return;
+	CHECK(has_line(out, "scenario     bank:scenario"));
+	CHECK(has_line(out, "target       /src/bank.py:scenario"));
+	CHECK(has_line(out, "source       /src/bank.py (blob 1a2b3c4)"));
+	CHECK(has_line(out, "python       cpython 3.13.0, GIL enabled"));
+	CHECK(has_line(out, "hash seed    0"));
+	CHECK(has_line(out, "config       reduction none, max_preemptions none, max_steps 10000, "
+			    "schedule_timeout 10 s"));
+	CHECK(has_line(out, "id           a572433ef5eb57f2"));
+	CHECK(has_line(out, "preemptions  1 (minimized from 2)"));
+	CHECK(has_line(out, "outcome      builtins.AssertionError: overdrawn"));
+	CHECK(has_line(out, "   step  task 0               task 1              task 2"));
+	CHECK(has_line(out, "   ----  -------------------  ------------------  ------------------"));
+	CHECK(has_line(out, "      0  start thread#1"));
+	CHECK(has_line(out, "      3                       read cell#0 -> 100"));
+	/* step 4 switches from task 1, still enabled, to task 2 */
+	CHECK(has_line(out, "*     4                                           begin"));
+	CHECK(has_line(out, "      6                                           write cell#0 -> 0"));
+	/* task 0 raised after its last step */
+	CHECK(has_line(out, " !    7  read cell#0 -> -100"));
+	CHECK(has_line(out, "* preemption: a switch away from a task that could have continued"));
+	CHECK(has_line(out, "! the failing step: the last step of the task that raised"));
+	CHECK(has_line(out, "failure: task 0 raised builtins.AssertionError: overdrawn"));
+	CHECK(has_line(out, "  File \"/src/bank.py\""));
+	CHECK(has_line(out, "AssertionError: overdrawn"));
+	CHECK(no_line_ends_in_a_space(out));
+	CHECK(!strchr(out, '\033'));
+	free(out);
+	ploom_trace_free(t);
+}
+
+static void cells_sit_under_their_task_header(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out = render(t, 0, 0);
+
+	CHECK(out);
+	if (!out)
+		return;
+	CHECK_INT(column_in_line(out, "start thread#1"), column_in_line(out, "task 0"));
+	CHECK_INT(column_in_line(out, "read cell#0 -> 100"), column_in_line(out, "task 1"));
+	CHECK_INT(column_in_line(out, "write cell#0 -> 0"), column_in_line(out, "task 2"));
+	/* step numbers are right-aligned under "step" */
+	CHECK_INT(column_in_line(out, "0  start thread#1"), column_in_line(out, "   step  task") + 6);
+	free(out);
+	ploom_trace_free(t);
+}
+
+static void long_values_are_cut_with_dots(void)
+{
+	static const char steps[] =
+		" \"steps\": [\n"
+		"  {\"index\": 0, \"task\": 0, \"op\": \"write\", \"object\": \"cell#0\", \"enabled\": [0],"
+		" \"value\": \"'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'\"},\n"
+		"  {\"index\": 1, \"task\": 0, \"op\": \"acquire\", \"object\": \"lock#0\", \"enabled\": [0],"
+		" \"blocking\": false, \"value\": \"False\"},\n"
+		"  {\"index\": 2, \"task\": 0, \"op\": \"read\", \"object\": \"cell#1\", \"enabled\": [0],"
+		" \"value\": \"'\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9'\"}],\n";
+	static const char pass[] = " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\"}}\n";
+	struct ploom_trace *t = trace_of(steps, pass);
+	char *out = render(t, 0, 0), *wide = render(t, 0, 80);
+
+	CHECK(out && wide);
+	if (!out || !wide)
+		goto done;
+	/* 28 wide: "write cell#0 -> " and 12 characters of the value */
+	CHECK(has_line(out, "      0  write cell#0 -> 'xxxxxxxx..."));
+	/* the operation is never cut, the value keeps at least 8 characters */
+	CHECK(has_line(out, "      1  acquire lock#0 (nonblocking) -> False"));
+	/* cut after whole UTF-8 characters, counted as one column each */
+	CHECK(has_line(out, "      2  read cell#1 -> '\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+			    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9..."));
+	CHECK(has_line(wide, "      0  write cell#0 -> "
+			     "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'"));
+	CHECK(has_line(out, "pass: every task finished"));
+	/* no mark, so no legend */
+	CHECK(!strstr(out, "preemption:"));
+done:
+	free(out);
+	free(wide);
+	ploom_trace_free(t);
+}
+
+static void a_deadlock_adds_a_wait_row_and_lists_the_waits(void)
+{
+	static const char steps[] =
+		" \"steps\": [\n"
+		"  {\"index\": 0, \"task\": 0, \"op\": \"start\", \"object\": \"thread#1\", \"enabled\": [0]},\n"
+		"  {\"index\": 1, \"task\": 1, \"op\": \"acquire\", \"object\": \"lock#0\", \"enabled\": [0, 1],"
+		" \"blocking\": true}],\n";
+	static const char deadlock[] =
+		" \"outcome\": {\"kind\": \"deadlock\", \"summary\": \"deadlock: ...\", \"waits\": [\n"
+		"  {\"task\": 0, \"op\": \"join\", \"object\": \"thread#1\", \"holder\": 1},\n"
+		"  {\"task\": 1, \"op\": \"acquire\", \"object\": \"lock#0\", \"holder\": 1}]}}\n";
+	struct ploom_trace *t = trace_of(steps, deadlock);
+	char *out = render(t, 0, 0);
+
+	CHECK(out);
+	if (!out)
+		goto done;
+	CHECK(has_line(out, "*     1                  acquire lock#0"));
+	CHECK(has_line(out, " ! wait  join thread#1   acquire lock#0 (held by 1)"));
+	CHECK(has_line(out, "! wait: what each blocked task waits for (the deadlock)"));
+	CHECK(has_line(out, "deadlock: no task can run"));
+	CHECK(has_line(out, "  task 0 waits to join thread#1"));
+	CHECK(has_line(out, "  task 1 waits to acquire lock#0 held by task 1"));
+	CHECK(no_line_ends_in_a_space(out));
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+static void every_outcome_kind_ends_the_rendering(void)
+{
+	static const char one_step[] =
+		" \"steps\": [{\"index\": 0, \"task\": 0, \"op\": \"yield_now\", \"object\": null,"
+		" \"enabled\": [0]}],\n";
+	static const struct {
+		const char *outcome, *last_line;
+	} cases[] = {
+		{" \"outcome\": {\"kind\": \"crash\", \"summary\": \"crash: killed by signal 6 (SIGABRT)\","
+		 " \"signal\": 6}}", "crash: killed by signal 6 (SIGABRT)"},
+		{" \"outcome\": {\"kind\": \"exit\", \"summary\": \"exit: the scenario exited with status 3\","
+		 " \"status\": 3}}", "exit: the scenario exited with status 3"},
+		{" \"outcome\": {\"kind\": \"timeout\", \"summary\": \"timeout: the schedule ran longer than"
+		 " 10 s\"}}", "timeout: the schedule ran longer than 10 s"},
+		{" \"outcome\": {\"kind\": \"step-limit\", \"summary\": \"step-limit: the schedule reached 1"
+		 " steps\", \"limit\": 1}}", "step-limit: the schedule reached 1 steps"},
+		{" \"outcome\": {\"kind\": \"divergence\", \"summary\": \"divergence: x\", \"step\": 1,"
+		 " \"message\": \"choice 0 asks for task 7\"}}",
+		 "divergence at step 1: choice 0 asks for task 7"},
+		{" \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\", \"output\": \"hi\\nthere\"}}",
+		 "  there"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ploom_trace *t = trace_of(one_step, cases[i].outcome);
+		char *out = t ? render(t, 0, 0) : NULL;
+		size_t n = out ? strlen(out) : 0;
+
+		CHECK(out);
+		if (out) {
+			CHECK(n > 0 && out[n - 1] == '\n');
+			if (n > 0)
+				out[n - 1] = '\0';
+			CHECK_STR(strrchr(out, '\n') + 1, cases[i].last_line);
+			/* a crash, an exit or a timeout marks the last step */
+			if (i < 3)
+				CHECK(has_line(out, " !    0  yield_now"));
+			else
+				CHECK(has_line(out, "      0  yield_now"));
+		}
+		free(out);
+		ploom_trace_free(t);
+	}
+}
+
+static void control_characters_are_shown_as_question_marks(void)
+{
+	static const char steps[] =
+		" \"steps\": [{\"index\": 0, \"task\": 0, \"op\": \"read\", \"object\": \"cell#0\","
+		" \"enabled\": [0], \"value\": \"a\\u001b[31mb\\nc\"}],\n";
+	static const char failure[] =
+		" \"outcome\": {\"kind\": \"failure\", \"summary\": \"T: \\u001b]0;x\\u0007\",\n"
+		"  \"task\": 0, \"exception\": {\"type\": \"T\", \"message\": \"two\\nlines\\u001b\"}}}\n";
+	struct ploom_trace *t = trace_of(steps, failure);
+	char *out = render(t, 0, 0);
+
+	CHECK(out);
+	if (!out)
+		goto done;
+	CHECK(!strchr(out, '\033'));
+	CHECK(!strchr(out, '\a'));
+	CHECK(has_line(out, " !    0  read cell#0 -> a?[31mb?c"));
+	CHECK(has_line(out, "outcome      T: ?]0;x?"));
+	CHECK(has_line(out, "failure: task 0 raised T: two"));
+	CHECK(has_line(out, "lines?"));
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+static void color_is_only_there_when_asked(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *plain = render(t, 0, 0), *colored = render(t, 1, 0);
+
+	CHECK(plain && colored);
+	if (plain && colored) {
+		CHECK(!strchr(plain, '\033'));
+		CHECK(strstr(colored, "\033[33m*\033[0m     4"));
+		CHECK(strstr(colored, "\033[1;31mread cell#0 -> -100\033[0m"));
+		CHECK(strstr(colored, "\033[1;31mfailure\033[0m: task 0 raised"));
+	}
+	free(plain);
+	free(colored);
+	ploom_trace_free(t);
+}
+
+static void write_errors_are_reported_with_errno(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	struct ploom_err err = {0, ""};
+	FILE *f;
+	int fds[2];
+
+	if (!CHECK(t))
+		return;
+	f = fopen("/dev/full", "w");
+	if (CHECK(f)) {
+		CHECK_INT(ploom_render_trace(f, t, NULL, &err), -1);
+		CHECK_INT(errno, ENOSPC);
+		CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+		CHECK_STR(err.msg, "write error: No space left on device");
+		fclose(f);
+	}
+	/* a pipe whose reader is gone: EPIPE, since SIGPIPE is ignored */
+	signal(SIGPIPE, SIG_IGN);
+	if (CHECK(pipe(fds) == 0)) {
+		close(fds[0]);
+		f = fdopen(fds[1], "w");
+		if (CHECK(f)) {
+			CHECK_INT(ploom_render_trace(f, t, NULL, &err), -1);
+			CHECK_INT(errno, EPIPE);
+			fclose(f);
+		}
+	}
+	ploom_trace_free(t);
+}
+
+int main(void)
+{
+	failure_shows_header_table_marks_and_exception();
+	cells_sit_under_their_task_header();
+	long_values_are_cut_with_dots();
+	a_deadlock_adds_a_wait_row_and_lists_the_waits();
+	every_outcome_kind_ends_the_rendering();
+	control_characters_are_shown_as_question_marks();
+	color_is_only_there_when_asked();
+	write_errors_are_reported_with_errno();
+	return check_report();
+}
