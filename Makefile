@@ -210,14 +210,22 @@ $(EXT_FLAGS_FILE): FORCE | $(DEPS_STAMP) need-python
 	@flags='$(CC) $(EXT_FLAGS) $(EXT_LDFLAGS) $(C_LIBS)'; \
 	if [[ ! -f $@ || "$$(cat $@)" != "$$flags" ]]; then printf '%s\n' "$$flags" > $@; fi
 
-# The venv: pytest and ruff pinned in requirements-dev.txt, and a .pth file
-# that puts python/ on sys.path, so `import ploom` finds this tree.
-$(VENV_STAMP): requirements-dev.txt | need-python
+# The venv: pytest, ruff and setuptools pinned in requirements-dev.txt, then
+# this project installed in editable mode, which builds nothing (no
+# ext_modules, see pyproject.toml): its .pth file puts python/ on sys.path,
+# so `import ploom` finds this tree and the extension built in it, and its
+# metadata registers the pytest plugin (the pytest11 entry point).
+# --no-build-isolation: the pinned setuptools is the backend, so nothing
+# unpinned is fetched.  ploom-dev.pth is what earlier versions of this rule
+# wrote instead.
+$(VENV_STAMP): requirements-dev.txt pyproject.toml | need-python
 	if ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; \
 	then rm -rf $(VENV); $(PYTHON313) -m venv $(VENV); fi
 	$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	$(VENV)/bin/python -m pip install --disable-pip-version-check -q --no-build-isolation \
+		--no-deps -e .
 	site=$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
-	printf '%s\n' '$(CURDIR)/python' > "$$site/ploom-dev.pth"
+	rm -f "$$site/ploom-dev.pth"
 	@touch $@
 
 # Copies, not symlinks: a utility looks for python3 beside its own

@@ -1,17 +1,18 @@
-"""Exploring a scenario's schedules from Python: ``check``, ``Config``, errors.
+"""Exploring a scenario's schedules from Python: ``check``, ``replay``, ``Config``, errors.
 
-The search itself is done by the ``ploom-explore`` utility; ``check`` runs it
-in a subprocess, reads the statistics it prints as JSON, and turns its exit
-status into a return value or an exception:
+The search itself is done by the ``ploom-explore`` utility and a replay by
+``ploom-replay``; ``check`` and ``replay`` run them in a subprocess, read the
+JSON they print, and turn their exit status into a return value or an
+exception:
 
-====  ===========================  ==============================================
-exit  meaning                      ``check``
-====  ===========================  ==============================================
-0     every schedule passed        returns :class:`Statistics`
-1     a schedule failed            raises :class:`ModelCheckError`
-2     usage error, bad scenario    raises :class:`RuntimeError`
-3     a limit cut the search       raises :class:`IncompleteExplorationError`
-====  ===========================  ==============================================
+- exit 0 (passed): ``check`` returns :class:`Statistics`, ``replay`` the
+  replayed trace as a dict;
+- exit 1 (a schedule failed): both raise :class:`ModelCheckError`;
+- exit 2 (usage error, bad scenario or trace): both raise :class:`RuntimeError`;
+- exit 3 (a limit cut the search, or the replayed schedule reached its step
+  limit): both raise :class:`IncompleteExplorationError`;
+- exit 4 (the replay did not follow the trace): ``replay`` raises
+  :class:`ReplayDivergenceError`.
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ __all__ = [
     "IncompleteExplorationError",
     "ReplayDivergenceError",
     "check",
+    "replay",
 ]
 
 _EXPLORE = "ploom-explore"
+_REPLAY = "ploom-replay"
 _REDUCTIONS = ("none",)
 
 
@@ -73,6 +76,10 @@ class Config:
         same in all of them.
     trace_dir
         Where failure traces are written, created if missing.
+    minimize
+        At the first failure, also look for the same failure with fewer
+        preemptions and save it as ``<id>-minimized.json`` beside the
+        original (:attr:`ModelCheckError.minimized_trace`).
     """
 
     max_preemptions: int | None = None
@@ -84,6 +91,7 @@ class Config:
     keep_going: bool = False
     hash_seed: int = 0
     trace_dir: str = ".ploom"
+    minimize: bool = True
 
     def __post_init__(self) -> None:
         if self.reduction not in _REDUCTIONS:
@@ -99,8 +107,10 @@ class Config:
             _check_seconds("time_limit", self.time_limit)
         _check_int("max_steps", self.max_steps, minimum=1)
         _check_seconds("schedule_timeout", self.schedule_timeout)
-        if not isinstance(self.keep_going, bool):
-            raise ValueError(f"Config.keep_going must be True or False, not {self.keep_going!r}")
+        for name in ("keep_going", "minimize"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(f"Config.{name} must be True or False, not {value!r}")
         _check_int("hash_seed", self.hash_seed, minimum=0)
         if self.hash_seed > 4294967295:
             raise ValueError(
@@ -124,6 +134,8 @@ class Config:
             opts.append("--keep-going")
         opts.append(f"--hash-seed={self.hash_seed}")
         opts.append(f"--trace-dir={os.fspath(self.trace_dir)}")
+        if not self.minimize:
+            opts.append("--no-minimize")
         return opts
 
 
@@ -153,8 +165,9 @@ class Statistics:
     then names it (``"max-schedules"``, ``"time-limit"``, ``"max-steps"``),
     or is ``"failure"`` when the first failure stopped it.  ``result`` is
     ``"pass"``, ``"failure"`` or ``"incomplete"``.  ``trace`` is the path of
-    the first failing schedule's trace, or None.  ``raw`` holds the whole
-    JSON object, including fields added after this class was written.
+    the first failing schedule's trace, or None; ``minimized_trace`` the path
+    of the same failure with fewer preemptions, or None.  ``raw`` holds the
+    whole JSON object, including fields added after this class was written.
     """
 
     schedules: int
@@ -168,6 +181,7 @@ class Statistics:
     schedules_per_second: float
     max_depth: int
     trace: str | None
+    minimized_trace: str | None = None
     raw: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -186,6 +200,7 @@ class Statistics:
                 schedules_per_second=float(data.get("schedules_per_second", 0.0)),
                 max_depth=int(data.get("max_depth", 0)),
                 trace=data.get("trace"),
+                minimized_trace=data.get("minimized_trace"),
                 raw=dict(data),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -195,11 +210,15 @@ class Statistics:
 class ModelCheckError(AssertionError):
     """A schedule of the scenario failed.
 
+    The message reads ``SUMMARY Original trace: PATH Minimized trace: PATH``.
     ``summary`` says how (``builtins.AssertionError: the account is
     overdrawn``, ``deadlock: ...``, ``timeout: ...``); ``original_trace`` is
-    the path of the failing schedule's trace; ``minimized_trace`` the path of
-    the same failure with fewer preemptions (None until ploom minimizes);
-    ``statistics`` the :class:`Statistics` of the exploration.
+    the path of the failing schedule's trace (of the replayed trace, after
+    :func:`replay`); ``minimized_trace`` the path of the same failure with
+    fewer preemptions (None when it was not minimized: ``Config(minimize=False)``,
+    a replay, a step limit); ``statistics`` the :class:`Statistics` of the
+    exploration (None after a replay).  Paths are as the utility printed
+    them, made relative to the current folder when they lie under it.
     """
 
     def __init__(
@@ -237,8 +256,15 @@ class ReplayDivergenceError(Exception):
     """A replayed schedule did not follow its trace.
 
     Raised when the scenario's source changed, the Python minor version
-    differs, or the run asked for another operation than the one recorded.
+    differs, or the run asked for another operation than the one recorded,
+    or when the steps matched but the outcome differs.  The message says
+    which (``the scenario's source changed: '/src/bank.py' (recorded blob
+    1a2b3c4, now 5d6e7f8)``); ``trace`` is the path of the trace replayed.
     """
+
+    def __init__(self, message: str, trace: str | None = None) -> None:
+        super().__init__(message)
+        self.trace = trace
 
 
 def check(scenario: Callable[[], Any], config: Config | None = None) -> Statistics | None:
@@ -252,7 +278,7 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
 
     Returns :class:`Statistics` when every schedule passed.  Raises
     :class:`ModelCheckError` when one failed, with the trace of the first
-    failing schedule; :class:`IncompleteExplorationError` when a limit of
+    failing schedule and of the same failure with fewer preemptions; :class:`IncompleteExplorationError` when a limit of
     ``config`` cut the search short (never a pass); :class:`RuntimeError`
     when the scenario cannot be loaded or the utility fails; ValueError for
     a scenario that is not a module-level function.
@@ -261,6 +287,7 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     (``PLOOM_WORKER`` set), ``check`` does nothing and returns None, so a
     module may call it at top level.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not ploom's
     if os.environ.get("PLOOM_WORKER"):
         return None
     if config is None:
@@ -268,17 +295,16 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     elif not isinstance(config, Config):
         raise TypeError(f"ploom.check: config must be a ploom.Config, not {type(config).__name__}")
     target, import_root = _target(scenario)
+    return _explore(target, import_root, config)
+
+
+def _explore(target: str, import_root: str | None, config: Config, quiet: bool = False) -> Statistics:
+    """Runs ``ploom-explore`` on TARGET: check() without the scenario object
+    (``python -m ploom check`` uses it).  quiet: nothing on our stderr."""
+    __tracebackhide__ = True
     explore = _find_utility(_EXPLORE)
-    argv = [explore, f"--python={sys.executable}", *config._options(), target]
-
-    env = dict(os.environ)
-    if import_root:
-        # The worker must import the scenario's module as this process did:
-        # put the folder its top-level package lives in on the worker's path.
-        old = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = import_root + (os.pathsep + old if old else "")
-
-    code, stdout, stderr = _run(argv, env)
+    argv = [explore, f"--python={sys.executable}", *config._options(), *(["-q"] if quiet else []), target]
+    code, stdout, stderr = _run(argv, _env_with_root(import_root), echo_stderr=not quiet)
     stats = None
     if code in (0, 1, 3):
         try:
@@ -294,10 +320,132 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     if code == 1:
         failure = stats.raw.get("failure") or {}
         summary = failure.get("summary") or "a schedule failed"
-        raise ModelCheckError(summary, stats.trace, None, stats)
+        raise ModelCheckError(summary, _shown_path(stats.trace), _shown_path(stats.minimized_trace), stats)
     if code == 3:
         raise IncompleteExplorationError(_incomplete_message(stats, config), stats)
-    raise RuntimeError(f"ploom: {_EXPLORE} failed on {target!r} (exit {code})" + _stderr_tail(stderr))
+    raise _UtilityError(
+        f"ploom: {_EXPLORE} failed on {target!r} (exit {code})" + _stderr_tail(stderr), stderr, not quiet
+    )
+
+
+class _UtilityError(RuntimeError):
+    """A utility failed (exit 2 or worse).  The message ends with its
+    stderr, so that the exception stands alone; ``stderr`` is that text and
+    ``echoed`` says whether it went to our stderr already."""
+
+    def __init__(self, message: str, stderr: str, echoed: bool) -> None:
+        super().__init__(message)
+        self.stderr = stderr
+        self.echoed = echoed
+
+
+def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
+    """Runs the one schedule saved in ``trace`` again, exactly; never searches.
+
+    ``trace`` is the path of a trace file (``.ploom/<id>-original.json`` or
+    ``-minimized.json``); ``python`` the interpreter of the worker (default:
+    this one, whose minor version must be the trace's).
+
+    Returns the replayed trace (a dict, see ``man 5 ploom-trace``) when the
+    recorded schedule passed and passes again.  Raises
+    :class:`ModelCheckError` (``original_trace`` is ``trace``) when the
+    recorded failure happens again; :class:`ReplayDivergenceError` when the
+    scenario's source changed, the Python minor version differs, the run asks
+    for another operation than the recorded one, or the outcome differs;
+    :class:`IncompleteExplorationError` when the schedule reaches its step
+    limit again; :class:`RuntimeError` for a trace that cannot be read.
+    """
+    __tracebackhide__ = True
+    path = os.fspath(trace)
+    if not isinstance(path, str):
+        raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
+    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", path]
+    code, stdout, stderr = _run(argv, _env_with_root(_import_root_of_trace(path)), echo_stderr=False)
+    shown = _shown_path(path)
+    if code == 4:
+        marker = "ReplayDivergenceError: "
+        for line in stderr.splitlines():
+            if marker in line:
+                raise ReplayDivergenceError(line.split(marker, 1)[1].strip(), shown)
+        raise ReplayDivergenceError(stderr.strip() or f"{_REPLAY} exited 4", shown)
+    if code in (0, 1, 3):
+        try:
+            replayed = json.loads(stdout)
+            outcome = replayed["outcome"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RuntimeError(
+                f"ploom: {_REPLAY} exited {code} without a valid trace on stdout ({exc!r})"
+                + _stderr_tail(stderr)
+            ) from None
+        if code == 0:
+            return replayed
+        if code == 1:
+            raise ModelCheckError(outcome.get("summary") or "the schedule failed", shown)
+        raise IncompleteExplorationError(
+            f"replay incomplete: {outcome.get('summary') or 'the schedule reached its step limit'}; "
+            f"a limit is never a pass. Trace: {shown}"
+        )
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if lines and code == 2:
+        raise RuntimeError("\n".join(lines[-20:]))
+    raise RuntimeError(f"ploom: {_REPLAY} failed on {path!r} (exit {code})" + _stderr_tail(stderr))
+
+
+def _env_with_root(import_root: str | None) -> dict:
+    """This process's environment, with import_root first on PYTHONPATH."""
+    env = dict(os.environ)
+    if import_root:
+        # The worker must import the scenario's module as this process did:
+        # put the folder its top-level package lives in on the worker's path.
+        old = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = import_root + (os.pathsep + old if old else "")
+    return env
+
+
+def _import_root_of_trace(path: str) -> str | None:
+    """The folder a replay's worker needs on its path to import the traced
+    scenario by module name: the one above its top-level package, found
+    from the recorded source file.  None when not needed or not known (a
+    trace that cannot be read is left to ploom-replay to report)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            scenario = json.load(f)["scenario"]
+        target, module, source = scenario["target"], scenario["module"], scenario["file"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(target, str) or not isinstance(module, str) or not isinstance(source, str):
+        return None
+    where = target.rpartition(":")[0]
+    if where.endswith(".py") or os.sep in where:
+        return None  # a file target: the worker loads it by path
+    return _root_above(source, module)
+
+
+def _root_above(path: str, module_name: str) -> str:
+    """.../pkg/sub/mod.py for pkg.sub.mod (or .../pkg/sub/mod/__init__.py):
+    the folder above the top-level package."""
+    root = os.path.dirname(os.path.abspath(path))
+    depth = module_name.count(".")
+    if os.path.basename(path).startswith("__init__."):
+        depth += 1
+    for _ in range(depth):
+        root = os.path.dirname(root)
+    return root
+
+
+def _shown_path(path: str | None) -> str | None:
+    """The path as a person should see it: relative to the current folder
+    when it lies under it, else as given."""
+    if not path:
+        return path
+    if os.path.isabs(path):
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:
+            return path
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            return relative
+    return path
 
 
 def _target(scenario: Any) -> tuple[str, str | None]:
@@ -335,15 +483,7 @@ def _target(scenario: Any) -> tuple[str, str | None]:
     path = getattr(module, "__file__", None)
     if not path:
         return f"{module_name}:{qualname}", None
-    # .../pkg/sub/mod.py for pkg.sub.mod (or .../pkg/sub/mod/__init__.py):
-    # the root is the folder above the top-level package.
-    root = os.path.dirname(os.path.abspath(path))
-    depth = module_name.count(".")
-    if os.path.basename(path).startswith("__init__."):
-        depth += 1
-    for _ in range(depth):
-        root = os.path.dirname(root)
-    return f"{module_name}:{qualname}", root
+    return f"{module_name}:{qualname}", _root_above(path, module_name)
 
 
 def _find_utility(name: str) -> str:
@@ -368,8 +508,9 @@ def _find_utility(name: str) -> str:
     )
 
 
-def _run(argv: list[str], env: dict) -> tuple[int, str, str]:
-    """Runs the utility; its stderr goes to ours as it comes and is kept.
+def _run(argv: list[str], env: dict, echo_stderr: bool = True) -> tuple[int, str, str]:
+    """Runs the utility; its stderr is kept, and goes to ours as it comes
+    when echo_stderr is true.
 
     One thread multiplexes both pipes, so that Ctrl-C (delivered to the main
     thread) interrupts the wait at once; the utility is then terminated,
@@ -389,7 +530,7 @@ def _run(argv: list[str], env: dict) -> tuple[int, str, str]:
                         sel.unregister(key.fileobj)
                         continue
                     key.data.append(data)
-                    if key.data is err_chunks:
+                    if key.data is err_chunks and echo_stderr:
                         _pass_through(data)
         code = proc.wait()
     except BaseException:

@@ -47,7 +47,11 @@ def test_bank_without_the_lock_raises_model_check_error(tmp_path):
     assert "builtins.AssertionError: the account is overdrawn" in str(exc)
     assert exc.summary == "builtins.AssertionError: the account is overdrawn"
     assert f"Original trace: {exc.original_trace}" in str(exc)
-    assert exc.minimized_trace is None
+    assert str(exc) == (
+        f"{exc.summary} Original trace: {exc.original_trace} Minimized trace: {exc.minimized_trace}"
+    )
+    assert exc.minimized_trace.endswith("-minimized.json")
+    assert exc.minimized_trace == exc.statistics.minimized_trace
     assert exc.statistics.failing == 1
     assert exc.statistics.stopped_by == "failure"
     with open(exc.original_trace, encoding="utf-8") as f:

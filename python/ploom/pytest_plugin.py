@@ -1,0 +1,175 @@
+"""ploom's pytest plugin: the ``ploom_check`` fixture and ``--ploom-replay``.
+
+Registered through the ``pytest11`` entry point (``ploom =
+"ploom.pytest_plugin"`` in pyproject.toml), so installing ploom is enough.
+It imports nothing of ploom until a test uses the fixture.
+
+    def test_withdraw(ploom_check):
+        ploom_check(scenario)
+
+When the check fails, the test's report gets a ``ploom`` section:
+
+    ploom first failure: .ploom/<id>-original.json
+    Replay: pytest tests/test_bank.py::test_withdraw --ploom-replay=.ploom/<id>-original.json
+
+and running that command replays that one schedule instead of searching.
+``@pytest.mark.ploom(max_preemptions=2, ...)`` gives the fixture the
+:class:`ploom.Config` to use when the test passes none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+
+import pytest
+
+# The first failing trace of a test (an absolute path), for its report.
+_FIRST_FAILURE = pytest.StashKey[str]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("ploom", "ploom (find thread bugs, replay the schedule that failed)")
+    group.addoption(
+        "--ploom-replay",
+        dest="ploom_replay",
+        metavar="PATH",
+        default=None,
+        help="replay the ploom trace PATH instead of exploring, in the test that printed "
+        "the command (ploom_check fails the same way when the failure reproduces)",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "ploom(**config): the ploom.Config the ploom_check fixture uses in this test when "
+        "it is given none, e.g. @pytest.mark.ploom(max_preemptions=2)",
+    )
+
+
+@pytest.fixture
+def ploom_check(request):
+    """Explores a scenario like :func:`ploom.check`: ``ploom_check(scenario, config=None)``.
+
+    Returns the :class:`ploom.exploration.Statistics` when every schedule
+    passes and raises :class:`ploom.exploration.ModelCheckError` at the first
+    failure; the test's report then says how to replay it.  Without
+    ``config``, the ``ploom`` marker's keywords make it (``Config()`` without
+    the marker).
+
+    With ``--ploom-replay=PATH`` it replays that trace instead of exploring:
+    it raises ModelCheckError when the recorded failure happens again,
+    ReplayDivergenceError when the run does not follow the trace, and
+    returns the replayed trace (a dict) when the recorded schedule passes.
+    The trace must record the scenario this call checks.
+    """
+    from ploom import exploration
+
+    marker = request.node.get_closest_marker("ploom")
+    if marker is not None and marker.args:
+        raise pytest.UsageError(
+            f"{request.node.nodeid}: @pytest.mark.ploom takes keywords of ploom.Config, "
+            f"such as max_preemptions=2, not {marker.args!r}"
+        )
+    replay_path = request.config.getoption("ploom_replay")
+
+    def check(scenario, config=None):
+        __tracebackhide__ = True  # the failure is the test's line, not ours
+        if replay_path:
+            return _replay(request, scenario, replay_path)
+        if config is None:
+            config = exploration.Config(**(marker.kwargs if marker is not None else {}))
+        try:
+            return exploration.check(scenario, config)
+        except exploration.ModelCheckError as exc:
+            _remember(request.node, exc.original_trace)
+            raise
+
+    return check
+
+
+def _remember(node, trace):
+    if trace and _FIRST_FAILURE not in node.stash:
+        node.stash[_FIRST_FAILURE] = os.path.abspath(trace)
+
+
+def _replay(request, scenario, path):
+    __tracebackhide__ = True
+    from ploom import exploration
+
+    absolute = os.path.join(request.config.invocation_params.dir, os.path.expanduser(path))
+    recorded = _recorded_scenario(absolute)
+    if recorded is not None:
+        ours, matches = _scenario_of(scenario, recorded)
+        if not matches:
+            pytest.fail(
+                f"trace '{path}' records scenario '{recorded['module']}:{recorded['qualname']}', "
+                f"this test checks '{ours}'",
+                pytrace=False,
+            )
+    # a trace that cannot be read is ploom-replay's to explain
+    try:
+        return exploration.replay(absolute)
+    except exploration.ModelCheckError:
+        _remember(request.node, absolute)
+        raise
+
+
+def _recorded_scenario(path):
+    """The trace's "scenario" object, or None if the trace cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            scenario = json.load(f)["scenario"]
+        if all(isinstance(scenario.get(k), str) for k in ("target", "module", "qualname")):
+            return scenario
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None
+
+
+def _scenario_of(scenario, recorded):
+    """("module:qualname" of the scenario, whether the trace records it)."""
+    from ploom import exploration
+
+    target, _ = exploration._target(scenario)
+    where, _, qualname = target.rpartition(":")
+    if where.endswith(".py") or os.sep in where:
+        # found by its file (a __main__ module): the worker named the module
+        # after the file, so compare the targets
+        return f"{scenario.__module__}:{qualname}", recorded["target"] == target
+    return target, f"{recorded['module']}:{recorded['qualname']}" == target
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    trace = item.stash.get(_FIRST_FAILURE, None)
+    if trace and report.when == "call" and report.failed:
+        shown = _relative(trace, item.config.invocation_params.dir)
+        report.sections.append(
+            (
+                "ploom",
+                f"ploom first failure: {shown}\n"
+                f"Replay: pytest {shlex.quote(_nodeid(item))} --ploom-replay={shlex.quote(shown)}",
+            )
+        )
+
+
+def _relative(path, start):
+    """path relative to start when it lies under start, else absolute."""
+    relative = os.path.relpath(path, start)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return os.path.abspath(path)
+    return relative
+
+
+def _nodeid(item):
+    """The node id as a command run from the invocation folder names it
+    (pytest's ids are relative to the rootdir, which may be above)."""
+    config = item.config
+    file_part, sep, rest = item.nodeid.partition("::")
+    path = os.path.join(str(config.rootpath), file_part)
+    return _relative(path, config.invocation_params.dir) + sep + rest

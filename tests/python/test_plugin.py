@@ -1,0 +1,189 @@
+"""The pytest plugin, through pytest's own pytester: the ploom_check fixture,
+the lines a failing test prints, the replay command they give, and
+--ploom-replay.
+
+Each test writes a test module into pytester's folder and runs pytest there,
+as a user would; the plugin comes from its pytest11 entry point."""
+
+import os
+import re
+import shlex
+import textwrap
+from importlib.metadata import entry_points
+
+import pytest
+
+from bank_copy import BANK
+
+pytest_plugins = ["pytester"]
+
+TESTS = textwrap.dedent(
+    """
+    import os
+
+    import pytest
+
+    from bank import locked, scenario
+
+
+    def counted():
+        # one line per schedule run, to count them (each schedule is a
+        # fresh process: only a file outlives it)
+        with open(os.environ["RUNS_FILE"], "a") as f:
+            f.write("run\\n")
+        scenario()
+
+
+    def test_withdraw(ploom_check):
+        ploom_check(scenario)
+
+
+    def test_locked(ploom_check):
+        stats = ploom_check(locked)
+        assert stats.schedules == 127
+
+
+    def test_counted(ploom_check):
+        ploom_check(counted)
+
+
+    @pytest.mark.ploom(max_preemptions=0)
+    def test_bounded(ploom_check):
+        assert ploom_check(scenario).schedules == 3
+    """
+)
+
+
+@pytest.fixture
+def bank_tests(pytester, monkeypatch):
+    """test_bank.py and its scenarios (bank.py) in pytester's folder."""
+    pytester.makepyfile(bank=BANK)
+    pytester.makepyfile(test_bank=TESTS)
+    monkeypatch.setenv("RUNS_FILE", str(pytester.path / "runs.txt"))
+    return pytester
+
+
+def replay_line(result):
+    """The "Replay: pytest ..." line of the run's output, split into words."""
+    found = [line for line in result.outlines if line.startswith("Replay: ")]
+    assert len(found) == 1, result.outlines
+    return shlex.split(found[0].removeprefix("Replay: "))
+
+
+def test_the_plugin_is_registered_by_its_entry_point():
+    plugins = {ep.name: ep.value for ep in entry_points(group="pytest11")}
+    assert plugins.get("ploom") == "ploom.pytest_plugin"
+
+
+def test_the_option_and_the_marker_are_registered(pytester):
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(["ploom*", "*--ploom-replay=PATH*"])
+    result = pytester.runpytest("--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.ploom(**config):*"])
+
+
+def test_a_failing_scenario_prints_its_first_failure_and_the_replay_command(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E * ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn"
+            " Original trace: .ploom/*-original.json Minimized trace: .ploom/*-minimized.json",
+            "*- ploom -*",
+            "ploom first failure: .ploom/*-original.json",
+            "Replay: pytest test_bank.py::test_withdraw --ploom-replay=.ploom/*-original.json",
+        ]
+    )
+    first = re.search(r"^ploom first failure: (\S+)$", result.stdout.str(), re.M).group(1)
+    assert re.fullmatch(r"\.ploom/[0-9a-f]{16}-original\.json", first)
+    assert (bank_tests.path / first).is_file()
+    assert replay_line(result) == ["pytest", "test_bank.py::test_withdraw", f"--ploom-replay={first}"]
+
+
+def test_a_passing_scenario_passes_without_ploom_lines(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_locked", "test_bank.py::test_bounded")
+    result.assert_outcomes(passed=2)
+    assert "ploom first failure" not in result.stdout.str()
+    assert not (bank_tests.path / ".ploom").exists()
+
+
+def test_the_printed_command_replays_one_schedule_and_fails_the_same_way(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_counted")
+    result.assert_outcomes(failed=1)
+    runs = bank_tests.path / "runs.txt"
+    assert len(runs.read_text().splitlines()) > 1  # the search ran several schedules
+    runs.unlink()
+
+    command = replay_line(result)
+    assert command[0] == "pytest"
+    # exactly the printed command, in a fresh interpreter
+    replayed = bank_tests.runpytest_subprocess(*command[1:])
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(
+        ["E * ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn*"]
+    )
+    assert runs.read_text().splitlines() == ["run"]
+    # and it prints the same command again
+    assert replay_line(replayed) == command
+
+
+def test_replaying_the_minimized_trace_fails_the_same_way(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw")
+    minimized = re.search(r"Minimized trace: (\S+\.json)", result.stdout.str()).group(1)
+    replayed = bank_tests.runpytest("test_bank.py::test_withdraw", f"--ploom-replay={minimized}")
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(
+        [
+            "E * ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn"
+            f" Original trace: {minimized}",
+            f"ploom first failure: {minimized}",
+        ]
+    )
+
+
+def test_replaying_another_tests_trace_is_a_clear_error(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw")
+    trace = replay_line(result)[2].removeprefix("--ploom-replay=")
+    other = bank_tests.runpytest("test_bank.py::test_locked", f"--ploom-replay={trace}")
+    other.assert_outcomes(failed=1)
+    other.stdout.fnmatch_lines([f"trace '{trace}' records scenario 'bank:scenario', this test checks 'bank:locked'"])
+    assert "ModelCheckError" not in other.stdout.str()
+
+
+def test_a_replay_after_an_edit_fails_with_a_divergence(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw")
+    command = replay_line(result)
+    with open(bank_tests.path / "bank.py", "a", encoding="utf-8") as f:
+        f.write("# an edit\n")
+    replayed = bank_tests.runpytest(*command[1:])
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(
+        [
+            "E * ploom.exploration.ReplayDivergenceError: the scenario's source changed: "
+            f"'{bank_tests.path / 'bank.py'}' (recorded blob *, now *)"
+        ]
+    )
+    assert "ploom first failure" not in replayed.stdout.str()
+
+
+def test_a_missing_replay_trace_is_an_error_naming_it(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw", "--ploom-replay=.ploom/nope.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ploom-replay: cannot read trace '*/.ploom/nope.json': No such file or directory"])
+
+
+def test_the_command_names_the_test_from_the_folder_pytest_runs_in(bank_tests):
+    # pytest run from a subfolder: the node id and the trace are given
+    # relative to that folder, so the command works where it was printed
+    sub = bank_tests.mkdir("sub")
+    os.rename(bank_tests.path / "bank.py", sub / "bank.py")
+    os.rename(bank_tests.path / "test_bank.py", sub / "test_bank.py")
+    bank_tests.makeini("[pytest]\n")
+    os.chdir(sub)
+    result = bank_tests.runpytest("test_bank.py::test_withdraw")
+    result.assert_outcomes(failed=1)
+    command = replay_line(result)
+    assert command[1] == "test_bank.py::test_withdraw"
+    assert re.fullmatch(r"--ploom-replay=\.ploom/[0-9a-f]{16}-original\.json", command[2])
+    replayed = bank_tests.runpytest(*command[1:])
+    replayed.assert_outcomes(failed=1)

@@ -1,0 +1,147 @@
+"""ploom.check's two traces and ploom.exploration.replay(): the minimized
+trace, replaying either trace, and each kind of divergence.
+
+The scenario is a copy of the bank example in the test's folder, so that a
+test can edit its source under a saved trace."""
+
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import ploom
+from bank_copy import write_bank
+from ploom.exploration import (
+    ModelCheckError,
+    ReplayDivergenceError,
+    _find_utility,
+    replay,
+)
+
+
+@pytest.fixture
+def bank(tmp_path, monkeypatch):
+    """The bank module, importable, in tmp_path."""
+    path = write_bank(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(path.stem)
+    yield module
+    sys.modules.pop(path.stem, None)
+
+
+def failure(scenario, tmp_path, **options):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path / "traces"), **options))
+    return info.value
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_a_failure_saves_the_original_and_a_minimized_trace(bank, tmp_path):
+    exc = failure(bank.scenario, tmp_path)
+    assert exc.original_trace.endswith("-original.json")
+    assert exc.minimized_trace == exc.original_trace.replace("-original.json", "-minimized.json")
+    assert str(exc) == (
+        "builtins.AssertionError: the account is overdrawn"
+        f" Original trace: {exc.original_trace} Minimized trace: {exc.minimized_trace}"
+    )
+    original, minimized = load(exc.original_trace), load(exc.minimized_trace)
+    assert minimized["preemptions"] <= original["preemptions"]
+    assert minimized["minimized_from"] == original["preemptions"]
+    assert minimized["outcome"]["exception"] == original["outcome"]["exception"]
+    assert minimized["id"] == original["id"]
+    assert os.path.basename(exc.original_trace) == f"{original['id']}-original.json"
+    assert original["fingerprints"][0]["path"] == os.path.abspath(bank.__file__)
+
+
+def test_without_minimize_only_the_original_is_saved(bank, tmp_path):
+    exc = failure(bank.scenario, tmp_path, minimize=False)
+    assert exc.minimized_trace is None
+    assert "Minimized trace" not in str(exc)
+    assert os.listdir(tmp_path / "traces") == [os.path.basename(exc.original_trace)]
+
+
+def test_paths_under_the_current_folder_are_shown_relative(bank, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    exc = failure(bank.scenario, tmp_path)
+    assert exc.original_trace.startswith("traces/")
+    assert exc.minimized_trace.startswith("traces/")
+    assert os.path.isfile(exc.minimized_trace)
+
+
+@pytest.mark.parametrize("which", ["original_trace", "minimized_trace"])
+def test_replay_reproduces_the_failure_ten_times_out_of_ten(bank, tmp_path, which):
+    trace = getattr(failure(bank.scenario, tmp_path), which)
+    for _ in range(10):
+        with pytest.raises(ModelCheckError) as info:
+            replay(trace)
+        exc = info.value
+        assert exc.summary == "builtins.AssertionError: the account is overdrawn"
+        assert exc.original_trace == trace
+        assert exc.minimized_trace is None
+        assert exc.statistics is None
+        assert str(exc) == f"{exc.summary} Original trace: {trace}"
+
+
+def test_replay_returns_the_trace_of_a_passing_schedule(bank, tmp_path):
+    run = subprocess.run(
+        [_find_utility("ploom-run-one"), f"--python={sys.executable}", f"{bank.__file__}:locked"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    saved = tmp_path / "pass.json"
+    saved.write_text(run.stdout, encoding="utf-8")
+    replayed = replay(saved)
+    assert replayed["outcome"]["kind"] == "pass"
+    assert replayed["steps"] == json.loads(run.stdout)["steps"]
+
+
+def test_an_edited_source_stops_the_replay_naming_the_file(bank, tmp_path):
+    trace = failure(bank.scenario, tmp_path).minimized_trace
+    with open(bank.__file__, "a", encoding="utf-8") as f:
+        f.write("# an edit\n")
+    with pytest.raises(ReplayDivergenceError) as info:
+        replay(trace)
+    message = str(info.value)
+    assert message.startswith(f"the scenario's source changed: '{os.path.abspath(bank.__file__)}' (recorded blob ")
+    assert info.value.trace == trace
+
+
+def test_another_python_minor_version_stops_the_replay(bank, tmp_path):
+    trace = load(failure(bank.scenario, tmp_path).original_trace)
+    trace["python"]["version"] = "3.12.7"
+    edited = tmp_path / "other-python.json"
+    edited.write_text(json.dumps(trace), encoding="utf-8")
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    message = f"Python {running} runs this replay, the trace was recorded with 3.12"
+    with pytest.raises(ReplayDivergenceError, match=f"^{re.escape(message)}$"):
+        replay(edited)
+
+
+def test_other_operations_stop_the_replay_naming_the_step(bank, tmp_path):
+    trace = load(failure(bank.scenario, tmp_path).original_trace)
+    step = next(s for s in trace["steps"] if s["op"] == "read")
+    step["op"] = "write"
+    edited = tmp_path / "other-ops.json"
+    edited.write_text(json.dumps(trace), encoding="utf-8")
+    with pytest.raises(ReplayDivergenceError) as info:
+        replay(edited)
+    assert str(info.value).startswith(f"step {step['index']} differs: recorded task {step['task']} write cell#0, got ")
+
+
+def test_a_bad_trace_is_an_error_naming_the_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}", encoding="utf-8")
+    message = f"ploom-replay: cannot read trace '{bad}': missing field 'format'"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        replay(bad)
+    with pytest.raises(RuntimeError, match="No such file or directory"):
+        replay(tmp_path / "missing.json")
