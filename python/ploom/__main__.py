@@ -97,10 +97,12 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
-def _print_failure(exc) -> None:
+def _print_failure(exc, *, replayed: bool = False) -> None:
     print(f"ploom.exploration.ModelCheckError: {exc.summary}")
     if exc.original_trace:
-        print(f"Original trace: {exc.original_trace}")
+        # a replay reproduces whichever trace it was given, minimized or not
+        label = "Replayed trace" if replayed else "Original trace"
+        print(f"{label}: {exc.original_trace}")
     if exc.minimized_trace:
         print(f"Minimized trace: {exc.minimized_trace}")
     replayable = exc.minimized_trace or exc.original_trace
@@ -151,7 +153,7 @@ def _replay(args) -> int:
     try:
         trace = exploration.replay(args.trace, python=args.python)
     except exploration.ModelCheckError as exc:
-        _print_failure(exc)
+        _print_failure(exc, replayed=True)
         return EXIT_FAILURE
     except exploration.ReplayDivergenceError as exc:
         print(f"ploom.exploration.ReplayDivergenceError: {exc}")

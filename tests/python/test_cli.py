@@ -127,7 +127,7 @@ def test_replay_reproduces_the_failure_and_exits_1(project):
         assert result.returncode == 1
         assert lines(result.stdout) == [
             "ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn",
-            f"Original trace: {trace}",
+            f"Replayed trace: {trace}",
             f"Replay: python -m ploom replay {trace}",
         ]
 
