@@ -489,6 +489,29 @@ static struct task *op_task(module_state *st, int *err)
 	return current_task;
 }
 
+/* Stops the calling task at the scheduling point before `op` on `obj`;
+ * *out is the task, NULL outside a check.  Returns -1 with RuntimeError
+ * on a thread ploom does not schedule. */
+static int op_begin(module_state *st, enum op op, PyObject *obj, int nonblocking,
+		    struct task **out)
+{
+	int err;
+
+	*out = op_task(st, &err);
+	if (err)
+		return -1;
+	if (*out)
+		sched_point(&st->sched, *out, op, obj, nonblocking);
+	return 0;
+}
+
+/* Records what the operation of task t read, wrote or returned. */
+static void op_value(module_state *st, struct task *t, PyObject *v)
+{
+	if (t)
+		add_value(&st->sched, v);
+}
+
 static struct task *task_new(struct sched *s, ThreadObject *th)
 {
 	struct task *t = calloc(1, sizeof(*t));
@@ -639,13 +662,10 @@ static PyObject *Lock_release(PyObject *op, PyObject *Py_UNUSED(ignored))
 {
 	LockObject *self = (LockObject *)op;
 	module_state *st = state_of_type(Py_TYPE(self));
-	int err;
-	struct task *t = op_task(st, &err);
+	struct task *t;
 
-	if (err)
+	if (op_begin(st, OP_RELEASE, op, 0, &t) < 0)
 		return NULL;
-	if (t)
-		sched_point(&st->sched, t, OP_RELEASE, op, 0);
 	if (self->holder == HOLDER_NONE) {
 		PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
 		return NULL;
@@ -663,17 +683,13 @@ static PyObject *Lock_locked(PyObject *op, PyObject *Py_UNUSED(ignored))
 {
 	LockObject *self = (LockObject *)op;
 	module_state *st = state_of_type(Py_TYPE(self));
-	int err;
-	struct task *t = op_task(st, &err);
+	struct task *t;
 	PyObject *r;
 
-	if (err)
+	if (op_begin(st, OP_LOCKED, op, 0, &t) < 0)
 		return NULL;
-	if (t)
-		sched_point(&st->sched, t, OP_LOCKED, op, 0);
 	r = self->holder == HOLDER_NONE ? Py_False : Py_True;
-	if (t)
-		add_value(&st->sched, r);
+	op_value(st, t, r);
 	return Py_NewRef(r);
 }
 
@@ -803,19 +819,15 @@ static PyObject *Cell_read(PyObject *op, PyObject *Py_UNUSED(ignored))
 {
 	CellObject *self = (CellObject *)op;
 	module_state *st = state_of_type(Py_TYPE(self));
-	int err;
-	struct task *t = op_task(st, &err);
+	struct task *t;
 	PyObject *r;
 
-	if (err)
+	if (op_begin(st, OP_READ, op, 0, &t) < 0)
 		return NULL;
-	if (t)
-		sched_point(&st->sched, t, OP_READ, op, 0);
 	Py_BEGIN_CRITICAL_SECTION(op);
 	r = Py_NewRef(self->value);
 	Py_END_CRITICAL_SECTION();
-	if (t)
-		add_value(&st->sched, r);
+	op_value(st, t, r);
 	return r;
 }
 
@@ -823,24 +835,17 @@ static PyObject *Cell_write(PyObject *op, PyObject *value)
 {
 	CellObject *self = (CellObject *)op;
 	module_state *st = state_of_type(Py_TYPE(self));
-	int err;
 	struct task *t;
 	PyObject *old;
 
 	/* a bad value is the caller's bug, whatever the schedule: no point */
-	if (check_value(value) < 0)
+	if (check_value(value) < 0 || op_begin(st, OP_WRITE, op, 0, &t) < 0)
 		return NULL;
-	t = op_task(st, &err);
-	if (err)
-		return NULL;
-	if (t)
-		sched_point(&st->sched, t, OP_WRITE, op, 0);
 	Py_BEGIN_CRITICAL_SECTION(op);
 	old = self->value;
 	self->value = Py_NewRef(value);
 	Py_END_CRITICAL_SECTION();
-	if (t)
-		add_value(&st->sched, value);
+	op_value(st, t, value);
 	Py_DECREF(old);
 	Py_RETURN_NONE;
 }
@@ -995,7 +1000,6 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 	ThreadObject *self = (ThreadObject *)op;
 	module_state *st = state_of_type(Py_TYPE(self));
 	PyObject *timeout = Py_None;
-	int err;
 	struct task *t;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:join", kwlist, &timeout))
@@ -1005,11 +1009,8 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 				"ploom.Thread.join() does not support a timeout: ploom has no clock");
 		return NULL;
 	}
-	t = op_task(st, &err);
-	if (err)
+	if (op_begin(st, OP_JOIN, op, 0, &t) < 0)
 		return NULL;
-	if (t)
-		sched_point(&st->sched, t, OP_JOIN, op, 0);
 	if (self->tid < 0) {
 		PyErr_SetString(PyExc_RuntimeError, "cannot join thread before it is started");
 		return NULL;
@@ -1025,17 +1026,13 @@ static PyObject *Thread_is_alive(PyObject *op, PyObject *Py_UNUSED(ignored))
 {
 	ThreadObject *self = (ThreadObject *)op;
 	module_state *st = state_of_type(Py_TYPE(self));
-	int err;
-	struct task *t = op_task(st, &err);
+	struct task *t;
 	PyObject *r;
 
-	if (err)
+	if (op_begin(st, OP_IS_ALIVE, op, 0, &t) < 0)
 		return NULL;
-	if (t)
-		sched_point(&st->sched, t, OP_IS_ALIVE, op, 0);
 	r = self->tid >= 0 && !self->finished ? Py_True : Py_False;
-	if (t)
-		add_value(&st->sched, r);
+	op_value(st, t, r);
 	return Py_NewRef(r);
 }
 
@@ -1130,13 +1127,10 @@ static PyType_Spec Thread_spec = {
 static PyObject *ploom_yield_now(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
 	module_state *st = PyModule_GetState(module);
-	int err;
-	struct task *t = op_task(st, &err);
+	struct task *t;
 
-	if (err)
+	if (op_begin(st, OP_YIELD, NULL, 0, &t) < 0)
 		return NULL;
-	if (t)
-		sched_point(&st->sched, t, OP_YIELD, NULL, 0);
 	Py_RETURN_NONE;
 }
 
