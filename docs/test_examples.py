@@ -1,0 +1,207 @@
+"""Runs every code example of the documentation (``make test-docs``).
+
+Each page is a session in a fresh temporary folder, its blocks run in page
+order:
+
+- ``.. code-block:: python`` (or ``toml``, ``ini``, ``text``) with
+  ``:caption: PATH`` writes the block to PATH in that folder; a later block
+  with the same caption replaces the file.
+- ``.. code-block:: console`` runs each ``$ COMMAND`` with bash in that folder
+  (the build's .venv/bin first on PATH, standard error merged into standard
+  output) and compares the output with the lines below it, as doctest does
+  with ELLIPSIS: ``...`` matches anything, ``<BLANKLINE>`` an empty line.
+- ``.. code-block:: pycon`` is a doctest, run by the .venv's Python in that
+  folder (which is on sys.path), with ELLIPSIS.
+
+A block preceded by the comment ``.. untested: REASON`` is skipped, and the
+reason is reported; any other code block, such as a Python block without a
+caption, fails the test, so no example goes unchecked by accident.
+"""
+
+from __future__ import annotations
+
+import doctest
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+VENV_BIN = Path(sys.executable).parent
+PAGES = sorted(p for p in DOCS.rglob("*.rst") if "_build" not in p.parts)
+FILE_LANGUAGES = {"python", "toml", "ini", "text"}
+DIRECTIVE = re.compile(r"^( *)\.\. (?:code-block|code|sourcecode):: *(\S*)\s*$")
+UNTESTED = re.compile(r"^ *\.\. untested: *(\S.*)$")
+LITERAL = re.compile(r"(^|[^:]):: *$")
+CHECKER = doctest.OutputChecker()
+FLAGS = doctest.ELLIPSIS
+COMMAND_TIMEOUT = 600
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int  # 1-based line of the directive
+    language: str
+    options: dict[str, str]
+    text: str
+    untested: str | None = None
+    where: str = field(init=False)
+
+    def __post_init__(self):
+        self.where = f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def parse(page: Path) -> list[Block]:
+    """The code blocks of an reStructuredText page, in order."""
+    lines = page.read_text(encoding="utf-8").split("\n")
+    blocks = []
+    untested = None
+    i = 0
+    while i < len(lines):
+        m_untested = UNTESTED.match(lines[i])
+        if m_untested:
+            untested = m_untested.group(1)
+            i += 1
+            continue
+        m = DIRECTIVE.match(lines[i])
+        if not m:
+            if lines[i].strip():
+                untested = None  # the marker applies to the next block only
+            i += 1
+            continue
+        start = i + 1
+        indent = len(m.group(1))
+        i += 1
+        options = {}
+        while i < len(lines) and re.match(r"^\s+:[\w-]+:", lines[i]):
+            name, _, value = lines[i].strip()[1:].partition(":")
+            options[name] = value.strip()
+            i += 1
+        body = []
+        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > indent):
+            body.append(lines[i])
+            i += 1
+        text = textwrap.dedent("\n".join(body)).strip("\n") + "\n"
+        blocks.append(Block(page, start, m.group(2) or "default", options, text, untested))
+        untested = None
+    return blocks
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def literal_paragraphs(page: Path) -> list[str]:
+    """Places where a paragraph ends in '::', an untyped literal block that
+    this test would not run: the pages use code-block instead."""
+    found = []
+    for number, line in enumerate(page.read_text(encoding="utf-8").split("\n"), 1):
+        if LITERAL.search(line) and not line.lstrip().startswith(".."):
+            found.append(f"{page.relative_to(ROOT)}:{number}")
+    return found
+
+
+def run_console(block: Block, cwd: Path, env: dict) -> None:
+    """Runs each $ command of a console block and compares its output."""
+    commands: list[tuple[str, list[str]]] = []
+    for line in block.text.rstrip("\n").split("\n"):
+        if line.startswith("$ "):
+            commands.append((line[2:], []))
+        elif commands:
+            commands[-1][1].append(line)
+        else:
+            pytest.fail(f"{block.where}: a console block must start with '$ COMMAND'")
+    for command, expected_lines in commands:
+        proc = subprocess.run(
+            ["bash", "-c", command],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+        )
+        got = "\n".join(line.rstrip() for line in proc.stdout.split("\n")).strip("\n")
+        got = got + "\n" if got else ""
+        want = "\n".join(expected_lines).strip("\n")
+        want = want + "\n" if want else ""
+        want = want.replace("<BLANKLINE>", "")
+        if not CHECKER.check_output(want, got, FLAGS):
+            pytest.fail(
+                f"{block.where}: `{command}` (exit {proc.returncode}) printed\n{got}\n"
+                f"--- but the documentation shows\n{want}",
+                pytrace=False,
+            )
+
+
+def run_pycon(block: Block, cwd: Path, env: dict) -> None:
+    """Runs a pycon block as a doctest in the session's folder."""
+    script = (
+        "import doctest, sys\n"
+        "sys.path.insert(0, '')\n"
+        "text = sys.stdin.read()\n"
+        "test = doctest.DocTestParser().get_doctest(text, {'__name__': '__doc_example__'}, "
+        f"{block.where!r}, {str(block.page)!r}, {block.line})\n"
+        "runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)\n"
+        "runner.run(test)\n"
+        "sys.exit(1 if runner.failures else 0)\n"
+    )
+    proc = subprocess.run(
+        [str(VENV_BIN / "python"), "-c", script],
+        input=block.text,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"{block.where}: the doctest failed:\n{proc.stdout}{proc.stderr}", pytrace=False)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+def test_page_examples(page, tmp_path):
+    env = dict(os.environ)
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    for name in ("PLOOM_BIN_DIR", "PYTHONPATH", "PLOOM_WORKER", "COLUMNS"):
+        env.pop(name, None)
+    env["COLUMNS"] = "80"  # pytest's separator lines, as shown
+    assert not literal_paragraphs(page), "use '.. code-block::', which this test runs, not '::'"
+    untested = []
+    for block in parse(page):
+        if block.untested:
+            untested.append(f"{block.where}: {block.untested}")
+            continue
+        if block.language in FILE_LANGUAGES and "caption" in block.options:
+            path = tmp_path / block.options["caption"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(block.text, encoding="utf-8")
+        elif block.language == "console":
+            run_console(block, tmp_path, env)
+        elif block.language == "pycon":
+            run_pycon(block, tmp_path, env)
+        else:
+            pytest.fail(
+                f"{block.where}: a '{block.language}' block is neither a file (with :caption:), "
+                "a console session nor a pycon doctest; mark it '.. untested: REASON' if it "
+                "cannot run",
+                pytrace=False,
+            )
+    for line in untested:
+        print(f"untested: {line}")
+
+
+def test_every_man_page_is_in_the_site():
+    pages = {p.name for p in (ROOT / "man").iterdir() if re.search(r"\.[1-8]$", p.name)}
+    documented = {
+        m.group(1) for p in (DOCS / "man").glob("*.rst") for m in re.finditer(r"ploom-man:: (\S+)", p.read_text())
+    }
+    assert pages == documented
