@@ -4,27 +4,23 @@
  * directs, writes the first failing trace, minimizes it with the same
  * worker (lib/minimize), and prints the statistics as JSON on stdout.
  * man/ploom-explore.1 is the reference. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "args.h"
+#include "cli.h"
 #include "err.h"
 #include "explore.h"
 #include "json.h"
 #include "minimize.h"
 #include "trace.h"
-#include "version.h"
 #include "worker.h"
 
 #define PROG "ploom-explore"
 
-static const char usage_text[] =
+const char cli_prog[] = PROG;
+const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [-k] [--reduction=none] [--python=PATH] [--hash-seed=N]\n"
 	"                     [--trace-dir=DIR] [--no-minimize] [-q] TARGET\n"
@@ -45,90 +41,30 @@ static const char usage_text[] =
 	"\n"
 	"TARGET is module:function or path/to/file.py:function.\n";
 
-enum {
-	OPT_SCHEDULE_TIMEOUT = 256, OPT_REDUCTION, OPT_PYTHON, OPT_HASH_SEED, OPT_TRACE_DIR,
-	OPT_NO_MINIMIZE,
-};
+enum { OPT_REDUCTION = CLI_OPT_OWN, OPT_TRACE_DIR, OPT_NO_MINIMIZE };
 
 static const struct option options[] = {
 	{"max-preemptions", required_argument, NULL, 'p'},
 	{"max-schedules", required_argument, NULL, 'n'},
 	{"time-limit", required_argument, NULL, 't'},
-	{"max-steps", required_argument, NULL, 's'},
-	{"schedule-timeout", required_argument, NULL, OPT_SCHEDULE_TIMEOUT},
+	CLI_OPTION_MAX_STEPS,
+	CLI_OPTION_SCHEDULE_TIMEOUT,
 	{"keep-going", no_argument, NULL, 'k'},
 	{"reduction", required_argument, NULL, OPT_REDUCTION},
-	{"python", required_argument, NULL, OPT_PYTHON},
-	{"hash-seed", required_argument, NULL, OPT_HASH_SEED},
+	CLI_OPTION_PYTHON,
+	CLI_OPTION_HASH_SEED,
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+	CLI_OPTION_QUIET,
+	CLI_OPTIONS_END,
 };
-
-/* Set by the SIGINT/SIGTERM handler: the signal, and the worker to kill
- * at once so that no schedule outlives us. */
-static volatile sig_atomic_t interrupted;
-static volatile pid_t worker_pid = -1;
-
-static void on_signal(int sig)
-{
-	interrupted = sig;
-	if (worker_pid > 0)
-		kill(worker_pid, SIGKILL);
-}
-
-/* "ploom-explore: WHAT 'ARG'" (or just WHAT), then the usage. */
-static int usage_error(const char *what, const char *arg)
-{
-	if (arg)
-		fprintf(stderr, PROG ": %s '%s'\n", what, arg);
-	else
-		fprintf(stderr, PROG ": %s\n", what);
-	fputs(usage_text, stderr);
-	return PLOOM_EXIT_USAGE;
-}
-
-/* The option getopt stopped at: "-x" for a short one (optopt), else the
- * long one as written. */
-static const char *option_name(char **argv, int opt)
-{
-	static char shortopt[3] = "-?";
-
-	if (!opt)
-		return argv[optind - 1];
-	shortopt[1] = (char)opt;
-	return shortopt;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* A progress line of the minimization at most once a second. */
 static void minimize_progress(void *ctx, long schedules, int bound)
 {
-	double *last = ctx;
-
-	if (now_s() - *last < 1.0)
-		return;
-	fprintf(stderr, PROG ": minimizing: %ld schedules, at most %d preemption%s\n", schedules,
-		bound, bound == 1 ? "" : "s");
-	*last = now_s();
-}
-
-/* Gives a trace about to be saved its source fingerprints and its id. */
-static int stamp(struct ploom_trace *trace, struct ploom_err *err)
-{
-	if (ploom_trace_fingerprint_source(trace, err) < 0)
-		return -1;
-	return ploom_trace_set_id(trace, err);
+	if (cli_progress_due(ctx))
+		fprintf(stderr, PROG ": minimizing: %ld schedules, at most %d preemption%s\n",
+			schedules, bound, bound == 1 ? "" : "s");
 }
 
 int main(int argc, char **argv)
@@ -141,50 +77,34 @@ int main(int argc, char **argv)
 	struct ploom_minimize_result mres = {0};
 	struct ploom_run run = {0};
 	struct ploom_err err = {0, ""};
-	struct ploom_config config = {-1, (char *)"none", 10000, 10.0};
-	struct ploom_worker_opts wopts = {0};
 	struct ploom_stats stats = {0};
-	struct sigaction sa;
+	struct cli_opts opts = CLI_OPTS_INIT;
+	struct ploom_config *config = &opts.config;
 	char *python = NULL, *failure_path = NULL, *limit_path = NULL, *min_path = NULL;
-	const char *trace_dir = ".ploom", *stopped_by = NULL, *target;
-	char seed[11] = "0";
+	const char *trace_dir = ".ploom", *stopped_by = NULL, *target, *seed = opts.hash_seed;
 	long max_schedules = 0, schedules = 0, failing = 0, max_depth = 0, v;
 	double time_limit = 0, t0, last_progress, elapsed;
-	int keep_going = 0, quiet = 0, minimize = 1, hit_step_limit = 0, c, r;
+	int keep_going = 0, minimize = 1, hit_step_limit = 0, c, r;
 	int ret = PLOOM_EXIT_USAGE;
 
-	/* getopt's own messages would name the path we were run by */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:n:t:s:kqhV", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":p:n:t:s:kqhV", options)) != -1) {
 		switch (c) {
 		case 'p':
 			if (ploom_args_long(&v, optarg, 0, 1000000) < 0) {
-				ret = usage_error("invalid --max-preemptions", optarg);
+				ret = cli_usage_error("invalid --max-preemptions", optarg);
 				goto done;
 			}
-			config.max_preemptions = (int)v;
+			config->max_preemptions = (int)v;
 			break;
 		case 'n':
 			if (ploom_args_long(&max_schedules, optarg, 1, 1000000000000L) < 0) {
-				ret = usage_error("invalid --max-schedules", optarg);
+				ret = cli_usage_error("invalid --max-schedules", optarg);
 				goto done;
 			}
 			break;
 		case 't':
 			if (ploom_args_seconds(&time_limit, optarg) < 0 || time_limit <= 0) {
-				ret = usage_error("invalid --time-limit", optarg);
-				goto done;
-			}
-			break;
-		case 's':
-			if (ploom_args_long(&config.max_steps, optarg, 0, 1000000000L) < 0) {
-				ret = usage_error("invalid --max-steps", optarg);
-				goto done;
-			}
-			break;
-		case OPT_SCHEDULE_TIMEOUT:
-			if (ploom_args_seconds(&config.schedule_timeout_s, optarg) < 0) {
-				ret = usage_error("invalid --schedule-timeout", optarg);
+				ret = cli_usage_error("invalid --time-limit", optarg);
 				goto done;
 			}
 			break;
@@ -193,24 +113,13 @@ int main(int argc, char **argv)
 			break;
 		case OPT_REDUCTION:
 			if (strcmp(optarg, "none")) {
-				ret = usage_error("unsupported --reduction (only 'none' exists)", optarg);
-				goto done;
-			}
-			break;
-		case OPT_PYTHON:
-			free(python);
-			python = strdup(optarg);
-			break;
-		case OPT_HASH_SEED:
-			if (ploom_args_seed(seed, optarg) < 0) {
-				ret = usage_error("invalid --hash-seed", optarg);
+				ret = cli_usage_error("unsupported --reduction (only 'none' exists)", optarg);
 				goto done;
 			}
 			break;
 		case OPT_TRACE_DIR:
-			if (!*optarg)
-{
-				ret = usage_error("empty --trace-dir", NULL);
+			if (!*optarg) {
+				ret = cli_usage_error("empty --trace-dir", NULL);
 				goto done;
 			}
 			trace_dir = optarg;
@@ -218,65 +127,35 @@ int main(int argc, char **argv)
 		case OPT_NO_MINIMIZE:
 			minimize = 0;
 			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			ret = PLOOM_EXIT_OK;
-			goto done;
-		case 'V':
-			printf(PROG " (ploom) " PLOOM_VERSION "\n");
-			ret = PLOOM_EXIT_OK;
-			goto done;
-		case ':':
-			ret = usage_error("missing value for option", option_name(argv, optopt));
-			goto done;
 		default:
-			ret = usage_error("unknown option", option_name(argv, optopt));
-			goto done;
+			if (!cli_common_option(&ret, &opts, c, argv))
+				goto done;
+			break;
 		}
 	}
 	if (optind != argc - 1) {
-		ret = usage_error(optind == argc ? "missing TARGET" : "too many arguments", NULL);
+		ret = cli_usage_error(optind == argc ? "missing TARGET" : "too many arguments", NULL);
 		goto done;
 	}
 	target = argv[optind];
+	python = cli_python(opts.python);
 	if (!python)
-		python = ploom_worker_default_python();
-	if (!python) {
-		fprintf(stderr, PROG ": out of memory\n");
 		goto done;
-	}
 
-	/* no SA_RESTART: a signal must interrupt the wait for the worker */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* a dead worker must be an error from write(), not our death */
-	signal(SIGPIPE, SIG_IGN);
-
-	wopts.python = python;
-	wopts.target = target;
-	wopts.hash_seed = seed;
-	wopts.interrupted = &interrupted;
-	if (ploom_worker_start(&worker, &wopts, &err) < 0)
+	if (cli_worker_start(&worker, python, target, seed, &err) < 0)
 		goto fail;
-	worker_pid = ploom_worker_pid(worker);
-	if (ploom_explore_new(&ex, config.max_preemptions, &err) < 0)
+	if (ploom_explore_new(&ex, config->max_preemptions, &err) < 0)
 		goto fail;
 
-	t0 = last_progress = now_s();
+	t0 = last_progress = cli_now_s();
 	for (;;) {
 		const int *prefix;
 		size_t n;
 
 		prefix = ploom_explore_prefix(ex, &n);
 		ploom_run_release(&run);
-		if (ploom_worker_run(worker, &run, prefix, n, config.max_steps,
-				     (long)(config.schedule_timeout_s * 1000.0 + 0.5), &err) < 0)
+		if (ploom_worker_run(worker, &run, prefix, n, config->max_steps,
+				     (long)(config->schedule_timeout_s * 1000.0 + 0.5), &err) < 0)
 			goto fail;
 		schedules++;
 		if ((long)run.nsteps > max_depth)
@@ -295,12 +174,12 @@ int main(int argc, char **argv)
 		if (run.outcome.kind == PLOOM_OUTCOME_STEP_LIMIT) {
 			hit_step_limit = 1;
 			if (!limit_path && !failure_path) {
-				if (ploom_worker_trace(&trace, worker, seed, &config, &run, &err) < 0 ||
-				    stamp(trace, &err) < 0 ||
+				if (ploom_worker_trace(&trace, worker, seed, config, &run, &err) < 0 ||
+				    cli_stamp_trace(trace, &err) < 0 ||
 				    ploom_trace_save(&limit_path, trace, trace_dir, "original", &err) < 0)
 					goto fail;
 				fprintf(stderr, PROG ": schedule %ld reached the step limit (%ld steps)\n",
-					schedules, config.max_steps);
+					schedules, config->max_steps);
 				fprintf(stderr, PROG ": trace written to '%s'\n", limit_path);
 				ploom_trace_free(trace);
 				trace = NULL;
@@ -312,8 +191,8 @@ int main(int argc, char **argv)
 		} else if (ploom_outcome_is_failure(run.outcome.kind)) {
 			failing++;
 			if (!failure_path) {
-				if (ploom_worker_trace(&trace, worker, seed, &config, &run, &err) < 0 ||
-				    stamp(trace, &err) < 0 ||
+				if (ploom_worker_trace(&trace, worker, seed, config, &run, &err) < 0 ||
+				    cli_stamp_trace(trace, &err) < 0 ||
 				    ploom_trace_save(&failure_path, trace, trace_dir, "original", &err) < 0)
 					goto fail;
 				fprintf(stderr, PROG ": schedule %ld failed: %s\n", schedules,
@@ -333,28 +212,26 @@ int main(int argc, char **argv)
 			stopped_by = "max-schedules";
 			break;
 		}
-		elapsed = now_s() - t0;
+		elapsed = cli_now_s() - t0;
 		if (time_limit > 0 && elapsed >= time_limit) {
 			stopped_by = "time-limit";
 			break;
 		}
-		if (!quiet && now_s() - last_progress >= 1.0) {
+		if (!opts.quiet && cli_progress_due(&last_progress))
 			fprintf(stderr, PROG ": %ld schedules, %ld failing, %.1f s\n", schedules,
 				failing, elapsed);
-			last_progress = now_s();
-		}
-		if (interrupted)
+		if (cli_interrupted)
 			break;
 	}
-	if (interrupted)
+	if (cli_interrupted)
 		goto done;
-	elapsed = now_s() - t0;
+	elapsed = cli_now_s() - t0;
 	if (!stopped_by && hit_step_limit)
 		stopped_by = "max-steps";
 	/* after the search, so that its statistics measure the search only */
 	if (failure_path && minimize) {
-		last_progress = now_s();
-		if (!quiet) {
+		last_progress = cli_now_s();
+		if (!opts.quiet) {
 			mopts.progress = minimize_progress;
 			mopts.progress_ctx = &last_progress;
 		}
@@ -368,12 +245,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": minimized trace written to '%s' (%d -> %d preemptions)\n",
 			min_path, mres.from, mres.to);
 	}
-	if (ploom_worker_stop(worker, &err) < 0) {
-		worker = NULL;
+	if (cli_worker_stop(&worker, &err) < 0)
 		goto fail;
-	}
-	worker = NULL;
-	worker_pid = -1;
 
 	stats.result = failing ? "failure" : stopped_by ? "incomplete" : "pass";
 	stats.target = target;
@@ -381,8 +254,8 @@ int main(int argc, char **argv)
 	stats.failing = failing;
 	stats.complete = !stopped_by;
 	stats.stopped_by = stopped_by;
-	stats.max_preemptions = config.max_preemptions;
-	stats.reduction = config.reduction;
+	stats.max_preemptions = config->max_preemptions;
+	stats.reduction = config->reduction;
 	stats.hash_seed = seed;
 	stats.elapsed_s = elapsed;
 	stats.schedules_per_second = elapsed > 0 ? (double)schedules / elapsed : 0;
@@ -396,14 +269,9 @@ int main(int argc, char **argv)
 	goto done;
 
 fail:
-	if (!interrupted) {
-		fprintf(stderr, PROG ": %s\n", err.msg);
-		ret = err.code ? err.code : PLOOM_EXIT_USAGE;
-	}
+	ret = cli_fail(&err, "");
 done:
-	/* kills and reaps the worker if it still runs */
-	ploom_worker_free(worker);
-	worker_pid = -1;
+	cli_worker_free(worker);
 	ploom_explore_free(ex);
 	ploom_run_release(&run);
 	ploom_trace_free(trace);
@@ -412,13 +280,5 @@ done:
 	free(min_path);
 	free(failure_path);
 	free(limit_path);
-	if (interrupted) {
-		/* nothing partial on stdout; the exit status tells the signal */
-		return 128 + interrupted;
-	}
-	if (fclose(stdout) == EOF && ret != PLOOM_EXIT_USAGE) {
-		fprintf(stderr, PROG ": cannot write the statistics: %s\n", strerror(errno));
-		ret = PLOOM_EXIT_USAGE;
-	}
-	return ret;
+	return cli_exit(ret, "the statistics", CLI_EPIPE_FAILS);
 }

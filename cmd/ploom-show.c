@@ -5,7 +5,6 @@
  * pipe goes away (EPIPE) it stops quietly.  man/ploom-show.1 is the
  * reference. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,15 +12,15 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "cli.h"
 #include "err.h"
-#include "json.h"
 #include "render.h"
 #include "trace.h"
-#include "version.h"
 
 #define PROG "ploom-show"
 
-static const char usage_text[] =
+const char cli_prog[] = PROG;
+const char cli_usage[] =
 	"usage: ploom-show [--color=WHEN] [-w N] [TRACE]\n"
 	"       ploom-show -h | --help | -V | --version\n"
 	"\n"
@@ -30,38 +29,13 @@ static const char usage_text[] =
 	"\n"
 	"TRACE is a trace file; without it, or with -, the trace is read from standard input.\n";
 
-enum { OPT_COLOR = 256 };
+enum { OPT_COLOR = CLI_OPT_OWN };
 
 static const struct option options[] = {
 	{"color", required_argument, NULL, OPT_COLOR},
 	{"width", required_argument, NULL, 'w'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+	CLI_OPTIONS_END,
 };
-
-/* "ploom-show: WHAT 'ARG'" (or just WHAT), then the usage. */
-static int usage_error(const char *what, const char *arg)
-{
-	if (arg)
-		fprintf(stderr, PROG ": %s '%s'\n", what, arg);
-	else
-		fprintf(stderr, PROG ": %s\n", what);
-	fputs(usage_text, stderr);
-	return PLOOM_EXIT_USAGE;
-}
-
-/* The option getopt stopped at: "-x" for a short one (optopt), else the
- * long one as written. */
-static const char *option_name(char **argv, int opt)
-{
-	static char shortopt[3] = "-?";
-
-	if (!opt)
-		return argv[optind - 1];
-	shortopt[1] = (char)opt;
-	return shortopt;
-}
 
 /* --color=auto: a terminal that can show colours, unless NO_COLOR is set
  * (https://no-color.org). */
@@ -86,9 +60,7 @@ int main(int argc, char **argv)
 
 	/* a closed pipe must be an error we can see (EPIPE), not a signal */
 	signal(SIGPIPE, SIG_IGN);
-	/* getopt's own messages would name the path we were run by */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":w:hV", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":w:hV", options)) != -1) {
 		switch (c) {
 		case OPT_COLOR:
 			if (!strcmp(optarg, "never")) {
@@ -98,44 +70,31 @@ int main(int argc, char **argv)
 			} else if (!strcmp(optarg, "auto")) {
 				ropts.color = color_auto();
 			} else {
-				ret = usage_error("invalid --color", optarg);
+				ret = cli_usage_error("invalid --color", optarg);
 				goto done;
 			}
 			break;
 		case 'w':
 			if (ploom_args_long(&v, optarg, PLOOM_RENDER_MIN_WIDTH, 100000) < 0) {
-				ret = usage_error("invalid --width", optarg);
+				ret = cli_usage_error("invalid --width", optarg);
 				goto done;
 			}
 			ropts.width = (int)v;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			ret = PLOOM_EXIT_OK;
-			goto done;
-		case 'V':
-			printf(PROG " (ploom) " PLOOM_VERSION "\n");
-			ret = PLOOM_EXIT_OK;
-			goto done;
-		case ':':
-			ret = usage_error("missing value for option", option_name(argv, optopt));
-			goto done;
 		default:
-			ret = usage_error("unknown option", option_name(argv, optopt));
-			goto done;
+			if (!cli_common_option(&ret, NULL, c, argv))
+				goto done;
+			break;
 		}
 	}
 	if (optind < argc)
 		path = argv[optind++];
 	if (optind < argc) {
-		ret = usage_error("unexpected argument", argv[optind]);
+		ret = cli_usage_error("unexpected argument", argv[optind]);
 		goto done;
 	}
 
-	if (ploom_trace_read_file(&trace, path, &err) < 0) {
-		/* named as ploom-replay and ploom-minimize name it */
-		fprintf(stderr, PROG ": cannot read trace '%s': %s\n",
-			strcmp(path, "-") ? path : "<stdin>", err.msg);
+	if (cli_read_trace(&trace, path) < 0) {
 		ret = PLOOM_EXIT_USAGE;
 		goto done;
 	}
@@ -156,11 +115,5 @@ int main(int argc, char **argv)
 	ret = PLOOM_EXIT_OK;
 done:
 	ploom_trace_free(trace);
-	/* the last buffered bytes are written here: a full disk shows now */
-	errno = 0;
-	if (fclose(stdout) == EOF && errno != EPIPE && ret == PLOOM_EXIT_OK) {
-		fprintf(stderr, PROG ": cannot write to standard output: %s\n", strerror(errno));
-		ret = PLOOM_EXIT_USAGE;
-	}
-	return ret;
+	return cli_exit(ret, "to standard output", CLI_EPIPE_QUIET);
 }

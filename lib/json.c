@@ -520,7 +520,7 @@ static void get_int_array(struct reader *r, int **out, size_t *out_len, const cJ
 	const cJSON *x = get(r, obj, prefix, name, 1), *e;
 	char sub[200];
 	size_t n = 0;
-	long v;
+	long v = 0; /* set by number_to_long; gcc -O3 cannot see it */
 
 	*out = NULL;
 	*out_len = 0;

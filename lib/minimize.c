@@ -7,30 +7,19 @@
 
 #include "explore.h"
 #include "json.h"
-
-static int str_eq(const char *a, const char *b)
-{
-	return !strcmp(a ? a : "", b ? b : "");
-}
+#include "replay.h"
 
 int ploom_minimize_same_failure(const struct ploom_outcome *want,
 				const struct ploom_outcome *got)
 {
 	if (want->kind != got->kind || !ploom_outcome_is_failure(want->kind))
 		return 0;
-	switch (want->kind) {
-	case PLOOM_OUTCOME_FAILURE:
-		return str_eq(want->exc_type, got->exc_type) &&
-		       str_eq(want->exc_message, got->exc_message);
-	case PLOOM_OUTCOME_CRASH:
-		return want->signal == got->signal;
-	case PLOOM_OUTCOME_EXIT:
-		return want->status == got->status;
-	default:
-		/* deadlock, timeout: which tasks wait, or how long, may
-		 * differ in a shorter schedule and it is still the bug */
+	/* deadlock, timeout: which tasks wait, or how long, may differ in a
+	 * shorter schedule and it is still the bug */
+	if (want->kind == PLOOM_OUTCOME_DEADLOCK || want->kind == PLOOM_OUTCOME_TIMEOUT)
 		return 1;
-	}
+	/* failure, crash, exit: what a replay compares */
+	return ploom_replay_same_outcome(want, got);
 }
 
 int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *res,

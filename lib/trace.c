@@ -74,12 +74,12 @@ struct ploom_step *ploom_run_add_step(struct ploom_run *run)
 	return s;
 }
 
-static int contains(const int *v, size_t n, int x)
+int ploom_step_is_enabled(const struct ploom_step *s, int task)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (v[i] == x)
+	for (i = 0; i < s->nenabled; i++)
+		if (s->enabled[i] == task)
 			return 1;
 	return 0;
 }
@@ -105,7 +105,7 @@ int ploom_run_finish(struct ploom_run *run, struct ploom_err *err)
 		const struct ploom_step *s = &run->steps[i];
 		if (s->nenabled > 1) {
 			run->choices[run->nchoices++] = s->task;
-			if (s->task != prev && contains(s->enabled, s->nenabled, prev))
+			if (s->task != prev && ploom_step_is_enabled(s, prev))
 				run->preemptions++;
 		}
 		prev = s->task;
@@ -371,7 +371,7 @@ int ploom_run_count_preemptions(const struct ploom_run *run)
 
 	for (i = 0; i < run->nsteps; i++) {
 		const struct ploom_step *s = &run->steps[i];
-		if (s->nenabled > 1 && s->task != prev && contains(s->enabled, s->nenabled, prev))
+		if (s->nenabled > 1 && s->task != prev && ploom_step_is_enabled(s, prev))
 			n++;
 		prev = s->task;
 	}

@@ -142,6 +142,9 @@ void ploom_run_release(struct ploom_run *run);
  * memory.  The pointer is valid until the next append. */
 struct ploom_step *ploom_run_add_step(struct ploom_run *run);
 
+/* 1 if task was among the tasks enabled at step s, else 0. */
+int ploom_step_is_enabled(const struct ploom_step *s, int task);
+
 /* Computes run->choices (the task of every step with more than one
  * enabled task) and run->preemptions (the choices that switch away from
  * the task of the previous step while it is still enabled; step 0's

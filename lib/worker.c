@@ -202,16 +202,6 @@ void ploom_run_parser_init(struct ploom_run_parser *p, struct ploom_run *run, lo
 	p->timeout_ms = timeout_ms;
 }
 
-static int contains(const int *v, size_t n, int x)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (v[i] == x)
-			return 1;
-	return 0;
-}
-
 static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
 		      const char *line, size_t len, struct ploom_err *err)
 {
@@ -247,7 +237,7 @@ static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
 	}
 	if (parse_list(&s->enabled, &s->nenabled, &f[5]) < 0)
 		return malformed(err, line, len, "bad ENABLED");
-	if (!contains(s->enabled, s->nenabled, task))
+	if (!ploom_step_is_enabled(s, task))
 		return malformed(err, line, len, "TASK is not enabled");
 	p->nstep_records++;
 	return 0;
@@ -740,6 +730,25 @@ static int worker_died(struct ploom_worker *w, const char *when, struct ploom_er
 			     when, WEXITSTATUS(status));
 }
 
+/* Reads the worker's next record into *line and *len (read_line()).
+ * Returns 1, or -2 when the deadline passed (err untouched: the caller
+ * knows what it waited for); else fills err (interrupted, a read error,
+ * or the worker died `when`) and returns -1. */
+static int read_record(struct ploom_worker *w, long deadline, const char *when,
+		       const char **line, size_t *len, struct ploom_err *err)
+{
+	int r = read_line(&w->lb, w->rec_fd, deadline, line, len, w->interrupted);
+
+	if (r == 1 || r == -2)
+		return r;
+	if (r == -3)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "interrupted");
+	if (r < 0)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
+				     strerror(errno));
+	return worker_died(w, when, err);
+}
+
 int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts *opts,
 		       struct ploom_err *err)
 {
@@ -750,7 +759,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	const char *line;
 	size_t len;
 	ssize_t n;
-	int e = 0, r, ret = -1;
+	int e = 0, ret = -1;
 	pid_t parent = getpid();
 
 	*out = NULL;
@@ -802,20 +811,9 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 			      strerror(e));
 		goto done;
 	}
-	r = read_line(&w->lb, w->rec_fd, 0, &line, &len, w->interrupted);
-	if (r == -3) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "interrupted");
+	/* no deadline: -2 cannot come */
+	if (read_record(w, 0, "before it loaded the scenario", &line, &len, err) < 0)
 		goto done;
-	}
-	if (r < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
-			      strerror(errno));
-		goto done;
-	}
-	if (r == 0) {
-		worker_died(w, "before it loaded the scenario", err);
-		goto done;
-	}
 	if (ploom_hello_parse(&w->hello, line, len, opts->target, err) < 0)
 		goto done;
 	*out = w;
@@ -894,11 +892,7 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 	if (timeout_ms > 0)
 		deadline = now_ms() + timeout_ms + WORKER_GRACE_MS;
 	for (;;) {
-		r = read_line(&w->lb, w->rec_fd, deadline, &line, &len, w->interrupted);
-		if (r == -3) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "interrupted");
-			goto done;
-		}
+		r = read_record(w, deadline, "during a schedule", &line, &len, err);
 		if (r == -2) {
 			kill(w->pid, SIGKILL);
 			ploom_err_set(err, PLOOM_EXIT_USAGE,
@@ -906,15 +900,8 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 				      timeout_ms + WORKER_GRACE_MS);
 			goto done;
 		}
-		if (r < 0) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
-				      strerror(errno));
+		if (r < 0)
 			goto done;
-		}
-		if (r == 0) {
-			worker_died(w, "during a schedule", err);
-			goto done;
-		}
 		r = ploom_run_parser_line(&p, line, len, err);
 		if (r < 0)
 			goto done;

@@ -1,0 +1,270 @@
+/* What the ploom-* utilities share; cli.h documents it. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "args.h"
+#include "json.h"
+#include "replay.h"
+#include "version.h"
+
+volatile sig_atomic_t cli_interrupted;
+
+/* The worker the signal handler kills, -1 while none runs. */
+static volatile pid_t worker_pid = -1;
+
+static void on_signal(int sig)
+{
+	cli_interrupted = sig;
+	if (worker_pid > 0)
+		kill(worker_pid, SIGKILL);
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+	opterr = 0;
+	return getopt_long(argc, argv, shortopts, longopts, NULL);
+}
+
+/* The option getopt stopped at (c is what it returned), as written: the
+ * argument for a long one, "-x" for a short one.  optopt alone cannot
+ * tell them apart: it is 0 for an unknown long option but the option's
+ * code for a long one that lacks its value, so that case is told by the
+ * argument, which getopt has then stepped over. */
+static const char *option_name(char **argv, int c)
+{
+	static char shortopt[3] = "-?";
+	const char *arg = argv[optind - 1];
+
+	if (!optopt || (c == ':' && !strncmp(arg, "--", 2)))
+		return arg;
+	shortopt[1] = (char)optopt;
+	return shortopt;
+}
+
+int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
+{
+	const char *invalid = NULL;
+
+	/* the shared options come only from a table that lists them */
+	if (!opts && c != 'h' && c != 'V' && c != ':')
+		c = '?';
+	switch (c) {
+	case 'h':
+		fputs(cli_usage, stdout);
+		*out = PLOOM_EXIT_OK;
+		return 0;
+	case 'V':
+		printf("%s (ploom) " PLOOM_VERSION "\n", cli_prog);
+		*out = PLOOM_EXIT_OK;
+		return 0;
+	case CLI_OPT_PYTHON:
+		opts->python = optarg;
+		break;
+	case CLI_OPT_HASH_SEED:
+		if (ploom_args_seed(opts->hash_seed, optarg) < 0)
+			invalid = "invalid --hash-seed";
+		break;
+	case 's':
+		if (ploom_args_long(&opts->config.max_steps, optarg, 0, 1000000000L) < 0)
+			invalid = "invalid --max-steps";
+		break;
+	case CLI_OPT_SCHEDULE_TIMEOUT:
+		if (ploom_args_seconds(&opts->config.schedule_timeout_s, optarg) < 0)
+			invalid = "invalid --schedule-timeout";
+		break;
+	case 'q':
+		opts->quiet = 1;
+		break;
+	case ':':
+		*out = cli_usage_error("missing value for option", option_name(argv, c));
+		return 0;
+	default:
+		*out = cli_usage_error("unknown option", option_name(argv, c));
+		return 0;
+	}
+	if (invalid) {
+		*out = cli_usage_error(invalid, optarg);
+		return 0;
+	}
+	return 1;
+}
+
+int cli_usage_error(const char *what, const char *arg)
+{
+	if (arg)
+		fprintf(stderr, "%s: %s '%s'\n", cli_prog, what, arg);
+	else
+		fprintf(stderr, "%s: %s\n", cli_prog, what);
+	fputs(cli_usage, stderr);
+	return PLOOM_EXIT_USAGE;
+}
+
+char *cli_python(const char *arg)
+{
+	char *python = arg ? strdup(arg) : ploom_worker_default_python();
+
+	if (!python)
+		fprintf(stderr, "%s: out of memory\n", cli_prog);
+	return python;
+}
+
+const char *cli_trace_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "<stdin>";
+}
+
+int cli_trace_operand(const char **out, int argc, char **argv)
+{
+	if (optind < argc - 1) {
+		cli_usage_error("too many arguments", NULL);
+		return -1;
+	}
+	*out = optind == argc - 1 ? argv[optind] : "-";
+	return 0;
+}
+
+int cli_read_trace(struct ploom_trace **out, const char *path)
+{
+	struct ploom_err err = {0, ""};
+
+	if (ploom_trace_read_file(out, path, &err) < 0) {
+		fprintf(stderr, "%s: cannot read trace '%s': %s\n", cli_prog, cli_trace_name(path),
+			err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_write_trace(const char *output, const struct ploom_trace *trace, enum cli_epipe epipe)
+{
+	struct ploom_err err = {0, ""};
+	int r;
+
+	errno = 0;
+	if (output)
+		r = ploom_trace_write_file(output, trace, &err);
+	else
+		r = ploom_trace_write(stdout, trace, &err);
+	if (r >= 0)
+		return 0;
+	if (output)
+		fprintf(stderr, "%s: %s\n", cli_prog, err.msg);
+	else if (epipe != CLI_EPIPE_QUIET || errno != EPIPE)
+		fprintf(stderr, "%s: cannot write the trace: %s\n", cli_prog, err.msg);
+	return -1;
+}
+
+int cli_stamp_trace(struct ploom_trace *trace, struct ploom_err *err)
+{
+	if (ploom_trace_fingerprint_source(trace, err) < 0)
+		return -1;
+	return ploom_trace_set_id(trace, err);
+}
+
+int cli_outcome_exit(enum ploom_outcome_kind kind)
+{
+	if (kind == PLOOM_OUTCOME_PASS)
+		return PLOOM_EXIT_OK;
+	if (kind == PLOOM_OUTCOME_STEP_LIMIT)
+		return PLOOM_EXIT_INCOMPLETE;
+	if (kind == PLOOM_OUTCOME_DIVERGENCE)
+		return PLOOM_EXIT_DIVERGENCE;
+	return PLOOM_EXIT_FAILURE;
+}
+
+double cli_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int cli_progress_due(double *last)
+{
+	double now = cli_now_s();
+
+	if (now - *last < 1.0)
+		return 0;
+	*last = now;
+	return 1;
+}
+
+int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
+		     const char *hash_seed, struct ploom_err *err)
+{
+	struct ploom_worker_opts opts = {python, target, hash_seed, &cli_interrupted};
+	struct sigaction sa;
+
+	/* no SA_RESTART: a signal must interrupt the wait for the worker */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (ploom_worker_start(out, &opts, err) < 0)
+		return -1;
+	worker_pid = ploom_worker_pid(*out);
+	return 0;
+}
+
+int cli_worker_start_replay(struct ploom_worker **out, const char *python,
+			    const struct ploom_trace *trace, struct ploom_err *err)
+{
+	char *target;
+	int r;
+
+	if (ploom_replay_check_source(trace, err) < 0)
+		return -1;
+	target = ploom_replay_target(trace);
+	if (!target)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	/* the worker keeps a copy of the target */
+	r = cli_worker_start(out, python, target, trace->hash_seed, err);
+	free(target);
+	return r;
+}
+
+int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err)
+{
+	int r = ploom_worker_stop(*worker, err);
+
+	*worker = NULL;
+	worker_pid = -1;
+	return r;
+}
+
+void cli_worker_free(struct ploom_worker *worker)
+{
+	ploom_worker_free(worker);
+	worker_pid = -1;
+}
+
+int cli_fail(const struct ploom_err *err, const char *prefix)
+{
+	if (!cli_interrupted)
+		fprintf(stderr, "%s: %s%s\n", cli_prog, prefix, err->msg);
+	return err->code ? err->code : PLOOM_EXIT_USAGE;
+}
+
+int cli_exit(int ret, const char *what, enum cli_epipe epipe)
+{
+	if (cli_interrupted) {
+		/* nothing more on stdout; the exit status tells the signal */
+		return 128 + cli_interrupted;
+	}
+	errno = 0;
+	if (fclose(stdout) == EOF && ret != PLOOM_EXIT_USAGE &&
+	    (epipe != CLI_EPIPE_QUIET || errno != EPIPE)) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", cli_prog, what, strerror(errno));
+		return PLOOM_EXIT_USAGE;
+	}
+	return ret;
+}

@@ -1,0 +1,195 @@
+/* cli.h - what the ploom-* utilities share.
+ *
+ * Their option handling (-h, -V, usage errors), the SIGINT/SIGTERM
+ * handler that kills the worker, the default --python, reading a TRACE
+ * argument, writing a trace and closing standard output.  Unlike lib/,
+ * these print: on stderr, one line starting with the utility's name, in
+ * the grammar of STYLE.md.  Functions that can fail print why and return
+ * -1, except those that take a struct ploom_err: they fill it and print
+ * nothing, for the utility's fail: label (cli_fail()).
+ *
+ * Each utility defines cli_prog and cli_usage; a main() reads
+ *
+ *     static const struct option options[] = {
+ *             {"output", required_argument, NULL, 'o'},
+ *             CLI_OPTION_PYTHON,
+ *             CLI_OPTIONS_END,
+ *     };
+ *     ...
+ *     struct cli_opts opts = CLI_OPTS_INIT;
+ *     ...
+ *     while ((c = cli_getopt(argc, argv, ":o:hV", options)) != -1) {
+ *             switch (c) {
+ *             case 'o': ...
+ *             default:
+ *                     if (!cli_common_option(&ret, &opts, c, argv))
+ *                             goto done;
+ *                     break;
+ *             }
+ *     }
+ *     python = cli_python(opts.python);
+ *     ...
+ *     if (cli_worker_start(&worker, python, target, seed, &err) < 0)
+ *             goto fail;
+ *     ...
+ * fail:
+ *     ret = cli_fail(&err, "");
+ * done:
+ *     cli_worker_free(worker);
+ *     ...
+ *     return cli_exit(ret, "the trace", CLI_EPIPE_QUIET);
+ */
+#ifndef PLOOM_CLI_H
+#define PLOOM_CLI_H
+
+#include <getopt.h>
+#include <signal.h>
+
+#include "err.h"
+#include "trace.h"
+#include "worker.h"
+
+/* Defined by each utility: its name, which starts every message
+ * ("ploom-replay"), and its usage text, printed on stdout by -h and on
+ * stderr after a usage error. */
+extern const char cli_prog[];
+extern const char cli_usage[];
+
+/* The signal that stopped us (SIGINT or SIGTERM), 0 while none came.  Set
+ * by the handler cli_worker_start() installs. */
+extern volatile sig_atomic_t cli_interrupted;
+
+/* The options several utilities share, as cli_common_option() sets them.
+ * A utility lists those it has in its option table (the CLI_OPTION_*
+ * entries below) and its short options ("s", "q"); it may change a
+ * default before parsing. */
+struct cli_opts {
+	const char *python;         /* --python=PATH (in argv); NULL: the default */
+	char hash_seed[11];         /* --hash-seed=N, canonical decimal */
+	struct ploom_config config; /* -s, --max-steps=N and --schedule-timeout=SECONDS */
+	int quiet;                  /* -q, --quiet */
+};
+
+/* hash seed 0, no preemption bound, no reduction, 10000 steps, 10 s */
+#define CLI_OPTS_INIT {NULL, "0", {-1, (char *)"none", 10000, 10.0}, 0}
+
+/* The getopt codes of the shared long options without a short one; a
+ * utility numbers its own from CLI_OPT_OWN. */
+enum {
+	CLI_OPT_PYTHON = 256,
+	CLI_OPT_HASH_SEED,
+	CLI_OPT_SCHEDULE_TIMEOUT,
+	CLI_OPT_OWN,
+};
+
+/* Entries of an option table (struct option[]) for the shared options;
+ * CLI_OPTIONS_END (--help, --version and the terminator) ends every
+ * table. */
+#define CLI_OPTION_PYTHON {"python", required_argument, NULL, CLI_OPT_PYTHON}
+#define CLI_OPTION_HASH_SEED {"hash-seed", required_argument, NULL, CLI_OPT_HASH_SEED}
+#define CLI_OPTION_MAX_STEPS {"max-steps", required_argument, NULL, 's'}
+#define CLI_OPTION_SCHEDULE_TIMEOUT \
+	{"schedule-timeout", required_argument, NULL, CLI_OPT_SCHEDULE_TIMEOUT}
+#define CLI_OPTION_QUIET {"quiet", no_argument, NULL, 'q'}
+#define CLI_OPTIONS_END \
+	{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, \
+	{NULL, 0, NULL, 0}
+
+/* How a utility takes EPIPE on standard output (its reader has gone): a
+ * filter ends quietly (STYLE.md), the others report it. */
+enum cli_epipe {
+	CLI_EPIPE_FAILS,
+	CLI_EPIPE_QUIET,
+};
+
+/* getopt_long() without getopt's own messages, which would name the path
+ * we were run by: shortopts must start with ':' so that a missing value
+ * is told from an unknown option.  Returns as getopt_long() does. */
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* For the default case of a utility's option switch (c is what
+ * cli_getopt() returned): takes a shared option into *opts (opts may be
+ * NULL when the utility has none) and returns 1, parsing goes on.  Else
+ * returns 0 and main() ends with the exit status *out: -h printed the
+ * usage on stdout, -V the version; an invalid value, a missing one (':')
+ * or an unknown option printed a usage error. */
+int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv);
+
+/* Prints "PROG: WHAT 'ARG'" (or "PROG: WHAT" when arg is NULL), then the
+ * usage, on stderr.  Returns PLOOM_EXIT_USAGE. */
+int cli_usage_error(const char *what, const char *arg);
+
+/* A copy of arg (--python), or when it is NULL the default interpreter
+ * (ploom_worker_default_python()); the caller frees it.  NULL when out of
+ * memory. */
+char *cli_python(const char *arg);
+
+/* The name of a TRACE argument in messages: path, or "<stdin>" for "-". */
+const char *cli_trace_name(const char *path);
+
+/* The optional TRACE operand, the last argument: *out is argv[optind],
+ * or "-" (standard input) when there is none.  Returns 0, or -1 after a
+ * usage error when there is more than one. */
+int cli_trace_operand(const char **out, int argc, char **argv);
+
+/* Reads the trace at path ("-": standard input).  On success the caller
+ * owns *out and frees it with ploom_trace_free(). */
+int cli_read_trace(struct ploom_trace **out, const char *path);
+
+/* Writes trace to the file output (through ploom_trace_write_file()), or
+ * to standard output when output is NULL. */
+int cli_write_trace(const char *output, const struct ploom_trace *trace, enum cli_epipe epipe);
+
+/* Gives a trace about to be written its source fingerprints and its id.
+ * Returns 0, or -1 with err filled (nothing printed). */
+int cli_stamp_trace(struct ploom_trace *trace, struct ploom_err *err);
+
+/* The exit status of a utility that ran one schedule with this outcome. */
+int cli_outcome_exit(enum ploom_outcome_kind kind);
+
+/* Seconds on the monotonic clock. */
+double cli_now_s(void);
+
+/* 1 when a second has passed since *last, which is then set to now: for
+ * progress lines at most once a second.  Else 0. */
+int cli_progress_due(double *last);
+
+/* Installs the SIGINT/SIGTERM handler, which sets cli_interrupted and
+ * kills the worker at once so that no schedule outlives us; ignores
+ * SIGPIPE, so that a dead worker is an error from write() and not our
+ * death; then starts the worker (ploom_worker_start()), whose waits the
+ * handler interrupts.  On success the caller owns *out and releases it
+ * with cli_worker_stop() or cli_worker_free().  Returns 0, or -1 with
+ * err filled (nothing printed). */
+int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
+		     const char *hash_seed, struct ploom_err *err);
+
+/* cli_worker_start() for a replay of trace (replay.h): checks that the
+ * scenario's source is the recorded one (ploom_replay_check_source()),
+ * then starts python on ploom_replay_target() with the trace's hash seed.
+ * As cli_worker_start() otherwise. */
+int cli_worker_start_replay(struct ploom_worker **out, const char *python,
+			    const struct ploom_trace *trace, struct ploom_err *err);
+
+/* ploom_worker_stop(*worker), which frees it even when it fails: *worker
+ * is NULL after.  Returns 0, or -1 with err filled (nothing printed). */
+int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err);
+
+/* ploom_worker_free(worker), which kills and reaps it if it still runs.
+ * Accepts NULL. */
+void cli_worker_free(struct ploom_worker *worker);
+
+/* Prints "PROG: PREFIXMSG" for err, unless a signal stopped us (then
+ * cli_exit() tells the signal).  Returns err's exit code, or
+ * PLOOM_EXIT_USAGE when it has none. */
+int cli_fail(const struct ploom_err *err, const char *prefix);
+
+/* The end of every main(): returns 128 + the signal when one stopped us.
+ * Else closes standard output, which writes its last buffered bytes, so a
+ * full disk shows here: when that fails and ret is not already
+ * PLOOM_EXIT_USAGE, prints "PROG: cannot write WHAT: WHY" (quietly skipped
+ * for EPIPE when epipe says so) and returns PLOOM_EXIT_USAGE.  Else
+ * returns ret. */
+int cli_exit(int ret, const char *what, enum cli_epipe epipe);
+
+#endif
