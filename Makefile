@@ -3,17 +3,26 @@
 #   make                 libploom, the utilities, the ploom._ploom extension,
 #                        and a Python 3.13 environment in .venv/ where
 #                        `import ploom` works and the utilities are on bin/
-#   make check           every test: C unit tests, bats tests, pytest
+#   make check           every test: lint, C unit tests, bats tests, doc
+#                        examples, packaging, pytest on
+#                        CPython 3.13 and 3.14 (and $PLOOM_PYTHON_FT, if set)
 #   make example         ploom-explore on examples/bank_account.py
-#   make lint            shellcheck, cppcheck, ruff, groff checks
+#   make lint            shellcheck, cppcheck, ruff, groff checks, and the
+#                        extension compiled for free-threaded CPython
 #   make bench           cost of a schedule against a fresh interpreter
+#   make docs            the HTML site in build/docs/html (Sphinx, -W)
+#   make test-docs       runs every code example of the documentation
+#   make wheel           ploom's wheels for CPython 3.13 and 3.14 in build/wheels
+#                        (tests/packaging/build-wheel; setup.py builds them)
 #   make install         the utilities (and man pages) under $(DESTDIR)$(PREFIX)
 #   make clean           remove what the build made (keeps .venv; see distclean)
 #
 # Options: SANITIZE=address,undefined builds lib/, cmd/ and tests/c with
 # those sanitizers (not the extension: it is loaded by an interpreter that
 # is not sanitized); PREFIX, DESTDIR for install; PLOOM_PYTHON313 picks the
-# interpreter (scripts/find-python); PYTEST_FLAGS, e.g. PYTEST_FLAGS='-m "not slow"'.
+# interpreter (scripts/find-python), PLOOM_PYTHON314 the 3.14 one
+# (scripts/install-python314, which otherwise provisions one), PLOOM_PYTHON_FT
+# a free-threaded one to test on as well; PYTEST_FLAGS, e.g. PYTEST_FLAGS='-m "not slow"'.
 #
 # The first build on a machine runs scripts/install-deps, which installs
 # the Debian packages that are missing (see build/stamps/install-deps).
@@ -35,6 +44,10 @@ VENV := .venv
 STAMPS := $(BUILD)/stamps
 DEPS_STAMP := $(STAMPS)/install-deps
 VENV_STAMP := $(VENV)/.ploom-stamp
+# setup.py builds the extension and the utilities when pip or uv builds
+# ploom; this Makefile builds them itself, so its editable installs of the
+# project (pip install -e .) take only the metadata.  tests/packaging unsets it.
+export PLOOM_BUILT_BY_MAKE := 1
 
 # --- the interpreter the extension is built for -----------------------------
 # Found once at parse time because the extension's file name depends on it.
@@ -109,7 +122,7 @@ VENV_BINS := $(BINS:$(BUILD)/bin/%=$(VENV)/bin/%)
 C_FLAGS_FILE := $(BUILD)/flags/c
 EXT_FLAGS_FILE := $(BUILD)/flags/ext
 
-SHELL_SCRIPTS := $(wildcard scripts/*) .ci/run
+SHELL_SCRIPTS := $(wildcard scripts/*) $(wildcard tests/packaging/*) .ci/run
 CPPCHECK := cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	--enable=warning,performance,portability --library=posix --library=gnu \
 	--suppress=missingIncludeSystem -D_GNU_SOURCE -Ilib
@@ -119,14 +132,17 @@ MAN_PAGES := $(wildcard man/*.1 man/*.5)
 
 # --- top-level targets ---------------------------------------------------------
 .PHONY: all check test-c test-bats test-python lint bench example install \
-	clean distclean need-python FORCE
+	clean distclean need-python FORCE wheel test-packaging
 
 all: $(LIB_A) $(BINS) $(EXT) $(VENV_STAMP) $(VENV_BINS)
 
 # Run one after another (not in parallel) so each suite's output stays whole.
 check: all
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-c
 	@$(MAKE) --no-print-directory test-bats
+	@$(MAKE) --no-print-directory test-docs
+	@$(MAKE) --no-print-directory test-packaging
 	@$(MAKE) --no-print-directory test-python
 
 test-c: $(TESTS)
@@ -143,15 +159,54 @@ test-c: $(TESTS)
 test-bats: all
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bats tests/bats
 
+# The suite on every interpreter (see "more interpreters" below), one after
+# another; a failure on one does not stop the others.  The closing lines say
+# which interpreters it passed on, and loudly when the free-threaded run was
+# skipped.
 test-python: all
-	$(VENV)/bin/python -m pytest tests/python $(PYTEST_FLAGS)
+	@passed=(); failed=(); \
+	run() { \
+		local name; name="$$("$$1/bin/python" -c '$(PY_NAME)') ($$1)"; \
+		echo "test-python: pytest on $$name"; \
+		if "$$1/bin/python" -m pytest tests/python $(PYTEST_FLAGS); then passed+=("$$name"); \
+		else failed+=("$$name"); fi; \
+	}; \
+	list() { local out=$$1; shift; while (($$# > 1)); do out+=", $$1"; shift; done; \
+		if (($$#)); then out+=" and $$1"; fi; printf '%s' "$$out"; }; \
+	run $(VENV); \
+	py314=$$(scripts/install-python314); \
+	$(MAKE) --no-print-directory python-env PYENV_PYTHON="$$py314" PYENV_DIR=$(VENV314); \
+	run $(VENV314); \
+	ft='$(PLOOM_PYTHON_FT)'; \
+	if [[ -n "$$ft" ]]; then \
+		if ! ft_dir=$$("$$ft" -c 'import sys, sysconfig; v = sys.version_info; print(f"$(VENV)-{v[0]}.{v[1]}t") if sysconfig.get_config_var("Py_GIL_DISABLED") else sys.exit(1)'); then \
+			echo "test-python: PLOOM_PYTHON_FT='$$ft' is not a free-threaded CPython (Py_GIL_DISABLED is not set)" >&2; \
+			exit 1; \
+		fi; \
+		$(MAKE) --no-print-directory python-env PYENV_PYTHON="$$ft" PYENV_DIR="$$ft_dir"; \
+		run "$$ft_dir"; \
+	fi; \
+	if (($${#failed[@]})); then \
+		echo "test-python: FAILED on $$(list "$${failed[@]}")"; \
+		if (($${#passed[@]})); then echo "test-python: passed on $$(list "$${passed[@]}")"; fi; \
+	else \
+		echo "test-python: passed on $$(list "$${passed[@]}")"; \
+	fi; \
+	if [[ -z "$$ft" ]]; then \
+		echo "test-python: *** SKIPPED the free-threaded run: PLOOM_PYTHON_FT is not set, and no free-threaded"; \
+		echo "test-python: *** CPython is packaged for Debian or on PyPI; set PLOOM_PYTHON_FT=/path/to/python3.14t"; \
+		echo "test-python: *** to run the suite on one.  Checked instead: \`make lint\` compiles the extension for"; \
+		echo "test-python: *** the free-threaded ABI (check-free-threaded-abi)."; \
+	fi; \
+	((! $${#failed[@]}))
 
 lint: $(VENV_STAMP) | $(DEPS_STAMP)
 	shellcheck $(SHELL_SCRIPTS)
 	$(if $(BATS_FILES)$(BATS_HELPERS),shellcheck -s bash $(BATS_FILES) $(BATS_HELPERS))
 	$(CPPCHECK) lib cmd
 	$(if $(EXT_SRC),$(CPPCHECK) --library=python pyext)
-	$(VENV)/bin/ruff check python tests/python examples
+	$(VENV)/bin/ruff check python tests/python examples docs setup.py
+	@$(MAKE) --no-print-directory check-free-threaded-abi
 	@# groff exits 0 on warnings, so any output at all is a failure.
 	@for page in $(MAN_PAGES); do \
 		out=$$(groff -man -ww -z "$$page" 2>&1); \
@@ -160,6 +215,16 @@ lint: $(VENV_STAMP) | $(DEPS_STAMP)
 
 bench: all
 	scripts/bench
+
+# Wheels as `pip wheel .` or `uv build` make them, from a clean copy of the
+# repository: the extension, the five utilities (installed to bin/), the
+# stubs.  test-packaging installs them into fresh venvs (see tests/packaging/run).
+wheel: $(VENV_STAMP)
+	@py314=$$(scripts/install-python314); \
+	tests/packaging/build-wheel $(BUILD)/wheels $(PYTHON313) "$$py314"
+
+test-packaging: $(VENV_STAMP)
+	tests/packaging/run
 
 # ploom-explore exits 1 when it finds the bug, which is what this target
 # shows: it succeeds only on exit 1 with the trace written.
@@ -186,10 +251,10 @@ install: $(BINS)
 
 clean:
 	rm -rf $(BUILD) python/ploom/_ploom*.so
-	rm -f $(VENV)/bin/ploom-*
+	rm -f $(VENV)/bin/ploom-* $(VENV)-*/bin/ploom-*
 
 distclean: clean
-	rm -rf $(VENV) .ploom
+	rm -rf $(VENV) $(VENV)-* .ploom
 
 # --- set-up ----------------------------------------------------------------------
 $(DEPS_STAMP): scripts/install-deps
@@ -210,17 +275,18 @@ $(EXT_FLAGS_FILE): FORCE | $(DEPS_STAMP) need-python
 	@flags='$(CC) $(EXT_FLAGS) $(EXT_LDFLAGS) $(C_LIBS)'; \
 	if [[ ! -f $@ || "$$(cat $@)" != "$$flags" ]]; then printf '%s\n' "$$flags" > $@; fi
 
-# The venv: pytest, ruff and setuptools pinned in requirements-dev.txt, then
-# this project installed in editable mode, which builds nothing (no
-# ext_modules, see pyproject.toml): its .pth file puts python/ on sys.path,
+# The venv: pytest, ruff, setuptools and uv pinned in requirements-dev.txt
+# (uv.lock's dev group), then this project installed in editable mode, which
+# builds nothing (PLOOM_BUILT_BY_MAKE, see setup.py): its .pth file puts python/ on sys.path,
 # so `import ploom` finds this tree and the extension built in it, and its
 # metadata registers the pytest plugin (the pytest11 entry point).
 # --no-build-isolation: the pinned setuptools is the backend, so nothing
 # unpinned is fetched.  ploom-dev.pth is what earlier versions of this rule
-# wrote instead.
-$(VENV_STAMP): requirements-dev.txt pyproject.toml | need-python
+# wrote instead.  A .venv made by `uv sync` has no pip: ensurepip adds it.
+$(VENV_STAMP): requirements-dev.txt pyproject.toml setup.py | need-python
 	if ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; \
 	then rm -rf $(VENV); $(PYTHON313) -m venv $(VENV); fi
+	$(VENV)/bin/python -m pip --version >/dev/null 2>&1 || $(VENV)/bin/python -m ensurepip -q
 	$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	$(VENV)/bin/python -m pip install --disable-pip-version-check -q --no-build-isolation \
 		--no-deps -e .
@@ -232,6 +298,121 @@ $(VENV_STAMP): requirements-dev.txt pyproject.toml | need-python
 # executable (/proc/self/exe), which must be the venv's bin/.
 $(VENV_BINS): $(VENV)/bin/%: $(BUILD)/bin/% $(VENV_STAMP)
 	install -m 755 $< $@
+
+# --- more interpreters: CPython 3.14, free-threaded CPython ----------------------
+# test-python runs the suite on 3.13 (.venv), on 3.14 (.venv-3.14, with the
+# interpreter scripts/install-python314 prints, provisioning one on a fresh
+# Debian 12 machine) and, when PLOOM_PYTHON_FT names a free-threaded
+# interpreter, on that one too (.venv-<major>.<minor>t).  Each interpreter
+# gets its own build of the extension: the EXT_SUFFIX differs
+# (.cpython-314-x86_64-linux-gnu.so, .cpython-314t-...), so they all sit side
+# by side in python/ploom/.  These interpreters are found in recipes, not
+# when this file is read, because finding 3.14 may download it; the recipe
+# then runs `$(MAKE) python-env PYENV_PYTHON=... PYENV_DIR=...`, which builds
+# that interpreter's extension and venv with the rules at the end of this
+# section.  lib/ and the utilities do not depend on the interpreter: every
+# build links the same $(EXT_LIB) and copies the same $(BINS).
+.PHONY: venv-3.14 python-env check-free-threaded-abi
+
+VENV314 := $(VENV)-3.14
+PLOOM_PYTHON_FT ?=
+# Prints e.g. "CPython 3.14.10", or "CPython 3.14.0 free-threaded".
+PY_NAME := import platform, sysconfig; print(platform.python_implementation(), \
+	platform.python_version() + (" free-threaded" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))
+
+venv-3.14: all
+	@py=$$(scripts/install-python314); \
+	$(MAKE) --no-print-directory python-env PYENV_PYTHON="$$py" PYENV_DIR=$(VENV314)
+
+# No free-threaded interpreter can be installed on these machines (see
+# INTERPRETERS.md), so what can be proven without one is proven here: the
+# extension compiles, under all our warnings as errors, for the free-threaded
+# ABI (-DPy_GIL_DISABLED=1, which changes the object header, reference
+# counting and the critical-section macros) against the 3.14 headers, and
+# against 3.13's, the first release with that build.  Run by `make lint`.
+check-free-threaded-abi: | $(DEPS_STAMP) need-python
+	@py314=$$(scripts/install-python314); \
+	inc314=$$("$$py314" -c 'import sysconfig; print(sysconfig.get_paths()["include"])'); \
+	mkdir -p $(BUILD)/ft-abi; \
+	for inc in "$$inc314" "$(PY_INCLUDE)"; do \
+		for src in $(EXT_SRC); do \
+			obj=$(BUILD)/ft-abi/$$(basename "$$src" .c).o; \
+			cmd=($(CC) $(BASE_CFLAGS) -fno-strict-aliasing -DPy_GIL_DISABLED=1 -Ilib -I"$$inc" $(PKG_CFLAGS) \
+				$(CPPFLAGS) $(CFLAGS) -c -o "$$obj" "$$src"); \
+			echo "$${cmd[*]}"; \
+			"$${cmd[@]}"; \
+		done; \
+	done; \
+	echo "check-free-threaded-abi: $(EXT_SRC) compiles for the free-threaded ABI against the 3.14 and 3.13 headers"
+
+ifneq ($(PYENV_PYTHON),)
+# The sub-make that builds one more interpreter's extension and venv.
+ifeq ($(PYENV_DIR),)
+$(error PYENV_DIR must name the venv to build for PYENV_PYTHON=$(PYENV_PYTHON))
+endif
+PYENV_CONFIG := $(shell '$(PYENV_PYTHON)' -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"), sysconfig.get_paths()["include"])')
+ifneq ($(words $(PYENV_CONFIG)),2)
+$(error cannot ask $(PYENV_PYTHON) for its EXT_SUFFIX and include folder)
+endif
+PYENV_EXT := python/ploom/_ploom$(word 1,$(PYENV_CONFIG))
+PYENV_INCLUDE := $(word 2,$(PYENV_CONFIG))
+ifeq ($(PYENV_EXT),$(EXT))
+$(error $(PYENV_PYTHON) builds $(EXT), the extension of .venv's 3.13: it is no other interpreter)
+endif
+PYENV_BUILD := $(BUILD)/ext-$(patsubst $(VENV)-%,%,$(notdir $(PYENV_DIR)))
+PYENV_OBJ := $(EXT_SRC:%.c=$(PYENV_BUILD)/%.o)
+PYENV_FLAGS = $(BASE_CFLAGS) -fno-strict-aliasing -Ilib -I$(PYENV_INCLUDE) $(PKG_CFLAGS) \
+	$(CPPFLAGS) $(CFLAGS)
+PYENV_FLAGS_FILE := $(PYENV_BUILD)/flags
+PYENV_STAMP := $(PYENV_DIR)/.ploom-stamp
+PYENV_BINS := $(BINS:$(BUILD)/bin/%=$(PYENV_DIR)/bin/%)
+
+python-env: $(PYENV_EXT) $(PYENV_STAMP) $(PYENV_BINS)
+
+$(PYENV_FLAGS_FILE): FORCE | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@flags='$(CC) $(PYENV_FLAGS) $(EXT_LDFLAGS) $(C_LIBS)'; \
+	if [[ ! -f $@ || "$$(cat $@)" != "$$flags" ]]; then printf '%s\n' "$$flags" > $@; fi
+
+$(PYENV_BUILD)/%.o: %.c $(PYENV_FLAGS_FILE) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(PYENV_FLAGS) -MMD -MP -c -o $@ $<
+
+$(PYENV_EXT): $(PYENV_OBJ) $(EXT_LIB) $(PYENV_FLAGS_FILE)
+	$(CC) $(EXT_LDFLAGS) -o $@ $(PYENV_OBJ) $(EXT_LIB) $(C_LIBS)
+
+# Like .venv's rule, but the interpreter has no pip of its own (Debian's
+# ensurepip wheel is missing from a provisioned 3.14, see INTERPRETERS.md):
+# the venv is made --without-pip and .venv's pip installs into it
+# (pip --python), or uv when .venv has no pip.  It is made again when its
+# interpreter is not PYENV_PYTHON's build any more.
+$(PYENV_STAMP): requirements-dev.txt pyproject.toml $(VENV_STAMP)
+	@want=$$('$(PYENV_PYTHON)' -c 'import sys; print(sys.version)'); \
+	have=$$($(PYENV_DIR)/bin/python -c 'import sys; print(sys.version)' 2>/dev/null || true); \
+	if [[ "$$have" != "$$want" ]]; then \
+		echo "rm -rf $(PYENV_DIR); $(PYENV_PYTHON) -m venv --without-pip $(PYENV_DIR)"; \
+		rm -rf $(PYENV_DIR); '$(PYENV_PYTHON)' -m venv --without-pip $(PYENV_DIR); \
+	fi
+	@if $(VENV)/bin/python -m pip --version >/dev/null 2>&1; then \
+		pip=($(VENV)/bin/python -m pip --disable-pip-version-check --python $(PYENV_DIR)/bin/python install -q); \
+	else \
+		uv=$$(command -v $(VENV)/bin/uv || command -v uv || true); \
+		if [[ -z "$$uv" ]]; then echo "$(PYENV_STAMP): $(VENV) has neither pip nor uv" >&2; exit 1; fi; \
+		pip=("$$uv" pip install -q --python $(PYENV_DIR)/bin/python); \
+	fi; \
+	set -x; \
+	"$${pip[@]}" -r requirements-dev.txt; \
+	"$${pip[@]}" --no-build-isolation --no-deps -e .
+	@touch $@
+
+$(PYENV_BINS): $(PYENV_DIR)/bin/%: $(BUILD)/bin/% $(PYENV_STAMP)
+	install -m 755 $< $@
+
+-include $(PYENV_OBJ:.o=.d)
+else
+python-env:
+	@echo "python-env: set PYENV_PYTHON and PYENV_DIR (test-python and venv-3.14 do)" >&2; exit 2
+endif
 
 # --- compiling and linking ---------------------------------------------------------
 $(BUILD)/obj/%.o: %.c $(C_FLAGS_FILE) | $(DEPS_STAMP)
@@ -271,3 +452,25 @@ $(EXT): $(EXT_OBJ) $(EXT_LIB) $(EXT_FLAGS_FILE) | need-python
 -include $(LIB_OBJ:.o=.d) $(NOSAN_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(CMD_SUPPORT_OBJ:.o=.d) \
 	$(TEST_SUPPORT_OBJ:.o=.d) $(BINS:$(BUILD)/bin/%=$(BUILD)/obj/cmd/%.d) \
 	$(TESTS:$(BUILD)/tests/%=$(BUILD)/obj/tests/c/%.d)
+
+# --- documentation ---------------------------------------------------------------
+# Sphinx and what it pulls in, pinned in docs/requirements.txt, go into .venv
+# beside the development tools; the stamp is made again whenever .venv is.
+# The site is rebuilt from scratch each time so that -W sees every page's
+# warnings, not only those of the pages that changed.  docs/test_examples.py
+# runs every code block of the pages (see its docstring).
+.PHONY: docs test-docs
+DOCS_STAMP := $(VENV)/.ploom-docs-stamp
+DOCS_OUT := $(BUILD)/docs
+
+docs: all $(DOCS_STAMP)
+	rm -rf $(DOCS_OUT)
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
+	@echo "docs: built $(DOCS_OUT)/html/index.html"
+
+test-docs: all $(DOCS_STAMP)
+	$(VENV)/bin/python -m pytest -p no:cacheprovider docs/test_examples.py
+
+$(DOCS_STAMP): docs/requirements.txt $(VENV_STAMP)
+	$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r docs/requirements.txt
+	@touch $@

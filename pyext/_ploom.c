@@ -1096,7 +1096,7 @@ static PyMethodDef Thread_methods[] = {
 	{"is_alive", Thread_is_alive, METH_NOARGS,
 	 "is_alive($self, /)\n--\n\nWhether the thread has started and not finished; a scheduling point."},
 	{"run", Thread_run, METH_NOARGS,
-	 "run($self, /)\n--\n\nThe thread's code: calls target(*args, **kwargs).  Subclasses may override it."},
+	 "run($self, /)\n--\n\nThe thread's code: calls ``target(*args, **kwargs)``.  Subclasses may override it."},
 	{NULL, NULL, 0, NULL},
 };
 

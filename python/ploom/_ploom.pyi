@@ -1,0 +1,76 @@
+"""Type stubs for ploom._ploom, the C extension (pyext/_ploom.c): the
+operations a scenario uses, and the worker's fork server.
+
+Every operation is a scheduling point inside a check; outside one (plain
+Python, no scheduler) they act directly, as the docstrings say."""
+
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import Any, Final, Literal
+
+PROTOCOL_VERSION: Final[int]
+"""The version of the worker protocol (lib/event.h) this extension speaks."""
+
+class Lock:
+    """A lock like threading.Lock whose operations are scheduling points.
+    Any task may release it; acquiring it twice from one task blocks."""
+
+    def __init__(self) -> None: ...
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Take the lock.  A timeout other than -1 raises ValueError: ploom
+        has no clock."""
+    def release(self) -> None:
+        """Release the lock; RuntimeError if it is not held."""
+    def locked(self) -> bool:
+        """Whether the lock is held."""
+    def __enter__(self) -> Literal[True]: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> None: ...
+
+class SharedCell:
+    """A value shared by tasks; read() and write() are scheduling points.
+    Values must be immutable: a list, dict or set raises TypeError."""
+
+    def __init__(self, value: object = None) -> None: ...
+    def read(self) -> Any:
+        """Return the value."""
+    def write(self, value: object, /) -> None:
+        """Store an immutable value."""
+
+class Thread:
+    """A thread that ploom schedules: a real OS thread that runs only when
+    the scheduler hands it the baton.  May be subclassed (override run)."""
+
+    def __init__(
+        self,
+        target: Callable[..., object] | None = None,
+        args: Iterable[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> None: ...
+    @property
+    def ident(self) -> int | None:
+        """The task id once started, else None."""
+    def start(self) -> None:
+        """Start the thread; RuntimeError if started twice or outside a check."""
+    def join(self, timeout: None = None) -> None:
+        """Wait for the thread to finish.  A timeout raises ValueError:
+        ploom has no clock."""
+    def is_alive(self) -> bool:
+        """Whether the thread has started and not finished."""
+    def run(self) -> None:
+        """The thread's code: calls target(*args, **kwargs)."""
+
+def yield_now() -> None:
+    """A scheduling point with no effect: lets another task run.  Outside a
+    check it does nothing."""
+
+def serve(scenario: Callable[[], object], hello: tuple[Any, ...], cmd_fd: int, event_fd: int, /) -> None:
+    """The fork server loop of ploom's worker (see lib/event.h).  Internal."""
+
+def write_error(fd: int, kind: str, message: str, /) -> None:
+    """Write an error record.  Internal."""
