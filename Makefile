@@ -11,7 +11,8 @@
 #                        extension compiled for free-threaded CPython
 #   make bench           cost of a schedule against a fresh interpreter
 #   make docs            the HTML site in build/docs/html (Sphinx, -W)
-#   make test-docs       runs every code example of the documentation
+#   make test-docs       builds the site, then runs every code example in it
+#   make test-sanitize   C tests and bats against ASan+UBSan builds of lib/ and cmd/
 #   make wheel           ploom's wheels for CPython 3.13 and 3.14 in build/wheels
 #                        (tests/packaging/build-wheel; setup.py builds them)
 #   make install         the utilities (and man pages) under $(DESTDIR)$(PREFIX)
@@ -131,7 +132,7 @@ BATS_HELPERS := $(wildcard tests/bats/*.bash)
 MAN_PAGES := $(wildcard man/*.1 man/*.5)
 
 # --- top-level targets ---------------------------------------------------------
-.PHONY: all check test-c test-bats test-python lint bench example install \
+.PHONY: all check test-c test-bats test-sanitize test-python lint bench example install \
 	clean distclean need-python FORCE wheel test-packaging
 
 all: $(LIB_A) $(BINS) $(EXT) $(VENV_STAMP) $(VENV_BINS)
@@ -141,6 +142,7 @@ check: all
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-c
 	@$(MAKE) --no-print-directory test-bats
+	@$(MAKE) --no-print-directory test-sanitize
 	@$(MAKE) --no-print-directory test-docs
 	@$(MAKE) --no-print-directory test-packaging
 	@$(MAKE) --no-print-directory test-python
@@ -158,6 +160,17 @@ test-c: $(TESTS)
 
 test-bats: all
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bats tests/bats
+
+# The C unit tests and the bats suite again, against lib/ and the utilities
+# built with AddressSanitizer and UBSan in a tree of their own (the worker
+# stays the .venv's: an unsanitized interpreter cannot load a sanitized
+# extension).  Any report aborts the program, so it fails its test.
+SAN_BUILD := $(BUILD)/san
+test-sanitize: all
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) SANITIZE=address,undefined \
+		test-c $(BINS:$(BUILD)/%=$(SAN_BUILD)/%)
+	PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
+		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" bats tests/bats
 
 # The suite on every interpreter (see "more interpreters" below), one after
 # another; a failure on one does not stop the others.  The closing lines say
@@ -468,7 +481,7 @@ docs: all $(DOCS_STAMP)
 	$(VENV)/bin/sphinx-build -W --keep-going -q -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
 	@echo "docs: built $(DOCS_OUT)/html/index.html"
 
-test-docs: all $(DOCS_STAMP)
+test-docs: docs
 	$(VENV)/bin/python -m pytest -p no:cacheprovider docs/test_examples.py
 
 $(DOCS_STAMP): docs/requirements.txt $(VENV_STAMP)
