@@ -151,9 +151,16 @@ typedef struct {
  * schedule.  Plain C state, so a thread-local is fine in every build. */
 static _Thread_local struct task *current_task;
 
+static struct PyModuleDef module_def;
+
+/* By definition rather than PyType_GetModuleState(): a Python subclass of
+ * Thread has no module of its own, so the lookup must walk the MRO. */
 static module_state *state_of_type(PyTypeObject *tp)
 {
-	return (module_state *)PyType_GetModuleState(tp);
+	PyObject *m = PyType_GetModuleByDef(tp, &module_def);
+
+	assert(m); /* every type reaching here derives from one of ours */
+	return (module_state *)PyModule_GetState(m);
 }
 
 /* ---- records ---------------------------------------------------------- */
@@ -988,8 +995,13 @@ static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
 	rc = pthread_create(&th, &attr, task_main, nt);
 	pthread_attr_destroy(&attr);
 	if (rc) {
+		/* no thread will ever answer this task's baton: take it out of
+		 * the schedule, as threading leaves a thread it could not start */
+		nt->state = TASK_FINISHED;
+		self->finished = 1;
 		errno = rc;
-		return PyErr_SetFromErrno(PyExc_RuntimeError);
+		PyErr_SetFromErrno(PyExc_RuntimeError);
+		return NULL;
 	}
 	Py_RETURN_NONE;
 }

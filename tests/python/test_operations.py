@@ -10,7 +10,7 @@ import threading
 import pytest
 
 import ploom
-from ploom.exploration import ModelCheckError
+from ploom.exploration import IncompleteExplorationError, ModelCheckError
 
 
 def release_unlocked():
@@ -104,3 +104,80 @@ def test_lock_works_outside_a_check_without_blocking():
     assert lock.locked() is False
     with pytest.raises(RuntimeError):
         lock.release()
+
+
+class _Worker(ploom.Thread):
+    """A subclass that overrides run(), as threading.Thread allows."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.cell = cell
+
+    def run(self):
+        self.cell.write(self.cell.read() + 1)
+
+
+def subclass_overrides_run():
+    cell = ploom.SharedCell(0)
+    workers = [_Worker(cell), _Worker(cell)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert cell.read() == 2, "lost update"
+
+
+def test_a_thread_subclass_runs_its_run_method(tmp_path):
+    # the same lost update as racy_counter2: 69 schedules, 30 failing
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(subclass_overrides_run, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert info.value.summary == "builtins.AssertionError: lost update"
+    assert (info.value.statistics.schedules, info.value.statistics.failing) == (69, 30)
+
+
+def eighty_threads():
+    cell = ploom.SharedCell(0)
+    lock = ploom.Lock()
+
+    def inc():
+        with lock:
+            cell.write(cell.read() + 1)
+
+    threads = [ploom.Thread(target=inc) for _ in range(80)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert cell.read() == 80
+
+
+def test_many_tasks_run_to_the_end(tmp_path):
+    # 80 threads have far too many orders to exhaust: three whole schedules
+    # that pass, then the limit
+    config = ploom.Config(max_schedules=3, trace_dir=str(tmp_path))
+    with pytest.raises(IncompleteExplorationError) as info:
+        ploom.check(eighty_threads, config)
+    assert info.value.statistics.schedules == 3
+    assert info.value.statistics.failing == 0
+
+
+def op_from_an_unscheduled_thread():
+    cell = ploom.SharedCell(0)
+    errors = []
+
+    def touch():
+        try:
+            cell.read()
+        except RuntimeError as exc:
+            errors.append(str(exc))
+
+    t = threading.Thread(target=touch)
+    t.start()
+    t.join()
+    assert not errors, errors[0]
+
+
+def test_an_operation_from_a_thread_ploom_does_not_schedule_raises(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(op_from_an_unscheduled_thread, ploom.Config(trace_dir=str(tmp_path)))
+    assert "a thread that ploom does not schedule" in info.value.summary
