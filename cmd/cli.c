@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "json.h"
@@ -195,6 +197,21 @@ int cli_progress_due(double *last)
 	return 1;
 }
 
+/* ploom.check() names itself in PLOOM_CALLER_PID: if that process dies
+ * (killed, so it cannot stop us), we get SIGTERM and stop our worker, as
+ * on ^C.  Only then: a search started from a shell, e.g. under nohup, must
+ * outlive the shell. */
+static void exit_with_caller(void)
+{
+	const char *caller = getenv("PLOOM_CALLER_PID");
+
+	if (!caller || atol(caller) != (long)getppid())
+		return;
+	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != (pid_t)atol(caller))
+		raise(SIGTERM);
+}
+
 int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
 		     const char *hash_seed, struct ploom_err *err)
 {
@@ -208,6 +225,7 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	exit_with_caller();
 
 	if (ploom_worker_start(out, &opts, err) < 0)
 		return -1;

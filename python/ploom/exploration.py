@@ -516,6 +516,8 @@ def _run(argv: list[str], env: dict, echo_stderr: bool = True) -> tuple[int, str
     thread) interrupts the wait at once; the utility is then terminated,
     which ends its worker and children.
     """
+    # lets the utility stop (and stop its worker) if this process is killed
+    env = dict(env, PLOOM_CALLER_PID=str(os.getpid()))
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
