@@ -46,22 +46,12 @@ const int *ploom_explore_prefix(const struct ploom_explore *ex, size_t *out_len)
 	return ex->prefix;
 }
 
-static int enabled(const struct ploom_step *s, int task)
-{
-	size_t i;
-
-	for (i = 0; i < s->nenabled; i++)
-		if (s->enabled[i] == task)
-			return 1;
-	return 0;
-}
-
 /* The alternative tried after `c` at branch b, or -1 if none is left:
  * the order is the default first, then the others ascending. */
 static int next_alternative(const struct branch *b, int c)
 {
 	const struct ploom_step *s = b->step;
-	int d = enabled(s, b->prev) ? b->prev : s->enabled[0];
+	int d = ploom_step_is_enabled(s, b->prev) ? b->prev : s->enabled[0];
 	size_t i;
 
 	for (i = 0; i < s->nenabled; i++) {
@@ -100,7 +90,7 @@ int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 			b->step = s;
 			b->prev = prev;
 			b->preemptions_before = pre;
-			if (s->task != prev && enabled(s, prev))
+			if (s->task != prev && ploom_step_is_enabled(s, prev))
 				pre++;
 			n++;
 		}
@@ -112,7 +102,7 @@ int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 				     n, ex->nprefix);
 	while (n-- > 0) {
 		const struct branch *b = &ex->branches[n];
-		int prev_enabled = enabled(b->step, b->prev);
+		int prev_enabled = ploom_step_is_enabled(b->step, b->prev);
 		int a = b->step->task;
 
 		while ((a = next_alternative(b, a)) >= 0) {

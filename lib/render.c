@@ -300,16 +300,6 @@ static size_t column_of(const struct table *t, int task)
 	return p ? (size_t)(p - t->tasks) : 0;
 }
 
-static int enabled_has(const struct ploom_step *s, int task)
-{
-	size_t i;
-
-	for (i = 0; i < s->nenabled; i++)
-		if (s->enabled[i] == task)
-			return 1;
-	return 0;
-}
-
 /* The columns: every task that took a step, was enabled, waits in a
  * deadlock or raised, and task 0 always.  Ids come from the trace, so
  * only the ones that appear get a column. */
@@ -399,7 +389,8 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 			t->widths[c] = t->steps[i].width;
 		/* the rule of ploom_run_finish(): a choice away from the
 		 * previous task while it could continue */
-		t->preempted[i] = s->nenabled > 1 && s->task != prev && enabled_has(s, prev);
+		t->preempted[i] = s->nenabled > 1 && s->task != prev &&
+				   ploom_step_is_enabled(s, prev);
 		prev = s->task;
 	}
 	if (o->kind == PLOOM_OUTCOME_DEADLOCK && o->nwaits) {

@@ -2,17 +2,13 @@
 # ploom-explore: counts, limits, failures of every kind, usage errors.
 # Needs ploom-explore and the worker's python3 on PATH (.venv/bin).
 
-# $output, $stderr and $status are set by bats' run
+# $output, $stderr and $status are set by bats' run, ROOT, SCN and BANK by
+# helpers.bash
 # shellcheck disable=SC2154
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
-	SCN="$ROOT/tests/python/scenarios.py"
-	BANK="$ROOT/examples/bank_account.py"
-	cd "$BATS_TEST_TMPDIR" || exit 1
-}
+load helpers
 
 # counts SCENARIO BOUND SCHEDULES FAILING: exhaustive search with -k
 counts() {

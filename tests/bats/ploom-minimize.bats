@@ -3,51 +3,19 @@
 # stdin, to stdout or -o; refusals and usage errors.  Needs the utilities
 # and the worker's python3 on PATH (.venv/bin).
 
-# $output, $stderr and $status are set by bats' run
+# $output, $stderr and $status are set by bats' run, ROOT, SCN and BANK by
+# helpers.bash
 # shellcheck disable=SC2154
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
-	BANK="$ROOT/examples/bank_account.py"
-	cd "$BATS_TEST_TMPDIR" || exit 1
-}
+load helpers
 
 # original: explores the unlocked bank without minimizing; $orig is the trace
 original() {
 	run -1 --separate-stderr ploom-explore -q --no-minimize "$BANK:scenario"
 	orig="$(echo "$output" | jq -r .trace)"
 	[ -f "$orig" ]
-}
-
-# abba.py: two locks taken in opposite orders, a deadlock
-write_abba() {
-	cat > abba.py <<'EOF'
-import ploom
-
-
-def abba():
-    x = ploom.Lock()
-    y = ploom.Lock()
-
-    def one():
-        with x:
-            with y:
-                pass
-
-    def two():
-        with y:
-            with x:
-                pass
-
-    a = ploom.Thread(target=one)
-    b = ploom.Thread(target=two)
-    a.start()
-    b.start()
-    a.join()
-    b.join()
-EOF
 }
 
 @test "the bank's trace minimizes to fewer preemptions and the same failure" {
@@ -106,8 +74,7 @@ EOF
 }
 
 @test "a deadlock minimizes to a deadlock" {
-	write_abba
-	run -1 --separate-stderr ploom-explore -q --no-minimize abba.py:abba
+	run -1 --separate-stderr ploom-explore -q --no-minimize "$SCN:abba"
 	deadlock="$(echo "$output" | jq -r .trace)"
 	run -0 --separate-stderr ploom-minimize "$deadlock"
 	echo "$output" > min.json

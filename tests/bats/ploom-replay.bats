@@ -3,18 +3,15 @@
 # bad traces refused.  Needs the utilities and the worker's python3 on
 # PATH (.venv/bin).
 
-# $output, $stderr and $status are set by bats' run
+# $output, $stderr and $status are set by bats' run, ROOT, SCN and BANK by
+# helpers.bash
 # shellcheck disable=SC2154
 
 bats_require_minimum_version 1.5.0
 
 OVERDRAWN="builtins.AssertionError: the account is overdrawn"
 
-setup() {
-	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
-	BANK="$ROOT/examples/bank_account.py"
-	cd "$BATS_TEST_TMPDIR" || exit 1
-}
+load helpers
 
 # traces: explores a copy of the unlocked bank in the test's directory;
 # sets $orig and $min
@@ -131,20 +128,7 @@ steps() {
 	run -0 --separate-stderr ploom-replay pass.json
 	[ "$stderr" = "ploom-replay: reproduced: pass" ]
 	[ "$(echo "$output" | jq -r .outcome.kind)" = pass ]
-	cat > spins.py <<'EOF'
-import ploom
-
-
-def spins():
-    def spin():
-        while True:
-            ploom.yield_now()
-
-    t = ploom.Thread(target=spin)
-    t.start()
-    t.join()
-EOF
-	run -3 --separate-stderr ploom-run-one -s 20 spins.py:spins
+	run -3 --separate-stderr ploom-run-one -s 20 "$SCN:spins_forever"
 	echo "$output" > limit.json
 	run -3 --separate-stderr ploom-replay limit.json
 	[ "$stderr" = "ploom-replay: reproduced: step-limit: the schedule reached 20 steps" ]
@@ -190,32 +174,7 @@ EOF
 }
 
 @test "a deadlock replays as the same deadlock" {
-	cat > abba.py <<'EOF'
-import ploom
-
-
-def abba():
-    x = ploom.Lock()
-    y = ploom.Lock()
-
-    def one():
-        with x:
-            with y:
-                pass
-
-    def two():
-        with y:
-            with x:
-                pass
-
-    a = ploom.Thread(target=one)
-    b = ploom.Thread(target=two)
-    a.start()
-    b.start()
-    a.join()
-    b.join()
-EOF
-	run -1 --separate-stderr ploom-explore -q abba.py:abba
+	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
 	deadlock="$(echo "$output" | jq -r .minimized_trace)"
 	run -1 --separate-stderr ploom-replay "$deadlock"
 	[ "$stderr" = "ploom-replay: reproduced: $(jq -r .outcome.summary "$deadlock")" ]

@@ -3,17 +3,13 @@
 # task, with the marks and the outcome; rejects a bad trace with exit 2.
 # Needs the ploom utilities and the worker's python3 on PATH (.venv/bin).
 
-# $output, $stderr and $status are set by bats' run
+# $output, $stderr and $status are set by bats' run, ROOT, SCN and BANK by
+# helpers.bash
 # shellcheck disable=SC2154
 
 bats_require_minimum_version 1.5.0
 
-setup() {
-	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
-	SCN="$ROOT/tests/python/scenarios.py"
-	BANK="$ROOT/examples/bank_account.py"
-	cd "$BATS_TEST_TMPDIR" || exit 1
-}
+load helpers
 
 # failing_trace TARGET: explores TARGET, which must fail, and prints the
 # path of the original trace.

@@ -1,4 +1,5 @@
-/* Files and a stand-in worker for the C unit tests; fake.h documents them. */
+/* Files, a stand-in worker and traces for the C unit tests; fake.h
+ * documents them. */
 #include "fake.h"
 
 #include <dirent.h>
@@ -93,4 +94,67 @@ char *fake_read(const char *dir, const char *name)
 	fclose(out);
 	fclose(f);
 	return text;
+}
+
+int fake_start(struct ploom_worker **out, const char *py, const char *target,
+	       const char *hash_seed, struct ploom_err *err)
+{
+	struct ploom_worker_opts opts = {0};
+
+	opts.python = py;
+	opts.target = target;
+	opts.hash_seed = hash_seed;
+	return ploom_worker_start(out, &opts, err);
+}
+
+/* strdup() that never returns NULL for a non-NULL string. */
+static char *fake_strdup(const char *s)
+{
+	char *copy = ploom_strdup(s);
+
+	if (s && !copy)
+		abort();
+	return copy;
+}
+
+struct ploom_trace *fake_trace(const char *target, const char *module, const char *qualname,
+			       const char *file, const char *hash_seed, long max_steps,
+			       double timeout_s, const char *records)
+{
+	struct ploom_trace *t = ploom_trace_new();
+	struct ploom_err err = {0, ""};
+
+	if (!t)
+		abort();
+	t->scenario.target = fake_strdup(target);
+	t->scenario.module = fake_strdup(module);
+	t->scenario.qualname = fake_strdup(qualname);
+	t->scenario.file = fake_strdup(file);
+	t->python.implementation = fake_strdup("cpython");
+	t->python.version = fake_strdup("3.13.0");
+	t->python.gil = 1;
+	t->hash_seed = fake_strdup(hash_seed);
+	t->config.reduction = fake_strdup("none");
+	t->config.max_steps = max_steps;
+	t->config.schedule_timeout_s = timeout_s;
+	if (records && ploom_run_parse_text(&t->run, records, strlen(records), 0, &err) < 0) {
+		/* a test's records that do not parse are a bug in the test */
+		fprintf(stderr, "fake_trace: the records do not parse: %s\n", err.msg);
+		abort();
+	}
+	return t;
+}
+
+char *fake_replace(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	size_t before;
+	char *out;
+
+	if (!at)
+		return NULL;
+	before = (size_t)(at - text);
+	if (asprintf(&out, "%.*s%s%s", (int)before, text, to, at + strlen(from)) < 0)
+		abort();
+	return out;
 }

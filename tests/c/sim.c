@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/explore.h"
+
 /* A simulator of the scenario semantics (DESIGN.md, /tmp/proto/sim.py)
  * for the C unit tests; sim.h documents it.
  *
@@ -411,4 +413,29 @@ const struct sim_scenario *sim_find(const char *name)
 		if (!strcmp(sim_scenarios[i].name, name))
 			return &sim_scenarios[i];
 	abort();
+}
+
+int sim_first(struct ploom_run *out, const struct sim_scenario *sc,
+	      int (*want)(const struct ploom_run *run, int arg), int arg)
+{
+	struct ploom_explore *ex = NULL;
+	struct ploom_run run;
+	const int *prefix;
+	size_t n;
+	int r = 1, found = -1;
+
+	if (ploom_explore_new(&ex, -1, NULL) < 0)
+		abort();
+	while (r == 1 && found < 0) {
+		prefix = ploom_explore_prefix(ex, &n);
+		sim_run(&run, sc, prefix, n);
+		r = ploom_explore_next(ex, &run, NULL);
+		if (want(&run, arg)) {
+			ploom_run_move(out, &run);
+			found = 0;
+		}
+		ploom_run_release(&run);
+	}
+	ploom_explore_free(ex);
+	return found;
 }

@@ -47,4 +47,10 @@ const struct sim_scenario *sim_find(const char *name);
 void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *choices,
 	     size_t nchoices);
 
+/* The first run of an unbounded depth-first search of sc (explore.h) for
+ * which want(run, arg) is nonzero, moved into *out (released or zeroed by
+ * the caller, who releases it after); 0 if found, -1 if none is. */
+int sim_first(struct ploom_run *out, const struct sim_scenario *sc,
+	      int (*want)(const struct ploom_run *run, int arg), int arg);
+
 #endif

@@ -7,6 +7,7 @@
 #include "../../lib/json.h"
 #include "../../lib/trace.h"
 #include "check.h"
+#include "fake.h"
 
 static int *ints(const int *v, size_t n)
 {
@@ -34,21 +35,13 @@ static void add_step(struct ploom_run *run, int task, const char *op, const char
 /* The bank's failing schedule, roughly, as a trace. */
 static struct ploom_trace *sample_trace(void)
 {
-	struct ploom_trace *t = ploom_trace_new();
+	struct ploom_trace *t = fake_trace("examples/bank_account.py:scenario",
+					   "examples.bank_account", "scenario",
+					   "/src/examples/bank_account.py", "4294967295", 10000, 2.5,
+					   NULL);
 	static const int e0[] = {0}, e01[] = {0, 1}, e12[] = {1, 2};
 
-	t->scenario.target = strdup("examples/bank_account.py:scenario");
-	t->scenario.module = strdup("examples.bank_account");
-	t->scenario.qualname = strdup("scenario");
-	t->scenario.file = strdup("/src/examples/bank_account.py");
-	t->python.implementation = strdup("cpython");
-	t->python.version = strdup("3.13.0");
-	t->python.gil = 1;
-	t->hash_seed = strdup("4294967295");
 	t->config.max_preemptions = 2;
-	t->config.reduction = strdup("none");
-	t->config.max_steps = 10000;
-	t->config.schedule_timeout_s = 2.5;
 	add_step(&t->run, 0, "start", "thread#1", e0, 1, NULL);
 	add_step(&t->run, 1, "begin", NULL, e01, 2, NULL);
 	add_step(&t->run, 1, "read", "cell#0", e01, 2, "100");
@@ -208,22 +201,6 @@ static const struct {
 	 "field 'minimized_from' is not an integer"},
 };
 
-static char *replace(const char *text, const char *from, const char *to)
-{
-	const char *at = strstr(text, from);
-	size_t n;
-	char *out;
-
-	if (!at)
-		return NULL;
-	n = strlen(text) - strlen(from) + strlen(to);
-	out = malloc(n + 1);
-	memcpy(out, text, (size_t)(at - text));
-	strcpy(out + (at - text), to);
-	strcat(out, at + strlen(from));
-	return out;
-}
-
 static void bad_traces_are_rejected_with_a_named_problem(void)
 {
 	struct ploom_trace *t = sample_trace();
@@ -233,7 +210,7 @@ static void bad_traces_are_rejected_with_a_named_problem(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct ploom_err err = {0, ""};
 		struct ploom_trace *back = NULL;
-		char *edited = replace(text, bad[i].from, bad[i].to);
+		char *edited = fake_replace(text, bad[i].from, bad[i].to);
 
 		if (!CHECK(edited != NULL)) {
 			printf("  case %zu: '%s' not in the sample\n", i, bad[i].from);
@@ -275,7 +252,7 @@ static void unknown_fields_are_ignored(void)
 	struct ploom_trace *t = sample_trace(), *back = NULL;
 	struct ploom_err err = {0, ""};
 	char *text = ploom_trace_to_json(t, NULL);
-	char *edited = replace(text, "\"steps\":", "\"future\": {\"a.py\": \"abc\"}, \"steps\":");
+	char *edited = fake_replace(text, "\"steps\":", "\"future\": {\"a.py\": \"abc\"}, \"steps\":");
 
 	CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), 0);
 	free(edited);
@@ -300,7 +277,7 @@ static void fingerprints_id_and_minimized_from_are_optional(void)
 	CHECK(strstr(text, "\"id\"") == NULL);
 	CHECK(strstr(text, "\"minimized_from\"") == NULL);
 	CHECK(strstr(text, "\"fingerprints\":\t[]") != NULL);
-	again = replace(text, "\"fingerprints\":\t[],", "");
+	again = fake_replace(text, "\"fingerprints\":\t[],", "");
 	CHECK(again != NULL);
 	if (again) {
 		CHECK_INT(ploom_trace_parse(&back, again, strlen(again), &err), 0);
@@ -309,7 +286,7 @@ static void fingerprints_id_and_minimized_from_are_optional(void)
 		back = NULL;
 		free(again);
 	}
-	again = replace(text, "\"preemptions\":",
+	again = fake_replace(text, "\"preemptions\":",
 			"\"id\": null, \"minimized_from\": null, \"preemptions\":");
 	CHECK_INT(ploom_trace_parse(&back, again, strlen(again), &err), 0);
 	CHECK(back && !back->id && back->minimized_from == -1);

@@ -39,29 +39,16 @@ static int run_sim(void *ctx, struct ploom_run *out, const int *choices, size_t 
 	return 0;
 }
 
+static int fails_with_at_least(const struct ploom_run *run, int min_preemptions)
+{
+	return ploom_outcome_is_failure(run->outcome.kind) && run->preemptions >= min_preemptions;
+}
+
 /* The first failing run of an unbounded search of sc with at least
  * min_preemptions preemptions, into *out; 0 if found. */
 static int find_failure(struct ploom_run *out, const struct sim_scenario *sc, int min_preemptions)
 {
-	struct ploom_explore *ex = NULL;
-	struct ploom_run run;
-	const int *prefix;
-	size_t n;
-	int r = 1, found = -1;
-
-	ploom_explore_new(&ex, -1, NULL);
-	while (r == 1 && found < 0) {
-		prefix = ploom_explore_prefix(ex, &n);
-		sim_run(&run, sc, prefix, n);
-		r = ploom_explore_next(ex, &run, NULL);
-		if (ploom_outcome_is_failure(run.outcome.kind) && run.preemptions >= min_preemptions) {
-			ploom_run_move(out, &run);
-			found = 0;
-		}
-		ploom_run_release(&run);
-	}
-	ploom_explore_free(ex);
-	return found;
+	return sim_first(out, sc, fails_with_at_least, min_preemptions);
 }
 
 /* ---- the predicate ---- */
@@ -324,35 +311,20 @@ static const char no_preemption[] =
 
 static struct ploom_trace *recorded(const char *records)
 {
-	struct ploom_trace *t = ploom_trace_new();
+	struct ploom_trace *t = fake_trace("mod.py:fn", "mod", "fn", "/x/mod.py", "7", 500, 2.5,
+					   records);
 
-	t->scenario.target = strdup("mod.py:fn");
-	t->scenario.module = strdup("mod");
-	t->scenario.qualname = strdup("fn");
-	t->scenario.file = strdup("/x/mod.py");
-	t->python.implementation = strdup("cpython");
-	t->python.version = strdup("3.13.0");
-	t->python.gil = 1;
-	t->hash_seed = strdup("7");
-	t->config.reduction = strdup("none");
-	t->config.max_steps = 500;
-	t->config.schedule_timeout_s = 2.5;
 	ploom_trace_add_fingerprint(t, "/x/mod.py", "fd814f41df2601f1b05e8b0f49455b43b669cf89",
 				    NULL);
-	CHECK_INT(ploom_run_parse_text(&t->run, records, strlen(records), 0, NULL), 0);
 	return t;
 }
 
 static struct ploom_worker *start(const char *py)
 {
-	struct ploom_worker_opts opts = {0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
-	opts.python = py;
-	opts.target = "/x/mod.py:fn";
-	opts.hash_seed = "7";
-	if (!CHECK_INT(ploom_worker_start(&w, &opts, &err), 0))
+	if (!CHECK_INT(fake_start(&w, py, "/x/mod.py:fn", "7", &err), 0))
 		printf("  %s\n", err.msg);
 	return w;
 }

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../lib/explore.h"
 #include "../../lib/fingerprint.h"
 #include "../../lib/json.h"
 #include "../../lib/replay.h"
@@ -29,21 +28,7 @@ static const char failing[] =
 
 static struct ploom_trace *trace_of(const char *records, const char *file)
 {
-	struct ploom_trace *t = ploom_trace_new();
-
-	t->scenario.target = strdup("mod.py:fn");
-	t->scenario.module = strdup("mod");
-	t->scenario.qualname = strdup("fn");
-	t->scenario.file = ploom_strdup(file);
-	t->python.implementation = strdup("cpython");
-	t->python.version = strdup("3.13.0");
-	t->python.gil = 1;
-	t->hash_seed = strdup("5");
-	t->config.reduction = strdup("none");
-	t->config.max_steps = 300;
-	t->config.schedule_timeout_s = 1.5;
-	CHECK_INT(ploom_run_parse_text(&t->run, records, strlen(records), 0, NULL), 0);
-	return t;
+	return fake_trace("mod.py:fn", "mod", "fn", file, "5", 300, 1.5, records);
 }
 
 static void the_target_names_the_recorded_file(void)
@@ -192,22 +177,6 @@ static const struct {
 	{"value 2 =100", "value 2 =0", NULL},
 };
 
-static char *replace(const char *text, const char *from, const char *to)
-{
-	const char *at = strstr(text, from);
-	size_t n;
-	char *out;
-
-	if (!at)
-		return NULL;
-	n = strlen(text) - strlen(from) + strlen(to);
-	out = malloc(n + 1);
-	memcpy(out, text, (size_t)(at - text));
-	strcpy(out + (at - text), to);
-	strcat(out, at + strlen(from));
-	return out;
-}
-
 static void the_first_step_that_differs_is_named(void)
 {
 	struct ploom_run recorded = {0};
@@ -215,7 +184,7 @@ static void the_first_step_that_differs_is_named(void)
 
 	CHECK_INT(ploom_run_parse_text(&recorded, failing, strlen(failing), 0, NULL), 0);
 	for (i = 0; i < sizeof(step_cases) / sizeof(step_cases[0]); i++) {
-		char *edited = replace(failing, step_cases[i].from, step_cases[i].to);
+		char *edited = fake_replace(failing, step_cases[i].from, step_cases[i].to);
 		struct ploom_run got = {0};
 		struct ploom_err err = {0, ""};
 		char done[32];
@@ -226,9 +195,9 @@ static void the_first_step_that_differs_is_named(void)
 		/* keep the closing count right */
 		fixed = edited;
 		if (strstr(edited, "step 4 "))
-			fixed = replace(edited, "done 4", "done 5");
+			fixed = fake_replace(edited, "done 4", "done 5");
 		else if (!strstr(edited, "step 3 "))
-			fixed = replace(edited, "done 4", "done 3");
+			fixed = fake_replace(edited, "done 4", "done 3");
 		if (fixed != edited)
 			free(edited);
 		snprintf(done, sizeof(done), "case %zu", i);
@@ -268,28 +237,10 @@ static void choices_edited_apart_from_the_steps_are_named(void)
 	ploom_run_release(&got);
 }
 
-/* abba's first deadlock in depth-first order, into *out; 0 if found. */
-static int first_deadlock(struct ploom_run *out)
+static int is_deadlock(const struct ploom_run *run, int unused)
 {
-	struct ploom_explore *ex = NULL;
-	struct ploom_run run;
-	const int *prefix;
-	size_t n;
-	int r = 1, found = -1;
-
-	ploom_explore_new(&ex, -1, NULL);
-	while (r == 1 && found < 0) {
-		prefix = ploom_explore_prefix(ex, &n);
-		sim_run(&run, sim_find("abba"), prefix, n);
-		r = ploom_explore_next(ex, &run, NULL);
-		if (run.outcome.kind == PLOOM_OUTCOME_DEADLOCK) {
-			ploom_run_move(out, &run);
-			found = 0;
-		}
-		ploom_run_release(&run);
-	}
-	ploom_explore_free(ex);
-	return found;
+	(void)unused;
+	return run->outcome.kind == PLOOM_OUTCOME_DEADLOCK;
 }
 
 static void outcomes_are_compared_by_what_identifies_them(void)
@@ -323,7 +274,8 @@ static void outcomes_are_compared_by_what_identifies_them(void)
 
 	/* a deadlock must wait on the same locks (unlike the minimizer's
 	 * any-deadlock) */
-	CHECK_INT(first_deadlock(&d1), 0);
+	/* abba's first deadlock in depth-first order */
+	CHECK_INT(sim_first(&d1, sim_find("abba"), is_deadlock, 0), 0);
 	sim_run(&d2, sim_find("abba"), d1.choices, d1.nchoices);
 	CHECK_INT(d2.outcome.kind, PLOOM_OUTCOME_DEADLOCK);
 	CHECK_INT(ploom_replay_same_outcome(&d1.outcome, &d2.outcome), 1);
@@ -346,17 +298,13 @@ struct replay_case {
 static void replay_with(const struct replay_case *rc, const char *dir, const char *file,
 			struct ploom_trace *rec, struct ploom_trace **out, struct ploom_err *err)
 {
-	struct ploom_worker_opts opts = {0};
 	struct ploom_worker *w = NULL;
 	char *py = fake_worker(dir, rc->python, rc->loads ? rc->loads : file);
 	char *target = ploom_replay_target(rec);
 
 	free(fake_write(dir, "run.txt", rc->records, 0));
-	opts.python = py;
-	opts.target = target;
-	opts.hash_seed = rec->hash_seed;
 	*out = NULL;
-	if (CHECK_INT(ploom_worker_start(&w, &opts, err), 0))
+	if (CHECK_INT(fake_start(&w, py, target, rec->hash_seed, err), 0))
 		ploom_replay_run(out, rec, w, -1, err);
 	ploom_worker_stop(w, NULL);
 	free(target);
@@ -366,9 +314,10 @@ static void replay_with(const struct replay_case *rc, const char *dir, const cha
 static void a_replay_reproduces_or_names_the_first_divergence(void)
 {
 	char *dir = fake_dir("replay"), *file = fake_write(dir, "mod.py", "x = 1\n", 0);
-	char *passing = replace(failing, "outcome failure 1 =builtins.AssertionError =boom =Traceback",
-				"outcome pass");
-	char *other_op = replace(failing, "step 2 1 read", "step 2 1 write");
+	char *passing = fake_replace(failing,
+				     "outcome failure 1 =builtins.AssertionError =boom =Traceback",
+				     "outcome pass");
+	char *other_op = fake_replace(failing, "step 2 1 read", "step 2 1 write");
 	const struct replay_case cases[] = {
 		{"3.13.4", NULL, failing, NULL},
 		{"3.14.0", NULL, failing,

@@ -8,6 +8,7 @@
 
 #include "../../lib/worker.h"
 #include "check.h"
+#include "fake.h"
 
 static char dir[] = "/tmp/ploom-test-worker-XXXXXX";
 
@@ -30,15 +31,12 @@ static char *script(const char *name, const char *body)
 
 static void worker_starts_runs_and_stops(void)
 {
-	struct ploom_worker_opts opts = {0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	struct ploom_run run = {0};
-	char *py, fds[256], line[256] = "";
+	char *py, *text;
 	const int choices[] = {1, 2};
-	FILE *f;
 
-	snprintf(fds, sizeof(fds), "%s/fds", dir);
 	py = script("good", "echo \"$1 $2 $3\" > " "\"$(dirname \"$0\")/args\"\n"
 		    "ls /proc/$$/fd | sort -n | tr '\\n' ' ' > \"$(dirname \"$0\")/fds\"\n"
 		    HELLO
@@ -52,10 +50,7 @@ static void worker_starts_runs_and_stops(void)
 		    "read cmd\n"
 		    "[ \"$cmd\" = quit ] && exit 0\n"
 		    "exit 1\n");
-	opts.python = py;
-	opts.target = "mod:fn";
-	opts.hash_seed = "123";
-	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(fake_start(&w, py, "mod:fn", "123", &err), 0);
 	CHECK_STR(err.msg, "");
 	if (!w)
 		goto done;
@@ -67,26 +62,19 @@ static void worker_starts_runs_and_stops(void)
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
 	CHECK_INT(run.preemptions, 1);
 	CHECK_INT(ploom_worker_stop(w, &err), 0);
-	f = fopen(fds, "r");
-	if (f && fgets(line, sizeof(line), f)) {
+	text = fake_read(dir, "fds");
+	if (text) {
 		/* dash keeps the script open on a descriptor of its own (>= 10) */
-		CHECK(!strncmp(line, "0 1 2 3 ", 8));
-		CHECK(strstr(line, " 4 ") == NULL && strstr(line, " 5 ") == NULL);
+		CHECK(!strncmp(text, "0 1 2 3 ", 8));
+		CHECK(strstr(text, " 4 ") == NULL && strstr(text, " 5 ") == NULL);
 	}
-	if (f)
-		fclose(f);
-	snprintf(fds, sizeof(fds), "%s/cmd", dir);
-	f = fopen(fds, "r");
-	CHECK(f && fgets(line, sizeof(line), f));
-	CHECK_STR(line, "run 100 5000 2 1 2\n");
-	if (f)
-		fclose(f);
-	snprintf(fds, sizeof(fds), "%s/args", dir);
-	f = fopen(fds, "r");
-	CHECK(f && fgets(line, sizeof(line), f));
-	CHECK_STR(line, "-m ploom._worker mod:fn\n");
-	if (f)
-		fclose(f);
+	free(text);
+	text = fake_read(dir, "cmd");
+	CHECK_STR(text, "run 100 5000 2 1 2\n");
+	free(text);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-m ploom._worker mod:fn\n");
+	free(text);
 done:
 	ploom_run_release(&run);
 	free(py);
@@ -94,15 +82,11 @@ done:
 
 static void an_error_record_means_the_scenario_cannot_load(void)
 {
-	struct ploom_worker_opts opts = {0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	char *py = script("error", "echo 'error load =No%20module%20named%20x' >&3\nexit 2\n");
 
-	opts.python = py;
-	opts.target = "x:f";
-	opts.hash_seed = "0";
-	CHECK_INT(ploom_worker_start(&w, &opts, &err), -1);
+	CHECK_INT(fake_start(&w, py, "x:f", "0", &err), -1);
 	CHECK(w == NULL);
 	CHECK_INT(err.code, 2);
 	CHECK_STR(err.msg, "cannot load scenario 'x:f': No module named x");
@@ -111,20 +95,15 @@ static void an_error_record_means_the_scenario_cannot_load(void)
 
 static void a_worker_that_dies_is_an_error(void)
 {
-	struct ploom_worker_opts opts = {0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	struct ploom_run run = {0};
 	char *early = script("early", "exit 1\n");
 	char *mid = script("mid", HELLO "read cmd\necho 'step 0 0 begin - 0 -' >&3\nkill -9 $$\n");
 
-	opts.python = early;
-	opts.target = "x:f";
-	opts.hash_seed = "0";
-	CHECK_INT(ploom_worker_start(&w, &opts, &err), -1);
+	CHECK_INT(fake_start(&w, early, "x:f", "0", &err), -1);
 	CHECK_STR(err.msg, "the worker died before it loaded the scenario (exit status 1)");
-	opts.python = mid;
-	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(fake_start(&w, mid, "x:f", "0", &err), 0);
 	if (w) {
 		CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 0, &err), -1);
 		CHECK_STR(err.msg, "the worker died during a schedule (killed by signal 9)");
@@ -137,16 +116,12 @@ static void a_worker_that_dies_is_an_error(void)
 
 static void a_malformed_record_is_an_error_naming_it(void)
 {
-	struct ploom_worker_opts opts = {0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	struct ploom_run run = {0};
 	char *py = script("bad", HELLO "read cmd\necho 'step 0 zero begin - 0 -' >&3\nsleep 5\n");
 
-	opts.python = py;
-	opts.target = "x:f";
-	opts.hash_seed = "0";
-	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(fake_start(&w, py, "x:f", "0", &err), 0);
 	if (w) {
 		CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 0, &err), -1);
 		CHECK_STR(err.msg, "malformed record from the worker: 'step 0 zero begin - 0 -' "

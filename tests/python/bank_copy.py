@@ -1,46 +1,12 @@
-"""Copies of the README's bank example that a test may edit (to change the
-scenario's source under a saved trace), written into the test's folder."""
+"""Copies of the README's bank example (tests/fixtures/bank.py: scenario,
+and locked with the lock) that a test may edit (to change the scenario's
+source under a saved trace), written into the test's folder."""
 
 import pathlib
 import re
+import shutil
 
-BANK = '''\
-import ploom
-
-
-def scenario():
-    balance = ploom.SharedCell(100)
-
-    def withdraw():
-        if balance.read() >= 100:
-            balance.write(balance.read() - 100)
-
-    mathieu = ploom.Thread(target=withdraw)
-    lucas = ploom.Thread(target=withdraw)
-    mathieu.start()
-    lucas.start()
-    mathieu.join()
-    lucas.join()
-    assert balance.read() >= 0, "the account is overdrawn"
-
-
-def locked():
-    balance = ploom.SharedCell(100)
-    lock = ploom.Lock()
-
-    def withdraw():
-        with lock:
-            if balance.read() >= 100:
-                balance.write(balance.read() - 100)
-
-    mathieu = ploom.Thread(target=withdraw)
-    lucas = ploom.Thread(target=withdraw)
-    mathieu.start()
-    lucas.start()
-    mathieu.join()
-    lucas.join()
-    assert balance.read() >= 0, "the account is overdrawn"
-'''
+FIXTURE = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "bank.py"
 
 
 def module_name(folder: pathlib.Path) -> str:
@@ -50,7 +16,7 @@ def module_name(folder: pathlib.Path) -> str:
 
 
 def write_bank(folder: pathlib.Path, name: str | None = None) -> pathlib.Path:
-    """Writes BANK as folder/NAME.py (NAME from module_name() by default)."""
+    """Copies the fixture to folder/NAME.py (NAME from module_name() by default)."""
     path = folder / f"{name or module_name(folder)}.py"
-    path.write_text(BANK, encoding="utf-8")
+    shutil.copyfile(FIXTURE, path)
     return path

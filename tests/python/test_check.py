@@ -5,6 +5,7 @@ Every test writes its traces under pytest's tmp_path, never into the tree.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ import pytest
 
 import ploom
 import scenarios
+from bank_copy import write_bank
 from ploom.exploration import (
     IncompleteExplorationError,
     ModelCheckError,
@@ -243,66 +245,29 @@ def test_a_scenario_in_a_package_outside_the_working_folder_is_found(tmp_path, m
     package = tmp_path / "somepkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "racy.py").write_text(
-        textwrap.dedent(
-            """
-            import ploom
-
-            def scenario():
-                n = ploom.SharedCell(0)
-
-                def inc():
-                    n.write(n.read() + 1)
-
-                ts = [ploom.Thread(target=inc) for _ in range(2)]
-                for t in ts:
-                    t.start()
-                for t in ts:
-                    t.join()
-                assert n.read() == 2, "lost update"
-            """
-        )
-    )
+    shutil.copyfile(scenarios.__file__, package / "racy.py")
     monkeypatch.syspath_prepend(str(tmp_path))
     from somepkg import racy
 
-    stats = explore(racy.scenario, tmp_path, keep_going=True)
+    stats = explore(racy.racy_counter2, tmp_path, keep_going=True)
     assert (stats.schedules, stats.failing) == (69, 30)
-    assert stats.raw["target"] == "somepkg.racy:scenario"
+    assert stats.raw["target"] == "somepkg.racy:racy_counter2"
 
 
 def test_a_scenario_in_a_script_is_found_by_its_path(tmp_path):
     # The script calls check() at top level, as in the README: the worker
     # imports it with PLOOM_WORKER set, so check() must not recurse there.
-    script = tmp_path / "my_bank.py"
-    script.write_text(
-        textwrap.dedent(
-            f"""
-            import ploom
-
-            def scenario():
-                balance = ploom.SharedCell(100)
-                lock = ploom.Lock()
-
-                def withdraw():
-                    with lock:
-                        if balance.read() >= 100:
-                            balance.write(balance.read() - 100)
-
-                mathieu = ploom.Thread(target=withdraw)
-                lucas = ploom.Thread(target=withdraw)
-                mathieu.start()
-                lucas.start()
-                mathieu.join()
-                lucas.join()
-                assert balance.read() >= 0, "the account is overdrawn"
-
-            stats = ploom.check(scenario, ploom.Config(trace_dir={str(tmp_path / "traces")!r}))
-            if stats is not None:  # None in the worker that imports this file
-                print("SCHEDULES", stats.schedules)
-            """
+    script = write_bank(tmp_path, "my_bank")
+    with open(script, "a", encoding="utf-8") as f:
+        f.write(
+            textwrap.dedent(
+                f"""
+                stats = ploom.check(locked, ploom.Config(trace_dir={str(tmp_path / "traces")!r}))
+                if stats is not None:  # None in the worker that imports this file
+                    print("SCHEDULES", stats.schedules)
+                """
+            )
         )
-    )
     result = subprocess.run(
         [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )

@@ -13,7 +13,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from bank_copy import BANK
+from bank_copy import write_bank
 
 pytest_plugins = ["pytester"]
 
@@ -57,7 +57,7 @@ TESTS = textwrap.dedent(
 @pytest.fixture
 def bank_tests(pytester, monkeypatch):
     """test_bank.py and its scenarios (bank.py) in pytester's folder."""
-    pytester.makepyfile(bank=BANK)
+    write_bank(pytester.path, "bank")
     pytester.makepyfile(test_bank=TESTS)
     monkeypatch.setenv("RUNS_FILE", str(pytester.path / "runs.txt"))
     return pytester

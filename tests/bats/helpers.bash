@@ -1,0 +1,15 @@
+# helpers.bash - what the ploom-*.bats files share (`load helpers`).
+# shellcheck shell=bash
+
+# The variables are for the .bats files that load this one.
+# shellcheck disable=SC2034
+
+# setup: each test runs in a directory of its own, with ROOT the
+# repository, SCN the Python tests' scenarios (tests/python/scenarios.py)
+# and BANK the README's bank example.
+setup() {
+	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+	SCN="$ROOT/tests/python/scenarios.py"
+	BANK="$ROOT/examples/bank_account.py"
+	cd "$BATS_TEST_TMPDIR" || exit 1
+}
