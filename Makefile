@@ -299,7 +299,7 @@ $(EXT_FLAGS_FILE): FORCE | $(DEPS_STAMP) need-python
 $(VENV_STAMP): requirements-dev.txt pyproject.toml setup.py | need-python
 	if ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; \
 	then rm -rf $(VENV); $(PYTHON313) -m venv $(VENV); fi
-	$(VENV)/bin/python -m pip --version >/dev/null 2>&1 || $(VENV)/bin/python -m ensurepip -q
+	$(VENV)/bin/python -m pip --version >/dev/null 2>&1 || $(VENV)/bin/python -m ensurepip >/dev/null
 	$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	$(VENV)/bin/python -m pip install --disable-pip-version-check -q --no-build-isolation \
 		--no-deps -e .
