@@ -16,14 +16,41 @@
 
 volatile sig_atomic_t cli_interrupted;
 
-/* The worker the signal handler kills, -1 while none runs. */
-static volatile pid_t worker_pid = -1;
+/* The workers the signal handler kills (ploom-explore -j runs several):
+ * pid 0 in a free slot.  The handler reads only the pids. */
+#define MAX_WORKERS 65
+static const struct ploom_worker *worker_of[MAX_WORKERS];
+static volatile pid_t worker_pid[MAX_WORKERS];
 
 static void on_signal(int sig)
 {
+	int i;
+
 	cli_interrupted = sig;
-	if (worker_pid > 0)
-		kill(worker_pid, SIGKILL);
+	for (i = 0; i < MAX_WORKERS; i++)
+		if (worker_pid[i] > 0)
+			kill(worker_pid[i], SIGKILL);
+}
+
+/* The slot of w, or -1. */
+static int worker_slot(const struct ploom_worker *w)
+{
+	int i;
+
+	for (i = 0; w && i < MAX_WORKERS; i++)
+		if (worker_of[i] == w)
+			return i;
+	return -1;
+}
+
+/* Forgets the worker in slot i (if any) once it is reaped, so that the
+ * handler does not kill its pid after. */
+static void forget_worker(int i)
+{
+	if (i < 0)
+		return;
+	worker_pid[i] = 0;
+	worker_of[i] = NULL;
 }
 
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
@@ -217,6 +244,7 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 {
 	struct ploom_worker_opts opts = {python, target, hash_seed, &cli_interrupted};
 	struct sigaction sa;
+	int i;
 
 	/* no SA_RESTART: a signal must interrupt the wait for the worker */
 	memset(&sa, 0, sizeof(sa));
@@ -229,7 +257,12 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 
 	if (ploom_worker_start(out, &opts, err) < 0)
 		return -1;
-	worker_pid = ploom_worker_pid(*out);
+	for (i = 0; i < MAX_WORKERS; i++)
+		if (!worker_of[i]) {
+			worker_of[i] = *out;
+			worker_pid[i] = ploom_worker_pid(*out);
+			break;
+		}
 	return 0;
 }
 
@@ -252,17 +285,20 @@ int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 
 int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err)
 {
+	int slot = worker_slot(*worker);
 	int r = ploom_worker_stop(*worker, err);
 
 	*worker = NULL;
-	worker_pid = -1;
+	forget_worker(slot);
 	return r;
 }
 
 void cli_worker_free(struct ploom_worker *worker)
 {
+	int slot = worker_slot(worker);
+
 	ploom_worker_free(worker);
-	worker_pid = -1;
+	forget_worker(slot);
 }
 
 int cli_fail(const struct ploom_err *err, const char *prefix)

@@ -155,7 +155,8 @@ double cli_now_s(void);
 int cli_progress_due(double *last);
 
 /* Installs the SIGINT/SIGTERM handler, which sets cli_interrupted and
- * kills the worker at once so that no schedule outlives us; ignores
+ * kills the worker at once so that no schedule outlives us (every worker
+ * started this way and not yet stopped or freed, up to 65 of them); ignores
  * SIGPIPE, so that a dead worker is an error from write() and not our
  * death; then starts the worker (ploom_worker_start()), whose waits the
  * handler interrupts.  On success the caller owns *out and releases it

@@ -1,21 +1,30 @@
-/* Depth-first search over schedules; explore.h documents the rules. */
+/* Depth-first search over schedules; explore.h documents the rules.
+ *
+ * The search keeps, for every branch point of the current path from the
+ * search's root down, the alternatives not tried there yet, in the order
+ * they will be tried.  Backtracking takes the first one at the deepest
+ * branch point that has one; a split (ploom_explore_split) takes the last
+ * one at the shallowest, so a search and the searches split from it share
+ * no schedule. */
 #include "explore.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-struct branch {
-	const struct ploom_step *step;  /* borrowed from the run being read */
-	int prev;                       /* the task of the previous step */
-	int preemptions_before;         /* preemptions at earlier branches */
+/* The untried alternatives at one branch point: a[head..n). */
+struct alts {
+	int *a;
+	size_t head, n, cap;
 };
 
 struct ploom_explore {
 	int bound;
-	int *prefix;
+	int *prefix;            /* the next schedule's choices; the current path while reading a run */
 	size_t nprefix;
-	struct branch *branches;
-	size_t cap;
+	size_t prefix_cap;
+	struct alts *alts;      /* alts[i] for the branch points root <= i < nprefix */
+	size_t alts_cap;
+	size_t root;            /* branch points above it are fixed: never backtracked to */
 };
 
 int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
@@ -33,10 +42,14 @@ int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
 
 void ploom_explore_free(struct ploom_explore *ex)
 {
+	size_t i;
+
 	if (!ex)
 		return;
+	for (i = 0; i < ex->alts_cap; i++)
+		free(ex->alts[i].a);
+	free(ex->alts);
 	free(ex->prefix);
-	free(ex->branches);
 	free(ex);
 }
 
@@ -46,12 +59,12 @@ const int *ploom_explore_prefix(const struct ploom_explore *ex, size_t *out_len)
 	return ex->prefix;
 }
 
-/* The alternative tried after `c` at branch b, or -1 if none is left:
- * the order is the default first, then the others ascending. */
-static int next_alternative(const struct branch *b, int c)
+/* The alternative tried after `c` at a branch point s whose previous task
+ * is prev, or -1 if none is left: the order is the default first, then
+ * the others ascending. */
+static int next_alternative(const struct ploom_step *s, int prev, int c)
 {
-	const struct ploom_step *s = b->step;
-	int d = ploom_step_is_enabled(s, b->prev) ? b->prev : s->enabled[0];
+	int d = ploom_step_is_enabled(s, prev) ? prev : s->enabled[0];
 	size_t i;
 
 	for (i = 0; i < s->nenabled; i++) {
@@ -64,32 +77,84 @@ static int next_alternative(const struct branch *b, int c)
 	return -1;
 }
 
+/* Room for n branch points in prefix and alts. */
+static int reserve(struct ploom_explore *ex, size_t n)
+{
+	if (n > ex->prefix_cap) {
+		size_t cap = ex->prefix_cap ? 2 * ex->prefix_cap : 64;
+		int *p;
+		while (cap < n)
+			cap *= 2;
+		p = realloc(ex->prefix, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		ex->prefix = p;
+		ex->prefix_cap = cap;
+	}
+	if (n > ex->alts_cap) {
+		size_t cap = ex->alts_cap ? 2 * ex->alts_cap : 64;
+		struct alts *a;
+		while (cap < n)
+			cap *= 2;
+		a = realloc(ex->alts, cap * sizeof(*a));
+		if (!a)
+			return -1;
+		memset(a + ex->alts_cap, 0, (cap - ex->alts_cap) * sizeof(*a));
+		ex->alts = a;
+		ex->alts_cap = cap;
+	}
+	return 0;
+}
+
+/* Fills *l with the alternatives after the choice s->task at branch point
+ * s, within the bound. */
+static int list_alternatives(struct alts *l, const struct ploom_step *s, int prev, int pre,
+			     int bound)
+{
+	int prev_enabled = ploom_step_is_enabled(s, prev);
+	int a = s->task;
+
+	l->head = l->n = 0;
+	while ((a = next_alternative(s, prev, a)) >= 0) {
+		int cost = pre + (a != prev && prev_enabled);
+		if (bound >= 0 && cost > bound)
+			continue;
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? 2 * l->cap : 4;
+			int *p = realloc(l->a, cap * sizeof(*p));
+			if (!p)
+				return -1;
+			l->a = p;
+			l->cap = cap;
+		}
+		l->a[l->n++] = a;
+	}
+	return 0;
+}
+
 int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		       struct ploom_err *err)
 {
 	size_t i, n = 0;
 	int prev = 0, pre = 0;
-	int *p;
 
-	if (run->nsteps > ex->cap) {
-		struct branch *b = realloc(ex->branches, run->nsteps * sizeof(*b));
-		if (!b)
-			return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
-		ex->branches = b;
-		ex->cap = run->nsteps;
-	}
 	for (i = 0; i < run->nsteps; i++) {
 		const struct ploom_step *s = &run->steps[i];
 		if (s->nenabled > 1) {
-			struct branch *b = &ex->branches[n];
-			if (n < ex->nprefix && s->task != ex->prefix[n])
-				return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
-						     "the schedule picked task %d at step %zu where "
-						     "task %d was asked for",
-						     s->task, i, ex->prefix[n]);
-			b->step = s;
-			b->prev = prev;
-			b->preemptions_before = pre;
+			if (n < ex->nprefix) {
+				if (s->task != ex->prefix[n])
+					return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+							     "the schedule picked task %d at step %zu where "
+							     "task %d was asked for",
+							     s->task, i, ex->prefix[n]);
+			} else {
+				/* a branch point below the prefix: the run took its
+				 * default, the others are still to try */
+				if (reserve(ex, n + 1) < 0 ||
+				    list_alternatives(&ex->alts[n], s, prev, pre, ex->bound) < 0)
+					return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+				ex->prefix[n] = s->task;
+			}
 			if (s->task != prev && ploom_step_is_enabled(s, prev))
 				pre++;
 			n++;
@@ -100,26 +165,55 @@ int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
 				     "the schedule ended after %zu of the %zu requested choices",
 				     n, ex->nprefix);
-	while (n-- > 0) {
-		const struct branch *b = &ex->branches[n];
-		int prev_enabled = ploom_step_is_enabled(b->step, b->prev);
-		int a = b->step->task;
-
-		while ((a = next_alternative(b, a)) >= 0) {
-			int cost = b->preemptions_before + (a != b->prev && prev_enabled);
-			if (ex->bound >= 0 && cost > ex->bound)
-				continue;
-			p = realloc(ex->prefix, (n + 1) * sizeof(*p));
-			if (!p)
-				return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
-			ex->prefix = p;
-			for (i = 0; i < n; i++)
-				p[i] = ex->branches[i].step->task;
-			p[n] = a;
+	while (n-- > ex->root) {
+		struct alts *l = &ex->alts[n];
+		if (l->head < l->n) {
+			ex->prefix[n] = l->a[l->head++];
 			ex->nprefix = n + 1;
 			return 1;
 		}
 	}
 	ex->nprefix = 0;
 	return 0;
+}
+
+/* The shallowest branch point of the next schedule's path that has an
+ * untried alternative, or -1. */
+static long shallowest(const struct ploom_explore *ex)
+{
+	size_t i;
+
+	for (i = ex->root; i < ex->nprefix; i++)
+		if (ex->alts[i].head < ex->alts[i].n)
+			return (long)i;
+	return -1;
+}
+
+long ploom_explore_split_depth(const struct ploom_explore *ex)
+{
+	return shallowest(ex);
+}
+
+int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
+			struct ploom_err *err)
+{
+	struct ploom_explore *sub = NULL;
+	long d = shallowest(ex);
+	struct alts *l;
+
+	*out = NULL;
+	if (d < 0)
+		return 0;
+	if (ploom_explore_new(&sub, ex->bound, err) < 0)
+		return -1;
+	if (reserve(sub, (size_t)d + 1) < 0) {
+		ploom_explore_free(sub);
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	}
+	l = &ex->alts[d];
+	memcpy(sub->prefix, ex->prefix, (size_t)d * sizeof(*sub->prefix));
+	sub->prefix[d] = l->a[--l->n];
+	sub->nprefix = sub->root = (size_t)d + 1;
+	*out = sub;
+	return 1;
 }

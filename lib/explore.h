@@ -55,4 +55,37 @@ const int *ploom_explore_prefix(const struct ploom_explore *ex, size_t *out_len)
 int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		       struct ploom_err *err);
 
+/* ---- splitting a search, for several workers at once ----
+ *
+ * A search can give part of the schedules still ahead of it to a new
+ * search: the subtree under one untried alternative.  The two then
+ * explore disjoint sets of schedules whose union is what the one search
+ * would have explored, in any interleaving of their runs; a search split
+ * from another splits the same way.  A driver with N workers gives each a
+ * search: it starts with one from ploom_explore_new(), and a worker that
+ * has none takes one split from a search that another worker is running
+ * (its run in flight: ploom_explore_prefix() was sent and the run is not
+ * back yet; the split does not change that prefix).
+ *
+ * The split takes the shallowest branch point of the next schedule's path
+ * that still has an untried alternative (within the preemption bound), and
+ * moves the last of them, in the order the search would try them, into the
+ * new search, whose root is that choice: it runs the prefix down to it
+ * first, then searches depth first below it and never backtracks above
+ * it.  A search has nothing to give before its first run is back, nor
+ * once it is complete. */
+
+/* The depth (index of the branch point) where ploom_explore_split() would
+ * split ex, or -1 when it has nothing to give: the smallest is the split
+ * with the most schedules under it, usually. */
+long ploom_explore_split_depth(const struct ploom_explore *ex);
+
+/* Moves part of ex's remaining schedules into a new search.  Returns 1
+ * with *out set (the caller owns it and frees it with
+ * ploom_explore_free(); its first schedule is ploom_explore_prefix()), 0
+ * with *out NULL when ex has nothing to give, -1 with err filled when out
+ * of memory. */
+int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
+			struct ploom_err *err);
+
 #endif

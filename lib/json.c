@@ -380,6 +380,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	else
 		put_num(&b, root, "max_preemptions", s->max_preemptions);
 	put_str(&b, root, "reduction", s->reduction);
+	if (s->jobs > 0)
+		put_num(&b, root, "jobs", s->jobs);
 	put_str(&b, root, "hash_seed", s->hash_seed);
 	/* rounded so the output stays readable; they are measurements */
 	put_num(&b, root, "elapsed_s", round_to(s->elapsed_s, 1000.0));

@@ -96,6 +96,7 @@ struct ploom_stats {
 	const char *trace;          /* path of the trace written, or NULL */
 	const char *minimized_trace; /* path of the minimized trace, or NULL */
 	const struct ploom_outcome *failure; /* the first failure, or NULL */
+	int jobs;                   /* workers run at once; 0: not written */
 };
 
 /* Writes the statistics as one indented JSON object and a newline.

@@ -45,7 +45,34 @@ struct ploom_worker {
 	struct ploom_hello hello;
 	char *target;
 	const volatile sig_atomic_t *interrupted;
+	/* a run sent with ploom_worker_send_run(), read as it comes */
+	int in_run;
+	long deadline;                  /* now_ms() clock, 0: none */
+	long timeout_ms;
+	struct ploom_run_parser parser;
+	struct ploom_run pending;
+	/* the workers of this process that have not been reaped, so that
+	 * reaping one's orphans neither waits for the others nor loses their
+	 * exit status (see reap_orphans) */
+	struct ploom_worker *next_live;
+	int reaped;                     /* reaped by reap_orphans: status is... */
+	int reaped_status;              /* ...this */
 };
+
+/* The utilities are single-threaded: a plain list will do. */
+static struct ploom_worker *live_workers;
+
+static void unlist(struct ploom_worker *w)
+{
+	struct ploom_worker **p;
+
+	for (p = &live_workers; *p; p = &(*p)->next_live)
+		if (*p == w) {
+			*p = w->next_live;
+			break;
+		}
+	w->next_live = NULL;
+}
 
 /* ---- field decoding ---- */
 
@@ -537,35 +564,53 @@ static long now_ms(void)
  * until deadline (now_ms() clock, 0: forever).  Returns 1, 0 at end of
  * file, -2 on timeout, -3 when interrupted, -1 on a read error (errno
  * set). */
+/* Takes the next whole line already read, if any: returns 1 with *line
+ * and *len (without '\n'), else 0. */
+static int take_line(struct linebuf *lb, const char **line, size_t *len)
+{
+	char *nl = lb->len > lb->start ?
+		memchr(lb->data + lb->start, '\n', lb->len - lb->start) : NULL;
+
+	if (!nl)
+		return 0;
+	*line = lb->data + lb->start;
+	*len = (size_t)(nl - *line);
+	lb->start = (size_t)(nl - lb->data) + 1;
+	return 1;
+}
+
+/* Moves the unread bytes to the front and makes room for at least 4096
+ * more.  Returns 0, or -1 with errno ENOMEM. */
+static int make_room(struct linebuf *lb)
+{
+	if (lb->start) {
+		memmove(lb->data, lb->data + lb->start, lb->len - lb->start);
+		lb->len -= lb->start;
+		lb->start = 0;
+	}
+	if (lb->cap - lb->len < 4096) {
+		size_t cap = lb->cap ? 2 * lb->cap : 65536;
+		char *p = realloc(lb->data, cap);
+		if (!p) {
+			errno = ENOMEM;
+			return -1;
+		}
+		lb->data = p;
+		lb->cap = cap;
+	}
+	return 0;
+}
+
 static int read_line(struct linebuf *lb, int fd, long deadline, const char **line,
 		     size_t *len, const volatile sig_atomic_t *interrupted)
 {
 	for (;;) {
-		char *nl = lb->len > lb->start ?
-			memchr(lb->data + lb->start, '\n', lb->len - lb->start) : NULL;
 		ssize_t n;
 
-		if (nl) {
-			*line = lb->data + lb->start;
-			*len = (size_t)(nl - *line);
-			lb->start = (size_t)(nl - lb->data) + 1;
+		if (take_line(lb, line, len))
 			return 1;
-		}
-		if (lb->start) {
-			memmove(lb->data, lb->data + lb->start, lb->len - lb->start);
-			lb->len -= lb->start;
-			lb->start = 0;
-		}
-		if (lb->cap - lb->len < 4096) {
-			size_t cap = lb->cap ? 2 * lb->cap : 65536;
-			char *p = realloc(lb->data, cap);
-			if (!p) {
-				errno = ENOMEM;
-				return -1;
-			}
-			lb->data = p;
-			lb->cap = cap;
-		}
+		if (make_room(lb) < 0)
+			return -1;
 		if (deadline) {
 			struct pollfd pfd = {fd, POLLIN, 0};
 			long left = deadline - now_ms();
@@ -667,19 +712,65 @@ static void close_fd(int *fd)
  * ploom_worker_start), so it can wait for them and keep the promise that
  * no process outlives the utility.  Bounded: a process that a scenario
  * detached some other way is not waited for beyond `ms`. */
+/* A child reaped by reap_orphans that is one of our workers keeps its
+ * status for its own reap().  Returns 1 if it was one. */
+static int note_reaped(pid_t pid, int status)
+{
+	struct ploom_worker *w;
+
+	for (w = live_workers; w; w = w->next_live)
+		if (w->pid == pid && !w->reaped) {
+			w->reaped = 1;
+			w->reaped_status = status;
+			return 1;
+		}
+	return 0;
+}
+
+/* 1 when every child this process has left is a worker that has not been
+ * reaped (so that no orphan remains to wait for), 0 when another is left
+ * or when the kernel cannot tell (no /proc/PID/task/TID/children). */
+static int only_workers_left(void)
+{
+	char path[64];
+	FILE *f;
+	long pid;
+	int only = 1;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (only && fscanf(f, "%ld", &pid) == 1) {
+		struct ploom_worker *w;
+		only = 0;
+		for (w = live_workers; w; w = w->next_live)
+			if ((long)w->pid == pid && !w->reaped)
+				only = 1;
+	}
+	fclose(f);
+	return only;
+}
+
 static void reap_orphans(long ms)
 {
 	long deadline = now_ms() + ms;
 
 	for (;;) {
-		pid_t r = waitpid(-1, NULL, WNOHANG | __WALL);
+		int status;
+		pid_t r = waitpid(-1, &status, WNOHANG | __WALL);
 		struct timespec ts = {0, 1000 * 1000};
 
-		if (r > 0)
+		if (r > 0) {
+			note_reaped(r, status);
 			continue;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 || now_ms() >= deadline)
+			return;
+		/* other workers still run: do not wait for them */
+		if (live_workers && only_workers_left())
 			return;
 		nanosleep(&ts, NULL);
 	}
@@ -695,6 +786,11 @@ static int reap(struct ploom_worker *w, long ms, int *status)
 	if (w->pid <= 0)
 		return -1;
 	for (;;) {
+		if (w->reaped) {
+			*status = w->reaped_status;
+			r = w->pid;
+			break;
+		}
 		r = waitpid(w->pid, status, WNOHANG);
 		if (r == w->pid || (r < 0 && errno != EINTR))
 			break;
@@ -710,6 +806,7 @@ static int reap(struct ploom_worker *w, long ms, int *status)
 		}
 	}
 	w->pid = -1;
+	unlist(w);
 	reap_orphans(1000);
 	return r > 0 ? 0 : -1;
 }
@@ -795,6 +892,8 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	}
 	if (w->pid == 0)
 		child_exec(opts->python, argv, env, cmd[0], rec[1], ep[1], parent);
+	w->next_live = live_workers;
+	live_workers = w;
 	close_fd(&cmd[0]);
 	close_fd(&rec[1]);
 	close_fd(&ep[1]);
@@ -862,17 +961,14 @@ static int send_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
-		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err)
+/* Writes the `run` command.  Returns 0, or -1 with err filled. */
+static int send_run(struct ploom_worker *w, const int *choices, size_t n, long max_steps,
+		    long timeout_ms, struct ploom_err *err)
 {
-	struct ploom_run_parser p;
 	struct ploom_buf cmd = {0};
-	const char *line;
-	size_t len, i;
-	long deadline = 0;
-	int r, ret = -1;
+	size_t i;
+	int ret = -1;
 
-	ploom_run_parser_init(&p, out, timeout_ms);
 	if (w->pid <= 0 || w->cmd_fd < 0) {
 		ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker is not running");
 		goto done;
@@ -889,6 +985,28 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 				      strerror(errno));
 		goto done;
 	}
+	ret = 0;
+done:
+	ploom_buf_release(&cmd);
+	return ret;
+}
+
+int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
+		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err)
+{
+	struct ploom_run_parser p;
+	const char *line;
+	size_t len;
+	long deadline = 0;
+	int r, ret = -1;
+
+	ploom_run_parser_init(&p, out, timeout_ms);
+	if (w->in_run) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker is running a schedule already");
+		goto done;
+	}
+	if (send_run(w, choices, n, max_steps, timeout_ms, err) < 0)
+		goto done;
 	if (timeout_ms > 0)
 		deadline = now_ms() + timeout_ms + WORKER_GRACE_MS;
 	for (;;) {
@@ -910,8 +1028,99 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 	}
 	ret = 0;
 done:
-	ploom_buf_release(&cmd);
 	return ret;
+}
+
+int ploom_worker_send_run(struct ploom_worker *w, const int *choices, size_t n,
+			  long max_steps, long timeout_ms, struct ploom_err *err)
+{
+	if (w->in_run)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the worker is running a schedule already");
+	if (send_run(w, choices, n, max_steps, timeout_ms, err) < 0)
+		return -1;
+	ploom_run_release(&w->pending);
+	ploom_run_parser_init(&w->parser, &w->pending, timeout_ms);
+	w->timeout_ms = timeout_ms;
+	w->deadline = timeout_ms > 0 ? now_ms() + timeout_ms + WORKER_GRACE_MS : 0;
+	w->in_run = 1;
+	return 0;
+}
+
+int ploom_worker_fd(const struct ploom_worker *w)
+{
+	return w->rec_fd;
+}
+
+int ploom_worker_busy(const struct ploom_worker *w)
+{
+	return w->in_run;
+}
+
+int ploom_worker_read_run(struct ploom_worker *w, struct ploom_run *out,
+			  struct ploom_err *err)
+{
+	const char *line;
+	size_t len;
+	int r;
+
+	if (!w->in_run)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker runs no schedule");
+	for (;;) {
+		struct pollfd pfd = {w->rec_fd, POLLIN, 0};
+		ssize_t n;
+
+		if (take_line(&w->lb, &line, &len)) {
+			r = ploom_run_parser_line(&w->parser, line, len, err);
+			if (r < 0)
+				break;
+			if (r == 1) {
+				w->in_run = 0;
+				ploom_run_move(out, &w->pending);
+				return 1;
+			}
+			continue;
+		}
+		r = poll(&pfd, 1, 0);
+		if (r < 0 && errno == EINTR)
+			return 0;
+		if (r < 0) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
+				      strerror(errno));
+			break;
+		}
+		if (r == 0) {
+			if (w->deadline && now_ms() >= w->deadline) {
+				kill(w->pid, SIGKILL);
+				ploom_err_set(err, PLOOM_EXIT_USAGE,
+					      "the worker did not finish a schedule in %ld ms",
+					      w->timeout_ms + WORKER_GRACE_MS);
+				break;
+			}
+			return 0;
+		}
+		if (make_room(&w->lb) < 0) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+			break;
+		}
+		n = read(w->rec_fd, w->lb.data + w->lb.len, w->lb.cap - w->lb.len);
+		if (n < 0 && errno == EINTR)
+			return 0;
+		if (n < 0) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
+				      strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			worker_died(w, "during a schedule", err);
+			break;
+		}
+		w->lb.len += (size_t)n;
+	}
+	/* the worker is unusable now, as after a failed ploom_worker_run */
+	w->in_run = 0;
+	ploom_run_release(&w->pending);
+	return -1;
 }
 
 int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
@@ -976,11 +1185,16 @@ void ploom_worker_free(struct ploom_worker *w)
 	close_fd(&w->cmd_fd);
 	close_fd(&w->rec_fd);
 	if (w->pid > 0) {
-		kill(w->pid, SIGKILL);
-		while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
-			;
+		if (!w->reaped) {
+			kill(w->pid, SIGKILL);
+			while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+				;
+		}
+		unlist(w);
 		reap_orphans(1000);
 	}
+	unlist(w);
+	ploom_run_release(&w->pending);
 	free(w->lb.data);
 	ploom_hello_release(&w->hello);
 	free(w->target);

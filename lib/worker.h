@@ -92,6 +92,42 @@ pid_t ploom_worker_pid(const struct ploom_worker *w);
 int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
 		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err);
 
+/* ---- several workers at once ----
+ *
+ * ploom_worker_run() in two halves, so that one process can keep several
+ * workers busy and poll(2) their record pipes:
+ *
+ *     ploom_worker_send_run(w, choices, n, max_steps, timeout_ms, &err);
+ *     ...poll ploom_worker_fd(w) for POLLIN (at least once a second)...
+ *     r = ploom_worker_read_run(w, &run, &err);   // 1: run complete
+ *
+ * Workers started in one process know each other: stopping or freeing one
+ * reaps its orphans without waiting for the others, which stay usable. */
+
+/* Sends the command of one schedule (as ploom_worker_run() does) and
+ * returns without waiting for the run.  One run at a time: -1 with err
+ * filled when one is in flight, or when the command cannot be written. */
+int ploom_worker_send_run(struct ploom_worker *w, const int *choices, size_t n,
+			  long max_steps, long timeout_ms, struct ploom_err *err);
+
+/* The descriptor to poll for POLLIN while a run is in flight. */
+int ploom_worker_fd(const struct ploom_worker *w);
+
+/* 1 while a run sent with ploom_worker_send_run() has not been read. */
+int ploom_worker_busy(const struct ploom_worker *w);
+
+/* Reads, without blocking, what the worker has sent of the run in flight.
+ * Returns 1 when the run is complete: it is moved into *out (released or
+ * zeroed by the caller, who releases it with ploom_run_release()), as
+ * ploom_worker_run() would fill it; 0 when it is not yet (also when a
+ * signal interrupted the read: the caller checks its flag); -1 with err
+ * filled, as ploom_worker_run(), when the worker died, sent a malformed
+ * record, or let timeout_ms plus a grace period pass (it is then killed).
+ * Call it at least once a second while the run is in flight, so that the
+ * deadline is noticed. */
+int ploom_worker_read_run(struct ploom_worker *w, struct ploom_run *out,
+			  struct ploom_err *err);
+
 /* Builds a trace of run with the worker's hello (scenario, Python),
  * target, hash_seed and config, moving the run into it (*run is left
  * zeroed).  On success the caller owns *out (ploom_trace_free()). */

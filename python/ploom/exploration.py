@@ -80,6 +80,11 @@ class Config:
         At the first failure, also look for the same failure with fewer
         preemptions and save it as ``<id>-minimized.json`` beside the
         original (:attr:`ModelCheckError.minimized_trace`).
+    jobs
+        Worker processes that run schedules at once, from 1 to 64.  They
+        explore exactly the schedules one would; without ``keep_going`` the
+        failure reported is the first one any of them found, which may be
+        another failing schedule than one worker reports first.
     """
 
     max_preemptions: int | None = None
@@ -92,6 +97,7 @@ class Config:
     hash_seed: int = 0
     trace_dir: str = ".ploom"
     minimize: bool = True
+    jobs: int = 1
 
     def __post_init__(self) -> None:
         if self.reduction not in _REDUCTIONS:
@@ -118,6 +124,9 @@ class Config:
             )
         if not isinstance(self.trace_dir, (str, os.PathLike)) or not os.fspath(self.trace_dir):
             raise ValueError(f"Config.trace_dir must be a non-empty path, not {self.trace_dir!r}")
+        _check_int("jobs", self.jobs, minimum=1)
+        if self.jobs > 64:
+            raise ValueError(f"Config.jobs must be at most 64, not {self.jobs}")
 
     def _options(self) -> list[str]:
         """The ``ploom-explore`` options that say the same as this config."""
@@ -136,6 +145,8 @@ class Config:
         opts.append(f"--trace-dir={os.fspath(self.trace_dir)}")
         if not self.minimize:
             opts.append("--no-minimize")
+        if self.jobs != 1:
+            opts.append(f"--jobs={self.jobs}")
         return opts
 
 

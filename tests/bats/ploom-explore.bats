@@ -10,11 +10,13 @@ bats_require_minimum_version 1.5.0
 
 load helpers
 
-# counts SCENARIO BOUND SCHEDULES FAILING: exhaustive search with -k
+# counts SCENARIO BOUND SCHEDULES FAILING [JOBS]: exhaustive search with -k
+# (and -j JOBS when given)
 counts() {
-	local bound=()
+	local bound=() jobs=()
 	[ "$2" = none ] || bound=(-p "$2")
-	run --separate-stderr ploom-explore -q -k "${bound[@]}" "$SCN:$1"
+	[ -z "${5:-}" ] || jobs=(-j "$5")
+	run --separate-stderr ploom-explore -q -k "${bound[@]}" "${jobs[@]}" "$SCN:$1"
 	echo "$output" > stats.json
 	[ "$(jq .schedules stats.json)" -eq "$3" ]
 	[ "$(jq .failing stats.json)" -eq "$4" ]
@@ -327,6 +329,99 @@ counts() {
 	code=0
 	wait "$pid" || code=$?
 	[ "$code" -eq 130 ]
+	[ ! -s out.json ]
+	sleep 0.2
+	run -1 pgrep -f "$SCN:counter3"
+}
+
+@test "-j 2 explores the same schedules as -j 1: abba and racy_counter2" {
+	counts abba none 194 10 2
+	counts abba 1 19 2 2
+	counts abba 2 59 5 2
+	[ "$(jq .jobs stats.json)" -eq 2 ]
+	counts racy_counter2 none 69 30 2
+	counts racy_counter2 1 12 3 2
+	counts racy_counter2 2 32 10 2
+}
+
+@test "-j 2 explores the same schedules as -j 1: try_lock and flag_handoff" {
+	counts try_lock none 307 0 2
+	counts try_lock 1 24 0 2
+	counts try_lock 2 77 0 2
+	counts flag_handoff none 488 0 2
+	counts flag_handoff 1 21 0 2
+	counts flag_handoff 2 76 0 2
+}
+
+@test "-j 2 explores the same schedules as -j 1: the banks" {
+	counts bank_locked none 127 0 2
+	counts bank_locked 1 22 0 2
+	counts bank_locked 2 55 0 2
+	counts bank_unlocked none 221 75 2
+	counts bank_unlocked 1 14 3 2
+	counts bank_unlocked 2 52 14 2
+}
+
+@test "-j 1 is the default and says so" {
+	run -0 --separate-stderr ploom-explore -q "$SCN:bank_locked"
+	[ "$(echo "$output" | jq .jobs)" -eq 1 ]
+}
+
+@test "-j 2 finds the bank's failure, writes its trace and minimizes it" {
+	run -1 --separate-stderr ploom-explore -q --jobs=2 "$BANK:scenario"
+	echo "$output" > stats.json
+	[[ "$stderr" == *"failed: builtins.AssertionError: the account is overdrawn"* ]]
+	[ "$(jq -r .result stats.json)" = failure ]
+	[ "$(jq -r .stopped_by stats.json)" = failure ]
+	[ "$(jq .failing stats.json)" -eq 1 ]
+	[ "$(jq .jobs stats.json)" -eq 2 ]
+	trace="$(jq -r .trace stats.json)"
+	min="$(jq -r .minimized_trace stats.json)"
+	[ -f "$trace" ]
+	[ "$(jq -r .outcome.exception.message "$trace")" = "the account is overdrawn" ]
+	[ "$min" = "${trace%-original.json}-minimized.json" ]
+	[ "$(jq .preemptions "$min")" -eq 1 ]
+	[[ "$stderr" == *"ploom-explore: minimized trace written to '$min'"* ]]
+	# the trace replays like one from a single worker
+	run -1 --separate-stderr ploom-replay -q "$trace"
+	run -1 pgrep -f "$BANK:scenario"
+}
+
+@test "-j accepts 1 to 64 only" {
+	run -2 --separate-stderr ploom-explore -j 0 "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: invalid --jobs '0'"* ]]
+	run -2 --separate-stderr ploom-explore -j 65 "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: invalid --jobs '65'"* ]]
+	run -2 --separate-stderr ploom-explore --jobs=x "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: invalid --jobs 'x'"* ]]
+	[ -z "$output" ]
+}
+
+@test "-n with -j 2 runs exactly n schedules and is incomplete" {
+	run -3 --separate-stderr ploom-explore -q -j 2 -n 5 "$SCN:bank_locked"
+	echo "$output" > stats.json
+	[ "$(jq .schedules stats.json)" -eq 5 ]
+	[ "$(jq -r .result stats.json)" = incomplete ]
+	[ "$(jq -r .stopped_by stats.json)" = max-schedules ]
+	run -0 --separate-stderr ploom-explore -q -j 2 -n 127 "$SCN:bank_locked"
+	[ "$(echo "$output" | jq -r .result)" = pass ]
+}
+
+@test "-t with -j 2 stops the search and makes it incomplete" {
+	run -3 --separate-stderr ploom-explore -q -j 2 -t 0.001 "$SCN:counter3"
+	[ "$(echo "$output" | jq -r .stopped_by)" = time-limit ]
+}
+
+@test "SIGTERM with -j 2 stops every worker and leaves no process" {
+	ploom-explore -q -k -j 2 "$SCN:counter3" > out.json 2> err.txt &
+	pid=$!
+	sleep 1.5
+	# both workers are running
+	[ "$(pgrep -f -c "ploom._worker $SCN:counter3")" -eq 2 ]
+	kill -TERM "$pid"
+	code=0
+	wait "$pid" || code=$?
+	[ "$code" -eq 143 ]
 	[ ! -s out.json ]
 	sleep 0.2
 	run -1 pgrep -f "$SCN:counter3"

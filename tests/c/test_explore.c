@@ -1,6 +1,7 @@
 /* Tests of lib/explore: the simulator of the scenario semantics (sim.h)
  * produces the runs that drive the search, and every count of
  * REFERENCE.md must come out exactly. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,6 +162,215 @@ static void a_deadlock_schedule_replays_from_its_choices(void)
 	ploom_explore_free(ex);
 }
 
+/* ---- splitting: N workers over disjoint parts of the search ---- */
+
+/* The choice vectors of runs, as strings "1,0,2", to compare as sets. */
+struct vecs {
+	char **v;
+	size_t n, cap;
+};
+
+static void vecs_add(struct vecs *vs, const struct ploom_run *run)
+{
+	char *s = malloc(run->nchoices * 12 + 1), *p = s;
+	size_t i;
+
+	if (!s)
+		abort();
+	*p = '\0';
+	for (i = 0; i < run->nchoices; i++)
+		p += sprintf(p, i ? ",%d" : "%d", run->choices[i]);
+	if (vs->n == vs->cap) {
+		vs->cap = vs->cap ? 2 * vs->cap : 256;
+		vs->v = realloc(vs->v, vs->cap * sizeof(*vs->v));
+		if (!vs->v)
+			abort();
+	}
+	vs->v[vs->n++] = s;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void vecs_sort(struct vecs *vs)
+{
+	if (vs->n)
+		qsort(vs->v, vs->n, sizeof(*vs->v), cmp_str);
+}
+
+static void vecs_release(struct vecs *vs)
+{
+	size_t i;
+
+	for (i = 0; i < vs->n; i++)
+		free(vs->v[i]);
+	free(vs->v);
+	memset(vs, 0, sizeof(*vs));
+}
+
+/* The sequential search's choice vectors, sorted. */
+static void sequential_vecs(struct vecs *out, const struct sim_scenario *sc, int bound)
+{
+	struct ploom_explore *ex = NULL;
+	struct ploom_run run;
+	const int *prefix;
+	size_t n;
+	int r;
+
+	if (ploom_explore_new(&ex, bound, NULL) < 0)
+		abort();
+	do {
+		prefix = ploom_explore_prefix(ex, &n);
+		sim_run(&run, sc, prefix, n);
+		vecs_add(out, &run);
+		r = ploom_explore_next(ex, &run, NULL);
+		ploom_run_release(&run);
+	} while (r == 1);
+	ploom_explore_free(ex);
+	vecs_sort(out);
+}
+
+#define MAX_SIM_WORKERS 8
+
+/* Explores sc with nworkers simulated workers, as ploom-explore -j does:
+ * each worker has a search (its run in flight) or none; a worker without
+ * one splits the search with the shallowest split; which run comes back
+ * next is drawn from the seed.  Counts schedules and failing ones and
+ * collects the choice vectors; returns the schedules, -1 on error. */
+static long explore_split(const struct sim_scenario *sc, int bound, int nworkers,
+			  unsigned seed, long *out_failing, struct vecs *vs)
+{
+	struct ploom_explore *unit[MAX_SIM_WORKERS] = {0};
+	struct ploom_err err = {0, ""};
+	struct ploom_run run;
+	long schedules = 0;
+	int w, ret = 0;
+
+	*out_failing = 0;
+	if (ploom_explore_new(&unit[0], bound, &err) < 0)
+		return -1;
+	for (;;) {
+		int busy = 0, pick, r;
+		const int *prefix;
+		size_t n;
+
+		for (w = 0; w < nworkers; w++) {
+			long best = -1;
+			int victim = -1, v;
+			if (unit[w])
+				continue;
+			for (v = 0; v < nworkers; v++) {
+				long d = unit[v] ? ploom_explore_split_depth(unit[v]) : -1;
+				if (d >= 0 && (best < 0 || d < best)) {
+					best = d;
+					victim = v;
+				}
+			}
+			if (victim >= 0 && ploom_explore_split(&unit[w], unit[victim], &err) != 1)
+				ret = -1;
+		}
+		for (w = 0; w < nworkers; w++)
+			busy += unit[w] != NULL;
+		if (!busy || ret < 0)
+			break;
+		seed = seed * 1103515245u + 12345u;
+		pick = (int)((seed >> 16) % (unsigned)busy);
+		for (w = 0; w < nworkers; w++)
+			if (unit[w] && pick-- == 0)
+				break;
+		prefix = ploom_explore_prefix(unit[w], &n);
+		sim_run(&run, sc, prefix, n);
+		schedules++;
+		if (ploom_outcome_is_failure(run.outcome.kind))
+			(*out_failing)++;
+		vecs_add(vs, &run);
+		r = ploom_explore_next(unit[w], &run, &err);
+		ploom_run_release(&run);
+		if (r < 0) {
+			ret = -1;
+			break;
+		}
+		if (r == 0) {
+			ploom_explore_free(unit[w]);
+			unit[w] = NULL;
+		}
+	}
+	for (w = 0; w < nworkers; w++)
+		ploom_explore_free(unit[w]);
+	if (ret < 0) {
+		printf("explore error: %s\n", err.msg);
+		return -1;
+	}
+	vecs_sort(vs);
+	return schedules;
+}
+
+static void split_searches_run_every_schedule_once(void)
+{
+	size_t i, k;
+	int b, nw;
+	unsigned seed;
+
+	for (i = 0; i < sim_nscenarios; i++) {
+		const struct sim_scenario *sc = &sim_scenarios[i];
+		for (b = 0; b < 4; b++) {
+			struct vecs seq = {0};
+			sequential_vecs(&seq, sc, b - 1);
+			for (nw = 2; nw <= 4; nw++) {
+				for (seed = 1; seed <= 2; seed++) {
+					struct vecs par = {0};
+					long failing, schedules;
+					int same;
+					schedules = explore_split(sc, b - 1, nw, seed * 7919u, &failing, &par);
+					same = par.n == seq.n;
+					for (k = 0; same && k < par.n; k++)
+						same = !strcmp(par.v[k], seq.v[k]);
+					if (!CHECK_INT(schedules, sc->want[b][0]) ||
+					    !CHECK_INT(failing, sc->want[b][1]) || !CHECK(same))
+						printf("  (%s, max_preemptions %d, %d workers, seed %u)\n",
+						       sc->name, b - 1, nw, seed);
+					vecs_release(&par);
+				}
+			}
+			vecs_release(&seq);
+		}
+	}
+}
+
+static void a_search_splits_only_between_its_runs(void)
+{
+	struct ploom_explore *ex = NULL, *sub = NULL;
+	struct ploom_run run;
+	const int *prefix, *sp;
+	size_t n, sn;
+	long d;
+
+	CHECK(ploom_explore_new(&ex, -1, NULL) == 0);
+	/* before the first run is back, nothing is known below the root */
+	CHECK_INT(ploom_explore_split_depth(ex), -1);
+	CHECK(ploom_explore_split(&sub, ex, NULL) == 0 && sub == NULL);
+	sim_run(&run, sim_find("racy_counter2"), NULL, 0);
+	CHECK(ploom_explore_next(ex, &run, NULL) == 1);
+	d = ploom_explore_split_depth(ex);
+	/* the first branch point has an untried alternative */
+	CHECK_INT(d, 0);
+	CHECK(ploom_explore_split(&sub, ex, NULL) == 1 && sub != NULL);
+	prefix = ploom_explore_prefix(ex, &n);
+	sp = ploom_explore_prefix(sub, &sn);
+	CHECK_INT(sn, d + 1);
+	/* the last alternative there, which is not the first run's choice */
+	CHECK(sn && sp[sn - 1] != run.choices[sn - 1]);
+	/* the split-off search has nothing to give before its first run */
+	CHECK_INT(ploom_explore_split_depth(sub), -1);
+	/* the owner's next schedule is another one */
+	CHECK(n != sn || memcmp(prefix, sp, n * sizeof(*sp)) != 0);
+	ploom_run_release(&run);
+	ploom_explore_free(sub);
+	ploom_explore_free(ex);
+}
+
 int main(void)
 {
 	first_schedule_takes_the_default_choices();
@@ -169,5 +379,7 @@ int main(void)
 	preemptions_are_counted_against_the_previous_task();
 	a_deadlock_schedule_replays_from_its_choices();
 	explore_counts_match_reference();
+	a_search_splits_only_between_its_runs();
+	split_searches_run_every_schedule_once();
 	return check_report();
 }

@@ -90,6 +90,17 @@ def test_keep_going_counts_221_schedules_75_failing(tmp_path):
     assert os.path.exists(info.value.original_trace)
 
 
+def test_jobs_2_explores_the_same_schedules(tmp_path):
+    stats = ploom.check(scenarios.bank_locked, ploom.Config(jobs=2, trace_dir=str(tmp_path)))
+    assert (stats.schedules, stats.failing, stats.complete) == (127, 0, True)
+    assert stats.raw["jobs"] == 2
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.bank_unlocked, ploom.Config(jobs=2, keep_going=True, trace_dir=str(tmp_path)))
+    stats = info.value.statistics
+    assert (stats.schedules, stats.failing, stats.complete) == (221, 75, True)
+    assert os.path.exists(info.value.minimized_trace)
+
+
 def test_abba_is_reported_as_a_deadlock(tmp_path):
     with pytest.raises(ModelCheckError) as info:
         ploom.check(scenarios.abba, ploom.Config(trace_dir=str(tmp_path)))
@@ -309,6 +320,9 @@ def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
         {"hash_seed": -1},
         {"keep_going": "yes"},
         {"trace_dir": ""},
+        {"jobs": 0},
+        {"jobs": 65},
+        {"jobs": "2"},
     ],
 )
 def test_config_rejects_bad_values(options):
