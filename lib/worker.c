@@ -707,11 +707,6 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* The worker's schedule child dies with the worker (PR_SET_PDEATHSIG) but
- * a moment later, as an orphan.  This process is their subreaper (see
- * ploom_worker_start), so it can wait for them and keep the promise that
- * no process outlives the utility.  Bounded: a process that a scenario
- * detached some other way is not waited for beyond `ms`. */
 /* A child reaped by reap_orphans that is one of our workers keeps its
  * status for its own reap().  Returns 1 if it was one. */
 static int note_reaped(pid_t pid, int status)
@@ -752,6 +747,11 @@ static int only_workers_left(void)
 	return only;
 }
 
+/* The worker's schedule child dies with the worker (PR_SET_PDEATHSIG) but
+ * a moment later, as an orphan.  This process is their subreaper (see
+ * ploom_worker_start), so it can wait for them and keep the promise that
+ * no process outlives the utility.  Bounded: a process that a scenario
+ * detached some other way is not waited for beyond `ms`. */
 static void reap_orphans(long ms)
 {
 	long deadline = now_ms() + ms;

@@ -306,32 +306,32 @@ counts() {
 	[[ "$stderr" == *"ploom-explore: "*"No space left on device"* ]]
 }
 
-@test "SIGTERM stops the search, prints nothing and leaves no process" {
-	ploom-explore -q -k "$SCN:counter3" > out.json 2> err.txt &
+# interrupted SIGNAL CODE WORKERS [OPTION...]: explores counter3 (-q -k
+# and the options) in the background, checks that WORKERS workers run,
+# sends SIGNAL, and checks the exit status CODE, an empty stdout and that
+# no process is left behind.
+interrupted() {
+	local signal=$1 want=$2 workers=$3 pid code=0
+	shift 3
+	ploom-explore -q -k "$@" "$SCN:counter3" > out.json 2> err.txt &
 	pid=$!
 	sleep 1.5
-	kill -TERM "$pid"
+	[ "$(pgrep -f -c "ploom._worker $SCN:counter3")" -eq "$workers" ]
+	kill "-$signal" "$pid"
 	# not `run wait`: run uses a subshell, which cannot wait for our job
-	code=0
 	wait "$pid" || code=$?
-	[ "$code" -eq 143 ]
+	[ "$code" -eq "$want" ]
 	[ ! -s out.json ]
 	sleep 0.2
 	run -1 pgrep -f "$SCN:counter3"
 }
 
+@test "SIGTERM stops the search, prints nothing and leaves no process" {
+	interrupted TERM 143 1
+}
+
 @test "SIGINT exits 130" {
-	ploom-explore -q -k "$SCN:counter3" > out.json 2> err.txt &
-	pid=$!
-	sleep 1.5
-	kill -INT "$pid"
-	# not `run wait`: run uses a subshell, which cannot wait for our job
-	code=0
-	wait "$pid" || code=$?
-	[ "$code" -eq 130 ]
-	[ ! -s out.json ]
-	sleep 0.2
-	run -1 pgrep -f "$SCN:counter3"
+	interrupted INT 130 1
 }
 
 @test "-j 2 explores the same schedules as -j 1: abba and racy_counter2" {
@@ -413,16 +413,5 @@ counts() {
 }
 
 @test "SIGTERM with -j 2 stops every worker and leaves no process" {
-	ploom-explore -q -k -j 2 "$SCN:counter3" > out.json 2> err.txt &
-	pid=$!
-	sleep 1.5
-	# both workers are running
-	[ "$(pgrep -f -c "ploom._worker $SCN:counter3")" -eq 2 ]
-	kill -TERM "$pid"
-	code=0
-	wait "$pid" || code=$?
-	[ "$code" -eq 143 ]
-	[ ! -s out.json ]
-	sleep 0.2
-	run -1 pgrep -f "$SCN:counter3"
+	interrupted TERM 143 2 -j 2
 }
