@@ -1,13 +1,162 @@
-/* The protocol's byte-level encoding; event.h documents the records. */
+/* The worker protocol; event.h documents the records and the API. */
 #include "event.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "trace.h"
+
+#define MAX_FIELDS 12
+
+struct field {
+	const char *s;
+	size_t n;
+};
+
+/* ---- operations and objects ---- */
+
+static const char *const op_names[PLOOM_NOPS] = {
+	[PLOOM_OP_BEGIN] = "begin",
+	[PLOOM_OP_START] = "start",
+	[PLOOM_OP_JOIN] = "join",
+	[PLOOM_OP_IS_ALIVE] = "is_alive",
+	[PLOOM_OP_ACQUIRE] = "acquire",
+	[PLOOM_OP_RELEASE] = "release",
+	[PLOOM_OP_LOCKED] = "locked",
+	[PLOOM_OP_READ] = "read",
+	[PLOOM_OP_WRITE] = "write",
+	[PLOOM_OP_YIELD_NOW] = "yield_now",
+};
+
+const char *ploom_op_name(enum ploom_op op)
+{
+	if ((unsigned)op >= PLOOM_NOPS)
+		return "?";
+	return op_names[op];
+}
+
+int ploom_op_parse(const char *s, size_t len)
+{
+	int i;
+
+	for (i = 0; i < PLOOM_NOPS; i++)
+		if (strlen(op_names[i]) == len && !memcmp(op_names[i], s, len))
+			return i;
+	return -1;
+}
+
+static const char *const obj_kinds[] = {
+	[PLOOM_OBJ_NONE] = "-",
+	[PLOOM_OBJ_CELL] = "cell",
+	[PLOOM_OBJ_LOCK] = "lock",
+	[PLOOM_OBJ_THREAD] = "thread",
+};
+
+size_t ploom_obj_format(char *out, size_t cap, struct ploom_obj obj)
+{
+	int n;
+
+	if (obj.kind == PLOOM_OBJ_NONE || (unsigned)obj.kind > PLOOM_OBJ_THREAD)
+		n = snprintf(out, cap, "-");
+	else
+		n = snprintf(out, cap, "%s#%ld", obj_kinds[obj.kind], obj.id);
+	if (n < 0)
+		n = 0;
+	return (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
+}
+
+int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len)
+{
+	int k;
+
+	out->kind = PLOOM_OBJ_NONE;
+	out->id = 0;
+	if (len == 1 && s[0] == '-')
+		return 0;
+	for (k = PLOOM_OBJ_CELL; k <= PLOOM_OBJ_THREAD; k++) {
+		size_t kl = strlen(obj_kinds[k]), i;
+		long id = 0;
+
+		if (len <= kl + 1 || memcmp(s, obj_kinds[k], kl) || s[kl] != '#')
+			continue;
+		/* at most 18 digits: no overflow, and no leading zeros, so that
+		 * one object has one name */
+		if (len - kl - 1 > 18 || (s[kl + 1] == '0' && len - kl - 1 > 1))
+			return -1;
+		for (i = kl + 1; i < len; i++) {
+			if (s[i] < '0' || s[i] > '9')
+				return -1;
+			id = id * 10 + (s[i] - '0');
+		}
+		out->kind = (enum ploom_obj_kind)k;
+		out->id = id;
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- which operations conflict ---- */
+
+int ploom_op_accesses(struct ploom_access out[2], int task, enum ploom_op op,
+		      struct ploom_obj obj, int exits)
+{
+	struct ploom_obj self = {PLOOM_OBJ_THREAD, task};
+	int n = 0;
+
+	switch (op) {
+	case PLOOM_OP_BEGIN:
+		out[n++] = (struct ploom_access){self, 0};
+		break;
+	case PLOOM_OP_READ:
+	case PLOOM_OP_LOCKED:
+	case PLOOM_OP_JOIN:
+	case PLOOM_OP_IS_ALIVE:
+		out[n++] = (struct ploom_access){obj, 0};
+		break;
+	case PLOOM_OP_WRITE:
+	case PLOOM_OP_ACQUIRE:
+	case PLOOM_OP_RELEASE:
+	case PLOOM_OP_START:
+		out[n++] = (struct ploom_access){obj, 1};
+		break;
+	default:
+		break;
+	}
+	if (exits) {
+		/* begin then exit: one write of the thread covers both */
+		if (n && out[0].obj.kind == PLOOM_OBJ_THREAD && out[0].obj.id == task)
+			out[0].write = 1;
+		else
+			out[n++] = (struct ploom_access){self, 1};
+	}
+	return n;
+}
+
+int ploom_pending_accesses(struct ploom_access out[2], int task, enum ploom_op op,
+			   struct ploom_obj obj)
+{
+	return ploom_op_accesses(out, task, op, obj, 1);
+}
+
+int ploom_conflicts(const struct ploom_access *a, int na, const struct ploom_access *b,
+		    int nb)
+{
+	int i, j;
+
+	for (i = 0; i < na; i++)
+		for (j = 0; j < nb; j++)
+			if ((a[i].write || b[j].write) && a[i].obj.kind == b[j].obj.kind &&
+			    a[i].obj.id == b[j].obj.id && a[i].obj.kind != PLOOM_OBJ_NONE)
+				return 1;
+	return 0;
+}
+
+/* ---- encoding ---- */
 void ploom_buf_release(struct ploom_buf *b)
 {
 	free(b->data);
@@ -146,3 +295,714 @@ char *ploom_str_decode(const char *field, size_t len, size_t *out_len)
 		*out_len = o;
 	return out;
 }
+
+/* ---- the records ---- */
+
+void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
+		     const char *pyversion, size_t pyversion_len, int gil,
+		     const char *hash_seed, size_t hash_seed_len, const char *module,
+		     size_t module_len, const char *qualname, size_t qualname_len,
+		     const char *file, size_t file_len)
+{
+	ploom_buf_addf(b, "hello %d", PLOOM_PROTOCOL_VERSION);
+	ploom_buf_add_str(b, impl, impl_len);
+	ploom_buf_add_str(b, pyversion, pyversion_len);
+	ploom_buf_addf(b, " %d", gil ? 1 : 0);
+	ploom_buf_add_str(b, hash_seed, hash_seed_len);
+	ploom_buf_add_str(b, module, module_len);
+	ploom_buf_add_str(b, qualname, qualname_len);
+	ploom_buf_add_str(b, file, file_len);
+	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len)
+{
+	ploom_buf_addf(b, "error %s", kind);
+	ploom_buf_add_str(b, msg, len);
+	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
+		    struct ploom_obj obj, const int *enabled, size_t nenabled, int nonblocking,
+		    const struct ploom_pending *pending, size_t npending)
+{
+	char name[32];
+	size_t i;
+
+	ploom_obj_format(name, sizeof(name), obj);
+	ploom_buf_addf(b, "step %ld %d %s %s ", index, task, ploom_op_name(op), name);
+	for (i = 0; i < nenabled; i++)
+		ploom_buf_addf(b, i ? ",%d" : "%d", enabled[i]);
+	if (!nenabled)
+		ploom_buf_add(b, "-", 1);
+	ploom_buf_addf(b, " %s ", nonblocking ? "nonblocking" : "-");
+	for (i = 0; i < npending; i++) {
+		ploom_obj_format(name, sizeof(name), pending[i].obj);
+		ploom_buf_addf(b, "%s%d:%s:%s", i ? "," : "", pending[i].task,
+			       ploom_op_name(pending[i].op), name);
+	}
+	if (!npending)
+		ploom_buf_add(b, "-", 1);
+	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_enc_value(struct ploom_buf *b, long index, const char *text, size_t len)
+{
+	ploom_buf_addf(b, "value %ld", index);
+	ploom_buf_add_str(b, text, len);
+	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_enc_outcome_pass(struct ploom_buf *b)
+{
+	ploom_buf_addf(b, "outcome pass\n");
+}
+
+void ploom_enc_outcome_failure(struct ploom_buf *b, int task, const char *type,
+			       size_t type_len, const char *msg, size_t msg_len,
+			       const char *tb, size_t tb_len)
+{
+	ploom_buf_addf(b, "outcome failure %d", task);
+	ploom_buf_add_str(b, type, type_len);
+	ploom_buf_add_str(b, msg, msg_len);
+	ploom_buf_add_str(b, tb, tb_len);
+	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_enc_outcome_deadlock(struct ploom_buf *b)
+{
+	ploom_buf_addf(b, "outcome deadlock\n");
+}
+
+void ploom_enc_wait(struct ploom_buf *b, int task, enum ploom_op op, struct ploom_obj obj,
+		    int holder)
+{
+	char name[32];
+
+	ploom_obj_format(name, sizeof(name), obj);
+	ploom_buf_addf(b, "wait %d %s %s %d\n", task, ploom_op_name(op), name, holder);
+}
+
+void ploom_enc_outcome_step_limit(struct ploom_buf *b, long limit)
+{
+	ploom_buf_addf(b, "outcome step-limit %ld\n", limit);
+}
+
+void ploom_enc_outcome_divergence(struct ploom_buf *b, long index, const char *msg,
+				  size_t len)
+{
+	ploom_buf_addf(b, "outcome divergence %ld", index);
+	ploom_buf_add_str(b, msg, len);
+	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_enc_outcome_sleep_blocked(struct ploom_buf *b, long index)
+{
+	ploom_buf_addf(b, "outcome sleep-blocked %ld\n", index);
+}
+
+void ploom_enc_exit(struct ploom_buf *b, const char *how, int code)
+{
+	ploom_buf_addf(b, "exit %s %d\n", how, code);
+}
+
+void ploom_enc_output(struct ploom_buf *b, const char *text, size_t len)
+{
+	ploom_buf_addf(b, "output");
+	ploom_buf_add_str(b, text, len);
+	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_enc_done(struct ploom_buf *b, long nsteps)
+{
+	ploom_buf_addf(b, "done %ld\n", nsteps);
+}
+
+/* ---- commands ---- */
+
+void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd)
+{
+	size_t i;
+
+	ploom_buf_addf(b, "run %ld %ld %zu", cmd->max_steps, cmd->timeout_ms, cmd->nchoices);
+	for (i = 0; i < cmd->nchoices; i++)
+		ploom_buf_addf(b, " %d", cmd->choices[i]);
+	ploom_buf_addf(b, " %zu", cmd->nsleep);
+	for (i = 0; i < cmd->nsleep; i++)
+		ploom_buf_addf(b, " %d", cmd->sleep[i]);
+	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_run_cmd_release(struct ploom_run_cmd *cmd)
+{
+	free(cmd->choices);
+	free(cmd->sleep);
+	memset(cmd, 0, sizeof(*cmd));
+}
+
+/* The next space-separated decimal of line[*pos..len) within [min, max]. */
+static int next_long(long *out, const char *line, size_t len, size_t *pos, long min, long max)
+{
+	size_t i = *pos;
+	long v = 0;
+	int digits = 0;
+
+	if (i >= len || line[i] != ' ')
+		return -1;
+	for (i++; i < len && line[i] >= '0' && line[i] <= '9'; i++) {
+		if (++digits > 18)
+			return -1;
+		v = v * 10 + (line[i] - '0');
+	}
+	if (!digits || v < min || v > max || (i < len && line[i] != ' '))
+		return -1;
+	*out = v;
+	*pos = i;
+	return 0;
+}
+
+static int read_ids(int **out, size_t *out_n, const char *line, size_t len, size_t *pos,
+		    long max_count)
+{
+	long n, v;
+	size_t i;
+
+	if (next_long(&n, line, len, pos, 0, max_count) < 0)
+		return -1;
+	*out = malloc((size_t)(n ? n : 1) * sizeof(**out));
+	if (!*out)
+		return -1;
+	for (i = 0; i < (size_t)n; i++) {
+		if (next_long(&v, line, len, pos, 0, PLOOM_MAX_TASK_ID) < 0)
+			return -1;
+		(*out)[i] = (int)v;
+	}
+	*out_n = (size_t)n;
+	return 0;
+}
+
+int ploom_run_cmd_parse(struct ploom_run_cmd *out, const char *line, size_t len,
+			struct ploom_err *err)
+{
+	size_t pos = 3;
+
+	memset(out, 0, sizeof(*out));
+	if (len < 3 || memcmp(line, "run", 3) ||
+	    next_long(&out->max_steps, line, len, &pos, 0, LONG_MAX / 2) < 0 ||
+	    next_long(&out->timeout_ms, line, len, &pos, 0, LONG_MAX / 2) < 0 ||
+	    read_ids(&out->choices, &out->nchoices, line, len, &pos, PLOOM_MAX_CHOICES) < 0 ||
+	    read_ids(&out->sleep, &out->nsleep, line, len, &pos, PLOOM_MAX_TASK_ID) < 0 ||
+	    pos != len)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "bad run command");
+	return 0;
+}
+
+/* ---- decoding ---- */
+/* ---- field decoding ---- */
+
+static int split(struct field *f, const char *line, size_t len)
+{
+	size_t i = 0, nf = 0;
+
+	while (i <= len) {
+		size_t j = i;
+		while (j < len && line[j] != ' ')
+			j++;
+		if (nf == MAX_FIELDS || j == i)
+			return -1;
+		f[nf].s = line + i;
+		f[nf].n = j - i;
+		nf++;
+		i = j + 1;
+	}
+	return (int)nf;
+}
+
+static int field_is(const struct field *f, const char *word)
+{
+	return f->n == strlen(word) && !memcmp(f->s, word, f->n);
+}
+
+static int parse_long(long *out, const struct field *f, long min, long max)
+{
+	long v = 0;
+	size_t i = 0;
+	int neg = 0;
+
+	if (f->n && f->s[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	if (i == f->n || f->n - i > 18)
+		return -1;
+	for (; i < f->n; i++) {
+		if (f->s[i] < '0' || f->s[i] > '9')
+			return -1;
+		v = v * 10 + (f->s[i] - '0');
+	}
+	if (neg)
+		v = -v;
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_int(int *out, const struct field *f, int min, int max)
+{
+	long v;
+
+	if (parse_long(&v, f, min, max) < 0)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static char *dup_str(const struct field *f)
+{
+	if (!f->n || f->s[0] != '=')
+		return NULL;
+	return ploom_str_decode(f->s + 1, f->n - 1, NULL);
+}
+
+static int parse_list(int **out, size_t *out_len, const struct field *f)
+{
+	size_t i, n = 1, k = 0;
+	struct field x;
+	int *v;
+
+	*out = NULL;
+	*out_len = 0;
+	if (field_is(f, "-"))
+		return 0;
+	for (i = 0; i < f->n; i++)
+		if (f->s[i] == ',')
+			n++;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -1;
+	x.s = f->s;
+	for (i = 0; i <= f->n; i++) {
+		if (i == f->n || f->s[i] == ',') {
+			x.n = (size_t)(f->s + i - x.s);
+			if (parse_int(&v[k], &x, 0, INT_MAX) < 0 ||
+			    (k && v[k] <= v[k - 1])) {
+				free(v);
+				return -1;
+			}
+			k++;
+			x.s = f->s + i + 1;
+		}
+	}
+	*out = v;
+	*out_len = k;
+	return 0;
+}
+
+/* "malformed record from the worker: 'step 1 ...' (bad INDEX)" with the
+ * record cut short and made printable, so the message stays one line. */
+static int malformed(struct ploom_err *err, const char *line, size_t len, const char *why)
+{
+	char shown[72];
+	size_t i, n = len < 60 ? len : 60;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)line[i];
+		shown[i] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+	}
+	if (n < len) {
+		memcpy(shown + n, "...", 3);
+		n += 3;
+	}
+	shown[n] = '\0';
+	return ploom_err_set(err, PLOOM_EXIT_USAGE, "malformed record from the worker: '%s' (%s)",
+			     shown, why);
+}
+
+static int field_op(const struct field *f)
+{
+	return ploom_op_parse(f->s, f->n);
+}
+
+/* An object name that parses; NULL for "-" (the caller checks which). */
+static int field_obj(struct ploom_obj *out, char **name, const struct field *f)
+{
+	*name = NULL;
+	if (ploom_obj_parse(out, f->s, f->n) < 0)
+		return -1;
+	if (out->kind == PLOOM_OBJ_NONE)
+		return 0;
+	*name = strndup(f->s, f->n);
+	return *name ? 0 : -1;
+}
+
+/* PENDING: "-" or TASK:OP:OBJECT,... in ascending task order, none of
+ * them `task`. */
+static int parse_pending(struct ploom_step *s, const struct field *f)
+{
+	size_t i, n = 1, k = 0, start = 0;
+
+	if (field_is(f, "-"))
+		return 0;
+	for (i = 0; i < f->n; i++)
+		if (f->s[i] == ',')
+			n++;
+	s->pending = calloc(n, sizeof(*s->pending));
+	if (!s->pending)
+		return -1;
+	for (i = 0; i <= f->n; i++) {
+		const char *c1, *c2, *e;
+		struct field x;
+		struct ploom_pending *pe;
+		int op;
+
+		if (i < f->n && f->s[i] != ',')
+			continue;
+		e = f->s + i;
+		c1 = memchr(f->s + start, ':', (size_t)(e - f->s - start));
+		c2 = c1 ? memchr(c1 + 1, ':', (size_t)(e - c1 - 1)) : NULL;
+		if (!c2)
+			return -1;
+		pe = &s->pending[k];
+		x.s = f->s + start;
+		x.n = (size_t)(c1 - x.s);
+		if (parse_int(&pe->task, &x, 0, INT_MAX) < 0 || pe->task == s->task ||
+		    (k && pe->task <= s->pending[k - 1].task))
+			return -1;
+		op = ploom_op_parse(c1 + 1, (size_t)(c2 - c1 - 1));
+		if (op < 0 || ploom_obj_parse(&pe->obj, c2 + 1, (size_t)(e - c2 - 1)) < 0)
+			return -1;
+		pe->op = (enum ploom_op)op;
+		k++;
+		start = i + 1;
+	}
+	s->npending = k;
+	return 0;
+}
+
+/* 1 if task is among the step's pending tasks. */
+static int is_pending(const struct ploom_step *s, int task)
+{
+	size_t i;
+
+	for (i = 0; i < s->npending; i++)
+		if (s->pending[i].task == task)
+			return 1;
+	return 0;
+}
+
+/* ---- the run parser ---- */
+
+void ploom_run_parser_init(struct ploom_run_parser *p, struct ploom_run *run, long timeout_ms)
+{
+	memset(p, 0, sizeof(*p));
+	p->run = run;
+	p->timeout_ms = timeout_ms;
+}
+
+static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
+		      const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_step *s;
+	long index;
+	size_t i;
+	int task, op;
+
+	if (nf != 8)
+		return malformed(err, line, len, "expected 8 fields");
+	if (parse_long(&index, &f[1], 0, LONG_MAX) < 0)
+		return malformed(err, line, len, "bad INDEX");
+	if ((size_t)index != p->run->nsteps)
+		return malformed(err, line, len, "step out of order");
+	if (parse_int(&task, &f[2], 0, INT_MAX) < 0)
+		return malformed(err, line, len, "bad TASK");
+	op = field_op(&f[3]);
+	if (op < 0)
+		return malformed(err, line, len, "unknown OP");
+	if (!field_is(&f[6], "-") && !field_is(&f[6], "nonblocking"))
+		return malformed(err, line, len, "bad FLAGS");
+	s = ploom_run_add_step(p->run);
+	if (!s)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	s->index = index;
+	s->task = task;
+	s->nonblocking = field_is(&f[6], "nonblocking");
+	s->op = (enum ploom_op)op;
+	if (field_obj(&s->obj, &s->object, &f[4]) < 0)
+		return malformed(err, line, len, "bad OBJECT");
+	if (parse_list(&s->enabled, &s->nenabled, &f[5]) < 0)
+		return malformed(err, line, len, "bad ENABLED");
+	if (!ploom_step_is_enabled(s, task))
+		return malformed(err, line, len, "TASK is not enabled");
+	if (parse_pending(s, &f[7]) < 0)
+		return malformed(err, line, len, "bad PENDING");
+	for (i = 0; i < s->nenabled; i++)
+		if (s->enabled[i] != task && !is_pending(s, s->enabled[i]))
+			return malformed(err, line, len, "an enabled task is not in PENDING");
+	p->nstep_records++;
+	return 0;
+}
+
+static int parse_outcome(struct ploom_run_parser *p, const struct field *f, int nf,
+			 const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_outcome *o = &p->run->outcome;
+
+	if (p->have_outcome)
+		return malformed(err, line, len, "second outcome");
+	if (nf < 2)
+		return malformed(err, line, len, "no KIND");
+	if (field_is(&f[1], "pass")) {
+		if (nf != 2)
+			return malformed(err, line, len, "expected 2 fields");
+		o->kind = PLOOM_OUTCOME_PASS;
+	} else if (field_is(&f[1], "failure")) {
+		if (nf != 6)
+			return malformed(err, line, len, "expected 6 fields");
+		if (parse_int(&o->task, &f[2], 0, INT_MAX) < 0)
+			return malformed(err, line, len, "bad TASK");
+		o->exc_type = dup_str(&f[3]);
+		o->exc_message = dup_str(&f[4]);
+		o->traceback = dup_str(&f[5]);
+		if (!o->exc_type || !o->exc_message || !o->traceback)
+			return malformed(err, line, len, "bad str field");
+		o->kind = PLOOM_OUTCOME_FAILURE;
+	} else if (field_is(&f[1], "deadlock")) {
+		if (nf != 2)
+			return malformed(err, line, len, "expected 2 fields");
+		o->kind = PLOOM_OUTCOME_DEADLOCK;
+		p->in_deadlock = 1;
+	} else if (field_is(&f[1], "step-limit")) {
+		if (nf != 3 || parse_long(&o->limit, &f[2], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad LIMIT");
+		o->kind = PLOOM_OUTCOME_STEP_LIMIT;
+	} else if (field_is(&f[1], "divergence")) {
+		if (nf != 4 || parse_long(&o->divergence_index, &f[2], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad INDEX");
+		o->divergence_message = dup_str(&f[3]);
+		if (!o->divergence_message)
+			return malformed(err, line, len, "bad MESSAGE");
+		o->kind = PLOOM_OUTCOME_DIVERGENCE;
+	} else if (field_is(&f[1], "sleep-blocked")) {
+		if (nf != 3 || parse_long(&o->divergence_index, &f[2], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad INDEX");
+		o->kind = PLOOM_OUTCOME_SLEEP_BLOCKED;
+		p->in_deadlock = 1;
+	} else {
+		return malformed(err, line, len, "unknown outcome");
+	}
+	p->have_outcome = 1;
+	return 0;
+}
+
+static int parse_wait(struct ploom_run_parser *p, const struct field *f, int nf,
+		      const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_outcome *o = &p->run->outcome;
+	struct ploom_wait *w;
+	struct ploom_obj obj;
+	int op;
+
+	if (!p->in_deadlock)
+		return malformed(err, line, len, "wait outside a deadlock");
+	if (nf != 5)
+		return malformed(err, line, len, "expected 5 fields");
+	w = realloc(o->waits, (o->nwaits + 1) * sizeof(*w));
+	if (!w)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	o->waits = w;
+	w = &o->waits[o->nwaits++];
+	memset(w, 0, sizeof(*w));
+	if (parse_int(&w->task, &f[1], 0, INT_MAX) < 0)
+		return malformed(err, line, len, "bad TASK");
+	op = field_op(&f[2]);
+	if (op < 0)
+		return malformed(err, line, len, "unknown OP");
+	w->op = (enum ploom_op)op;
+	if (field_obj(&obj, &w->object, &f[3]) < 0)
+		return malformed(err, line, len, "bad OBJECT");
+	if (parse_int(&w->holder, &f[4], -1, INT_MAX) < 0)
+		return malformed(err, line, len, "bad HOLDER");
+	return 0;
+}
+
+/* After `done`: turn the child's exit into an outcome when it sent none. */
+static int finish(struct ploom_run_parser *p, const char *line, size_t len,
+		  struct ploom_err *err)
+{
+	struct ploom_outcome *o = &p->run->outcome;
+
+	if (!p->have_outcome) {
+		if (!p->have_exit)
+			return malformed(err, line, len, "run without outcome or exit");
+		if (!strcmp(p->exit_how, "code")) {
+			o->kind = PLOOM_OUTCOME_EXIT;
+			o->status = p->exit_code;
+		} else if (!strcmp(p->exit_how, "signal")) {
+			o->kind = PLOOM_OUTCOME_CRASH;
+			o->signal = p->exit_code;
+		} else {
+			o->kind = PLOOM_OUTCOME_TIMEOUT;
+			o->timeout_ms = p->timeout_ms;
+		}
+	}
+	p->done = 1;
+	return ploom_run_finish(p->run, err);
+}
+
+int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t len,
+			  struct ploom_err *err)
+{
+	struct field f[MAX_FIELDS];
+	long n;
+	int nf;
+
+	if (p->done)
+		return malformed(err, line, len, "record after done");
+	if (memchr(line, '\0', len))
+		return malformed(err, line, len, "NUL byte");
+	nf = split(f, line, len);
+	if (nf < 1)
+		return malformed(err, line, len, "bad field separators");
+	if (field_is(&f[0], "step"))
+		return parse_step(p, f, nf, line, len, err);
+	if (!field_is(&f[0], "wait"))
+		p->in_deadlock = 0;
+	if (field_is(&f[0], "wait"))
+		return parse_wait(p, f, nf, line, len, err);
+	if (field_is(&f[0], "value")) {
+		struct ploom_step *s;
+		if (nf != 3 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
+		    (size_t)n >= p->run->nsteps)
+			return malformed(err, line, len, "bad INDEX");
+		s = &p->run->steps[n];
+		if (s->value)
+			return malformed(err, line, len, "second value for a step");
+		s->value = dup_str(&f[2]);
+		if (!s->value)
+			return malformed(err, line, len, "bad TEXT");
+		return 0;
+	}
+	if (field_is(&f[0], "outcome"))
+		return parse_outcome(p, f, nf, line, len, err);
+	if (field_is(&f[0], "exit")) {
+		int code;
+		if (p->have_exit || nf != 3)
+			return malformed(err, line, len, "expected one exit with 3 fields");
+		if (!field_is(&f[1], "code") && !field_is(&f[1], "signal") &&
+		    !field_is(&f[1], "timeout"))
+			return malformed(err, line, len, "bad HOW");
+		if (parse_int(&code, &f[2], INT_MIN, INT_MAX) < 0)
+			return malformed(err, line, len, "bad CODE");
+		memcpy(p->exit_how, f[1].s, f[1].n);
+		p->exit_how[f[1].n] = '\0';
+		p->exit_code = code;
+		p->have_exit = 1;
+		return 0;
+	}
+	if (field_is(&f[0], "output")) {
+		if (p->have_output || nf != 2)
+			return malformed(err, line, len, "expected one output with 2 fields");
+		p->run->outcome.output = dup_str(&f[1]);
+		if (!p->run->outcome.output)
+			return malformed(err, line, len, "bad TEXT");
+		p->have_output = 1;
+		return 0;
+	}
+	if (field_is(&f[0], "done")) {
+		if (nf != 2 || parse_long(&n, &f[1], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad NSTEPS");
+		if (n != p->nstep_records)
+			return malformed(err, line, len, "step count differs from the step records");
+		if (finish(p, line, len, err) < 0)
+			return -1;
+		return 1;
+	}
+	return malformed(err, line, len, "unknown record");
+}
+
+int ploom_run_parse_text(struct ploom_run *out, const char *text, size_t len,
+			 long timeout_ms, struct ploom_err *err)
+{
+	struct ploom_run_parser p;
+	size_t i = 0;
+	int r = 0;
+
+	ploom_run_parser_init(&p, out, timeout_ms);
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		if (!nl)
+			break;
+		r = ploom_run_parser_line(&p, text + i, (size_t)(nl - text - i), err);
+		if (r < 0)
+			return -1;
+		i = (size_t)(nl - text) + 1;
+		if (r == 1)
+			break;
+	}
+	if (r != 1)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the worker stopped before the end of the run");
+	if (i < len)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "data after the end of the run");
+	return 0;
+}
+
+/* ---- hello ---- */
+
+void ploom_hello_release(struct ploom_hello *h)
+{
+	free(h->implementation);
+	free(h->python_version);
+	free(h->hash_seed);
+	free(h->module);
+	free(h->qualname);
+	free(h->file);
+	memset(h, 0, sizeof(*h));
+}
+
+int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
+		      const char *target, struct ploom_err *err)
+{
+	struct field f[MAX_FIELDS];
+	char *msg;
+	int nf;
+
+	if (memchr(line, '\0', len))
+		return malformed(err, line, len, "NUL byte");
+	nf = split(f, line, len);
+	if (nf >= 1 && field_is(&f[0], "error")) {
+		if (nf != 3 || !(msg = dup_str(&f[2])))
+			return malformed(err, line, len, "expected error KIND MESSAGE");
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot load scenario '%s': %s", target, msg);
+		free(msg);
+		return -1;
+	}
+	if (nf < 1 || !field_is(&f[0], "hello"))
+		return malformed(err, line, len, "expected hello");
+	if (nf < 2 || parse_int(&out->version, &f[1], 0, INT_MAX) < 0)
+		return malformed(err, line, len, "bad VERSION");
+	if (out->version != PLOOM_PROTOCOL_VERSION)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the worker speaks protocol version %d (this ploom speaks %d)",
+				     out->version, PLOOM_PROTOCOL_VERSION);
+	if (nf != 9)
+		return malformed(err, line, len, "expected 9 fields");
+	if (parse_int(&out->gil, &f[4], 0, 1) < 0)
+		return malformed(err, line, len, "bad GIL");
+	out->implementation = dup_str(&f[2]);
+	out->python_version = dup_str(&f[3]);
+	out->hash_seed = dup_str(&f[5]);
+	out->module = dup_str(&f[6]);
+	out->qualname = dup_str(&f[7]);
+	out->file = dup_str(&f[8]);
+	if (!out->implementation || !out->python_version || !out->hash_seed ||
+	    !out->module || !out->qualname || !out->file)
+		return malformed(err, line, len, "bad str field");
+	if (!*out->file) {
+		free(out->file);
+		out->file = NULL;
+	}
+	return 0;
+}
+

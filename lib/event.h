@@ -1,5 +1,9 @@
 /* event.h - the worker protocol: records that flow between ploom's C
- * utilities and the Python worker process that runs schedules.
+ * utilities and the Python worker process that runs schedules.  This
+ * header and event.c are its only owner: the operations and their names,
+ * the objects and theirs, which operations conflict, the encoders the
+ * extension writes records with, and the decoder the utilities read them
+ * with.
  *
  * Overview
  * --------
@@ -27,11 +31,18 @@
  *           is the empty string.  A str field may hold any byte, NUL included.
  *
  * Commands (utility -> worker, fd 0)
- *   run MAX_STEPS TIMEOUT_MS N C1 ... CN
+ *   run MAX_STEPS TIMEOUT_MS N C1 ... CN M S1 ... SM
  *       Run one schedule.  C1..CN are the task ids to pick at the first N
- *       branch points (steps where more than one task is enabled); past them
- *       the child takes the default choice: the task that ran the previous
- *       step if it is still enabled, else the lowest enabled id.
+ *       branch points (steps where more than one task is enabled).
+ *       S1..SM is a sleep set: tasks asleep at the step where choice CN is
+ *       taken (at the first step when N is 0).  Past the choices the child
+ *       keeps a sleep set, starting from S: after each step it wakes every
+ *       sleeping task whose pending operation conflicts with that step
+ *       (ploom_conflicts()), and at each step it takes the default choice
+ *       among the enabled tasks that are awake: the task that ran the
+ *       previous step if it is, else the lowest id.  When every enabled
+ *       task is asleep it ends the schedule with `outcome sleep-blocked`.
+ *       With M = 0 nothing is ever asleep: plain defaults.
  *       MAX_STEPS bounds the steps of the schedule (0: no bound); TIMEOUT_MS
  *       is the wall-clock limit of the child (0: none).
  *   quit
@@ -47,12 +58,16 @@
  *   error KIND MESSAGE
  *       From the worker instead of hello when it cannot load the scenario
  *       (KIND word: "load"), then the worker exits 2.  MESSAGE str.
- *   step INDEX TASK OP OBJECT ENABLED FLAGS
+ *   step INDEX TASK OP OBJECT ENABLED FLAGS PENDING
  *       The scheduler picked TASK for step INDEX (0, 1, 2, ...).  OP word:
- *       begin start join is_alive acquire release locked read write
- *       yield_now.  OBJECT word ("-" for begin and yield_now).  ENABLED list:
- *       the enabled tasks at that point, ascending.  FLAGS word: "-" or
- *       "nonblocking" (for acquire(blocking=False)).
+ *       one of ploom_op_name()'s.  OBJECT word ("-" for begin and
+ *       yield_now).  ENABLED list: the enabled tasks at that point,
+ *       ascending.  FLAGS word: "-" or "nonblocking" (for
+ *       acquire(blocking=False)).  PENDING: "-", or one TASK:OP:OBJECT
+ *       entry, comma-separated and in ascending task order, for every
+ *       other unfinished task, enabled or not: the operation it waits to
+ *       do.  A task missing from the next step's TASK and PENDING has
+ *       finished.
  *   value INDEX TEXT
  *       repr() of what step INDEX read, wrote or returned (read, write,
  *       nonblocking acquire, locked, is_alive).  TEXT str, at most 200 bytes.
@@ -68,6 +83,11 @@
  *       The schedule reached MAX_STEPS steps.
  *   outcome divergence INDEX MESSAGE
  *       The requested choice at step INDEX was not enabled.  MESSAGE str.
+ *   outcome sleep-blocked INDEX
+ *       Every task enabled at step INDEX was asleep (see `run`): the
+ *       schedule stopped there, unfinished, as the search asked.
+ *       Followed by a `wait` record (as after a deadlock) for every
+ *       unfinished task that was not enabled there.
  *   exit HOW CODE
  *       From the worker once the child is reaped.  HOW word: "code" (CODE is
  *       the exit status), "signal" (CODE is the signal number), "timeout"
@@ -93,7 +113,92 @@
 
 #include <stddef.h>
 
-#define PLOOM_PROTOCOL_VERSION 1
+#include "err.h"
+
+#define PLOOM_PROTOCOL_VERSION 2
+
+/* ---- operations and objects ---- */
+
+/* The operations of a scenario, each a scheduling point; begin is the
+ * point a started thread stops at before its first operation. */
+enum ploom_op {
+	PLOOM_OP_BEGIN,
+	PLOOM_OP_START,
+	PLOOM_OP_JOIN,
+	PLOOM_OP_IS_ALIVE,
+	PLOOM_OP_ACQUIRE,
+	PLOOM_OP_RELEASE,
+	PLOOM_OP_LOCKED,
+	PLOOM_OP_READ,
+	PLOOM_OP_WRITE,
+	PLOOM_OP_YIELD_NOW,
+	PLOOM_NOPS
+};
+
+/* "begin", "start", ..., "yield_now"; "?" for a value out of range. */
+const char *ploom_op_name(enum ploom_op op);
+
+/* The operation named by s[0..len), or -1. */
+int ploom_op_parse(const char *s, size_t len);
+
+enum ploom_obj_kind {
+	PLOOM_OBJ_NONE,         /* begin and yield_now have no object: "-" */
+	PLOOM_OBJ_CELL,         /* cell#N: a SharedCell */
+	PLOOM_OBJ_LOCK,         /* lock#N: a Lock */
+	PLOOM_OBJ_THREAD,       /* thread#N: the thread of task N */
+};
+
+struct ploom_obj {
+	enum ploom_obj_kind kind;
+	long id;                /* N, from 0 */
+};
+
+/* Writes the object's name ("cell#3", "-") into out (cap bytes, at least
+ * 32 is always enough); returns its length. */
+size_t ploom_obj_format(char *out, size_t cap, struct ploom_obj obj);
+
+/* Parses "-" or KIND#N from s[0..len).  Returns 0, or -1 when malformed. */
+int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
+
+/* ---- which operations conflict ----
+ *
+ * Every operation reads or writes (changes) at most one object, and the
+ * step that ends a thread also writes that thread's object (its exit):
+ *
+ *   read, locked, join, is_alive        read their object
+ *   write, acquire (blocking or not),
+ *   release, start                      write it (start writes the thread started)
+ *   begin of task T                     reads thread#T (so it follows start)
+ *   yield_now                           touches nothing
+ *
+ * Two steps of different tasks conflict (are dependent, DESIGN.md) when
+ * they touch one object and at least one writes it.  The partial-order
+ * reduction in lib/dpor.c and the sleep sets the extension keeps while it
+ * runs a schedule both use this one definition, so they agree. */
+struct ploom_access {
+	struct ploom_obj obj;
+	int write;
+};
+
+/* The accesses (0, 1 or 2) of task `task` doing `op` on `obj`, plus the
+ * write of its own thread object when `exits` (the task finished after
+ * this step).  Fills out[0..n) and returns n. */
+int ploom_op_accesses(struct ploom_access out[2], int task, enum ploom_op op,
+		      struct ploom_obj obj, int exits);
+
+/* The accesses of an operation task `task` waits to do: as
+ * ploom_op_accesses() with its exit, since any operation may turn out to
+ * be the task's last.  Sleep sets and the races of operations that never
+ * ran use it: erring towards a conflict only costs schedules. */
+int ploom_pending_accesses(struct ploom_access out[2], int task, enum ploom_op op,
+			   struct ploom_obj obj);
+
+/* 1 if some access in a[0..na) and some in b[0..nb) touch one object and
+ * one of the two writes it. */
+int ploom_conflicts(const struct ploom_access *a, int na, const struct ploom_access *b,
+		    int nb);
+
+/* ---- encoding ---- */
 
 /* A growable byte buffer; the encoders append one whole line to it.
  * Zero-initialise, then release with ploom_buf_release(). */
@@ -124,5 +229,120 @@ int ploom_buf_flush_fd(struct ploom_buf *b, int fd);
  * decoded length; the result is NUL-terminated for convenience.  Returns
  * NULL on a malformed escape.  The caller frees the result. */
 char *ploom_str_decode(const char *field, size_t len, size_t *out_len);
+
+/* The operation another task waits to do, in a step's PENDING field. */
+struct ploom_pending {
+	int task;
+	enum ploom_op op;
+	struct ploom_obj obj;
+};
+
+/* The records, each appended as one line with its newline.  Strings are
+ * (pointer, length) pairs; NULL with length 0 is the empty string. */
+void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
+		     const char *pyversion, size_t pyversion_len, int gil,
+		     const char *hash_seed, size_t hash_seed_len, const char *module,
+		     size_t module_len, const char *qualname, size_t qualname_len,
+		     const char *file, size_t file_len);
+void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len);
+void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
+		    struct ploom_obj obj, const int *enabled, size_t nenabled, int nonblocking,
+		    const struct ploom_pending *pending, size_t npending);
+void ploom_enc_value(struct ploom_buf *b, long index, const char *text, size_t len);
+void ploom_enc_outcome_pass(struct ploom_buf *b);
+void ploom_enc_outcome_failure(struct ploom_buf *b, int task, const char *type,
+			       size_t type_len, const char *msg, size_t msg_len,
+			       const char *tb, size_t tb_len);
+void ploom_enc_outcome_deadlock(struct ploom_buf *b);
+void ploom_enc_wait(struct ploom_buf *b, int task, enum ploom_op op, struct ploom_obj obj,
+		    int holder);
+void ploom_enc_outcome_step_limit(struct ploom_buf *b, long limit);
+void ploom_enc_outcome_divergence(struct ploom_buf *b, long index, const char *msg,
+				  size_t len);
+void ploom_enc_outcome_sleep_blocked(struct ploom_buf *b, long index);
+/* how: "code", "signal" or "timeout" */
+void ploom_enc_exit(struct ploom_buf *b, const char *how, int code);
+void ploom_enc_output(struct ploom_buf *b, const char *text, size_t len);
+void ploom_enc_done(struct ploom_buf *b, long nsteps);
+
+/* ---- commands ---- */
+
+/* The `run` command, as a utility sends it and the worker reads it. */
+struct ploom_run_cmd {
+	long max_steps;
+	long timeout_ms;
+	int *choices;           /* malloc'd by ploom_run_cmd_parse() */
+	size_t nchoices;
+	int *sleep;             /* malloc'd by ploom_run_cmd_parse() */
+	size_t nsleep;
+};
+
+/* Limits a worker accepts in a `run` command. */
+#define PLOOM_MAX_CHOICES 10000000L
+#define PLOOM_MAX_TASK_ID 1000000
+
+void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd);
+
+/* Parses one `run` line (without its newline) into *out, whose arrays
+ * the caller frees with ploom_run_cmd_release() (also after an error).
+ * Returns 0, or -1 with err filled. */
+int ploom_run_cmd_parse(struct ploom_run_cmd *out, const char *line, size_t len,
+			struct ploom_err *err);
+void ploom_run_cmd_release(struct ploom_run_cmd *cmd);
+
+/* ---- decoding ---- */
+
+struct ploom_run;
+
+/* What the worker said in its `hello` record.  Strings malloc'd, released
+ * by ploom_hello_release(). */
+struct ploom_hello {
+	int version;
+	char *implementation;
+	char *python_version;
+	int gil;
+	char *hash_seed;
+	char *module;
+	char *qualname;
+	char *file;             /* NULL if unknown */
+};
+
+/* Parses the records of one run; the reader feeds it line by line. */
+struct ploom_run_parser {
+	struct ploom_run *run;
+	long timeout_ms;        /* for a "timeout" exit */
+	long nstep_records;
+	int have_outcome;
+	int in_deadlock;        /* wait records allowed */
+	int have_exit;
+	int have_output;
+	char exit_how[16];
+	int exit_code;
+	int done;
+};
+
+/* Starts parsing into run, which must be zeroed or released. */
+void ploom_run_parser_init(struct ploom_run_parser *p, struct ploom_run *run,
+			   long timeout_ms);
+
+/* Parses one record (len bytes, without the newline).  Returns 1 after
+ * `done` (the run is then finished with ploom_run_finish()), 0 when more
+ * records are expected, -1 with err filled on a malformed or unexpected
+ * record ("malformed record from the worker: 'RECORD' (WHY)"). */
+int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t len,
+			  struct ploom_err *err);
+
+/* Parses a whole canned stream (lines ending in '\n') into *out, as the
+ * worker reader would.  Returns 0, or -1 with err filled, including for a
+ * stream that ends before `done`. */
+int ploom_run_parse_text(struct ploom_run *out, const char *text, size_t len,
+			 long timeout_ms, struct ploom_err *err);
+
+/* Parses a `hello` line into *out (zeroed by the caller; release with
+ * ploom_hello_release()), or an `error` line into err ("cannot load
+ * scenario 'TARGET': MESSAGE").  Returns 0 or -1. */
+int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
+		      const char *target, struct ploom_err *err);
+void ploom_hello_release(struct ploom_hello *h);
 
 #endif

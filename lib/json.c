@@ -90,10 +90,10 @@ static void put_step(struct builder *b, cJSON *arr, const struct ploom_step *s)
 
 	put_num(b, o, "index", (double)s->index);
 	put_num(b, o, "task", s->task);
-	put_str(b, o, "op", s->op);
+	put_str(b, o, "op", ploom_op_name(s->op));
 	put_str(b, o, "object", s->object);
 	put(b, o, "enabled", int_array(s->enabled, s->nenabled));
-	if (s->op && !strcmp(s->op, "acquire"))
+	if (s->op == PLOOM_OP_ACQUIRE)
 		put_bool(b, o, "blocking", !s->nonblocking);
 	if (s->value)
 		put_str(b, o, "value", s->value);
@@ -120,7 +120,7 @@ static void put_outcome(struct builder *b, cJSON *parent, const struct ploom_out
 		for (i = 0; i < oc->nwaits; i++) {
 			x = append(b, waits, cJSON_CreateObject());
 			put_num(b, x, "task", oc->waits[i].task);
-			put_str(b, x, "op", oc->waits[i].op);
+			put_str(b, x, "op", ploom_op_name(oc->waits[i].op));
 			put_str(b, x, "object", oc->waits[i].object);
 			put_num(b, x, "holder", oc->waits[i].holder);
 		}
@@ -477,6 +477,35 @@ static void get_str(struct reader *r, char **out, const cJSON *obj, const char *
 	}
 }
 
+/* A required operation name. */
+static void get_op(struct reader *r, enum ploom_op *out, const cJSON *obj, const char *prefix,
+		   const char *name)
+{
+	char *s = NULL;
+	int op;
+
+	get_str(r, &s, obj, prefix, name, 1, 0);
+	if (r->failed)
+		return;
+	op = ploom_op_parse(s, strlen(s));
+	free(s);
+	if (op < 0)
+		fail(r, "is not a known operation", prefix, name);
+	else
+		*out = (enum ploom_op)op;
+}
+
+/* An optional object name that must parse, as the worker writes them. */
+static void get_object_name(struct reader *r, char **out, struct ploom_obj *obj,
+			    const cJSON *x, const char *prefix, const char *name)
+{
+	get_str(r, out, x, prefix, name, 1, 1);
+	if (r->failed || !*out)
+		return;
+	if (ploom_obj_parse(obj, *out, strlen(*out)) < 0 || obj->kind == PLOOM_OBJ_NONE)
+		fail(r, "is not an object name", prefix, name);
+}
+
 static int number_to_long(struct reader *r, long *out, const cJSON *x, long min, long max,
 			  const char *prefix, const char *name)
 {
@@ -609,8 +638,8 @@ static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, si
 	if (!r->failed && s->index != (long)i)
 		fail(r, "is out of order", prefix, "index");
 	get_int(r, &s->task, x, prefix, "task", 0, INT_MAX);
-	get_str(r, &s->op, x, prefix, "op", 1, 0);
-	get_str(r, &s->object, x, prefix, "object", 1, 1);
+	get_op(r, &s->op, x, prefix, "op");
+	get_object_name(r, &s->object, &s->obj, x, prefix, "object");
 	get_int_array(r, &s->enabled, &s->nenabled, x, prefix, "enabled");
 	for (k = 1; !r->failed && k < s->nenabled; k++)
 		if (s->enabled[k] <= s->enabled[k - 1])
@@ -629,6 +658,7 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 {
 	struct ploom_outcome *o = &t->run.outcome;
 	const cJSON *x = get_object(r, root, "", "outcome"), *e, *w;
+	struct ploom_obj obj;
 	char *kind = NULL;
 	const char *p = "outcome.";
 	char sub[64];
@@ -679,8 +709,8 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 			}
 			snprintf(sub, sizeof(sub), "outcome.waits[%zu].", o->nwaits - 1);
 			get_int(r, &wt->task, w, sub, "task", 0, INT_MAX);
-			get_str(r, &wt->op, w, sub, "op", 1, 0);
-			get_str(r, &wt->object, w, sub, "object", 1, 1);
+			get_op(r, &wt->op, w, sub, "op");
+			get_object_name(r, &wt->object, &obj, w, sub, "object");
 			get_int(r, &wt->holder, w, sub, "holder", -1, INT_MAX);
 		}
 		break;

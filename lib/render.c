@@ -228,8 +228,8 @@ done:
 
 static char *step_text(const struct ploom_step *s)
 {
-	const char *op = s->op ? s->op : "?";
-	int acquire = !strcmp(op, "acquire");
+	const char *op = ploom_op_name(s->op);
+	int acquire = s->op == PLOOM_OP_ACQUIRE;
 	char *text;
 
 	if (asprintf(&text, "%s%s%s%s", op, s->object ? " " : "", s->object ? s->object : "",
@@ -240,12 +240,12 @@ static char *step_text(const struct ploom_step *s)
 
 static char *wait_text(const struct ploom_wait *wt)
 {
-	const char *op = wt->op ? wt->op : "?";
+	const char *op = ploom_op_name(wt->op);
 	char *text;
 	int n;
 
 	/* a join's holder is the joined thread itself, already named */
-	if (wt->holder >= 0 && strcmp(op, "join"))
+	if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN)
 		n = asprintf(&text, "%s %s (held by %d)", op, wt->object ? wt->object : "?",
 			     wt->holder);
 	else
@@ -700,12 +700,11 @@ static void put_outcome(struct writer *w, const struct ploom_outcome *o)
 		put(w, "no task can run\n");
 		for (i = 0; i < o->nwaits; i++) {
 			const struct ploom_wait *wt = &o->waits[i];
-			const char *op = wt->op ? wt->op : "?";
 			putf(w, "  task %d waits to ", wt->task);
-			put_text(w, op, 0);
+			put_text(w, ploom_op_name(wt->op), 0);
 			put(w, " ");
 			put_text(w, wt->object ? wt->object : "?", 0);
-			if (wt->holder >= 0 && strcmp(op, "join"))
+			if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN)
 				putf(w, " held by task %d", wt->holder);
 			put(w, "\n");
 		}

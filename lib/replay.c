@@ -108,7 +108,7 @@ static void describe(struct ploom_buf *b, const struct ploom_step *s)
 		ploom_buf_addf(b, "the end of the run");
 		return;
 	}
-	ploom_buf_addf(b, "task %d %s", s->task, s->op ? s->op : "?");
+	ploom_buf_addf(b, "task %d %s", s->task, ploom_op_name(s->op));
 	if (s->object)
 		ploom_buf_addf(b, " %s", s->object);
 	if (s->nonblocking)
@@ -117,7 +117,7 @@ static void describe(struct ploom_buf *b, const struct ploom_step *s)
 
 static int same_step(const struct ploom_step *a, const struct ploom_step *b)
 {
-	return a->task == b->task && !strcmp(a->op ? a->op : "", b->op ? b->op : "") &&
+	return a->task == b->task && a->op == b->op &&
 	       !strcmp(a->object ? a->object : "", b->object ? b->object : "") &&
 	       a->nonblocking == b->nonblocking;
 }

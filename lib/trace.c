@@ -16,10 +16,10 @@ char *ploom_strdup(const char *s)
 
 static void step_release(struct ploom_step *s)
 {
-	free(s->op);
 	free(s->object);
 	free(s->enabled);
 	free(s->value);
+	free(s->pending);
 }
 
 static void outcome_release(struct ploom_outcome *o)
@@ -31,7 +31,6 @@ static void outcome_release(struct ploom_outcome *o)
 	free(o->exc_message);
 	free(o->traceback);
 	for (i = 0; i < o->nwaits; i++) {
-		free(o->waits[i].op);
 		free(o->waits[i].object);
 	}
 	free(o->waits);
@@ -128,6 +127,7 @@ static const char *const kind_names[] = {
 	[PLOOM_OUTCOME_EXIT] = "exit",
 	[PLOOM_OUTCOME_TIMEOUT] = "timeout",
 	[PLOOM_OUTCOME_DIVERGENCE] = "divergence",
+	[PLOOM_OUTCOME_SLEEP_BLOCKED] = "sleep-blocked",
 };
 
 const char *ploom_outcome_kind_name(enum ploom_outcome_kind kind)
@@ -164,13 +164,12 @@ int ploom_outcome_is_failure(enum ploom_outcome_kind kind)
 
 static void add_wait(struct ploom_buf *b, const struct ploom_wait *w)
 {
-	const char *op = w->op ? w->op : "?";
 	const char *obj = w->object ? w->object : "?";
 
-	ploom_buf_addf(b, "task %d waits to %s %s", w->task, op, obj);
+	ploom_buf_addf(b, "task %d waits to %s %s", w->task, ploom_op_name(w->op), obj);
 	/* for a join the holder is the joined thread itself: saying it
 	 * again would read oddly */
-	if (w->holder >= 0 && strcmp(op, "join"))
+	if (w->holder >= 0 && w->op != PLOOM_OP_JOIN)
 		ploom_buf_addf(b, " held by task %d", w->holder);
 }
 
@@ -219,6 +218,10 @@ char *ploom_outcome_summary(const struct ploom_outcome *o)
 	case PLOOM_OUTCOME_DIVERGENCE:
 		ploom_buf_addf(&b, "divergence: %s",
 			       o->divergence_message ? o->divergence_message : "");
+		break;
+	case PLOOM_OUTCOME_SLEEP_BLOCKED:
+		ploom_buf_addf(&b, "sleep-blocked: every task enabled at step %ld was asleep",
+			       o->divergence_index);
 		break;
 	}
 	return b.data;

@@ -29,6 +29,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "event.h"
 
 /* Version of the trace JSON format.  Bump it when an old reader cannot
  * read a new trace or a field changes meaning; an added optional field
@@ -38,12 +39,17 @@
 struct ploom_step {
 	long index;         /* 0, 1, 2, ... */
 	int task;           /* the task the scheduler picked */
-	char *op;           /* "begin", "start", "acquire", ... */
+	enum ploom_op op;
 	char *object;       /* "lock#0", ...; NULL for begin and yield_now */
+	struct ploom_obj obj; /* object parsed; kind PLOOM_OBJ_NONE without one */
 	int *enabled;       /* enabled tasks, ascending */
 	size_t nenabled;
 	int nonblocking;    /* 1 for acquire(blocking=False) */
 	char *value;        /* repr() of the step's value, NULL if none */
+	/* what every other unfinished task waits to do, ascending; read from
+	 * the worker for the search, not kept in trace files */
+	struct ploom_pending *pending;
+	size_t npending;
 };
 
 enum ploom_outcome_kind {
@@ -56,12 +62,13 @@ enum ploom_outcome_kind {
 	PLOOM_OUTCOME_EXIT,         /* the child exited without an outcome */
 	PLOOM_OUTCOME_TIMEOUT,
 	PLOOM_OUTCOME_DIVERGENCE,   /* a requested choice was not enabled */
+	PLOOM_OUTCOME_SLEEP_BLOCKED, /* stopped unfinished: every enabled task asleep */
 };
 
 /* One unfinished task of a deadlock. */
 struct ploom_wait {
 	int task;
-	char *op;           /* "acquire" or "join" */
+	enum ploom_op op;   /* acquire or join */
 	char *object;
 	int holder;         /* task holding the lock or joined; -1 unknown */
 };
@@ -79,7 +86,7 @@ struct ploom_outcome {
 	int status;             /* exit */
 	long limit;             /* step-limit: MAX_STEPS */
 	long timeout_ms;        /* timeout: the limit that was exceeded */
-	long divergence_index;  /* divergence: the step */
+	long divergence_index;  /* divergence, sleep-blocked: the step */
 	char *divergence_message; /* divergence */
 	char *output;           /* captured stdout+stderr, NULL if none */
 };

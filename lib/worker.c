@@ -19,16 +19,9 @@
 
 extern char **environ;
 
-#define MAX_FIELDS 12
-
 /* Extra time the worker gets beyond a schedule's own timeout before we
  * decide it hangs: it kills the child itself and should answer at once. */
 #define WORKER_GRACE_MS 10000
-
-struct field {
-	const char *s;
-	size_t n;
-};
 
 struct linebuf {
 	char *data;
@@ -72,458 +65,6 @@ static void unlist(struct ploom_worker *w)
 			break;
 		}
 	w->next_live = NULL;
-}
-
-/* ---- field decoding ---- */
-
-static int split(struct field *f, const char *line, size_t len)
-{
-	size_t i = 0, nf = 0;
-
-	while (i <= len) {
-		size_t j = i;
-		while (j < len && line[j] != ' ')
-			j++;
-		if (nf == MAX_FIELDS || j == i)
-			return -1;
-		f[nf].s = line + i;
-		f[nf].n = j - i;
-		nf++;
-		i = j + 1;
-	}
-	return (int)nf;
-}
-
-static int field_is(const struct field *f, const char *word)
-{
-	return f->n == strlen(word) && !memcmp(f->s, word, f->n);
-}
-
-static int parse_long(long *out, const struct field *f, long min, long max)
-{
-	long v = 0;
-	size_t i = 0;
-	int neg = 0;
-
-	if (f->n && f->s[0] == '-') {
-		neg = 1;
-		i = 1;
-	}
-	if (i == f->n || f->n - i > 18)
-		return -1;
-	for (; i < f->n; i++) {
-		if (f->s[i] < '0' || f->s[i] > '9')
-			return -1;
-		v = v * 10 + (f->s[i] - '0');
-	}
-	if (neg)
-		v = -v;
-	if (v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_int(int *out, const struct field *f, int min, int max)
-{
-	long v;
-
-	if (parse_long(&v, f, min, max) < 0)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
-/* A word: printable bytes, no '=' start (that would be a str). */
-static char *dup_word(const struct field *f)
-{
-	size_t i;
-
-	for (i = 0; i < f->n; i++)
-		if ((unsigned char)f->s[i] < 0x21 || f->s[i] == 0x7f)
-			return NULL;
-	return strndup(f->s, f->n);
-}
-
-static char *dup_str(const struct field *f)
-{
-	if (!f->n || f->s[0] != '=')
-		return NULL;
-	return ploom_str_decode(f->s + 1, f->n - 1, NULL);
-}
-
-static int parse_list(int **out, size_t *out_len, const struct field *f)
-{
-	size_t i, n = 1, k = 0;
-	struct field x;
-	int *v;
-
-	*out = NULL;
-	*out_len = 0;
-	if (field_is(f, "-"))
-		return 0;
-	for (i = 0; i < f->n; i++)
-		if (f->s[i] == ',')
-			n++;
-	v = calloc(n, sizeof(*v));
-	if (!v)
-		return -1;
-	x.s = f->s;
-	for (i = 0; i <= f->n; i++) {
-		if (i == f->n || f->s[i] == ',') {
-			x.n = (size_t)(f->s + i - x.s);
-			if (parse_int(&v[k], &x, 0, INT_MAX) < 0 ||
-			    (k && v[k] <= v[k - 1])) {
-				free(v);
-				return -1;
-			}
-			k++;
-			x.s = f->s + i + 1;
-		}
-	}
-	*out = v;
-	*out_len = k;
-	return 0;
-}
-
-/* "malformed record from the worker: 'step 1 ...' (bad INDEX)" with the
- * record cut short and made printable, so the message stays one line. */
-static int malformed(struct ploom_err *err, const char *line, size_t len, const char *why)
-{
-	char shown[72];
-	size_t i, n = len < 60 ? len : 60;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)line[i];
-		shown[i] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
-	}
-	if (n < len) {
-		memcpy(shown + n, "...", 3);
-		n += 3;
-	}
-	shown[n] = '\0';
-	return ploom_err_set(err, PLOOM_EXIT_USAGE, "malformed record from the worker: '%s' (%s)",
-			     shown, why);
-}
-
-static int is_known_op(const struct field *f)
-{
-	static const char *const ops[] = {
-		"begin", "start", "join", "is_alive", "acquire", "release",
-		"locked", "read", "write", "yield_now",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (field_is(f, ops[i]))
-			return 1;
-	return 0;
-}
-
-/* ---- the run parser ---- */
-
-void ploom_run_parser_init(struct ploom_run_parser *p, struct ploom_run *run, long timeout_ms)
-{
-	memset(p, 0, sizeof(*p));
-	p->run = run;
-	p->timeout_ms = timeout_ms;
-}
-
-static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
-		      const char *line, size_t len, struct ploom_err *err)
-{
-	struct ploom_step *s;
-	long index;
-	int task;
-
-	if (nf != 7)
-		return malformed(err, line, len, "expected 7 fields");
-	if (parse_long(&index, &f[1], 0, LONG_MAX) < 0)
-		return malformed(err, line, len, "bad INDEX");
-	if ((size_t)index != p->run->nsteps)
-		return malformed(err, line, len, "step out of order");
-	if (parse_int(&task, &f[2], 0, INT_MAX) < 0)
-		return malformed(err, line, len, "bad TASK");
-	if (!is_known_op(&f[3]))
-		return malformed(err, line, len, "unknown OP");
-	if (!field_is(&f[6], "-") && !field_is(&f[6], "nonblocking"))
-		return malformed(err, line, len, "bad FLAGS");
-	s = ploom_run_add_step(p->run);
-	if (!s)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
-	s->index = index;
-	s->task = task;
-	s->nonblocking = field_is(&f[6], "nonblocking");
-	s->op = dup_word(&f[3]);
-	if (!s->op)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
-	if (!field_is(&f[4], "-")) {
-		s->object = dup_word(&f[4]);
-		if (!s->object)
-			return malformed(err, line, len, "bad OBJECT");
-	}
-	if (parse_list(&s->enabled, &s->nenabled, &f[5]) < 0)
-		return malformed(err, line, len, "bad ENABLED");
-	if (!ploom_step_is_enabled(s, task))
-		return malformed(err, line, len, "TASK is not enabled");
-	p->nstep_records++;
-	return 0;
-}
-
-static int parse_outcome(struct ploom_run_parser *p, const struct field *f, int nf,
-			 const char *line, size_t len, struct ploom_err *err)
-{
-	struct ploom_outcome *o = &p->run->outcome;
-
-	if (p->have_outcome)
-		return malformed(err, line, len, "second outcome");
-	if (nf < 2)
-		return malformed(err, line, len, "no KIND");
-	if (field_is(&f[1], "pass")) {
-		if (nf != 2)
-			return malformed(err, line, len, "expected 2 fields");
-		o->kind = PLOOM_OUTCOME_PASS;
-	} else if (field_is(&f[1], "failure")) {
-		if (nf != 6)
-			return malformed(err, line, len, "expected 6 fields");
-		if (parse_int(&o->task, &f[2], 0, INT_MAX) < 0)
-			return malformed(err, line, len, "bad TASK");
-		o->exc_type = dup_str(&f[3]);
-		o->exc_message = dup_str(&f[4]);
-		o->traceback = dup_str(&f[5]);
-		if (!o->exc_type || !o->exc_message || !o->traceback)
-			return malformed(err, line, len, "bad str field");
-		o->kind = PLOOM_OUTCOME_FAILURE;
-	} else if (field_is(&f[1], "deadlock")) {
-		if (nf != 2)
-			return malformed(err, line, len, "expected 2 fields");
-		o->kind = PLOOM_OUTCOME_DEADLOCK;
-		p->in_deadlock = 1;
-	} else if (field_is(&f[1], "step-limit")) {
-		if (nf != 3 || parse_long(&o->limit, &f[2], 0, LONG_MAX) < 0)
-			return malformed(err, line, len, "bad LIMIT");
-		o->kind = PLOOM_OUTCOME_STEP_LIMIT;
-	} else if (field_is(&f[1], "divergence")) {
-		if (nf != 4 || parse_long(&o->divergence_index, &f[2], 0, LONG_MAX) < 0)
-			return malformed(err, line, len, "bad INDEX");
-		o->divergence_message = dup_str(&f[3]);
-		if (!o->divergence_message)
-			return malformed(err, line, len, "bad MESSAGE");
-		o->kind = PLOOM_OUTCOME_DIVERGENCE;
-	} else {
-		return malformed(err, line, len, "unknown outcome");
-	}
-	p->have_outcome = 1;
-	return 0;
-}
-
-static int parse_wait(struct ploom_run_parser *p, const struct field *f, int nf,
-		      const char *line, size_t len, struct ploom_err *err)
-{
-	struct ploom_outcome *o = &p->run->outcome;
-	struct ploom_wait *w;
-
-	if (!p->in_deadlock)
-		return malformed(err, line, len, "wait outside a deadlock");
-	if (nf != 5)
-		return malformed(err, line, len, "expected 5 fields");
-	w = realloc(o->waits, (o->nwaits + 1) * sizeof(*w));
-	if (!w)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
-	o->waits = w;
-	w = &o->waits[o->nwaits++];
-	memset(w, 0, sizeof(*w));
-	if (parse_int(&w->task, &f[1], 0, INT_MAX) < 0)
-		return malformed(err, line, len, "bad TASK");
-	if (!is_known_op(&f[2]))
-		return malformed(err, line, len, "unknown OP");
-	w->op = dup_word(&f[2]);
-	w->object = field_is(&f[3], "-") ? NULL : dup_word(&f[3]);
-	if (!w->op || (!w->object && !field_is(&f[3], "-")))
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
-	if (parse_int(&w->holder, &f[4], -1, INT_MAX) < 0)
-		return malformed(err, line, len, "bad HOLDER");
-	return 0;
-}
-
-/* After `done`: turn the child's exit into an outcome when it sent none. */
-static int finish(struct ploom_run_parser *p, const char *line, size_t len,
-		  struct ploom_err *err)
-{
-	struct ploom_outcome *o = &p->run->outcome;
-
-	if (!p->have_outcome) {
-		if (!p->have_exit)
-			return malformed(err, line, len, "run without outcome or exit");
-		if (!strcmp(p->exit_how, "code")) {
-			o->kind = PLOOM_OUTCOME_EXIT;
-			o->status = p->exit_code;
-		} else if (!strcmp(p->exit_how, "signal")) {
-			o->kind = PLOOM_OUTCOME_CRASH;
-			o->signal = p->exit_code;
-		} else {
-			o->kind = PLOOM_OUTCOME_TIMEOUT;
-			o->timeout_ms = p->timeout_ms;
-		}
-	}
-	p->done = 1;
-	return ploom_run_finish(p->run, err);
-}
-
-int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t len,
-			  struct ploom_err *err)
-{
-	struct field f[MAX_FIELDS];
-	long n;
-	int nf;
-
-	if (p->done)
-		return malformed(err, line, len, "record after done");
-	if (memchr(line, '\0', len))
-		return malformed(err, line, len, "NUL byte");
-	nf = split(f, line, len);
-	if (nf < 1)
-		return malformed(err, line, len, "bad field separators");
-	if (field_is(&f[0], "step"))
-		return parse_step(p, f, nf, line, len, err);
-	if (!field_is(&f[0], "wait"))
-		p->in_deadlock = 0;
-	if (field_is(&f[0], "wait"))
-		return parse_wait(p, f, nf, line, len, err);
-	if (field_is(&f[0], "value")) {
-		struct ploom_step *s;
-		if (nf != 3 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
-		    (size_t)n >= p->run->nsteps)
-			return malformed(err, line, len, "bad INDEX");
-		s = &p->run->steps[n];
-		if (s->value)
-			return malformed(err, line, len, "second value for a step");
-		s->value = dup_str(&f[2]);
-		if (!s->value)
-			return malformed(err, line, len, "bad TEXT");
-		return 0;
-	}
-	if (field_is(&f[0], "outcome"))
-		return parse_outcome(p, f, nf, line, len, err);
-	if (field_is(&f[0], "exit")) {
-		int code;
-		if (p->have_exit || nf != 3)
-			return malformed(err, line, len, "expected one exit with 3 fields");
-		if (!field_is(&f[1], "code") && !field_is(&f[1], "signal") &&
-		    !field_is(&f[1], "timeout"))
-			return malformed(err, line, len, "bad HOW");
-		if (parse_int(&code, &f[2], INT_MIN, INT_MAX) < 0)
-			return malformed(err, line, len, "bad CODE");
-		memcpy(p->exit_how, f[1].s, f[1].n);
-		p->exit_how[f[1].n] = '\0';
-		p->exit_code = code;
-		p->have_exit = 1;
-		return 0;
-	}
-	if (field_is(&f[0], "output")) {
-		if (p->have_output || nf != 2)
-			return malformed(err, line, len, "expected one output with 2 fields");
-		p->run->outcome.output = dup_str(&f[1]);
-		if (!p->run->outcome.output)
-			return malformed(err, line, len, "bad TEXT");
-		p->have_output = 1;
-		return 0;
-	}
-	if (field_is(&f[0], "done")) {
-		if (nf != 2 || parse_long(&n, &f[1], 0, LONG_MAX) < 0)
-			return malformed(err, line, len, "bad NSTEPS");
-		if (n != p->nstep_records)
-			return malformed(err, line, len, "step count differs from the step records");
-		if (finish(p, line, len, err) < 0)
-			return -1;
-		return 1;
-	}
-	return malformed(err, line, len, "unknown record");
-}
-
-int ploom_run_parse_text(struct ploom_run *out, const char *text, size_t len,
-			 long timeout_ms, struct ploom_err *err)
-{
-	struct ploom_run_parser p;
-	size_t i = 0;
-	int r = 0;
-
-	ploom_run_parser_init(&p, out, timeout_ms);
-	while (i < len) {
-		const char *nl = memchr(text + i, '\n', len - i);
-		if (!nl)
-			break;
-		r = ploom_run_parser_line(&p, text + i, (size_t)(nl - text - i), err);
-		if (r < 0)
-			return -1;
-		i = (size_t)(nl - text) + 1;
-		if (r == 1)
-			break;
-	}
-	if (r != 1)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
-				     "the worker stopped before the end of the run");
-	if (i < len)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "data after the end of the run");
-	return 0;
-}
-
-/* ---- hello ---- */
-
-void ploom_hello_release(struct ploom_hello *h)
-{
-	free(h->implementation);
-	free(h->python_version);
-	free(h->hash_seed);
-	free(h->module);
-	free(h->qualname);
-	free(h->file);
-	memset(h, 0, sizeof(*h));
-}
-
-int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
-		      const char *target, struct ploom_err *err)
-{
-	struct field f[MAX_FIELDS];
-	char *msg;
-	int nf;
-
-	if (memchr(line, '\0', len))
-		return malformed(err, line, len, "NUL byte");
-	nf = split(f, line, len);
-	if (nf >= 1 && field_is(&f[0], "error")) {
-		if (nf != 3 || !(msg = dup_str(&f[2])))
-			return malformed(err, line, len, "expected error KIND MESSAGE");
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot load scenario '%s': %s", target, msg);
-		free(msg);
-		return -1;
-	}
-	if (nf < 1 || !field_is(&f[0], "hello"))
-		return malformed(err, line, len, "expected hello");
-	if (nf < 2 || parse_int(&out->version, &f[1], 0, INT_MAX) < 0)
-		return malformed(err, line, len, "bad VERSION");
-	if (out->version != PLOOM_PROTOCOL_VERSION)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
-				     "the worker speaks protocol version %d (this ploom speaks %d)",
-				     out->version, PLOOM_PROTOCOL_VERSION);
-	if (nf != 9)
-		return malformed(err, line, len, "expected 9 fields");
-	if (parse_int(&out->gil, &f[4], 0, 1) < 0)
-		return malformed(err, line, len, "bad GIL");
-	out->implementation = dup_str(&f[2]);
-	out->python_version = dup_str(&f[3]);
-	out->hash_seed = dup_str(&f[5]);
-	out->module = dup_str(&f[6]);
-	out->qualname = dup_str(&f[7]);
-	out->file = dup_str(&f[8]);
-	if (!out->implementation || !out->python_version || !out->hash_seed ||
-	    !out->module || !out->qualname || !out->file)
-		return malformed(err, line, len, "bad str field");
-	if (!*out->file) {
-		free(out->file);
-		out->file = NULL;
-	}
-	return 0;
 }
 
 /* ---- the process ---- */
@@ -962,21 +503,16 @@ static int send_all(int fd, const char *data, size_t len)
 }
 
 /* Writes the `run` command.  Returns 0, or -1 with err filled. */
-static int send_run(struct ploom_worker *w, const int *choices, size_t n, long max_steps,
-		    long timeout_ms, struct ploom_err *err)
+static int send_cmd(struct ploom_worker *w, const struct ploom_run_cmd *rc, struct ploom_err *err)
 {
 	struct ploom_buf cmd = {0};
-	size_t i;
 	int ret = -1;
 
 	if (w->pid <= 0 || w->cmd_fd < 0) {
 		ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker is not running");
 		goto done;
 	}
-	ploom_buf_addf(&cmd, "run %ld %ld %zu", max_steps, timeout_ms, n);
-	for (i = 0; i < n; i++)
-		ploom_buf_addf(&cmd, " %d", choices[i]);
-	ploom_buf_add(&cmd, "\n", 1);
+	ploom_enc_run(&cmd, rc);
 	if (send_all(w->cmd_fd, cmd.data, cmd.len) < 0) {
 		if (errno == EPIPE)
 			worker_died(w, "before a schedule", err);
@@ -989,6 +525,14 @@ static int send_run(struct ploom_worker *w, const int *choices, size_t n, long m
 done:
 	ploom_buf_release(&cmd);
 	return ret;
+}
+
+static int send_run(struct ploom_worker *w, const int *choices, size_t n, long max_steps,
+		    long timeout_ms, struct ploom_err *err)
+{
+	struct ploom_run_cmd rc = {max_steps, timeout_ms, (int *)choices, n, NULL, 0};
+
+	return send_cmd(w, &rc, err);
 }
 
 int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
@@ -1031,20 +575,28 @@ done:
 	return ret;
 }
 
-int ploom_worker_send_run(struct ploom_worker *w, const int *choices, size_t n,
-			  long max_steps, long timeout_ms, struct ploom_err *err)
+int ploom_worker_send_cmd(struct ploom_worker *w, const struct ploom_run_cmd *cmd,
+			  struct ploom_err *err)
 {
 	if (w->in_run)
 		return ploom_err_set(err, PLOOM_EXIT_USAGE,
 				     "the worker is running a schedule already");
-	if (send_run(w, choices, n, max_steps, timeout_ms, err) < 0)
+	if (send_cmd(w, cmd, err) < 0)
 		return -1;
 	ploom_run_release(&w->pending);
-	ploom_run_parser_init(&w->parser, &w->pending, timeout_ms);
-	w->timeout_ms = timeout_ms;
-	w->deadline = timeout_ms > 0 ? now_ms() + timeout_ms + WORKER_GRACE_MS : 0;
+	ploom_run_parser_init(&w->parser, &w->pending, cmd->timeout_ms);
+	w->timeout_ms = cmd->timeout_ms;
+	w->deadline = cmd->timeout_ms > 0 ? now_ms() + cmd->timeout_ms + WORKER_GRACE_MS : 0;
 	w->in_run = 1;
 	return 0;
+}
+
+int ploom_worker_send_run(struct ploom_worker *w, const int *choices, size_t n,
+			  long max_steps, long timeout_ms, struct ploom_err *err)
+{
+	struct ploom_run_cmd rc = {max_steps, timeout_ms, (int *)choices, n, NULL, 0};
+
+	return ploom_worker_send_cmd(w, &rc, err);
 }
 
 int ploom_worker_fd(const struct ploom_worker *w)

@@ -35,6 +35,7 @@
 #include <sys/types.h>
 
 #include "err.h"
+#include "event.h"
 #include "trace.h"
 
 struct ploom_worker;
@@ -48,19 +49,6 @@ struct ploom_worker_opts {
 	 * SA_RESTART) and the flag is set, the call gives up with the error
 	 * "interrupted" instead of waiting on. */
 	const volatile sig_atomic_t *interrupted;
-};
-
-/* What the worker said in its `hello` record.  Strings owned by the
- * worker, valid until it is freed. */
-struct ploom_hello {
-	int version;
-	char *implementation;
-	char *python_version;
-	int gil;
-	char *hash_seed;
-	char *module;
-	char *qualname;
-	char *file;             /* NULL if unknown */
 };
 
 /* The default interpreter, as a malloc'd string the caller frees (NULL
@@ -110,6 +98,11 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 int ploom_worker_send_run(struct ploom_worker *w, const int *choices, size_t n,
 			  long max_steps, long timeout_ms, struct ploom_err *err);
 
+/* ploom_worker_send_run() with every field of the command, the sleep set
+ * included (event.h). */
+int ploom_worker_send_cmd(struct ploom_worker *w, const struct ploom_run_cmd *cmd,
+			  struct ploom_err *err);
+
 /* The descriptor to poll for POLLIN while a run is in flight. */
 int ploom_worker_fd(const struct ploom_worker *w);
 
@@ -142,45 +135,5 @@ int ploom_worker_stop(struct ploom_worker *w, struct ploom_err *err);
 
 /* Kills the worker if it runs, reaps it and frees it.  Accepts NULL. */
 void ploom_worker_free(struct ploom_worker *w);
-
-/* ---- the record parser, usable without a process (tests, tools) ---- */
-
-/* Parses the records of one run; the reader feeds it line by line. */
-struct ploom_run_parser {
-	struct ploom_run *run;
-	long timeout_ms;        /* for a "timeout" exit */
-	long nstep_records;
-	int have_outcome;
-	int in_deadlock;        /* wait records allowed */
-	int have_exit;
-	int have_output;
-	char exit_how[16];
-	int exit_code;
-	int done;
-};
-
-/* Starts parsing into run, which must be zeroed or released. */
-void ploom_run_parser_init(struct ploom_run_parser *p, struct ploom_run *run,
-			   long timeout_ms);
-
-/* Parses one record (len bytes, without the newline).  Returns 1 after
- * `done` (the run is then finished with ploom_run_finish()), 0 when more
- * records are expected, -1 with err filled on a malformed or unexpected
- * record. */
-int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t len,
-			  struct ploom_err *err);
-
-/* Parses a whole canned stream (lines ending in '\n') into *out, as the
- * worker reader would.  Returns 0, or -1 with err filled, including for a
- * stream that ends before `done`. */
-int ploom_run_parse_text(struct ploom_run *out, const char *text, size_t len,
-			 long timeout_ms, struct ploom_err *err);
-
-/* Parses a `hello` line into *out (zeroed by the caller; release with
- * ploom_hello_release()), or an `error` line into err ("cannot load
- * scenario 'TARGET': MESSAGE").  Returns 0 or -1. */
-int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
-		      const char *target, struct ploom_err *err);
-void ploom_hello_release(struct ploom_hello *h);
 
 #endif

@@ -49,26 +49,6 @@
 #define OUTPUT_MAX (64 * 1024)
 #define TASK_STACK_SIZE (4 * 1024 * 1024)
 
-enum op {
-	OP_BEGIN,
-	OP_START,
-	OP_JOIN,
-	OP_IS_ALIVE,
-	OP_ACQUIRE,
-	OP_RELEASE,
-	OP_LOCKED,
-	OP_READ,
-	OP_WRITE,
-	OP_YIELD,
-};
-
-static const char *const op_names[] = {
-	[OP_BEGIN] = "begin",	    [OP_START] = "start",   [OP_JOIN] = "join",
-	[OP_IS_ALIVE] = "is_alive", [OP_ACQUIRE] = "acquire", [OP_RELEASE] = "release",
-	[OP_LOCKED] = "locked",	    [OP_READ] = "read",	    [OP_WRITE] = "write",
-	[OP_YIELD] = "yield_now",
-};
-
 /* Lock.holder when nobody holds it, and when code outside a check holds it. */
 #define HOLDER_NONE (-1)
 #define HOLDER_OUTSIDE (-2)
@@ -99,7 +79,7 @@ enum task_state { TASK_AT_POINT, TASK_RUNNING, TASK_FINISHED };
 struct task {
 	int id;
 	enum task_state state;
-	enum op op;         /* pending operation while at a point */
+	enum ploom_op op;         /* pending operation while at a point */
 	PyObject *obj;      /* its object, borrowed: the op's caller keeps it alive */
 	int nonblocking;    /* pending acquire is acquire(blocking=False) */
 	sem_t go;           /* posted to hand this task the baton */
@@ -132,6 +112,14 @@ struct sched {
 	int *choices;
 	int nchoices;
 	int next_choice;
+	int *sleep;          /* the run command's sleep set... */
+	size_t nsleep;
+	int sleep_active;    /* ...in effect from its last choice on */
+	char *asleep;        /* per task, cap entries */
+	int last_task;       /* the previous step, for waking sleepers */
+	enum ploom_op last_op;
+	struct ploom_obj last_obj;
+	struct ploom_pending *pending; /* scratch, cap entries */
 	int event_fd;
 	struct record_area *area; /* where the child's records go, see below */
 	struct ploom_buf buf;
@@ -197,20 +185,19 @@ static void sched_flush(struct sched *s)
 	s->buf.len = 0;
 }
 
-static void obj_name(struct sched *s, PyObject *obj, enum op op, char *out, size_t n)
+/* The object of a pending operation, as the records name it. */
+static struct ploom_obj op_obj(struct sched *s, PyObject *obj, enum ploom_op op)
 {
-	if (!obj) {
-		snprintf(out, n, "-");
-	} else if (op == OP_ACQUIRE || op == OP_RELEASE || op == OP_LOCKED) {
-		snprintf(out, n, "lock#%ld", ((LockObject *)obj)->oid);
-	} else if (op == OP_READ || op == OP_WRITE) {
-		snprintf(out, n, "cell#%ld", ((CellObject *)obj)->oid);
-	} else {
-		ThreadObject *t = (ThreadObject *)obj;
-		/* a thread is named by its task id; an unstarted one by the id
-		 * `start` is about to give it, since nothing runs in between */
-		snprintf(out, n, "thread#%d", t->tid >= 0 ? t->tid : s->ntasks);
-	}
+	if (!obj)
+		return (struct ploom_obj){PLOOM_OBJ_NONE, 0};
+	if (op == PLOOM_OP_ACQUIRE || op == PLOOM_OP_RELEASE || op == PLOOM_OP_LOCKED)
+		return (struct ploom_obj){PLOOM_OBJ_LOCK, ((LockObject *)obj)->oid};
+	if (op == PLOOM_OP_READ || op == PLOOM_OP_WRITE)
+		return (struct ploom_obj){PLOOM_OBJ_CELL, ((CellObject *)obj)->oid};
+	/* a thread is named by its task id; an unstarted one by the id
+	 * `start` is about to give it, since nothing runs in between */
+	ThreadObject *t = (ThreadObject *)obj;
+	return (struct ploom_obj){PLOOM_OBJ_THREAD, t->tid >= 0 ? t->tid : s->ntasks};
 }
 
 static void add_value(struct sched *s, PyObject *v)
@@ -231,9 +218,7 @@ static void add_value(struct sched *s, PyObject *v)
 	}
 	if (len > VALUE_REPR_MAX)
 		len = VALUE_REPR_MAX;
-	ploom_buf_addf(&s->buf, "value %ld", s->step - 1);
-	ploom_buf_add_str(&s->buf, u, (size_t)len);
-	ploom_buf_add(&s->buf, "\n", 1);
+	ploom_enc_value(&s->buf, s->step - 1, u, (size_t)len);
 	Py_DECREF(r);
 	/* at once: the code after this op may crash the process */
 	sched_flush(s);
@@ -266,19 +251,21 @@ static _Noreturn void sched_end(struct sched *s)
 	_exit(0);
 }
 
-static void add_str_obj(struct ploom_buf *b, PyObject *o)
+/* The UTF-8 of a str, "" for NULL or when it has none; valid while o lives. */
+static const char *utf8_of(PyObject *o, size_t *len)
 {
 	const char *u = NULL;
-	Py_ssize_t len = 0;
+	Py_ssize_t n = 0;
 
 	if (o)
-		u = PyUnicode_AsUTF8AndSize(o, &len);
+		u = PyUnicode_AsUTF8AndSize(o, &n);
 	if (!u) {
 		PyErr_Clear();
 		u = "";
-		len = 0;
+		n = 0;
 	}
-	ploom_buf_add_str(b, u, (size_t)len);
+	*len = (size_t)n;
+	return u;
 }
 
 static PyObject *exception_type_name(PyObject *exc)
@@ -325,6 +312,8 @@ static _Noreturn void sched_fail(struct sched *s, struct task *t)
 {
 	PyObject *exc = PyErr_GetRaisedException();
 	PyObject *type = NULL, *msg = NULL, *tb = NULL;
+	const char *tu, *mu, *bu;
+	size_t tl, ml, bl;
 
 	if (exc) {
 		type = exception_type_name(exc);
@@ -333,11 +322,10 @@ static _Noreturn void sched_fail(struct sched *s, struct task *t)
 			PyErr_Clear();
 		tb = format_traceback(exc);
 	}
-	ploom_buf_addf(&s->buf, "outcome failure %d", t->id);
-	add_str_obj(&s->buf, type);
-	add_str_obj(&s->buf, msg);
-	add_str_obj(&s->buf, tb);
-	ploom_buf_add(&s->buf, "\n", 1);
+	tu = utf8_of(type, &tl);
+	mu = utf8_of(msg, &ml);
+	bu = utf8_of(tb, &bl);
+	ploom_enc_outcome_failure(&s->buf, t->id, tu, tl, mu, ml, bu, bl);
 	sched_end(s);
 }
 
@@ -348,9 +336,9 @@ static int task_enabled(struct sched *s, struct task *t)
 	(void)s;
 	if (t->state != TASK_AT_POINT)
 		return 0;
-	if (t->op == OP_ACQUIRE && !t->nonblocking)
+	if (t->op == PLOOM_OP_ACQUIRE && !t->nonblocking)
 		return ((LockObject *)t->obj)->holder == HOLDER_NONE;
-	if (t->op == OP_JOIN) {
+	if (t->op == PLOOM_OP_JOIN) {
 		ThreadObject *th = (ThreadObject *)t->obj;
 		/* joining an unstarted thread or oneself raises when it runs */
 		return th->tid < 0 || th->tid == t->id || th->finished;
@@ -360,47 +348,102 @@ static int task_enabled(struct sched *s, struct task *t)
 
 static int holder_of(struct task *t)
 {
-	if (t->op == OP_ACQUIRE)
+	if (t->op == PLOOM_OP_ACQUIRE)
 		return ((LockObject *)t->obj)->holder;
-	if (t->op == OP_JOIN)
+	if (t->op == PLOOM_OP_JOIN)
 		return ((ThreadObject *)t->obj)->tid;
 	return -1;
 }
 
 static _Noreturn void sched_deadlock(struct sched *s)
 {
-	char name[64];
 	int i;
 
-	ploom_buf_addf(&s->buf, "outcome deadlock\n");
+	ploom_enc_outcome_deadlock(&s->buf);
 	for (i = 0; i < s->ntasks; i++) {
 		struct task *t = s->tasks[i];
 		if (t->state == TASK_FINISHED)
 			continue;
-		obj_name(s, t->obj, t->op, name, sizeof(name));
-		ploom_buf_addf(&s->buf, "wait %d %s %s %d\n", t->id, op_names[t->op], name,
-			       holder_of(t));
+		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t));
 	}
 	sched_end(s);
 }
 
+/* The accesses of the operation task t waits to do (event.h). */
+static int pending_accesses(struct sched *s, struct task *t, struct ploom_access out[2])
+{
+	return ploom_pending_accesses(out, t->id, t->op, op_obj(s, t->obj, t->op));
+}
+
+/* Wakes every sleeping task whose pending operation conflicts with the
+ * step just taken (with its exit, if that step ended its task). */
+static void sleep_after_step(struct sched *s)
+{
+	struct ploom_access last[2], mine[2];
+	int nlast, i;
+
+	nlast = ploom_op_accesses(last, s->last_task, s->last_op, s->last_obj,
+				  s->tasks[s->last_task]->state == TASK_FINISHED);
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *t = s->tasks[i];
+		if (!s->asleep[i] || t->state == TASK_FINISHED)
+			continue;
+		if (ploom_conflicts(last, nlast, mine, pending_accesses(s, t, mine)))
+			s->asleep[i] = 0;
+	}
+}
+
+/* The sleep set of the `run` command takes effect where its last choice is
+ * made (or at the first step). */
+static void sleep_start(struct sched *s)
+{
+	size_t i;
+
+	s->sleep_active = 1;
+	for (i = 0; i < s->nsleep; i++)
+		if (s->sleep[i] < s->ntasks)
+			s->asleep[s->sleep[i]] = 1;
+}
+
+/* The default choice among the enabled tasks that are awake: the task
+ * of the previous step, else the lowest; -1 when all sleep. */
 static int default_choice(struct sched *s, const int *enabled, int n)
+{
+	int i, first = -1;
+
+	for (i = 0; i < n; i++) {
+		if (s->sleep_active && s->asleep[enabled[i]])
+			continue;
+		if (enabled[i] == s->prev)
+			return s->prev;
+		if (first < 0)
+			first = enabled[i];
+	}
+	return first;
+}
+
+static _Noreturn void sched_sleep_blocked(struct sched *s)
 {
 	int i;
 
-	for (i = 0; i < n; i++)
-		if (enabled[i] == s->prev)
-			return s->prev;
-	return enabled[0];
+	ploom_enc_outcome_sleep_blocked(&s->buf, s->step);
+	/* what the blocked tasks wait for: the search still looks for races
+	 * with those operations */
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *t = s->tasks[i];
+		if (t->state == TASK_FINISHED || task_enabled(s, t))
+			continue;
+		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t));
+	}
+	sched_end(s);
 }
 
 /* Picks the task that runs the next step and records the step.  Ends the
  * schedule instead when nothing can run or a limit is reached. */
 static struct task *sched_pick(struct sched *s)
 {
-	int n = 0, i, unfinished = 0, c;
+	int n = 0, i, unfinished = 0, c, np = 0;
 	struct task *t;
-	char name[64];
 
 	for (i = 0; i < s->ntasks; i++) {
 		t = s->tasks[i];
@@ -411,18 +454,20 @@ static struct task *sched_pick(struct sched *s)
 	}
 	if (!n) {
 		if (!unfinished) {
-			ploom_buf_addf(&s->buf, "outcome pass\n");
+			ploom_enc_outcome_pass(&s->buf);
 			sched_end(s);
 		}
 		sched_deadlock(s);
 	}
 	if (s->max_steps && s->step >= s->max_steps) {
-		ploom_buf_addf(&s->buf, "outcome step-limit %ld\n", s->max_steps);
+		ploom_enc_outcome_step_limit(&s->buf, s->max_steps);
 		sched_end(s);
 	}
-	if (n == 1) {
+	if (s->sleep_active && s->step > 0)
+		sleep_after_step(s);
+	if (n == 1 && !(s->sleep_active && s->asleep[s->enabled[0]])) {
 		c = s->enabled[0];
-	} else if (s->next_choice < s->nchoices) {
+	} else if (n > 1 && s->next_choice < s->nchoices) {
 		c = s->choices[s->next_choice++];
 		for (i = 0; i < n && s->enabled[i] != c; i++)
 			;
@@ -430,20 +475,28 @@ static struct task *sched_pick(struct sched *s)
 			char msg[128];
 			snprintf(msg, sizeof(msg), "choice %d asks for task %d, which is not enabled",
 				 s->next_choice - 1, c);
-			ploom_buf_addf(&s->buf, "outcome divergence %ld", s->step);
-			ploom_buf_add_str(&s->buf, msg, strlen(msg));
-			ploom_buf_add(&s->buf, "\n", 1);
+			ploom_enc_outcome_divergence(&s->buf, s->step, msg, strlen(msg));
 			sched_end(s);
 		}
+		if (s->next_choice == s->nchoices && s->nsleep)
+			sleep_start(s);
 	} else {
 		c = default_choice(s, s->enabled, n);
+		if (c < 0)
+			sched_sleep_blocked(s);
 	}
 	t = s->tasks[c];
-	obj_name(s, t->obj, t->op, name, sizeof(name));
-	ploom_buf_addf(&s->buf, "step %ld %d %s %s ", s->step, c, op_names[t->op], name);
-	for (i = 0; i < n; i++)
-		ploom_buf_addf(&s->buf, i ? ",%d" : "%d", s->enabled[i]);
-	ploom_buf_addf(&s->buf, " %s\n", t->nonblocking ? "nonblocking" : "-");
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *o = s->tasks[i];
+		if (i == c || o->state == TASK_FINISHED)
+			continue;
+		s->pending[np++] = (struct ploom_pending){i, o->op, op_obj(s, o->obj, o->op)};
+	}
+	s->last_task = c;
+	s->last_op = t->op;
+	s->last_obj = op_obj(s, t->obj, t->op);
+	ploom_enc_step(&s->buf, s->step, c, t->op, s->last_obj, s->enabled, (size_t)n,
+		       t->nonblocking, s->pending, (size_t)np);
 	s->step++;
 	if (s->area)
 		atomic_fetch_add_explicit(&s->area->steps, 1, memory_order_relaxed);
@@ -461,7 +514,7 @@ static void sem_wait_nointr(sem_t *sem)
 
 /* The current task stops before `op` on `obj`; returns when the scheduler
  * has picked it again, at which point the op is enabled. */
-static void sched_point(struct sched *s, struct task *t, enum op op, PyObject *obj,
+static void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
 			int nonblocking)
 {
 	struct task *next;
@@ -499,7 +552,7 @@ static struct task *op_task(module_state *st, int *err)
 /* Stops the calling task at the scheduling point before `op` on `obj`;
  * *out is the task, NULL outside a check.  Returns -1 with RuntimeError
  * on a thread ploom does not schedule. */
-static int op_begin(module_state *st, enum op op, PyObject *obj, int nonblocking,
+static int op_begin(module_state *st, enum ploom_op op, PyObject *obj, int nonblocking,
 		    struct task **out)
 {
 	int err;
@@ -527,19 +580,26 @@ static struct task *task_new(struct sched *s, ThreadObject *th)
 		return NULL;
 	if (s->ntasks == s->cap) {
 		int cap = s->cap ? 2 * s->cap : 8;
+		/* each block that grew replaces the old one, which realloc freed;
+		 * cap moves only once all have grown */
 		struct task **tasks = realloc(s->tasks, (size_t)cap * sizeof(*tasks));
+		if (tasks)
+			s->tasks = tasks;
 		int *enabled = realloc(s->enabled, (size_t)cap * sizeof(*enabled));
-		if (!tasks || !enabled) {
-			/* keep whichever grew; the old blocks stay valid */
-			if (tasks)
-				s->tasks = tasks;
-			if (enabled)
-				s->enabled = enabled;
+		if (enabled)
+			s->enabled = enabled;
+		struct ploom_pending *pending = realloc(s->pending, (size_t)cap * sizeof(*pending));
+		if (pending)
+			s->pending = pending;
+		char *asleep = realloc(s->asleep, (size_t)cap);
+		if (asleep) {
+			s->asleep = asleep;
+			memset(asleep + s->cap, 0, (size_t)(cap - s->cap));
+		}
+		if (!tasks || !enabled || !pending || !asleep) {
 			free(t);
 			return NULL;
 		}
-		s->tasks = tasks;
-		s->enabled = enabled;
 		s->cap = cap;
 	}
 	t->id = s->ntasks;
@@ -632,7 +692,7 @@ static PyObject *lock_acquire_impl(LockObject *self, int blocking)
 				"ploom.Lock.acquire() on a held lock would block forever outside ploom.check()");
 		return NULL;
 	}
-	sched_point(&st->sched, t, OP_ACQUIRE, (PyObject *)self, !blocking);
+	sched_point(&st->sched, t, PLOOM_OP_ACQUIRE, (PyObject *)self, !blocking);
 	if (self->holder == HOLDER_NONE) {
 		self->holder = t->id;
 		if (!blocking)
@@ -671,7 +731,7 @@ static PyObject *Lock_release(PyObject *op, PyObject *Py_UNUSED(ignored))
 	module_state *st = state_of_type(Py_TYPE(self));
 	struct task *t;
 
-	if (op_begin(st, OP_RELEASE, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_RELEASE, op, 0, &t) < 0)
 		return NULL;
 	if (self->holder == HOLDER_NONE) {
 		PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
@@ -693,7 +753,7 @@ static PyObject *Lock_locked(PyObject *op, PyObject *Py_UNUSED(ignored))
 	struct task *t;
 	PyObject *r;
 
-	if (op_begin(st, OP_LOCKED, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_LOCKED, op, 0, &t) < 0)
 		return NULL;
 	r = self->holder == HOLDER_NONE ? Py_False : Py_True;
 	op_value(st, t, r);
@@ -829,7 +889,7 @@ static PyObject *Cell_read(PyObject *op, PyObject *Py_UNUSED(ignored))
 	struct task *t;
 	PyObject *r;
 
-	if (op_begin(st, OP_READ, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_READ, op, 0, &t) < 0)
 		return NULL;
 	Py_BEGIN_CRITICAL_SECTION(op);
 	r = Py_NewRef(self->value);
@@ -846,7 +906,7 @@ static PyObject *Cell_write(PyObject *op, PyObject *value)
 	PyObject *old;
 
 	/* a bad value is the caller's bug, whatever the schedule: no point */
-	if (check_value(value) < 0 || op_begin(st, OP_WRITE, op, 0, &t) < 0)
+	if (check_value(value) < 0 || op_begin(st, PLOOM_OP_WRITE, op, 0, &t) < 0)
 		return NULL;
 	Py_BEGIN_CRITICAL_SECTION(op);
 	old = self->value;
@@ -977,7 +1037,7 @@ static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
 		PyErr_SetString(PyExc_RuntimeError, "Thread.__init__() not called");
 		return NULL;
 	}
-	sched_point(s, t, OP_START, op, 0);
+	sched_point(s, t, PLOOM_OP_START, op, 0);
 	if (self->tid >= 0) {
 		PyErr_SetString(PyExc_RuntimeError, "threads can only be started once");
 		return NULL;
@@ -986,7 +1046,7 @@ static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
 	if (!nt)
 		return PyErr_NoMemory();
 	self->tid = nt->id;
-	nt->op = OP_BEGIN;
+	nt->op = PLOOM_OP_BEGIN;
 	nt->obj = NULL;
 	nt->state = TASK_AT_POINT;
 	pthread_attr_init(&attr);
@@ -1021,7 +1081,7 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 				"ploom.Thread.join() does not support a timeout: ploom has no clock");
 		return NULL;
 	}
-	if (op_begin(st, OP_JOIN, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_JOIN, op, 0, &t) < 0)
 		return NULL;
 	if (self->tid < 0) {
 		PyErr_SetString(PyExc_RuntimeError, "cannot join thread before it is started");
@@ -1041,7 +1101,7 @@ static PyObject *Thread_is_alive(PyObject *op, PyObject *Py_UNUSED(ignored))
 	struct task *t;
 	PyObject *r;
 
-	if (op_begin(st, OP_IS_ALIVE, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_IS_ALIVE, op, 0, &t) < 0)
 		return NULL;
 	r = self->tid >= 0 && !self->finished ? Py_True : Py_False;
 	op_value(st, t, r);
@@ -1141,7 +1201,7 @@ static PyObject *ploom_yield_now(PyObject *module, PyObject *Py_UNUSED(ignored))
 	module_state *st = PyModule_GetState(module);
 	struct task *t;
 
-	if (op_begin(st, OP_YIELD, NULL, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_YIELD_NOW, NULL, 0, &t) < 0)
 		return NULL;
 	Py_RETURN_NONE;
 }
@@ -1159,6 +1219,8 @@ static _Noreturn void run_schedule(module_state *st, PyObject *scenario)
 	t0->state = TASK_RUNNING;
 	s->prev = 0;
 	s->active = 1;
+	if (!s->nchoices && s->nsleep)
+		sleep_start(s);
 	current_task = t0;
 	r = PyObject_CallNoArgs(scenario);
 	if (!r)
@@ -1210,37 +1272,24 @@ static int read_line(struct cmd_reader *r, char *line, size_t cap)
 	}
 }
 
-/* Parses "run MAX_STEPS TIMEOUT_MS N C1..CN" into s->choices etc. */
-static int parse_run(struct sched *s, char *line, long *timeout_ms)
+/* Takes a `run` command into the scheduler's state. */
+static int parse_run(struct sched *s, const char *line, long *timeout_ms)
 {
-	char *p = line + 4, *end;
-	long n, i;
+	struct ploom_run_cmd cmd;
 
-	s->max_steps = strtol(p, &end, 10);
-	if (end == p || s->max_steps < 0)
+	if (ploom_run_cmd_parse(&cmd, line, strlen(line), NULL) < 0) {
+		ploom_run_cmd_release(&cmd);
 		return -1;
-	p = end;
-	*timeout_ms = strtol(p, &end, 10);
-	if (end == p || *timeout_ms < 0)
-		return -1;
-	p = end;
-	n = strtol(p, &end, 10);
-	if (end == p || n < 0 || n > 10000000)
-		return -1;
-	p = end;
-	free(s->choices);
-	s->choices = malloc((size_t)(n ? n : 1) * sizeof(int));
-	if (!s->choices)
-		return -1;
-	for (i = 0; i < n; i++) {
-		long c = strtol(p, &end, 10);
-		if (end == p || c < 0 || c > 1000000)
-			return -1;
-		s->choices[i] = (int)c;
-		p = end;
 	}
-	s->nchoices = (int)n;
+	free(s->choices);
+	free(s->sleep);
+	s->max_steps = cmd.max_steps;
+	*timeout_ms = cmd.timeout_ms;
+	s->choices = cmd.choices;
+	s->nchoices = (int)cmd.nchoices;
 	s->next_choice = 0;
+	s->sleep = cmd.sleep;
+	s->nsleep = cmd.nsleep;
 	return 0;
 }
 
@@ -1297,11 +1346,8 @@ static void emit_output(struct ploom_buf *b, int memfd)
 	if (!data)
 		return;
 	n = read(memfd, data, OUTPUT_MAX);
-	if (n > 0) {
-		ploom_buf_addf(b, "output");
-		ploom_buf_add_str(b, data, (size_t)n);
-		ploom_buf_add(b, "\n", 1);
-	}
+	if (n > 0)
+		ploom_enc_output(b, data, (size_t)n);
 	free(data);
 }
 
@@ -1334,6 +1380,9 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	int memfd = -1; /* the children's stdout and stderr, one after another */
 	PyObject *preloaded;
 	PyObject *ret = NULL;
+	PyObject *hello_str[7] = {NULL};
+	const char *hello_u[7];
+	size_t hello_len[7];
 	Py_ssize_t i;
 
 	if (!PyArg_ParseTuple(args, "OO!ii:serve", &scenario, &PyTuple_Type, &hello, &cmd_fd,
@@ -1343,20 +1392,15 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 		PyErr_SetString(PyExc_ValueError, "serve: hello must have 7 items");
 		return NULL;
 	}
-	ploom_buf_addf(&out, "hello %d", PLOOM_PROTOCOL_VERSION);
 	for (i = 0; i < 7; i++) {
-		PyObject *item = PyTuple_GET_ITEM(hello, i);
-		if (i == 2) {
-			ploom_buf_addf(&out, " %d", PyObject_IsTrue(item) ? 1 : 0);
-			continue;
-		}
-		PyObject *str = PyObject_Str(item);
-		if (!str)
+		hello_str[i] = PyObject_Str(PyTuple_GET_ITEM(hello, i));
+		if (!hello_str[i])
 			goto done;
-		add_str_obj(&out, str);
-		Py_DECREF(str);
+		hello_u[i] = utf8_of(hello_str[i], &hello_len[i]);
 	}
-	ploom_buf_add(&out, "\n", 1);
+	ploom_enc_hello(&out, hello_u[0], hello_len[0], hello_u[1], hello_len[1],
+			PyObject_IsTrue(PyTuple_GET_ITEM(hello, 2)) == 1, hello_u[3], hello_len[3],
+			hello_u[4], hello_len[4], hello_u[5], hello_len[5], hello_u[6], hello_len[6]);
 	if (ploom_buf_flush_fd(&out, event_fd) < 0) {
 		PyErr_SetFromErrno(PyExc_OSError);
 		goto done;
@@ -1448,13 +1492,13 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 		Py_END_ALLOW_THREADS
 		ploom_buf_add(&out, area->data, atomic_load(&area->len));
 		if (timed_out)
-			ploom_buf_addf(&out, "exit timeout 0\n");
+			ploom_enc_exit(&out, "timeout", 0);
 		else if (WIFSIGNALED(status))
-			ploom_buf_addf(&out, "exit signal %d\n", WTERMSIG(status));
+			ploom_enc_exit(&out, "signal", WTERMSIG(status));
 		else
-			ploom_buf_addf(&out, "exit code %d\n", WEXITSTATUS(status));
+			ploom_enc_exit(&out, "code", WEXITSTATUS(status));
 		emit_output(&out, memfd);
-		ploom_buf_addf(&out, "done %ld\n", atomic_load(&area->steps));
+		ploom_enc_done(&out, atomic_load(&area->steps));
 		if (ploom_buf_flush_fd(&out, event_fd) < 0) {
 			/* the utility went away: nothing left to serve */
 			break;
@@ -1462,6 +1506,8 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	}
 	ret = Py_NewRef(Py_None);
 done:
+	for (i = 0; i < 7; i++)
+		Py_XDECREF(hello_str[i]);
 	ploom_buf_release(&out);
 	free(reader);
 	free(line);
@@ -1483,9 +1529,7 @@ static PyObject *ploom_write_error(PyObject *Py_UNUSED(module), PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "iss#:write_error", &fd, &kind, &msg, &len))
 		return NULL;
-	ploom_buf_addf(&b, "error %s", kind);
-	ploom_buf_add_str(&b, msg, (size_t)len);
-	ploom_buf_add(&b, "\n", 1);
+	ploom_enc_error(&b, kind, msg, (size_t)len);
 	rc = ploom_buf_flush_fd(&b, fd);
 	ploom_buf_release(&b);
 	if (rc < 0)

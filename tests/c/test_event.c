@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../../lib/event.h"
-#include "../../lib/worker.h"
+#include "../../lib/trace.h"
 #include "check.h"
 
 static void str_round_trips_every_byte(void)
@@ -62,11 +62,11 @@ static void parse_reads_a_passing_run(void)
 	struct ploom_err err = {0, ""};
 	struct ploom_run run;
 	const char *text =
-		"step 0 0 start thread#1 0 -\n"
-		"step 1 1 begin - 0,1 -\n"
-		"step 2 1 read cell#0 0,1 -\n"
+		"step 0 0 start thread#1 0 - -\n"
+		"step 1 1 begin - 0,1 - 0:acquire:lock#0\n"
+		"step 2 1 read cell#0 0,1 - 0:acquire:lock#0\n"
 		"value 2 =100\n"
-		"step 3 0 acquire lock#0 0,1 nonblocking\n"
+		"step 3 0 acquire lock#0 0,1 nonblocking 1:write:cell#0\n"
 		"value 3 =True\n"
 		"outcome pass\n"
 		"exit code 0\n"
@@ -79,9 +79,18 @@ static void parse_reads_a_passing_run(void)
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
 	CHECK_STR(run.outcome.summary, "pass");
 	CHECK_STR(run.outcome.output, "hi\n");
-	CHECK_STR(run.steps[0].op, "start");
+	CHECK_INT(run.steps[0].op, PLOOM_OP_START);
 	CHECK_STR(run.steps[0].object, "thread#1");
+	CHECK_INT(run.steps[0].obj.kind, PLOOM_OBJ_THREAD);
+	CHECK_INT(run.steps[0].obj.id, 1);
+	CHECK_INT(run.steps[0].npending, 0);
 	CHECK(run.steps[1].object == NULL);
+	CHECK_INT(run.steps[1].obj.kind, PLOOM_OBJ_NONE);
+	CHECK_INT(run.steps[2].npending, 1);
+	CHECK_INT(run.steps[2].pending[0].task, 0);
+	CHECK_INT(run.steps[2].pending[0].op, PLOOM_OP_ACQUIRE);
+	CHECK_INT(run.steps[2].pending[0].obj.kind, PLOOM_OBJ_LOCK);
+	CHECK_INT(run.steps[3].pending[0].op, PLOOM_OP_WRITE);
 	CHECK_STR(run.steps[2].value, "100");
 	CHECK_INT(run.steps[3].nonblocking, 1);
 	CHECK_INT(run.steps[3].nenabled, 2);
@@ -98,7 +107,7 @@ static void parse_reads_a_failure(void)
 	struct ploom_err err = {0, ""};
 	struct ploom_run run;
 	const char *text =
-		"step 0 0 read cell#0 0 -\n"
+		"step 0 0 read cell#0 0 - -\n"
 		"outcome failure 0 =builtins.AssertionError =the%20account%20is%20overdrawn "
 		"=Traceback%0A\n"
 		"exit code 0\n"
@@ -143,7 +152,7 @@ static void parse_turns_exits_into_outcomes(void)
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_EXIT);
 	CHECK_STR(run.outcome.summary, "exit: the scenario exited with status 3");
 	ploom_run_release(&run);
-	CHECK_INT(parse(&run, "step 0 0 begin - 0 -\nexit signal 11\ndone 1\n", &err), 0);
+	CHECK_INT(parse(&run, "step 0 0 begin - 0 - -\nexit signal 11\ndone 1\n", &err), 0);
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_CRASH);
 	CHECK_STR(run.outcome.summary, "crash: killed by signal 11 (SIGSEGV)");
 	ploom_run_release(&run);
@@ -167,21 +176,31 @@ static const struct {
 	const char *text;
 	const char *want;
 } malformed[] = {
-	{"step 0 0 start thread#1 0 -\n", "stopped before the end of the run"},
+	{"step 0 0 start thread#1 0 - -\n", "stopped before the end of the run"},
 	{"", "stopped before the end of the run"},
-	{"step 0 0 start thread#1 0 -\nexit code 0\ndone 1", "stopped before the end"},
-	{"step 1 0 start thread#1 0 -\n", "step out of order"},
-	{"step x 0 start thread#1 0 -\n", "bad INDEX"},
-	{"step 0 0 start thread#1 0\n", "expected 7 fields"},
-	{"step 0 0 fly thread#1 0 -\n", "unknown OP"},
-	{"step 0 0 start thread#1 1,2 -\n", "TASK is not enabled"},
-	{"step 0 0 start thread#1 2,0 -\n", "bad ENABLED"},
-	{"step 0 0 start thread#1 0,,1 -\n", "bad ENABLED"},
-	{"step 0 0 start thread#1 0 blocking\n", "bad FLAGS"},
+	{"step 0 0 start thread#1 0 - -\nexit code 0\ndone 1", "stopped before the end"},
+	{"step 1 0 start thread#1 0 - -\n", "step out of order"},
+	{"step x 0 start thread#1 0 - -\n", "bad INDEX"},
+	{"step 0 0 start thread#1 0\n", "expected 8 fields"},
+	{"step 0 0 start thread#1 0 -\n", "expected 8 fields"},
+	{"step 0 0 start thread#01 0 - -\n", "bad OBJECT"},
+	{"step 0 0 start sock#1 0 - -\n", "bad OBJECT"},
+	{"step 0 0 read cell#0 0,1 - -\n", "an enabled task is not in PENDING"},
+	{"step 0 0 read cell#0 0 - 0:read:cell#1\n", "bad PENDING"},
+	{"step 0 0 read cell#0 0 - 2:read:cell#1,1:read:cell#1\n", "bad PENDING"},
+	{"step 0 0 read cell#0 0 - 1:fly:cell#1\n", "bad PENDING"},
+	{"step 0 0 read cell#0 0 - 1:read\n", "bad PENDING"},
+	{"step 0 0 read cell#0 0 - 1:read:cell#1,\n", "bad PENDING"},
+	{"outcome sleep-blocked\n", "bad INDEX"},
+	{"step 0 0 fly thread#1 0 - -\n", "unknown OP"},
+	{"step 0 0 start thread#1 1,2 - 1:yield_now:-,2:yield_now:-\n", "TASK is not enabled"},
+	{"step 0 0 start thread#1 2,0 - 2:yield_now:-\n", "bad ENABLED"},
+	{"step 0 0 start thread#1 0,,1 - -\n", "bad ENABLED"},
+	{"step 0 0 start thread#1 0 blocking -\n", "bad FLAGS"},
 	{"step 0  0 start thread#1 0 -\n", "bad field separators"},
 	{"value 0 =1\n", "bad INDEX"},
-	{"step 0 0 read cell#0 0 -\nvalue 0 1\n", "bad TEXT"},
-	{"step 0 0 read cell#0 0 -\nvalue 0 =1\nvalue 0 =2\n", "second value"},
+	{"step 0 0 read cell#0 0 - -\nvalue 0 1\n", "bad TEXT"},
+	{"step 0 0 read cell#0 0 - -\nvalue 0 =1\nvalue 0 =2\n", "second value"},
 	{"outcome maybe\n", "unknown outcome"},
 	{"outcome pass\noutcome pass\n", "second outcome"},
 	{"outcome failure 0 =T =M\n", "expected 6 fields"},
@@ -191,7 +210,7 @@ static const struct {
 	{"done 0\n", "run without outcome or exit"},
 	{"outcome pass\nexit code 0\ndone 2\n", "step count differs"},
 	{"hello 1\n", "unknown record"},
-	{"outcome pass\nexit code 0\ndone 0\nstep 0 0 begin - 0 -\n", "data after the end"},
+	{"outcome pass\nexit code 0\ndone 0\nstep 0 0 begin - 0 - -\n", "data after the end"},
 };
 
 static void parse_rejects_malformed_streams(void)
@@ -213,7 +232,7 @@ static void malformed_messages_stay_on_one_line(void)
 	struct ploom_err err = {0, ""};
 	struct ploom_run run;
 
-	parse(&run, "step 0 0 \x01\x02 thread#1 0 -\n", &err);
+	parse(&run, "step 0 0 \x01\x02 thread#1 0 - -\n", &err);
 	CHECK(strchr(err.msg, '\x01') == NULL);
 	CHECK(strstr(err.msg, "malformed record from the worker: 'step 0 0 ??") != NULL);
 	ploom_run_release(&run);
@@ -223,7 +242,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 {
 	struct ploom_err err = {0, ""};
 	struct ploom_hello h;
-	const char *line = "hello 1 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
+	const char *line = "hello 2 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
 			   "=/src/examples/bank_account.py";
 	const char *bad = "error load =No%20module%20named%20'nosuch'";
 
@@ -239,10 +258,211 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	CHECK_INT(err.code, 2);
 	CHECK_STR(err.msg, "cannot load scenario 'nosuch:f': No module named 'nosuch'");
 	ploom_hello_release(&h);
-	line = "hello 2 =cpython =3.13.0 1 =0 =m =q =";
+	line = "hello 1 =cpython =3.13.0 1 =0 =m =q =";
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
-	CHECK_STR(err.msg, "the worker speaks protocol version 2 (this ploom speaks 1)");
+	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 2)");
 	ploom_hello_release(&h);
+}
+
+static void op_and_object_names_round_trip(void)
+{
+	struct ploom_obj o;
+	char name[32];
+	int op;
+
+	for (op = 0; op < PLOOM_NOPS; op++)
+		CHECK_INT(ploom_op_parse(ploom_op_name(op), strlen(ploom_op_name(op))), op);
+	CHECK_INT(ploom_op_parse("yield", 5), -1);
+	CHECK_INT(ploom_op_parse("", 0), -1);
+	CHECK_STR(ploom_op_name(PLOOM_NOPS), "?");
+	CHECK_INT(ploom_obj_parse(&o, "lock#12", 7), 0);
+	CHECK_INT(o.kind, PLOOM_OBJ_LOCK);
+	CHECK_INT(o.id, 12);
+	CHECK_INT(ploom_obj_format(name, sizeof(name), o), 7);
+	CHECK_STR(name, "lock#12");
+	CHECK_INT(ploom_obj_parse(&o, "-", 1), 0);
+	CHECK_INT(o.kind, PLOOM_OBJ_NONE);
+	ploom_obj_format(name, sizeof(name), o);
+	CHECK_STR(name, "-");
+	CHECK_INT(ploom_obj_parse(&o, "cell#", 5), -1);
+	CHECK_INT(ploom_obj_parse(&o, "cell#1x", 7), -1);
+	CHECK_INT(ploom_obj_parse(&o, "cell#1234567890123456789", 24), -1);
+	/* a short buffer truncates, never overflows */
+	CHECK_INT(ploom_obj_format(name, 4, (struct ploom_obj){PLOOM_OBJ_THREAD, 7}), 3);
+	CHECK_STR(name, "thr");
+}
+
+/* conflicts(task a doing op1 on o1, task b doing op2 on o2) */
+static int conflict(int ta, enum ploom_op a, struct ploom_obj oa, int ea, int tb,
+		    enum ploom_op b, struct ploom_obj ob)
+{
+	struct ploom_access x[2], y[2];
+	int nx = ploom_op_accesses(x, ta, a, oa, ea), ny = ploom_op_accesses(y, tb, b, ob, 0);
+
+	return ploom_conflicts(x, nx, y, ny) && ploom_conflicts(y, ny, x, nx);
+}
+
+static void conflicts_follow_the_dependence_relation(void)
+{
+	struct ploom_obj c0 = {PLOOM_OBJ_CELL, 0}, c1 = {PLOOM_OBJ_CELL, 1};
+	struct ploom_obj l0 = {PLOOM_OBJ_LOCK, 0}, l1 = {PLOOM_OBJ_LOCK, 1};
+	struct ploom_obj t2 = {PLOOM_OBJ_THREAD, 2}, none = {PLOOM_OBJ_NONE, 0};
+	struct ploom_access x[2], y[2];
+
+	CHECK_INT(conflict(1, PLOOM_OP_WRITE, c0, 0, 2, PLOOM_OP_WRITE, c0), 1);
+	CHECK_INT(conflict(1, PLOOM_OP_READ, c0, 0, 2, PLOOM_OP_WRITE, c0), 1);
+	CHECK_INT(conflict(1, PLOOM_OP_READ, c0, 0, 2, PLOOM_OP_READ, c0), 0);
+	CHECK_INT(conflict(1, PLOOM_OP_WRITE, c0, 0, 2, PLOOM_OP_WRITE, c1), 0);
+	/* every pair of acquire and release of one lock; locked reads it */
+	CHECK_INT(conflict(1, PLOOM_OP_ACQUIRE, l0, 0, 2, PLOOM_OP_ACQUIRE, l0), 1);
+	CHECK_INT(conflict(1, PLOOM_OP_RELEASE, l0, 0, 2, PLOOM_OP_ACQUIRE, l0), 1);
+	CHECK_INT(conflict(1, PLOOM_OP_LOCKED, l0, 0, 2, PLOOM_OP_RELEASE, l0), 1);
+	CHECK_INT(conflict(1, PLOOM_OP_LOCKED, l0, 0, 2, PLOOM_OP_LOCKED, l0), 0);
+	CHECK_INT(conflict(1, PLOOM_OP_ACQUIRE, l0, 0, 2, PLOOM_OP_ACQUIRE, l1), 0);
+	/* a cell and a lock with the same number are different objects */
+	CHECK_INT(conflict(1, PLOOM_OP_WRITE, c0, 0, 2, PLOOM_OP_ACQUIRE, l0), 0);
+	/* start of thread 2 and thread 2's begin */
+	CHECK_INT(conflict(0, PLOOM_OP_START, t2, 0, 2, PLOOM_OP_BEGIN, none), 1);
+	CHECK_INT(conflict(0, PLOOM_OP_START, t2, 0, 3, PLOOM_OP_BEGIN, none), 0);
+	/* join and is_alive of thread 2 against thread 2's last step only */
+	CHECK_INT(conflict(2, PLOOM_OP_WRITE, c1, 1, 0, PLOOM_OP_JOIN, t2), 1);
+	CHECK_INT(conflict(2, PLOOM_OP_WRITE, c1, 0, 0, PLOOM_OP_JOIN, t2), 0);
+	CHECK_INT(conflict(2, PLOOM_OP_YIELD_NOW, none, 1, 0, PLOOM_OP_IS_ALIVE, t2), 1);
+	CHECK_INT(conflict(2, PLOOM_OP_BEGIN, none, 1, 0, PLOOM_OP_IS_ALIVE, t2), 1);
+	CHECK_INT(conflict(0, PLOOM_OP_JOIN, t2, 0, 1, PLOOM_OP_IS_ALIVE, t2), 0);
+	CHECK_INT(conflict(0, PLOOM_OP_START, t2, 0, 1, PLOOM_OP_JOIN, t2), 1);
+	/* yield_now depends on nothing */
+	CHECK_INT(conflict(1, PLOOM_OP_YIELD_NOW, none, 0, 2, PLOOM_OP_YIELD_NOW, none), 0);
+	CHECK_INT(ploom_op_accesses(x, 1, PLOOM_OP_YIELD_NOW, none, 0), 0);
+	CHECK_INT(ploom_op_accesses(y, 1, PLOOM_OP_BEGIN, none, 1), 1);
+	CHECK_INT(y[0].write, 1);
+}
+
+/* Every record the extension writes, through the encoders, read back by
+ * the decoder, field for field. */
+static void encoded_records_decode_to_what_was_encoded(void)
+{
+	static const int en0[] = {0}, en01[] = {0, 1}, en012[] = {0, 1, 2};
+	const struct ploom_pending p1[] = {{0, PLOOM_OP_ACQUIRE, {PLOOM_OBJ_LOCK, 3}}};
+	const struct ploom_pending p2[] = {{1, PLOOM_OP_BEGIN, {PLOOM_OBJ_NONE, 0}},
+					   {2, PLOOM_OP_JOIN, {PLOOM_OBJ_THREAD, 1}}};
+	struct ploom_buf b = {0};
+	struct ploom_err err = {0, ""};
+	struct ploom_run run;
+	const char tb[] = "Traceback\n  line 1\n\x01%=";
+
+	ploom_enc_step(&b, 0, 0, PLOOM_OP_START, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, en0, 1,
+		       0, NULL, 0);
+	ploom_enc_step(&b, 1, 1, PLOOM_OP_READ, (struct ploom_obj){PLOOM_OBJ_CELL, 4}, en01, 2,
+		       0, p1, 1);
+	ploom_enc_value(&b, 1, "'a b'", 5);
+	ploom_enc_step(&b, 2, 0, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 3}, en012,
+		       3, 1, p2, 2);
+	ploom_enc_outcome_failure(&b, 2, "builtins.ValueError", 19, "bad\0value", 9, tb,
+				  sizeof(tb) - 1);
+	ploom_enc_exit(&b, "code", 0);
+	ploom_enc_output(&b, "out\n", 4);
+	ploom_enc_done(&b, 3);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_STR(err.msg, "");
+	CHECK_INT(run.nsteps, 3);
+	CHECK_INT(run.steps[0].op, PLOOM_OP_START);
+	CHECK_STR(run.steps[0].object, "thread#1");
+	CHECK_INT(run.steps[1].task, 1);
+	CHECK_INT(run.steps[1].obj.id, 4);
+	CHECK_STR(run.steps[1].value, "'a b'");
+	CHECK_INT(run.steps[1].npending, 1);
+	CHECK_INT(run.steps[1].pending[0].task, 0);
+	CHECK_INT(run.steps[1].pending[0].op, PLOOM_OP_ACQUIRE);
+	CHECK_INT(run.steps[1].pending[0].obj.kind, PLOOM_OBJ_LOCK);
+	CHECK_INT(run.steps[1].pending[0].obj.id, 3);
+	CHECK_INT(run.steps[2].nonblocking, 1);
+	CHECK_INT(run.steps[2].nenabled, 3);
+	CHECK_INT(run.steps[2].npending, 2);
+	CHECK_INT(run.steps[2].pending[0].op, PLOOM_OP_BEGIN);
+	CHECK_INT(run.steps[2].pending[1].obj.kind, PLOOM_OBJ_THREAD);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_FAILURE);
+	CHECK_INT(run.outcome.task, 2);
+	CHECK_STR(run.outcome.exc_type, "builtins.ValueError");
+	CHECK(run.outcome.exc_message && !memcmp(run.outcome.exc_message, "bad\0value", 10));
+	CHECK_STR(run.outcome.traceback, tb);
+	CHECK_STR(run.outcome.output, "out\n");
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_outcome_deadlock(&b);
+	ploom_enc_wait(&b, 1, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 0}, 2);
+	ploom_enc_wait(&b, 2, PLOOM_OP_JOIN, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, 1);
+	ploom_enc_exit(&b, "code", 0);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(run.outcome.nwaits, 2);
+	CHECK_INT(run.outcome.waits[1].op, PLOOM_OP_JOIN);
+	CHECK_STR(run.outcome.waits[1].object, "thread#1");
+	CHECK_INT(run.outcome.waits[0].holder, 2);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_outcome_sleep_blocked(&b, 7);
+	ploom_enc_exit(&b, "code", 0);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_SLEEP_BLOCKED);
+	CHECK_INT(run.outcome.divergence_index, 7);
+	CHECK_INT(ploom_outcome_is_failure(run.outcome.kind), 0);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_hello(&b, "cpython", 7, "3.14.1", 6, 0, "42", 2, "m", 1, "f", 1, NULL, 0);
+	{
+		struct ploom_hello h;
+		memset(&h, 0, sizeof(h));
+		CHECK_INT(ploom_hello_parse(&h, b.data, b.len - 1, "m:f", &err), 0);
+		CHECK_INT(h.version, PLOOM_PROTOCOL_VERSION);
+		CHECK_STR(h.python_version, "3.14.1");
+		CHECK_INT(h.gil, 0);
+		CHECK_STR(h.hash_seed, "42");
+		CHECK(h.file == NULL);
+		ploom_hello_release(&h);
+	}
+	ploom_buf_release(&b);
+}
+
+static void run_commands_round_trip_and_bad_ones_are_refused(void)
+{
+	int choices[] = {1, 0, 2}, sleep[] = {3, 1};
+	struct ploom_run_cmd cmd = {100, 5000, choices, 3, sleep, 2}, got;
+	struct ploom_buf b = {0};
+	struct ploom_err err = {0, ""};
+	static const char *const bad[] = {
+		"run", "run 1 2", "run 1 2 0", "run 1 2 1 0", "run 1 2 2 0 1 0 x",
+		"run -1 0 0 0", "run 1 2 0 0 ", "run 1 2 0 1 1000001", "runs 1 2 0 0",
+		"run 1 2 0  0", "run 1 2 99999999 0",
+	};
+	size_t i;
+
+	ploom_enc_run(&b, &cmd);
+	CHECK_STR(b.data, "run 100 5000 3 1 0 2 2 3 1\n");
+	CHECK_INT(ploom_run_cmd_parse(&got, b.data, b.len - 1, &err), 0);
+	CHECK_INT(got.max_steps, 100);
+	CHECK_INT(got.timeout_ms, 5000);
+	CHECK_INT(got.nchoices, 3);
+	CHECK_INT(got.choices[2], 2);
+	CHECK_INT(got.nsleep, 2);
+	CHECK_INT(got.sleep[0], 3);
+	ploom_run_cmd_release(&got);
+	ploom_buf_release(&b);
+	CHECK_INT(ploom_run_cmd_parse(&got, "run 0 0 0 0", 11, &err), 0);
+	CHECK_INT(got.nchoices, 0);
+	ploom_run_cmd_release(&got);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (!CHECK_INT(ploom_run_cmd_parse(&got, bad[i], strlen(bad[i]), &err), -1))
+			printf("  accepted '%s'\n", bad[i]);
+		ploom_run_cmd_release(&got);
+	}
 }
 
 int main(void)
@@ -257,5 +477,9 @@ int main(void)
 	parse_rejects_malformed_streams();
 	malformed_messages_stay_on_one_line();
 	hello_is_parsed_and_error_names_the_target();
+	op_and_object_names_round_trip();
+	conflicts_follow_the_dependence_relation();
+	encoded_records_decode_to_what_was_encoded();
+	run_commands_round_trip_and_bad_ones_are_refused();
 	return check_report();
 }

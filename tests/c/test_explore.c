@@ -74,7 +74,7 @@ static void first_schedule_takes_the_default_choices(void)
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
 	CHECK_STR(run.outcome.summary, "pass");
 	CHECK_INT(run.steps[0].task, 0);
-	CHECK_STR(run.steps[0].op, "start");
+	CHECK_INT(run.steps[0].op, PLOOM_OP_START);
 	CHECK_STR(run.steps[0].object, "thread#1");
 	CHECK(ploom_explore_next(ex, &run, NULL) == 1);
 	ploom_run_release(&run);

@@ -24,8 +24,10 @@ static void add_step(struct ploom_run *run, int task, const char *op, const char
 
 	s->index = (long)run->nsteps - 1;
 	s->task = task;
-	s->op = strdup(op);
+	s->op = (enum ploom_op)ploom_op_parse(op, strlen(op));
 	s->object = ploom_strdup(obj);
+	if (obj)
+		ploom_obj_parse(&s->obj, obj, strlen(obj));
 	s->enabled = ints(en, nen);
 	s->nenabled = nen;
 	s->value = ploom_strdup(value);
@@ -128,7 +130,7 @@ static void every_outcome_kind_round_trips(void)
 			o->waits = calloc(1, sizeof(*o->waits));
 			o->nwaits = 1;
 			o->waits[0].task = 1;
-			o->waits[0].op = strdup("acquire");
+			o->waits[0].op = PLOOM_OP_ACQUIRE;
 			o->waits[0].object = strdup("lock#0");
 			o->waits[0].holder = -1;
 		}

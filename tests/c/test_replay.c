@@ -16,11 +16,11 @@
 
 /* The stand-in's schedule: a failure with one preemption. */
 static const char failing[] =
-	"step 0 0 start thread#1 0 -\n"
-	"step 1 1 begin - 0,1 -\n"
-	"step 2 1 read cell#0 0,1 -\n"
+	"step 0 0 start thread#1 0 - -\n"
+	"step 1 1 begin - 0,1 - 0:yield_now:-\n"
+	"step 2 1 read cell#0 0,1 - 0:yield_now:-\n"
 	"value 2 =100\n"
-	"step 3 1 acquire lock#0 0,1 nonblocking\n"
+	"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:-\n"
 	"value 3 =True\n"
 	"outcome failure 1 =builtins.AssertionError =boom =Traceback\n"
 	"exit code 0\n"
@@ -158,17 +158,17 @@ static const struct {
 } step_cases[] = {
 	{"step 2 1 read cell#0", "step 2 1 write cell#0",
 	 "step 2 differs: recorded task 1 read cell#0, got task 1 write cell#0"},
-	{"step 2 1 read cell#0", "step 2 0 read cell#0",
+	{"step 2 1 read cell#0 0,1 - 0:yield_now:-", "step 2 0 read cell#0 0,1 - 1:yield_now:-",
 	 "step 2 differs: recorded task 1 read cell#0, got task 0 read cell#0"},
 	{"step 2 1 read cell#0", "step 2 1 read cell#1",
 	 "step 2 differs: recorded task 1 read cell#0, got task 1 read cell#1"},
 	{"0,1 nonblocking", "0,1 -",
 	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), got task 1 acquire lock#0"},
-	{"step 3 1 acquire lock#0 0,1 nonblocking\nvalue 3 =True\n", "",
+	{"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:-\nvalue 3 =True\n", "",
 	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), got the end of the run"},
-	{"value 3 =True\n", "value 3 =True\nstep 4 0 join thread#1 0 -\n",
+	{"value 3 =True\n", "value 3 =True\nstep 4 0 join thread#1 0 - -\n",
 	 "step 4 differs: recorded the end of the run, got task 0 join thread#1"},
-	{"step 3 1 acquire lock#0 0,1 nonblocking\nvalue 3 =True\n"
+	{"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:-\nvalue 3 =True\n"
 	 "outcome failure 1 =builtins.AssertionError =boom =Traceback\n",
 	 "outcome divergence 3 =choice%201%20asks%20for%20task%201,%20which%20is%20not%20enabled\n",
 	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), but choice 1 asks for "
@@ -361,7 +361,7 @@ static void a_replay_reproduces_or_names_the_first_divergence(void)
 			ploom_trace_free(out);
 			cmds = fake_read(dir, "commands");
 			/* the trace's choices, max_steps and timeout */
-			CHECK_STR(cmds, "run 300 1500 3 1 1 1\n");
+			CHECK_STR(cmds, "run 300 1500 3 1 1 1 0\n");
 			free(cmds);
 		} else {
 			CHECK(out == NULL);

@@ -17,7 +17,7 @@ static void step(struct ploom_run *run, int task, ...)
 
 	s->index = (long)run->nsteps - 1;
 	s->task = task;
-	s->op = strdup("yield_now");
+	s->op = PLOOM_OP_YIELD_NOW;
 	s->enabled = malloc(8 * sizeof(int));
 	va_start(ap, task);
 	while ((e = va_arg(ap, int)) >= 0)
