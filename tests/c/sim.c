@@ -15,7 +15,7 @@
  * that live across operations are kept in t->loc[]. */
 
 enum op_kind { OP_BEGIN, OP_START, OP_JOIN, OP_ACQUIRE, OP_TRY_ACQUIRE, OP_RELEASE,
-	       OP_READ, OP_WRITE, OP_YIELD };
+	       OP_READ, OP_WRITE, OP_YIELD, OP_IS_ALIVE, OP_LOCKED };
 
 #define NONE (-999)     /* Python's None in a cell */
 #define MAX_TASKS 8
@@ -43,6 +43,7 @@ struct sim {
 	long cell[4];
 	int flag;                       /* scenario variant (bank with lock) */
 	int failed;
+	const struct sim_prog *prog;    /* a generated program, or NULL */
 };
 
 #define BEGIN switch (t->pc) { case 0:
@@ -249,8 +250,201 @@ const struct sim_scenario sim_scenarios[] = {
 	 {{488, 0}, {3, 0}, {21, 0}, {76, 0}}, NULL},
 };
 
-static const char *const op_names[] = {
-	"begin", "start", "join", "acquire", "acquire", "release", "read", "write", "yield_now",
+/* ---- generated programs ---- */
+
+/* main: start every thread in order, then join those in join_mask */
+static int prog_main(struct sim *s, struct sim_task *t, long val, struct sim_op *op)
+{
+	(void)val;
+	BEGIN;
+	for (t->loc[0] = 0; t->loc[0] < s->prog->nthreads; t->loc[0]++)
+		OP(OP_START, (int)t->loc[0], 0);
+	for (t->loc[0] = 0; t->loc[0] < s->prog->nthreads; t->loc[0]++)
+		if (s->prog->join_mask & (1 << t->loc[0]))
+			OP(OP_JOIN, (int)t->loc[0], 0);
+	END;
+}
+
+/* A thread interprets its code: t->loc[0] is the next instruction,
+ * t->loc[1] the register (the last value read), t->loc[2] the thread's
+ * index.  t->pc is 0 before the first operation, 1 after. */
+static int prog_thread(struct sim *s, struct sim_task *t, long val, struct sim_op *op)
+{
+	const struct sim_instr *code = s->prog->code[t->loc[2]];
+	int len = s->prog->len[t->loc[2]];
+
+	if (t->pc) {
+		/* the result of the operation that just ran */
+		const struct sim_instr *done = &code[t->loc[0] - 1];
+		switch (done->kind) {
+		case PI_READ:
+		case PI_IS_ALIVE:
+		case PI_LOCKED:
+			t->loc[1] = val;
+			break;
+		case PI_TRY:
+			if (!val)
+				t->loc[0] += done->arg;
+			break;
+		default:
+			break;
+		}
+	}
+	t->pc = 1;
+	while (t->loc[0] < len) {
+		const struct sim_instr *in = &code[t->loc[0]++];
+		switch (in->kind) {
+		case PI_READ:
+			*op = (struct sim_op){OP_READ, in->obj, 0};
+			return 1;
+		case PI_WRITE:
+			*op = (struct sim_op){OP_WRITE, in->obj, in->arg < 0 ? t->loc[1] + 1 : in->arg};
+			return 1;
+		case PI_ACQ:
+			*op = (struct sim_op){OP_ACQUIRE, in->obj, 0};
+			return 1;
+		case PI_TRY:
+			*op = (struct sim_op){OP_TRY_ACQUIRE, in->obj, 0};
+			return 1;
+		case PI_REL:
+			*op = (struct sim_op){OP_RELEASE, in->obj, 0};
+			return 1;
+		case PI_YIELD:
+			*op = (struct sim_op){OP_YIELD, 0, 0};
+			return 1;
+		case PI_JOIN:
+			*op = (struct sim_op){OP_JOIN, in->obj, 0};
+			return 1;
+		case PI_IS_ALIVE:
+			*op = (struct sim_op){OP_IS_ALIVE, in->obj, 0};
+			return 1;
+		case PI_LOCKED:
+			*op = (struct sim_op){OP_LOCKED, in->obj, 0};
+			return 1;
+		case PI_ASSERT_NE:
+			if (t->loc[1] == in->arg)
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
+static unsigned long rng_next(unsigned long *st)
+{
+	/* xorshift64*: deterministic from the seed, on every machine */
+	*st ^= *st >> 12;
+	*st ^= *st << 25;
+	*st ^= *st >> 27;
+	return (*st * 2685821657736338717UL) >> 33;
+}
+
+static int rng_below(unsigned long *st, int n)
+{
+	return (int)(rng_next(st) % (unsigned long)n);
+}
+
+void sim_prog_generate(struct sim_prog *p, unsigned long seed, int max_ops)
+{
+	unsigned long st = seed * 0x9E3779B97F4A7C15UL + 1;
+	int k, i, total = 0, per_thread;
+
+	memset(p, 0, sizeof(*p));
+	rng_next(&st);
+	k = rng_below(&st, 20);
+	p->nthreads = k < 11 ? 2 : k < 17 ? 3 : 4;
+	/* the more threads, the fewer operations each: plain DFS must finish */
+	/* the more threads, the fewer operations each, so that plain DFS ends */
+	per_thread = p->nthreads == 2 ? 6 : p->nthreads == 3 ? 3 : 2;
+	p->ncells = 1 + rng_below(&st, 3);
+	p->nlocks = 1 + rng_below(&st, 2);
+	p->join_mask = rng_below(&st, 1 << p->nthreads);
+	for (k = 0; k < p->nthreads; k++) {
+		struct sim_instr *c = p->code[k];
+		int want = 2 + rng_below(&st, per_thread - 1), n = 0, ops = 0, held[2] = {0, 0};
+		int have_reg = 0;
+		int budget = max_ops - total - 2 * (p->nthreads - k - 1);
+
+		if (want > budget)
+			want = budget < 2 ? 2 : budget;
+		while (ops < want && n < SIM_PROG_MAX - 4) {
+			int r = rng_below(&st, 100), l = rng_below(&st, p->nlocks);
+			int cell = rng_below(&st, p->ncells);
+
+			if (r < 18) {
+				c[n++] = (struct sim_instr){PI_READ, cell, 0};
+				have_reg = 1;
+			} else if (r < 32) {
+				c[n++] = (struct sim_instr){PI_WRITE, cell,
+							    (short)(have_reg && rng_below(&st, 2) ? -1 : 1 + rng_below(&st, 2))};
+			} else if (r < 46 && !held[l]) {
+				c[n++] = (struct sim_instr){PI_ACQ, l, 0};
+				held[l] = 1;
+			} else if (r < 56 && held[l]) {
+				c[n++] = (struct sim_instr){PI_REL, l, 0};
+				held[l] = 0;
+			} else if (r < 62 && !held[l] && n < SIM_PROG_MAX - 6 && want - ops >= 3) {
+				/* if l.acquire(blocking=False): write; release */
+				c[n++] = (struct sim_instr){PI_TRY, l, 2};
+				c[n++] = (struct sim_instr){PI_WRITE, cell, (short)(1 + rng_below(&st, 2))};
+				c[n++] = (struct sim_instr){PI_REL, l, 0};
+				ops += 2;
+			} else if (r < 65) {
+				c[n++] = (struct sim_instr){PI_YIELD, 0, 0};
+			} else if (r < 72 && k > 0) {
+				c[n++] = (struct sim_instr){PI_JOIN, rng_below(&st, k), 0};
+			} else if (r < 76 && k > 0) {
+				c[n++] = (struct sim_instr){PI_IS_ALIVE, rng_below(&st, k), 0};
+				have_reg = 1;
+			} else if (r < 80) {
+				c[n++] = (struct sim_instr){PI_LOCKED, l, 0};
+				have_reg = 1;
+			} else if (have_reg) {
+				c[n++] = (struct sim_instr){PI_ASSERT_NE, 0, (short)rng_below(&st, 3)};
+				continue;
+			} else {
+				continue;
+			}
+			ops++;
+		}
+		/* release what is held, mostly: a thread may end holding a lock */
+		for (i = 0; i < 2; i++)
+			if (held[i] && rng_below(&st, 8))
+				c[n++] = (struct sim_instr){PI_REL, (unsigned char)i, 0};
+		p->len[k] = n;
+		total += ops;
+	}
+}
+
+static const char *const pi_names[] = {
+	[PI_READ] = "read", [PI_WRITE] = "write", [PI_ACQ] = "acquire", [PI_REL] = "release",
+	[PI_TRY] = "try", [PI_YIELD] = "yield", [PI_JOIN] = "join", [PI_IS_ALIVE] = "is_alive",
+	[PI_LOCKED] = "locked", [PI_ASSERT_NE] = "assert_ne",
+};
+
+void sim_prog_print(FILE *f, const struct sim_prog *p)
+{
+	int k, i;
+
+	fprintf(f, "  %d cells, %d locks, main joins mask %d\n", p->ncells, p->nlocks,
+		p->join_mask);
+	for (k = 0; k < p->nthreads; k++) {
+		fprintf(f, "  thread %d:", k + 1);
+		for (i = 0; i < p->len[k]; i++)
+			fprintf(f, " %s(%d,%d)", pi_names[p->code[k][i].kind], p->code[k][i].obj,
+				p->code[k][i].arg);
+		fprintf(f, "\n");
+	}
+}
+
+/* ---- the scheduler ---- */
+
+static const enum ploom_op ploom_ops[] = {
+	[OP_BEGIN] = PLOOM_OP_BEGIN, [OP_START] = PLOOM_OP_START, [OP_JOIN] = PLOOM_OP_JOIN,
+	[OP_ACQUIRE] = PLOOM_OP_ACQUIRE, [OP_TRY_ACQUIRE] = PLOOM_OP_ACQUIRE,
+	[OP_RELEASE] = PLOOM_OP_RELEASE, [OP_READ] = PLOOM_OP_READ, [OP_WRITE] = PLOOM_OP_WRITE,
+	[OP_YIELD] = PLOOM_OP_YIELD_NOW, [OP_IS_ALIVE] = PLOOM_OP_IS_ALIVE,
+	[OP_LOCKED] = PLOOM_OP_LOCKED,
 };
 
 /* Runs the task to its next operation; 0 ok, -1 assertion failed. */
@@ -277,61 +471,116 @@ static int is_enabled(const struct sim *s, int id)
 	return 1;
 }
 
-static char *object_name(const struct sim_op *op)
+static struct ploom_obj object_of(const struct sim *s, const struct sim_op *op, int task)
 {
-	char buf[32];
-
 	switch (op->kind) {
 	case OP_BEGIN:
 	case OP_YIELD:
-		return NULL;
+		return (struct ploom_obj){PLOOM_OBJ_NONE, 0};
 	case OP_START:
+		/* a thread is named by the task id it gets: start order */
+		return (struct ploom_obj){PLOOM_OBJ_THREAD,
+					  s->pool[op->obj + 1].id >= 0 ? s->pool[op->obj + 1].id
+								      : s->ntasks};
 	case OP_JOIN:
-		snprintf(buf, sizeof(buf), "thread#%d", op->obj + 1);
-		break;
+	case OP_IS_ALIVE:
+		return (struct ploom_obj){PLOOM_OBJ_THREAD, s->pool[op->obj + 1].id};
 	case OP_ACQUIRE:
 	case OP_TRY_ACQUIRE:
 	case OP_RELEASE:
-		snprintf(buf, sizeof(buf), "lock#%d", op->obj);
-		break;
+	case OP_LOCKED:
+		return (struct ploom_obj){PLOOM_OBJ_LOCK, op->obj};
 	default:
-		snprintf(buf, sizeof(buf), "cell#%d", op->obj);
-		break;
+		(void)task;
+		return (struct ploom_obj){PLOOM_OBJ_CELL, op->obj};
 	}
+}
+
+static char *object_name(struct ploom_obj o)
+{
+	char buf[32];
+
+	if (o.kind == PLOOM_OBJ_NONE)
+		return NULL;
+	ploom_obj_format(buf, sizeof(buf), o);
 	return strdup(buf);
 }
 
-/* One schedule following choices, then defaults, into *run (finished). */
-void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *choices,
-		     size_t nchoices)
+/* A wait record for every unfinished task that is not enabled. */
+static void add_waits(struct ploom_run *run, const struct sim *s)
+{
+	int i;
+
+	for (i = 0; i < s->ntasks; i++) {
+		const struct sim_task *w = &s->pool[s->order[i]];
+		struct ploom_wait *wt;
+		if (w->done || is_enabled(s, i))
+			continue;
+		run->outcome.waits = realloc(run->outcome.waits,
+					     (run->outcome.nwaits + 1) * sizeof(*wt));
+		wt = &run->outcome.waits[run->outcome.nwaits++];
+		wt->task = i;
+		wt->op = ploom_ops[w->pend.kind];
+		wt->object = object_name(object_of(s, &w->pend, i));
+		wt->holder = w->pend.kind == OP_JOIN ? s->pool[w->pend.obj + 1].id
+						     : s->holder[w->pend.obj];
+	}
+}
+
+static void set_failure(struct ploom_run *run, int task, const char *msg)
+{
+	run->outcome.kind = PLOOM_OUTCOME_FAILURE;
+	run->outcome.task = task;
+	run->outcome.exc_type = strdup("builtins.AssertionError");
+	run->outcome.exc_message = strdup(msg);
+}
+
+static void pending_accesses(const struct sim *s, int id, struct ploom_access out[2], int *n)
+{
+	const struct sim_task *t = &s->pool[s->order[id]];
+
+	*n = ploom_pending_accesses(out, id, ploom_ops[t->pend.kind], object_of(s, &t->pend, id));
+}
+
+void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct sim_prog *prog,
+	      const int *choices, size_t nchoices, const int *sleep, size_t nsleep,
+	      long final_cells[3])
 {
 	struct sim s;
-	size_t ci = 0;
-	int prev = 0, i, k;
+	size_t ci = 0, i2;
+	int prev = 0, i, k, sleep_active = 0, last_task = -1, nla = 0;
+	char asleep[MAX_TASKS] = {0}, msg[32];
+	struct ploom_access la[2];
 	long index = 0;
 
 	memset(&s, 0, sizeof(s));
 	memset(run, 0, sizeof(*run));
-	s.flag = sc->flag;
+	s.prog = prog;
+	s.flag = sc ? sc->flag : 0;
 	for (i = 0; i < 4; i++)
 		s.holder[i] = -1;
 	for (i = 0; i < 3; i++)
-		s.cell[i] = sc->cells[i];
-	s.pool[0].body = sc->main_body;
-	for (i = 0; i < sc->nthreads; i++) {
-		s.pool[i + 1].body = sc->thread_body[i];
+		s.cell[i] = sc ? sc->cells[i] : 0;
+	s.pool[0].body = sc ? sc->main_body : prog_main;
+	for (i = 0; i < (sc ? sc->nthreads : prog->nthreads); i++) {
+		s.pool[i + 1].body = sc ? sc->thread_body[i] : prog_thread;
 		s.pool[i + 1].id = -1;
+		s.pool[i + 1].loc[2] = i;
 	}
 	s.ntasks = 1;
 	s.order[0] = 0;
+	if (!nchoices && nsleep) {
+		sleep_active = 1;
+		for (i2 = 0; i2 < nsleep; i2++)
+			if (sleep[i2] < MAX_TASKS)
+				asleep[sleep[i2]] = 1;
+	}
 	if (advance(&s, &s.pool[0], 0) < 0) {
-		run->outcome.kind = PLOOM_OUTCOME_FAILURE;
-		run->outcome.exc_type = strdup("builtins.AssertionError");
-		run->outcome.exc_message = strdup(sc->message ? sc->message : "");
+		set_failure(run, 0, sc && sc->message ? sc->message : "main");
 		goto finish;
 	}
 	for (;;) {
-		int en[MAX_TASKS], nen = 0, c, all_done = 1;
+		int en[MAX_TASKS], nen = 0, c = -1, all_done = 1, np = 0;
 		struct ploom_step *st;
 		struct sim_task *t;
 		long val = 0;
@@ -344,26 +593,76 @@ void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *ch
 		}
 		if (!nen) {
 			run->outcome.kind = all_done ? PLOOM_OUTCOME_PASS : PLOOM_OUTCOME_DEADLOCK;
+			add_waits(run, &s);
 			break;
 		}
-		c = en[0];
-		if (nen > 1) {
-			int d = en[0];
-			for (k = 0; k < nen; k++)
-				if (en[k] == prev)
-					d = prev;
-			c = ci < nchoices ? choices[ci++] : d;
+		if (sleep_active && last_task >= 0) {
+			struct ploom_access mine[2];
+			int nm;
+			for (i = 0; i < s.ntasks; i++) {
+				if (!asleep[i] || s.pool[s.order[i]].done)
+					continue;
+				pending_accesses(&s, i, mine, &nm);
+				if (ploom_conflicts(la, nla, mine, nm))
+					asleep[i] = 0;
+			}
+		}
+		if (nen == 1 && !(sleep_active && asleep[en[0]])) {
+			c = en[0];
+		} else if (nen > 1 && ci < nchoices) {
+			c = choices[ci++];
+			for (k = 0; k < nen && en[k] != c; k++)
+				;
+			if (k == nen) {
+				run->outcome.kind = PLOOM_OUTCOME_DIVERGENCE;
+				run->outcome.divergence_index = index;
+				run->outcome.divergence_message = strdup("not enabled");
+				break;
+			}
+			if (ci == nchoices && nsleep) {
+				sleep_active = 1;
+				for (i2 = 0; i2 < nsleep; i2++)
+					if (sleep[i2] < MAX_TASKS)
+						asleep[sleep[i2]] = 1;
+			}
+		} else {
+			for (k = 0; k < nen; k++) {
+				if (sleep_active && asleep[en[k]])
+					continue;
+				if (en[k] == prev) {
+					c = prev;
+					break;
+				}
+				if (c < 0)
+					c = en[k];
+			}
+			if (c < 0) {
+				run->outcome.kind = PLOOM_OUTCOME_SLEEP_BLOCKED;
+				run->outcome.divergence_index = index;
+				add_waits(run, &s);
+				break;
+			}
 		}
 		t = &s.pool[s.order[c]];
 		st = ploom_run_add_step(run);
 		st->index = index++;
 		st->task = c;
-		st->op = strdup(op_names[t->pend.kind]);
-		st->object = object_name(&t->pend);
+		st->op = ploom_ops[t->pend.kind];
+		st->obj = object_of(&s, &t->pend, c);
+		st->object = object_name(st->obj);
 		st->nonblocking = t->pend.kind == OP_TRY_ACQUIRE;
 		st->enabled = malloc((size_t)nen * sizeof(int));
 		memcpy(st->enabled, en, (size_t)nen * sizeof(int));
 		st->nenabled = (size_t)nen;
+		st->pending = malloc((size_t)s.ntasks * sizeof(*st->pending));
+		for (i = 0; i < s.ntasks; i++) {
+			struct sim_task *o = &s.pool[s.order[i]];
+			if (i == c || o->done)
+				continue;
+			st->pending[np++] = (struct ploom_pending){i, ploom_ops[o->pend.kind],
+								   object_of(&s, &o->pend, i)};
+		}
+		st->npending = (size_t)np;
 		prev = c;
 		switch (t->pend.kind) {
 		case OP_START:
@@ -378,6 +677,7 @@ void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *ch
 			val = s.holder[t->pend.obj] < 0;
 			if (val)
 				s.holder[t->pend.obj] = c;
+			st->value = strdup(val ? "True" : "False");
 			break;
 		case OP_RELEASE:
 			s.holder[t->pend.obj] = -1;
@@ -388,19 +688,35 @@ void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *ch
 		case OP_WRITE:
 			s.cell[t->pend.obj] = t->pend.v;
 			break;
+		case OP_IS_ALIVE:
+			val = !s.pool[t->pend.obj + 1].done;
+			break;
+		case OP_LOCKED:
+			val = s.holder[t->pend.obj] >= 0;
+			break;
 		default:
 			break;
 		}
+		last_task = c;
 		if (advance(&s, t, val) < 0) {
-			run->outcome.kind = PLOOM_OUTCOME_FAILURE;
-			run->outcome.task = c;
-			run->outcome.exc_type = strdup("builtins.AssertionError");
-			run->outcome.exc_message = strdup(sc->message ? sc->message : "");
+			if (prog)
+				snprintf(msg, sizeof(msg), "t%d@%ld", c, t->loc[0]);
+			set_failure(run, c, prog ? msg : sc->message ? sc->message : "");
 			break;
 		}
+		nla = ploom_op_accesses(la, c, st->op, st->obj, t->done);
 	}
 finish:
+	if (final_cells)
+		for (i = 0; i < 3; i++)
+			final_cells[i] = s.cell[i];
 	ploom_run_finish(run, NULL);
+}
+
+void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *choices,
+	     size_t nchoices)
+{
+	sim_exec(run, sc, NULL, choices, nchoices, NULL, 0, NULL);
 }
 
 const size_t sim_nscenarios = sizeof(sim_scenarios) / sizeof(sim_scenarios[0]);

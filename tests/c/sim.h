@@ -12,6 +12,7 @@
 #define PLOOM_TEST_SIM_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../../lib/trace.h"
 
@@ -46,6 +47,51 @@ const struct sim_scenario *sim_find(const char *name);
  * and finished; the caller releases it with ploom_run_release(). */
 void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *choices,
 	     size_t nchoices);
+
+/* ---- generated programs, for differential tests of the search ----
+ *
+ * main starts threads 1..n in order and joins those in join_mask; thread k
+ * runs its code: reads into a register, writes of a constant or of the
+ * register plus one, acquire/release, `if l.acquire(blocking=False):
+ * write; release`, yield_now, join/is_alive of a thread started before it,
+ * locked(), and asserts that the register differs from a constant (the
+ * failure's message names the task and the place). */
+enum sim_instr_kind { PI_READ, PI_WRITE, PI_ACQ, PI_REL, PI_TRY, PI_YIELD, PI_JOIN,
+		      PI_IS_ALIVE, PI_LOCKED, PI_ASSERT_NE };
+
+struct sim_instr {
+	unsigned char kind;
+	unsigned char obj;      /* cell, lock, or thread index (0-based) */
+	short arg;              /* write: value, -1 for register + 1; try: instructions
+				 * skipped when it fails; assert_ne: the constant */
+};
+
+#define SIM_PROG_MAX 16
+
+struct sim_prog {
+	int nthreads, ncells, nlocks;
+	int join_mask;
+	struct sim_instr code[4][SIM_PROG_MAX];
+	int len[4];
+};
+
+/* A random program of 2-4 threads with 2-6 operations each (at most
+ * max_ops in all, roughly), 1-3 cells and 1-2 locks, the same for the
+ * same seed everywhere. */
+void sim_prog_generate(struct sim_prog *p, unsigned long seed, int max_ops);
+
+/* The program as text, for a failing test to show. */
+void sim_prog_print(FILE *f, const struct sim_prog *p);
+
+/* One schedule of a scenario (sc) or of a program (prog, when sc is
+ * NULL), with choices[0..n) and the sleep set of the worker's `run`
+ * command (event.h): past the choices it takes the default among the
+ * tasks awake, and stops with the outcome sleep-blocked when all sleep.
+ * Deadlocks carry their waits.  *run is overwritten and finished;
+ * final_cells (may be NULL) receives the cells at the end. */
+void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct sim_prog *prog,
+	      const int *choices, size_t nchoices, const int *sleep, size_t nsleep,
+	      long final_cells[3]);
 
 /* The first run of an unbounded depth-first search of sc (explore.h) for
  * which want(run, arg) is nonzero, moved into *out (released or zeroed by

@@ -1,0 +1,88 @@
+/* dpor.h - dynamic partial-order reduction: source sets with sleep sets
+ * (Abdulla, Aronis, Jonsson, Sagonas, "Optimal dynamic partial order
+ * reduction", POPL 2014, Algorithm 1).
+ *
+ * Overview
+ * --------
+ * The same loop as the depth-first search (explore.h), with a sleep set
+ * sent along with each prefix:
+ *
+ *     ploom_dpor_new(&d, &err);
+ *     do {
+ *         choices = ploom_dpor_prefix(d, &n);
+ *         sleep = ploom_dpor_sleep(d, &m);
+ *         ...run a schedule: `run ... n choices m sleep` (event.h)...
+ *     } while ((r = ploom_dpor_next(d, &run, &err)) == 1);
+ *
+ * Two schedules that differ only in the order of adjacent steps that do
+ * not conflict (ploom_conflicts(): different objects, or two reads) end
+ * in the same state; the search runs at least one schedule of every such
+ * class (Mazurkiewicz trace) and, thanks to the sleep sets, seldom more.
+ * Where a run's step races with an earlier step of another task (they
+ * conflict and nothing else orders them), the search adds, at the state
+ * before the earlier step, a task that starts a reordering in which the
+ * later one goes first.  The order of two critical sections of one lock
+ * is such a race: a blocking acquire (and a join) races with the last
+ * step on its object before which it could have run, not with the
+ * release (or exit) that let it run.  A run that ends in a failure (an
+ * exception, a crash) ends every task at once, so the next operation of
+ * every other task races with its last step; at a deadlock, the blocked
+ * acquires race as if they ran.
+ *
+ * The sleep sets live on both sides: the search sends the tasks asleep
+ * where the prefix ends, and the worker keeps them past it (event.h's
+ * `run`), so a schedule never starts a reordering that is already
+ * covered.  When every enabled task is asleep the worker stops the
+ * schedule (outcome sleep-blocked): it is no schedule of its own, only
+ * the cost of the reduction, and ploom-explore counts it apart.
+ *
+ * What it guarantees, and the tests show (tests/c/test_dpor.c against
+ * the plain search on thousands of generated programs, and
+ * tests/python/test_differential.py through the real worker): the
+ * outcomes reached (each failure, deadlock and final state) are those
+ * of the depth-first search, in no more schedules.
+ *
+ * No preemption bound, no split: a bound needs bounded POR (Coons,
+ * Musuvathi, McKinley, OOPSLA 2013), and the backtrack sets of one search
+ * are shared state; ploom-explore refuses both combinations.
+ */
+#ifndef PLOOM_DPOR_H
+#define PLOOM_DPOR_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "trace.h"
+
+struct ploom_dpor;
+
+/* A new search.  On success the caller owns *out (ploom_dpor_free()). */
+int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err);
+
+/* Frees the search; accepts NULL. */
+void ploom_dpor_free(struct ploom_dpor *d);
+
+/* The choices of the next schedule at its first *n branch points, and
+ * the tasks asleep where the last of them is made (empty for the first
+ * schedule).  Owned by the search, valid until ploom_dpor_next(). */
+const int *ploom_dpor_prefix(const struct ploom_dpor *d, size_t *n);
+const int *ploom_dpor_sleep(const struct ploom_dpor *d, size_t *n);
+
+/* Takes the run that followed the prefix and sleep set (its steps,
+ * pending operations and outcome are read during the call) and computes
+ * the next.  Returns 1 when there is a next schedule, 0 when the search
+ * is complete, -1 with err filled (PLOOM_EXIT_DIVERGENCE when the run did
+ * not make the prefix's choices, or ran a task that was asleep;
+ * PLOOM_EXIT_USAGE when out of memory). */
+int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err);
+
+/* Counters, for tests and statistics: races found and reversed, and
+ * races whose reversal started with no task enabled before the earlier
+ * step, so every enabled task was added there instead. */
+struct ploom_dpor_stats {
+	long races;
+	long fallbacks;
+};
+void ploom_dpor_get_stats(const struct ploom_dpor *d, struct ploom_dpor_stats *out);
+
+#endif

@@ -1,0 +1,383 @@
+/* Tests of lib/dpor against the plain depth-first search, through the
+ * simulator (sim.h):
+ *
+ * - on REFERENCE.md's scenarios, the Mazurkiewicz traces of the DFS
+ *   schedules (counted here with the dependence relation of event.h) are
+ *   REFERENCE.md's counts, and the schedules DPOR runs cover every one of
+ *   them, in no more schedules than DFS; counter3 takes at most 12;
+ * - on generated programs (PLOOM_DPOR_PROGRAMS of them, 10000 by
+ *   default), DPOR reaches exactly the outcomes DFS reaches (each failure
+ *   by task and place, each deadlock with its waits and the cells, each
+ *   final state of the cells) in no more schedules.
+ *
+ * A failing program is printed with its seed; PLOOM_DPOR_SEED=N runs that
+ * one alone. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/dpor.h"
+#include "../../lib/explore.h"
+#include "../../lib/trace.h"
+#include "check.h"
+#include "sim.h"
+
+/* ---- a set of strings ---- */
+
+struct strset {
+	char **s;
+	size_t n, cap;
+};
+
+static int strset_add(struct strset *set, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		if (!strcmp(set->s[i], s))
+			return 0;
+	if (set->n == set->cap) {
+		set->cap = set->cap ? 2 * set->cap : 16;
+		set->s = realloc(set->s, set->cap * sizeof(*set->s));
+	}
+	set->s[set->n++] = strdup(s);
+	return 1;
+}
+
+static int strset_has(const struct strset *set, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		if (!strcmp(set->s[i], s))
+			return 1;
+	return 0;
+}
+
+static void strset_free(struct strset *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		free(set->s[i]);
+	free(set->s);
+	memset(set, 0, sizeof(*set));
+}
+
+/* ---- Mazurkiewicz traces ----
+ *
+ * The class of a run: its events ordered by the least linearisation of
+ * their happens-before order that always takes the lowest task next
+ * (task order, then the events of one task in program order).  Two runs
+ * have the same key exactly when one is the other with adjacent
+ * non-conflicting steps of different tasks swapped. */
+static void class_key(const struct ploom_run *run, char *out, size_t cap)
+{
+	size_t n = run->nsteps, i, j, len = 0;
+	struct ploom_access (*acc)[2] = calloc(n ? n : 1, sizeof(*acc));
+	int *nacc = calloc(n ? n : 1, sizeof(int)), *taken = calloc(n ? n : 1, sizeof(int));
+
+	for (i = 0; i < n; i++) {
+		const struct ploom_step *s = &run->steps[i];
+		int exits;
+		if (i + 1 < n) {
+			const struct ploom_step *nx = &run->steps[i + 1];
+			size_t k;
+			exits = nx->task != s->task;
+			for (k = 0; k < nx->npending && exits; k++)
+				if (nx->pending[k].task == s->task)
+					exits = 0;
+		} else {
+			exits = run->outcome.kind == PLOOM_OUTCOME_PASS;
+		}
+		nacc[i] = ploom_op_accesses(acc[i], s->task, s->op, s->obj, exits);
+	}
+	out[0] = '\0';
+	for (;;) {
+		size_t best = n;
+		for (i = 0; i < n; i++) {
+			int ready = !taken[i];
+			for (j = 0; j < i && ready; j++)
+				if (!taken[j] && (run->steps[j].task == run->steps[i].task ||
+						  ploom_conflicts(acc[j], nacc[j], acc[i], nacc[i])))
+					ready = 0;
+			if (ready && (best == n || run->steps[i].task < run->steps[best].task))
+				best = i;
+		}
+		if (best == n)
+			break;
+		taken[best] = 1;
+		len += (size_t)snprintf(out + len, len < cap ? cap - len : 0, "%d%s%s,",
+					run->steps[best].task, ploom_op_name(run->steps[best].op),
+					run->steps[best].object ? run->steps[best].object : "");
+	}
+	free(acc);
+	free(nacc);
+	free(taken);
+}
+
+/* What a run ended in, as the differential test compares it. */
+static void outcome_key(const struct ploom_run *run, const long cells[3], char *out, size_t cap)
+{
+	const struct ploom_outcome *o = &run->outcome;
+
+	switch (o->kind) {
+	case PLOOM_OUTCOME_FAILURE:
+		snprintf(out, cap, "failure %s", o->exc_message ? o->exc_message : "");
+		break;
+	case PLOOM_OUTCOME_DEADLOCK:
+		snprintf(out, cap, "%s; cells %ld %ld %ld", o->summary, cells[0], cells[1], cells[2]);
+		break;
+	default:
+		snprintf(out, cap, "%s; cells %ld %ld %ld", ploom_outcome_kind_name(o->kind), cells[0],
+			 cells[1], cells[2]);
+		break;
+	}
+}
+
+/* ---- the two searches over the simulator ---- */
+
+struct result {
+	long schedules;         /* complete schedules */
+	long failing;
+	long blocked;           /* sleep-blocked runs (DPOR only) */
+	struct strset outcomes;
+	struct strset classes;
+	int error;              /* the search returned -1 */
+	int capped;             /* DFS stopped at the cap */
+};
+
+static void take(struct result *r, const struct ploom_run *run, const long cells[3], int classes)
+{
+	char key[4096];
+
+	if (run->outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED) {
+		r->blocked++;
+		return;
+	}
+	r->schedules++;
+	if (ploom_outcome_is_failure(run->outcome.kind))
+		r->failing++;
+	outcome_key(run, cells, key, sizeof(key));
+	strset_add(&r->outcomes, key);
+	if (classes) {
+		class_key(run, key, sizeof(key));
+		strset_add(&r->classes, key);
+	}
+}
+
+static void run_dfs(struct result *r, const struct sim_scenario *sc, const struct sim_prog *p,
+		    long cap, int classes)
+{
+	struct ploom_explore *ex = NULL;
+	struct ploom_run run;
+	const int *prefix;
+	long cells[3];
+	size_t n;
+	int more;
+
+	memset(r, 0, sizeof(*r));
+	ploom_explore_new(&ex, -1, NULL);
+	do {
+		prefix = ploom_explore_prefix(ex, &n);
+		sim_exec(&run, sc, p, prefix, n, NULL, 0, cells);
+		take(r, &run, cells, classes);
+		more = ploom_explore_next(ex, &run, NULL);
+		ploom_run_release(&run);
+		if (more == 1 && cap && r->schedules >= cap) {
+			r->capped = 1;
+			break;
+		}
+	} while (more == 1);
+	r->error = more < 0;
+	ploom_explore_free(ex);
+}
+
+static struct ploom_dpor_stats last_stats;
+
+static void run_dpor(struct result *r, const struct sim_scenario *sc, const struct sim_prog *p,
+		     int classes)
+{
+	struct ploom_dpor *d = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_run run;
+	const int *prefix, *sleep;
+	long cells[3];
+	size_t n, m;
+	int more;
+
+	memset(r, 0, sizeof(*r));
+	ploom_dpor_new(&d, NULL);
+	do {
+		prefix = ploom_dpor_prefix(d, &n);
+		sleep = ploom_dpor_sleep(d, &m);
+		sim_exec(&run, sc, p, prefix, n, sleep, m, cells);
+		if (getenv("PLOOM_DPOR_TRACE")) {
+			size_t i;
+			printf("run: prefix");
+			for (i = 0; i < n; i++)
+				printf(" %d", prefix[i]);
+			printf(" sleep");
+			for (i = 0; i < m; i++)
+				printf(" %d", sleep[i]);
+			printf("\n");
+			for (i = 0; i < run.nsteps; i++)
+				printf("   %zu: task %d %s %s en=%zu\n", i, run.steps[i].task,
+				       ploom_op_name(run.steps[i].op),
+				       run.steps[i].object ? run.steps[i].object : "-",
+				       run.steps[i].nenabled);
+			printf("   -> %s\n", run.outcome.summary);
+		}
+		take(r, &run, cells, classes);
+		more = ploom_dpor_next(d, &run, &err);
+		ploom_run_release(&run);
+	} while (more == 1 && r->schedules + r->blocked < 10000000);
+	if (more < 0) {
+		printf("dpor error: %s\n", err.msg);
+		r->error = 1;
+	}
+	ploom_dpor_get_stats(d, &last_stats);
+	ploom_dpor_free(d);
+}
+
+static void result_free(struct result *r)
+{
+	strset_free(&r->outcomes);
+	strset_free(&r->classes);
+}
+
+/* ---- REFERENCE.md ---- */
+
+static const struct {
+	const char *name;
+	long classes;
+} reference[] = {
+	{"bank with the lock", 2}, {"bank without the lock", 6}, {"abba", 3}, {"counter3", 6},
+	{"racy_counter2", 4},      {"try_lock", 4},              {"flag_handoff", 4},
+};
+
+static void dpor_covers_every_class_of_the_reference_scenarios(void)
+{
+	size_t i, k;
+
+	for (i = 0; i < sizeof(reference) / sizeof(reference[0]); i++) {
+		const struct sim_scenario *sc = sim_find(reference[i].name);
+		struct result dfs, dpor;
+		int ok = 1;
+
+		run_dfs(&dfs, sc, NULL, 0, 1);
+		run_dpor(&dpor, sc, NULL, 1);
+		ok &= CHECK_INT(dfs.classes.n, reference[i].classes);
+		ok &= CHECK(!dpor.error);
+		ok &= CHECK(dpor.schedules >= reference[i].classes);
+		ok &= CHECK(dpor.schedules <= dfs.schedules);
+		for (k = 0; k < dfs.classes.n; k++)
+			if (!CHECK(strset_has(&dpor.classes, dfs.classes.s[k]))) {
+				printf("  class not covered: %s\n", dfs.classes.s[k]);
+				ok = 0;
+			}
+		ok &= CHECK_INT(dpor.outcomes.n, dfs.outcomes.n);
+		ok &= CHECK((dpor.failing > 0) == (dfs.failing > 0));
+		ok &= CHECK_STR(dpor.error ? "error" : "ok", "ok");
+		printf("%s: DFS %ld schedules, %zu classes; DPOR %ld schedules (+%ld sleep-blocked), "
+		       "%zu classes%s\n", reference[i].name, dfs.schedules, dfs.classes.n,
+		       dpor.schedules, dpor.blocked, dpor.classes.n, ok ? "" : "  <-- FAILED");
+		if (!strcmp(reference[i].name, "counter3"))
+			CHECK(dpor.schedules + dpor.blocked <= 12);
+		result_free(&dfs);
+		result_free(&dpor);
+	}
+}
+
+/* ---- generated programs ---- */
+
+/* Counts over the generated programs. */
+struct totals {
+	long programs, complete, dfs, dpor, blocked, with_failure, with_deadlock;
+};
+
+/* DFS runs at most DFS_CAP schedules of a program.  When it runs them
+ * all, DPOR must reach exactly its outcomes in no more schedules; when
+ * the cap cuts it, DPOR must still reach every outcome DFS reached. */
+#define DFS_CAP 2000
+
+static int differential(unsigned long seed, struct totals *tot)
+{
+	const char *maxops = getenv("PLOOM_DPOR_MAXOPS");
+	struct sim_prog p;
+	struct result dfs, dpor;
+	size_t k;
+	int ok = 1;
+
+	sim_prog_generate(&p, seed, maxops ? atoi(maxops) : 12);
+	run_dfs(&dfs, NULL, &p, DFS_CAP, 0);
+	run_dpor(&dpor, NULL, &p, 0);
+	if (dpor.error || dfs.error)
+		ok = 0;
+	if (!dfs.capped && (dpor.schedules > dfs.schedules || dpor.outcomes.n != dfs.outcomes.n))
+		ok = 0;
+	for (k = 0; k < dfs.outcomes.n && ok; k++)
+		if (!strset_has(&dpor.outcomes, dfs.outcomes.s[k]))
+			ok = 0;
+	if (!ok) {
+		printf("seed %lu: DFS %ld schedules%s, DPOR %ld (+%ld sleep-blocked)%s\n", seed,
+		       dfs.schedules, dfs.capped ? " (capped)" : "", dpor.schedules, dpor.blocked,
+		       dpor.error ? ", error" : "");
+		sim_prog_print(stdout, &p);
+		for (k = 0; k < dfs.outcomes.n; k++)
+			printf("  %s %s\n", strset_has(&dpor.outcomes, dfs.outcomes.s[k]) ? "both"
+											  : "DFS only",
+			       dfs.outcomes.s[k]);
+		for (k = 0; k < dpor.outcomes.n; k++)
+			if (!strset_has(&dfs.outcomes, dpor.outcomes.s[k]))
+				printf("  DPOR only %s\n", dpor.outcomes.s[k]);
+	}
+	tot->programs++;
+	if (!dfs.capped) {
+		tot->complete++;
+		tot->dfs += dfs.schedules;
+		tot->dpor += dpor.schedules;
+	}
+	tot->blocked += dpor.blocked;
+	tot->with_failure += dpor.failing > 0;
+	for (k = 0; k < dpor.outcomes.n; k++)
+		if (!strncmp(dpor.outcomes.s[k], "deadlock", 8)) {
+			tot->with_deadlock++;
+			break;
+		}
+	result_free(&dfs);
+	result_free(&dpor);
+	return ok;
+}
+
+static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs(void)
+{
+	const char *env = getenv("PLOOM_DPOR_PROGRAMS"), *one = getenv("PLOOM_DPOR_SEED");
+	long n = env ? atol(env) : 10000, i, failed = 0;
+	struct totals tot = {0};
+
+	if (one) {
+		CHECK(differential(strtoul(one, NULL, 10), &tot));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (!differential((unsigned long)i, &tot) && ++failed >= 5)
+			break;
+	CHECK_INT(failed, 0);
+	/* the generator must keep producing programs worth comparing */
+	CHECK(tot.complete * 100 >= 40 * tot.programs);
+	CHECK(tot.with_failure * 5 >= tot.programs);
+	CHECK(tot.with_deadlock * 100 >= 3 * tot.programs);
+	printf("generated programs: %ld, %ld with a failure, %ld with a deadlock; %ld explored "
+	       "completely by DFS (%ld schedules) and by DPOR (%ld schedules: 1/%.1f); "
+	       "%ld sleep-blocked DPOR runs in all\n",
+	       tot.programs, tot.with_failure, tot.with_deadlock, tot.complete, tot.dfs, tot.dpor,
+	       tot.dpor ? (double)tot.dfs / (double)tot.dpor : 0.0, tot.blocked);
+}
+
+int main(void)
+{
+	dpor_covers_every_class_of_the_reference_scenarios();
+	dpor_reaches_the_outcomes_of_dfs_on_generated_programs();
+	return check_report();
+}
