@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,11 @@ struct job {
 	struct ploom_strategy *part;
 };
 
+/* The distinct outcomes, in res->outcomes, found again through an open
+ * hash table of their indices + 1 (0: empty slot), twice as large as the
+ * cap so that probes stay short. */
+#define TALLY_SLOTS 2048
+
 struct search {
 	const struct ploom_search_opts *o;
 	struct ploom_search_result *res;
@@ -29,6 +35,8 @@ struct search {
 	long timeout_ms;
 	double t0;
 	int hit_step_limit;
+	size_t outcomes_cap;
+	uint16_t slot[TALLY_SLOTS];
 };
 
 static double now_s(void)
@@ -52,9 +60,14 @@ void ploom_strategy_free(struct ploom_strategy *s)
 
 void ploom_search_result_release(struct ploom_search_result *res)
 {
+	size_t i;
+
 	ploom_trace_free(res->failure);
 	free(res->failure_path);
 	free(res->limit_path);
+	for (i = 0; i < res->noutcomes; i++)
+		free(res->outcomes[i].summary);
+	free(res->outcomes);
 	memset(res, 0, sizeof(*res));
 	res->idle_worker = -1;
 }
@@ -66,6 +79,52 @@ static void emit(const struct search *s, enum ploom_search_event_kind kind,
 
 	if (s->o->event)
 		s->o->event(s->o->event_ctx, &ev);
+}
+
+static uint32_t hash_outcome(enum ploom_outcome_kind kind, const char *summary)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)kind;      /* FNV-1a */
+
+	while (*summary)
+		h = (h ^ (unsigned char)*summary++) * 16777619u;
+	return h;
+}
+
+/* Counts one more schedule with the outcome o. */
+static int tally(struct search *s, const struct ploom_outcome *o, struct ploom_err *err)
+{
+	struct ploom_search_result *res = s->res;
+	struct ploom_search_outcome *t;
+	const char *summary = o->summary ? o->summary : "";
+	uint32_t i = hash_outcome(o->kind, summary) % TALLY_SLOTS;
+
+	for (; s->slot[i]; i = (i + 1) % TALLY_SLOTS) {
+		t = &res->outcomes[s->slot[i] - 1];
+		if (t->kind == o->kind && !strcmp(t->summary, summary)) {
+			t->schedules++;
+			return 0;
+		}
+	}
+	if (res->noutcomes == PLOOM_SEARCH_MAX_OUTCOMES) {
+		res->outcomes_truncated = 1;
+		return 0;
+	}
+	if (res->noutcomes == s->outcomes_cap) {
+		size_t cap = s->outcomes_cap ? 2 * s->outcomes_cap : 8;
+		t = realloc(res->outcomes, cap * sizeof(*t));
+		if (!t)
+			return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		res->outcomes = t;
+		s->outcomes_cap = cap;
+	}
+	t = &res->outcomes[res->noutcomes];
+	t->summary = strdup(summary);
+	if (!t->summary)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	t->kind = o->kind;
+	t->schedules = 1;
+	s->slot[i] = (uint16_t)++res->noutcomes;
+	return 0;
 }
 
 /* A trace of run (moved into it) as the scenario's workers record it,
@@ -100,6 +159,8 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 		emit(s, PLOOM_SEARCH_DIVERGENCE, &run->outcome, NULL);
 		return PLOOM_EXIT_DIVERGENCE;
 	}
+	if (s->o->tally_outcomes && tally(s, &run->outcome, err) < 0)
+		return -1;
 	/* the strategy moves on from the run's steps before a failing run is
 	 * moved into its trace */
 	r = job->part->ops->next(job->part, run, err);

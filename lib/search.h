@@ -114,6 +114,9 @@ void ploom_strategy_free(struct ploom_strategy *s);
 /* At most this many workers at once. */
 #define PLOOM_SEARCH_MAX_WORKERS 64
 
+/* At most this many distinct outcomes are tallied (res->outcomes). */
+#define PLOOM_SEARCH_MAX_OUTCOMES 1000
+
 struct ploom_search_result;
 
 enum ploom_search_event_kind {
@@ -158,6 +161,7 @@ struct ploom_search_opts {
 	long max_schedules;             /* 0: no limit */
 	double time_limit_s;            /* 0: no limit */
 	int keep_going;                 /* 1: failures and step limits do not stop the search */
+	int tally_outcomes;             /* 1: fill res->outcomes */
 	/* Optional: a flag a signal handler sets.  Once it is set the
 	 * driver stops as soon as it notices, kills the workers with a run
 	 * in flight and returns 0 (install the handler without SA_RESTART,
@@ -165,6 +169,13 @@ struct ploom_search_opts {
 	const volatile sig_atomic_t *interrupted;
 	ploom_search_event_fn event;    /* optional */
 	void *event_ctx;
+};
+
+/* How many schedules had one outcome, told apart by kind and summary. */
+struct ploom_search_outcome {
+	enum ploom_outcome_kind kind;
+	char *summary;
+	long schedules;
 };
 
 /* What a search did.  Everything is owned by the result and freed by
@@ -185,6 +196,13 @@ struct ploom_search_result {
 	/* the path of the trace of the first schedule that reached the step
 	 * limit, when it came before any failure; else NULL */
 	char *limit_path;
+	/* with tally_outcomes: the distinct outcomes in the order they first
+	 * came, the first PLOOM_SEARCH_MAX_OUTCOMES of them (outcomes_truncated
+	 * is 1 when more came); their schedules add up to schedules when
+	 * not truncated */
+	struct ploom_search_outcome *outcomes;
+	size_t noutcomes;
+	int outcomes_truncated;
 	/* the index in opts->workers of a worker with no run in flight, for
 	 * what the caller runs next (the minimizer), or -1: set whenever
 	 * ploom_search_run() returns 0 and was not interrupted.  The others

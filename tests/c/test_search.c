@@ -8,7 +8,7 @@
  * TARGET is a simulated scenario's name, or:
  *   diverge    every schedule's outcome is a divergence
  *   numbered   every schedule fails, with the message "run C" where C is
- *              its first choice
+ *              its first choice: as many distinct outcomes as schedules
  * A schedule with more steps than the run command's MAX_STEPS is cut
  * there with the outcome step-limit, as the real worker does. */
 #include <stdio.h>
@@ -295,6 +295,17 @@ static int search_dfs(struct ploom_search_result *res, struct setup *t, int boun
 	return ploom_search_run(res, dfs, &t->opts, err);
 }
 
+static long sum_outcomes(const struct ploom_search_result *res, int failures_only)
+{
+	long sum = 0;
+	size_t i;
+
+	for (i = 0; i < res->noutcomes; i++)
+		if (!failures_only || ploom_outcome_is_failure(res->outcomes[i].kind))
+			sum += res->outcomes[i].schedules;
+	return sum;
+}
+
 static void counts_match_reference_for_any_number_of_workers(void)
 {
 	static const int nworkers[] = {1, 2, 4};
@@ -308,6 +319,7 @@ static void counts_match_reference_for_any_number_of_workers(void)
 
 			setup_init(&t, sc->name, nworkers[j]);
 			t.opts.keep_going = 1;
+			t.opts.tally_outcomes = 1;
 			for (b = 0; b < 4; b++) {
 				struct ploom_search_result res;
 				struct ploom_err err = {0, ""};
@@ -321,6 +333,8 @@ static void counts_match_reference_for_any_number_of_workers(void)
 					printf("  (%s, max_preemptions %d, %d workers: %s)\n", sc->name,
 					       b - 1, nworkers[j], err.msg);
 				CHECK_STR(res.stopped_by, NULL);
+				CHECK_INT(sum_outcomes(&res, 0), res.schedules);
+				CHECK_INT(sum_outcomes(&res, 1), res.failing);
 				CHECK(res.idle_worker >= 0 && res.idle_worker < nworkers[j]);
 				CHECK((res.failure != NULL) == (res.failing > 0));
 				ploom_search_result_release(&res);
@@ -328,6 +342,68 @@ static void counts_match_reference_for_any_number_of_workers(void)
 			setup_release(&t);
 		}
 	}
+}
+
+static void outcomes_are_tallied_in_order_of_first_occurrence(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+	int n;
+
+	for (n = 1; n <= 3; n += 2) {
+		setup_init(&t, "bank without the lock", n);
+		t.opts.keep_going = 1;
+		t.opts.tally_outcomes = 1;
+		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+		CHECK_INT(res.schedules, 221);
+		if (CHECK_INT(res.noutcomes, 2)) {
+			/* the first schedule, default choices everywhere, passes */
+			CHECK_INT(res.outcomes[0].kind, PLOOM_OUTCOME_PASS);
+			CHECK_STR(res.outcomes[0].summary, "pass");
+			CHECK_INT(res.outcomes[0].schedules, 146);
+			CHECK_INT(res.outcomes[1].kind, PLOOM_OUTCOME_FAILURE);
+			CHECK_STR(res.outcomes[1].summary,
+				  "builtins.AssertionError: the account is overdrawn");
+			CHECK_INT(res.outcomes[1].schedules, 75);
+		}
+		CHECK_INT(res.outcomes_truncated, 0);
+		/* one failure event and one trace, however many schedules fail */
+		CHECK_INT(t.ev.failures, 1);
+		ploom_search_result_release(&res);
+		setup_release(&t);
+	}
+	/* not asked for: none */
+	setup_init(&t, "bank without the lock", 1);
+	t.opts.keep_going = 1;
+	CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+	CHECK_INT(res.failing, 75);
+	CHECK(res.outcomes == NULL && res.noutcomes == 0);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
+static void outcomes_past_the_cap_are_counted_as_truncated(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+
+	setup_init(&t, "numbered", 1);
+	t.opts.keep_going = 1;
+	t.opts.tally_outcomes = 1;
+	CHECK_INT(ploom_search_run(&res, count_new(PLOOM_SEARCH_MAX_OUTCOMES + 5, &count_ops),
+				   &t.opts, &err), 0);
+	CHECK_INT(res.schedules, PLOOM_SEARCH_MAX_OUTCOMES + 5);
+	CHECK_INT(res.failing, PLOOM_SEARCH_MAX_OUTCOMES + 5);
+	CHECK_INT(res.noutcomes, PLOOM_SEARCH_MAX_OUTCOMES);
+	CHECK_INT(res.outcomes_truncated, 1);
+	CHECK_INT(sum_outcomes(&res, 0), PLOOM_SEARCH_MAX_OUTCOMES);
+	CHECK_STR(res.outcomes[0].summary, "builtins.AssertionError: run 0");
+	CHECK_STR(res.outcomes[PLOOM_SEARCH_MAX_OUTCOMES - 1].summary,
+		  "builtins.AssertionError: run 999");
+	ploom_search_result_release(&res);
+	setup_release(&t);
 }
 
 /* The schedules depth-first search runs up to and with the first one
@@ -437,6 +513,7 @@ static void the_step_limit_saves_one_trace_and_leaves_the_search_incomplete(void
 		setup_init(&t, "bank with the lock", 2);
 		t.config.max_steps = 5;
 		t.opts.keep_going = keep_going;
+		t.opts.tally_outcomes = 1;
 		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
 		CHECK_STR(res.stopped_by, "max-steps");
 		if (!keep_going)
@@ -455,6 +532,10 @@ static void the_step_limit_saves_one_trace_and_leaves_the_search_incomplete(void
 		}
 		ploom_trace_free(saved);
 		saved = NULL;
+		if (CHECK_INT(res.noutcomes, 1)) {
+			CHECK_INT(res.outcomes[0].kind, PLOOM_OUTCOME_STEP_LIMIT);
+			CHECK_INT(res.outcomes[0].schedules, res.schedules);
+		}
 		ploom_search_result_release(&res);
 		setup_release(&t);
 	}
@@ -560,6 +641,8 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	dir = fake_dir("search");
 	counts_match_reference_for_any_number_of_workers();
+	outcomes_are_tallied_in_order_of_first_occurrence();
+	outcomes_past_the_cap_are_counted_as_truncated();
 	the_first_failure_stops_the_search_and_is_saved();
 	max_schedules_runs_exactly_that_many();
 	the_step_limit_saves_one_trace_and_leaves_the_search_incomplete();
