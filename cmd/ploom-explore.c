@@ -207,6 +207,7 @@ int main(int argc, char **argv)
 		.max_schedules = max_schedules,
 		.time_limit_s = time_limit,
 		.keep_going = keep_going,
+		.tally_outcomes = keep_going,
 		.interrupted = &cli_interrupted,
 		.event = search_event,
 		.event_ctx = &rep,
@@ -265,6 +266,10 @@ int main(int argc, char **argv)
 	stats.minimized_trace = min_path;
 	stats.failure = res.failure ? &res.failure->run.outcome : NULL;
 	stats.jobs = jobs;
+	stats.with_outcomes = keep_going;
+	stats.outcomes = res.outcomes;
+	stats.noutcomes = res.noutcomes;
+	stats.outcomes_truncated = res.outcomes_truncated;
 	if (ploom_stats_write(stdout, &stats, &err) < 0)
 		goto fail;
 	ret = res.failing ? PLOOM_EXIT_FAILURE
