@@ -11,13 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search.h"
+
 /* The untried alternatives at one branch point: a[head..n). */
 struct alts {
 	int *a;
 	size_t head, n, cap;
 };
 
+static const struct ploom_strategy_ops dfs_ops;
+
 struct ploom_explore {
+	struct ploom_strategy base;     /* first: a search is a strategy (search.h) */
 	int bound;
 	int *prefix;            /* the next schedule's choices; the current path while reading a run */
 	size_t nprefix;
@@ -35,6 +40,7 @@ int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
 	*out = NULL;
 	if (!ex)
 		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	ex->base.ops = &dfs_ops;
 	ex->bound = max_preemptions;
 	*out = ex;
 	return 0;
@@ -216,4 +222,59 @@ int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
 	sub->nprefix = sub->root = (size_t)d + 1;
 	*out = sub;
 	return 1;
+}
+
+/* ---- the strategy: the functions above behind struct ploom_strategy ---- */
+
+static const int *dfs_prefix(const struct ploom_strategy *self, size_t *out_len)
+{
+	return ploom_explore_prefix((const struct ploom_explore *)self, out_len);
+}
+
+static int dfs_next(struct ploom_strategy *self, const struct ploom_run *run,
+		    struct ploom_err *err)
+{
+	return ploom_explore_next((struct ploom_explore *)self, run, err);
+}
+
+static long dfs_split_depth(const struct ploom_strategy *self)
+{
+	return ploom_explore_split_depth((const struct ploom_explore *)self);
+}
+
+static int dfs_split(struct ploom_strategy **out, struct ploom_strategy *self,
+		     struct ploom_err *err)
+{
+	struct ploom_explore *sub = NULL;
+	int r = ploom_explore_split(&sub, (struct ploom_explore *)self, err);
+
+	*out = sub ? &sub->base : NULL;
+	return r;
+}
+
+static void dfs_free(struct ploom_strategy *self)
+{
+	ploom_explore_free((struct ploom_explore *)self);
+}
+
+static const struct ploom_strategy_ops dfs_ops = {
+	.name = "dfs",
+	.prefix = dfs_prefix,
+	.sleep = NULL,
+	.next = dfs_next,
+	.split_depth = dfs_split_depth,
+	.split = dfs_split,
+	.free = dfs_free,
+};
+
+int ploom_explore_strategy_new(struct ploom_strategy **out, int max_preemptions,
+			       struct ploom_err *err)
+{
+	struct ploom_explore *ex = NULL;
+
+	*out = NULL;
+	if (ploom_explore_new(&ex, max_preemptions, err) < 0)
+		return -1;
+	*out = &ex->base;
+	return 0;
 }

@@ -88,4 +88,13 @@ long ploom_explore_split_depth(const struct ploom_explore *ex);
 int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
 			struct ploom_err *err);
 
+/* ---- the search as a strategy of the driver (search.h) ----
+ *
+ * Its ops are the functions above ("dfs"; no sleep set; split).  On
+ * success the caller owns *out and frees it with ploom_strategy_free(),
+ * or hands it to ploom_search_run(), which frees it. */
+struct ploom_strategy;
+int ploom_explore_strategy_new(struct ploom_strategy **out, int max_preemptions,
+			       struct ploom_err *err);
+
 #endif

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "args.h"
+#include "search.h"
 
 #define TRACE_FORMAT "ploom-trace"
 
@@ -400,6 +401,19 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 		put_str(&b, f, "message", exc ? (o->exc_message ? o->exc_message : "")
 					 : o->summary);
 		put_str(&b, f, "summary", o->summary);
+	}
+	if (s->with_outcomes) {
+		cJSON *list = put(&b, root, "outcomes", cJSON_CreateArray());
+		size_t i;
+
+		for (i = 0; list && i < s->noutcomes; i++) {
+			const struct ploom_search_outcome *t = &s->outcomes[i];
+			f = append(&b, list, cJSON_CreateObject());
+			put_str(&b, f, "kind", ploom_outcome_kind_name(t->kind));
+			put_str(&b, f, "summary", t->summary);
+			put_num(&b, f, "schedules", (double)t->schedules);
+		}
+		put_bool(&b, root, "outcomes_truncated", s->outcomes_truncated);
 	}
 	if (b.oom) {
 		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");

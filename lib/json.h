@@ -78,6 +78,8 @@ int ploom_trace_write_file(const char *path, const struct ploom_trace *trace,
 int ploom_trace_save(char **out, const struct ploom_trace *trace, const char *dir,
 		     const char *suffix, struct ploom_err *err);
 
+struct ploom_search_outcome;    /* search.h */
+
 /* The statistics of one exploration, as printed by ploom-explore.  All
  * pointers are borrowed; NULL strings are written as null. */
 struct ploom_stats {
@@ -97,6 +99,13 @@ struct ploom_stats {
 	const char *minimized_trace; /* path of the minimized trace, or NULL */
 	const struct ploom_outcome *failure; /* the first failure, or NULL */
 	int jobs;                   /* workers run at once; 0: not written */
+	/* 1: write "outcomes", the distinct outcomes of the schedules as
+	 * {"kind", "summary", "schedules"} in this order, and
+	 * "outcomes_truncated"; 0: write neither */
+	int with_outcomes;
+	const struct ploom_search_outcome *outcomes;
+	size_t noutcomes;
+	int outcomes_truncated;     /* more distinct outcomes came than these */
 };
 
 /* Writes the statistics as one indented JSON object and a newline.

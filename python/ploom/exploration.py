@@ -179,6 +179,11 @@ class Statistics:
     the first failing schedule's trace, or None; ``minimized_trace`` the path
     of the same failure with fewer preemptions, or None.  ``raw`` holds the
     whole JSON object, including fields added after this class was written.
+    With ``keep_going``, ``raw["outcomes"]`` lists the distinct outcomes of
+    the schedules, passes included, in the order they first came, as dicts
+    ``{"kind": "pass", "summary": "pass", "schedules": 146}``;
+    ``raw["outcomes_truncated"]`` is True when more than 1000 distinct
+    outcomes came and the list holds the first 1000.
     """
 
     schedules: int

@@ -23,6 +23,23 @@ counts() {
 	if [ "$4" -eq 0 ]; then [ "$status" -eq 0 ]; else [ "$status" -eq 1 ]; fi
 }
 
+# same_with_jobs TARGET SCHEDULES FAILING: -k with -j 1 and with -j 2 count
+# SCHEDULES and FAILING and list the same outcomes
+same_with_jobs() {
+	local jobs status_want=0
+	[ "$3" -eq 0 ] || status_want=1
+	for jobs in 1 2; do
+		run --separate-stderr ploom-explore -q -k -j "$jobs" "$1"
+		[ "$status" -eq "$status_want" ]
+		echo "$output" > "j$jobs.json"
+		[ "$(jq .jobs "j$jobs.json")" -eq "$jobs" ]
+		[ "$(jq .schedules "j$jobs.json")" -eq "$2" ]
+		[ "$(jq .failing "j$jobs.json")" -eq "$3" ]
+		jq -cS '.outcomes | sort_by(.kind, .summary)' "j$jobs.json" > "outcomes$jobs.json"
+	done
+	cmp outcomes1.json outcomes2.json
+}
+
 @test "the unlocked bank stops at its first failure and writes the trace" {
 	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
 	echo "$output" > stats.json
@@ -100,6 +117,27 @@ counts() {
 	[ "$(jq .failing stats.json)" -eq 75 ]
 	[ "$(jq -r .result stats.json)" = failure ]
 	[ "$(jq .complete stats.json)" = true ]
+}
+
+@test "-k lists the outcomes of the unlocked bank's 221 schedules, 75 failing" {
+	run -1 --separate-stderr ploom-explore -q -k "$BANK:scenario"
+	echo "$output" > stats.json
+	[ "$(jq .schedules stats.json)" -eq 221 ]
+	[ "$(jq '[.outcomes[].schedules] | add' stats.json)" -eq 221 ]
+	[ "$(jq '[.outcomes[] | select(.kind == "failure")] | length' stats.json)" -eq 1 ]
+	[ "$(jq '.outcomes[] | select(.kind == "failure") | .schedules' stats.json)" -eq 75 ]
+	[ "$(jq -r '.outcomes[] | select(.kind == "failure") | .summary' stats.json)" = "builtins.AssertionError: the account is overdrawn" ]
+	# in the order they first came: the first schedule passes
+	[ "$(jq -c '.outcomes[0]' stats.json)" = '{"kind":"pass","summary":"pass","schedules":146}' ]
+	[ "$(jq '.outcomes | length' stats.json)" -eq 2 ]
+	[ "$(jq .outcomes_truncated stats.json)" = false ]
+}
+
+@test "without -k the statistics list no outcomes" {
+	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
+	echo "$output" > stats.json
+	[ "$(jq 'has("outcomes")' stats.json)" = false ]
+	[ "$(jq 'has("outcomes_truncated")' stats.json)" = false ]
 }
 
 @test "the locked bank passes all 127 schedules" {
@@ -360,6 +398,11 @@ interrupted() {
 	counts bank_unlocked none 221 75 2
 	counts bank_unlocked 1 14 3 2
 	counts bank_unlocked 2 52 14 2
+}
+
+@test "-j 1 and -j 2 count the same schedules and outcomes of the bank fixture" {
+	same_with_jobs "$ROOT/tests/fixtures/bank.py:scenario" 221 75
+	same_with_jobs "$ROOT/tests/fixtures/bank.py:locked" 127 0
 }
 
 @test "-j 1 is the default and says so" {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "../../lib/json.h"
+#include "../../lib/search.h"
 #include "../../lib/trace.h"
 #include "check.h"
 #include "fake.h"
@@ -397,8 +398,59 @@ static void stats_are_written_as_json(void)
 	CHECK(strstr(buf, "\"summary\":\t\"builtins.AssertionError: the account is overdrawn\"") != NULL);
 	CHECK(strstr(buf, "\"complete\":\tfalse") != NULL);
 	CHECK(strstr(buf, "\"minimized_trace\":\t\".ploom/x-minimized.json\"") != NULL);
+	/* without -k: no outcomes */
+	CHECK(strstr(buf, "outcomes") == NULL);
 	free(buf);
 	ploom_trace_free(t);
+}
+
+static void stats_list_the_outcomes_when_asked(void)
+{
+	struct ploom_search_outcome outcomes[] = {
+		{PLOOM_OUTCOME_PASS, (char *)"pass", 146},
+		{PLOOM_OUTCOME_FAILURE, (char *)"builtins.AssertionError: overdrawn", 75},
+	};
+	struct ploom_err err = {0, ""};
+	struct ploom_stats s = {0};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int truncated;
+
+	for (truncated = 0; truncated <= 1; truncated++) {
+		f = open_memstream(&buf, &len);
+		s.result = "failure";
+		s.reduction = "none";
+		s.hash_seed = "0";
+		s.max_preemptions = -1;
+		s.with_outcomes = 1;
+		s.outcomes = outcomes;
+		s.noutcomes = 2;
+		s.outcomes_truncated = truncated;
+		CHECK_INT(ploom_stats_write(f, &s, &err), 0);
+		fclose(f);
+		CHECK(strstr(buf, "\"outcomes\":\t[{\n"
+				  "\t\t\t\"kind\":\t\"pass\",\n"
+				  "\t\t\t\"summary\":\t\"pass\",\n"
+				  "\t\t\t\"schedules\":\t146\n"
+				  "\t\t}, {\n"
+				  "\t\t\t\"kind\":\t\"failure\",\n"
+				  "\t\t\t\"summary\":\t\"builtins.AssertionError: overdrawn\",\n"
+				  "\t\t\t\"schedules\":\t75\n"
+				  "\t\t}],\n") != NULL);
+		CHECK(strstr(buf, truncated ? "\"outcomes_truncated\":\ttrue"
+					    : "\"outcomes_truncated\":\tfalse") != NULL);
+		free(buf);
+		buf = NULL;
+	}
+	/* asked for, with no schedule run: an empty list */
+	f = open_memstream(&buf, &len);
+	s.noutcomes = 0;
+	s.outcomes = NULL;
+	CHECK_INT(ploom_stats_write(f, &s, &err), 0);
+	fclose(f);
+	CHECK(strstr(buf, "\"outcomes\":\t[]") != NULL);
+	free(buf);
 }
 
 int main(void)
@@ -413,5 +465,6 @@ int main(void)
 	failure_id_is_the_git_blob_id_prefix();
 	save_writes_the_file_under_its_id();
 	stats_are_written_as_json();
+	stats_list_the_outcomes_when_asked();
 	return check_report();
 }

@@ -88,6 +88,17 @@ def test_keep_going_counts_221_schedules_75_failing(tmp_path):
     assert stats.complete is True
     assert stats.result == "failure"
     assert os.path.exists(info.value.original_trace)
+    assert stats.raw["outcomes"] == [
+        {"kind": "pass", "summary": "pass", "schedules": 146},
+        {"kind": "failure", "summary": "builtins.AssertionError: the account is overdrawn", "schedules": 75},
+    ]
+    assert stats.raw["outcomes_truncated"] is False
+
+
+def test_outcomes_are_listed_only_with_keep_going(tmp_path):
+    stats = ploom.check(scenarios.bank_locked, ploom.Config(trace_dir=str(tmp_path)))
+    assert "outcomes" not in stats.raw
+    assert "outcomes_truncated" not in stats.raw
 
 
 def test_jobs_2_explores_the_same_schedules(tmp_path):

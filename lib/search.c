@@ -1,0 +1,389 @@
+/* The search driver; search.h documents it.
+ *
+ * One loop for one worker or many: each turn gives every idle worker a
+ * schedule, waits in poll(2) until a run comes back (or a second passes:
+ * progress, and the deadline of each run), and takes the runs that are
+ * back.  With one worker that is one schedule after another, at the cost
+ * of a poll per schedule next to the fork of one. */
+#include "search.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+
+/* One worker and the part of the search it runs (NULL: none now). */
+struct job {
+	struct ploom_worker *w;
+	struct ploom_strategy *part;
+};
+
+/* The distinct outcomes, in res->outcomes, found again through an open
+ * hash table of their indices + 1 (0: empty slot), twice as large as the
+ * cap so that probes stay short. */
+#define TALLY_SLOTS 2048
+
+struct search {
+	const struct ploom_search_opts *o;
+	struct ploom_search_result *res;
+	struct job job[PLOOM_SEARCH_MAX_WORKERS];
+	long timeout_ms;
+	double t0;
+	int hit_step_limit;
+	size_t outcomes_cap;
+	uint16_t slot[TALLY_SLOTS];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int interrupted(const struct search *s)
+{
+	return s->o->interrupted && *s->o->interrupted;
+}
+
+void ploom_strategy_free(struct ploom_strategy *s)
+{
+	if (s)
+		s->ops->free(s);
+}
+
+void ploom_search_result_release(struct ploom_search_result *res)
+{
+	size_t i;
+
+	ploom_trace_free(res->failure);
+	free(res->failure_path);
+	free(res->limit_path);
+	for (i = 0; i < res->noutcomes; i++)
+		free(res->outcomes[i].summary);
+	free(res->outcomes);
+	memset(res, 0, sizeof(*res));
+	res->idle_worker = -1;
+}
+
+static void emit(const struct search *s, enum ploom_search_event_kind kind,
+		 const struct ploom_outcome *outcome, const char *path)
+{
+	struct ploom_search_event ev = {kind, s->res, outcome, path, now_s() - s->t0};
+
+	if (s->o->event)
+		s->o->event(s->o->event_ctx, &ev);
+}
+
+static uint32_t hash_outcome(enum ploom_outcome_kind kind, const char *summary)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)kind;      /* FNV-1a */
+
+	while (*summary)
+		h = (h ^ (unsigned char)*summary++) * 16777619u;
+	return h;
+}
+
+/* Counts one more schedule with the outcome o. */
+static int tally(struct search *s, const struct ploom_outcome *o, struct ploom_err *err)
+{
+	struct ploom_search_result *res = s->res;
+	struct ploom_search_outcome *t;
+	const char *summary = o->summary ? o->summary : "";
+	uint32_t i = hash_outcome(o->kind, summary) % TALLY_SLOTS;
+
+	for (; s->slot[i]; i = (i + 1) % TALLY_SLOTS) {
+		t = &res->outcomes[s->slot[i] - 1];
+		if (t->kind == o->kind && !strcmp(t->summary, summary)) {
+			t->schedules++;
+			return 0;
+		}
+	}
+	if (res->noutcomes == PLOOM_SEARCH_MAX_OUTCOMES) {
+		res->outcomes_truncated = 1;
+		return 0;
+	}
+	if (res->noutcomes == s->outcomes_cap) {
+		size_t cap = s->outcomes_cap ? 2 * s->outcomes_cap : 8;
+		t = realloc(res->outcomes, cap * sizeof(*t));
+		if (!t)
+			return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		res->outcomes = t;
+		s->outcomes_cap = cap;
+	}
+	t = &res->outcomes[res->noutcomes];
+	t->summary = strdup(summary);
+	if (!t->summary)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	t->kind = o->kind;
+	t->schedules = 1;
+	s->slot[i] = (uint16_t)++res->noutcomes;
+	return 0;
+}
+
+/* A trace of run (moved into it) as the scenario's workers record it,
+ * with its fingerprints and id, saved in the trace folder. */
+static int save_trace(struct ploom_trace **out, char **out_path, const struct search *s,
+		      const struct ploom_worker *w, struct ploom_run *run,
+		      struct ploom_err *err)
+{
+	const struct ploom_search_opts *o = s->o;
+
+	if (ploom_worker_trace(out, w, o->hash_seed, o->config, run, err) < 0 ||
+	    ploom_trace_fingerprint_source(*out, err) < 0 || ploom_trace_set_id(*out, err) < 0 ||
+	    ploom_trace_save(out_path, *out, o->trace_dir, "original", err) < 0)
+		return -1;
+	return 0;
+}
+
+/* Takes one run of job back.  Returns 0 to go on, 1 when the search must
+ * stop (res->stopped_by says why), PLOOM_EXIT_DIVERGENCE after its event,
+ * or -1 with err filled. */
+static int take_run(struct search *s, struct job *job, struct ploom_run *run,
+		    struct ploom_err *err)
+{
+	struct ploom_search_result *res = s->res;
+	struct ploom_trace *trace = NULL;
+	int r;
+
+	res->schedules++;
+	if ((long)run->nsteps > res->max_depth)
+		res->max_depth = (long)run->nsteps;
+	if (run->outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
+		emit(s, PLOOM_SEARCH_DIVERGENCE, &run->outcome, NULL);
+		return PLOOM_EXIT_DIVERGENCE;
+	}
+	if (s->o->tally_outcomes && tally(s, &run->outcome, err) < 0)
+		return -1;
+	/* the strategy moves on from the run's steps before a failing run is
+	 * moved into its trace */
+	r = job->part->ops->next(job->part, run, err);
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		ploom_strategy_free(job->part);
+		job->part = NULL;
+	}
+	if (run->outcome.kind == PLOOM_OUTCOME_STEP_LIMIT) {
+		if (!res->limit_path && !res->failure) {
+			r = save_trace(&trace, &res->limit_path, s, job->w, run, err);
+			if (r == 0)
+				emit(s, PLOOM_SEARCH_STEP_LIMIT, &trace->run.outcome, res->limit_path);
+			ploom_trace_free(trace);
+			if (r < 0)
+				return -1;
+		}
+		s->hit_step_limit = 1;
+		if (!s->o->keep_going) {
+			res->stopped_by = "max-steps";
+			return 1;
+		}
+		return 0;
+	}
+	if (ploom_outcome_is_failure(run->outcome.kind)) {
+		res->failing++;
+		if (!res->failure) {
+			if (save_trace(&trace, &res->failure_path, s, job->w, run, err) < 0) {
+				ploom_trace_free(trace);
+				return -1;
+			}
+			res->failure = trace;
+			emit(s, PLOOM_SEARCH_FAILURE, &trace->run.outcome, res->failure_path);
+		}
+		if (!s->o->keep_going) {
+			res->stopped_by = "failure";
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Gives job[i] a part split from the part of another job, the one whose
+ * split is the shallowest.  Leaves it without one when no part has
+ * anything to give.  Returns 0, or -1 with err filled. */
+static int take_work(struct search *s, int i, struct ploom_err *err)
+{
+	struct job *job = s->job;
+	long best = -1, d;
+	int k, victim = -1;
+
+	for (k = 0; k < s->o->nworkers; k++) {
+		d = job[k].part ? job[k].part->ops->split_depth(job[k].part) : -1;
+		if (d >= 0 && (best < 0 || d < best)) {
+			best = d;
+			victim = k;
+		}
+	}
+	if (victim < 0)
+		return 0;
+	return job[victim].part->ops->split(&job[i].part, job[victim].part, err) < 0 ? -1 : 0;
+}
+
+/* Sends job's next schedule to its worker. */
+static int send_run(struct search *s, struct job *job, struct ploom_err *err)
+{
+	const struct ploom_strategy_ops *ops = job->part->ops;
+	const int *prefix;
+	size_t n, nsleep = 0;
+
+	prefix = ops->prefix(job->part, &n);
+	if (ops->sleep)
+		ops->sleep(job->part, &nsleep);
+	if (nsleep)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the '%s' search gives a sleep set, which no worker takes yet",
+				     ops->name);
+	return ploom_worker_send_run(job->w, prefix, n, s->o->config->max_steps, s->timeout_ms,
+				     err);
+}
+
+/* 1 when a part of the search is left to run. */
+static int work_left(const struct search *s)
+{
+	int i;
+
+	for (i = 0; i < s->o->nworkers; i++)
+		if (s->job[i].part)
+			return 1;
+	return 0;
+}
+
+static int check_opts(const struct ploom_search_opts *o, const struct ploom_strategy *strategy,
+		      struct ploom_err *err)
+{
+	int i;
+
+	if (o->nworkers < 1 || o->nworkers > PLOOM_SEARCH_MAX_WORKERS)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "cannot search with %d workers (1 to %d)", o->nworkers,
+				     PLOOM_SEARCH_MAX_WORKERS);
+	if (o->nworkers > 1 && (!strategy->ops->split || !strategy->ops->split_depth))
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the '%s' search cannot be split: it runs on one worker only",
+				     strategy->ops->name);
+	for (i = 0; i < o->nworkers; i++)
+		if (ploom_worker_busy(o->workers[i]))
+			return ploom_err_set(err, PLOOM_EXIT_USAGE,
+					     "worker %d is running a schedule already", i);
+	return 0;
+}
+
+int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *strategy,
+		     const struct ploom_search_opts *o, struct ploom_err *err)
+{
+	struct search *s = NULL;
+	struct pollfd pfd[PLOOM_SEARCH_MAX_WORKERS];
+	int busy_job[PLOOM_SEARCH_MAX_WORKERS];
+	struct ploom_run run = {0};
+	long sent = 0;
+	int i, k, r, nbusy, stop = 0, max_sent = 0, time_up = 0, ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->idle_worker = -1;
+	if (check_opts(o, strategy, err) < 0)
+		goto done;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		goto done;
+	}
+	s->o = o;
+	s->res = out;
+	s->timeout_ms = (long)(o->config->schedule_timeout_s * 1000.0 + 0.5);
+	for (i = 0; i < o->nworkers; i++)
+		s->job[i].w = o->workers[i];
+	s->job[0].part = strategy;
+	strategy = NULL;
+	s->t0 = now_s();
+	while (!interrupted(s)) {
+		/* every idle worker gets a schedule, while there are some to give */
+		nbusy = 0;
+		for (i = 0; i < o->nworkers; i++) {
+			struct job *job = &s->job[i];
+
+			if (!ploom_worker_busy(job->w) && !max_sent && !time_up) {
+				if (!job->part && take_work(s, i, err) < 0)
+					goto done;
+				if (job->part) {
+					if (send_run(s, job, err) < 0)
+						goto done;
+					max_sent = o->max_schedules && ++sent >= o->max_schedules;
+				}
+			}
+			if (ploom_worker_busy(job->w)) {
+				pfd[nbusy] = (struct pollfd){ploom_worker_fd(job->w), POLLIN, 0};
+				busy_job[nbusy++] = i;
+			}
+		}
+		if (!nbusy)
+			break;
+		/* at least once a second: progress, and each run's deadline,
+		 * which ploom_worker_read_run() checks */
+		if (poll(pfd, (nfds_t)nbusy, 1000) < 0 && errno != EINTR) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot wait for the workers: %s",
+				      strerror(errno));
+			goto done;
+		}
+		if (interrupted(s))
+			break;
+		for (k = 0; k < nbusy && !stop; k++) {
+			struct job *job = &s->job[busy_job[k]];
+
+			r = ploom_worker_read_run(job->w, &run, err);
+			if (r < 0)
+				goto done;
+			if (r == 0)
+				continue;
+			r = take_run(s, job, &run, err);
+			ploom_run_release(&run);
+			if (r < 0 || r == PLOOM_EXIT_DIVERGENCE) {
+				ret = r;
+				goto done;
+			}
+			stop = r;
+		}
+		if (stop)
+			break;
+		if (o->time_limit_s > 0 && now_s() - s->t0 >= o->time_limit_s)
+			time_up = 1;
+		if (!max_sent && !time_up && work_left(s))
+			emit(s, PLOOM_SEARCH_PROGRESS, NULL, NULL);
+	}
+	out->elapsed_s = now_s() - s->t0;
+	/* a limit stopped the search only if it left something to search */
+	if (!stop && work_left(s))
+		out->stopped_by = max_sent ? "max-schedules" : time_up ? "time-limit" : NULL;
+	/* with keep_going a schedule cut by the step limit still leaves the
+	 * search incomplete */
+	if (!out->stopped_by && s->hit_step_limit)
+		out->stopped_by = "max-steps";
+	ret = 0;
+done:
+	if (s) {
+		/* the runs still in flight are not needed: their workers go at once */
+		for (i = 0; i < o->nworkers; i++) {
+			struct ploom_worker *w = s->job[i].w;
+
+			if (!ploom_worker_busy(w)) {
+				if (ret == 0 && out->idle_worker < 0)
+					out->idle_worker = i;
+			} else if (ploom_worker_pid(w) > 0) {
+				kill(ploom_worker_pid(w), SIGKILL);
+			}
+			ploom_strategy_free(s->job[i].part);
+		}
+		assert(ret != 0 || out->idle_worker >= 0 || interrupted(s));
+		if (ret != 0)
+			out->idle_worker = -1;
+	}
+	ploom_strategy_free(strategy);
+	ploom_run_release(&run);
+	free(s);
+	return ret;
+}

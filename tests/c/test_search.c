@@ -1,0 +1,657 @@
+/* Tests of lib/search, the search driver, over real worker processes that
+ * run no Python: each is this program again, started by
+ * ploom_worker_start() as `SELF -m ploom._worker TARGET`, which answers
+ * the worker protocol (event.h) from the simulator (sim.h).  So the
+ * driver's processes, pipes and polls are the real ones, and REFERENCE.md's
+ * counts must come out for any number of workers.
+ *
+ * TARGET is a simulated scenario's name, or:
+ *   diverge    every schedule's outcome is a divergence
+ *   numbered   every schedule fails, with the message "run C" where C is
+ *              its first choice: as many distinct outcomes as schedules
+ * A schedule with more steps than the run command's MAX_STEPS is cut
+ * there with the outcome step-limit, as the real worker does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../lib/event.h"
+#include "../../lib/explore.h"
+#include "../../lib/json.h"
+#include "../../lib/search.h"
+#include "../../lib/trace.h"
+#include "../../lib/worker.h"
+#include "check.h"
+#include "fake.h"
+#include "sim.h"
+
+/* ---- the stand-in worker ---- */
+
+static void add_run(struct ploom_buf *b, const struct ploom_run *run)
+{
+	const struct ploom_outcome *o = &run->outcome;
+	size_t i, k;
+
+	for (i = 0; i < run->nsteps; i++) {
+		const struct ploom_step *s = &run->steps[i];
+		ploom_buf_addf(b, "step %ld %d %s %s ", s->index, s->task, s->op,
+			       s->object ? s->object : "-");
+		for (k = 0; k < s->nenabled; k++)
+			ploom_buf_addf(b, "%s%d", k ? "," : "", s->enabled[k]);
+		ploom_buf_addf(b, " %s\n", s->nonblocking ? "nonblocking" : "-");
+	}
+	if (o->kind == PLOOM_OUTCOME_FAILURE) {
+		ploom_buf_addf(b, "outcome failure %d", o->task);
+		ploom_buf_add_str(b, o->exc_type, strlen(o->exc_type));
+		ploom_buf_add_str(b, o->exc_message, strlen(o->exc_message));
+		ploom_buf_add_str(b, "", 0);
+		ploom_buf_add(b, "\n", 1);
+	} else if (o->kind == PLOOM_OUTCOME_STEP_LIMIT) {
+		ploom_buf_addf(b, "outcome step-limit %ld\n", o->limit);
+	} else {
+		ploom_buf_addf(b, "outcome %s\n", ploom_outcome_kind_name(o->kind));
+	}
+}
+
+/* Cuts run at max_steps steps (0: no bound) with the outcome step-limit. */
+static void cut(struct ploom_run *run, long max_steps)
+{
+	struct ploom_run whole = *run;
+
+	if (!max_steps || (long)run->nsteps <= max_steps)
+		return;
+	memset(run, 0, sizeof(*run));
+	while ((long)run->nsteps < max_steps) {
+		struct ploom_step *s = ploom_run_add_step(run);
+		*s = whole.steps[run->nsteps - 1];
+		memset(&whole.steps[run->nsteps - 1], 0, sizeof(*s));
+	}
+	run->outcome.kind = PLOOM_OUTCOME_STEP_LIMIT;
+	run->outcome.limit = max_steps;
+	ploom_run_release(&whole);
+}
+
+static void __attribute__((noreturn)) be_worker(const char *target)
+{
+	const struct sim_scenario *sc = NULL;
+	const char *seed = getenv("PYTHONHASHSEED");
+	struct ploom_buf b = {0};
+	struct ploom_run run;
+	char *line = NULL;
+	size_t cap = 0, n, i;
+	int choices[256];
+	long max_steps, timeout_ms;
+	int off;
+
+	if (strcmp(target, "diverge") && strcmp(target, "numbered"))
+		sc = sim_find(target);
+	ploom_buf_addf(&b, "hello %d", PLOOM_PROTOCOL_VERSION);
+	ploom_buf_add_str(&b, "cpython", 7);
+	ploom_buf_add_str(&b, "3.13.0", 6);
+	ploom_buf_addf(&b, " 1");
+	ploom_buf_add_str(&b, seed, strlen(seed));
+	ploom_buf_add_str(&b, "test_search", 11);
+	ploom_buf_add_str(&b, target, strlen(target));
+	ploom_buf_add_str(&b, "", 0);
+	ploom_buf_add(&b, "\n", 1);
+	if (ploom_buf_flush_fd(&b, 3) < 0)
+		_exit(1);
+	while (getline(&line, &cap, stdin) > 0 && strncmp(line, "quit", 4)) {
+		if (sscanf(line, "run %ld %ld %zu%n", &max_steps, &timeout_ms, &n, &off) != 3 ||
+		    n > 256)
+			_exit(1);
+		for (i = 0; i < n; i++) {
+			int more;
+			if (sscanf(line + off, " %d%n", &choices[i], &more) != 1)
+				_exit(1);
+			off += more;
+		}
+		if (sc) {
+			sim_run(&run, sc, choices, n);
+			cut(&run, max_steps);
+			add_run(&b, &run);
+			ploom_buf_addf(&b, "exit code 0\ndone %zu\n", run.nsteps);
+			ploom_run_release(&run);
+		} else if (!strcmp(target, "diverge")) {
+			ploom_buf_addf(&b, "outcome divergence 0");
+			ploom_buf_add_str(&b, "task 9 is not enabled", 21);
+			ploom_buf_addf(&b, "\nexit code 0\ndone 0\n");
+		} else {
+			char msg[32];
+			snprintf(msg, sizeof(msg), "run %d", n ? choices[0] : -1);
+			ploom_buf_addf(&b, "outcome failure 0");
+			ploom_buf_add_str(&b, "builtins.AssertionError", 23);
+			ploom_buf_add_str(&b, msg, strlen(msg));
+			ploom_buf_add_str(&b, "", 0);
+			ploom_buf_addf(&b, "\nexit code 0\ndone 0\n");
+		}
+		if (ploom_buf_flush_fd(&b, 3) < 0)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* ---- a strategy of the tests: schedule i has the prefix [i] ---- */
+
+struct count {
+	struct ploom_strategy base;
+	int i, n;               /* schedule i of n */
+	int sleep[1];
+};
+
+static const int *count_prefix(const struct ploom_strategy *self, size_t *out_len)
+{
+	*out_len = 1;
+	return &((const struct count *)self)->i;
+}
+
+static const int *count_sleep(const struct ploom_strategy *self, size_t *out_len)
+{
+	*out_len = 1;
+	return ((const struct count *)self)->sleep;
+}
+
+static int count_next(struct ploom_strategy *self, const struct ploom_run *run,
+		      struct ploom_err *err)
+{
+	struct count *c = (struct count *)self;
+
+	(void)run;
+	(void)err;
+	return ++c->i < c->n;
+}
+
+static void count_free(struct ploom_strategy *self)
+{
+	free(self);
+}
+
+static const struct ploom_strategy_ops count_ops = {
+	"count", count_prefix, NULL, count_next, NULL, NULL, count_free,
+};
+static const struct ploom_strategy_ops count_sleep_ops = {
+	"count", count_prefix, count_sleep, count_next, NULL, NULL, count_free,
+};
+
+/* n schedules, one after another (n < 0: without end). */
+static struct ploom_strategy *count_new(int n, const struct ploom_strategy_ops *ops)
+{
+	struct count *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		abort();
+	c->base.ops = ops;
+	c->n = n < 0 ? 1 << 30 : n;
+	return &c->base;
+}
+
+/* ---- the tests ---- */
+
+static char self[4096];
+static char *dir;
+
+/* What the events said, and a flag the progress event may raise. */
+struct events {
+	int failures, step_limits, divergences, progress;
+	long failure_schedule, last_progress;
+	int progress_went_back;
+	char path[4096];
+	long interrupt_at;              /* raise the flag at this many schedules */
+	volatile sig_atomic_t flag;
+};
+
+static void on_event(void *ctx, const struct ploom_search_event *ev)
+{
+	struct events *e = ctx;
+
+	switch (ev->kind) {
+	case PLOOM_SEARCH_FAILURE:
+		e->failures++;
+		e->failure_schedule = ev->res->schedules;
+		snprintf(e->path, sizeof(e->path), "%s", ev->path);
+		CHECK(ev->outcome && ploom_outcome_is_failure(ev->outcome->kind));
+		break;
+	case PLOOM_SEARCH_STEP_LIMIT:
+		e->step_limits++;
+		snprintf(e->path, sizeof(e->path), "%s", ev->path);
+		CHECK(ev->outcome && ev->outcome->kind == PLOOM_OUTCOME_STEP_LIMIT);
+		break;
+	case PLOOM_SEARCH_DIVERGENCE:
+		e->divergences++;
+		CHECK_STR(ev->outcome->summary, "divergence: task 9 is not enabled");
+		break;
+	case PLOOM_SEARCH_PROGRESS:
+		e->progress++;
+		if (ev->res->schedules < e->last_progress)
+			e->progress_went_back = 1;
+		e->last_progress = ev->res->schedules;
+		if (e->interrupt_at && ev->res->schedules >= e->interrupt_at)
+			e->flag = 1;
+		break;
+	}
+}
+
+/* A search as ploom-explore runs it, unless a test changes it. */
+struct setup {
+	const char *target;
+	int nworkers;
+	struct ploom_config config;
+	struct ploom_search_opts opts;
+	struct events ev;
+	struct ploom_worker *w[PLOOM_SEARCH_MAX_WORKERS];
+};
+
+static void setup_init(struct setup *t, const char *target, int nworkers)
+{
+	struct ploom_worker_opts wopts = {self, target, "0", NULL};
+	struct ploom_err err = {0, ""};
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	t->target = target;
+	t->nworkers = nworkers;
+	t->config = (struct ploom_config){-1, (char *)"none", 10000, 10.0};
+	for (i = 0; i < nworkers; i++)
+		if (ploom_worker_start(&t->w[i], &wopts, &err) < 0) {
+			printf("cannot start the stand-in worker: %s\n", err.msg);
+			abort();
+		}
+	t->opts = (struct ploom_search_opts){
+		.workers = t->w,
+		.nworkers = nworkers,
+		.hash_seed = "0",
+		.config = &t->config,
+		.trace_dir = dir,
+		.event = on_event,
+		.event_ctx = &t->ev,
+	};
+}
+
+/* Stops the idle workers cleanly, frees the others. */
+static void setup_release(struct setup *t)
+{
+	struct ploom_err err = {0, ""};
+	int i;
+
+	CHECK_INT(t->ev.progress_went_back, 0);
+	for (i = 0; i < t->nworkers; i++) {
+		if (ploom_worker_busy(t->w[i]))
+			ploom_worker_free(t->w[i]);
+		else
+			CHECK_INT(ploom_worker_stop(t->w[i], &err), 0);
+	}
+}
+
+/* Runs a depth-first search (bound: max_preemptions) on the setup. */
+static int search_dfs(struct ploom_search_result *res, struct setup *t, int bound,
+		      struct ploom_err *err)
+{
+	struct ploom_strategy *dfs = NULL;
+
+	if (ploom_explore_strategy_new(&dfs, bound, err) < 0)
+		abort();
+	t->ev.last_progress = 0;
+	return ploom_search_run(res, dfs, &t->opts, err);
+}
+
+static long sum_outcomes(const struct ploom_search_result *res, int failures_only)
+{
+	long sum = 0;
+	size_t i;
+
+	for (i = 0; i < res->noutcomes; i++)
+		if (!failures_only || ploom_outcome_is_failure(res->outcomes[i].kind))
+			sum += res->outcomes[i].schedules;
+	return sum;
+}
+
+static void counts_match_reference_for_any_number_of_workers(void)
+{
+	static const int nworkers[] = {1, 2, 4};
+	size_t i, j;
+	int b;
+
+	for (j = 0; j < sizeof(nworkers) / sizeof(nworkers[0]); j++) {
+		for (i = 0; i < sim_nscenarios; i++) {
+			const struct sim_scenario *sc = &sim_scenarios[i];
+			struct setup t;
+
+			setup_init(&t, sc->name, nworkers[j]);
+			t.opts.keep_going = 1;
+			t.opts.tally_outcomes = 1;
+			for (b = 0; b < 4; b++) {
+				struct ploom_search_result res;
+				struct ploom_err err = {0, ""};
+
+				/* counter3 without a bound is too long for a unit test */
+				if (sc->want[b][0] > 5000)
+					continue;
+				CHECK_INT(search_dfs(&res, &t, b - 1, &err), 0);
+				if (!CHECK_INT(res.schedules, sc->want[b][0]) ||
+				    !CHECK_INT(res.failing, sc->want[b][1]))
+					printf("  (%s, max_preemptions %d, %d workers: %s)\n", sc->name,
+					       b - 1, nworkers[j], err.msg);
+				CHECK_STR(res.stopped_by, NULL);
+				CHECK_INT(sum_outcomes(&res, 0), res.schedules);
+				CHECK_INT(sum_outcomes(&res, 1), res.failing);
+				CHECK(res.idle_worker >= 0 && res.idle_worker < nworkers[j]);
+				CHECK((res.failure != NULL) == (res.failing > 0));
+				ploom_search_result_release(&res);
+			}
+			setup_release(&t);
+		}
+	}
+}
+
+static void outcomes_are_tallied_in_order_of_first_occurrence(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+	int n;
+
+	for (n = 1; n <= 3; n += 2) {
+		setup_init(&t, "bank without the lock", n);
+		t.opts.keep_going = 1;
+		t.opts.tally_outcomes = 1;
+		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+		CHECK_INT(res.schedules, 221);
+		if (CHECK_INT(res.noutcomes, 2)) {
+			/* the first schedule, default choices everywhere, passes */
+			CHECK_INT(res.outcomes[0].kind, PLOOM_OUTCOME_PASS);
+			CHECK_STR(res.outcomes[0].summary, "pass");
+			CHECK_INT(res.outcomes[0].schedules, 146);
+			CHECK_INT(res.outcomes[1].kind, PLOOM_OUTCOME_FAILURE);
+			CHECK_STR(res.outcomes[1].summary,
+				  "builtins.AssertionError: the account is overdrawn");
+			CHECK_INT(res.outcomes[1].schedules, 75);
+		}
+		CHECK_INT(res.outcomes_truncated, 0);
+		/* one failure event and one trace, however many schedules fail */
+		CHECK_INT(t.ev.failures, 1);
+		ploom_search_result_release(&res);
+		setup_release(&t);
+	}
+	/* not asked for: none */
+	setup_init(&t, "bank without the lock", 1);
+	t.opts.keep_going = 1;
+	CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+	CHECK_INT(res.failing, 75);
+	CHECK(res.outcomes == NULL && res.noutcomes == 0);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
+static void outcomes_past_the_cap_are_counted_as_truncated(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+
+	setup_init(&t, "numbered", 1);
+	t.opts.keep_going = 1;
+	t.opts.tally_outcomes = 1;
+	CHECK_INT(ploom_search_run(&res, count_new(PLOOM_SEARCH_MAX_OUTCOMES + 5, &count_ops),
+				   &t.opts, &err), 0);
+	CHECK_INT(res.schedules, PLOOM_SEARCH_MAX_OUTCOMES + 5);
+	CHECK_INT(res.failing, PLOOM_SEARCH_MAX_OUTCOMES + 5);
+	CHECK_INT(res.noutcomes, PLOOM_SEARCH_MAX_OUTCOMES);
+	CHECK_INT(res.outcomes_truncated, 1);
+	CHECK_INT(sum_outcomes(&res, 0), PLOOM_SEARCH_MAX_OUTCOMES);
+	CHECK_STR(res.outcomes[0].summary, "builtins.AssertionError: run 0");
+	CHECK_STR(res.outcomes[PLOOM_SEARCH_MAX_OUTCOMES - 1].summary,
+		  "builtins.AssertionError: run 999");
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
+/* The schedules depth-first search runs up to and with the first one
+ * that fails. */
+static long schedules_to_first_failure(const struct sim_scenario *sc)
+{
+	struct ploom_explore *ex = NULL;
+	struct ploom_run run;
+	const int *prefix;
+	size_t n;
+	long schedules = 0;
+	int failed;
+
+	if (ploom_explore_new(&ex, -1, NULL) < 0)
+		abort();
+	do {
+		prefix = ploom_explore_prefix(ex, &n);
+		sim_run(&run, sc, prefix, n);
+		schedules++;
+		failed = ploom_outcome_is_failure(run.outcome.kind);
+		ploom_explore_next(ex, &run, NULL);
+		ploom_run_release(&run);
+	} while (!failed);
+	ploom_explore_free(ex);
+	return schedules;
+}
+
+static void the_first_failure_stops_the_search_and_is_saved(void)
+{
+	const struct sim_scenario *sc = sim_find("bank without the lock");
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct ploom_trace *saved = NULL;
+	struct ploom_run run = {0};
+	struct setup t;
+	int n;
+
+	for (n = 1; n <= 3; n += 2) {
+		setup_init(&t, sc->name, n);
+		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+		CHECK_STR(res.stopped_by, "failure");
+		CHECK_INT(res.failing, 1);
+		/* one worker: exactly the schedules of depth-first search */
+		if (n == 1)
+			CHECK_INT(res.schedules, schedules_to_first_failure(sc));
+		/* the failing run is the last one taken */
+		CHECK_INT(t.ev.failures, 1);
+		CHECK_INT(t.ev.failure_schedule, res.schedules);
+		CHECK(res.failure != NULL && res.failure_path != NULL);
+		CHECK_STR(t.ev.path, res.failure_path);
+		CHECK(!strncmp(res.failure_path, dir, strlen(dir)));
+		if (res.failure_path &&
+		    CHECK_INT(ploom_trace_read_file(&saved, res.failure_path, &err), 0)) {
+			CHECK_STR(saved->run.outcome.summary, res.failure->run.outcome.summary);
+			CHECK_STR(saved->id, res.failure->id);
+			CHECK_STR(saved->scenario.qualname, sc->name);
+		}
+		ploom_trace_free(saved);
+		saved = NULL;
+		CHECK(res.limit_path == NULL);
+		/* the idle worker runs what comes next; the others were killed */
+		if (CHECK(res.idle_worker >= 0)) {
+			struct ploom_worker *w = t.w[res.idle_worker];
+			CHECK(!ploom_worker_busy(w));
+			CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 0, &err), 0);
+			CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
+			ploom_run_release(&run);
+		}
+		ploom_search_result_release(&res);
+		setup_release(&t);
+	}
+}
+
+static void max_schedules_runs_exactly_that_many(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+	int n;
+
+	for (n = 1; n <= 3; n += 2) {
+		setup_init(&t, "bank with the lock", n);
+		t.opts.max_schedules = 5;
+		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+		CHECK_INT(res.schedules, 5);
+		CHECK_STR(res.stopped_by, "max-schedules");
+		ploom_search_result_release(&res);
+		/* the whole search within the limit is complete */
+		t.opts.max_schedules = 127;
+		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+		CHECK_INT(res.schedules, 127);
+		CHECK_STR(res.stopped_by, NULL);
+		ploom_search_result_release(&res);
+		setup_release(&t);
+	}
+}
+
+static void the_step_limit_saves_one_trace_and_leaves_the_search_incomplete(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct ploom_trace *saved = NULL;
+	struct setup t;
+	int keep_going;
+
+	for (keep_going = 0; keep_going <= 1; keep_going++) {
+		setup_init(&t, "bank with the lock", 2);
+		t.config.max_steps = 5;
+		t.opts.keep_going = keep_going;
+		t.opts.tally_outcomes = 1;
+		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+		CHECK_STR(res.stopped_by, "max-steps");
+		if (!keep_going)
+			CHECK_INT(res.schedules, 1);
+		else
+			CHECK(res.schedules > 1);
+		CHECK_INT(res.failing, 0);
+		CHECK_INT(t.ev.step_limits, 1);
+		CHECK(res.failure == NULL && res.failure_path == NULL);
+		CHECK(res.limit_path != NULL);
+		CHECK_STR(t.ev.path, res.limit_path);
+		if (res.limit_path &&
+		    CHECK_INT(ploom_trace_read_file(&saved, res.limit_path, &err), 0)) {
+			CHECK_INT(saved->run.nsteps, 5);
+			CHECK_INT(saved->run.outcome.kind, PLOOM_OUTCOME_STEP_LIMIT);
+		}
+		ploom_trace_free(saved);
+		saved = NULL;
+		if (CHECK_INT(res.noutcomes, 1)) {
+			CHECK_INT(res.outcomes[0].kind, PLOOM_OUTCOME_STEP_LIMIT);
+			CHECK_INT(res.outcomes[0].schedules, res.schedules);
+		}
+		ploom_search_result_release(&res);
+		setup_release(&t);
+	}
+}
+
+static void a_divergence_ends_the_search(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+
+	setup_init(&t, "diverge", 2);
+	CHECK_INT(search_dfs(&res, &t, -1, &err), PLOOM_EXIT_DIVERGENCE);
+	CHECK_INT(t.ev.divergences, 1);
+	CHECK_INT(res.schedules, 1);
+	CHECK_INT(res.idle_worker, -1);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
+static void a_strategy_that_cannot_split_runs_on_one_worker_only(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+
+	setup_init(&t, "numbered", 1);
+	t.opts.keep_going = 1;
+	CHECK_INT(ploom_search_run(&res, count_new(3, &count_ops), &t.opts, &err), 0);
+	CHECK_INT(res.schedules, 3);
+	CHECK_STR(res.stopped_by, NULL);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+
+	setup_init(&t, "numbered", 2);
+	CHECK_INT(ploom_search_run(&res, count_new(3, &count_ops), &t.opts, &err), -1);
+	CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+	CHECK_STR(err.msg, "the 'count' search cannot be split: it runs on one worker only");
+	CHECK_INT(res.schedules, 0);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
+static void a_sleep_set_is_refused_until_workers_take_one(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+
+	setup_init(&t, "numbered", 1);
+	CHECK_INT(ploom_search_run(&res, count_new(3, &count_sleep_ops), &t.opts, &err), -1);
+	CHECK_STR(err.msg, "the 'count' search gives a sleep set, which no worker takes yet");
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
+static void the_time_limit_stops_the_search(void)
+{
+	const struct sim_scenario *sc = sim_find("counter3");
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+
+	setup_init(&t, sc->name, 2);
+	t.opts.time_limit_s = 0.2;
+	CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+	CHECK_STR(res.stopped_by, "time-limit");
+	CHECK(res.elapsed_s >= 0.2);
+	CHECK(res.schedules > 0 && res.schedules < sc->want[0][0]);
+	CHECK(t.ev.progress > 0);
+	/* the runs in flight at the limit were awaited */
+	CHECK(!ploom_worker_busy(t.w[0]) && !ploom_worker_busy(t.w[1]));
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
+static void the_interrupted_flag_stops_the_search(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+
+	setup_init(&t, "numbered", 1);
+	t.opts.keep_going = 1;
+	t.ev.interrupt_at = 10;
+	t.opts.interrupted = &t.ev.flag;
+	CHECK_INT(ploom_search_run(&res, count_new(-1, &count_ops), &t.opts, &err), 0);
+	CHECK_INT(res.schedules, 10);
+	CHECK_INT(t.ev.progress, 10);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
+int main(int argc, char **argv)
+{
+	ssize_t n;
+
+	if (argc == 4 && !strcmp(argv[1], "-m"))
+		be_worker(argv[3]);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		abort();
+	self[n] = '\0';
+	dir = fake_dir("search");
+	counts_match_reference_for_any_number_of_workers();
+	outcomes_are_tallied_in_order_of_first_occurrence();
+	outcomes_past_the_cap_are_counted_as_truncated();
+	the_first_failure_stops_the_search_and_is_saved();
+	max_schedules_runs_exactly_that_many();
+	the_step_limit_saves_one_trace_and_leaves_the_search_incomplete();
+	a_divergence_ends_the_search();
+	a_strategy_that_cannot_split_runs_on_one_worker_only();
+	a_sleep_set_is_refused_until_workers_take_one();
+	the_time_limit_stops_the_search();
+	the_interrupted_flag_stops_the_search();
+	fake_dir_remove(dir);
+	free(dir);
+	return check_report();
+}
