@@ -12,6 +12,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "dpor.h"
 #include "err.h"
 #include "explore.h"
 #include "json.h"
@@ -25,7 +26,7 @@
 const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
-	"                     [-k] [-j N] [--reduction=none] [--python=PATH] [--hash-seed=N]\n"
+	"                     [-k] [-j N] [--reduction=MODE] [--python=PATH] [--hash-seed=N]\n"
 	"                     [--trace-dir=DIR] [--no-minimize] [-q] TARGET\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
@@ -36,7 +37,8 @@ const char cli_usage[] =
 	"        --schedule-timeout=SECONDS  wall clock of one schedule (default 10, 0: none)\n"
 	"    -k, --keep-going             do not stop at the first failure\n"
 	"    -j, --jobs=N                 run N workers at once (default 1, at most 64)\n"
-	"        --reduction=none         no partial-order reduction (the only choice yet)\n"
+	"        --reduction=MODE         none: every schedule (default); dpor: one or a few\n"
+	"                                 schedules per class of equivalent ones\n"
 	"        --python=PATH            the worker's interpreter\n"
 	"        --hash-seed=N            PYTHONHASHSEED of every schedule (default 0)\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
@@ -161,10 +163,11 @@ int main(int argc, char **argv)
 			jobs = (int)v;
 			break;
 		case OPT_REDUCTION:
-			if (strcmp(optarg, "none")) {
-				ret = cli_usage_error("unsupported --reduction (only 'none' exists)", optarg);
+			if (strcmp(optarg, "none") && strcmp(optarg, "dpor")) {
+				ret = cli_usage_error("unknown --reduction (none or dpor)", optarg);
 				goto done;
 			}
+			config->reduction = optarg;
 			break;
 		case OPT_TRACE_DIR:
 			if (!*optarg) {
@@ -186,6 +189,19 @@ int main(int argc, char **argv)
 		ret = cli_usage_error(optind == argc ? "missing TARGET" : "too many arguments", NULL);
 		goto done;
 	}
+	/* the combinations that would be unsound or are not built; Config
+	 * in python/ploom/exploration.py says the same */
+	if (!strcmp(config->reduction, "dpor") && config->max_preemptions >= 0) {
+		ret = cli_usage_error("--reduction=dpor cannot be combined with --max-preemptions: a "
+				      "preemption bound needs bounded partial-order reduction, which "
+				      "ploom does not have", NULL);
+		goto done;
+	}
+	if (!strcmp(config->reduction, "dpor") && jobs > 1) {
+		ret = cli_usage_error("--reduction=dpor cannot be combined with --jobs above 1: its "
+				      "search is not split between workers", NULL);
+		goto done;
+	}
 	target = argv[optind];
 	python = cli_python(opts.python);
 	if (!python)
@@ -194,7 +210,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < jobs; i++)
 		if (cli_worker_start(&workers[i], python, target, seed, &err) < 0)
 			goto fail;
-	if (ploom_explore_strategy_new(&strategy, config->max_preemptions, &err) < 0)
+	if ((!strcmp(config->reduction, "dpor")
+		     ? ploom_dpor_strategy_new(&strategy, &err)
+		     : ploom_explore_strategy_new(&strategy, config->max_preemptions, &err)) < 0)
 		goto fail;
 	rep.quiet = opts.quiet;
 	rep.last_progress = cli_now_s();
@@ -258,6 +276,7 @@ int main(int argc, char **argv)
 	stats.stopped_by = res.stopped_by;
 	stats.max_preemptions = config->max_preemptions;
 	stats.reduction = config->reduction;
+	stats.sleep_blocked = res.sleep_blocked;
 	stats.hash_seed = seed;
 	stats.elapsed_s = res.elapsed_s;
 	stats.schedules_per_second = res.elapsed_s > 0 ? (double)res.schedules / res.elapsed_s : 0;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search.h"
+
 /* ---- task sets ---- */
 
 struct tset {
@@ -98,7 +100,10 @@ struct obj_state {
 	int started, finished;  /* thread */
 };
 
+static const struct ploom_strategy_ops dpor_ops;
+
 struct ploom_dpor {
+	struct ploom_strategy base;     /* first: a search is a strategy (search.h) */
 	struct node *nodes;
 	size_t nnodes, nodes_cap;
 	size_t nodes_init;      /* nodes[0..nodes_init) are initialised (own memory) */
@@ -129,6 +134,7 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
 	*out = NULL;
 	if (!d)
 		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	d->base.ops = &dpor_ops;
 	d->first = 1;
 	*out = d;
 	return 0;
@@ -756,5 +762,49 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	}
 	d->nnodes = 0;
 	d->nprefix = d->nsleep = 0;
+	return 0;
+}
+
+/* ---- the strategy: the functions above behind struct ploom_strategy ---- */
+
+static const int *dpor_prefix(const struct ploom_strategy *self, size_t *out_len)
+{
+	return ploom_dpor_prefix((const struct ploom_dpor *)self, out_len);
+}
+
+static const int *dpor_sleep(const struct ploom_strategy *self, size_t *out_len)
+{
+	return ploom_dpor_sleep((const struct ploom_dpor *)self, out_len);
+}
+
+static int dpor_next(struct ploom_strategy *self, const struct ploom_run *run,
+		     struct ploom_err *err)
+{
+	return ploom_dpor_next((struct ploom_dpor *)self, run, err);
+}
+
+static void dpor_free(struct ploom_strategy *self)
+{
+	ploom_dpor_free((struct ploom_dpor *)self);
+}
+
+static const struct ploom_strategy_ops dpor_ops = {
+	.name = "dpor",
+	.prefix = dpor_prefix,
+	.sleep = dpor_sleep,
+	.next = dpor_next,
+	.split_depth = NULL,
+	.split = NULL,
+	.free = dpor_free,
+};
+
+int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err)
+{
+	struct ploom_dpor *d = NULL;
+
+	*out = NULL;
+	if (ploom_dpor_new(&d, err) < 0)
+		return -1;
+	*out = &d->base;
 	return 0;
 }

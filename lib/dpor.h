@@ -76,6 +76,11 @@ const int *ploom_dpor_sleep(const struct ploom_dpor *d, size_t *n);
  * PLOOM_EXIT_USAGE when out of memory). */
 int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err);
 
+/* The same search as a strategy of the search driver (search.h), named
+ * "dpor"; it cannot be split. */
+struct ploom_strategy;
+int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err);
+
 /* Counters, for tests and statistics: races found and reversed, and
  * races whose reversal started with no task enabled before the earlier
  * step, so every enabled task was added there instead. */

@@ -381,6 +381,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	else
 		put_num(&b, root, "max_preemptions", s->max_preemptions);
 	put_str(&b, root, "reduction", s->reduction);
+	if (s->reduction && strcmp(s->reduction, "none"))
+		put_num(&b, root, "sleep_blocked", (double)s->sleep_blocked);
 	if (s->jobs > 0)
 		put_num(&b, root, "jobs", s->jobs);
 	put_str(&b, root, "hash_seed", s->hash_seed);

@@ -99,6 +99,8 @@ struct ploom_stats {
 	const char *minimized_trace; /* path of the minimized trace, or NULL */
 	const struct ploom_outcome *failure; /* the first failure, or NULL */
 	int jobs;                   /* workers run at once; 0: not written */
+	long sleep_blocked;         /* runs the reduction stopped half way; written
+				     * when reduction is not "none" */
 	/* 1: write "outcomes", the distinct outcomes of the schedules as
 	 * {"kind", "summary", "schedules"} in this order, and
 	 * "outcomes_truncated"; 0: write neither */

@@ -152,6 +152,18 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 	struct ploom_trace *trace = NULL;
 	int r;
 
+	if (run->outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED) {
+		/* not a schedule: the reduction stopped it half way */
+		res->sleep_blocked++;
+		r = job->part->ops->next(job->part, run, err);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			ploom_strategy_free(job->part);
+			job->part = NULL;
+		}
+		return 0;
+	}
 	res->schedules++;
 	if ((long)run->nsteps > res->max_depth)
 		res->max_depth = (long)run->nsteps;
@@ -229,18 +241,12 @@ static int take_work(struct search *s, int i, struct ploom_err *err)
 static int send_run(struct search *s, struct job *job, struct ploom_err *err)
 {
 	const struct ploom_strategy_ops *ops = job->part->ops;
-	const int *prefix;
-	size_t n, nsleep = 0;
+	struct ploom_run_cmd cmd = {s->o->config->max_steps, s->timeout_ms, NULL, 0, NULL, 0};
 
-	prefix = ops->prefix(job->part, &n);
+	cmd.choices = (int *)ops->prefix(job->part, &cmd.nchoices);
 	if (ops->sleep)
-		ops->sleep(job->part, &nsleep);
-	if (nsleep)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
-				     "the '%s' search gives a sleep set, which no worker takes yet",
-				     ops->name);
-	return ploom_worker_send_run(job->w, prefix, n, s->o->config->max_steps, s->timeout_ms,
-				     err);
+		cmd.sleep = (int *)ops->sleep(job->part, &cmd.nsleep);
+	return ploom_worker_send_cmd(job->w, &cmd, err);
 }
 
 /* 1 when a part of the search is left to run. */

@@ -29,7 +29,8 @@
  * The driver never prints: what the caller may want to say as the search
  * goes comes through one callback (struct ploom_search_event).
  *
- * Limits.  With max_schedules, exactly that many schedules are sent and
+ * Limits.  With max_schedules, exactly that many runs (sleep-blocked ones
+ * included) are sent and
  * the runs in flight are awaited; with a time limit, no schedule is sent
  * once it has passed, and the runs in flight are awaited too, so a limit
  * never discards a run that was started.  Either makes the search
@@ -68,11 +69,9 @@ struct ploom_strategy_ops {
 	 * until its next next() or free(). */
 	const int *(*prefix)(const struct ploom_strategy *self, size_t *out_len);
 
-	/* Task ids to send with the next schedule beside its prefix (a
-	 * sleep set, for a partial-order reduction), or NULL with *out_len 0
-	 * when there are none.  Owned as prefix()'s.  May be NULL: never any.
-	 * The workers cannot take any yet: ploom_search_run() fails when a
-	 * strategy gives some. */
+	/* The sleep set to send with the next schedule beside its prefix
+	 * (event.h's `run` command), or NULL with *out_len 0 when there is
+	 * none.  Owned as prefix()'s.  May be NULL: never any. */
 	const int *(*sleep)(const struct ploom_strategy *self, size_t *out_len);
 
 	/* Takes the run that followed the prefix (read during the call only)
@@ -181,7 +180,11 @@ struct ploom_search_outcome {
 /* What a search did.  Everything is owned by the result and freed by
  * ploom_search_result_release(). */
 struct ploom_search_result {
-	long schedules;                 /* runs that came back */
+	long schedules;                 /* runs that came back, complete */
+	/* runs that a partial-order reduction stopped half way, all enabled
+	 * tasks asleep (outcome sleep-blocked): not schedules, the cost of
+	 * the reduction */
+	long sleep_blocked;
 	long failing;
 	long max_depth;                 /* the most steps of one schedule */
 	/* NULL when the search is complete; else why it is not, a static

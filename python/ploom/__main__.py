@@ -47,6 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("target", metavar="TARGET", help="module:function or path/to/file.py:function")
     check.add_argument("-p", "--max-preemptions", type=int, metavar="N",
                        help="only schedules with at most N preemptions")
+    check.add_argument("--reduction", choices=("none", "dpor"), default="none",
+                       help="none: every schedule (default); dpor: partial-order reduction")
     check.add_argument("-n", "--max-schedules", type=int, metavar="N",
                        help="stop after N schedules (the search is then incomplete)")
     check.add_argument("-t", "--time-limit", type=float, metavar="SECONDS",
@@ -116,6 +118,7 @@ def _check(args) -> int:
     try:
         config = exploration.Config(
             max_preemptions=args.max_preemptions,
+            reduction=args.reduction,
             max_schedules=args.max_schedules,
             time_limit=args.time_limit,
             max_steps=args.max_steps,

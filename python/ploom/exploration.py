@@ -40,7 +40,7 @@ __all__ = [
 
 _EXPLORE = "ploom-explore"
 _REPLAY = "ploom-replay"
-_REDUCTIONS = ("none",)
+_REDUCTIONS = ("none", "dpor")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,8 +52,15 @@ class Config:
         switch away from a task that could have continued); ``None``
         explores every schedule.
     reduction
-        ``"none"``: plain depth-first search over every schedule, the only
-        mode for now.
+        ``"none"`` (the default): plain depth-first search over every
+        schedule.  ``"dpor"``: dynamic partial-order reduction, which runs
+        one schedule (or a few) for each class of schedules that differ
+        only in the order of steps that do not conflict (two steps conflict
+        when they touch the same cell, lock or thread and one of them
+        changes it), and so reaches every outcome of ``"none"`` in far
+        fewer schedules.  It cannot be combined with ``max_preemptions`` or
+        with ``jobs`` above 1 (``ploom-explore`` refuses both, and so does
+        this class).
     max_schedules
         Stop after this many schedules.  If schedules remained, the search
         is incomplete and :func:`check` raises
@@ -127,6 +134,18 @@ class Config:
         _check_int("jobs", self.jobs, minimum=1)
         if self.jobs > 64:
             raise ValueError(f"Config.jobs must be at most 64, not {self.jobs}")
+        # ploom-explore refuses these too, with the same words; a test
+        # holds the two to each other
+        if self.reduction == "dpor" and self.max_preemptions is not None:
+            raise ValueError(
+                "Config.reduction='dpor' cannot be combined with max_preemptions: "
+                "a preemption bound needs bounded partial-order reduction, which ploom does not have"
+            )
+        if self.reduction == "dpor" and self.jobs != 1:
+            raise ValueError(
+                "Config.reduction='dpor' cannot be combined with jobs above 1: "
+                "its search is not split between workers"
+            )
 
     def _options(self) -> list[str]:
         """The ``ploom-explore`` options that say the same as this config."""

@@ -315,8 +315,12 @@ same_with_jobs() {
 	[[ "$stderr" == "ploom-explore: missing TARGET"* ]]
 	run -2 --separate-stderr ploom-explore a:b c:d
 	[[ "$stderr" == "ploom-explore: too many arguments"* ]]
-	run -2 --separate-stderr ploom-explore --reduction=dpor "$BANK:scenario"
-	[[ "$stderr" == "ploom-explore: unsupported --reduction"*"'dpor'"* ]]
+	run -2 --separate-stderr ploom-explore --reduction=sleepy "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: unknown --reduction (none or dpor) 'sleepy'"* ]]
+	run -2 --separate-stderr ploom-explore --reduction=dpor -p 1 "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: --reduction=dpor cannot be combined with --max-preemptions"* ]]
+	run -2 --separate-stderr ploom-explore --reduction=dpor -j 2 "$BANK:scenario"
+	[[ "$stderr" == "ploom-explore: --reduction=dpor cannot be combined with --jobs above 1"* ]]
 	run -2 --separate-stderr ploom-explore -p x "$BANK:scenario"
 	[[ "$stderr" == "ploom-explore: invalid --max-preemptions 'x'"* ]]
 	run -2 --separate-stderr ploom-explore -n 0 "$BANK:scenario"
@@ -457,4 +461,41 @@ interrupted() {
 
 @test "SIGTERM with -j 2 stops every worker and leaves no process" {
 	interrupted TERM 143 2 -j 2
+}
+
+# REFERENCE.md: the Mazurkiewicz traces of each scenario, and the failing ones
+@test "--reduction=dpor runs one schedule per class of the reference scenarios" {
+	local want=(bank_locked:2:0 bank_unlocked:6:2 abba:3:1 counter3:6:0 racy_counter2:4:2
+		try_lock:4:0 flag_handoff:4:0)
+	local w name classes failing
+	for w in "${want[@]}"; do
+		IFS=: read -r name classes failing <<<"$w"
+		run --separate-stderr ploom-explore -q -k --no-minimize --reduction=dpor \
+			--trace-dir="$BATS_TEST_TMPDIR" "$SCN:$name"
+		[ "$(echo "$output" | jq -r .reduction)" = dpor ]
+		[ "$(echo "$output" | jq -r .complete)" = true ]
+		# never fewer than the classes (a lost class), and here exactly them
+		[ "$(echo "$output" | jq -r .schedules)" -eq "$classes" ]
+		[ "$(echo "$output" | jq -r .failing)" -eq "$failing" ]
+		[ "$(echo "$output" | jq -r .sleep_blocked)" -ge 0 ]
+	done
+}
+
+@test "--reduction=dpor finds the bug, saves both traces, and they replay" {
+	run -1 --separate-stderr ploom-explore --reduction=dpor --trace-dir="$BATS_TEST_TMPDIR" \
+		"$BANK:scenario"
+	[ "$(echo "$output" | jq -r .failure.message)" = "the account is overdrawn" ]
+	[ "$(echo "$output" | jq -r .stopped_by)" = failure ]
+	local orig min
+	orig=$(echo "$output" | jq -r .trace)
+	min=$(echo "$output" | jq -r .minimized_trace)
+	[ "$(jq -r .config.reduction "$orig")" = dpor ]
+	run -1 ploom-replay "$orig"
+	run -1 ploom-replay "$min"
+}
+
+@test "--reduction=dpor finds the bug that needs one order of two critical sections" {
+	run -1 --separate-stderr ploom-explore -q --reduction=dpor --trace-dir="$BATS_TEST_TMPDIR" \
+		"$SCN:lock_order_bug"
+	[ "$(echo "$output" | jq -r .failure.message)" = "the reader went first" ]
 }

@@ -35,12 +35,12 @@ static void add_run(struct ploom_buf *b, const struct ploom_run *run)
 
 	for (i = 0; i < run->nsteps; i++) {
 		const struct ploom_step *s = &run->steps[i];
-		ploom_buf_addf(b, "step %ld %d %s %s ", s->index, s->task, s->op,
-			       s->object ? s->object : "-");
-		for (k = 0; k < s->nenabled; k++)
-			ploom_buf_addf(b, "%s%d", k ? "," : "", s->enabled[k]);
-		ploom_buf_addf(b, " %s\n", s->nonblocking ? "nonblocking" : "-");
+		ploom_enc_step(b, s->index, s->task, s->op, s->obj, s->enabled, s->nenabled,
+			       s->nonblocking, s->pending, s->npending);
+		if (s->value)
+			ploom_enc_value(b, s->index, s->value, strlen(s->value));
 	}
+	(void)k;
 	if (o->kind == PLOOM_OUTCOME_FAILURE) {
 		ploom_buf_addf(b, "outcome failure %d", o->task);
 		ploom_buf_add_str(b, o->exc_type, strlen(o->exc_type));
@@ -79,10 +79,9 @@ static void __attribute__((noreturn)) be_worker(const char *target)
 	struct ploom_buf b = {0};
 	struct ploom_run run;
 	char *line = NULL;
-	size_t cap = 0, n, i;
+	size_t cap = 0, n;
 	int choices[256];
-	long max_steps, timeout_ms;
-	int off;
+	long max_steps;
 
 	if (strcmp(target, "diverge") && strcmp(target, "numbered"))
 		sc = sim_find(target);
@@ -98,15 +97,12 @@ static void __attribute__((noreturn)) be_worker(const char *target)
 	if (ploom_buf_flush_fd(&b, 3) < 0)
 		_exit(1);
 	while (getline(&line, &cap, stdin) > 0 && strncmp(line, "quit", 4)) {
-		if (sscanf(line, "run %ld %ld %zu%n", &max_steps, &timeout_ms, &n, &off) != 3 ||
-		    n > 256)
+		struct ploom_run_cmd cmd;
+		if (ploom_run_cmd_parse(&cmd, line, strlen(line) - 1, NULL) < 0 || cmd.nchoices > 256)
 			_exit(1);
-		for (i = 0; i < n; i++) {
-			int more;
-			if (sscanf(line + off, " %d%n", &choices[i], &more) != 1)
-				_exit(1);
-			off += more;
-		}
+		n = cmd.nchoices;
+		max_steps = cmd.max_steps;
+		memcpy(choices, cmd.choices, n * sizeof(int));
 		if (sc) {
 			sim_run(&run, sc, choices, n);
 			cut(&run, max_steps);
@@ -118,14 +114,19 @@ static void __attribute__((noreturn)) be_worker(const char *target)
 			ploom_buf_add_str(&b, "task 9 is not enabled", 21);
 			ploom_buf_addf(&b, "\nexit code 0\ndone 0\n");
 		} else {
-			char msg[32];
-			snprintf(msg, sizeof(msg), "run %d", n ? choices[0] : -1);
+			char msg[64];
+			if (cmd.nsleep)
+				snprintf(msg, sizeof(msg), "run %d sleep %d", n ? choices[0] : -1,
+					 cmd.sleep[0]);
+			else
+				snprintf(msg, sizeof(msg), "run %d", n ? choices[0] : -1);
 			ploom_buf_addf(&b, "outcome failure 0");
 			ploom_buf_add_str(&b, "builtins.AssertionError", 23);
 			ploom_buf_add_str(&b, msg, strlen(msg));
 			ploom_buf_add_str(&b, "", 0);
 			ploom_buf_addf(&b, "\nexit code 0\ndone 0\n");
 		}
+		ploom_run_cmd_release(&cmd);
 		if (ploom_buf_flush_fd(&b, 3) < 0)
 			_exit(1);
 	}
@@ -183,6 +184,7 @@ static struct ploom_strategy *count_new(int n, const struct ploom_strategy_ops *
 		abort();
 	c->base.ops = ops;
 	c->n = n < 0 ? 1 << 30 : n;
+	c->sleep[0] = 7;
 	return &c->base;
 }
 
@@ -579,15 +581,17 @@ static void a_strategy_that_cannot_split_runs_on_one_worker_only(void)
 	setup_release(&t);
 }
 
-static void a_sleep_set_is_refused_until_workers_take_one(void)
+static void the_sleep_set_reaches_the_worker(void)
 {
 	struct ploom_search_result res;
 	struct ploom_err err = {0, ""};
 	struct setup t;
 
 	setup_init(&t, "numbered", 1);
-	CHECK_INT(ploom_search_run(&res, count_new(3, &count_sleep_ops), &t.opts, &err), -1);
-	CHECK_STR(err.msg, "the 'count' search gives a sleep set, which no worker takes yet");
+	CHECK_INT(ploom_search_run(&res, count_new(3, &count_sleep_ops), &t.opts, &err), 0);
+	CHECK(res.failure != NULL);
+	if (res.failure)
+		CHECK_STR(res.failure->run.outcome.exc_message, "run 0 sleep 7");
 	ploom_search_result_release(&res);
 	setup_release(&t);
 }
@@ -648,7 +652,7 @@ int main(int argc, char **argv)
 	the_step_limit_saves_one_trace_and_leaves_the_search_incomplete();
 	a_divergence_ends_the_search();
 	a_strategy_that_cannot_split_runs_on_one_worker_only();
-	a_sleep_set_is_refused_until_workers_take_one();
+	the_sleep_set_reaches_the_worker();
 	the_time_limit_stops_the_search();
 	the_interrupted_flag_stops_the_search();
 	fake_dir_remove(dir);

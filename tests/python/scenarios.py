@@ -80,6 +80,29 @@ def counter3():
     assert n.read() == 3
 
 
+def lock_order_bug():
+    # one lock, two critical sections: the bug needs the reader's to go first,
+    # which the default schedule never does
+    lock = ploom.Lock()
+    data = ploom.SharedCell(None)
+
+    def writer():
+        with lock:
+            data.write(42)
+
+    def reader():
+        with lock:
+            value = data.read()
+        assert value is not None, "the reader went first"
+
+    w = ploom.Thread(target=writer)
+    r = ploom.Thread(target=reader)
+    w.start()
+    r.start()
+    w.join()
+    r.join()
+
+
 def racy_counter2():
     # two threads increment without a lock: a lost update
     n = ploom.SharedCell(0)

@@ -24,7 +24,8 @@ from ploom.exploration import (
 
 def explore(scenario, tmp_path, **options):
     """Runs check() and returns the statistics, whether it passed or failed."""
-    config = ploom.Config(reduction="none", trace_dir=str(tmp_path / "traces"), **options)
+    options.setdefault("reduction", "none")
+    config = ploom.Config(trace_dir=str(tmp_path / "traces"), **options)
     try:
         return ploom.check(scenario, config)
     except ModelCheckError as exc:
@@ -171,6 +172,68 @@ def test_reference_counts(tmp_path, name, bound, schedules, failing):
     assert stats.max_preemptions == bound
     assert stats.reduction == "none"
     assert stats.result == ("failure" if failing else "pass")
+
+
+# REFERENCE.md's Mazurkiewicz traces (and failing ones): DPOR must run at
+# least one schedule per class (fewer would be a lost class); here, exactly one
+DPOR_REFERENCE = [
+    ("bank_locked", 2, 0),
+    ("bank_unlocked", 6, 2),
+    ("abba", 3, 1),
+    ("counter3", 6, 0),
+    ("racy_counter2", 4, 2),
+    ("try_lock", 4, 0),
+    ("flag_handoff", 4, 0),
+]
+
+
+@pytest.mark.parametrize(("name", "classes", "failing"), DPOR_REFERENCE)
+def test_dpor_reference_counts(tmp_path, name, classes, failing):
+    stats = explore(getattr(scenarios, name), tmp_path, reduction="dpor", keep_going=True)
+    assert (stats.schedules, stats.failing) == (classes, failing)
+    assert stats.complete is True
+    assert stats.reduction == "dpor"
+    assert stats.raw["sleep_blocked"] >= 0
+
+
+def test_dpor_passes_counter3_in_at_most_12_schedules(tmp_path):
+    stats = ploom.check(scenarios.counter3, ploom.Config(reduction="dpor", trace_dir=str(tmp_path)))
+    assert stats.result == "pass"
+    assert stats.schedules + stats.raw["sleep_blocked"] <= 12
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("lock_order_bug", "the reader went first"),
+        ("bank_unlocked", "the account is overdrawn"),
+        ("abba", "deadlock: "),
+    ],
+)
+def test_dpor_finds_the_bugs(tmp_path, name, message):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(getattr(scenarios, name), ploom.Config(reduction="dpor", trace_dir=str(tmp_path)))
+    assert message in str(info.value)
+    assert info.value.statistics.reduction == "dpor"
+    # both traces replay: the failure again
+    for trace in (info.value.original_trace, info.value.minimized_trace):
+        with pytest.raises(ModelCheckError):
+            ploom.exploration.replay(trace)
+
+
+def test_dpor_combinations_are_refused_by_config_and_utility_alike(tmp_path):
+    for options, flags in (({"max_preemptions": 1}, ["-p", "1"]), ({"jobs": 2}, ["-j", "2"])):
+        with pytest.raises(ValueError) as info:
+            ploom.Config(reduction="dpor", **options)
+        done = subprocess.run(
+            [shutil.which("ploom-explore", path=os.path.dirname(sys.executable)) or "ploom-explore",
+             "--reduction=dpor", *flags, "x:y"],
+            capture_output=True, text=True,
+        )
+        assert done.returncode == 2
+        # the same reason, in each one's own words for the option
+        reason = str(info.value).split(": ", 1)[1]
+        assert reason in done.stderr.splitlines()[0]
 
 
 def test_a_schedule_limit_is_never_a_pass(tmp_path):
@@ -321,7 +384,9 @@ def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
 @pytest.mark.parametrize(
     "options",
     [
-        {"reduction": "dpor"},
+        {"reduction": "sleepy"},
+        {"reduction": "dpor", "max_preemptions": 2},
+        {"reduction": "dpor", "jobs": 2},
         {"max_preemptions": -1},
         {"max_preemptions": 1.5},
         {"max_schedules": 0},
