@@ -38,7 +38,11 @@ static void worker_starts_runs_and_stops(void)
 	const int choices[] = {1, 2};
 
 	py = script("good", "echo \"$1 $2 $3\" > " "\"$(dirname \"$0\")/args\"\n"
-		    "ls /proc/$$/fd | sort -n | tr '\\n' ' ' > \"$(dirname \"$0\")/fds\"\n"
+		    /* no pipe or command substitution of the shell may be open
+		     * while ls looks: list into a file, sort after */
+		    "d=$(dirname \"$0\")\n"
+		    "ls /proc/$$/fd > \"$d/fds.raw\"\n"
+		    "sort -n \"$d/fds.raw\" | tr '\\n' ' ' > \"$d/fds\"\n"
 		    HELLO
 		    "read cmd\n"
 		    "echo \"$cmd\" > \"$(dirname \"$0\")/cmd\"\n"

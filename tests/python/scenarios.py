@@ -103,6 +103,23 @@ def lock_order_bug():
     r.join()
 
 
+def writers3():
+    # three threads write one cell and read it back: every order is its own
+    # class, so partial-order reduction runs many schedules here (the
+    # benchmark compares the cost of one schedule with and without it)
+    x = ploom.SharedCell(0)
+
+    def writer(i):
+        x.write(i)
+        assert x.read() in (1, 2, 3)
+
+    ts = [ploom.Thread(target=writer, args=(i,)) for i in (1, 2, 3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
 def racy_counter2():
     # two threads increment without a lock: a lost update
     n = ploom.SharedCell(0)
