@@ -124,6 +124,7 @@ struct ploom_dpor {
 	size_t tasks_cap;
 	struct obj_state *objs;
 	size_t objs_cap;        /* a power of two: open addressing */
+	size_t objs_used;
 	struct ploom_dpor_stats stats;
 };
 
@@ -225,17 +226,16 @@ static void objs_reset(struct ploom_dpor *d)
 
 	for (i = 0; i < d->objs_cap; i++)
 		d->objs[i].used = 0;
+	d->objs_used = 0;
 }
 
 /* The state of obj, created (fresh) on first use; NULL when out of memory. */
 static struct obj_state *obj_get(struct ploom_dpor *d, struct ploom_obj obj)
 {
-	size_t i, used = 0;
+	size_t i;
 	struct obj_state *o;
 
-	for (i = 0; i < d->objs_cap; i++)
-		used += d->objs[i].used;
-	if (2 * (used + 1) > d->objs_cap) {
+	if (2 * (d->objs_used + 1) > d->objs_cap) {
 		/* rehash into a table twice as big; reads lists move along */
 		size_t cap = d->objs_cap ? 2 * d->objs_cap : 16, k;
 		struct obj_state *t = calloc(cap, sizeof(*t)), *old = d->objs;
@@ -268,6 +268,7 @@ static struct obj_state *obj_get(struct ploom_dpor *d, struct ploom_obj obj)
 		o->reads = r;
 		o->reads_cap = rc;
 		o->used = 1;
+		d->objs_used++;
 		o->obj = obj;
 		o->last_write = -1;
 		o->last_free = -1;
