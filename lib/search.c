@@ -142,6 +142,21 @@ static int save_trace(struct ploom_trace **out, char **out_path, const struct se
 	return 0;
 }
 
+/* The job's part of the search takes the run; a part that is complete
+ * goes.  Returns 0, or -1 with err filled. */
+static int strategy_next(struct job *job, const struct ploom_run *run, struct ploom_err *err)
+{
+	int r = job->part->ops->next(job->part, run, err);
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		ploom_strategy_free(job->part);
+		job->part = NULL;
+	}
+	return 0;
+}
+
 /* Takes one run of job back.  Returns 0 to go on, 1 when the search must
  * stop (res->stopped_by says why), PLOOM_EXIT_DIVERGENCE after its event,
  * or -1 with err filled. */
@@ -155,14 +170,7 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 	if (run->outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED) {
 		/* not a schedule: the reduction stopped it half way */
 		res->sleep_blocked++;
-		r = job->part->ops->next(job->part, run, err);
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			ploom_strategy_free(job->part);
-			job->part = NULL;
-		}
-		return 0;
+		return strategy_next(job, run, err);
 	}
 	res->schedules++;
 	if ((long)run->nsteps > res->max_depth)
@@ -175,13 +183,8 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 		return -1;
 	/* the strategy moves on from the run's steps before a failing run is
 	 * moved into its trace */
-	r = job->part->ops->next(job->part, run, err);
-	if (r < 0)
+	if (strategy_next(job, run, err) < 0)
 		return -1;
-	if (r == 0) {
-		ploom_strategy_free(job->part);
-		job->part = NULL;
-	}
 	if (run->outcome.kind == PLOOM_OUTCOME_STEP_LIMIT) {
 		if (!res->limit_path && !res->failure) {
 			r = save_trace(&trace, &res->limit_path, s, job->w, run, err);
