@@ -20,9 +20,14 @@
 int ploom_fingerprint_data(char out[PLOOM_OID_HEXSZ + 1], const void *data,
 			   size_t len, struct ploom_err *err);
 
+/* The largest file ploom_fingerprint_file() hashes. */
+#define PLOOM_FINGERPRINT_MAX (256 << 20)
+
 /* Writes the hex blob id of the file at path into out, equal to
- * `git hash-object PATH`.  Returns 0, or -1 with err filled (naming the
- * file). */
+ * `git hash-object PATH`.  Only a regular file of at most
+ * PLOOM_FINGERPRINT_MAX bytes: anything else (a FIFO, a device) is an
+ * error at once, never a wait.  Returns 0, or -1 with err filled (naming
+ * the file). */
 int ploom_fingerprint_file(char out[PLOOM_OID_HEXSZ + 1], const char *path,
 			   struct ploom_err *err);
 

@@ -4,9 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "../../lib/args.h"
+#include "../../lib/fingerprint.h"
 #include "../../lib/trace.h"
 #include "check.h"
+#include "fake.h"
 
 /* Appends a step with the given task and enabled set (-1 ends the set). */
 static void step(struct ploom_run *run, int task, ...)
@@ -176,8 +180,31 @@ static void fingerprints_are_copied(void)
 	ploom_trace_free(b);
 }
 
+static void fingerprints_hash_regular_files_only(void)
+{
+	char *dir = fake_dir("fingerprint"), *file = fake_write(dir, "a.py", "hello\n", 0);
+	char fifo[4096], out[PLOOM_OID_HEXSZ + 1];
+	struct ploom_err err = {0, ""};
+
+	CHECK_INT(ploom_fingerprint_file(out, file, &err), 0);
+	CHECK_STR(out, "ce013625030ba8dba906f756967f9e9ca394464a"); /* git hash-object */
+	/* a FIFO nobody writes to: an error at once, not a wait */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	CHECK_INT(mkfifo(fifo, 0600), 0);
+	CHECK_INT(ploom_fingerprint_file(out, fifo, &err), -1);
+	CHECK(strstr(err.msg, "not a regular file") != NULL);
+	CHECK_INT(ploom_fingerprint_file(out, dir, &err), -1);
+	CHECK(strstr(err.msg, "not a regular file") != NULL);
+	CHECK_INT(ploom_fingerprint_file(out, "/nonexistent/x.py", &err), -1);
+	CHECK(strstr(err.msg, "No such file") != NULL);
+	fake_dir_remove(dir);
+	free(file);
+	free(dir);
+}
+
 int main(void)
 {
+	fingerprints_hash_regular_files_only();
 	failing_and_step_limit_traces_get_an_id();
 	fingerprints_are_copied();
 	choices_are_the_tasks_at_branch_points();
