@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "json.h"
+#include "render.h"
 #include "replay.h"
 #include "version.h"
 
@@ -303,8 +304,13 @@ void cli_worker_free(struct ploom_worker *worker)
 
 int cli_fail(const struct ploom_err *err, const char *prefix)
 {
-	if (!cli_interrupted)
-		fprintf(stderr, "%s: %s%s\n", cli_prog, prefix, err->msg);
+	/* the message may quote a trace: no control character reaches the
+	 * terminal */
+	if (!cli_interrupted) {
+		fprintf(stderr, "%s: %s", cli_prog, prefix);
+		ploom_put_printable(stderr, err->msg);
+		fputc('\n', stderr);
+	}
 	return err->code ? err->code : PLOOM_EXIT_USAGE;
 }
 

@@ -17,6 +17,7 @@
 #include "explore.h"
 #include "json.h"
 #include "minimize.h"
+#include "render.h"
 #include "search.h"
 #include "trace.h"
 #include "worker.h"
@@ -81,7 +82,9 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 
 	switch (ev->kind) {
 	case PLOOM_SEARCH_FAILURE:
-		fprintf(stderr, PROG ": schedule %ld failed: %s\n", n, ev->outcome->summary);
+		fprintf(stderr, PROG ": schedule %ld failed: ", n);
+		ploom_put_printable(stderr, ev->outcome->summary);
+		fputc('\n', stderr);
 		fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
 	case PLOOM_SEARCH_STEP_LIMIT:
@@ -90,8 +93,9 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 		fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
 	case PLOOM_SEARCH_DIVERGENCE:
-		fprintf(stderr, PROG ": schedule %ld did not follow its choices: %s\n", n,
-			ev->outcome->summary);
+		fprintf(stderr, PROG ": schedule %ld did not follow its choices: ", n);
+		ploom_put_printable(stderr, ev->outcome->summary);
+		fputc('\n', stderr);
 		break;
 	case PLOOM_SEARCH_PROGRESS:
 		if (!rep->quiet && cli_progress_due(&rep->last_progress))

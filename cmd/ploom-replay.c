@@ -11,6 +11,7 @@
 #include "args.h"
 #include "cli.h"
 #include "err.h"
+#include "render.h"
 #include "replay.h"
 #include "trace.h"
 #include "worker.h"
@@ -73,8 +74,11 @@ int main(int argc, char **argv)
 		ret = PLOOM_EXIT_USAGE;
 		goto done;
 	}
-	if (!opts.quiet)
-		fprintf(stderr, PROG ": reproduced: %s\n", again->run.outcome.summary);
+	if (!opts.quiet) {
+		fputs(PROG ": reproduced: ", stderr);
+		ploom_put_printable(stderr, again->run.outcome.summary);
+		fputc('\n', stderr);
+	}
 	ret = cli_outcome_exit(again->run.outcome.kind);
 	goto done;
 

@@ -81,6 +81,12 @@ static int is_control(unsigned char c)
 	return c < 0x20 || c == 0x7f;
 }
 
+void ploom_put_printable(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputc(is_control((unsigned char)*s) ? '?' : *s, out);
+}
+
 /* Writes a string of the trace; control characters become '?' (except
  * newlines and tabs when multiline), so a trace cannot move the cursor or
  * change colours. */

@@ -62,4 +62,9 @@ struct ploom_render_opts {
 int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 		       const struct ploom_render_opts *opts, struct ploom_err *err);
 
+/* Writes s to out as the rendering writes a trace's strings: control
+ * characters (newlines too) become '?'.  For messages that quote a
+ * trace, or a scenario, on a terminal. */
+void ploom_put_printable(FILE *out, const char *s);
+
 #endif

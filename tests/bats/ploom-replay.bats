@@ -208,3 +208,15 @@ steps() {
 	run -0 ploom-replay --version
 	[[ "$output" == "ploom-replay (ploom) "* ]]
 }
+
+@test "no control character of a scenario or a trace reaches the terminal" {
+	run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir="$BATS_TEST_TMPDIR" \
+		"$SCN:raises_terminal_escapes"
+	[[ "$stderr" == *"failed: builtins.RuntimeError: ?[2J?[Hcleared"* ]]
+	[[ "$stderr" != *$'\x1b'* ]]
+	local trace
+	trace=$(echo "$output" | jq -r .trace)
+	run -1 --separate-stderr ploom-replay "$trace"
+	[[ "$stderr" == *"reproduced: builtins.RuntimeError: ?[2J?[Hcleared"* ]]
+	[[ "$stderr" != *$'\x1b'* ]]
+}

@@ -189,6 +189,13 @@ def raises_in_thread():
     t.join()
 
 
+def raises_terminal_escapes():
+    # a message that would clear the screen if printed raw
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    raise RuntimeError("\x1b[2J\x1b[Hcleared")
+
+
 def spins_forever():
     def spin():
         while True:
