@@ -357,8 +357,15 @@ interrupted() {
 	shift 3
 	ploom-explore -q -k "$@" "$SCN:counter3" > out.json 2> err.txt &
 	pid=$!
-	sleep 1.5
-	[ "$(pgrep -f -c "ploom._worker $SCN:counter3")" -eq "$workers" ]
+	# the workers are the utility's own children (each schedule is a child
+	# of a worker, with the same command line); a loaded machine may take a
+	# while to start them all
+	local tries=0
+	while (($(pgrep -c -P "$pid" -f "ploom._worker $SCN:counter3") < workers && tries++ < 100)); do
+		sleep 0.1
+	done
+	sleep 0.5
+	[ "$(pgrep -c -P "$pid" -f "ploom._worker $SCN:counter3")" -eq "$workers" ]
 	kill "-$signal" "$pid"
 	# not `run wait`: run uses a subshell, which cannot wait for our job
 	wait "$pid" || code=$?
