@@ -28,6 +28,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ploom._worker import scenario_problem
+
 __all__ = [
     "Config",
     "Statistics",
@@ -315,8 +317,13 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     :class:`ModelCheckError` when one failed, with the trace of the first
     failing schedule and of the same failure with fewer preemptions; :class:`IncompleteExplorationError` when a limit of
     ``config`` cut the search short (never a pass); :class:`RuntimeError`
-    when the scenario cannot be loaded or the utility fails; ValueError for
-    a scenario that is not a module-level function.
+    when the scenario cannot be loaded or the utility fails; ValueError,
+    before any schedule runs, for a scenario that is not a module-level
+    function callable without arguments whose call runs its body: a nested
+    function, a lambda, a bound method, a function that needs arguments, an
+    ``async def`` or generator function (calling those only creates a
+    coroutine or generator, so every schedule would pass without the body
+    ever running).
 
     Inside the worker process that imports the scenario's module
     (``PLOOM_WORKER`` set), ``check`` does nothing and returns None, so a
@@ -501,6 +508,9 @@ def _target(scenario: Any) -> tuple[str, str | None]:
             "each schedule runs in a separate process that imports the scenario by module and "
             "name, so define it at module level"
         )
+    problem = scenario_problem(scenario)
+    if problem:
+        raise ValueError(f"ploom.check: the scenario {qualname!r} {problem}")
     module = sys.modules.get(module_name)
     if module_name == "__main__":
         spec = getattr(module, "__spec__", None)

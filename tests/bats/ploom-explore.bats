@@ -305,6 +305,21 @@ same_with_jobs() {
 	[[ "$stderr" == "ploom-explore: cannot load scenario 'nosuch_module_for_ploom:f': "* ]]
 }
 
+@test "a scenario whose body a call would not run is a load error, before any schedule" {
+	local name
+	for name in async_scenario generator_scenario async_generator_scenario \
+		needs_an_argument holder.scenario; do
+		run -2 --separate-stderr ploom-explore --trace-dir=traces "$SCN:$name"
+		[ -z "$output" ]
+		[[ "$stderr" == "ploom-explore: cannot load scenario '$SCN:$name': TypeError: "* ]]
+		[ ! -e traces ]
+	done
+	run -2 --separate-stderr ploom-explore "$SCN:async_scenario"
+	[[ "$stderr" == *"is an async def function: calling it only creates a coroutine"* ]]
+	run -2 --separate-stderr ploom-explore "$SCN:needs_an_argument"
+	[[ "$stderr" == *"cannot be called without arguments"* ]]
+}
+
 @test "a missing interpreter is a usage error" {
 	run -2 --separate-stderr ploom-explore --python /nonexistent/python3 "$BANK:scenario"
 	[ "$stderr" = "ploom-explore: cannot run '/nonexistent/python3': No such file or directory" ]

@@ -416,3 +416,20 @@ def test_the_package_exports_the_api():
     assert ploom.__version__ == "0.1.0"
     for name in ("Thread", "Lock", "SharedCell", "yield_now", "check", "Config"):
         assert hasattr(ploom, name), name
+
+
+@pytest.mark.parametrize(
+    "scenario, words",
+    [
+        (scenarios.async_scenario, "async def"),
+        (scenarios.generator_scenario, "generator"),
+        (scenarios.async_generator_scenario, "async generator"),
+        (scenarios.needs_an_argument, "argument"),
+        (scenarios.holder.scenario, "bound method"),
+    ],
+)
+def test_a_scenario_whose_body_would_not_run_is_refused_before_any_schedule(tmp_path, scenario, words):
+    # refused before ploom-explore starts: no statistics, no trace folder
+    with pytest.raises(ValueError, match=words):
+        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path / "traces")))
+    assert not (tmp_path / "traces").exists()
