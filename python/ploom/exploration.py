@@ -332,7 +332,8 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     :class:`ModelCheckError` when one failed, with the trace of the first
     failing schedule and of the same failure with fewer preemptions; :class:`IncompleteExplorationError` when a limit of
     ``config`` cut the search short (never a pass); :class:`RuntimeError`
-    when the scenario cannot be loaded or the utility fails; ValueError,
+    when the scenario cannot be loaded, a trace cannot be saved (the message
+    ends with ``ploom-explore``'s reason) or the utility fails; ValueError,
     before any schedule runs, for a scenario that is not a module-level
     function callable without arguments whose call runs its body: a nested
     function, a lambda, a bound method, a function that needs arguments, an

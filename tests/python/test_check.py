@@ -473,3 +473,10 @@ def test_a_scenario_whose_body_would_not_run_is_refused_before_any_schedule(tmp_
     with pytest.raises(ValueError, match=words):
         ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path / "traces")))
     assert not (tmp_path / "traces").exists()
+
+
+def test_a_trace_that_cannot_be_saved_is_a_runtime_error_with_the_reason(tmp_path):
+    (tmp_path / "file").write_text("in the way")
+    config = ploom.Config(reduction="none", trace_dir=str(tmp_path / "file" / "traces"))
+    with pytest.raises(RuntimeError, match="cannot save the trace: cannot create directory .*: File exists"):
+        ploom.check(scenarios.bank_unlocked, config)
