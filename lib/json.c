@@ -298,7 +298,9 @@ static int open_temp_beside(char **tmp_out, const char *path, struct ploom_err *
 		if (errno != EEXIST)
 			break;
 	}
-	ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot create '%s': %s", tmp,
+	/* named by the file asked for: the temporary name is ours, and lies in
+	 * the same folder, so the reason is the same */
+	ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot create '%s': %s", path,
 		      errno == EEXIST ? "every temporary name tried exists" : strerror(errno));
 	free(tmp);
 	return -1;
@@ -320,18 +322,18 @@ int ploom_trace_write_file(const char *path, const struct ploom_trace *trace,
 		goto done;
 	f = fdopen(fd, "w");
 	if (!f) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", tmp, strerror(errno));
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", path, strerror(errno));
 		close(fd);
 		goto done;
 	}
 	n = strlen(text);
 	if (fwrite(text, 1, n, f) != n || fflush(f) == EOF) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", tmp, strerror(errno));
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", path, strerror(errno));
 		goto done;
 	}
 	if (fclose(f) == EOF) {
 		f = NULL;
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", tmp, strerror(errno));
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", path, strerror(errno));
 		goto done;
 	}
 	f = NULL;
