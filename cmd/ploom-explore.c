@@ -85,12 +85,14 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 		fprintf(stderr, PROG ": schedule %ld failed: ", n);
 		ploom_put_printable(stderr, ev->outcome->summary);
 		fputc('\n', stderr);
-		fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
+		if (ev->path)
+			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
 	case PLOOM_SEARCH_STEP_LIMIT:
 		fprintf(stderr, PROG ": schedule %ld reached the step limit (%ld steps)\n", n,
 			rep->config->max_steps);
-		fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
+		if (ev->path)
+			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
 	case PLOOM_SEARCH_DIVERGENCE:
 		fprintf(stderr, PROG ": schedule %ld did not follow its choices: ", n);
@@ -123,7 +125,7 @@ int main(int argc, char **argv)
 	struct ploom_minimize_result mres = {0};
 	struct ploom_search_opts sopts = {0};
 	struct ploom_search_result res = {0};
-	struct ploom_err err = {0, ""};
+	struct ploom_err err = {0, ""}, save_err = {0, ""};
 	struct ploom_stats stats = {0};
 	struct cli_opts opts = CLI_OPTS_INIT;
 	struct ploom_config *config = &opts.config;
@@ -252,8 +254,12 @@ int main(int argc, char **argv)
 		workers[i] = NULL;
 	}
 
+	/* a trace that cannot be saved ends the run with exit 2 and why, after
+	 * the statistics, which still tell what the search found; minimizing
+	 * would only fail to save too */
+	save_err = res.save_err;
 	/* after the search, so that its statistics measure the search only */
-	if (res.failure && minimize) {
+	if (res.failure && minimize && !save_err.code) {
 		last_progress = cli_now_s();
 		if (!opts.quiet) {
 			mopts.progress = minimize_progress;
@@ -261,13 +267,16 @@ int main(int argc, char **argv)
 		}
 		if (ploom_minimize_trace(&min, &mres, res.failure, worker, &mopts, &err) < 0)
 			goto fail;
-		if (ploom_trace_save(&min_path, min, trace_dir, "minimized", &err) < 0)
-			goto fail;
 		if (mres.exhausted)
 			fprintf(stderr, PROG ": the minimizer gave up after %ld schedules\n",
 				mres.schedules);
-		fprintf(stderr, PROG ": minimized trace written to '%s' (%d -> %d preemptions)\n",
-			min_path, mres.from, mres.to);
+		if (ploom_trace_save(&min_path, min, trace_dir, "minimized", &err) < 0)
+			ploom_err_set(&save_err, err.code, "cannot save the minimized trace: %s",
+				      err.msg);
+		else
+			fprintf(stderr,
+				PROG ": minimized trace written to '%s' (%d -> %d preemptions)\n",
+				min_path, mres.from, mres.to);
 	}
 	if (cli_worker_stop(&worker, &err) < 0)
 		goto fail;
@@ -295,6 +304,10 @@ int main(int argc, char **argv)
 	stats.outcomes_truncated = res.outcomes_truncated;
 	if (ploom_stats_write(stdout, &stats, &err) < 0)
 		goto fail;
+	if (save_err.code) {
+		err = save_err;
+		goto fail;
+	}
 	ret = res.failing ? PLOOM_EXIT_FAILURE
 			  : res.stopped_by ? PLOOM_EXIT_INCOMPLETE : PLOOM_EXIT_OK;
 	goto done;

@@ -65,8 +65,12 @@ int ploom_trace_clone(struct ploom_trace **out, const struct ploom_trace *trace,
 int ploom_trace_write(FILE *out, const struct ploom_trace *trace,
 		      struct ploom_err *err);
 
-/* Writes the trace JSON to PATH.tmp, then renames it to path, so that a
- * reader never sees half a trace.  Returns 0, or -1 with err filled. */
+/* Writes the trace JSON to a new file beside path under a name of its own
+ * (PATH.XXXXXX.tmp, created with O_EXCL and O_NOFOLLOW, mode 0644 less the
+ * umask), then renames it to path, so that a reader never sees half a
+ * trace, writers at once into one folder do not collide, and a link planted
+ * in the folder redirects nothing.  Returns 0, or -1 with err filled with
+ * the reason (the temporary file is then removed). */
 int ploom_trace_write_file(const char *path, const struct ploom_trace *trace,
 			   struct ploom_err *err);
 

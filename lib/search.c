@@ -128,17 +128,23 @@ static int tally(struct search *s, const struct ploom_outcome *o, struct ploom_e
 }
 
 /* A trace of run (moved into it) as the scenario's workers record it,
- * with its fingerprints and id, saved in the trace folder. */
+ * with its fingerprints and id, saved in the trace folder.  Returns 0, or
+ * -1 with err filled when the trace cannot be made; when it is made but
+ * cannot be saved, 0 with *out_path NULL and the reason in
+ * s->res->save_err, so that the failure is still reported. */
 static int save_trace(struct ploom_trace **out, char **out_path, const struct search *s,
 		      const struct ploom_worker *w, struct ploom_run *run,
 		      struct ploom_err *err)
 {
 	const struct ploom_search_opts *o = s->o;
+	struct ploom_err why = {0, ""};
 
 	if (ploom_worker_trace(out, w, o->hash_seed, o->config, run, err) < 0 ||
-	    ploom_trace_fingerprint_source(*out, err) < 0 || ploom_trace_set_id(*out, err) < 0 ||
-	    ploom_trace_save(out_path, *out, o->trace_dir, "original", err) < 0)
+	    ploom_trace_fingerprint_source(*out, err) < 0 || ploom_trace_set_id(*out, err) < 0)
 		return -1;
+	if (ploom_trace_save(out_path, *out, o->trace_dir, "original", &why) < 0)
+		ploom_err_set(&s->res->save_err, why.code ? why.code : PLOOM_EXIT_USAGE,
+			      "cannot save the trace: %s", why.msg);
 	return 0;
 }
 
@@ -186,7 +192,7 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 	if (strategy_next(job, run, err) < 0)
 		return -1;
 	if (run->outcome.kind == PLOOM_OUTCOME_STEP_LIMIT) {
-		if (!res->limit_path && !res->failure) {
+		if (!res->limit_path && !res->failure && !res->save_err.code) {
 			r = save_trace(&trace, &res->limit_path, s, job->w, run, err);
 			if (r == 0)
 				emit(s, PLOOM_SEARCH_STEP_LIMIT, &trace->run.outcome, res->limit_path);
@@ -195,7 +201,8 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 				return -1;
 		}
 		s->hit_step_limit = 1;
-		if (!s->o->keep_going) {
+		/* a search that cannot save its traces stops at the first one */
+		if (!s->o->keep_going || res->save_err.code) {
 			res->stopped_by = "max-steps";
 			return 1;
 		}
@@ -211,7 +218,7 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 			res->failure = trace;
 			emit(s, PLOOM_SEARCH_FAILURE, &trace->run.outcome, res->failure_path);
 		}
-		if (!s->o->keep_going) {
+		if (!s->o->keep_going || res->save_err.code) {
 			res->stopped_by = "failure";
 			return 1;
 		}

@@ -119,10 +119,12 @@ void ploom_strategy_free(struct ploom_strategy *s);
 struct ploom_search_result;
 
 enum ploom_search_event_kind {
-	/* The first failing schedule: its trace was saved at path. */
+	/* The first failing schedule: its trace was saved at path (NULL when
+	 * it could not be: see save_err in the result). */
 	PLOOM_SEARCH_FAILURE,
 	/* The first schedule that reached the step limit, when no failure
-	 * came before it: its trace was saved at path. */
+	 * came before it: its trace was saved at path (NULL when it could not
+	 * be). */
 	PLOOM_SEARCH_STEP_LIMIT,
 	/* A schedule's outcome is a divergence: the search ends, and
 	 * ploom_search_run() returns PLOOM_EXIT_DIVERGENCE. */
@@ -199,6 +201,12 @@ struct ploom_search_result {
 	/* the path of the trace of the first schedule that reached the step
 	 * limit, when it came before any failure; else NULL */
 	char *limit_path;
+	/* code 0, or why the trace of the failure or step limit could not
+	 * be saved ("cannot save the trace: ..."): its path is then NULL, and
+	 * the search stopped there (stopped_by "failure" or "max-steps"), even
+	 * with keep_going, so that the caller can still report the schedule
+	 * and the counts before it reports the error */
+	struct ploom_err save_err;
 	/* with tally_outcomes: the distinct outcomes in the order they first
 	 * came, the first PLOOM_SEARCH_MAX_OUTCOMES of them (outcomes_truncated
 	 * is 1 when more came); their schedules add up to schedules when
@@ -220,7 +228,8 @@ struct ploom_search_result {
  * complete, stopped by a failure or a limit (out->stopped_by), or
  * interrupted; PLOOM_EXIT_DIVERGENCE after the event
  * PLOOM_SEARCH_DIVERGENCE; -1 with err filled when a worker fails, a
- * trace cannot be saved, the strategy fails (code PLOOM_EXIT_DIVERGENCE
+ * trace cannot be made (one that cannot be saved is out->save_err instead,
+ * with 0), the strategy fails (code PLOOM_EXIT_DIVERGENCE
  * when a run did not follow its prefix), or the options are not usable:
  * more than one worker for a strategy that cannot be split (code
  * PLOOM_EXIT_USAGE). */

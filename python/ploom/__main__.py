@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("-t", "--time-limit", type=float, metavar="SECONDS",
                        help="stop after SECONDS (the search is then incomplete)")
     check.add_argument("-s", "--max-steps", type=int, metavar="N", default=10000,
-                       help="steps per schedule (default 10000)")
+                       help="steps per schedule (default 10000, 0: no bound)")
     check.add_argument("--schedule-timeout", type=float, metavar="SECONDS", default=10.0,
                        help="wall clock of one schedule (default 10)")
     check.add_argument("-k", "--keep-going", action="store_true",

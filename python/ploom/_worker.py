@@ -7,6 +7,7 @@ a scenario itself, so nothing a schedule does survives it.
 
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 
@@ -31,6 +32,38 @@ def _load_file(path):
     return module
 
 
+def scenario_problem(obj):
+    """Why calling OBJ with no arguments would not run a scenario, or None.
+
+    An async def or generator function only creates a coroutine or a
+    generator when called, so its body would never run and every schedule
+    would pass: a false pass, worse than an error.  A function that needs
+    arguments gets none from a schedule.  A bound method is found again by
+    its qualified name as the plain function, without its object.
+    ``ploom.check`` and the worker both refuse these, with these words.
+    """
+    if inspect.ismethod(obj):
+        return (
+            "is a bound method; each schedule imports the scenario by module and name, "
+            "which finds the function without its object: pass a module-level function"
+        )
+    if inspect.isasyncgenfunction(obj):
+        return "is an async generator function: calling it does not run its body"
+    if inspect.iscoroutinefunction(obj):
+        return "is an async def function: calling it only creates a coroutine and does not run its body"
+    if inspect.isgeneratorfunction(obj):
+        return "is a generator function: calling it only creates a generator and does not run its body"
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None  # a builtin without a signature: nothing to check
+    try:
+        signature.bind()
+    except TypeError as exc:
+        return f"cannot be called without arguments ({exc}): a scenario takes no argument"
+    return None
+
+
 def load(target):
     """Return (function, module name, qualname, source file) for TARGET."""
     where, sep, qualname = target.rpartition(":")
@@ -50,6 +83,9 @@ def load(target):
             raise AttributeError(f"module {module.__name__!r} has no attribute {qualname!r}") from None
     if not callable(obj):
         raise TypeError(f"{target!r} is not callable")
+    problem = scenario_problem(obj)
+    if problem:
+        raise TypeError(f"{target!r} {problem}")
     source = getattr(module, "__file__", None) or ""
     return obj, module.__name__, qualname, os.path.abspath(source) if source else ""
 

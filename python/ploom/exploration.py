@@ -28,6 +28,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ploom._worker import scenario_problem
+
 __all__ = [
     "Config",
     "Statistics",
@@ -41,6 +43,16 @@ __all__ = [
 _EXPLORE = "ploom-explore"
 _REPLAY = "ploom-replay"
 _REDUCTIONS = ("none", "dpor")
+
+# The largest values ploom-explore accepts (cmd/ploom-explore.c, cmd/cli.c,
+# lib/args.c): Config refuses a larger one itself, so that the mistake is a
+# ValueError naming the field rather than the utility's usage error.
+_MAX_PREEMPTIONS = 1_000_000
+_MAX_SCHEDULES = 1_000_000_000_000
+_MAX_STEPS = 1_000_000_000
+_MAX_SECONDS = 1e9
+_MAX_HASH_SEED = 4_294_967_295
+_MAX_JOBS = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +82,8 @@ class Config:
     max_steps
         Steps (scheduling points) allowed in one schedule.  A schedule that
         reaches it, such as a thread spinning forever, makes the search
-        incomplete.
+        incomplete.  0 sets no bound (a thread spinning forever then ends
+        only at ``schedule_timeout``).
     schedule_timeout
         Wall-clock seconds one schedule may take.  A schedule that takes
         longer (blocked outside ploom, say in ``time.sleep``) is a failure of
@@ -88,7 +101,13 @@ class Config:
         preemptions and save it as ``<id>-minimized.json`` beside the
         original (:attr:`ModelCheckError.minimized_trace`).
     jobs
-        Worker processes that run schedules at once, from 1 to 64.  They
+        Worker processes that run schedules at once, from 1 to 64.
+
+    Every value is checked here, with the bounds ``ploom-explore`` has:
+    ``max_preemptions`` at most 1000000, ``max_schedules`` from 1 to 10**12,
+    ``max_steps`` from 0 to 10**9, ``time_limit`` and ``schedule_timeout``
+    positive and at most 10**9 seconds, ``hash_seed`` from 0 to 4294967295;
+    anything else is a ValueError naming the field.  They
         explore exactly the schedules one would; without ``keep_going`` the
         failure reported is the first one any of them found, which may be
         another failing schedule than one worker reports first.
@@ -113,27 +132,21 @@ class Config:
                 f"not {self.reduction!r}"
             )
         if self.max_preemptions is not None:
-            _check_int("max_preemptions", self.max_preemptions, minimum=0)
+            _check_int("max_preemptions", self.max_preemptions, 0, _MAX_PREEMPTIONS)
         if self.max_schedules is not None:
-            _check_int("max_schedules", self.max_schedules, minimum=1)
+            _check_int("max_schedules", self.max_schedules, 1, _MAX_SCHEDULES)
         if self.time_limit is not None:
             _check_seconds("time_limit", self.time_limit)
-        _check_int("max_steps", self.max_steps, minimum=1)
+        _check_int("max_steps", self.max_steps, 0, _MAX_STEPS)
         _check_seconds("schedule_timeout", self.schedule_timeout)
         for name in ("keep_going", "minimize"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"Config.{name} must be True or False, not {value!r}")
-        _check_int("hash_seed", self.hash_seed, minimum=0)
-        if self.hash_seed > 4294967295:
-            raise ValueError(
-                f"Config.hash_seed must be at most 4294967295 (a PYTHONHASHSEED), not {self.hash_seed}"
-            )
+        _check_int("hash_seed", self.hash_seed, 0, _MAX_HASH_SEED, " (a PYTHONHASHSEED)")
         if not isinstance(self.trace_dir, (str, os.PathLike)) or not os.fspath(self.trace_dir):
             raise ValueError(f"Config.trace_dir must be a non-empty path, not {self.trace_dir!r}")
-        _check_int("jobs", self.jobs, minimum=1)
-        if self.jobs > 64:
-            raise ValueError(f"Config.jobs must be at most 64, not {self.jobs}")
+        _check_int("jobs", self.jobs, 1, _MAX_JOBS)
         # ploom-explore refuses these too, with the same words; a test
         # holds the two to each other
         if self.reduction == "dpor" and self.max_preemptions is not None:
@@ -169,13 +182,15 @@ class Config:
         return opts
 
 
-def _check_int(name: str, value: Any, minimum: int) -> None:
+def _check_int(name: str, value: Any, minimum: int, maximum: int, why: str = "") -> None:
     # bool is an int subclass, but True as a bound is surely a mistake
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"Config.{name} must be an integer, not {value!r}")
     if value < minimum:
         what = "non-negative" if minimum == 0 else f"at least {minimum}"
         raise ValueError(f"Config.{name} must be {what}, not {value}")
+    if value > maximum:
+        raise ValueError(f"Config.{name} must be at most {maximum}{why}, not {value}")
 
 
 def _check_seconds(name: str, value: Any) -> None:
@@ -183,6 +198,8 @@ def _check_seconds(name: str, value: Any) -> None:
         raise ValueError(f"Config.{name} must be a number of seconds, not {value!r}")
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"Config.{name} must be a positive number of seconds, not {value!r}")
+    if value > _MAX_SECONDS:
+        raise ValueError(f"Config.{name} must be at most {_MAX_SECONDS:.0f} seconds, not {value!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -315,8 +332,14 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     :class:`ModelCheckError` when one failed, with the trace of the first
     failing schedule and of the same failure with fewer preemptions; :class:`IncompleteExplorationError` when a limit of
     ``config`` cut the search short (never a pass); :class:`RuntimeError`
-    when the scenario cannot be loaded or the utility fails; ValueError for
-    a scenario that is not a module-level function.
+    when the scenario cannot be loaded, a trace cannot be saved (the message
+    ends with ``ploom-explore``'s reason) or the utility fails; ValueError,
+    before any schedule runs, for a scenario that is not a module-level
+    function callable without arguments whose call runs its body: a nested
+    function, a lambda, a bound method, a function that needs arguments, an
+    ``async def`` or generator function (calling those only creates a
+    coroutine or generator, so every schedule would pass without the body
+    ever running).
 
     Inside the worker process that imports the scenario's module
     (``PLOOM_WORKER`` set), ``check`` does nothing and returns None, so a
@@ -501,6 +524,9 @@ def _target(scenario: Any) -> tuple[str, str | None]:
             "each schedule runs in a separate process that imports the scenario by module and "
             "name, so define it at module level"
         )
+    problem = scenario_problem(scenario)
+    if problem:
+        raise ValueError(f"ploom.check: the scenario {qualname!r} {problem}")
     module = sys.modules.get(module_name)
     if module_name == "__main__":
         spec = getattr(module, "__spec__", None)

@@ -292,6 +292,43 @@ same_with_jobs() {
 	[ -f "$trace" ]
 }
 
+@test "eight runs at once saving into one trace folder each find and save the failure" {
+	local i st pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		ploom-explore -q --trace-dir=shared "$BANK:scenario" >"stats$i.json" 2>"err$i" &
+		pids+=($!)
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		st=0
+		wait "${pids[i - 1]}" || st=$?
+		cat "err$i"
+		[ "$st" -eq 1 ]
+		[ -f "$(jq -r .trace "stats$i.json")" ]
+		[ -f "$(jq -r .minimized_trace "stats$i.json")" ]
+	done
+	# the two traces, and no temporary file left behind
+	[ "$(find shared -type f | wc -l)" -eq 2 ]
+}
+
+@test "a trace that cannot be saved still prints the failure and the statistics, then exits 2 with why" {
+	echo "not a folder" > somefile
+	run -2 --separate-stderr ploom-explore -q --trace-dir=somefile/x "$BANK:scenario"
+	echo "$stderr"
+	echo "$output" > stats.json
+	[[ "$stderr" == "ploom-explore: schedule "*" failed: builtins.AssertionError: the account is overdrawn"* ]]
+	[ "$(echo "$stderr" | tail -n 1)" = "ploom-explore: cannot save the trace: cannot create directory 'somefile': File exists" ]
+	[[ "$stderr" != *"trace written"* ]]
+	[ "$(jq -r .result stats.json)" = failure ]
+	[ "$(jq .failing stats.json)" -eq 1 ]
+	[ "$(jq .trace stats.json)" = null ]
+	[ "$(jq .minimized_trace stats.json)" = null ]
+	[ "$(jq -r .failure.type stats.json)" = builtins.AssertionError ]
+	# the same when the trace folder is itself a file
+	run -2 --separate-stderr ploom-explore -q --trace-dir=somefile "$BANK:scenario"
+	[ "$(echo "$stderr" | tail -n 1)" = "ploom-explore: cannot save the trace: cannot create directory 'somefile': File exists" ]
+	[ "$(echo "$output" | jq -r .result)" = failure ]
+}
+
 @test "--hash-seed reaches the statistics and the trace" {
 	run -1 --separate-stderr ploom-explore -q --hash-seed 7 "$BANK:scenario"
 	echo "$output" > stats.json
@@ -303,6 +340,21 @@ same_with_jobs() {
 	run -2 --separate-stderr ploom-explore nosuch_module_for_ploom:f
 	[ -z "$output" ]
 	[[ "$stderr" == "ploom-explore: cannot load scenario 'nosuch_module_for_ploom:f': "* ]]
+}
+
+@test "a scenario whose body a call would not run is a load error, before any schedule" {
+	local name
+	for name in async_scenario generator_scenario async_generator_scenario \
+		needs_an_argument holder.scenario; do
+		run -2 --separate-stderr ploom-explore --trace-dir=traces "$SCN:$name"
+		[ -z "$output" ]
+		[[ "$stderr" == "ploom-explore: cannot load scenario '$SCN:$name': TypeError: "* ]]
+		[ ! -e traces ]
+	done
+	run -2 --separate-stderr ploom-explore "$SCN:async_scenario"
+	[[ "$stderr" == *"is an async def function: calling it only creates a coroutine"* ]]
+	run -2 --separate-stderr ploom-explore "$SCN:needs_an_argument"
+	[[ "$stderr" == *"cannot be called without arguments"* ]]
 }
 
 @test "a missing interpreter is a usage error" {

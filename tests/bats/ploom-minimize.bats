@@ -135,7 +135,7 @@ original() {
 	run -2 --separate-stderr bash -c "ploom-minimize -q '$orig' > /dev/full"
 	[ "$stderr" = "ploom-minimize: cannot write the trace: No space left on device" ]
 	run -2 --separate-stderr ploom-minimize -q -o nodir/min.json "$orig"
-	[ "$stderr" = "ploom-minimize: cannot create 'nodir/min.json.tmp': No such file or directory" ]
+	[ "$stderr" = "ploom-minimize: cannot create 'nodir/min.json': No such file or directory" ]
 }
 
 @test "usage errors exit 2 with a message" {

@@ -1,7 +1,13 @@
 /* Tests of the trace JSON codec, the statistics writer and the failure
  * id: round trips, and a named error for each kind of bad trace. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../lib/json.h"
@@ -367,6 +373,196 @@ static void save_writes_the_file_under_its_id(void)
 	ploom_trace_free(t);
 }
 
+/* Removes dir and the files in it (one level, as the save tests leave it). */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[512];
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* The names in dir, other than . and .., counted. */
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void write_small_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static int file_is(const char *path, const char *text)
+{
+	char buf[64] = "";
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return !strcmp(buf, text);
+}
+
+static void save_follows_no_symlink_planted_in_the_folder(void)
+{
+	/* whoever may write the trace folder must not redirect the write:
+	 * symlinks at the names a temporary file would plausibly take, and at
+	 * the final name, all point at a file that must stay as it is */
+	static const char *const planted[] = {
+		"9a90a7aef655763c-original.json.tmp",
+		".9a90a7aef655763c-original.json.tmp",
+		"9a90a7aef655763c-original.json~",
+		"9a90a7aef655763c-original.json",
+	};
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char dir[] = "/tmp/ploom-test-json-XXXXXX", victim[128], link[160];
+	char *path = NULL;
+	struct stat st;
+	mode_t mask = umask(022);
+	size_t i;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(victim, sizeof(victim), "%s-victim", dir);
+	write_small_file(victim, "keep");
+	for (i = 0; i < sizeof(planted) / sizeof(planted[0]); i++) {
+		snprintf(link, sizeof(link), "%s/%s", dir, planted[i]);
+		CHECK_INT(symlink(victim, link), 0);
+	}
+	CHECK_INT(ploom_trace_save(&path, t, dir, "original", &err), 0);
+	CHECK_STR(err.msg, "");
+	CHECK(file_is(victim, "keep"));
+	/* the final name now holds the trace itself, not a link to it */
+	CHECK(path && lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+	CHECK_INT(ploom_trace_read_file(&back, path ? path : "-", &err), 0);
+	CHECK(back && back->run.nsteps == 5);
+	/* and with a umask of 022, it is readable by all as fopen's were */
+	CHECK(path && stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+	/* no temporary file is left behind beside the planted links */
+	CHECK_INT(count_entries(dir), 4);
+	umask(mask);
+	remove_dir(dir);
+	unlink(victim);
+	free(path);
+	ploom_trace_free(back);
+	ploom_trace_free(t);
+}
+
+static void saves_at_once_into_one_folder_all_succeed(void)
+{
+	/* runs of ploom-explore share .ploom: their saves of the same trace
+	 * must not take each other's temporary file */
+	enum { PROCS = 8, SAVES = 40 };
+	struct ploom_trace *t = sample_trace();
+	char dir[] = "/tmp/ploom-test-json-XXXXXX";
+	pid_t pid[PROCS];
+	int i, status, ok = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (i = 0; i < PROCS; i++) {
+		pid[i] = fork();
+		if (pid[i] == 0) {
+			struct ploom_err err = {0, ""};
+			char *path = NULL;
+			int k;
+
+			for (k = 0; k < SAVES; k++) {
+				if (ploom_trace_save(&path, t, dir, "original", &err) < 0) {
+					printf("save %d: %s\n", k, err.msg);
+					_exit(1);
+				}
+				free(path);
+			}
+			_exit(0);
+		}
+		CHECK(pid[i] > 0);
+	}
+	for (i = 0; i < PROCS; i++)
+		if (pid[i] > 0 && waitpid(pid[i], &status, 0) == pid[i] && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 0)
+			ok++;
+	CHECK_INT(ok, PROCS);
+	/* the trace, and no temporary file left over */
+	CHECK_INT(count_entries(dir), 1);
+	remove_dir(dir);
+	ploom_trace_free(t);
+}
+
+static void a_trace_that_cannot_be_written_says_why(void)
+{
+	struct ploom_trace *t = sample_trace();
+	struct ploom_err err = {0, ""};
+	char dir[] = "/tmp/ploom-test-json-XXXXXX", file[128], sub[160], msg[256] = "";
+	char *path = NULL;
+	int fd[2];
+	pid_t pid;
+	ssize_t n;
+
+	CHECK(mkdtemp(dir) != NULL);
+	/* a folder whose parent is a regular file */
+	snprintf(file, sizeof(file), "%s/file", dir);
+	write_small_file(file, "x");
+	snprintf(sub, sizeof(sub), "%s/traces", file);
+	CHECK_INT(ploom_trace_save(&path, t, sub, "original", &err), -1);
+	CHECK(path == NULL);
+	CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+	snprintf(msg, sizeof(msg), "cannot create directory '%s': File exists", file);
+	CHECK_STR(err.msg, msg);
+	unlink(file);
+
+	/* a full disk, as a file size limit: the message keeps the reason */
+	CHECK_INT(pipe(fd), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit lim = {16, 16};
+
+		close(fd[0]);
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &lim);
+		ploom_trace_save(&path, t, dir, "original", &err);
+		if (write(fd[1], err.msg, strlen(err.msg)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(fd[1]);
+	n = read(fd[0], msg, sizeof(msg) - 1);
+	msg[n > 0 ? n : 0] = '\0';
+	close(fd[0]);
+	waitpid(pid, NULL, 0);
+	CHECK(!strncmp(msg, "cannot write '", 14));
+	CHECK(strstr(msg, "': File too large") != NULL);
+	CHECK(strstr(msg + 1, "cannot write '") == NULL);
+	CHECK_INT(count_entries(dir), 0);
+	remove_dir(dir);
+	ploom_trace_free(t);
+}
+
 static void stats_are_written_as_json(void)
 {
 	struct ploom_trace *t = sample_trace();
@@ -464,6 +660,9 @@ int main(void)
 	clone_copies_every_field();
 	failure_id_is_the_git_blob_id_prefix();
 	save_writes_the_file_under_its_id();
+	save_follows_no_symlink_planted_in_the_folder();
+	saves_at_once_into_one_folder_all_succeed();
+	a_trace_that_cannot_be_written_says_why();
 	stats_are_written_as_json();
 	stats_list_the_outcomes_when_asked();
 	return check_report();

@@ -211,12 +211,12 @@ static void on_event(void *ctx, const struct ploom_search_event *ev)
 	case PLOOM_SEARCH_FAILURE:
 		e->failures++;
 		e->failure_schedule = ev->res->schedules;
-		snprintf(e->path, sizeof(e->path), "%s", ev->path);
+		snprintf(e->path, sizeof(e->path), "%s", ev->path ? ev->path : "");
 		CHECK(ev->outcome && ploom_outcome_is_failure(ev->outcome->kind));
 		break;
 	case PLOOM_SEARCH_STEP_LIMIT:
 		e->step_limits++;
-		snprintf(e->path, sizeof(e->path), "%s", ev->path);
+		snprintf(e->path, sizeof(e->path), "%s", ev->path ? ev->path : "");
 		CHECK(ev->outcome && ev->outcome->kind == PLOOM_OUTCOME_STEP_LIMIT);
 		break;
 	case PLOOM_SEARCH_DIVERGENCE:
@@ -543,6 +543,56 @@ static void the_step_limit_saves_one_trace_and_leaves_the_search_incomplete(void
 	}
 }
 
+static void a_trace_that_cannot_be_saved_stops_the_search_with_the_reason(void)
+{
+	/* the trace folder's parent is a file: the failure, or the step
+	 * limit, is still reported, its path NULL, and the search stops there
+	 * even with keep_going, returning 0 so that the caller can show what
+	 * it found before the error */
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+	char *file = fake_write(dir, "in-the-way", "x", 0), *sub = NULL, *want = NULL;
+	int keep_going;
+
+	if (asprintf(&sub, "%s/traces", file) < 0 ||
+	    asprintf(&want, "cannot save the trace: cannot create directory '%s': File exists",
+		     file) < 0)
+		abort();
+	for (keep_going = 0; keep_going <= 1; keep_going++) {
+		setup_init(&t, "bank without the lock", 1);
+		t.opts.trace_dir = sub;
+		t.opts.keep_going = keep_going;
+		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+		CHECK_STR(res.stopped_by, "failure");
+		CHECK_INT(res.failing, 1);
+		CHECK_INT(t.ev.failures, 1);
+		CHECK_STR(t.ev.path, "");
+		CHECK(res.failure != NULL && res.failure_path == NULL);
+		CHECK_INT(res.save_err.code, PLOOM_EXIT_USAGE);
+		CHECK_STR(res.save_err.msg, want);
+		CHECK(res.idle_worker >= 0);
+		ploom_search_result_release(&res);
+		setup_release(&t);
+
+		setup_init(&t, "bank with the lock", 1);
+		t.config.max_steps = 5;
+		t.opts.trace_dir = sub;
+		t.opts.keep_going = keep_going;
+		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+		CHECK_STR(res.stopped_by, "max-steps");
+		CHECK_INT(res.schedules, 1);
+		CHECK_INT(t.ev.step_limits, 1);
+		CHECK(res.limit_path == NULL);
+		CHECK_STR(res.save_err.msg, want);
+		ploom_search_result_release(&res);
+		setup_release(&t);
+	}
+	free(want);
+	free(sub);
+	free(file);
+}
+
 static void a_divergence_ends_the_search(void)
 {
 	struct ploom_search_result res;
@@ -650,6 +700,7 @@ int main(int argc, char **argv)
 	the_first_failure_stops_the_search_and_is_saved();
 	max_schedules_runs_exactly_that_many();
 	the_step_limit_saves_one_trace_and_leaves_the_search_incomplete();
+	a_trace_that_cannot_be_saved_stops_the_search_with_the_reason();
 	a_divergence_ends_the_search();
 	a_strategy_that_cannot_split_runs_on_one_worker_only();
 	the_sleep_set_reaches_the_worker();

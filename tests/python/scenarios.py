@@ -223,3 +223,35 @@ def crashes():
     cell = ploom.SharedCell(0)
     cell.write(1)
     os.abort()
+
+
+# Not scenarios at all, though they look like ones: calling them does not run
+# their body (a coroutine or a generator comes back), or needs arguments that
+# a schedule has none of.  Each fails on purpose: were its body to run, the
+# check would fail; ploom must refuse it before any schedule.
+
+
+async def async_scenario():
+    raise AssertionError("an async body ran")
+
+
+def generator_scenario():
+    raise AssertionError("a generator body ran")
+    yield
+
+
+async def async_generator_scenario():
+    raise AssertionError("an async generator body ran")
+    yield
+
+
+def needs_an_argument(account):
+    raise AssertionError("ran with an argument")
+
+
+class Holder:
+    def scenario(self):
+        raise AssertionError("a method body ran")
+
+
+holder = Holder()

@@ -391,9 +391,17 @@ def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
         {"max_preemptions": 1.5},
         {"max_schedules": 0},
         {"time_limit": -2.0},
-        {"max_steps": 0},
+        {"max_steps": -1},
         {"schedule_timeout": 0},
         {"hash_seed": -1},
+        {"max_preemptions": 10**30},
+        {"max_preemptions": 1_000_001},
+        {"max_schedules": 10**12 + 1},
+        {"max_steps": 10**9 + 1},
+        {"max_steps": 10**30},
+        {"time_limit": 1e10},
+        {"schedule_timeout": 1e300},
+        {"hash_seed": 2**32},
         {"keep_going": "yes"},
         {"trace_dir": ""},
         {"jobs": 0},
@@ -406,6 +414,38 @@ def test_config_rejects_bad_values(options):
         ploom.Config(**options)
 
 
+@pytest.mark.parametrize(
+    "field, flag, largest",
+    [
+        ("max_preemptions", "--max-preemptions", 1_000_000),
+        ("max_schedules", "--max-schedules", 10**12),
+        ("max_steps", "--max-steps", 10**9),
+        ("time_limit", "--time-limit", 10**9),
+        ("schedule_timeout", "--schedule-timeout", 10**9),
+        ("hash_seed", "--hash-seed", 2**32 - 1),
+        ("jobs", "--jobs", 64),
+    ],
+)
+def test_config_takes_what_ploom_explore_takes_and_no_more(field, flag, largest):
+    # the largest value passes both; one more is Config's ValueError, never
+    # the utility's usage error later
+    explore = shutil.which("ploom-explore", path=os.path.dirname(sys.executable)) or "ploom-explore"
+    ploom.Config(**{field: largest})
+    with pytest.raises(ValueError, match=f"Config.{field} must be at most"):
+        ploom.Config(**{field: largest + 1})
+    for value, refused in ((largest, False), (largest + 1, True)):
+        # x:y cannot load: past the options, the utility fails there instead
+        done = subprocess.run([explore, f"{flag}={value}", "x:y"], capture_output=True, text=True)
+        assert done.returncode == 2
+        assert (f"invalid {flag}" in done.stderr) == refused, done.stderr
+
+
+def test_max_steps_0_sets_no_bound_as_for_ploom_explore(tmp_path):
+    stats = ploom.check(scenarios.bank_locked, ploom.Config(max_steps=0, reduction="none", trace_dir=str(tmp_path)))
+    assert stats.schedules == 127
+    assert stats.complete is True
+
+
 def test_config_is_frozen():
     config = ploom.Config()
     with pytest.raises(AttributeError):
@@ -416,3 +456,27 @@ def test_the_package_exports_the_api():
     assert ploom.__version__ == "0.1.0"
     for name in ("Thread", "Lock", "SharedCell", "yield_now", "check", "Config"):
         assert hasattr(ploom, name), name
+
+
+@pytest.mark.parametrize(
+    "scenario, words",
+    [
+        (scenarios.async_scenario, "async def"),
+        (scenarios.generator_scenario, "generator"),
+        (scenarios.async_generator_scenario, "async generator"),
+        (scenarios.needs_an_argument, "argument"),
+        (scenarios.holder.scenario, "bound method"),
+    ],
+)
+def test_a_scenario_whose_body_would_not_run_is_refused_before_any_schedule(tmp_path, scenario, words):
+    # refused before ploom-explore starts: no statistics, no trace folder
+    with pytest.raises(ValueError, match=words):
+        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path / "traces")))
+    assert not (tmp_path / "traces").exists()
+
+
+def test_a_trace_that_cannot_be_saved_is_a_runtime_error_with_the_reason(tmp_path):
+    (tmp_path / "file").write_text("in the way")
+    config = ploom.Config(reduction="none", trace_dir=str(tmp_path / "file" / "traces"))
+    with pytest.raises(RuntimeError, match="cannot save the trace: cannot create directory .*: File exists"):
+        ploom.check(scenarios.bank_unlocked, config)
