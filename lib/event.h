@@ -279,9 +279,12 @@ struct ploom_run_cmd {
 	size_t nsleep;
 };
 
-/* Limits a worker accepts in a `run` command. */
+/* Limits a worker accepts in a `run` command, and the longest command
+ * line they allow: every choice and sleeping task at most 7 digits and a
+ * space, plus the four numbers of the header. */
 #define PLOOM_MAX_CHOICES 10000000L
 #define PLOOM_MAX_TASK_ID 1000000
+#define PLOOM_MAX_RUN_CMD_BYTES ((size_t)(PLOOM_MAX_CHOICES + PLOOM_MAX_TASK_ID) * 8 + 128)
 
 void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd);
 

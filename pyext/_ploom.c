@@ -1263,33 +1263,55 @@ static _Noreturn void run_schedule(module_state *st, PyObject *scenario)
 	Py_END_ALLOW_THREADS
 }
 
+/* The commands from the utility.  A `run` line grows with its choices,
+ * so the buffer does too, up to the longest line the protocol allows. */
 struct cmd_reader {
 	int fd;
-	char buf[65536];
-	size_t len;
+	char *buf;
+	size_t len;             /* bytes held */
+	size_t cap;
+	size_t scanned;         /* bytes known to hold no newline */
+	size_t taken;           /* bytes of the line last returned */
 };
 
-/* Reads one command line into `line` (NUL-terminated).  1 = got one, 0 = end
- * of input, -1 = error or line too long. */
-static int read_line(struct cmd_reader *r, char *line, size_t cap)
+/* Reads the next command line into *line: NUL-terminated, inside the
+ * reader, valid until the next call.  1 = got one, 0 = end of input,
+ * -1 = read error, -2 = line longer than PLOOM_MAX_RUN_CMD_BYTES. */
+static int read_line(struct cmd_reader *r, char **line)
 {
+	if (r->taken) {
+		memmove(r->buf, r->buf + r->taken, r->len - r->taken);
+		r->len -= r->taken;
+		r->taken = r->scanned = 0;
+	}
 	for (;;) {
-		char *nl = memchr(r->buf, '\n', r->len);
+		char *nl = r->len > r->scanned ?
+			memchr(r->buf + r->scanned, '\n', r->len - r->scanned) : NULL;
 		ssize_t n;
+
 		if (nl) {
-			size_t l = (size_t)(nl - r->buf);
-			if (l + 1 > cap)
-				return -1;
-			memcpy(line, r->buf, l);
-			line[l] = '\0';
-			memmove(r->buf, nl + 1, r->len - l - 1);
-			r->len -= l + 1;
+			*nl = '\0';
+			*line = r->buf;
+			r->taken = (size_t)(nl - r->buf) + 1;
 			return 1;
 		}
-		if (r->len == sizeof(r->buf))
-			return -1;
+		r->scanned = r->len;
+		if (r->len == r->cap) {
+			size_t cap = r->cap ? 2 * r->cap : 65536;
+			char *p;
+			/* the line and its newline */
+			if (r->cap > PLOOM_MAX_RUN_CMD_BYTES)
+				return -2;
+			if (cap > PLOOM_MAX_RUN_CMD_BYTES + 1)
+				cap = PLOOM_MAX_RUN_CMD_BYTES + 1;
+			p = realloc(r->buf, cap);
+			if (!p)
+				return -1;
+			r->buf = p;
+			r->cap = cap;
+		}
 		Py_BEGIN_ALLOW_THREADS
-		n = read(r->fd, r->buf + r->len, sizeof(r->buf) - r->len);
+		n = read(r->fd, r->buf + r->len, r->cap - r->len);
 		Py_END_ALLOW_THREADS
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1480,7 +1502,6 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	int cmd_fd, event_fd;
 	struct cmd_reader *reader = NULL;
 	struct ploom_buf out = {0};
-	char *line = NULL;
 	struct record_area *area = NULL;
 	pid_t worker = getpid();
 	int memfd = -1; /* the children's stdout and stderr, one after another */
@@ -1515,10 +1536,9 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	}
 
 	reader = calloc(1, sizeof(*reader));
-	line = malloc(sizeof(reader->buf));
 	area = mmap(NULL, sizeof(*area), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (!reader || !line || area == MAP_FAILED) {
+	if (!reader || area == MAP_FAILED) {
 		area = NULL;
 		PyErr_NoMemory();
 		goto done;
@@ -1552,11 +1572,17 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 
 	for (;;) {
 		long timeout_ms = 0;
-		int rc = read_line(reader, line, sizeof(reader->buf)), status, timed_out;
+		char *line;
+		int rc = read_line(reader, &line), status, timed_out;
 		pid_t pid;
 
+		if (rc == -2) {
+			PyErr_Format(PyExc_ValueError, "serve: command longer than %zu bytes",
+				     (size_t)PLOOM_MAX_RUN_CMD_BYTES);
+			goto done;
+		}
 		if (rc < 0) {
-			PyErr_SetString(PyExc_ValueError, "serve: unreadable command");
+			PyErr_SetFromErrno(PyExc_OSError);
 			goto done;
 		}
 		if (rc == 0 || strcmp(line, "quit") == 0)
@@ -1631,8 +1657,9 @@ done:
 		Py_XDECREF(hello_str[i]);
 	ploom_buf_release(&out);
 	ploom_buf_release(&relay.out);
+	if (reader)
+		free(reader->buf);
 	free(reader);
-	free(line);
 	if (area)
 		munmap(area, sizeof(*area));
 	if (memfd >= 0)

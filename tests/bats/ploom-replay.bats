@@ -173,6 +173,15 @@ steps() {
 	[[ "$stderr" == "ploom-replay: cannot read trace 'empty.json': "* ]]
 }
 
+@test "a schedule of over 40,000 branch points is explored and replays" {
+	run -1 --separate-stderr ploom-explore -q -n 1 -s 0 "$SCN:long_then_fails"
+	trace="$(echo "$output" | jq -r .trace)"
+	[ "$(jq '.choices | length' "$trace")" -gt 40000 ]
+	# the replay's `run` command is about 100 KB long
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the end of a long schedule" ]
+}
+
 @test "a deadlock replays as the same deadlock" {
 	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
 	deadlock="$(echo "$output" | jq -r .minimized_trace)"
