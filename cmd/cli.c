@@ -103,10 +103,13 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 		if (ploom_args_long(&opts->config.max_steps, optarg, 0, 1000000000L) < 0)
 			invalid = "invalid --max-steps";
 		break;
-	case CLI_OPT_SCHEDULE_TIMEOUT:
-		if (ploom_args_seconds(&opts->config.schedule_timeout_s, optarg) < 0)
+	case CLI_OPT_SCHEDULE_TIMEOUT: {
+		long ms;
+		if (ploom_args_seconds(&opts->config.schedule_timeout_s, optarg) < 0 ||
+		    ploom_timeout_ms(&ms, opts->config.schedule_timeout_s) < 0)
 			invalid = "invalid --schedule-timeout";
 		break;
+	}
 	case 'q':
 		opts->quiet = 1;
 		break;

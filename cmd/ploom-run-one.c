@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 	int *choices = NULL;
 	size_t nchoices = 0;
 	const char *target;
-	long v;
+	long v, timeout_ms = 0;
 	int c, i, ret = PLOOM_EXIT_USAGE;
 
 	while ((c = cli_getopt(argc, argv, ":s:hV", options)) != -1) {
@@ -79,8 +79,10 @@ int main(int argc, char **argv)
 
 	if (cli_worker_start(&worker, python, target, opts.hash_seed, &err) < 0)
 		goto fail;
-	if (ploom_worker_run(worker, &run, choices, nchoices, opts.config.max_steps,
-			     (long)(opts.config.schedule_timeout_s * 1000.0 + 0.5), &err) < 0)
+	/* checked with the option */
+	(void)ploom_timeout_ms(&timeout_ms, opts.config.schedule_timeout_s);
+	if (ploom_worker_run(worker, &run, choices, nchoices, opts.config.max_steps, timeout_ms,
+			     &err) < 0)
 		goto fail;
 	if (ploom_worker_trace(&trace, worker, opts.hash_seed, &opts.config, &run, &err) < 0 ||
 	    cli_stamp_trace(trace, &err) < 0)

@@ -17,9 +17,11 @@
  * records, as they happen, in memory it shares with the worker (so a crash
  * or a kill loses nothing already recorded, and the utility is not woken
  * once per step); after reaping the child the worker sends them on fd 3,
- * then the closing records.  A child with more records than that memory
- * holds writes the overflow to fd 3 itself, in order.  Everything is line
- * based: one record per line, fields separated by one space.
+ * then the closing records.  When a child's records fill that memory, the
+ * worker sends them on while the child waits.  Only the worker writes fd 3,
+ * and only whole lines: a child killed in the middle of a record (by its
+ * timeout, say) loses that record, never cuts the stream.  Everything is
+ * line based: one record per line, fields separated by one space.
  *
  * Field types
  *   int     decimal, may be negative
@@ -97,7 +99,7 @@
  *       stderr, at most 64 KiB.  TEXT str.
  *   done NSTEPS
  *       From the worker: the closing record of a run, with the number of
- *       step records the child sent.  A stream that stops before `done` is a
+ *       step records it sent for the run.  A stream that stops before `done` is a
  *       worker that died, not a short run.
  *
  * A child that writes no outcome record and exits with a code did os._exit
@@ -277,9 +279,12 @@ struct ploom_run_cmd {
 	size_t nsleep;
 };
 
-/* Limits a worker accepts in a `run` command. */
+/* Limits a worker accepts in a `run` command, and the longest command
+ * line they allow: every choice and sleeping task at most 7 digits and a
+ * space, plus the four numbers of the header. */
 #define PLOOM_MAX_CHOICES 10000000L
 #define PLOOM_MAX_TASK_ID 1000000
+#define PLOOM_MAX_RUN_CMD_BYTES ((size_t)(PLOOM_MAX_CHOICES + PLOOM_MAX_TASK_ID) * 8 + 128)
 
 void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd);
 

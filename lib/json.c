@@ -630,8 +630,9 @@ static void get_int(struct reader *r, int *out, const cJSON *obj, const char *pr
 	*out = (int)v;
 }
 
+/* An array of at most max non-negative ints. */
 static void get_int_array(struct reader *r, int **out, size_t *out_len, const cJSON *obj,
-			  const char *prefix, const char *name)
+			  const char *prefix, const char *name, size_t max)
 {
 	const cJSON *x = get(r, obj, prefix, name, 1), *e;
 	char sub[200];
@@ -649,6 +650,12 @@ static void get_int_array(struct reader *r, int **out, size_t *out_len, const cJ
 	n = (size_t)cJSON_GetArraySize(x);
 	if (!n)
 		return;
+	if (n > max) {
+		char why[64];
+		snprintf(why, sizeof(why), "has more than %zu entries", max);
+		fail(r, why, prefix, name);
+		return;
+	}
 	*out = calloc(n, sizeof(**out));
 	if (!*out) {
 		r->failed = 1;
@@ -725,7 +732,7 @@ static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, si
 	get_int(r, &s->task, x, prefix, "task", 0, INT_MAX);
 	get_op(r, &s->op, x, prefix, "op");
 	get_object_name(r, &s->object, &s->obj, x, prefix, "object");
-	get_int_array(r, &s->enabled, &s->nenabled, x, prefix, "enabled");
+	get_int_array(r, &s->enabled, &s->nenabled, x, prefix, "enabled", SIZE_MAX);
 	for (k = 1; !r->failed && k < s->nenabled; k++)
 		if (s->enabled[k] <= s->enabled[k - 1])
 			fail(r, "is not ascending", prefix, "enabled");
@@ -811,7 +818,8 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 			get_long(r, &o->limit, x, p, "limit", 0, LONG_MAX);
 		break;
 	case PLOOM_OUTCOME_TIMEOUT:
-		o->timeout_ms = (long)(t->config.schedule_timeout_s * 1000.0);
+		/* checked when config was read */
+		(void)ploom_timeout_ms(&o->timeout_ms, t->config.schedule_timeout_s);
 		break;
 	case PLOOM_OUTCOME_DIVERGENCE:
 		if (get(r, x, p, "step", 0))
@@ -940,13 +948,15 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	get_long(r, &t->config.max_steps, x, "config.", "max_steps", 0, LONG_MAX);
 	e = get(r, x, "config.", "schedule_timeout_s", 1);
 	if (!r->failed) {
-		if (!e || !cJSON_IsNumber(e) || e->valuedouble < 0 || !isfinite(e->valuedouble))
-			fail(r, "is not a non-negative number", "config.",
+		long ms;
+		if (!e || !cJSON_IsNumber(e) || ploom_timeout_ms(&ms, e->valuedouble) < 0)
+			fail(r, "is not a number of seconds from 0 to 1e9", "config.",
 			     "schedule_timeout_s");
 		else
 			t->config.schedule_timeout_s = e->valuedouble;
 	}
-	get_int_array(r, &t->run.choices, &t->run.nchoices, root, "", "choices");
+	get_int_array(r, &t->run.choices, &t->run.nchoices, root, "", "choices",
+		      PLOOM_MAX_CHOICES);
 	get_int(r, &t->run.preemptions, root, "", "preemptions", 0, INT_MAX);
 	if (get(r, root, "", "minimized_from", 0))
 		get_int(r, &t->minimized_from, root, "", "minimized_from", 0, INT_MAX);
@@ -1028,8 +1038,16 @@ int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err)
 
 	*out = NULL;
 	for (;;) {
+		if (len > PLOOM_TRACE_MAX_BYTES) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "larger than %zu MiB",
+				      PLOOM_TRACE_MAX_BYTES >> 20);
+			goto done;
+		}
 		if (cap - len < 4096) {
 			cap = cap ? 2 * cap : 65536;
+			/* one byte more than the limit tells a file that exceeds it */
+			if (cap > PLOOM_TRACE_MAX_BYTES + 1)
+				cap = PLOOM_TRACE_MAX_BYTES + 1;
 			p = realloc(buf, cap);
 			if (!p) {
 				ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");

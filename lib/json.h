@@ -45,7 +45,12 @@
 int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
 		      struct ploom_err *err);
 
-/* Reads the whole stream / file at path, then parses it as above. */
+/* The largest trace the readers accept; a larger one is refused ("larger
+ * than 256 MiB") before it is parsed. */
+#define PLOOM_TRACE_MAX_BYTES ((size_t)256 << 20)
+
+/* Reads the whole stream / file at path, then parses it as above; a
+ * stream longer than PLOOM_TRACE_MAX_BYTES is an error. */
 int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err);
 int ploom_trace_read_file(struct ploom_trace **out, const char *path,
 			  struct ploom_err *err);

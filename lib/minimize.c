@@ -108,7 +108,11 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 	*out = NULL;
 	ctx.w = w;
 	ctx.max_steps = original->config.max_steps;
-	ctx.timeout_ms = (long)(original->config.schedule_timeout_s * 1000.0 + 0.5);
+	if (ploom_timeout_ms(&ctx.timeout_ms, original->config.schedule_timeout_s) < 0) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "invalid schedule timeout %g s",
+			      original->config.schedule_timeout_s);
+		goto done;
+	}
 	r = ploom_minimize_search(&found, res, &original->run, opts, run_on_worker, &ctx, err);
 	if (r < 0)
 		goto done;

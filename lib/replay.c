@@ -215,6 +215,7 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 	struct ploom_trace *t = NULL;
 	struct ploom_config config = recorded->config;
 	struct ploom_run run = {0};
+	long timeout_ms;
 	int ret = -1;
 
 	*out = NULL;
@@ -223,9 +224,13 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 		goto done;
 	if (timeout_s >= 0)
 		config.schedule_timeout_s = timeout_s;
+	if (ploom_timeout_ms(&timeout_ms, config.schedule_timeout_s) < 0) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "invalid schedule timeout %g s",
+			      config.schedule_timeout_s);
+		goto done;
+	}
 	if (ploom_worker_run(w, &run, recorded->run.choices, recorded->run.nchoices,
-			     config.max_steps, (long)(config.schedule_timeout_s * 1000.0 + 0.5),
-			     err) < 0)
+			     config.max_steps, timeout_ms, err) < 0)
 		goto done;
 	if (ploom_replay_compare_steps(&recorded->run, &run, err) < 0)
 		goto done;

@@ -297,13 +297,18 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 	struct pollfd pfd[PLOOM_SEARCH_MAX_WORKERS];
 	int busy_job[PLOOM_SEARCH_MAX_WORKERS];
 	struct ploom_run run = {0};
-	long sent = 0;
+	long sent = 0, timeout_ms;
 	int i, k, r, nbusy, stop = 0, max_sent = 0, time_up = 0, ret = -1;
 
 	memset(out, 0, sizeof(*out));
 	out->idle_worker = -1;
 	if (check_opts(o, strategy, err) < 0)
 		goto done;
+	if (ploom_timeout_ms(&timeout_ms, o->config->schedule_timeout_s) < 0) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "invalid schedule timeout %g s",
+			      o->config->schedule_timeout_s);
+		goto done;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
@@ -311,7 +316,7 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 	}
 	s->o = o;
 	s->res = out;
-	s->timeout_ms = (long)(o->config->schedule_timeout_s * 1000.0 + 0.5);
+	s->timeout_ms = timeout_ms;
 	for (i = 0; i < o->nworkers; i++)
 		s->job[i].w = o->workers[i];
 	s->job[0].part = strategy;

@@ -1,6 +1,7 @@
 /* The run and trace model; trace.h documents the API. */
 #include "trace.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,18 @@
 
 #include "event.h"
 #include "fingerprint.h"
+
+/* the bound's milliseconds fit a `run` command's TIMEOUT_MS */
+_Static_assert(LONG_MAX / 2 / 1000 >= (long)PLOOM_MAX_TIMEOUT_S, "long too small");
+
+int ploom_timeout_ms(long *out, double seconds)
+{
+	/* written so that NaN fails too: every comparison with it is false */
+	if (!(seconds >= 0 && seconds <= PLOOM_MAX_TIMEOUT_S))
+		return -1;
+	*out = (long)(seconds * 1000.0 + 0.5);
+	return 0;
+}
 
 char *ploom_strdup(const char *s)
 {

@@ -118,8 +118,19 @@ struct ploom_config {
 	int max_preemptions;    /* -1: no bound */
 	char *reduction;        /* "none" */
 	long max_steps;         /* 0: no bound */
-	double schedule_timeout_s; /* 0: none */
+	double schedule_timeout_s; /* 0: none; see ploom_timeout_ms() */
 };
+
+/* The longest schedule_timeout_s a trace or an option may give, in
+ * seconds (about 31 years): a finite number whose milliseconds a `run`
+ * command and a long hold exactly. */
+#define PLOOM_MAX_TIMEOUT_S 1e9
+
+/* schedule_timeout_s as whole milliseconds, rounded to the nearest: the one
+ * conversion every reader and utility uses.  Returns 0, or -1 when
+ * seconds is NaN, infinite, negative or above PLOOM_MAX_TIMEOUT_S (*out
+ * untouched). */
+int ploom_timeout_ms(long *out, double seconds);
 
 /* A source file of the scenario and its git blob id (`git hash-object
  * PATH`) when the trace was made; replay compares it with the file as it

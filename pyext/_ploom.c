@@ -9,7 +9,7 @@
  * scenario on its main thread as task 0.  Every ploom.Thread is a real OS
  * thread, but only the task holding the baton runs: before each operation a
  * task stops at a scheduling point, picks the next task (following the
- * requested choices, then the default), records the step on the event fd
+ * requested choices, then the default), records the step (see record_area)
  * and, if it picked another task, posts that task's semaphore and sleeps on
  * its own.  So scheduler state is only ever touched by the baton holder, and
  * sem_post/sem_wait order those accesses: no other lock is needed, with or
@@ -33,6 +33,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -91,14 +93,26 @@ struct task {
  * would wake the utility, which then competes with the schedule for the
  * CPU (that doubled the cost of a schedule).  They go to this area, shared
  * with the worker, which sends them on once the child has ended, however
- * it ended: memory written before a crash or a kill is not lost.  When the
- * area is full the child sends what it holds itself and starts again. */
+ * it ended: memory written before a crash or a kill is not lost.
+ *
+ * The worker is the only writer of the event fd.  A child writing there
+ * itself could be killed (by the schedule's timeout) halfway through a
+ * record, and the utility would read a cut line.  So when the area is
+ * full the child asks the worker to empty it (drain_req, then the drain
+ * eventfd) and waits on `drained`; the worker forwards the whole lines and
+ * keeps a cut tail until the rest comes.  A child killed at any byte
+ * leaves whole records in the area, except the tail of one larger than the
+ * area, and the worker drops a tail that never ended. */
 #define RECORD_AREA_SIZE (4u << 20)
+#define RECORD_AREA_HEAD 128
 
 struct record_area {
-	atomic_long steps;      /* step records, for the `done` record */
 	atomic_size_t len;      /* bytes of data in use */
-	char data[RECORD_AREA_SIZE - 2 * sizeof(long)];
+	/* 1 while the child waits for the worker to empty the area: the
+	 * child does not touch the area then, so the worker may */
+	atomic_int drain_req;
+	sem_t drained;          /* posted by the worker once it has emptied it */
+	char data[RECORD_AREA_SIZE - RECORD_AREA_HEAD];
 };
 
 struct sched {
@@ -120,8 +134,8 @@ struct sched {
 	enum ploom_op last_op;
 	struct ploom_obj last_obj;
 	struct ploom_pending *pending; /* scratch, cap entries */
-	int event_fd;
-	struct record_area *area; /* where the child's records go, see below */
+	struct record_area *area; /* where the child's records go, see above */
+	int drain_fd;        /* eventfd: the child asks the worker to empty the area */
 	struct ploom_buf buf;
 	int *enabled;        /* scratch, cap entries */
 };
@@ -159,29 +173,44 @@ static void die_quietly(void)
 	_exit(120);
 }
 
+/* Blocks until the worker has emptied the full area. */
+static void wait_for_drain(struct sched *s)
+{
+	uint64_t one = 1;
+
+	atomic_store(&s->area->drain_req, 1);
+	if (write(s->drain_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		die_quietly();
+	while (sem_wait(&s->area->drained) < 0 && errno == EINTR)
+		;
+}
+
+/* Moves the buffered records to the area.  A batch is published with one
+ * store of len, so the worker only ever sees whole lines, except when one
+ * batch is larger than the whole area. */
 static void sched_flush(struct sched *s)
 {
 	struct record_area *a = s->area;
-	size_t len;
+	size_t off = 0;
 
-	if (!s->buf.len)
-		return;
-	if (!a) {
-		if (ploom_buf_flush_fd(&s->buf, s->event_fd) < 0)
-			die_quietly();
-		return;
+	/* only a schedule's child records, and only serve() runs one */
+	assert(a);
+	while (off < s->buf.len) {
+		size_t len = atomic_load_explicit(&a->len, memory_order_relaxed);
+		size_t n = s->buf.len - off;
+
+		if (n > sizeof(a->data) - len) {
+			/* keep a batch whole when emptying the area makes room */
+			if (len) {
+				wait_for_drain(s);
+				continue;
+			}
+			n = sizeof(a->data);
+		}
+		memcpy(a->data + len, s->buf.data + off, n);
+		atomic_store_explicit(&a->len, len + n, memory_order_release);
+		off += n;
 	}
-	len = atomic_load_explicit(&a->len, memory_order_relaxed);
-	if (len + s->buf.len > sizeof(a->data)) {
-		struct ploom_buf held = {.data = a->data, .len = len, .cap = sizeof(a->data)};
-		if (ploom_buf_flush_fd(&held, s->event_fd) < 0 ||
-		    ploom_buf_flush_fd(&s->buf, s->event_fd) < 0)
-			die_quietly();
-		atomic_store_explicit(&a->len, 0, memory_order_release);
-		return;
-	}
-	memcpy(a->data + len, s->buf.data, s->buf.len);
-	atomic_store_explicit(&a->len, len + s->buf.len, memory_order_release);
 	s->buf.len = 0;
 }
 
@@ -498,8 +527,6 @@ static struct task *sched_pick(struct sched *s)
 	ploom_enc_step(&s->buf, s->step, c, t->op, s->last_obj, s->enabled, (size_t)n,
 		       t->nonblocking, s->pending, (size_t)np);
 	s->step++;
-	if (s->area)
-		atomic_fetch_add_explicit(&s->area->steps, 1, memory_order_relaxed);
 	s->prev = c;
 	t->state = TASK_RUNNING;
 	sched_flush(s);
@@ -1236,33 +1263,55 @@ static _Noreturn void run_schedule(module_state *st, PyObject *scenario)
 	Py_END_ALLOW_THREADS
 }
 
+/* The commands from the utility.  A `run` line grows with its choices,
+ * so the buffer does too, up to the longest line the protocol allows. */
 struct cmd_reader {
 	int fd;
-	char buf[65536];
-	size_t len;
+	char *buf;
+	size_t len;             /* bytes held */
+	size_t cap;
+	size_t scanned;         /* bytes known to hold no newline */
+	size_t taken;           /* bytes of the line last returned */
 };
 
-/* Reads one command line into `line` (NUL-terminated).  1 = got one, 0 = end
- * of input, -1 = error or line too long. */
-static int read_line(struct cmd_reader *r, char *line, size_t cap)
+/* Reads the next command line into *line: NUL-terminated, inside the
+ * reader, valid until the next call.  1 = got one, 0 = end of input,
+ * -1 = read error, -2 = line longer than PLOOM_MAX_RUN_CMD_BYTES. */
+static int read_line(struct cmd_reader *r, char **line)
 {
+	if (r->taken) {
+		memmove(r->buf, r->buf + r->taken, r->len - r->taken);
+		r->len -= r->taken;
+		r->taken = r->scanned = 0;
+	}
 	for (;;) {
-		char *nl = memchr(r->buf, '\n', r->len);
+		char *nl = r->len > r->scanned ?
+			memchr(r->buf + r->scanned, '\n', r->len - r->scanned) : NULL;
 		ssize_t n;
+
 		if (nl) {
-			size_t l = (size_t)(nl - r->buf);
-			if (l + 1 > cap)
-				return -1;
-			memcpy(line, r->buf, l);
-			line[l] = '\0';
-			memmove(r->buf, nl + 1, r->len - l - 1);
-			r->len -= l + 1;
+			*nl = '\0';
+			*line = r->buf;
+			r->taken = (size_t)(nl - r->buf) + 1;
 			return 1;
 		}
-		if (r->len == sizeof(r->buf))
-			return -1;
+		r->scanned = r->len;
+		if (r->len == r->cap) {
+			size_t cap = r->cap ? 2 * r->cap : 65536;
+			char *p;
+			/* the line and its newline */
+			if (r->cap > PLOOM_MAX_RUN_CMD_BYTES)
+				return -2;
+			if (cap > PLOOM_MAX_RUN_CMD_BYTES + 1)
+				cap = PLOOM_MAX_RUN_CMD_BYTES + 1;
+			p = realloc(r->buf, cap);
+			if (!p)
+				return -1;
+			r->buf = p;
+			r->cap = cap;
+		}
 		Py_BEGIN_ALLOW_THREADS
-		n = read(r->fd, r->buf + r->len, sizeof(r->buf) - r->len);
+		n = read(r->fd, r->buf + r->len, r->cap - r->len);
 		Py_END_ALLOW_THREADS
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1300,33 +1349,112 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits for the child; kills it after timeout_ms (0: never).  Returns the
- * wait status, and *timed_out. */
-static int reap_child(pid_t pid, long timeout_ms, int *timed_out)
+/* The records of one child on their way to the event fd: out holds what
+ * the area gave and was not sent yet (a cut tail at most, until the
+ * child's end), nsteps counts the step records sent or kept. */
+struct relay {
+	struct ploom_buf out;
+	long nsteps;
+	int event_fd;
+	int failed;             /* a write failed: the utility is gone */
+};
+
+/* Counts the step records among the whole lines of p[0..n). */
+static long count_steps(const char *p, size_t n)
 {
-	int status = 0, pfd = -1;
+	const char *end = p + n;
+	long k = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;
+		if (nl - p >= 5 && !memcmp(p, "step ", 5))
+			k++;
+		p = nl + 1;
+	}
+	return k;
+}
+
+/* Takes the area's records into r->out, then keeps only whole lines
+ * there: the cut tail is dropped when the child has ended (it was killed
+ * in the middle of a record), else sent later with the rest of it. */
+static void relay_take(struct relay *r, struct record_area *a, int ended)
+{
+	size_t keep, whole;
+	char *nl;
+
+	ploom_buf_add(&r->out, a->data, atomic_load(&a->len));
+	atomic_store(&a->len, 0);
+	nl = r->out.len ? memrchr(r->out.data, '\n', r->out.len) : NULL;
+	whole = nl ? (size_t)(nl - r->out.data) + 1 : 0;
+	keep = r->out.len - whole;
+	r->nsteps += count_steps(r->out.data, whole);
+	if (ended) {
+		r->out.len = whole;
+		return;
+	}
+	if (!r->failed) {
+		struct ploom_buf head = {.data = r->out.data, .len = whole, .cap = whole};
+		if (ploom_buf_flush_fd(&head, r->event_fd) < 0)
+			r->failed = 1;
+	}
+	memmove(r->out.data, r->out.data + whole, keep);
+	r->out.len = keep;
+}
+
+/* Waits for the child, emptying the record area whenever it asks, and
+ * kills it after timeout_ms (0: never).  Returns the wait status, and
+ * *timed_out. */
+static int reap_child(pid_t pid, long timeout_ms, struct record_area *a, int drain_fd,
+		      struct relay *r, int *timed_out)
+{
+	int status = 0, pfd;
 	long deadline = timeout_ms ? now_ms() + timeout_ms : 0;
 
 	*timed_out = 0;
-	if (timeout_ms)
-		pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pfd >= 0) {
-		for (;;) {
-			struct pollfd p = {.fd = pfd, .events = POLLIN};
-			long left = deadline - now_ms();
-			int rc;
-			if (left <= 0) {
-				*timed_out = 1;
-				break;
-			}
-			rc = poll(&p, 1, (int)(left > 1000000 ? 1000000 : left));
-			if (rc > 0)
-				break;
-			if (rc < 0 && errno != EINTR)
-				break;
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = pfd, .events = POLLIN},
+				      {.fd = drain_fd, .events = POLLIN}};
+		long left = deadline ? deadline - now_ms() : 1000000;
+		siginfo_t si = {0};
+		int rc;
+
+		if (left <= 0) {
+			*timed_out = 1;
+			break;
 		}
-		close(pfd);
+		if (pfd < 0) {
+			/* no pidfd (Linux before 5.3): look now and then */
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    si.si_pid == pid)
+				break;
+			if (left > 10)
+				left = 10;
+		}
+		rc = poll(p, 2, (int)(left > 1000000 ? 1000000 : left));
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (rc > 0 && p[1].revents) {
+			uint64_t n;
+			/* a request left by a killed child may be read here:
+			 * drain_req tells whether this child waits */
+			if (read(drain_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+				break;
+			if (atomic_load(&a->drain_req)) {
+				relay_take(r, a, 0);
+				if (r->failed)
+					break;
+				atomic_store(&a->drain_req, 0);
+				sem_post(&a->drained);
+			}
+		}
+		if (rc > 0 && p[0].revents)
+			break;
 	}
+	if (pfd >= 0)
+		close(pfd);
 	/* the child is at worst a zombie here, so its process group id cannot
 	 * have been reused: take down anything it left behind */
 	kill(-pid, SIGKILL);
@@ -1374,10 +1502,11 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	int cmd_fd, event_fd;
 	struct cmd_reader *reader = NULL;
 	struct ploom_buf out = {0};
-	char *line = NULL;
 	struct record_area *area = NULL;
 	pid_t worker = getpid();
 	int memfd = -1; /* the children's stdout and stderr, one after another */
+	int drain_fd = -1;
+	struct relay relay = {.event_fd = -1};
 	PyObject *preloaded;
 	PyObject *ret = NULL;
 	PyObject *hello_str[7] = {NULL};
@@ -1407,10 +1536,9 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	}
 
 	reader = calloc(1, sizeof(*reader));
-	line = malloc(sizeof(reader->buf));
 	area = mmap(NULL, sizeof(*area), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (!reader || !line || area == MAP_FAILED) {
+	if (!reader || area == MAP_FAILED) {
 		area = NULL;
 		PyErr_NoMemory();
 		goto done;
@@ -1426,12 +1554,14 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	 * loop below runs no Python code that prints */
 	flush_python_stdio();
 	memfd = memfd_create("ploom-output", MFD_CLOEXEC);
-	if (memfd < 0) {
+	drain_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (memfd < 0 || drain_fd < 0) {
 		PyErr_SetFromErrno(PyExc_OSError);
 		goto done;
 	}
 	reader->fd = cmd_fd;
-	s->event_fd = event_fd;
+	relay.event_fd = event_fd;
+	s->drain_fd = drain_fd;
 	/* a terminal's ^C reaches the utility too, which stops this worker;
 	 * dying first would look like a crash of the worker */
 	signal(SIGINT, SIG_IGN);
@@ -1442,11 +1572,17 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 
 	for (;;) {
 		long timeout_ms = 0;
-		int rc = read_line(reader, line, sizeof(reader->buf)), status, timed_out;
+		char *line;
+		int rc = read_line(reader, &line), status, timed_out;
 		pid_t pid;
 
+		if (rc == -2) {
+			PyErr_Format(PyExc_ValueError, "serve: command longer than %zu bytes",
+				     (size_t)PLOOM_MAX_RUN_CMD_BYTES);
+			goto done;
+		}
 		if (rc < 0) {
-			PyErr_SetString(PyExc_ValueError, "serve: unreadable command");
+			PyErr_SetFromErrno(PyExc_OSError);
 			goto done;
 		}
 		if (rc == 0 || strcmp(line, "quit") == 0)
@@ -1459,8 +1595,14 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 			PyErr_SetFromErrno(PyExc_OSError);
 			goto done;
 		}
-		atomic_store(&area->steps, 0);
 		atomic_store(&area->len, 0);
+		atomic_store(&area->drain_req, 0);
+		/* afresh: a child killed while the worker posted leaves a count */
+		if (sem_init(&area->drained, 1, 0) < 0) {
+			PyErr_SetFromErrno(PyExc_OSError);
+			goto done;
+		}
+		relay.nsteps = 0;
 		PyOS_BeforeFork();
 		pid = fork();
 		if (pid == 0) {
@@ -1480,6 +1622,9 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 			dup2(memfd, 2);
 			if (cmd_fd > 2)
 				close(cmd_fd);
+			/* the worker alone writes records there, see record_area */
+			if (event_fd > 2)
+				close(event_fd);
 			run_schedule(st, scenario);
 		}
 		PyOS_AfterFork_Parent();
@@ -1488,18 +1633,20 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 			goto done;
 		}
 		Py_BEGIN_ALLOW_THREADS
-		status = reap_child(pid, timeout_ms, &timed_out);
+		status = reap_child(pid, timeout_ms, area, drain_fd, &relay, &timed_out);
 		Py_END_ALLOW_THREADS
-		ploom_buf_add(&out, area->data, atomic_load(&area->len));
+		if (relay.failed)
+			break; /* the utility went away: nothing left to serve */
+		relay_take(&relay, area, 1);
 		if (timed_out)
-			ploom_enc_exit(&out, "timeout", 0);
+			ploom_enc_exit(&relay.out, "timeout", 0);
 		else if (WIFSIGNALED(status))
-			ploom_enc_exit(&out, "signal", WTERMSIG(status));
+			ploom_enc_exit(&relay.out, "signal", WTERMSIG(status));
 		else
-			ploom_enc_exit(&out, "code", WEXITSTATUS(status));
-		emit_output(&out, memfd);
-		ploom_enc_done(&out, atomic_load(&area->steps));
-		if (ploom_buf_flush_fd(&out, event_fd) < 0) {
+			ploom_enc_exit(&relay.out, "code", WEXITSTATUS(status));
+		emit_output(&relay.out, memfd);
+		ploom_enc_done(&relay.out, relay.nsteps);
+		if (ploom_buf_flush_fd(&relay.out, event_fd) < 0) {
 			/* the utility went away: nothing left to serve */
 			break;
 		}
@@ -1509,12 +1656,16 @@ done:
 	for (i = 0; i < 7; i++)
 		Py_XDECREF(hello_str[i]);
 	ploom_buf_release(&out);
+	ploom_buf_release(&relay.out);
+	if (reader)
+		free(reader->buf);
 	free(reader);
-	free(line);
 	if (area)
 		munmap(area, sizeof(*area));
 	if (memfd >= 0)
 		close(memfd);
+	if (drain_fd >= 0)
+		close(drain_fd);
 	s->area = NULL;
 	return ret;
 }

@@ -173,6 +173,33 @@ steps() {
 	[[ "$stderr" == "ploom-replay: cannot read trace 'empty.json': "* ]]
 }
 
+@test "a schedule of over 40,000 branch points is explored and replays" {
+	run -1 --separate-stderr ploom-explore -q -n 1 -s 0 "$SCN:long_then_fails"
+	trace="$(echo "$output" | jq -r .trace)"
+	[ "$(jq '.choices | length' "$trace")" -gt 40000 ]
+	# the replay's `run` command is about 100 KB long
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the end of a long schedule" ]
+}
+
+@test "a trace beyond the documented limits exits 2 with the reason" {
+	traces
+	for t in 1e300 -1 1e10; do
+		jq ".config.schedule_timeout_s = $t" "$orig" > timeout.json
+		run -2 --separate-stderr ploom-replay timeout.json
+		[ "$stderr" = "ploom-replay: cannot read trace 'timeout.json': field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9" ]
+	done
+	# 1e999 is not a double: cJSON reads it as infinity
+	sed 's/"schedule_timeout_s":[^,}]*/"schedule_timeout_s": 1e999/' "$orig" > inf.json
+	run -2 --separate-stderr ploom-replay inf.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'inf.json': field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9" ]
+	head -c $((256 * 1024 * 1024 + 1)) /dev/zero > big.json
+	run -2 --separate-stderr ploom-replay big.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'big.json': larger than 256 MiB" ]
+	run -2 --separate-stderr ploom-replay - < big.json
+	[ "$stderr" = "ploom-replay: cannot read trace '<stdin>': larger than 256 MiB" ]
+}
+
 @test "a deadlock replays as the same deadlock" {
 	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
 	deadlock="$(echo "$output" | jq -r .minimized_trace)"

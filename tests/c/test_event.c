@@ -1,5 +1,7 @@
 /* Tests of the worker protocol: the str encoding round trip and the
  * parsing of canned record streams, well formed and malformed. */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,6 +467,42 @@ static void run_commands_round_trip_and_bad_ones_are_refused(void)
 	}
 }
 
+/* A long schedule's command is far longer than 64 KiB; the worker reads
+ * it whole, up to PLOOM_MAX_RUN_CMD_BYTES, which holds the longest one. */
+static void a_run_command_of_40000_choices_round_trips(void)
+{
+	enum { N = 40000 };
+	int *choices = malloc(N * sizeof(*choices)), sleep[] = {PLOOM_MAX_TASK_ID};
+	struct ploom_run_cmd cmd = {0, 1000, choices, N, sleep, 1}, got;
+	struct ploom_buf b = {0};
+	struct ploom_err err = {0, ""};
+	size_t i, same = 0;
+	long head, each;
+
+	for (i = 0; i < N; i++)
+		choices[i] = i % 7 ? (int)(i % 3) : PLOOM_MAX_TASK_ID;
+	ploom_enc_run(&b, &cmd);
+	CHECK(b.len > 65536);
+	CHECK(b.len <= PLOOM_MAX_RUN_CMD_BYTES);
+	CHECK_INT(ploom_run_cmd_parse(&got, b.data, b.len - 1, &err), 0);
+	CHECK_INT(got.nchoices, N);
+	for (i = 0; i < got.nchoices && i < N; i++)
+		same += got.choices[i] == choices[i];
+	CHECK_INT(same, N);
+	CHECK_INT(got.nsleep, 1);
+	CHECK_INT(got.sleep[0], PLOOM_MAX_TASK_ID);
+	ploom_run_cmd_release(&got);
+	ploom_buf_release(&b);
+	/* the most choices the protocol allows, each of the widest id, and
+	 * as many sleeping tasks, fit the longest command the worker reads */
+	head = snprintf(NULL, 0, "run %ld %ld %ld %d", LONG_MAX / 2, LONG_MAX / 2,
+			PLOOM_MAX_CHOICES, PLOOM_MAX_TASK_ID);
+	each = snprintf(NULL, 0, " %d", PLOOM_MAX_TASK_ID);
+	CHECK(head + (PLOOM_MAX_CHOICES + PLOOM_MAX_TASK_ID) * each <=
+	      (long)PLOOM_MAX_RUN_CMD_BYTES);
+	free(choices);
+}
+
 int main(void)
 {
 	str_round_trips_every_byte();
@@ -481,5 +519,6 @@ int main(void)
 	conflicts_follow_the_dependence_relation();
 	encoded_records_decode_to_what_was_encoded();
 	run_commands_round_trip_and_bad_ones_are_refused();
+	a_run_command_of_40000_choices_round_trips();
 	return check_report();
 }

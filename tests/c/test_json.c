@@ -183,7 +183,12 @@ static const struct {
 	{"\"enabled\":\t[0]", "\"enabled\":\t[0, \"1\"]", "field 'steps[0].enabled[1]' is not an integer"},
 	{"\"index\":\t1,", "\"index\":\t7,", "field 'steps[1].index' is out of order"},
 	{"\"schedule_timeout_s\":\t2.5", "\"schedule_timeout_s\":\t-1",
-	 "field 'config.schedule_timeout_s' is not a non-negative number"},
+	 "field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9"},
+	/* cJSON reads 1e999 as infinity; the others overflow a long's ms */
+	{"\"schedule_timeout_s\":\t2.5", "\"schedule_timeout_s\":\t1e999", "field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9"},
+	{"\"schedule_timeout_s\":\t2.5", "\"schedule_timeout_s\":\t-1e999", "field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9"},
+	{"\"schedule_timeout_s\":\t2.5", "\"schedule_timeout_s\":\t1e300", "field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9"},
+	{"\"schedule_timeout_s\":\t2.5", "\"schedule_timeout_s\":\t1000000000.5", "field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9"},
 	{"{\n\t\"format\"", "[{\n\t\"format\"", "not valid JSON"},
 	{"\"hash_seed\":\t\"4294967295\"", "\"hash_seed\":\t\"4294967296\"",
 	 "field 'hash_seed' is not a hash seed"},
@@ -252,6 +257,35 @@ static void trailing_garbage_and_truncation_are_errors(void)
 	CHECK(strstr(err.msg, "not valid JSON") != NULL);
 	CHECK_INT(ploom_trace_parse(&back, "", 0, &err), -1);
 	free(more);
+	free(text);
+	ploom_trace_free(t);
+}
+
+/* Through a file: the size limit is the stream reader's. */
+static void a_trace_larger_than_256_mib_is_refused(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text = ploom_trace_to_json(t, NULL);
+	FILE *f = tmpfile();
+
+	/* the sample, then blanks up to one byte past the limit: valid JSON
+	 * but for its size (the blanks are a hole in the file, so cheap) */
+	CHECK(f != NULL);
+	fputs(text, f);
+	fflush(f);
+	CHECK_INT(ftruncate(fileno(f), (off_t)PLOOM_TRACE_MAX_BYTES + 1), 0);
+	rewind(f);
+	CHECK_INT(ploom_trace_read(&back, f, &err), -1);
+	CHECK(back == NULL);
+	CHECK_INT(err.code, 2);
+	CHECK_STR(err.msg, "larger than 256 MiB");
+	/* at the limit exactly it is read (and the NULs are then not JSON) */
+	CHECK_INT(ftruncate(fileno(f), (off_t)PLOOM_TRACE_MAX_BYTES), 0);
+	rewind(f);
+	CHECK_INT(ploom_trace_read(&back, f, &err), -1);
+	CHECK(strstr(err.msg, "unexpected data after the JSON") != NULL);
+	fclose(f);
 	free(text);
 	ploom_trace_free(t);
 }
@@ -655,6 +689,7 @@ int main(void)
 	every_outcome_kind_round_trips();
 	bad_traces_are_rejected_with_a_named_problem();
 	trailing_garbage_and_truncation_are_errors();
+	a_trace_larger_than_256_mib_is_refused();
 	unknown_fields_are_ignored();
 	fingerprints_id_and_minimized_from_are_optional();
 	clone_copies_every_field();

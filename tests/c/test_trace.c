@@ -1,5 +1,6 @@
 /* Tests of the run model: choices, preemptions, summaries, kind names,
  * and the option-value parsers the utilities share. */
+#include <math.h> /* NAN and INFINITY, macros: no libm needed */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,28 @@ static void option_values_are_strict(void)
 	CHECK_INT(ploom_args_seed(seed, "random"), -1);
 }
 
+static void timeouts_convert_to_milliseconds_within_the_limit(void)
+{
+	long ms = 42;
+
+	CHECK_INT(ploom_timeout_ms(&ms, 0), 0);
+	CHECK_INT(ms, 0);
+	CHECK_INT(ploom_timeout_ms(&ms, 2.5), 0);
+	CHECK_INT(ms, 2500);
+	CHECK_INT(ploom_timeout_ms(&ms, 0.0005), 0);
+	CHECK_INT(ms, 1);
+	CHECK_INT(ploom_timeout_ms(&ms, PLOOM_MAX_TIMEOUT_S), 0);
+	CHECK_INT(ms, 1000000000000L);
+	ms = 42;
+	CHECK_INT(ploom_timeout_ms(&ms, NAN), -1);
+	CHECK_INT(ploom_timeout_ms(&ms, INFINITY), -1);
+	CHECK_INT(ploom_timeout_ms(&ms, -INFINITY), -1);
+	CHECK_INT(ploom_timeout_ms(&ms, -0.001), -1);
+	CHECK_INT(ploom_timeout_ms(&ms, 1e300), -1);
+	CHECK_INT(ploom_timeout_ms(&ms, PLOOM_MAX_TIMEOUT_S + 1), -1);
+	CHECK_INT(ms, 42);
+}
+
 static void failing_and_step_limit_traces_get_an_id(void)
 {
 	struct ploom_trace *t = ploom_trace_new();
@@ -212,5 +235,6 @@ int main(void)
 	summaries_read_as_documented();
 	kind_names_round_trip();
 	option_values_are_strict();
+	timeouts_convert_to_milliseconds_within_the_limit();
 	return check_report();
 }

@@ -206,6 +206,22 @@ def spins_forever():
     t.join()
 
 
+def long_then_fails():
+    # three threads of 25,000 yields: the first two spin while another
+    # thread waits to begin, so the first schedule has some 50,000 branch
+    # points, then fails, and replaying it takes a `run` command of 100 KB
+    def spin():
+        for _ in range(25000):
+            ploom.yield_now()
+
+    threads = [ploom.Thread(target=spin) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    raise AssertionError("the end of a long schedule")
+
+
 def blocks_outside():
     # ploom cannot see time.sleep: only the per-schedule timeout ends this
     cell = ploom.SharedCell(0)
