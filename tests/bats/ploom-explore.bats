@@ -272,7 +272,7 @@ same_with_jobs() {
 	# the timeout's kill lands at any byte of a record: each run must still
 	# end in a whole stream and a timeout failure with its trace
 	for _ in 1 2 3 4 5 6; do
-		run -1 --separate-stderr ploom-explore -q -s 0 --schedule-timeout=1 --no-minimize \
+		run -1 --separate-stderr ploom-explore -q -s 0 --schedule-timeout=0.5 --no-minimize \
 			"$SCN:spins_forever"
 		echo "$output" > stats.json
 		[ "$(jq -r .failure.kind stats.json)" = timeout ]
