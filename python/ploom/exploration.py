@@ -101,16 +101,16 @@ class Config:
         preemptions and save it as ``<id>-minimized.json`` beside the
         original (:attr:`ModelCheckError.minimized_trace`).
     jobs
-        Worker processes that run schedules at once, from 1 to 64.
+        Worker processes that run schedules at once, from 1 to 64.  They
+        explore exactly the schedules one would; without ``keep_going`` the
+        failure reported is the first one any of them found, which may be
+        another failing schedule than one worker reports first.
 
     Every value is checked here, with the bounds ``ploom-explore`` has:
     ``max_preemptions`` at most 1000000, ``max_schedules`` from 1 to 10**12,
     ``max_steps`` from 0 to 10**9, ``time_limit`` and ``schedule_timeout``
     positive and at most 10**9 seconds, ``hash_seed`` from 0 to 4294967295;
-    anything else is a ValueError naming the field.  They
-        explore exactly the schedules one would; without ``keep_going`` the
-        failure reported is the first one any of them found, which may be
-        another failing schedule than one worker reports first.
+    anything else is a ValueError naming the field.
     """
 
     max_preemptions: int | None = None
