@@ -75,8 +75,6 @@ struct ev {
 	int prev;               /* the task's previous event, or -1 */
 	struct ploom_access acc[2];
 	int nacc;
-	int free_before[2];     /* per access: the object was free (see obj_state) before */
-	int blocking;           /* a blocking acquire or a join: it waits for its object */
 };
 
 struct read {
@@ -120,8 +118,8 @@ struct ploom_dpor {
 	size_t vc_cap;
 	int ntasks;
 	int *last_of;           /* per task: its latest event so far, -1 */
-	int *first_in_v;
-	size_t tasks_cap;
+	int *first_in_v;        /* scratch of reverse_race(), per task */
+	size_t tasks_cap, first_in_v_cap;
 	struct obj_state *objs;
 	size_t objs_cap;        /* a power of two: open addressing */
 	size_t objs_used;
@@ -277,10 +275,9 @@ static struct obj_state *obj_get(struct ploom_dpor *d, struct ploom_obj obj)
 	return o;
 }
 
-/* Whether the object is free before an access by `task` doing op, and
- * its new state after. */
-static int obj_step(struct obj_state *o, const struct ploom_access *a, enum ploom_op op,
-		    int exit_access)
+/* Whether the object is free before an access of op (or of the exit of
+ * the thread it names), and its new state after. */
+static int obj_step(struct obj_state *o, enum ploom_op op, int exit_access)
 {
 	int free_before;
 
@@ -301,7 +298,6 @@ static int obj_step(struct obj_state *o, const struct ploom_access *a, enum ploo
 	} else {
 		free_before = 1;
 	}
-	(void)a;
 	return free_before;
 }
 
@@ -406,7 +402,7 @@ static int keep_maximal(struct ploom_dpor *d, long *c, int n)
 static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j)
 {
 	struct node *ni = &d->nodes[i];
-	int ti = d->ev[i].task, t, pick = -1, any = 0;
+	int t, pick = -1, any = 0;
 	long k;
 	size_t e;
 
@@ -447,7 +443,6 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 		if (pick < 0 || tk == q)
 			pick = tk;
 	}
-	(void)ti;
 	if (any)
 		return tset_add(&ni->backtrack, pick);
 	/* nothing enabled at i starts the reordering: try every task there */
@@ -618,15 +613,12 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	if (grow((void **)&d->nodes, &d->nodes_cap, n, sizeof(*d->nodes)) < 0 ||
 	    grow((void **)&d->ev, &d->ev_cap, n + 1, sizeof(*d->ev)) < 0 ||
 	    grow((void **)&d->vc, &d->vc_cap, (n + 1) * (size_t)d->ntasks, sizeof(int)) < 0 ||
-	    grow((void **)&d->last_of, &d->tasks_cap, (size_t)d->ntasks, sizeof(int)) < 0)
+	    grow((void **)&d->last_of, &d->tasks_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
+	    grow((void **)&d->first_in_v, &d->first_in_v_cap, (size_t)d->ntasks, sizeof(int)) < 0)
 		return oom(err);
 	/* grow() leaves the new part of the node array uninitialised */
 	memset(d->nodes + d->nodes_init, 0, (d->nodes_cap - d->nodes_init) * sizeof(*d->nodes));
 	d->nodes_init = d->nodes_cap;
-	free(d->first_in_v);
-	d->first_in_v = malloc((size_t)d->ntasks * sizeof(int));
-	if (!d->first_in_v)
-		return oom(err);
 	/* the new nodes, with their sleep sets */
 	for (k = d->first ? 0 : d->depth + 1; k < n; k++) {
 		struct node *nd = &d->nodes[k];
@@ -667,20 +659,19 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		struct ev *ev = &d->ev[j];
 		int exits = (size_t)j + 1 < n ? !unfinished_at(&run->steps[j + 1], s->task)
 					      : last_step_exits(run);
-		int *vc = vc_of(d, j), a;
+		int *vc = vc_of(d, j), a, blocking, free_before;
 		long c[8];
 		int nc, i;
 
 		ev->task = s->task;
 		ev->prev = d->last_of[s->task];
 		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, exits);
-		ev->blocking = (s->op == PLOOM_OP_ACQUIRE && !s->nonblocking) ||
-			       s->op == PLOOM_OP_JOIN;
+		blocking = (s->op == PLOOM_OP_ACQUIRE && !s->nonblocking) || s->op == PLOOM_OP_JOIN;
 		clock_for(d, vc, s->task, ev->acc, ev->nacc, -1);
 		vc[s->task] = (int)j + 1;
 		if ((size_t)j >= from) {
 			const int *prev_vc = ev->prev >= 0 ? vc_of(d, ev->prev) : NULL;
-			nc = candidates(d, s->task, prev_vc, ev->acc, ev->nacc, ev->blocking, c);
+			nc = candidates(d, s->task, prev_vc, ev->acc, ev->nacc, blocking, c);
 			if (nc < 0)
 				return oom(err);
 			nc = keep_maximal(d, c, nc);
@@ -696,21 +687,21 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 					  ev->acc[a].obj.id == s->task;
 			if (!o)
 				return oom(err);
-			ev->free_before[a] = obj_step(o, &ev->acc[a], s->op, exit_access);
-			if (ev->free_before[a]) {
+			free_before = obj_step(o, s->op, exit_access);
+			if (free_before) {
 				o->last_free = j;
 				if (ev->acc[a].write)
 					o->last_free_write = j;
 			}
 			if (ev->acc[a].write) {
 				o->last_write = j;
-				o->last_write_free = ev->free_before[a];
+				o->last_write_free = free_before;
 				o->nreads = 0;
 			} else {
 				if (grow((void **)&o->reads, &o->reads_cap, o->nreads + 1,
 					 sizeof(*o->reads)) < 0)
 					return oom(err);
-				o->reads[o->nreads++] = (struct read){j, ev->free_before[a]};
+				o->reads[o->nreads++] = (struct read){j, free_before};
 			}
 		}
 		d->last_of[s->task] = (int)j;
