@@ -243,10 +243,10 @@ static void exit_with_caller(void)
 		raise(SIGTERM);
 }
 
-int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
-		     const char *hash_seed, struct ploom_err *err)
+static int start_worker(struct ploom_worker **out, const char *python, const char *target,
+			const char *hash_seed, const char *expect_file, struct ploom_err *err)
 {
-	struct ploom_worker_opts opts = {python, target, hash_seed, &cli_interrupted};
+	struct ploom_worker_opts opts = {python, target, hash_seed, expect_file, &cli_interrupted};
 	struct sigaction sa;
 	int i;
 
@@ -270,6 +270,12 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 	return 0;
 }
 
+int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
+		     const char *hash_seed, struct ploom_err *err)
+{
+	return start_worker(out, python, target, hash_seed, NULL, err);
+}
+
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 			    const struct ploom_trace *trace, struct ploom_err *err)
 {
@@ -282,7 +288,7 @@ int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 	if (!target)
 		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
 	/* the worker keeps a copy of the target */
-	r = cli_worker_start(out, python, target, trace->hash_seed, err);
+	r = start_worker(out, python, target, trace->hash_seed, trace->scenario.file, err);
 	free(target);
 	return r;
 }

@@ -974,7 +974,11 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 	if (nf >= 1 && field_is(&f[0], "error")) {
 		if (nf != 3 || !(msg = dup_str(&f[2])))
 			return malformed(err, line, len, "expected error KIND MESSAGE");
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot load scenario '%s': %s", target, msg);
+		if (field_is(&f[1], "source"))
+			ploom_err_set(err, PLOOM_EXIT_DIVERGENCE, "%s", msg);
+		else
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot load scenario '%s': %s",
+				      target, msg);
 		free(msg);
 		return -1;
 	}

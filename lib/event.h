@@ -58,8 +58,11 @@
  *       HASHSEED str (the PYTHONHASHSEED it runs with); MODULE, QUALNAME,
  *       FILE str (FILE is the absolute source path, or "=" if unknown).
  *   error KIND MESSAGE
- *       From the worker instead of hello when it cannot load the scenario
- *       (KIND word: "load"), then the worker exits 2.  MESSAGE str.
+ *       From the worker instead of hello, then the worker exits 2.  KIND
+ *       word: "load" when it cannot load the scenario; "source" when it
+ *       was started with --expect=FILE and the target is another file
+ *       (nothing of it was run).  MESSAGE str: for "source" the whole
+ *       sentence ("the scenario's source changed: ...").
  *   step INDEX TASK OP OBJECT ENABLED FLAGS PENDING
  *       The scheduler picked TASK for step INDEX (0, 1, 2, ...).  OP word:
  *       one of ploom_op_name()'s.  OBJECT word ("-" for begin and
@@ -344,8 +347,9 @@ int ploom_run_parse_text(struct ploom_run *out, const char *text, size_t len,
 			 long timeout_ms, struct ploom_err *err);
 
 /* Parses a `hello` line into *out (zeroed by the caller; release with
- * ploom_hello_release()), or an `error` line into err ("cannot load
- * scenario 'TARGET': MESSAGE").  Returns 0 or -1. */
+ * ploom_hello_release()), or an `error` line into err: "cannot load
+ * scenario 'TARGET': MESSAGE" (code PLOOM_EXIT_USAGE) for "load", MESSAGE
+ * (code PLOOM_EXIT_DIVERGENCE) for "source".  Returns 0 or -1. */
 int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		      const char *target, struct ploom_err *err);
 void ploom_hello_release(struct ploom_hello *h);

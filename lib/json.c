@@ -978,6 +978,81 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	read_outcome(r, t, root);
 }
 
+/* Two members of one object with the same name are refused: JSON leaves
+ * their meaning open (cJSON keeps the first, Python's json the last), and
+ * a trace must mean one thing to every program that reads it. */
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The first name that two members of obj share, or NULL; *oom set when
+ * the sort's array cannot be had.  Small objects are compared pairwise. */
+static const char *duplicate_name(const cJSON *obj, int *oom)
+{
+	const char **names, *dup = NULL;
+	const cJSON *c, *d;
+	size_t n = 0, i;
+
+	for (c = obj->child; c; c = c->next)
+		n++;
+	if (n <= 16) {
+		for (c = obj->child; c && !dup; c = c->next)
+			for (d = c->next; d && !dup; d = d->next)
+				if (!strcmp(c->string, d->string))
+					dup = c->string;
+		return dup;
+	}
+	names = malloc(n * sizeof(*names));
+	if (!names) {
+		*oom = 1;
+		return NULL;
+	}
+	for (c = obj->child, i = 0; c; c = c->next)
+		names[i++] = c->string;
+	qsort(names, n, sizeof(*names), cmp_names);
+	for (i = 1; i < n && !dup; i++)
+		if (!strcmp(names[i - 1], names[i]))
+			dup = names[i];
+	free(names);
+	return dup;
+}
+
+/* Checks x and everything in it.  path[0..len) names x ("" for the root,
+ * "steps[3]"); deeper names are cut where the buffer ends.  cJSON's
+ * nesting limit bounds the recursion. */
+static int check_unique_keys(const cJSON *x, char *path, size_t len, size_t cap,
+			     struct ploom_err *err)
+{
+	const cJSON *c;
+	const char *dup;
+	size_t i = 0;
+	int oom = 0, w;
+
+	if (cJSON_IsObject(x) && (dup = duplicate_name(x, &oom)) != NULL) {
+		if (len)
+			return ploom_err_set(err, PLOOM_EXIT_USAGE,
+					     "duplicate key '%.64s' in field '%s'", dup, path);
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "duplicate key '%.64s'", dup);
+	}
+	if (oom)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+	for (c = x->child; c; c = c->next, i++) {
+		if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
+			continue;
+		if (cJSON_IsObject(x))
+			w = snprintf(path + len, cap - len, "%s%.64s", len ? "." : "", c->string);
+		else
+			w = snprintf(path + len, cap - len, "[%zu]", i);
+		if (w < 0 || (size_t)w >= cap - len)
+			w = (int)(cap - 1 - len);
+		if (check_unique_keys(c, path, len + (size_t)w, cap, err) < 0)
+			return -1;
+		path[len] = '\0';
+	}
+	return 0;
+}
+
 static size_t line_of(const char *text, size_t off)
 {
 	size_t i, line = 1;
@@ -995,6 +1070,7 @@ int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
 	struct ploom_trace *t = NULL;
 	const char *end = NULL;
 	cJSON *root = NULL;
+	char path[256];
 	size_t off;
 	int ret = -1;
 
@@ -1013,6 +1089,9 @@ int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
 			goto done;
 		}
 	}
+	path[0] = '\0';
+	if (check_unique_keys(root, path, 0, sizeof(path), err) < 0)
+		goto done;
 	t = ploom_trace_new();
 	if (!t) {
 		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
@@ -1034,9 +1113,17 @@ int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err)
 {
 	char *buf = NULL, *p;
 	size_t len = 0, cap = 0, n;
+	struct stat st;
 	int ret = -1;
 
 	*out = NULL;
+	/* a regular file's size is known before a byte is read */
+	if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uintmax_t)st.st_size > (uintmax_t)PLOOM_TRACE_MAX_BYTES + (uintmax_t)ftello(in)) {
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "larger than %zu MiB",
+			      PLOOM_TRACE_MAX_BYTES >> 20);
+		goto done;
+	}
 	for (;;) {
 		if (len > PLOOM_TRACE_MAX_BYTES) {
 			ploom_err_set(err, PLOOM_EXIT_USAGE, "larger than %zu MiB",
@@ -1056,6 +1143,12 @@ int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err)
 			buf = p;
 		}
 		n = fread(buf + len, 1, cap - len, in);
+		/* no JSON text holds a NUL byte: refuse /dev/zero or a
+		 * binary file as it comes, not at the size limit */
+		if (memchr(buf + len, '\0', n)) {
+			ploom_err_set(err, PLOOM_EXIT_USAGE, "not a ploom trace (it contains a NUL byte)");
+			goto done;
+		}
 		len += n;
 		if (n == 0)
 			break;

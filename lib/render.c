@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay.h"
+
 #define KEY_WIDTH 13 /* "preemptions" and two spaces */
 
 #define C_RESET "\033[0m"
@@ -611,6 +613,33 @@ static void put_sources(struct writer *w, const struct ploom_trace *tr)
 	}
 }
 
+/* What ploom-replay would run, by the same rule it applies: nothing when
+ * the trace does not fingerprint its scenario file. */
+static void put_replay_runs(struct writer *w, const struct ploom_trace *tr)
+{
+	struct ploom_err why = {0, ""};
+	char shortid[8];
+	size_t i;
+
+	key(w, "replay runs");
+	if (ploom_replay_check_trace(tr, &why) < 0) {
+		put(w, "nothing: ");
+		put_text(w, why.msg, 0);
+		put(w, "\n");
+		return;
+	}
+	put_text(w, tr->scenario.qualname ? tr->scenario.qualname : "?", 0);
+	put(w, " in ");
+	put_text(w, tr->scenario.file, 0);
+	for (i = 0; i < tr->nfingerprints; i++)
+		if (!strcmp(tr->fingerprints[i].path, tr->scenario.file))
+			break;
+	snprintf(shortid, sizeof(shortid), "%s", tr->fingerprints[i].blob);
+	put(w, ", only while its blob is ");
+	put_text(w, shortid, 0);
+	put(w, "\n");
+}
+
 static void put_header(struct writer *w, const struct ploom_trace *tr)
 {
 	const struct ploom_config *c = &tr->config;
@@ -625,6 +654,7 @@ static void put_header(struct writer *w, const struct ploom_trace *tr)
 	put_text(w, tr->scenario.target ? tr->scenario.target : "?", 0);
 	put(w, "\n");
 	put_sources(w, tr);
+	put_replay_runs(w, tr);
 	key(w, "python");
 	put_text(w, tr->python.implementation ? tr->python.implementation : "?", 0);
 	put(w, " ");

@@ -33,6 +33,25 @@ char *ploom_replay_target(const struct ploom_trace *trace)
 	return out;
 }
 
+int ploom_replay_check_trace(const struct ploom_trace *trace, struct ploom_err *err)
+{
+	const char *file = trace->scenario.file;
+	size_t i;
+
+	if (!file || !*file)
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the trace names no scenario file: a replay runs only a file "
+				     "that the trace fingerprints");
+	if (file[0] != '/')
+		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+				     "the trace's scenario file '%s' is not an absolute path", file);
+	for (i = 0; i < trace->nfingerprints; i++)
+		if (!strcmp(trace->fingerprints[i].path, file))
+			return 0;
+	return ploom_err_set(err, PLOOM_EXIT_USAGE,
+			     "the trace's fingerprints do not cover its scenario file '%s'", file);
+}
+
 int ploom_replay_check_source(const struct ploom_trace *trace, struct ploom_err *err)
 {
 	char now[PLOOM_OID_HEXSZ + 1];
@@ -40,6 +59,8 @@ int ploom_replay_check_source(const struct ploom_trace *trace, struct ploom_err 
 	struct stat st;
 	size_t i;
 
+	if (ploom_replay_check_trace(trace, err) < 0)
+		return -1;
 	for (i = 0; i < trace->nfingerprints; i++) {
 		const struct ploom_fingerprint *f = &trace->fingerprints[i];
 

@@ -6,9 +6,15 @@
  * and max_steps, in a fresh worker, and stops with a divergence (code
  * PLOOM_EXIT_DIVERGENCE) at the first of these that fails, in this order:
  *
- *   1. the scenario's source is the recorded one: every fingerprint's file
- *      still has its blob id (ploom_replay_check_source()) and the worker
- *      loaded the recorded file (ploom_replay_check_loaded());
+ *   1. the scenario's source is the recorded one, checked before the
+ *      worker imports anything: the trace names an absolute scenario file
+ *      that its fingerprints cover (ploom_replay_check_trace(), code
+ *      PLOOM_EXIT_USAGE: a trace that fails it is malformed), every
+ *      fingerprint's file still has its blob id
+ *      (ploom_replay_check_source()), the target names that file (the
+ *      worker checks it before it runs any of the target's code, see
+ *      worker.h's expect_file) and the worker loaded it
+ *      (ploom_replay_check_loaded());
  *   2. the worker's Python has the recorded minor version
  *      (ploom_replay_check_python());
  *   3. the new run took the recorded steps: the same task, operation and
@@ -39,7 +45,16 @@
  * frees it); NULL when out of memory. */
 char *ploom_replay_target(const struct ploom_trace *trace);
 
-/* Check 1: every fingerprint's file hashes to its recorded blob id now.
+/* The part of check 1 that reads no file: the trace names an absolute
+ * scenario file and one of its fingerprints is that file's.  Returns 0,
+ * or -1 with err filled (code PLOOM_EXIT_USAGE):
+ *   the trace names no scenario file: a replay runs only a file that the trace fingerprints
+ *   the trace's scenario file 'f.py' is not an absolute path
+ *   the trace's fingerprints do not cover its scenario file '/abs/f.py' */
+int ploom_replay_check_trace(const struct ploom_trace *trace, struct ploom_err *err);
+
+/* Check 1: ploom_replay_check_trace(), then every fingerprint's file
+ * hashes to its recorded blob id now.
  * A file that is gone or unreadable has changed too.  Returns 0, or -1
  * with err filled (code PLOOM_EXIT_DIVERGENCE):
  *   the scenario's source changed: '/abs/f.py' (recorded blob 1a2b3c4, now 5d6e7f8)

@@ -392,7 +392,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 {
 	struct ploom_worker *w = NULL;
 	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1};
-	char *argv[5];
+	char *argv[6], *expect = NULL;
 	char **env = NULL;
 	const char *line;
 	size_t len;
@@ -419,11 +419,17 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot create a pipe: %s", strerror(errno));
 		goto done;
 	}
+	if (opts->expect_file && asprintf(&expect, "--expect=%s", opts->expect_file) < 0) {
+		expect = NULL;
+		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		goto done;
+	}
 	argv[0] = (char *)opts->python;
 	argv[1] = (char *)"-m";
 	argv[2] = (char *)"ploom._worker";
-	argv[3] = (char *)opts->target;
-	argv[4] = NULL;
+	argv[3] = expect ? expect : (char *)opts->target;
+	argv[4] = expect ? (char *)opts->target : NULL;
+	argv[5] = NULL;
 	/* orphans of the worker (its schedule child) come to us, see reap_orphans */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	w->pid = fork();
@@ -473,6 +479,7 @@ done:
 				free(env[i]);
 		free(env);
 	}
+	free(expect);
 	ploom_worker_free(w);
 	return ret;
 }

@@ -10,7 +10,7 @@
  *     ...
  *     ploom_worker_stop(w, &err);               // quit, wait, free
  *
- * The worker is `PYTHON -m ploom._worker TARGET`, started with fd 0 = the
+ * The worker is `PYTHON -m ploom._worker [--expect=FILE] TARGET`, started with fd 0 = the
  * command pipe, fd 3 = the record pipe, stdout and stderr inherited, every
  * other descriptor closed, PYTHONHASHSEED set, in its own process group
  * (so a Ctrl-C on the terminal reaches only the utility, which then kills
@@ -44,6 +44,11 @@ struct ploom_worker_opts {
 	const char *python;     /* interpreter: a path, or a name looked up in PATH */
 	const char *target;     /* "module:function" or "file.py:function" */
 	const char *hash_seed;  /* PYTHONHASHSEED, decimal */
+	/* Optional, for a replay: the absolute source file the target must
+	 * be.  The worker finds the file the target names without running
+	 * any of it and refuses (an `error source` record, code
+	 * PLOOM_EXIT_DIVERGENCE) when it is another one; see _worker.py. */
+	const char *expect_file;
 	/* Optional: a flag a signal handler sets.  When a wait for the
 	 * worker is interrupted by a signal (install the handler without
 	 * SA_RESTART) and the flag is set, the call gives up with the error

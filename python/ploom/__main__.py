@@ -72,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
         help="run the schedule saved in a trace again",
         description="Run exactly the schedule saved in TRACE, once; never search.",
     )
-    replay.add_argument("trace", metavar="TRACE", help="a trace file, such as .ploom/ID-minimized.json")
+    replay.add_argument("trace", metavar="TRACE",
+                        help="a trace file, such as .ploom/ID-minimized.json, or - for standard input")
     replay.add_argument("--python", metavar="PATH",
                         help="the worker's interpreter (default: this one)")
 

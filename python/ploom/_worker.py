@@ -1,4 +1,4 @@
-"""The worker process that ploom's utilities start: ``python -m ploom._worker TARGET``.
+"""The worker process that ploom's utilities start: ``python -m ploom._worker [--expect=FILE] TARGET``.
 
 It imports the scenario once, then serves ``run`` commands on fd 0 by forking
 one child per schedule (see ``lib/event.h`` for the protocol).  It never runs
@@ -64,16 +64,102 @@ def scenario_problem(obj):
     return None
 
 
-def load(target):
-    """Return (function, module name, qualname, source file) for TARGET."""
+def root_above(path, module_name):
+    """.../pkg/sub/mod.py for pkg.sub.mod (or .../pkg/sub/mod/__init__.py):
+    the folder above the top-level package."""
+    root = os.path.dirname(os.path.abspath(path))
+    depth = module_name.count(".")
+    if os.path.basename(path).startswith("__init__."):
+        depth += 1
+    for _ in range(depth):
+        root = os.path.dirname(root)
+    return root
+
+
+def _origin(name):
+    """The file that ``import name`` would run, or None (a builtin or frozen
+    module, or none found), found without running any module's code:
+    importlib.util.find_spec would import a dotted name's parent packages."""
+    parts = name.split(".")
+    path = None  # where the next part is searched: None is sys.path
+    for i, part in enumerate(parts, 1):
+        sub = ".".join(parts[:i])
+        module = sys.modules.get(sub)
+        if module is not None:
+            if i == len(parts):
+                return getattr(module, "__file__", None)
+            path = getattr(module, "__path__", None)
+            if path is None:
+                return None
+            path = list(path)
+            continue
+        try:
+            spec = _find_spec(sub, path)
+        except Exception:  # noqa: BLE001 - a namespace package below one not imported
+            spec = None
+        if i == len(parts):
+            return spec.origin if spec is not None and spec.has_location else None
+        if spec is not None and spec.origin is not None and spec.submodule_search_locations is not None:
+            path = list(spec.submodule_search_locations)
+        else:
+            # a namespace package, as the path finder makes one: every
+            # folder of that name on the path searched
+            base = sys.path if path is None else path
+            path = [os.path.join(entry or os.getcwd(), part) for entry in base
+                    if isinstance(entry, str) and os.path.isdir(os.path.join(entry or os.getcwd(), part))]
+            if not path:
+                return None
+    return None
+
+
+def _find_spec(name, path):
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is not None and (spec := find(name, path)) is not None:
+            return spec
+    return None
+
+
+class SourceMismatch(Exception):
+    """A replay's target is not the file its trace fingerprints."""
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def _refuse_other_file(target, found, expect):
+    if not found or not _same_file(found, expect):
+        raise SourceMismatch(
+            f"the scenario's source changed: target {target!r} is "
+            f"{repr(found) if found else 'no source file'}, the trace was recorded from {expect!r}"
+        )
+
+
+def load(target, expect=None):
+    """Return (function, module name, qualname, source file) for TARGET.
+
+    With EXPECT (a replay: the trace's fingerprinted source file), the
+    target must be that file, and this is checked before any of the
+    target's code runs: otherwise SourceMismatch."""
     where, sep, qualname = target.rpartition(":")
     if not sep or not where or not qualname:
         raise ValueError(f"target {target!r} is not MODULE:FUNCTION or PATH.py:FUNCTION")
     if where.endswith(".py") or os.sep in where:
+        if expect is not None:
+            _refuse_other_file(target, os.path.abspath(where), expect)
         module = _load_file(where)
     else:
-        # like `python -m`: the current folder comes first on sys.path
+        # like `python -m`: the current folder comes first on sys.path;
+        # a replay puts the recorded package's root before it, so that
+        # it finds the recorded file from any folder
         sys.path.insert(0, os.getcwd())
+        if expect is not None:
+            sys.path.insert(0, root_above(expect, where))
+            _refuse_other_file(target, _origin(where), expect)
         module = importlib.import_module(where)
     obj = module
     for part in qualname.split("."):
@@ -91,8 +177,12 @@ def load(target):
 
 
 def main(argv):
+    expect = None
+    if len(argv) == 3 and argv[1].startswith("--expect="):
+        expect = argv[1][len("--expect="):]
+        argv = argv[:1] + argv[2:]
     if len(argv) != 2:
-        print("usage: python -m ploom._worker TARGET", file=sys.stderr)
+        print("usage: python -m ploom._worker [--expect=FILE] TARGET", file=sys.stderr)
         return 2
     # stdout belongs to the utility (its JSON): what the scenario's module
     # prints while it is imported goes to stderr instead
@@ -102,7 +192,10 @@ def main(argv):
     # while this process imports it
     os.environ["PLOOM_WORKER"] = "1"
     try:
-        scenario, module, qualname, source = load(argv[1])
+        scenario, module, qualname, source = load(argv[1], expect)
+    except SourceMismatch as exc:
+        _ploom.write_error(EVENT_FD, "source", str(exc))
+        return 2
     except BaseException as exc:  # noqa: BLE001 - any failure to load is reported, then we exit
         _ploom.write_error(EVENT_FD, "load", f"{type(exc).__qualname__}: {exc}")
         return 2

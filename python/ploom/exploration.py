@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ploom._worker import scenario_problem
+from ploom._worker import root_above, scenario_problem
 
 __all__ = [
     "Config",
@@ -366,7 +366,7 @@ def _explore(target: str, import_root: str | None, config: Config, quiet: bool =
     stats = None
     if code in (0, 1, 3):
         try:
-            stats = Statistics.from_json(json.loads(stdout))
+            stats = Statistics.from_json(loads_strict(stdout))
         except ValueError as exc:
             raise RuntimeError(
                 f"ploom: {_EXPLORE} exited {code} without valid statistics on stdout ({exc})"
@@ -401,8 +401,14 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
     """Runs the one schedule saved in ``trace`` again, exactly; never searches.
 
     ``trace`` is the path of a trace file (``.ploom/<id>-original.json`` or
-    ``-minimized.json``); ``python`` the interpreter of the worker (default:
-    this one, whose minor version must be the trace's).
+    ``-minimized.json``), or ``"-"`` to read it from standard input;
+    ``python`` the interpreter of the worker (default: this one, whose minor
+    version must be the trace's).
+
+    Nothing of the scenario runs before ``ploom-replay`` has checked the
+    trace: its scenario file must be one its fingerprints cover, have its
+    recorded blob id, and be the file the target names (see ``man
+    ploom-replay``).
 
     Returns the replayed trace (a dict, see ``man 5 ploom-trace``) when the
     recorded schedule passed and passes again.  Raises
@@ -418,8 +424,10 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
     if not isinstance(path, str):
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
     argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", path]
-    code, stdout, stderr = _run(argv, _env_with_root(_import_root_of_trace(path)), echo_stderr=False)
-    shown = _shown_path(path)
+    from_stdin = path == "-"
+    code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=None if from_stdin else subprocess.DEVNULL)
+    # a trace read from standard input has no path to replay it by again
+    shown = None if from_stdin else _shown_path(path)
     if code == 4:
         marker = "ReplayDivergenceError: "
         for line in stderr.splitlines():
@@ -428,7 +436,7 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
         raise ReplayDivergenceError(stderr.strip() or f"{_REPLAY} exited 4", shown)
     if code in (0, 1, 3):
         try:
-            replayed = json.loads(stdout)
+            replayed = loads_strict(stdout)
             outcome = replayed["outcome"]
         except (ValueError, KeyError, TypeError) as exc:
             raise RuntimeError(
@@ -458,37 +466,6 @@ def _env_with_root(import_root: str | None) -> dict:
         old = env.get("PYTHONPATH")
         env["PYTHONPATH"] = import_root + (os.pathsep + old if old else "")
     return env
-
-
-def _import_root_of_trace(path: str) -> str | None:
-    """The folder a replay's worker needs on its path to import the traced
-    scenario by module name: the one above its top-level package, found
-    from the recorded source file.  None when not needed or not known (a
-    trace that cannot be read is left to ploom-replay to report)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            scenario = json.load(f)["scenario"]
-        target, module, source = scenario["target"], scenario["module"], scenario["file"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(target, str) or not isinstance(module, str) or not isinstance(source, str):
-        return None
-    where = target.rpartition(":")[0]
-    if where.endswith(".py") or os.sep in where:
-        return None  # a file target: the worker loads it by path
-    return _root_above(source, module)
-
-
-def _root_above(path: str, module_name: str) -> str:
-    """.../pkg/sub/mod.py for pkg.sub.mod (or .../pkg/sub/mod/__init__.py):
-    the folder above the top-level package."""
-    root = os.path.dirname(os.path.abspath(path))
-    depth = module_name.count(".")
-    if os.path.basename(path).startswith("__init__."):
-        depth += 1
-    for _ in range(depth):
-        root = os.path.dirname(root)
-    return root
 
 
 def _shown_path(path: str | None) -> str | None:
@@ -544,7 +521,7 @@ def _target(scenario: Any) -> tuple[str, str | None]:
     path = getattr(module, "__file__", None)
     if not path:
         return f"{module_name}:{qualname}", None
-    return f"{module_name}:{qualname}", _root_above(path, module_name)
+    return f"{module_name}:{qualname}", root_above(path, module_name)
 
 
 def _find_utility(name: str) -> str:
@@ -569,7 +546,23 @@ def _find_utility(name: str) -> str:
     )
 
 
-def _run(argv: list[str], env: dict, echo_stderr: bool = True) -> tuple[int, str, str]:
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    seen: dict = {}
+    for name, value in pairs:
+        if name in seen:
+            raise ValueError(f"duplicate key {name!r}")
+        seen[name] = value
+    return seen
+
+
+def loads_strict(text: str) -> Any:
+    """json.loads, refusing an object with two members of one name: JSON
+    leaves their meaning open, and ploom's C readers refuse them too, so
+    that every reader of a trace reads the same document."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
+def _run(argv: list[str], env: dict, echo_stderr: bool = True, stdin: Any = subprocess.DEVNULL) -> tuple[int, str, str]:
     """Runs the utility; its stderr is kept, and goes to ours as it comes
     when echo_stderr is true.
 
@@ -579,7 +572,7 @@ def _run(argv: list[str], env: dict, echo_stderr: bool = True) -> tuple[int, str
     """
     # lets the utility stop (and stop its worker) if this process is killed
     env = dict(env, PLOOM_CALLER_PID=str(os.getpid()))
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
     try:

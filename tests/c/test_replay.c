@@ -99,13 +99,29 @@ static void a_changed_or_missing_source_is_a_divergence(void)
 	CHECK_INT(ploom_trace_fingerprint_source(t, &err), -1);
 	CHECK(strstr(err.msg, file) != NULL);
 
-	/* an old trace without fingerprints has nothing to check */
+	/* a replay runs only a file that the trace fingerprints: a trace
+	 * without a scenario file, or whose fingerprints miss it, is refused
+	 * before anything is read */
 	gone = t->scenario.file;
 	t->scenario.file = NULL;
 	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
 	CHECK_INT(t->nfingerprints, 0);
-	CHECK_INT(ploom_replay_check_source(t, &err), 0);
+	CHECK_INT(ploom_replay_check_source(t, &err), -1);
+	CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+	CHECK_STR(err.msg, "the trace names no scenario file: a replay runs only a file that the "
+		  "trace fingerprints");
+	t->scenario.file = (char *)"relative.py";
+	CHECK_INT(ploom_replay_check_trace(t, &err), -1);
+	CHECK_STR(err.msg, "the trace's scenario file 'relative.py' is not an absolute path");
 	t->scenario.file = gone;
+	CHECK_INT(ploom_replay_check_trace(t, &err), -1);
+	snprintf(want, sizeof(want),
+		 "the trace's fingerprints do not cover its scenario file '%s'", file);
+	CHECK_STR(err.msg, want);
+	CHECK_INT(ploom_trace_add_fingerprint(t, "/elsewhere.py",
+						"0123456789012345678901234567890123456789", &err), 0);
+	CHECK_INT(ploom_replay_check_trace(t, &err), -1);
+	CHECK_STR(err.msg, want);
 	ploom_trace_free(t);
 	fake_dir_remove(dir);
 	free(file);

@@ -139,7 +139,7 @@ static void a_malformed_record_is_an_error_naming_it(void)
 
 static void a_missing_interpreter_is_named(void)
 {
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
