@@ -479,7 +479,11 @@ $(BINS): $(BUILD)/bin/%: $(BUILD)/obj/cmd/%.o $(CMD_SUPPORT_OBJ) $(LIB_A) $(C_FL
 
 $(TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/c/%.o $(TEST_SUPPORT_OBJ) $(LIB_A) $(C_FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(C_LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(LIB_A) $(C_LIBS)
+	$(CC) $(C_LDFLAGS) -o $@ $< $(filter $(CMD_SUPPORT_OBJ),$^) $(TEST_SUPPORT_OBJ) $(LIB_A) \
+		$(C_LIBS)
+
+# test_cli tests cmd/cli.c, so it links what the utilities share as well
+$(BUILD)/tests/test_cli: $(CMD_SUPPORT_OBJ)
 
 $(EXT): $(EXT_OBJ) $(EXT_LIB) $(EXT_FLAGS_FILE) | need-python
 	$(if $(EXT_OBJ),,@echo "no pyext/*.c to build the extension from" >&2; exit 1)

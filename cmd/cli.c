@@ -210,6 +210,27 @@ int cli_outcome_exit(enum ploom_outcome_kind kind)
 	return PLOOM_EXIT_FAILURE;
 }
 
+int cli_exit_code(const struct ploom_err *err)
+{
+	/* every kind, and no default: -Wswitch makes a kind added to err.h
+	 * come here for its exit code */
+	switch (err->kind) {
+	case PLOOM_ERR_DIVERGENCE:
+		return PLOOM_EXIT_DIVERGENCE;
+	case PLOOM_ERR_INCOMPLETE:
+		return PLOOM_EXIT_INCOMPLETE;
+	case PLOOM_ERR_NONE:
+	case PLOOM_ERR_NOMEM:
+	case PLOOM_ERR_INPUT:
+	case PLOOM_ERR_WORKER:
+	case PLOOM_ERR_SYSTEM:
+	case PLOOM_ERR_INTERRUPTED:
+		break;
+	}
+	/* an interruption ends in 128 + the signal all the same: cli_exit() */
+	return PLOOM_EXIT_USAGE;
+}
+
 double cli_now_s(void)
 {
 	struct timespec ts;
@@ -286,7 +307,7 @@ int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 		return -1;
 	target = ploom_replay_target(trace);
 	if (!target)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	/* the worker keeps a copy of the target */
 	r = start_worker(out, python, target, trace->hash_seed, trace->scenario.file, err);
 	free(target);
@@ -320,7 +341,7 @@ int cli_fail(const struct ploom_err *err, const char *prefix)
 		ploom_put_printable(stderr, err->msg);
 		fputc('\n', stderr);
 	}
-	return err->code ? err->code : PLOOM_EXIT_USAGE;
+	return cli_exit_code(err);
 }
 
 int cli_exit(int ret, const char *what, enum cli_epipe epipe)

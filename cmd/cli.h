@@ -49,6 +49,18 @@
 #include "trace.h"
 #include "worker.h"
 
+/* Exit codes of every utility, mirrored by `python -m ploom`.
+ * Codes above 128 stay reserved for "killed by signal". */
+enum ploom_exit {
+	PLOOM_EXIT_OK = 0,          /* the work asked for completed and held */
+	PLOOM_EXIT_FAILURE = 1,     /* a schedule failed (assertion, exception, deadlock, crash) */
+	PLOOM_EXIT_USAGE = 2,       /* bad arguments or bad input (unreadable trace, unloadable
+				     * scenario), or the system failed (out of memory, the worker
+				     * died, a file cannot be written) */
+	PLOOM_EXIT_INCOMPLETE = 3,  /* a limit stopped the search: never a pass */
+	PLOOM_EXIT_DIVERGENCE = 4,  /* a replay did not follow the recorded schedule */
+};
+
 /* Defined by each utility: its name, which starts every message
  * ("ploom-replay"), and its usage text, printed on stdout by -h and on
  * stderr after a usage error. */
@@ -147,6 +159,12 @@ int cli_stamp_trace(struct ploom_trace *trace, struct ploom_err *err);
 /* The exit status of a utility that ran one schedule with this outcome. */
 int cli_outcome_exit(enum ploom_outcome_kind kind);
 
+/* The exit status of a utility that failed with err: the one place where
+ * an error's kind becomes an exit code.  PLOOM_EXIT_DIVERGENCE for a
+ * divergence, PLOOM_EXIT_INCOMPLETE for a limit, PLOOM_EXIT_USAGE for any
+ * other kind, and for an err that no call filled (PLOOM_ERR_NONE). */
+int cli_exit_code(const struct ploom_err *err);
+
 /* Seconds on the monotonic clock. */
 double cli_now_s(void);
 
@@ -182,8 +200,7 @@ int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err);
 void cli_worker_free(struct ploom_worker *worker);
 
 /* Prints "PROG: PREFIXMSG" for err, unless a signal stopped us (then
- * cli_exit() tells the signal).  Returns err's exit code, or
- * PLOOM_EXIT_USAGE when it has none. */
+ * cli_exit() tells the signal).  Returns cli_exit_code(err). */
 int cli_fail(const struct ploom_err *err, const char *prefix);
 
 /* The end of every main(): returns 128 + the signal when one stopped us.

@@ -241,7 +241,8 @@ int main(int argc, char **argv)
 	if (r < 0)
 		goto fail;
 	if (r > 0) {
-		ret = r;
+		/* a schedule diverged: search_event() told which */
+		ret = cli_outcome_exit(PLOOM_OUTCOME_DIVERGENCE);
 		goto done;
 	}
 	if (cli_interrupted)
@@ -259,7 +260,7 @@ int main(int argc, char **argv)
 	 * would only fail to save too */
 	save_err = res.save_err;
 	/* after the search, so that its statistics measure the search only */
-	if (res.failure && minimize && !save_err.code) {
+	if (res.failure && minimize && !save_err.kind) {
 		last_progress = cli_now_s();
 		if (!opts.quiet) {
 			mopts.progress = minimize_progress;
@@ -271,7 +272,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": the minimizer gave up after %ld schedules\n",
 				mres.schedules);
 		if (ploom_trace_save(&min_path, min, trace_dir, "minimized", &err) < 0)
-			ploom_err_set(&save_err, err.code, "cannot save the minimized trace: %s",
+			ploom_err_set(&save_err, err.kind, "cannot save the minimized trace: %s",
 				      err.msg);
 		else
 			fprintf(stderr,
@@ -304,7 +305,7 @@ int main(int argc, char **argv)
 	stats.outcomes_truncated = res.outcomes_truncated;
 	if (ploom_stats_write(stdout, &stats, &err) < 0)
 		goto fail;
-	if (save_err.code) {
+	if (save_err.kind) {
 		err = save_err;
 		goto fail;
 	}

@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 	goto done;
 
 fail:
-	ret = cli_fail(&err, err.code == PLOOM_EXIT_DIVERGENCE ? DIVERGENCE : "");
+	ret = cli_fail(&err, err.kind == PLOOM_ERR_DIVERGENCE ? DIVERGENCE : "");
 done:
 	cli_worker_free(worker);
 	ploom_trace_free(trace);

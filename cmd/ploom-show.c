@@ -105,11 +105,11 @@ int main(int argc, char **argv)
 			ret = PLOOM_EXIT_OK;
 			goto done;
 		}
-		if (!strcmp(err.msg, "out of memory"))
+		if (err.kind == PLOOM_ERR_NOMEM)
 			fprintf(stderr, PROG ": out of memory\n");
 		else
 			fprintf(stderr, PROG ": cannot write to standard output: %s\n", strerror(e));
-		ret = PLOOM_EXIT_USAGE;
+		ret = cli_exit_code(&err);
 		goto done;
 	}
 	ret = PLOOM_EXIT_OK;

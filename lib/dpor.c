@@ -132,7 +132,7 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
 
 	*out = NULL;
 	if (!d)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	d->base.ops = &dpor_ops;
 	d->first = 1;
 	*out = d;
@@ -506,11 +506,6 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 
 /* ---- taking a run ---- */
 
-static int oom(struct ploom_err *err)
-{
-	return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
-}
-
 /* 1 if task t is unfinished at step s: it runs it or waits in it. */
 static int unfinished_at(const struct ploom_step *s, int t)
 {
@@ -589,12 +584,12 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 
 	/* the path down to the changed node must be the one asked for */
 	if (!d->first && n <= d->depth)
-		return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+		return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 				     "the schedule ended after %zu steps, before the choice asked "
 				     "for at step %zu", n, d->depth);
 	for (k = 0; !d->first && k <= d->depth; k++)
 		if (run->steps[k].task != d->nodes[k].chosen)
-			return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 					     "the schedule picked task %d at step %zu where task %d "
 					     "was asked for", run->steps[k].task, k,
 					     d->nodes[k].chosen);
@@ -615,7 +610,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	    grow((void **)&d->vc, &d->vc_cap, (n + 1) * (size_t)d->ntasks, sizeof(int)) < 0 ||
 	    grow((void **)&d->last_of, &d->tasks_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
 	    grow((void **)&d->first_in_v, &d->first_in_v_cap, (size_t)d->ntasks, sizeof(int)) < 0)
-		return oom(err);
+		return ploom_err_oom(err);
 	/* grow() leaves the new part of the node array uninitialised */
 	memset(d->nodes + d->nodes_init, 0, (d->nodes_cap - d->nodes_init) * sizeof(*d->nodes));
 	d->nodes_init = d->nodes_cap;
@@ -623,7 +618,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	for (k = d->first ? 0 : d->depth + 1; k < n; k++) {
 		struct node *nd = &d->nodes[k];
 		if (node_init(nd, &run->steps[k]) < 0)
-			return oom(err);
+			return ploom_err_oom(err);
 		if (k == 0)
 			continue;
 		{
@@ -640,11 +635,11 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 					continue;
 				np = ploom_pending_accesses(pa, p->task, p->op, p->obj);
 				if (!ploom_conflicts(la, nla, pa, np) && tset_add(&nd->sleep, p->task) < 0)
-					return oom(err);
+					return ploom_err_oom(err);
 			}
 		}
 		if (tset_has(&nd->sleep, nd->chosen))
-			return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 					     "the schedule ran task %d at step %zu, which was asleep",
 					     nd->chosen, k);
 	}
@@ -673,11 +668,11 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			const int *prev_vc = ev->prev >= 0 ? vc_of(d, ev->prev) : NULL;
 			nc = candidates(d, s->task, prev_vc, ev->acc, ev->nacc, blocking, c);
 			if (nc < 0)
-				return oom(err);
+				return ploom_err_oom(err);
 			nc = keep_maximal(d, c, nc);
 			for (i = 0; i < nc; i++)
 				if (reverse_race(d, c[i], j, s->task, vc) < 0)
-					return oom(err);
+					return ploom_err_oom(err);
 		}
 		/* then the event changes its objects */
 		for (a = 0; a < ev->nacc; a++) {
@@ -686,7 +681,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 					  ev->acc[a].obj.kind == PLOOM_OBJ_THREAD &&
 					  ev->acc[a].obj.id == s->task;
 			if (!o)
-				return oom(err);
+				return ploom_err_oom(err);
 			free_before = obj_step(o, s->op, exit_access);
 			if (free_before) {
 				o->last_free = j;
@@ -700,7 +695,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			} else {
 				if (grow((void **)&o->reads, &o->reads_cap, o->nreads + 1,
 					 sizeof(*o->reads)) < 0)
-					return oom(err);
+					return ploom_err_oom(err);
 				o->reads[o->nreads++] = (struct read){j, free_before};
 			}
 		}
@@ -715,7 +710,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			int enabled = ploom_step_is_enabled(s, p->task);
 			if (virtual_races(d, (long)n, p->task, p->op, p->obj, enabled ? (long)n - 1 : -1,
 					  !enabled, vc_of(d, (long)n)) < 0)
-				return oom(err);
+				return ploom_err_oom(err);
 		}
 	} else if (run->outcome.kind == PLOOM_OUTCOME_DEADLOCK ||
 		   run->outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED) {
@@ -725,7 +720,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			if (w->object)
 				ploom_obj_parse(&obj, w->object, strlen(w->object));
 			if (virtual_races(d, (long)n, w->task, w->op, obj, -1, 1, vc_of(d, (long)n)) < 0)
-				return oom(err);
+				return ploom_err_oom(err);
 		}
 	}
 	d->first = 0;
@@ -736,7 +731,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		int pick = -1;
 
 		if (tset_add(&nd->done, nd->chosen) < 0)
-			return oom(err);
+			return ploom_err_oom(err);
 		for (e = 0; e < nd->nenabled && pick < 0; e++) {
 			t = nd->enabled[e];
 			if (tset_has(&nd->backtrack, t) && !tset_has(&nd->done, t) &&
@@ -748,7 +743,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			d->depth = k;
 			d->nnodes = k + 1;
 			if (set_prefix(d) < 0)
-				return oom(err);
+				return ploom_err_oom(err);
 			return 1;
 		}
 	}

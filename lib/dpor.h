@@ -71,9 +71,9 @@ const int *ploom_dpor_sleep(const struct ploom_dpor *d, size_t *n);
 /* Takes the run that followed the prefix and sleep set (its steps,
  * pending operations and outcome are read during the call) and computes
  * the next.  Returns 1 when there is a next schedule, 0 when the search
- * is complete, -1 with err filled (PLOOM_EXIT_DIVERGENCE when the run did
+ * is complete, -1 with err filled (PLOOM_ERR_DIVERGENCE when the run did
  * not make the prefix's choices, or ran a task that was asleep;
- * PLOOM_EXIT_USAGE when out of memory). */
+ * PLOOM_ERR_NOMEM when out of memory). */
 int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err);
 
 /* The same search as a strategy of the search driver (search.h), named

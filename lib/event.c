@@ -493,7 +493,7 @@ int ploom_run_cmd_parse(struct ploom_run_cmd *out, const char *line, size_t len,
 	    read_ids(&out->choices, &out->nchoices, line, len, &pos, PLOOM_MAX_CHOICES) < 0 ||
 	    read_ids(&out->sleep, &out->nsleep, line, len, &pos, PLOOM_MAX_TASK_ID) < 0 ||
 	    pos != len)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "bad run command");
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "bad run command");
 	return 0;
 }
 
@@ -615,7 +615,7 @@ static int malformed(struct ploom_err *err, const char *line, size_t len, const 
 		n += 3;
 	}
 	shown[n] = '\0';
-	return ploom_err_set(err, PLOOM_EXIT_USAGE, "malformed record from the worker: '%s' (%s)",
+	return ploom_err_set(err, PLOOM_ERR_WORKER, "malformed record from the worker: '%s' (%s)",
 			     shown, why);
 }
 
@@ -723,7 +723,7 @@ static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
 		return malformed(err, line, len, "bad FLAGS");
 	s = ploom_run_add_step(p->run);
 	if (!s)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	s->index = index;
 	s->task = task;
 	s->nonblocking = field_is(&f[6], "nonblocking");
@@ -809,7 +809,7 @@ static int parse_wait(struct ploom_run_parser *p, const struct field *f, int nf,
 		return malformed(err, line, len, "expected 5 fields");
 	w = realloc(o->waits, (o->nwaits + 1) * sizeof(*w));
 	if (!w)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	o->waits = w;
 	w = &o->waits[o->nwaits++];
 	memset(w, 0, sizeof(*w));
@@ -941,10 +941,10 @@ int ploom_run_parse_text(struct ploom_run *out, const char *text, size_t len,
 			break;
 	}
 	if (r != 1)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+		return ploom_err_set(err, PLOOM_ERR_WORKER,
 				     "the worker stopped before the end of the run");
 	if (i < len)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "data after the end of the run");
+		return ploom_err_set(err, PLOOM_ERR_WORKER, "data after the end of the run");
 	return 0;
 }
 
@@ -975,9 +975,9 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		if (nf != 3 || !(msg = dup_str(&f[2])))
 			return malformed(err, line, len, "expected error KIND MESSAGE");
 		if (field_is(&f[1], "source"))
-			ploom_err_set(err, PLOOM_EXIT_DIVERGENCE, "%s", msg);
+			ploom_err_set(err, PLOOM_ERR_DIVERGENCE, "%s", msg);
 		else
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot load scenario '%s': %s",
+			ploom_err_set(err, PLOOM_ERR_INPUT, "cannot load scenario '%s': %s",
 				      target, msg);
 		free(msg);
 		return -1;
@@ -987,7 +987,7 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 	if (nf < 2 || parse_int(&out->version, &f[1], 0, INT_MAX) < 0)
 		return malformed(err, line, len, "bad VERSION");
 	if (out->version != PLOOM_PROTOCOL_VERSION)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+		return ploom_err_set(err, PLOOM_ERR_WORKER,
 				     "the worker speaks protocol version %d (this ploom speaks %d)",
 				     out->version, PLOOM_PROTOCOL_VERSION);
 	if (nf != 9)

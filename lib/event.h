@@ -348,8 +348,8 @@ int ploom_run_parse_text(struct ploom_run *out, const char *text, size_t len,
 
 /* Parses a `hello` line into *out (zeroed by the caller; release with
  * ploom_hello_release()), or an `error` line into err: "cannot load
- * scenario 'TARGET': MESSAGE" (code PLOOM_EXIT_USAGE) for "load", MESSAGE
- * (code PLOOM_EXIT_DIVERGENCE) for "source".  Returns 0 or -1. */
+ * scenario 'TARGET': MESSAGE" (kind PLOOM_ERR_INPUT) for "load", MESSAGE
+ * (kind PLOOM_ERR_DIVERGENCE) for "source".  Returns 0 or -1. */
 int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		      const char *target, struct ploom_err *err);
 void ploom_hello_release(struct ploom_hello *h);

@@ -39,7 +39,7 @@ int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
 
 	*out = NULL;
 	if (!ex)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	ex->base.ops = &dfs_ops;
 	ex->bound = max_preemptions;
 	*out = ex;
@@ -149,7 +149,7 @@ int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		if (s->nenabled > 1) {
 			if (n < ex->nprefix) {
 				if (s->task != ex->prefix[n])
-					return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+					return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 							     "the schedule picked task %d at step %zu where "
 							     "task %d was asked for",
 							     s->task, i, ex->prefix[n]);
@@ -158,7 +158,7 @@ int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 				 * default, the others are still to try */
 				if (reserve(ex, n + 1) < 0 ||
 				    list_alternatives(&ex->alts[n], s, prev, pre, ex->bound) < 0)
-					return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+					return ploom_err_oom(err);
 				ex->prefix[n] = s->task;
 			}
 			if (s->task != prev && ploom_step_is_enabled(s, prev))
@@ -168,7 +168,7 @@ int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		prev = s->task;
 	}
 	if (n < ex->nprefix)
-		return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+		return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 				     "the schedule ended after %zu of the %zu requested choices",
 				     n, ex->nprefix);
 	while (n-- > ex->root) {
@@ -214,7 +214,7 @@ int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
 		return -1;
 	if (reserve(sub, (size_t)d + 1) < 0) {
 		ploom_explore_free(sub);
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	}
 	l = &ex->alts[d];
 	memcpy(sub->prefix, ex->prefix, (size_t)d * sizeof(*sub->prefix));

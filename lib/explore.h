@@ -50,7 +50,7 @@ const int *ploom_explore_prefix(const struct ploom_explore *ex, size_t *out_len)
 /* Takes the run that followed the current prefix (only its steps are
  * read, and only during the call) and computes the next prefix.  Returns
  * 1 when there is a next schedule, 0 when the search is complete, -1
- * with err filled (code PLOOM_EXIT_DIVERGENCE) when the run did not make
+ * with err filled (kind PLOOM_ERR_DIVERGENCE) when the run did not make
  * the choices of the prefix, or out of memory. */
 int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		       struct ploom_err *err);

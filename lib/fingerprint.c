@@ -26,7 +26,7 @@ static int ensure_init(struct ploom_err *err)
 {
 	pthread_once(&init_once, init_libgit2);
 	if (init_result < 0)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot initialise libgit2");
+		return ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot initialise libgit2");
 	return 0;
 }
 
@@ -36,7 +36,7 @@ static int git_fail(struct ploom_err *err, const char *what)
 {
 	const git_error *e = git_error_last();
 
-	return ploom_err_set(err, PLOOM_EXIT_USAGE, "%s: %s", what,
+	return ploom_err_set(err, PLOOM_ERR_SYSTEM, "%s: %s", what,
 			     e && e->message ? e->message : "unknown libgit2 error");
 }
 
@@ -65,24 +65,24 @@ int ploom_fingerprint_file(char out[PLOOM_OID_HEXSZ + 1], const char *path,
 	 * a FIFO or a device there must not hang or flood the reader */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot hash '%s': %s", path,
+		return ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot hash '%s': %s", path,
 				     strerror(errno));
 	if (fstat(fd, &st) < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot hash '%s': %s", path, strerror(errno));
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot hash '%s': %s", path, strerror(errno));
 		goto done;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot hash '%s': not a regular file", path);
+		ploom_err_set(err, PLOOM_ERR_INPUT, "cannot hash '%s': not a regular file", path);
 		goto done;
 	}
 	if (st.st_size > PLOOM_FINGERPRINT_MAX) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot hash '%s': larger than %d MiB", path,
+		ploom_err_set(err, PLOOM_ERR_INPUT, "cannot hash '%s': larger than %d MiB", path,
 			      PLOOM_FINGERPRINT_MAX >> 20);
 		goto done;
 	}
 	data = malloc((size_t)st.st_size + 1);
 	if (!data) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		goto done;
 	}
 	/* to the end of the file as it is now, within the size it had */
@@ -91,7 +91,7 @@ int ploom_fingerprint_file(char out[PLOOM_OID_HEXSZ + 1], const char *path,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot hash '%s': %s", path,
+			ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot hash '%s': %s", path,
 				      strerror(errno));
 			goto done;
 		}

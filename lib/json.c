@@ -206,14 +206,14 @@ static char *print_tree(const cJSON *root, struct ploom_err *err)
 	char *p;
 
 	if (!text) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		return NULL;
 	}
 	n = strlen(text);
 	p = realloc(text, n + 2);
 	if (!p) {
 		free(text);
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		return NULL;
 	}
 	p[n] = '\n';
@@ -228,7 +228,7 @@ char *ploom_trace_to_json(const struct ploom_trace *trace, struct ploom_err *err
 	char *text = NULL;
 
 	if (b.oom)
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 	else
 		text = print_tree(root, err);
 	cJSON_Delete(root);
@@ -240,7 +240,7 @@ static int write_text(FILE *out, const char *text, struct ploom_err *err)
 	size_t n = strlen(text);
 
 	if (fwrite(text, 1, n, out) != n || fflush(out) == EOF)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "%s", strerror(errno));
+		return ploom_err_set(err, PLOOM_ERR_SYSTEM, "%s", strerror(errno));
 	return 0;
 }
 
@@ -275,7 +275,7 @@ static int open_temp_beside(char **tmp_out, const char *path, struct ploom_err *
 
 	*tmp_out = NULL;
 	if (asprintf(&tmp, "%s.XXXXXX.tmp", path) < 0)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	/* not a secret: O_EXCL keeps the name ours; varied so that another
 	 * process's names rarely collide with ours */
@@ -300,7 +300,7 @@ static int open_temp_beside(char **tmp_out, const char *path, struct ploom_err *
 	}
 	/* named by the file asked for: the temporary name is ours, and lies in
 	 * the same folder, so the reason is the same */
-	ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot create '%s': %s", path,
+	ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot create '%s': %s", path,
 		      errno == EEXIST ? "every temporary name tried exists" : strerror(errno));
 	free(tmp);
 	return -1;
@@ -322,25 +322,25 @@ int ploom_trace_write_file(const char *path, const struct ploom_trace *trace,
 		goto done;
 	f = fdopen(fd, "w");
 	if (!f) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", path, strerror(errno));
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot write '%s': %s", path, strerror(errno));
 		close(fd);
 		goto done;
 	}
 	n = strlen(text);
 	if (fwrite(text, 1, n, f) != n || fflush(f) == EOF) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", path, strerror(errno));
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot write '%s': %s", path, strerror(errno));
 		goto done;
 	}
 	if (fclose(f) == EOF) {
 		f = NULL;
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write '%s': %s", path, strerror(errno));
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot write '%s': %s", path, strerror(errno));
 		goto done;
 	}
 	f = NULL;
 	/* rename replaces whatever is at path, a link included, without
 	 * following it */
 	if (rename(tmp, path) < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot rename '%s' to '%s': %s", tmp, path,
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot rename '%s' to '%s': %s", tmp, path,
 			      strerror(errno));
 		goto done;
 	}
@@ -370,10 +370,10 @@ static int make_dirs(const char *dir, struct ploom_err *err)
 	int ret = 0;
 
 	if (!*dir)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "empty directory name");
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "empty directory name");
 	p = strdup(dir);
 	if (!p)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	for (q = p + 1; ret == 0; q++) {
 		if (*q && *q != '/')
 			continue;
@@ -381,12 +381,12 @@ static int make_dirs(const char *dir, struct ploom_err *err)
 			char c = *q;
 			*q = '\0';
 			if (mkdir(p, 0777) < 0 && errno != EEXIST)
-				ret = ploom_err_set(err, PLOOM_EXIT_USAGE,
+				ret = ploom_err_set(err, PLOOM_ERR_SYSTEM,
 						    "cannot create directory '%s': %s", p,
 						    strerror(errno));
 			else if (!is_dir(p))
 				/* what mkdir -p says of a file in the way */
-				ret = ploom_err_set(err, PLOOM_EXIT_USAGE,
+				ret = ploom_err_set(err, PLOOM_ERR_SYSTEM,
 						    "cannot create directory '%s': %s", p,
 						    strerror(EEXIST));
 			*q = c;
@@ -412,7 +412,7 @@ int ploom_trace_save(char **out, const struct ploom_trace *trace, const char *di
 	if (make_dirs(dir, err) < 0)
 		return -1;
 	if (asprintf(&path, "%s/%s-%s.json", dir, id, suffix) < 0)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	if (ploom_trace_write_file(path, trace, err) < 0) {
 		free(path);
 		return -1;
@@ -487,7 +487,7 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 		put_bool(&b, root, "outcomes_truncated", s->outcomes_truncated);
 	}
 	if (b.oom) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		goto done;
 	}
 	text = print_tree(root, err);
@@ -516,8 +516,8 @@ static int fail(struct reader *r, const char *what, const char *prefix, const ch
 		return -1;
 	r->failed = 1;
 	if (!what)
-		return ploom_err_set(r->err, PLOOM_EXIT_USAGE, "missing field '%s%s'", prefix, name);
-	return ploom_err_set(r->err, PLOOM_EXIT_USAGE, "field '%s%s' %s", prefix, name, what);
+		return ploom_err_set(r->err, PLOOM_ERR_INPUT, "missing field '%s%s'", prefix, name);
+	return ploom_err_set(r->err, PLOOM_ERR_INPUT, "field '%s%s' %s", prefix, name, what);
 }
 
 /* The member, or NULL: missing (an error if required) or JSON null. */
@@ -558,7 +558,7 @@ static void get_str(struct reader *r, char **out, const cJSON *obj, const char *
 	*out = strdup(x->valuestring);
 	if (!*out && !r->failed) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(r->err);
 	}
 }
 
@@ -659,7 +659,7 @@ static void get_int_array(struct reader *r, int **out, size_t *out_len, const cJ
 	*out = calloc(n, sizeof(**out));
 	if (!*out) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(r->err);
 		return;
 	}
 	n = 0;
@@ -764,7 +764,7 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 	k = ploom_outcome_kind_parse(kind);
 	if (k < 0) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "unknown outcome kind '%s'", kind);
+		ploom_err_set(r->err, PLOOM_ERR_INPUT, "unknown outcome kind '%s'", kind);
 		free(kind);
 		return;
 	}
@@ -788,7 +788,7 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 		o->waits = calloc((size_t)cJSON_GetArraySize(e) + 1, sizeof(*o->waits));
 		if (!o->waits) {
 			r->failed = 1;
-			ploom_err_set(r->err, PLOOM_EXIT_USAGE, "out of memory");
+			ploom_err_oom(r->err);
 			return;
 		}
 		cJSON_ArrayForEach(w, e) {
@@ -898,7 +898,7 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 
 	if (!cJSON_IsObject(root)) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "not a ploom trace (not a JSON object)");
+		ploom_err_set(r->err, PLOOM_ERR_INPUT, "not a ploom trace (not a JSON object)");
 		return;
 	}
 	get_str(r, &format, root, "", "format", 1, 0);
@@ -906,7 +906,7 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 		return;
 	if (strcmp(format, TRACE_FORMAT)) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "not a ploom trace (format is '%s')", format);
+		ploom_err_set(r->err, PLOOM_ERR_INPUT, "not a ploom trace (format is '%s')", format);
 		free(format);
 		return;
 	}
@@ -916,7 +916,7 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 		return;
 	if (version != PLOOM_TRACE_VERSION) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_EXIT_USAGE,
+		ploom_err_set(r->err, PLOOM_ERR_INPUT,
 			      "unknown format version %ld (this ploom reads %d)", version,
 			      PLOOM_TRACE_VERSION);
 		return;
@@ -968,7 +968,7 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 		struct ploom_step *s = ploom_run_add_step(&t->run);
 		if (!s) {
 			r->failed = 1;
-			ploom_err_set(r->err, PLOOM_EXIT_USAGE, "out of memory");
+			ploom_err_oom(r->err);
 			return;
 		}
 		read_step(r, s, e, i++);
@@ -1031,12 +1031,12 @@ static int check_unique_keys(const cJSON *x, char *path, size_t len, size_t cap,
 
 	if (cJSON_IsObject(x) && (dup = duplicate_name(x, &oom)) != NULL) {
 		if (len)
-			return ploom_err_set(err, PLOOM_EXIT_USAGE,
+			return ploom_err_set(err, PLOOM_ERR_INPUT,
 					     "duplicate key '%.64s' in field '%s'", dup, path);
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "duplicate key '%.64s'", dup);
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "duplicate key '%.64s'", dup);
 	}
 	if (oom)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	for (c = x->child; c; c = c->next, i++) {
 		if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
 			continue;
@@ -1078,13 +1078,13 @@ int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {
 		off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "not valid JSON (line %zu)",
+		ploom_err_set(err, PLOOM_ERR_INPUT, "not valid JSON (line %zu)",
 			      line_of(text, off));
 		goto done;
 	}
 	for (off = (size_t)(end - text); off < len; off++) {
 		if (!strchr(" \t\r\n", text[off]) || !text[off]) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "unexpected data after the JSON (line %zu)",
+			ploom_err_set(err, PLOOM_ERR_INPUT, "unexpected data after the JSON (line %zu)",
 				      line_of(text, off));
 			goto done;
 		}
@@ -1094,7 +1094,7 @@ int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
 		goto done;
 	t = ploom_trace_new();
 	if (!t) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		goto done;
 	}
 	read_trace(&r, t, root);
@@ -1120,13 +1120,13 @@ int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err)
 	/* a regular file's size is known before a byte is read */
 	if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) &&
 	    (uintmax_t)st.st_size > (uintmax_t)PLOOM_TRACE_MAX_BYTES + (uintmax_t)ftello(in)) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "larger than %zu MiB",
+		ploom_err_set(err, PLOOM_ERR_INPUT, "larger than %zu MiB",
 			      PLOOM_TRACE_MAX_BYTES >> 20);
 		goto done;
 	}
 	for (;;) {
 		if (len > PLOOM_TRACE_MAX_BYTES) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "larger than %zu MiB",
+			ploom_err_set(err, PLOOM_ERR_INPUT, "larger than %zu MiB",
 				      PLOOM_TRACE_MAX_BYTES >> 20);
 			goto done;
 		}
@@ -1137,7 +1137,7 @@ int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err)
 				cap = PLOOM_TRACE_MAX_BYTES + 1;
 			p = realloc(buf, cap);
 			if (!p) {
-				ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+				ploom_err_oom(err);
 				goto done;
 			}
 			buf = p;
@@ -1146,7 +1146,7 @@ int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err)
 		/* no JSON text holds a NUL byte: refuse /dev/zero or a
 		 * binary file as it comes, not at the size limit */
 		if (memchr(buf + len, '\0', n)) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "not a ploom trace (it contains a NUL byte)");
+			ploom_err_set(err, PLOOM_ERR_INPUT, "not a ploom trace (it contains a NUL byte)");
 			goto done;
 		}
 		len += n;
@@ -1154,7 +1154,7 @@ int ploom_trace_read(struct ploom_trace **out, FILE *in, struct ploom_err *err)
 			break;
 	}
 	if (ferror(in)) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "%s", strerror(errno));
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "%s", strerror(errno));
 		goto done;
 	}
 	ret = ploom_trace_parse(out, buf, len, err);
@@ -1173,7 +1173,7 @@ int ploom_trace_read_file(struct ploom_trace **out, const char *path, struct plo
 		return ploom_trace_read(out, stdin, err);
 	f = fopen(path, "r");
 	if (!f)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "%s", strerror(errno));
+		return ploom_err_set(err, PLOOM_ERR_SYSTEM, "%s", strerror(errno));
 	ret = ploom_trace_read(out, f, err);
 	fclose(f);
 	return ret;

@@ -41,7 +41,8 @@
 
 /* Parses a trace from the len bytes at text (no NUL needed).  On success
  * returns 0 and the caller owns *out, freed with ploom_trace_free(); on
- * error returns -1 with err filled (code PLOOM_EXIT_USAGE) and *out NULL. */
+ * error returns -1 with err filled (kind PLOOM_ERR_INPUT, or PLOOM_ERR_NOMEM)
+ * and *out NULL. */
 int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
 		      struct ploom_err *err);
 

@@ -38,7 +38,7 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 	memset(res, 0, sizeof(*res));
 	res->from = res->to = ploom_run_count_preemptions(original);
 	if (!ploom_outcome_is_failure(original->outcome.kind))
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "the trace does not record a failure");
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "the trace does not record a failure");
 	for (bound = 0; bound < res->from; bound++) {
 		ploom_explore_free(ex);
 		ex = NULL;
@@ -58,7 +58,7 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 			if (opts && opts->progress)
 				opts->progress(opts->progress_ctx, res->schedules, bound);
 			if (r.outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
-				ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+				ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 					      "a schedule did not follow its choices: %s",
 					      r.outcome.summary ? r.outcome.summary : "");
 				goto done;
@@ -109,7 +109,7 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 	ctx.w = w;
 	ctx.max_steps = original->config.max_steps;
 	if (ploom_timeout_ms(&ctx.timeout_ms, original->config.schedule_timeout_s) < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "invalid schedule timeout %g s",
+		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
 			      original->config.schedule_timeout_s);
 		goto done;
 	}
@@ -125,7 +125,7 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 		free(t->scenario.target);
 		t->scenario.target = ploom_strdup(original->scenario.target);
 		if (!t->scenario.target) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+			ploom_err_oom(err);
 			goto done;
 		}
 		/* the search ran the source the original was recorded from
@@ -141,7 +141,7 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 			goto done;
 		t->id = strdup(id);
 		if (!t->id) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+			ploom_err_oom(err);
 			goto done;
 		}
 	} else {

@@ -71,8 +71,8 @@ int ploom_minimize_same_failure(const struct ploom_outcome *want,
  * receives it and the caller releases it with ploom_run_release(); 0
  * when there is none or the budget ran out first (res->exhausted), *out
  * untouched; -1 with err filled when run failed, a schedule did not
- * follow its choices (code PLOOM_EXIT_DIVERGENCE), or the original is not
- * a failure.  *res is filled in every case.  opts may be NULL. */
+ * follow its choices (kind PLOOM_ERR_DIVERGENCE), or the original is not
+ * a failure (PLOOM_ERR_INPUT).  *res is filled in every case.  opts may be NULL. */
 int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *res,
 			  const struct ploom_run *original,
 			  const struct ploom_minimize_opts *opts, ploom_minimize_run_fn run,

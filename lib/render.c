@@ -783,7 +783,7 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 								   : (size_t)opts->width;
 	}
 	if (table_build(&t, trace, cap) < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		goto done;
 	}
 	put_header(&w, trace);
@@ -799,7 +799,7 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 		}
 	}
 	if (w.failed) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "write error: %s", strerror(w.error));
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "write error: %s", strerror(w.error));
 		errno = w.error;
 		goto done;
 	}

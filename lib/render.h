@@ -54,9 +54,9 @@ struct ploom_render_opts {
 /* Writes the rendering of trace to out and flushes out.  opts may be NULL
  * (plain, default width).  The trace is only read.
  *
- * Returns 0, or -1 with err filled: code PLOOM_EXIT_USAGE and
- * "out of memory", or "write error: STRERROR" when a write or the flush
- * failed.  After a write error errno is the error of the failed write
+ * Returns 0, or -1 with err filled: PLOOM_ERR_NOMEM and "out of memory",
+ * or PLOOM_ERR_SYSTEM and "write error: STRERROR" when a write or the
+ * flush failed.  After a write error errno is the error of the failed write
  * (EPIPE when the reader of a pipe went away, so that a filter can stop
  * quietly; ENOSPC on a full disk); the stream is not closed. */
 int ploom_render_trace(FILE *out, const struct ploom_trace *trace,

@@ -39,16 +39,16 @@ int ploom_replay_check_trace(const struct ploom_trace *trace, struct ploom_err *
 	size_t i;
 
 	if (!file || !*file)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "the trace names no scenario file: a replay runs only a file "
 				     "that the trace fingerprints");
 	if (file[0] != '/')
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "the trace's scenario file '%s' is not an absolute path", file);
 	for (i = 0; i < trace->nfingerprints; i++)
 		if (!strcmp(trace->fingerprints[i].path, file))
 			return 0;
-	return ploom_err_set(err, PLOOM_EXIT_USAGE,
+	return ploom_err_set(err, PLOOM_ERR_INPUT,
 			     "the trace's fingerprints do not cover its scenario file '%s'", file);
 }
 
@@ -67,17 +67,17 @@ int ploom_replay_check_source(const struct ploom_trace *trace, struct ploom_err 
 		/* stat first: libgit2's message for a missing file names
 		 * the file again, errno's reads better here */
 		if (stat(f->path, &st) < 0)
-			return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 					     "the scenario's source changed: '%s' (recorded blob "
 					     "%.*s, now unreadable: %s)",
 					     f->path, SHORT_OID, f->blob, strerror(errno));
 		if (ploom_fingerprint_file(now, f->path, &why) < 0)
-			return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 					     "the scenario's source changed: '%s' (recorded blob "
 					     "%.*s, now unreadable: %s)",
 					     f->path, SHORT_OID, f->blob, why.msg);
 		if (strcmp(now, f->blob))
-			return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 					     "the scenario's source changed: '%s' (recorded blob "
 					     "%.*s, now %.*s)",
 					     f->path, SHORT_OID, f->blob, SHORT_OID, now);
@@ -90,7 +90,7 @@ int ploom_replay_check_loaded(const struct ploom_trace *trace, const struct ploo
 {
 	if (!trace->scenario.file || !hello->file || !strcmp(trace->scenario.file, hello->file))
 		return 0;
-	return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+	return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 			     "the scenario's source changed: '%s' (the trace was recorded from "
 			     "'%s')",
 			     hello->file, trace->scenario.file);
@@ -116,7 +116,7 @@ int ploom_replay_check_python(const struct ploom_trace *trace, const char *pytho
 
 	if (nrec == nnow && !strncmp(rec, now, nrec))
 		return 0;
-	return ploom_err_set(err, PLOOM_EXIT_DIVERGENCE,
+	return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 			     "Python %.*s runs this replay, the trace was recorded with %.*s",
 			     (int)nnow, now, (int)nrec, rec);
 }
@@ -197,7 +197,7 @@ int ploom_replay_compare_steps(const struct ploom_run *recorded, const struct pl
 	}
 	return 0;
 fail:
-	ret = ploom_err_set(err, PLOOM_EXIT_DIVERGENCE, "%s", b.data ? b.data : "steps differ");
+	ret = ploom_err_set(err, PLOOM_ERR_DIVERGENCE, "%s", b.data ? b.data : "steps differ");
 	ploom_buf_release(&b);
 	return ret;
 }
@@ -246,7 +246,7 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 	if (timeout_s >= 0)
 		config.schedule_timeout_s = timeout_s;
 	if (ploom_timeout_ms(&timeout_ms, config.schedule_timeout_s) < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "invalid schedule timeout %g s",
+		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
 			      config.schedule_timeout_s);
 		goto done;
 	}
@@ -256,7 +256,7 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 	if (ploom_replay_compare_steps(&recorded->run, &run, err) < 0)
 		goto done;
 	if (!ploom_replay_same_outcome(&recorded->run.outcome, &run.outcome)) {
-		ploom_err_set(err, PLOOM_EXIT_DIVERGENCE, "outcome differs: recorded %s, got %s",
+		ploom_err_set(err, PLOOM_ERR_DIVERGENCE, "outcome differs: recorded %s, got %s",
 			      recorded->run.outcome.summary ? recorded->run.outcome.summary : "?",
 			      run.outcome.summary ? run.outcome.summary : "?");
 		goto done;
@@ -267,7 +267,7 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 	t->scenario.target = ploom_strdup(recorded->scenario.target);
 	t->id = ploom_strdup(recorded->id);
 	if (!t->scenario.target || (recorded->id && !t->id)) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		goto done;
 	}
 	t->minimized_from = recorded->minimized_from;

@@ -3,13 +3,13 @@
  * Overview
  * --------
  * Replay never searches: it runs the trace's choices, with its hash seed
- * and max_steps, in a fresh worker, and stops with a divergence (code
- * PLOOM_EXIT_DIVERGENCE) at the first of these that fails, in this order:
+ * and max_steps, in a fresh worker, and stops with a divergence (kind
+ * PLOOM_ERR_DIVERGENCE) at the first of these that fails, in this order:
  *
  *   1. the scenario's source is the recorded one, checked before the
  *      worker imports anything: the trace names an absolute scenario file
- *      that its fingerprints cover (ploom_replay_check_trace(), code
- *      PLOOM_EXIT_USAGE: a trace that fails it is malformed), every
+ *      that its fingerprints cover (ploom_replay_check_trace(), kind
+ *      PLOOM_ERR_INPUT: a trace that fails it is malformed), every
  *      fingerprint's file still has its blob id
  *      (ploom_replay_check_source()), the target names that file (the
  *      worker checks it before it runs any of the target's code, see
@@ -47,7 +47,7 @@ char *ploom_replay_target(const struct ploom_trace *trace);
 
 /* The part of check 1 that reads no file: the trace names an absolute
  * scenario file and one of its fingerprints is that file's.  Returns 0,
- * or -1 with err filled (code PLOOM_EXIT_USAGE):
+ * or -1 with err filled (kind PLOOM_ERR_INPUT):
  *   the trace names no scenario file: a replay runs only a file that the trace fingerprints
  *   the trace's scenario file 'f.py' is not an absolute path
  *   the trace's fingerprints do not cover its scenario file '/abs/f.py' */
@@ -56,7 +56,7 @@ int ploom_replay_check_trace(const struct ploom_trace *trace, struct ploom_err *
 /* Check 1: ploom_replay_check_trace(), then every fingerprint's file
  * hashes to its recorded blob id now.
  * A file that is gone or unreadable has changed too.  Returns 0, or -1
- * with err filled (code PLOOM_EXIT_DIVERGENCE):
+ * with err filled (kind PLOOM_ERR_DIVERGENCE):
  *   the scenario's source changed: '/abs/f.py' (recorded blob 1a2b3c4, now 5d6e7f8)
  *   the scenario's source changed: '/abs/f.py' (recorded blob 1a2b3c4, now unreadable: REASON) */
 int ploom_replay_check_source(const struct ploom_trace *trace, struct ploom_err *err);
@@ -64,20 +64,20 @@ int ploom_replay_check_source(const struct ploom_trace *trace, struct ploom_err 
 /* Check 1, once the worker runs: it loaded the recorded source file (a
  * module target may resolve to another file from another directory).
  * Passes when either file is unknown.  Returns 0, or -1 with err filled
- * (code PLOOM_EXIT_DIVERGENCE). */
+ * (kind PLOOM_ERR_DIVERGENCE). */
 int ploom_replay_check_loaded(const struct ploom_trace *trace, const struct ploom_hello *hello,
 			      struct ploom_err *err);
 
 /* Check 2: python_version (the worker's, "3.14.1") has the same major and
- * minor version as the trace's.  Returns 0, or -1 with err filled (code
- * PLOOM_EXIT_DIVERGENCE). */
+ * minor version as the trace's.  Returns 0, or -1 with err filled (kind
+ * PLOOM_ERR_DIVERGENCE). */
 int ploom_replay_check_python(const struct ploom_trace *trace, const char *python_version,
 			      struct ploom_err *err);
 
 /* Check 3: got took recorded's steps (task, operation, object), all of
  * them and no more, and every choice was enabled (got's outcome is not a
- * divergence).  Returns 0, or -1 with err filled (code
- * PLOOM_EXIT_DIVERGENCE) naming the first step that differs. */
+ * divergence).  Returns 0, or -1 with err filled (kind
+ * PLOOM_ERR_DIVERGENCE) naming the first step that differs. */
 int ploom_replay_compare_steps(const struct ploom_run *recorded, const struct ploom_run *got,
 			       struct ploom_err *err);
 
@@ -95,7 +95,7 @@ int ploom_replay_same_outcome(const struct ploom_outcome *recorded,
  * On success returns 0 and the caller owns *out (ploom_trace_free()): the
  * new run's trace, with the recorded target, fingerprints, id and
  * minimized_from and the worker's Python.  On error returns -1 with err
- * filled (code PLOOM_EXIT_DIVERGENCE for a divergence) and *out NULL. */
+ * filled (kind PLOOM_ERR_DIVERGENCE for a divergence) and *out NULL. */
 int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorded,
 		     struct ploom_worker *w, double timeout_s, struct ploom_err *err);
 

@@ -113,14 +113,14 @@ static int tally(struct search *s, const struct ploom_outcome *o, struct ploom_e
 		size_t cap = s->outcomes_cap ? 2 * s->outcomes_cap : 8;
 		t = realloc(res->outcomes, cap * sizeof(*t));
 		if (!t)
-			return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+			return ploom_err_oom(err);
 		res->outcomes = t;
 		s->outcomes_cap = cap;
 	}
 	t = &res->outcomes[res->noutcomes];
 	t->summary = strdup(summary);
 	if (!t->summary)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	t->kind = o->kind;
 	t->schedules = 1;
 	s->slot[i] = (uint16_t)++res->noutcomes;
@@ -143,7 +143,7 @@ static int save_trace(struct ploom_trace **out, char **out_path, const struct se
 	    ploom_trace_fingerprint_source(*out, err) < 0 || ploom_trace_set_id(*out, err) < 0)
 		return -1;
 	if (ploom_trace_save(out_path, *out, o->trace_dir, "original", &why) < 0)
-		ploom_err_set(&s->res->save_err, why.code ? why.code : PLOOM_EXIT_USAGE,
+		ploom_err_set(&s->res->save_err, why.kind ? why.kind : PLOOM_ERR_SYSTEM,
 			      "cannot save the trace: %s", why.msg);
 	return 0;
 }
@@ -163,8 +163,11 @@ static int strategy_next(struct job *job, const struct ploom_run *run, struct pl
 	return 0;
 }
 
+/* What take_run() returns after a divergence's event. */
+enum { RUN_DIVERGED = 2 };
+
 /* Takes one run of job back.  Returns 0 to go on, 1 when the search must
- * stop (res->stopped_by says why), PLOOM_EXIT_DIVERGENCE after its event,
+ * stop (res->stopped_by says why), RUN_DIVERGED after a divergence's event,
  * or -1 with err filled. */
 static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 		    struct ploom_err *err)
@@ -183,7 +186,7 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 		res->max_depth = (long)run->nsteps;
 	if (run->outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
 		emit(s, PLOOM_SEARCH_DIVERGENCE, &run->outcome, NULL);
-		return PLOOM_EXIT_DIVERGENCE;
+		return RUN_DIVERGED;
 	}
 	if (s->o->tally_outcomes && tally(s, &run->outcome, err) < 0)
 		return -1;
@@ -192,7 +195,7 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 	if (strategy_next(job, run, err) < 0)
 		return -1;
 	if (run->outcome.kind == PLOOM_OUTCOME_STEP_LIMIT) {
-		if (!res->limit_path && !res->failure && !res->save_err.code) {
+		if (!res->limit_path && !res->failure && !res->save_err.kind) {
 			r = save_trace(&trace, &res->limit_path, s, job->w, run, err);
 			if (r == 0)
 				emit(s, PLOOM_SEARCH_STEP_LIMIT, &trace->run.outcome, res->limit_path);
@@ -202,7 +205,7 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 		}
 		s->hit_step_limit = 1;
 		/* a search that cannot save its traces stops at the first one */
-		if (!s->o->keep_going || res->save_err.code) {
+		if (!s->o->keep_going || res->save_err.kind) {
 			res->stopped_by = "max-steps";
 			return 1;
 		}
@@ -218,7 +221,7 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 			res->failure = trace;
 			emit(s, PLOOM_SEARCH_FAILURE, &trace->run.outcome, res->failure_path);
 		}
-		if (!s->o->keep_going || res->save_err.code) {
+		if (!s->o->keep_going || res->save_err.kind) {
 			res->stopped_by = "failure";
 			return 1;
 		}
@@ -276,16 +279,16 @@ static int check_opts(const struct ploom_search_opts *o, const struct ploom_stra
 	int i;
 
 	if (o->nworkers < 1 || o->nworkers > PLOOM_SEARCH_MAX_WORKERS)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "cannot search with %d workers (1 to %d)", o->nworkers,
 				     PLOOM_SEARCH_MAX_WORKERS);
 	if (o->nworkers > 1 && (!strategy->ops->split || !strategy->ops->split_depth))
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "the '%s' search cannot be split: it runs on one worker only",
 				     strategy->ops->name);
 	for (i = 0; i < o->nworkers; i++)
 		if (ploom_worker_busy(o->workers[i]))
-			return ploom_err_set(err, PLOOM_EXIT_USAGE,
+			return ploom_err_set(err, PLOOM_ERR_INPUT,
 					     "worker %d is running a schedule already", i);
 	return 0;
 }
@@ -305,13 +308,13 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 	if (check_opts(o, strategy, err) < 0)
 		goto done;
 	if (ploom_timeout_ms(&timeout_ms, o->config->schedule_timeout_s) < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "invalid schedule timeout %g s",
+		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
 			      o->config->schedule_timeout_s);
 		goto done;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		goto done;
 	}
 	s->o = o;
@@ -347,7 +350,7 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 		/* at least once a second: progress, and each run's deadline,
 		 * which ploom_worker_read_run() checks */
 		if (poll(pfd, (nfds_t)nbusy, 1000) < 0 && errno != EINTR) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot wait for the workers: %s",
+			ploom_err_set(err, PLOOM_ERR_WORKER, "cannot wait for the workers: %s",
 				      strerror(errno));
 			goto done;
 		}
@@ -363,8 +366,8 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 				continue;
 			r = take_run(s, job, &run, err);
 			ploom_run_release(&run);
-			if (r < 0 || r == PLOOM_EXIT_DIVERGENCE) {
-				ret = r;
+			if (r < 0 || r == RUN_DIVERGED) {
+				ret = r < 0 ? r : 1;
 				goto done;
 			}
 			stop = r;

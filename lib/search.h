@@ -77,8 +77,8 @@ struct ploom_strategy_ops {
 	/* Takes the run that followed the prefix (read during the call only)
 	 * and moves on.  Returns 1 when there is a next schedule, 0 when this
 	 * part of the search is complete (the driver then frees it), -1 with
-	 * err filled: code PLOOM_EXIT_DIVERGENCE when the run did not make the
-	 * choices of the prefix, else PLOOM_EXIT_USAGE. */
+	 * err filled: kind PLOOM_ERR_DIVERGENCE when the run did not make the
+	 * choices of the prefix, else another kind (PLOOM_ERR_NOMEM). */
 	int (*next)(struct ploom_strategy *self, const struct ploom_run *run,
 		    struct ploom_err *err);
 
@@ -127,7 +127,7 @@ enum ploom_search_event_kind {
 	 * be). */
 	PLOOM_SEARCH_STEP_LIMIT,
 	/* A schedule's outcome is a divergence: the search ends, and
-	 * ploom_search_run() returns PLOOM_EXIT_DIVERGENCE. */
+	 * ploom_search_run() returns 1. */
 	PLOOM_SEARCH_DIVERGENCE,
 	/* Runs came back, or a second passed without any, and the search
 	 * goes on: none once a failure or a limit is stopping it. */
@@ -226,13 +226,12 @@ struct ploom_search_result {
  * (not released) and filled in every case; the caller releases it with
  * ploom_search_result_release().  Returns 0 when the search is over:
  * complete, stopped by a failure or a limit (out->stopped_by), or
- * interrupted; PLOOM_EXIT_DIVERGENCE after the event
- * PLOOM_SEARCH_DIVERGENCE; -1 with err filled when a worker fails, a
- * trace cannot be made (one that cannot be saved is out->save_err instead,
- * with 0), the strategy fails (code PLOOM_EXIT_DIVERGENCE
- * when a run did not follow its prefix), or the options are not usable:
- * more than one worker for a strategy that cannot be split (code
- * PLOOM_EXIT_USAGE). */
+ * interrupted; 1 after the event PLOOM_SEARCH_DIVERGENCE; -1 with err
+ * filled when a worker fails, a trace cannot be made (one that cannot be
+ * saved is out->save_err instead, with 0), the strategy fails (kind
+ * PLOOM_ERR_DIVERGENCE when a run did not follow its prefix), or the
+ * options are not usable: more than one worker for a strategy that cannot
+ * be split (kind PLOOM_ERR_INPUT). */
 int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *strategy,
 		     const struct ploom_search_opts *opts, struct ploom_err *err);
 

@@ -111,7 +111,7 @@ int ploom_run_finish(struct ploom_run *run, struct ploom_err *err)
 	if (n) {
 		run->choices = malloc(n * sizeof(*run->choices));
 		if (!run->choices)
-			return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+			return ploom_err_oom(err);
 	}
 	for (i = 0; i < run->nsteps; i++) {
 		const struct ploom_step *s = &run->steps[i];
@@ -125,7 +125,7 @@ int ploom_run_finish(struct ploom_run *run, struct ploom_err *err)
 	if (!run->outcome.summary) {
 		run->outcome.summary = ploom_outcome_summary(&run->outcome);
 		if (!run->outcome.summary)
-			return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+			return ploom_err_oom(err);
 	}
 	return 0;
 }
@@ -328,7 +328,7 @@ int ploom_trace_set_id(struct ploom_trace *trace, struct ploom_err *err)
 		return -1;
 	trace->id = strdup(id);
 	if (!trace->id)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	return 0;
 }
 
@@ -339,7 +339,7 @@ int ploom_trace_add_fingerprint(struct ploom_trace *trace, const char *path,
 
 	f = realloc(trace->fingerprints, (trace->nfingerprints + 1) * sizeof(*f));
 	if (!f)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	trace->fingerprints = f;
 	f = &f[trace->nfingerprints];
 	f->path = strdup(path);
@@ -347,7 +347,7 @@ int ploom_trace_add_fingerprint(struct ploom_trace *trace, const char *path,
 	if (!f->path || !f->blob) {
 		free(f->path);
 		free(f->blob);
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	}
 	trace->nfingerprints++;
 	return 0;

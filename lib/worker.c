@@ -359,12 +359,12 @@ static int worker_died(struct ploom_worker *w, const char *when, struct ploom_er
 
 	close_fd(&w->cmd_fd);
 	if (reap(w, 2000, &status) < 0)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker died %s", when);
+		return ploom_err_set(err, PLOOM_ERR_WORKER, "the worker died %s", when);
 	if (WIFSIGNALED(status))
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+		return ploom_err_set(err, PLOOM_ERR_WORKER,
 				     "the worker died %s (killed by signal %d)", when,
 				     WTERMSIG(status));
-	return ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker died %s (exit status %d)",
+	return ploom_err_set(err, PLOOM_ERR_WORKER, "the worker died %s (exit status %d)",
 			     when, WEXITSTATUS(status));
 }
 
@@ -380,9 +380,9 @@ static int read_record(struct ploom_worker *w, long deadline, const char *when,
 	if (r == 1 || r == -2)
 		return r;
 	if (r == -3)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "interrupted");
+		return ploom_err_set(err, PLOOM_ERR_INTERRUPTED, "interrupted");
 	if (r < 0)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
+		return ploom_err_set(err, PLOOM_ERR_WORKER, "cannot read from the worker: %s",
 				     strerror(errno));
 	return worker_died(w, when, err);
 }
@@ -403,7 +403,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	*out = NULL;
 	w = calloc(1, sizeof(*w));
 	if (!w) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		goto done;
 	}
 	w->pid = -1;
@@ -412,16 +412,16 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	w->interrupted = opts->interrupted;
 	env = make_env(opts->hash_seed);
 	if (!w->target || !env) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		goto done;
 	}
 	if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(rec, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot create a pipe: %s", strerror(errno));
+		ploom_err_set(err, PLOOM_ERR_WORKER, "cannot create a pipe: %s", strerror(errno));
 		goto done;
 	}
 	if (opts->expect_file && asprintf(&expect, "--expect=%s", opts->expect_file) < 0) {
 		expect = NULL;
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		ploom_err_oom(err);
 		goto done;
 	}
 	argv[0] = (char *)opts->python;
@@ -434,7 +434,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	w->pid = fork();
 	if (w->pid < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot start the worker: %s", strerror(errno));
+		ploom_err_set(err, PLOOM_ERR_WORKER, "cannot start the worker: %s", strerror(errno));
 		goto done;
 	}
 	if (w->pid == 0)
@@ -453,7 +453,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	if (n == (ssize_t)sizeof(e)) {
 		int status;
 		reap(w, 1000, &status);
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot run '%s': %s", opts->python,
+		ploom_err_set(err, PLOOM_ERR_WORKER, "cannot run '%s': %s", opts->python,
 			      strerror(e));
 		goto done;
 	}
@@ -516,7 +516,7 @@ static int send_cmd(struct ploom_worker *w, const struct ploom_run_cmd *rc, stru
 	int ret = -1;
 
 	if (w->pid <= 0 || w->cmd_fd < 0) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker is not running");
+		ploom_err_set(err, PLOOM_ERR_WORKER, "the worker is not running");
 		goto done;
 	}
 	ploom_enc_run(&cmd, rc);
@@ -524,7 +524,7 @@ static int send_cmd(struct ploom_worker *w, const struct ploom_run_cmd *rc, stru
 		if (errno == EPIPE)
 			worker_died(w, "before a schedule", err);
 		else
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot write to the worker: %s",
+			ploom_err_set(err, PLOOM_ERR_WORKER, "cannot write to the worker: %s",
 				      strerror(errno));
 		goto done;
 	}
@@ -553,7 +553,7 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 
 	ploom_run_parser_init(&p, out, timeout_ms);
 	if (w->in_run) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker is running a schedule already");
+		ploom_err_set(err, PLOOM_ERR_INPUT, "the worker is running a schedule already");
 		goto done;
 	}
 	if (send_run(w, choices, n, max_steps, timeout_ms, err) < 0)
@@ -564,7 +564,7 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 		r = read_record(w, deadline, "during a schedule", &line, &len, err);
 		if (r == -2) {
 			kill(w->pid, SIGKILL);
-			ploom_err_set(err, PLOOM_EXIT_USAGE,
+			ploom_err_set(err, PLOOM_ERR_WORKER,
 				      "the worker did not finish a schedule in %ld ms",
 				      timeout_ms + WORKER_GRACE_MS);
 			goto done;
@@ -586,7 +586,7 @@ int ploom_worker_send_cmd(struct ploom_worker *w, const struct ploom_run_cmd *cm
 			  struct ploom_err *err)
 {
 	if (w->in_run)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE,
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "the worker is running a schedule already");
 	if (send_cmd(w, cmd, err) < 0)
 		return -1;
@@ -624,7 +624,7 @@ int ploom_worker_read_run(struct ploom_worker *w, struct ploom_run *out,
 	int r;
 
 	if (!w->in_run)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker runs no schedule");
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "the worker runs no schedule");
 	for (;;) {
 		struct pollfd pfd = {w->rec_fd, POLLIN, 0};
 		ssize_t n;
@@ -644,14 +644,14 @@ int ploom_worker_read_run(struct ploom_worker *w, struct ploom_run *out,
 		if (r < 0 && errno == EINTR)
 			return 0;
 		if (r < 0) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
+			ploom_err_set(err, PLOOM_ERR_WORKER, "cannot read from the worker: %s",
 				      strerror(errno));
 			break;
 		}
 		if (r == 0) {
 			if (w->deadline && now_ms() >= w->deadline) {
 				kill(w->pid, SIGKILL);
-				ploom_err_set(err, PLOOM_EXIT_USAGE,
+				ploom_err_set(err, PLOOM_ERR_WORKER,
 					      "the worker did not finish a schedule in %ld ms",
 					      w->timeout_ms + WORKER_GRACE_MS);
 				break;
@@ -659,14 +659,14 @@ int ploom_worker_read_run(struct ploom_worker *w, struct ploom_run *out,
 			return 0;
 		}
 		if (make_room(&w->lb) < 0) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+			ploom_err_oom(err);
 			break;
 		}
 		n = read(w->rec_fd, w->lb.data + w->lb.len, w->lb.cap - w->lb.len);
 		if (n < 0 && errno == EINTR)
 			return 0;
 		if (n < 0) {
-			ploom_err_set(err, PLOOM_EXIT_USAGE, "cannot read from the worker: %s",
+			ploom_err_set(err, PLOOM_ERR_WORKER, "cannot read from the worker: %s",
 				      strerror(errno));
 			break;
 		}
@@ -691,7 +691,7 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 
 	*out = NULL;
 	if (!t)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	t->scenario.target = strdup(w->target);
 	t->scenario.module = strdup(h->module);
 	t->scenario.qualname = strdup(h->qualname);
@@ -706,7 +706,7 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	    (h->file && !t->scenario.file) || !t->python.implementation ||
 	    !t->python.version || !t->hash_seed || !t->config.reduction) {
 		ploom_trace_free(t);
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "out of memory");
+		return ploom_err_oom(err);
 	}
 	ploom_run_move(&t->run, run);
 	*out = t;
@@ -730,7 +730,7 @@ int ploom_worker_stop(struct ploom_worker *w, struct ploom_err *err)
 			ret = -1;
 	}
 	if (ret < 0)
-		ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker did not exit cleanly");
+		ploom_err_set(err, PLOOM_ERR_WORKER, "the worker did not exit cleanly");
 	ploom_worker_free(w);
 	return ret;
 }

@@ -22,10 +22,13 @@
  * error).
  *
  * Errors: calls return -1 and fill err.  A scenario that cannot be loaded
- * gives code PLOOM_EXIT_USAGE and "cannot load scenario 'TARGET': MESSAGE";
- * a worker that dies or sends a malformed record gives PLOOM_EXIT_USAGE and
- * a message naming what happened; after either the worker is unusable and
- * the caller frees it with ploom_worker_free().
+ * gives kind PLOOM_ERR_INPUT and "cannot load scenario 'TARGET': MESSAGE";
+ * a worker that cannot be started, dies, sends a malformed record or
+ * cannot be read or written gives PLOOM_ERR_WORKER and a message naming
+ * what happened; after either the worker is unusable and the caller frees
+ * it with ploom_worker_free().  A call the worker's state does not allow
+ * (a run while one is in flight) gives PLOOM_ERR_INPUT, an interrupted wait
+ * PLOOM_ERR_INTERRUPTED.
  */
 #ifndef PLOOM_WORKER_H
 #define PLOOM_WORKER_H
@@ -46,8 +49,8 @@ struct ploom_worker_opts {
 	const char *hash_seed;  /* PYTHONHASHSEED, decimal */
 	/* Optional, for a replay: the absolute source file the target must
 	 * be.  The worker finds the file the target names without running
-	 * any of it and refuses (an `error source` record, code
-	 * PLOOM_EXIT_DIVERGENCE) when it is another one; see _worker.py. */
+	 * any of it and refuses (an `error source` record, kind
+	 * PLOOM_ERR_DIVERGENCE) when it is another one; see _worker.py. */
 	const char *expect_file;
 	/* Optional: a flag a signal handler sets.  When a wait for the
 	 * worker is interrupted by a signal (install the handler without

@@ -375,6 +375,11 @@ same_with_jobs() {
 	[ "$stderr" = "ploom-explore: cannot run '/nonexistent/python3': No such file or directory" ]
 }
 
+@test "an interpreter that is not Python is a dead worker: exit 2" {
+	run -2 --separate-stderr ploom-explore --python /bin/false "$BANK:scenario"
+	[ "$stderr" = "ploom-explore: the worker died before it loaded the scenario (exit status 1)" ]
+}
+
 @test "usage errors exit 2 with a message" {
 	run -2 --separate-stderr ploom-explore
 	[[ "$stderr" == "ploom-explore: missing TARGET"* ]]

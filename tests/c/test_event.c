@@ -257,7 +257,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	CHECK_STR(h.file, "/src/examples/bank_account.py");
 	ploom_hello_release(&h);
 	CHECK_INT(ploom_hello_parse(&h, bad, strlen(bad), "nosuch:f", &err), -1);
-	CHECK_INT(err.code, 2);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "cannot load scenario 'nosuch:f': No module named 'nosuch'");
 	ploom_hello_release(&h);
 	line = "hello 1 =cpython =3.13.0 1 =0 =m =q =";

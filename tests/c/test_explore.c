@@ -115,7 +115,7 @@ static void a_run_that_ignores_the_prefix_is_a_divergence(void)
 	CHECK(n > 0);
 	/* the first schedule again: it does not follow the new prefix */
 	CHECK(ploom_explore_next(ex, &run, &err) == -1);
-	CHECK_INT(err.code, 4);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 	CHECK(strstr(err.msg, "was asked for") != NULL);
 	ploom_run_release(&run);
 	ploom_explore_free(ex);

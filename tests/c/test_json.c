@@ -232,7 +232,7 @@ static void bad_traces_are_rejected_with_a_named_problem(void)
 		}
 		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
 		CHECK(back == NULL);
-		CHECK_INT(err.code, 2);
+		CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 		if (!CHECK(strstr(err.msg, bad[i].want) != NULL))
 			printf("  case %zu: got '%s'\n", i, err.msg);
 		free(edited);
@@ -290,7 +290,7 @@ static void duplicate_keys_are_refused(void)
 			    "\"qualname\": \"abort\", \"file\": null}, ");
 	CHECK_INT(ploom_trace_parse(&back, doc, strlen(doc), &err), -1);
 	CHECK(back == NULL);
-	CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "duplicate key 'scenario'");
 	free(doc);
 
@@ -356,7 +356,7 @@ static void a_trace_larger_than_256_mib_is_refused(void)
 	rewind(f);
 	CHECK_INT(ploom_trace_read(&back, f, &err), -1);
 	CHECK(back == NULL);
-	CHECK_INT(err.code, 2);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "larger than 256 MiB");
 	/* at the limit exactly it is read, and refused for its NUL bytes */
 	CHECK_INT(ftruncate(fileno(f), (off_t)PLOOM_TRACE_MAX_BYTES), 0);
@@ -643,7 +643,7 @@ static void a_trace_that_cannot_be_written_says_why(void)
 	snprintf(sub, sizeof(sub), "%s/traces", file);
 	CHECK_INT(ploom_trace_save(&path, t, sub, "original", &err), -1);
 	CHECK(path == NULL);
-	CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+	CHECK_INT(err.kind, PLOOM_ERR_SYSTEM);
 	snprintf(msg, sizeof(msg), "cannot create directory '%s': File exists", file);
 	CHECK_STR(err.msg, msg);
 	unlink(file);

@@ -29,7 +29,7 @@ static int run_sim(void *ctx, struct ploom_run *out, const int *choices, size_t 
 	struct sim_ctx *c = ctx;
 
 	if (c->fail_after && c->runs >= c->fail_after)
-		return ploom_err_set(err, PLOOM_EXIT_USAGE, "the worker died during a schedule");
+		return ploom_err_set(err, PLOOM_ERR_WORKER, "the worker died during a schedule");
 	c->runs++;
 	sim_run(out, c->sc, c->ignore_choices ? NULL : choices, c->ignore_choices ? 0 : n);
 	if (out->outcome.kind == PLOOM_OUTCOME_FAILURE && out->preemptions < c->rename_below) {
@@ -261,7 +261,7 @@ static void errors_stop_the_search(void)
 	sim_run(&pass, ctx.sc, NULL, 0);
 	CHECK_INT(pass.outcome.kind, PLOOM_OUTCOME_PASS);
 	CHECK_INT(ploom_minimize_search(&min, &res, &pass, NULL, run_sim, &ctx, &err), -1);
-	CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "the trace does not record a failure");
 	CHECK_INT(ctx.runs, 0);
 
@@ -274,7 +274,7 @@ static void errors_stop_the_search(void)
 	ctx.fail_after = 0;
 	ctx.ignore_choices = 1;
 	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, &err), -1);
-	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 	CHECK(min.steps == NULL);
 	ploom_run_release(&pass);
 	ploom_run_release(&orig);

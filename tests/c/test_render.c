@@ -336,7 +336,7 @@ static void write_errors_are_reported_with_errno(void)
 	if (CHECK(f)) {
 		CHECK_INT(ploom_render_trace(f, t, NULL, &err), -1);
 		CHECK_INT(errno, ENOSPC);
-		CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+		CHECK_INT(err.kind, PLOOM_ERR_SYSTEM);
 		CHECK_STR(err.msg, "write error: No space left on device");
 		fclose(f);
 	}

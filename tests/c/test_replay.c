@@ -84,7 +84,7 @@ static void a_changed_or_missing_source_is_a_divergence(void)
 		 "the scenario's source changed: '%s' (recorded blob %.7s, now %.7s)", file,
 		 t->nfingerprints ? t->fingerprints[0].blob : "", now);
 	CHECK_INT(ploom_replay_check_source(t, &err), -1);
-	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 	CHECK_STR(err.msg, want);
 
 	unlink(file);
@@ -93,7 +93,7 @@ static void a_changed_or_missing_source_is_a_divergence(void)
 		 "No such file or directory)",
 		 file, t->nfingerprints ? t->fingerprints[0].blob : "");
 	CHECK_INT(ploom_replay_check_source(t, &err), -1);
-	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 	CHECK_STR(err.msg, want);
 	/* and fingerprinting a file that is gone names it */
 	CHECK_INT(ploom_trace_fingerprint_source(t, &err), -1);
@@ -107,7 +107,7 @@ static void a_changed_or_missing_source_is_a_divergence(void)
 	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
 	CHECK_INT(t->nfingerprints, 0);
 	CHECK_INT(ploom_replay_check_source(t, &err), -1);
-	CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "the trace names no scenario file: a replay runs only a file that the "
 		  "trace fingerprints");
 	t->scenario.file = (char *)"relative.py";
@@ -141,7 +141,7 @@ static void the_loaded_file_must_be_the_recorded_one(void)
 	CHECK_INT(ploom_replay_check_loaded(t, &h, &err), 0);
 	h.file = (char *)"/b/mod.py";
 	CHECK_INT(ploom_replay_check_loaded(t, &h, &err), -1);
-	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 	CHECK_STR(err.msg, "the scenario's source changed: '/b/mod.py' (the trace was recorded "
 		  "from '/a/mod.py')");
 	ploom_trace_free(t);
@@ -155,7 +155,7 @@ static void only_the_minor_python_version_matters(void)
 	CHECK_INT(ploom_replay_check_python(t, "3.13.0", &err), 0);
 	CHECK_INT(ploom_replay_check_python(t, "3.13.7", &err), 0);
 	CHECK_INT(ploom_replay_check_python(t, "3.14.0", &err), -1);
-	CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 	CHECK_STR(err.msg, "Python 3.14 runs this replay, the trace was recorded with 3.13");
 	/* 3.1 is not a prefix match for 3.13 */
 	CHECK_INT(ploom_replay_check_python(t, "3.1.0", &err), -1);
@@ -221,7 +221,7 @@ static void the_first_step_that_differs_is_named(void)
 			printf("  %s: %s\n", done, err.msg);
 		if (step_cases[i].want) {
 			CHECK_INT(ploom_replay_compare_steps(&recorded, &got, &err), -1);
-			CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+			CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 			if (!CHECK_STR(err.msg, step_cases[i].want))
 				printf("  %s\n", done);
 		} else {
@@ -381,7 +381,7 @@ static void a_replay_reproduces_or_names_the_first_divergence(void)
 			free(cmds);
 		} else {
 			CHECK(out == NULL);
-			CHECK_INT(err.code, PLOOM_EXIT_DIVERGENCE);
+			CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 			if (!CHECK(!strncmp(err.msg, cases[i].want, strlen(cases[i].want))))
 				printf("  case %zu: '%s'\n", i, err.msg);
 		}

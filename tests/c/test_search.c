@@ -569,7 +569,7 @@ static void a_trace_that_cannot_be_saved_stops_the_search_with_the_reason(void)
 		CHECK_INT(t.ev.failures, 1);
 		CHECK_STR(t.ev.path, "");
 		CHECK(res.failure != NULL && res.failure_path == NULL);
-		CHECK_INT(res.save_err.code, PLOOM_EXIT_USAGE);
+		CHECK_INT(res.save_err.kind, PLOOM_ERR_SYSTEM);
 		CHECK_STR(res.save_err.msg, want);
 		CHECK(res.idle_worker >= 0);
 		ploom_search_result_release(&res);
@@ -600,7 +600,7 @@ static void a_divergence_ends_the_search(void)
 	struct setup t;
 
 	setup_init(&t, "diverge", 2);
-	CHECK_INT(search_dfs(&res, &t, -1, &err), PLOOM_EXIT_DIVERGENCE);
+	CHECK_INT(search_dfs(&res, &t, -1, &err), 1);
 	CHECK_INT(t.ev.divergences, 1);
 	CHECK_INT(res.schedules, 1);
 	CHECK_INT(res.idle_worker, -1);
@@ -624,7 +624,7 @@ static void a_strategy_that_cannot_split_runs_on_one_worker_only(void)
 
 	setup_init(&t, "numbered", 2);
 	CHECK_INT(ploom_search_run(&res, count_new(3, &count_ops), &t.opts, &err), -1);
-	CHECK_INT(err.code, PLOOM_EXIT_USAGE);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "the 'count' search cannot be split: it runs on one worker only");
 	CHECK_INT(res.schedules, 0);
 	ploom_search_result_release(&res);

@@ -92,7 +92,7 @@ static void an_error_record_means_the_scenario_cannot_load(void)
 
 	CHECK_INT(fake_start(&w, py, "x:f", "0", &err), -1);
 	CHECK(w == NULL);
-	CHECK_INT(err.code, 2);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "cannot load scenario 'x:f': No module named x");
 	free(py);
 }
