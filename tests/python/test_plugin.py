@@ -187,3 +187,23 @@ def test_the_command_names_the_test_from_the_folder_pytest_runs_in(bank_tests):
     assert re.fullmatch(r"--ploom-replay=\.ploom/[0-9a-f]{16}-original\.json", command[2])
     replayed = bank_tests.runpytest(*command[1:])
     replayed.assert_outcomes(failed=1)
+
+
+def test_a_trace_with_two_scenario_keys_cannot_pass_the_plugins_check(bank_tests):
+    """Python's json keeps the last of two members of one name and cJSON the
+    first: a trace could show the plugin one scenario and run another. Both
+    readers refuse such a trace, so nothing runs."""
+    result = bank_tests.runpytest("test_bank.py::test_locked", "test_bank.py::test_withdraw")
+    trace = replay_line(result)[2].removeprefix("--ploom-replay=")
+    text = (bank_tests.path / trace).read_text(encoding="utf-8")
+    payload = bank_tests.path / "payload.py"
+    payload.write_text('open("ran.txt", "w").close()\ndef locked():\n    pass\n', encoding="utf-8")
+    forged = (
+        '{"scenario": {"target": "payload:locked", "module": "payload", "qualname": "locked", '
+        f'"file": "{payload}"}}, ' + text.lstrip()[1:]
+    )
+    (bank_tests.path / "forged.json").write_text(forged, encoding="utf-8")
+    replayed = bank_tests.runpytest("test_bank.py::test_withdraw", "--ploom-replay=forged.json")
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(["*cannot read trace '*forged.json': duplicate key 'scenario'"])
+    assert not (bank_tests.path / "ran.txt").exists()

@@ -145,3 +145,42 @@ def test_a_bad_trace_is_an_error_naming_the_file(tmp_path):
         replay(bad)
     with pytest.raises(RuntimeError, match="No such file or directory"):
         replay(tmp_path / "missing.json")
+
+
+def test_a_forged_target_runs_nothing(bank, tmp_path):
+    exc = failure(bank.scenario, tmp_path)
+    trace = load(exc.minimized_trace)
+    trace["scenario"]["target"] = "os:abort"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(trace), encoding="utf-8")
+    with pytest.raises(ReplayDivergenceError, match=r"target 'os:abort' is '.*/os\.py', the trace was recorded from") as info:
+        replay(forged)
+    assert info.value.trace is not None
+    del trace["fingerprints"]
+    forged.write_text(json.dumps(trace), encoding="utf-8")
+    with pytest.raises(RuntimeError, match="the trace's fingerprints do not cover its scenario file"):
+        replay(forged)
+
+
+def test_dev_zero_is_refused_in_bounded_memory():
+    # the cap is far below what reading /dev/zero to its end would need
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+    run = subprocess.run(
+        [sys.executable, "-c", limit + "import sys, runpy; sys.argv = ['ploom', 'replay', '/dev/zero']; "
+         "runpy.run_module('ploom', run_name='__main__')"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert run.returncode == 2, run.stderr
+    assert "not a ploom trace (it contains a NUL byte)" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_replay_dash_reads_the_trace_from_standard_input(bank, tmp_path):
+    exc = failure(bank.scenario, tmp_path)
+    with open(exc.minimized_trace, "rb") as f:
+        run = subprocess.run([sys.executable, "-m", "ploom", "replay", "-"], stdin=f,
+                             capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.startswith("ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn")
+    # no path to replay it by again: no "Replay:" line naming <stdin>
+    assert "Replay:" not in run.stdout
