@@ -295,6 +295,33 @@ def test_a_crash_fails_the_schedule(tmp_path):
     assert info.value.summary == "crash: killed by signal 6 (SIGABRT)"
 
 
+@pytest.mark.parametrize(
+    "scenario, call, task",
+    [
+        (scenarios.forks, "os.fork()", 0),
+        (scenarios.forks_in_a_thread, "os.fork()", 1),
+        (scenarios.forkpty, "os.forkpty()", 0),
+    ],
+)
+def test_forking_fails_the_schedule_with_the_reason(tmp_path, scenario, call, task):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path), minimize=False))
+    assert info.value.summary.startswith(
+        f"builtins.RuntimeError: ploom: a scenario cannot call {call}: "
+        "the new process would escape the scheduler"
+    )
+    with open(info.value.original_trace, encoding="utf-8") as f:
+        assert json.load(f)["outcome"]["task"] == task
+    # the trace is that of an ordinary failure: it replays
+    with pytest.raises(ModelCheckError):
+        ploom.exploration.replay(info.value.original_trace)
+
+
+def test_subprocess_still_runs_programs(tmp_path):
+    stats = ploom.check(scenarios.runs_a_program_in_threads, ploom.Config(trace_dir=str(tmp_path)))
+    assert stats.complete is True
+
+
 def test_a_nested_function_is_refused():
     def nested():
         pass
