@@ -396,6 +396,34 @@ same_with_jobs() {
 	[ -z "$output" ]
 }
 
+@test "an invalid value's usage error states the range" {
+	run -2 --separate-stderr ploom-explore -p 1000001 "$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --max-preemptions '1000001': not an integer from 0 to 1000000" ]
+	run -2 --separate-stderr ploom-explore -t 0 "$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --time-limit '0': not a number of seconds above 0, at most 1000000000" ]
+	run -2 --separate-stderr ploom-explore --schedule-timeout=1e10 "$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --schedule-timeout '1e10': not a number of seconds from 0 to 1000000000" ]
+	run -2 --separate-stderr ploom-explore --hash-seed=4294967296 "$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --hash-seed '4294967296': not an integer from 0 to 4294967295" ]
+}
+
+@test "--check-options checks the options only: no worker, TARGET optional" {
+	run -0 --separate-stderr ploom-explore --check-options -p 3 -j 64 --schedule-timeout=0
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	# a TARGET that cannot load: it is not loaded
+	run -0 --separate-stderr ploom-explore --check-options -k nosuch_module_for_ploom:f
+	[ -z "$stderr" ]
+	run -2 --separate-stderr ploom-explore --check-options -s -1
+	[[ "$stderr" == "ploom-explore: invalid --max-steps '-1': not an integer from 0 to "*$'\n'"usage: ploom-explore "* ]]
+	run -2 --separate-stderr ploom-explore --check-options --reduction=dpor -j 2
+	[[ "$stderr" == "ploom-explore: --reduction=dpor cannot be combined with --jobs above 1"* ]]
+	run -2 --separate-stderr ploom-explore --check-options a:b c:d
+	[[ "$stderr" == "ploom-explore: too many arguments"* ]]
+	[ -z "$output" ]
+	[ ! -e .ploom ]
+}
+
 @test "--help and --version exit 0 on stdout" {
 	run -0 ploom-explore --help
 	[[ "$output" == "usage: ploom-explore "* ]]
