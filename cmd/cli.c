@@ -105,7 +105,7 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 	}
 	case 's':
 		*out = cli_long_value(&opts->config.max_steps, "--max-steps", optarg, 0,
-				      1000000000L);
+				      PLOOM_MAX_STEPS);
 		if (*out)
 			return 0;
 		break;

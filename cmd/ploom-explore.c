@@ -37,7 +37,8 @@ const char cli_usage[] =
 	"                                 incomplete)\n"
 	"    -t, --time-limit=SECONDS     stop after SECONDS (above 0, at most 10^9; the search\n"
 	"                                 is then incomplete)\n"
-	"    -s, --max-steps=N            steps per schedule (0-10^9, default 10000, 0: no bound)\n"
+	"    -s, --max-steps=N            steps per schedule (0-200000, default 10000, 0: the\n"
+	"                                 most, 200000)\n"
 	"        --schedule-timeout=SECONDS  wall clock of one schedule (0-10^9, default 10,\n"
 	"                                 0: none)\n"
 	"    -k, --keep-going             do not stop at the first failure\n"
@@ -76,7 +77,6 @@ static const struct option options[] = {
 
 /* What the search's events print (the search's callback context). */
 struct report {
-	const struct ploom_config *config;
 	int quiet;
 	double last_progress;
 };
@@ -96,8 +96,9 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
 	case PLOOM_SEARCH_STEP_LIMIT:
+		/* the outcome's limit: with -s 0 it is PLOOM_MAX_STEPS */
 		fprintf(stderr, PROG ": schedule %ld reached the step limit (%ld steps)\n", n,
-			rep->config->max_steps);
+			ev->outcome->limit);
 		if (ev->path)
 			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
@@ -136,7 +137,7 @@ int main(int argc, char **argv)
 	struct ploom_stats stats = {0};
 	struct cli_opts opts = CLI_OPTS_INIT;
 	struct ploom_config *config = &opts.config;
-	struct report rep = {config, 0, 0};
+	struct report rep = {0, 0};
 	char *python = NULL, *min_path = NULL;
 	const char *trace_dir = ".ploom", *target, *seed = opts.hash_seed;
 	long max_schedules = 0, v;

@@ -71,8 +71,9 @@ class Config:
     max_steps
         Steps (scheduling points) allowed in one schedule.  A schedule that
         reaches it, such as a thread spinning forever, makes the search
-        incomplete.  0 sets no bound (a thread spinning forever then ends
-        only at ``schedule_timeout``).
+        incomplete.  0 sets no bound of its own: a schedule then stops at the
+        most steps any schedule may take (``man ploom-explore``), so that its
+        trace can still be read.
     schedule_timeout
         Wall-clock seconds one schedule may take.  A schedule that takes
         longer (blocked outside ploom, say in ``time.sleep``) is a failure of
@@ -623,6 +624,9 @@ _LIMITS = {
     "max-steps": lambda c: (
         f"the step limit: a schedule reached max_steps={c.max_steps} steps "
         "(a thread that never finishes?)"
+        if c.max_steps
+        else "the step limit: a schedule reached the most steps any schedule may take "
+        "(max_steps=0 sets no bound of its own; a thread that never finishes?)"
     ),
 }
 

@@ -207,6 +207,19 @@ def spins_forever():
     t.join()
 
 
+def spins_writing_forever():
+    # like spins_forever, with a long value recorded at every step: its
+    # records fill the shared record area in fewer steps
+    def spin():
+        cell = ploom.SharedCell(None)
+        while True:
+            cell.write("x" * 190)
+
+    t = ploom.Thread(target=spin)
+    t.start()
+    t.join()
+
+
 def long_then_fails():
     # three threads of 25,000 yields: the first two spin while another
     # thread waits to begin, so the first schedule has some 50,000 branch
