@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +79,6 @@ static const char *option_name(char **argv, int c)
 
 int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 {
-	const char *invalid = NULL;
-
 	/* the shared options come only from a table that lists them */
 	if (!opts && c != 'h' && c != 'V' && c != ':')
 		c = '?';
@@ -95,21 +94,27 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 	case CLI_OPT_PYTHON:
 		opts->python = optarg;
 		break;
-	case CLI_OPT_HASH_SEED:
-		if (ploom_args_seed(opts->hash_seed, optarg) < 0)
-			invalid = "invalid --hash-seed";
-		break;
-	case 's':
-		if (ploom_args_long(&opts->config.max_steps, optarg, 0, 1000000000L) < 0)
-			invalid = "invalid --max-steps";
-		break;
-	case CLI_OPT_SCHEDULE_TIMEOUT: {
-		long ms;
-		if (ploom_args_seconds(&opts->config.schedule_timeout_s, optarg) < 0 ||
-		    ploom_timeout_ms(&ms, opts->config.schedule_timeout_s) < 0)
-			invalid = "invalid --schedule-timeout";
+	case CLI_OPT_HASH_SEED: {
+		long v;
+		*out = cli_long_value(&v, "--hash-seed", optarg, 0, PLOOM_ARGS_MAX_SEED);
+		if (*out)
+			return 0;
+		/* for its canonical spelling: the value is valid */
+		(void)ploom_args_seed(opts->hash_seed, optarg);
 		break;
 	}
+	case 's':
+		*out = cli_long_value(&opts->config.max_steps, "--max-steps", optarg, 0,
+				      PLOOM_MAX_STEPS);
+		if (*out)
+			return 0;
+		break;
+	case CLI_OPT_SCHEDULE_TIMEOUT:
+		*out = cli_seconds_value(&opts->config.schedule_timeout_s, "--schedule-timeout",
+					 optarg, 0);
+		if (*out)
+			return 0;
+		break;
 	case 'q':
 		opts->quiet = 1;
 		break;
@@ -120,11 +125,46 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 		*out = cli_usage_error("unknown option", option_name(argv, c));
 		return 0;
 	}
-	if (invalid) {
-		*out = cli_usage_error(invalid, optarg);
+	return 1;
+}
+
+/* "PROG: invalid OPTION 'ARG': WHY" and the usage. */
+static int invalid_value(const char *option, const char *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int invalid_value(const char *option, const char *arg, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: invalid %s '%s': ", cli_prog, option, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fputs(cli_usage, stderr);
+	return PLOOM_EXIT_USAGE;
+}
+
+int cli_long_value(long *out, const char *option, const char *arg, long min, long max)
+{
+	if (ploom_args_long(out, arg, min, max) == 0)
+		return 0;
+	return invalid_value(option, arg, "not an integer from %ld to %ld", min, max);
+}
+
+int cli_seconds_value(double *out, const char *option, const char *arg, int positive)
+{
+	double v;
+	long ms;
+
+	/* the milliseconds of a run command must hold it too */
+	if (ploom_args_seconds(&v, arg) == 0 && (!positive || v > 0) &&
+	    ploom_timeout_ms(&ms, v) == 0) {
+		*out = v;
 		return 0;
 	}
-	return 1;
+	return invalid_value(option, arg, "not a number of seconds %s %.0f",
+			     positive ? "above 0, at most" : "from 0 to", PLOOM_ARGS_MAX_SECONDS);
 }
 
 int cli_usage_error(const char *what, const char *arg)

@@ -131,6 +131,16 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv);
  * usage, on stderr.  Returns PLOOM_EXIT_USAGE. */
 int cli_usage_error(const char *what, const char *arg);
 
+/* The value arg of the option named option ("--max-steps"): an integer
+ * from min to max (ploom_args_long()), or a number of seconds from 0 (or
+ * above 0 when positive is set) to PLOOM_ARGS_MAX_SECONDS.  Returns 0,
+ * or PLOOM_EXIT_USAGE after a usage error that states the range:
+ * "PROG: invalid --max-steps '-1': not an integer from 0 to 1000000".
+ * These messages are where the bounds are said; ploom.check passes them
+ * on as they are. */
+int cli_long_value(long *out, const char *option, const char *arg, long min, long max);
+int cli_seconds_value(double *out, const char *option, const char *arg, int positive);
+
 /* A copy of arg (--python), or when it is NULL the default interpreter
  * (ploom_worker_default_python()); the caller frees it.  NULL when out of
  * memory. */

@@ -29,26 +29,33 @@ const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [-k] [-j N] [--reduction=MODE] [--python=PATH] [--hash-seed=N]\n"
 	"                     [--trace-dir=DIR] [--no-minimize] [-q] TARGET\n"
+	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
-	"    -p, --max-preemptions=N      only schedules with at most N preemptions\n"
-	"    -n, --max-schedules=N        stop after N schedules (the search is then incomplete)\n"
-	"    -t, --time-limit=SECONDS     stop after SECONDS (the search is then incomplete)\n"
-	"    -s, --max-steps=N            steps per schedule (default 10000, 0: no bound)\n"
-	"        --schedule-timeout=SECONDS  wall clock of one schedule (default 10, 0: none)\n"
+	"    -p, --max-preemptions=N      only schedules with at most N preemptions (0-1000000)\n"
+	"    -n, --max-schedules=N        stop after N schedules (1-10^12; the search is then\n"
+	"                                 incomplete)\n"
+	"    -t, --time-limit=SECONDS     stop after SECONDS (above 0, at most 10^9; the search\n"
+	"                                 is then incomplete)\n"
+	"    -s, --max-steps=N            steps per schedule (0-200000, default 10000, 0: the\n"
+	"                                 most, 200000)\n"
+	"        --schedule-timeout=SECONDS  wall clock of one schedule (0-10^9, default 10,\n"
+	"                                 0: none)\n"
 	"    -k, --keep-going             do not stop at the first failure\n"
-	"    -j, --jobs=N                 run N workers at once (default 1, at most 64)\n"
+	"    -j, --jobs=N                 run N workers at once (1-64, default 1)\n"
 	"        --reduction=MODE         none: every schedule (default); dpor: one or a few\n"
 	"                                 schedules per class of equivalent ones\n"
 	"        --python=PATH            the worker's interpreter\n"
-	"        --hash-seed=N            PYTHONHASHSEED of every schedule (default 0)\n"
+	"        --hash-seed=N            PYTHONHASHSEED of every schedule (0-4294967295,\n"
+	"                                 default 0)\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
 	"        --no-minimize            do not look for a trace with fewer preemptions\n"
 	"    -q, --quiet                  no progress lines\n"
+	"        --check-options          only check the options: exit 0, or 2 with the reason\n"
 	"\n"
 	"TARGET is module:function or path/to/file.py:function.\n";
 
-enum { OPT_REDUCTION = CLI_OPT_OWN, OPT_TRACE_DIR, OPT_NO_MINIMIZE };
+enum { OPT_REDUCTION = CLI_OPT_OWN, OPT_TRACE_DIR, OPT_NO_MINIMIZE, OPT_CHECK_OPTIONS };
 
 static const struct option options[] = {
 	{"max-preemptions", required_argument, NULL, 'p'},
@@ -63,13 +70,13 @@ static const struct option options[] = {
 	CLI_OPTION_HASH_SEED,
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
+	{"check-options", no_argument, NULL, OPT_CHECK_OPTIONS},
 	CLI_OPTION_QUIET,
 	CLI_OPTIONS_END,
 };
 
 /* What the search's events print (the search's callback context). */
 struct report {
-	const struct ploom_config *config;
 	int quiet;
 	double last_progress;
 };
@@ -89,8 +96,9 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
 	case PLOOM_SEARCH_STEP_LIMIT:
+		/* the outcome's limit: with -s 0 it is PLOOM_MAX_STEPS */
 		fprintf(stderr, PROG ": schedule %ld reached the step limit (%ld steps)\n", n,
-			rep->config->max_steps);
+			ev->outcome->limit);
 		if (ev->path)
 			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
@@ -129,43 +137,40 @@ int main(int argc, char **argv)
 	struct ploom_stats stats = {0};
 	struct cli_opts opts = CLI_OPTS_INIT;
 	struct ploom_config *config = &opts.config;
-	struct report rep = {config, 0, 0};
+	struct report rep = {0, 0};
 	char *python = NULL, *min_path = NULL;
 	const char *trace_dir = ".ploom", *target, *seed = opts.hash_seed;
 	long max_schedules = 0, v;
 	double time_limit = 0, last_progress;
-	int keep_going = 0, minimize = 1, jobs = 1, c, i, r;
+	int keep_going = 0, minimize = 1, jobs = 1, check_options = 0, c, i, r;
 	int ret = PLOOM_EXIT_USAGE;
 
 	while ((c = cli_getopt(argc, argv, ":p:n:t:s:kj:qhV", options)) != -1) {
 		switch (c) {
 		case 'p':
-			if (ploom_args_long(&v, optarg, 0, 1000000) < 0) {
-				ret = cli_usage_error("invalid --max-preemptions", optarg);
+			ret = cli_long_value(&v, "--max-preemptions", optarg, 0, 1000000);
+			if (ret)
 				goto done;
-			}
 			config->max_preemptions = (int)v;
 			break;
 		case 'n':
-			if (ploom_args_long(&max_schedules, optarg, 1, 1000000000000L) < 0) {
-				ret = cli_usage_error("invalid --max-schedules", optarg);
+			ret = cli_long_value(&max_schedules, "--max-schedules", optarg, 1,
+					     1000000000000L);
+			if (ret)
 				goto done;
-			}
 			break;
 		case 't':
-			if (ploom_args_seconds(&time_limit, optarg) < 0 || time_limit <= 0) {
-				ret = cli_usage_error("invalid --time-limit", optarg);
+			ret = cli_seconds_value(&time_limit, "--time-limit", optarg, 1);
+			if (ret)
 				goto done;
-			}
 			break;
 		case 'k':
 			keep_going = 1;
 			break;
 		case 'j':
-			if (ploom_args_long(&v, optarg, 1, PLOOM_SEARCH_MAX_WORKERS) < 0) {
-				ret = cli_usage_error("invalid --jobs", optarg);
+			ret = cli_long_value(&v, "--jobs", optarg, 1, PLOOM_SEARCH_MAX_WORKERS);
+			if (ret)
 				goto done;
-			}
 			jobs = (int)v;
 			break;
 		case OPT_REDUCTION:
@@ -185,18 +190,20 @@ int main(int argc, char **argv)
 		case OPT_NO_MINIMIZE:
 			minimize = 0;
 			break;
+		case OPT_CHECK_OPTIONS:
+			check_options = 1;
+			break;
 		default:
 			if (!cli_common_option(&ret, &opts, c, argv))
 				goto done;
 			break;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind != argc - 1 && !(check_options && optind == argc)) {
 		ret = cli_usage_error(optind == argc ? "missing TARGET" : "too many arguments", NULL);
 		goto done;
 	}
-	/* the combinations that would be unsound or are not built; Config
-	 * in python/ploom/exploration.py says the same */
+	/* the combinations that would be unsound or are not built */
 	if (!strcmp(config->reduction, "dpor") && config->max_preemptions >= 0) {
 		ret = cli_usage_error("--reduction=dpor cannot be combined with --max-preemptions: a "
 				      "preemption bound needs bounded partial-order reduction, which "
@@ -206,6 +213,10 @@ int main(int argc, char **argv)
 	if (!strcmp(config->reduction, "dpor") && jobs > 1) {
 		ret = cli_usage_error("--reduction=dpor cannot be combined with --jobs above 1: its "
 				      "search is not split between workers", NULL);
+		goto done;
+	}
+	if (check_options) {
+		ret = PLOOM_EXIT_OK;
 		goto done;
 	}
 	target = argv[optind];

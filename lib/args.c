@@ -31,7 +31,7 @@ int ploom_args_seconds(double *out, const char *s)
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || *end || end == s || !isfinite(v) || v < 0 || v > 1e9)
+	if (errno || *end || end == s || !isfinite(v) || v < 0 || v > PLOOM_ARGS_MAX_SECONDS)
 		return -1;
 	*out = v;
 	return 0;
@@ -41,7 +41,7 @@ int ploom_args_seed(char out[11], const char *s)
 {
 	long v;
 
-	if (ploom_args_long(&v, s, 0, 4294967295L) < 0)
+	if (ploom_args_long(&v, s, 0, PLOOM_ARGS_MAX_SEED) < 0)
 		return -1;
 	snprintf(out, 11, "%ld", v);
 	return 0;

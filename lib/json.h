@@ -57,7 +57,9 @@ int ploom_trace_read_file(struct ploom_trace **out, const char *path,
 			  struct ploom_err *err);
 
 /* The trace as indented JSON with a final newline, malloc'd; the caller
- * frees it.  Returns NULL with err filled when out of memory. */
+ * frees it.  Returns NULL with err filled when out of memory, or when the
+ * JSON is longer than PLOOM_TRACE_MAX_BYTES, which no reader would
+ * accept: ploom_trace_write() and the others then write nothing. */
 char *ploom_trace_to_json(const struct ploom_trace *trace, struct ploom_err *err);
 
 /* A deep copy of the trace (through its JSON, so it is exactly what a

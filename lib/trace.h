@@ -114,10 +114,21 @@ struct ploom_python {
 	int gil;                /* 1 enabled, 0 disabled */
 };
 
+/* The most steps one schedule may take, whatever max_steps says (0, no
+ * bound, included): there the schedule ends with a step limit, so that
+ * its trace stays readable.  A step takes about 100 bytes of JSON (a
+ * spinning yield_now), so such a trace is about 20 MB; a step with a
+ * 200-byte value that JSON escapes whole takes about 1.3 KB, which still
+ * keeps it under PLOOM_TRACE_MAX_BYTES (json.h) with a few tasks.  Its
+ * choices are far fewer than PLOOM_MAX_CHOICES (event.h).  A spinning
+ * schedule reaches it in a fraction of a second, long before the
+ * default timeout of 10 s, which used to let it write 1 GB. */
+#define PLOOM_MAX_STEPS 200000L
+
 struct ploom_config {
 	int max_preemptions;    /* -1: no bound */
 	char *reduction;        /* "none" */
-	long max_steps;         /* 0: no bound */
+	long max_steps;         /* 0: no bound but PLOOM_MAX_STEPS */
 	double schedule_timeout_s; /* 0: none; see ploom_timeout_ms() */
 };
 

@@ -513,7 +513,14 @@ static int send_all(int fd, const char *data, size_t len)
 static int send_cmd(struct ploom_worker *w, const struct ploom_run_cmd *rc, struct ploom_err *err)
 {
 	struct ploom_buf cmd = {0};
+	struct ploom_run_cmd capped = *rc;
 	int ret = -1;
+
+	/* no schedule goes past PLOOM_MAX_STEPS, so that its trace can be
+	 * read back (a trace recorded before the cap replays under it too) */
+	if (capped.max_steps <= 0 || capped.max_steps > PLOOM_MAX_STEPS)
+		capped.max_steps = PLOOM_MAX_STEPS;
+	rc = &capped;
 
 	if (w->pid <= 0 || w->cmd_fd < 0) {
 		ploom_err_set(err, PLOOM_ERR_WORKER, "the worker is not running");

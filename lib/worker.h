@@ -80,7 +80,8 @@ const struct ploom_hello *ploom_worker_hello(const struct ploom_worker *w);
 pid_t ploom_worker_pid(const struct ploom_worker *w);
 
 /* Runs one schedule following choices[0..n) at the first branch points,
- * with at most max_steps steps (0: no bound) and a wall-clock limit of
+ * with at most max_steps steps (0: no bound but PLOOM_MAX_STEPS, which
+ * also caps a larger one) and a wall-clock limit of
  * timeout_ms (0: none).  *out (released or zeroed by the caller) receives
  * the run, finished with ploom_run_finish(); the caller releases it with
  * ploom_run_release().  A child that exited, crashed or timed out without

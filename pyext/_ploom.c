@@ -1233,6 +1233,36 @@ static PyObject *ploom_yield_now(PyObject *module, PyObject *Py_UNUSED(ignored))
 	Py_RETURN_NONE;
 }
 
+/* An audit hook (PEP 578) that refuses os.fork() and os.forkpty() while a
+ * schedule runs.  The new process would be a copy of the schedule outside
+ * the scheduler: its steps would land in the record area among the
+ * schedule's own (the utility then reports a malformed record), or nowhere
+ * at all, and it could run on after its schedule ended.  The audit event
+ * comes before the fork, so the call raises and nothing is copied.
+ * subprocess and os.posix_spawn start another program (fork and exec, or
+ * vfork), which nothing of the schedule reaches: they stay allowed.  The
+ * hook lives in the worker, installed once by serve(), and refuses only in
+ * a schedule's child, where sched.active is set. */
+static int refuse_fork(const char *event, PyObject *Py_UNUSED(args), void *data)
+{
+	const struct sched *s = data;
+	const char *call;
+
+	if (!s->active)
+		return 0;
+	if (!strcmp(event, "os.fork"))
+		call = "os.fork()";
+	else if (!strcmp(event, "os.forkpty"))
+		call = "os.forkpty()";
+	else
+		return 0;
+	PyErr_Format(PyExc_RuntimeError,
+		     "ploom: a scenario cannot call %s: the new process would escape the "
+		     "scheduler (its steps would not be recorded, and it could outlive the "
+		     "schedule); to run another program, use subprocess", call);
+	return -1;
+}
+
 /* Runs one schedule in this (forked) process; never returns. */
 static _Noreturn void run_schedule(module_state *st, PyObject *scenario)
 {
@@ -1550,6 +1580,8 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	if (!preloaded)
 		goto done;
 	Py_DECREF(preloaded); /* sys.modules keeps it */
+	if (PySys_AddAuditHook(refuse_fork, s) < 0)
+		goto done;
 	/* once: what the worker printed must not reach every child, and the
 	 * loop below runs no Python code that prints */
 	flush_python_stdio();

@@ -139,6 +139,9 @@ def _check(args) -> int:
     except exploration.IncompleteExplorationError as exc:
         print(f"ploom.exploration.IncompleteExplorationError: {exc}")
         return EXIT_INCOMPLETE
+    except ValueError as exc:
+        # ploom-explore refused an option: its reason, as it says it
+        return _error(str(exc))
     except exploration._UtilityError as exc:
         # ploom-explore's own message says why: print it unless it was
         # already passed through

@@ -8,7 +8,9 @@ exception:
 - exit 0 (passed): ``check`` returns :class:`Statistics`, ``replay`` the
   replayed trace as a dict;
 - exit 1 (a schedule failed): both raise :class:`ModelCheckError`;
-- exit 2 (usage error, bad scenario or trace): both raise :class:`RuntimeError`;
+- exit 2 (usage error, bad scenario or trace): both raise :class:`RuntimeError`,
+  except that ``check`` raises ``ValueError`` for a config ``ploom-explore``
+  refuses (it asks ``ploom-explore --check-options`` first);
 - exit 3 (a limit cut the search, or the replayed schedule reached its step
   limit): both raise :class:`IncompleteExplorationError`;
 - exit 4 (the replay did not follow the trace): ``replay`` raises
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import selectors
 import shutil
@@ -42,17 +43,6 @@ __all__ = [
 
 _EXPLORE = "ploom-explore"
 _REPLAY = "ploom-replay"
-_REDUCTIONS = ("none", "dpor")
-
-# The largest values ploom-explore accepts (cmd/ploom-explore.c, cmd/cli.c,
-# lib/args.c): Config refuses a larger one itself, so that the mistake is a
-# ValueError naming the field rather than the utility's usage error.
-_MAX_PREEMPTIONS = 1_000_000
-_MAX_SCHEDULES = 1_000_000_000_000
-_MAX_STEPS = 1_000_000_000
-_MAX_SECONDS = 1e9
-_MAX_HASH_SEED = 4_294_967_295
-_MAX_JOBS = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,8 +61,7 @@ class Config:
         when they touch the same cell, lock or thread and one of them
         changes it), and so reaches every outcome of ``"none"`` in far
         fewer schedules.  It cannot be combined with ``max_preemptions`` or
-        with ``jobs`` above 1 (``ploom-explore`` refuses both, and so does
-        this class).
+        with ``jobs`` above 1 (``ploom-explore`` refuses both).
     max_schedules
         Stop after this many schedules.  If schedules remained, the search
         is incomplete and :func:`check` raises
@@ -82,12 +71,13 @@ class Config:
     max_steps
         Steps (scheduling points) allowed in one schedule.  A schedule that
         reaches it, such as a thread spinning forever, makes the search
-        incomplete.  0 sets no bound (a thread spinning forever then ends
-        only at ``schedule_timeout``).
+        incomplete.  0 sets no bound of its own: a schedule then stops at the
+        most steps any schedule may take (``man ploom-explore``), so that its
+        trace can still be read.
     schedule_timeout
         Wall-clock seconds one schedule may take.  A schedule that takes
         longer (blocked outside ploom, say in ``time.sleep``) is a failure of
-        kind ``timeout``.
+        kind ``timeout``.  0 sets no timeout.
     keep_going
         Do not stop at the first failure: explore every schedule and count
         the failing ones.  The first failure's trace is still saved.
@@ -101,16 +91,18 @@ class Config:
         preemptions and save it as ``<id>-minimized.json`` beside the
         original (:attr:`ModelCheckError.minimized_trace`).
     jobs
-        Worker processes that run schedules at once, from 1 to 64.  They
+        Worker processes that run schedules at once.  They
         explore exactly the schedules one would; without ``keep_going`` the
         failure reported is the first one any of them found, which may be
         another failing schedule than one worker reports first.
 
-    Every value is checked here, with the bounds ``ploom-explore`` has:
-    ``max_preemptions`` at most 1000000, ``max_schedules`` from 1 to 10**12,
-    ``max_steps`` from 0 to 10**9, ``time_limit`` and ``schedule_timeout``
-    positive and at most 10**9 seconds, ``hash_seed`` from 0 to 4294967295;
-    anything else is a ValueError naming the field.
+    A value of the wrong type (``True`` for a count, ``"2"`` for ``jobs``)
+    is a ValueError naming the field, here.  The values themselves are
+    ``ploom-explore``'s to judge, and their bounds are stated there (``man
+    ploom-explore``, ``ploom-explore --help``): :func:`check` asks it about
+    the options before any schedule runs, and a refusal is a ValueError
+    carrying its reason, such as ``ploom-explore: invalid --max-steps '-1':
+    not an integer from 0 to 1000000000``.
     """
 
     max_preemptions: int | None = None
@@ -126,39 +118,24 @@ class Config:
     jobs: int = 1
 
     def __post_init__(self) -> None:
-        if self.reduction not in _REDUCTIONS:
-            raise ValueError(
-                f"Config.reduction must be one of {', '.join(map(repr, _REDUCTIONS))}, "
-                f"not {self.reduction!r}"
-            )
-        if self.max_preemptions is not None:
-            _check_int("max_preemptions", self.max_preemptions, 0, _MAX_PREEMPTIONS)
-        if self.max_schedules is not None:
-            _check_int("max_schedules", self.max_schedules, 1, _MAX_SCHEDULES)
+        # Types only: the bounds are ploom-explore's, which check() asks
+        # (_check_options), so that they are stated in one place.
+        if not isinstance(self.reduction, str):
+            raise ValueError(f"Config.reduction must be a string, not {self.reduction!r}")
+        for name in ("max_preemptions", "max_schedules"):
+            if getattr(self, name) is not None:
+                _check_int(name, getattr(self, name))
         if self.time_limit is not None:
             _check_seconds("time_limit", self.time_limit)
-        _check_int("max_steps", self.max_steps, 0, _MAX_STEPS)
+        for name in ("max_steps", "hash_seed", "jobs"):
+            _check_int(name, getattr(self, name))
         _check_seconds("schedule_timeout", self.schedule_timeout)
         for name in ("keep_going", "minimize"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"Config.{name} must be True or False, not {value!r}")
-        _check_int("hash_seed", self.hash_seed, 0, _MAX_HASH_SEED, " (a PYTHONHASHSEED)")
-        if not isinstance(self.trace_dir, (str, os.PathLike)) or not os.fspath(self.trace_dir):
-            raise ValueError(f"Config.trace_dir must be a non-empty path, not {self.trace_dir!r}")
-        _check_int("jobs", self.jobs, 1, _MAX_JOBS)
-        # ploom-explore refuses these too, with the same words; a test
-        # holds the two to each other
-        if self.reduction == "dpor" and self.max_preemptions is not None:
-            raise ValueError(
-                "Config.reduction='dpor' cannot be combined with max_preemptions: "
-                "a preemption bound needs bounded partial-order reduction, which ploom does not have"
-            )
-        if self.reduction == "dpor" and self.jobs != 1:
-            raise ValueError(
-                "Config.reduction='dpor' cannot be combined with jobs above 1: "
-                "its search is not split between workers"
-            )
+        if not isinstance(self.trace_dir, (str, os.PathLike)) or not isinstance(os.fspath(self.trace_dir), str):
+            raise ValueError(f"Config.trace_dir must be a path, not {self.trace_dir!r}")
 
     def _options(self) -> list[str]:
         """The ``ploom-explore`` options that say the same as this config."""
@@ -182,24 +159,35 @@ class Config:
         return opts
 
 
-def _check_int(name: str, value: Any, minimum: int, maximum: int, why: str = "") -> None:
-    # bool is an int subclass, but True as a bound is surely a mistake
+def _check_int(name: str, value: Any) -> None:
+    # bool is an int subclass, but True as a count is surely a mistake
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"Config.{name} must be an integer, not {value!r}")
-    if value < minimum:
-        what = "non-negative" if minimum == 0 else f"at least {minimum}"
-        raise ValueError(f"Config.{name} must be {what}, not {value}")
-    if value > maximum:
-        raise ValueError(f"Config.{name} must be at most {maximum}{why}, not {value}")
 
 
 def _check_seconds(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"Config.{name} must be a number of seconds, not {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"Config.{name} must be a positive number of seconds, not {value!r}")
-    if value > _MAX_SECONDS:
-        raise ValueError(f"Config.{name} must be at most {_MAX_SECONDS:.0f} seconds, not {value!r}")
+
+
+def _check_options(explore: str, config: Config) -> None:
+    """Asks ``ploom-explore --check-options`` about the config's options
+    (it starts no worker); raises ValueError with its reason, the first line
+    of its usage error, when it refuses them."""
+    __tracebackhide__ = True
+    done = subprocess.run(
+        [explore, "--check-options", *config._options()],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", check=False,
+    )
+    if done.returncode == 0:
+        return
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    if done.returncode == 2 and lines:
+        # the reason; the usage text after it names no Config field
+        raise ValueError(lines[0])
+    raise RuntimeError(
+        f"ploom: {_EXPLORE} --check-options failed (exit {done.returncode})" + _stderr_tail(done.stderr)
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -334,7 +322,9 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     ``config`` cut the search short (never a pass); :class:`RuntimeError`
     when the scenario cannot be loaded, a trace cannot be saved (the message
     ends with ``ploom-explore``'s reason) or the utility fails; ValueError,
-    before any schedule runs, for a scenario that is not a module-level
+    before any schedule runs, for a ``config`` that ``ploom-explore``
+    refuses (with its reason: ``ploom-explore: invalid --max-preemptions
+    '-1': not an integer from 0 to 1000000``) and for a scenario that is not a module-level
     function callable without arguments whose call runs its body: a nested
     function, a lambda, a bound method, a function that needs arguments, an
     ``async def`` or generator function (calling those only creates a
@@ -361,6 +351,7 @@ def _explore(target: str, import_root: str | None, config: Config, quiet: bool =
     (``python -m ploom check`` uses it).  quiet: nothing on our stderr."""
     __tracebackhide__ = True
     explore = _find_utility(_EXPLORE)
+    _check_options(explore, config)
     argv = [explore, f"--python={sys.executable}", *config._options(), *(["-q"] if quiet else []), target]
     code, stdout, stderr = _run(argv, _env_with_root(import_root), echo_stderr=not quiet)
     stats = None
@@ -626,6 +617,9 @@ _LIMITS = {
     "max-steps": lambda c: (
         f"the step limit: a schedule reached max_steps={c.max_steps} steps "
         "(a thread that never finishes?)"
+        if c.max_steps
+        else "the step limit: a schedule reached the most steps any schedule may take "
+        "(max_steps=0 sets no bound of its own; a thread that never finishes?)"
     ),
 }
 

@@ -258,6 +258,26 @@ same_with_jobs() {
 	[ "$(jq .minimized_trace stats.json)" = null ]
 }
 
+@test "with -s 0 a spinning schedule stops at the most steps, and its trace can be read" {
+	# without that maximum it spun until the schedule timeout, writing a
+	# trace of about 100 MB a second that no reader would accept
+	run -3 --separate-stderr ploom-explore -q -s 0 --no-minimize "$SCN:spins_forever"
+	echo "$output" > stats.json
+	[ "$(jq -r .result stats.json)" = incomplete ]
+	[ "$(jq -r .stopped_by stats.json)" = max-steps ]
+	[[ "$stderr" == *"ploom-explore: schedule 1 reached the step limit (200000 steps)"* ]]
+	trace="$(jq -r .trace stats.json)"
+	[ "$(jq -r .outcome.kind "$trace")" = step-limit ]
+	[ "$(jq .outcome.limit "$trace")" -eq 200000 ]
+	[ "$(jq .config.max_steps "$trace")" -eq 0 ]
+	[ "$(stat -c %s "$trace")" -lt $((256 << 20)) ]
+	run -0 --separate-stderr ploom-show "$trace"
+	[ "${lines[-1]}" = "step-limit: the schedule reached 200000 steps" ]
+	# a larger -s is refused rather than cut short in silence
+	run -2 --separate-stderr ploom-explore -s 200001 "$SCN:spins_forever"
+	[[ "$stderr" == "ploom-explore: invalid --max-steps '200001': not an integer from 0 to 200000"* ]]
+}
+
 @test "a schedule that hangs outside ploom is a timeout failure" {
 	run -1 --separate-stderr ploom-explore -q --schedule-timeout 0.5 "$SCN:blocks_outside"
 	echo "$output" > stats.json
@@ -268,12 +288,13 @@ same_with_jobs() {
 }
 
 @test "a timeout while the records overflow to the worker still ends as a timeout" {
-	# spins_forever fills the shared record area several times a second, so
-	# the timeout's kill lands at any byte of a record: each run must still
-	# end in a whole stream and a timeout failure with its trace
+	# spins_writing_forever fills the shared record area several times
+	# before 0.3 s (and stops far short of the most steps a schedule may
+	# take), so the timeout's kill lands at any byte of a record: each run
+	# must still end in a whole stream and a timeout failure with its trace
 	for _ in 1 2 3 4 5 6; do
-		run -1 --separate-stderr ploom-explore -q -s 0 --schedule-timeout=0.5 --no-minimize \
-			"$SCN:spins_forever"
+		run -1 --separate-stderr ploom-explore -q -s 0 --schedule-timeout=0.3 --no-minimize \
+			"$SCN:spins_writing_forever"
 		echo "$output" > stats.json
 		[ "$(jq -r .failure.kind stats.json)" = timeout ]
 		[ -s "$(jq -r .trace stats.json)" ]
@@ -399,6 +420,34 @@ same_with_jobs() {
 	[[ "$stderr" == "ploom-explore: unknown option '--frobnicate'"* ]]
 	run -2 --separate-stderr ploom-explore --hash-seed=-1 "$BANK:scenario"
 	[ -z "$output" ]
+}
+
+@test "an invalid value's usage error states the range" {
+	run -2 --separate-stderr ploom-explore -p 1000001 "$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --max-preemptions '1000001': not an integer from 0 to 1000000" ]
+	run -2 --separate-stderr ploom-explore -t 0 "$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --time-limit '0': not a number of seconds above 0, at most 1000000000" ]
+	run -2 --separate-stderr ploom-explore --schedule-timeout=1e10 "$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --schedule-timeout '1e10': not a number of seconds from 0 to 1000000000" ]
+	run -2 --separate-stderr ploom-explore --hash-seed=4294967296 "$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --hash-seed '4294967296': not an integer from 0 to 4294967295" ]
+}
+
+@test "--check-options checks the options only: no worker, TARGET optional" {
+	run -0 --separate-stderr ploom-explore --check-options -p 3 -j 64 --schedule-timeout=0
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	# a TARGET that cannot load: it is not loaded
+	run -0 --separate-stderr ploom-explore --check-options -k nosuch_module_for_ploom:f
+	[ -z "$stderr" ]
+	run -2 --separate-stderr ploom-explore --check-options -s -1
+	[[ "$stderr" == "ploom-explore: invalid --max-steps '-1': not an integer from 0 to "*$'\n'"usage: ploom-explore "* ]]
+	run -2 --separate-stderr ploom-explore --check-options --reduction=dpor -j 2
+	[[ "$stderr" == "ploom-explore: --reduction=dpor cannot be combined with --jobs above 1"* ]]
+	run -2 --separate-stderr ploom-explore --check-options a:b c:d
+	[[ "$stderr" == "ploom-explore: too many arguments"* ]]
+	[ -z "$output" ]
+	[ ! -e .ploom ]
 }
 
 @test "--help and --version exit 0 on stdout" {

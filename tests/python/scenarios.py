@@ -7,6 +7,7 @@ purpose: each must come back as its schedule's outcome, not break ploom.
 """
 
 import os
+import sys
 import time
 
 import ploom
@@ -206,6 +207,19 @@ def spins_forever():
     t.join()
 
 
+def spins_writing_forever():
+    # like spins_forever, with a long value recorded at every step: its
+    # records fill the shared record area in fewer steps
+    def spin():
+        cell = ploom.SharedCell(None)
+        while True:
+            cell.write("x" * 190)
+
+    t = ploom.Thread(target=spin)
+    t.start()
+    t.join()
+
+
 def long_then_fails():
     # three threads of 25,000 yields: the first two spin while another
     # thread waits to begin, so the first schedule has some 50,000 branch
@@ -239,6 +253,53 @@ def crashes():
     cell = ploom.SharedCell(0)
     cell.write(1)
     os.abort()
+
+
+def _fork_and_wait():
+    pid = os.fork()
+    if pid == 0:
+        # the child goes on as a copy of the schedule, as careless code would
+        return
+    os.waitpid(pid, 0)
+
+
+def forks():
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    _fork_and_wait()
+
+
+def forks_in_a_thread():
+    thread = ploom.Thread(target=_fork_and_wait)
+    thread.start()
+    ploom.yield_now()
+    thread.join()
+
+
+def forkpty():
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os._exit(0)
+    os.close(fd)
+    os.waitpid(pid, 0)
+
+
+def runs_a_program_in_threads():
+    # subprocess forks and execs: the program it runs is not a copy of the
+    # schedule, so it is allowed
+    import subprocess
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, check=True)
+        assert done.stdout == b"42\n", done
+
+    threads = [ploom.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 # Not scenarios at all, though they look like ones: calling them does not run

@@ -221,19 +221,17 @@ def test_dpor_finds_the_bugs(tmp_path, name, message):
             ploom.exploration.replay(trace)
 
 
-def test_dpor_combinations_are_refused_by_config_and_utility_alike(tmp_path):
-    for options, flags in (({"max_preemptions": 1}, ["-p", "1"]), ({"jobs": 2}, ["-j", "2"])):
+def test_dpor_combinations_are_refused_before_any_schedule_with_the_utilitys_reason(tmp_path):
+    for options, reason in (
+        ({"max_preemptions": 1}, "--reduction=dpor cannot be combined with --max-preemptions: "
+         "a preemption bound needs bounded partial-order reduction"),
+        ({"jobs": 2}, "--reduction=dpor cannot be combined with --jobs above 1"),
+    ):
+        config = ploom.Config(reduction="dpor", trace_dir=str(tmp_path / "traces"), **options)
         with pytest.raises(ValueError) as info:
-            ploom.Config(reduction="dpor", **options)
-        done = subprocess.run(
-            [shutil.which("ploom-explore", path=os.path.dirname(sys.executable)) or "ploom-explore",
-             "--reduction=dpor", *flags, "x:y"],
-            capture_output=True, text=True,
-        )
-        assert done.returncode == 2
-        # the same reason, in each one's own words for the option
-        reason = str(info.value).split(": ", 1)[1]
-        assert reason in done.stderr.splitlines()[0]
+            ploom.check(scenarios.bank_unlocked, config)
+        assert str(info.value).startswith(f"ploom-explore: {reason}")
+        assert not (tmp_path / "traces").exists()
 
 
 def test_a_schedule_limit_is_never_a_pass(tmp_path):
@@ -293,6 +291,33 @@ def test_a_crash_fails_the_schedule(tmp_path):
     with pytest.raises(ModelCheckError) as info:
         ploom.check(scenarios.crashes, ploom.Config(trace_dir=str(tmp_path)))
     assert info.value.summary == "crash: killed by signal 6 (SIGABRT)"
+
+
+@pytest.mark.parametrize(
+    "scenario, call, task",
+    [
+        (scenarios.forks, "os.fork()", 0),
+        (scenarios.forks_in_a_thread, "os.fork()", 1),
+        (scenarios.forkpty, "os.forkpty()", 0),
+    ],
+)
+def test_forking_fails_the_schedule_with_the_reason(tmp_path, scenario, call, task):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path), minimize=False))
+    assert info.value.summary.startswith(
+        f"builtins.RuntimeError: ploom: a scenario cannot call {call}: "
+        "the new process would escape the scheduler"
+    )
+    with open(info.value.original_trace, encoding="utf-8") as f:
+        assert json.load(f)["outcome"]["task"] == task
+    # the trace is that of an ordinary failure: it replays
+    with pytest.raises(ModelCheckError):
+        ploom.exploration.replay(info.value.original_trace)
+
+
+def test_subprocess_still_runs_programs(tmp_path):
+    stats = ploom.check(scenarios.runs_a_program_in_threads, ploom.Config(trace_dir=str(tmp_path)))
+    assert stats.complete is True
 
 
 def test_a_nested_function_is_refused():
@@ -384,60 +409,81 @@ def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
 @pytest.mark.parametrize(
     "options",
     [
-        {"reduction": "sleepy"},
-        {"reduction": "dpor", "max_preemptions": 2},
-        {"reduction": "dpor", "jobs": 2},
-        {"max_preemptions": -1},
+        {"reduction": 1},
         {"max_preemptions": 1.5},
-        {"max_schedules": 0},
-        {"time_limit": -2.0},
-        {"max_steps": -1},
-        {"schedule_timeout": 0},
-        {"hash_seed": -1},
-        {"max_preemptions": 10**30},
-        {"max_preemptions": 1_000_001},
-        {"max_schedules": 10**12 + 1},
-        {"max_steps": 10**9 + 1},
-        {"max_steps": 10**30},
-        {"time_limit": 1e10},
-        {"schedule_timeout": 1e300},
-        {"hash_seed": 2**32},
+        {"max_preemptions": True},
+        {"max_schedules": "5"},
+        {"time_limit": "soon"},
+        {"time_limit": False},
+        {"max_steps": 10.0},
+        {"schedule_timeout": None},
+        {"hash_seed": "0"},
         {"keep_going": "yes"},
-        {"trace_dir": ""},
-        {"jobs": 0},
-        {"jobs": 65},
+        {"minimize": 1},
+        {"trace_dir": 3},
+        {"trace_dir": b"traces"},
         {"jobs": "2"},
     ],
 )
-def test_config_rejects_bad_values(options):
-    with pytest.raises(ValueError, match="Config"):
+def test_config_rejects_values_of_the_wrong_type(options):
+    with pytest.raises(ValueError, match=f"Config.{next(iter(options))} must be"):
         ploom.Config(**options)
 
 
 @pytest.mark.parametrize(
-    "field, flag, largest",
+    "options, reason",
     [
-        ("max_preemptions", "--max-preemptions", 1_000_000),
-        ("max_schedules", "--max-schedules", 10**12),
-        ("max_steps", "--max-steps", 10**9),
-        ("time_limit", "--time-limit", 10**9),
-        ("schedule_timeout", "--schedule-timeout", 10**9),
-        ("hash_seed", "--hash-seed", 2**32 - 1),
-        ("jobs", "--jobs", 64),
+        ({"reduction": "sleepy"}, "unknown --reduction (none or dpor) 'sleepy'"),
+        ({"max_preemptions": -1}, "invalid --max-preemptions '-1': not an integer from 0 to 1000000"),
+        ({"max_preemptions": 10**30}, f"invalid --max-preemptions '{10**30}': not an integer from 0 to 1000000"),
+        ({"max_preemptions": 1_000_001}, "invalid --max-preemptions '1000001'"),
+        ({"max_schedules": 0}, "invalid --max-schedules '0': not an integer from 1 to 1000000000000"),
+        ({"max_schedules": 10**12 + 1}, "invalid --max-schedules '1000000000001'"),
+        ({"time_limit": -2.0}, "invalid --time-limit '-2.0': not a number of seconds above 0"),
+        ({"time_limit": 0}, "invalid --time-limit '0'"),
+        ({"time_limit": 1e10}, "invalid --time-limit '10000000000.0'"),
+        ({"time_limit": float("nan")}, "invalid --time-limit 'nan'"),
+        ({"max_steps": -1}, "invalid --max-steps '-1': not an integer from 0 to"),
+        ({"max_steps": 10**30}, f"invalid --max-steps '{10**30}'"),
+        ({"schedule_timeout": -1}, "invalid --schedule-timeout '-1': not a number of seconds from 0 to"),
+        ({"schedule_timeout": 1e300}, "invalid --schedule-timeout '1e+300'"),
+        ({"schedule_timeout": float("inf")}, "invalid --schedule-timeout 'inf'"),
+        ({"hash_seed": -1}, "invalid --hash-seed '-1': not an integer from 0 to 4294967295"),
+        ({"hash_seed": 2**32}, "invalid --hash-seed '4294967296'"),
+        ({"trace_dir": ""}, "empty --trace-dir"),
+        ({"jobs": 0}, "invalid --jobs '0': not an integer from 1 to 64"),
+        ({"jobs": 65}, "invalid --jobs '65'"),
     ],
 )
-def test_config_takes_what_ploom_explore_takes_and_no_more(field, flag, largest):
-    # the largest value passes both; one more is Config's ValueError, never
-    # the utility's usage error later
+def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, options, reason):
+    # Config takes any value of the right type; ploom-explore is the one
+    # that knows the bounds, and check() asks it before any schedule runs
+    options.setdefault("trace_dir", str(tmp_path / "traces"))
+    config = ploom.Config(**options)
+    with pytest.raises(ValueError) as info:
+        ploom.check(scenarios.bank_unlocked, config)
+    message = str(info.value)
+    assert message.startswith(f"ploom-explore: {reason}"), message
+    assert "\n" not in message and "usage:" not in message
+    assert not (tmp_path / "traces").exists()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_preemptions": 1_000_000},
+        {"max_schedules": 10**12},
+        {"max_steps": 0},
+        {"time_limit": 10**9},
+        {"schedule_timeout": 0},
+        {"schedule_timeout": 10**9},
+        {"hash_seed": 2**32 - 1},
+        {"jobs": 64},
+    ],
+)
+def test_the_largest_values_pass_the_utilitys_check(options):
     explore = shutil.which("ploom-explore", path=os.path.dirname(sys.executable)) or "ploom-explore"
-    ploom.Config(**{field: largest})
-    with pytest.raises(ValueError, match=f"Config.{field} must be at most"):
-        ploom.Config(**{field: largest + 1})
-    for value, refused in ((largest, False), (largest + 1, True)):
-        # x:y cannot load: past the options, the utility fails there instead
-        done = subprocess.run([explore, f"{flag}={value}", "x:y"], capture_output=True, text=True)
-        assert done.returncode == 2
-        assert (f"invalid {flag}" in done.stderr) == refused, done.stderr
+    ploom.exploration._check_options(explore, ploom.Config(**options))
 
 
 def test_max_steps_0_sets_no_bound_as_for_ploom_explore(tmp_path):
