@@ -235,7 +235,7 @@ char *ploom_trace_to_json(const struct ploom_trace *trace, struct ploom_err *err
 	/* never a trace the readers refuse: PLOOM_MAX_STEPS keeps common ones
 	 * far below, this catches steps with long values or many tasks */
 	if (text && strlen(text) > PLOOM_TRACE_MAX_BYTES) {
-		ploom_err_set(err, PLOOM_EXIT_USAGE,
+		ploom_err_set(err, PLOOM_ERR_INPUT,
 			      "the trace would take %zu MiB, more than the %zu MiB a reader accepts",
 			      (strlen(text) + (1 << 20) - 1) >> 20, PLOOM_TRACE_MAX_BYTES >> 20);
 		free(text);

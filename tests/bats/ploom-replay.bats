@@ -209,10 +209,9 @@ payload() {
 	touch proj/pkg/__init__.py
 	cp "$BANK" proj/pkg/bankmod.py
 	(cd proj && run -1 --separate-stderr ploom-explore -q pkg.bankmod:scenario && echo "$output" > ../stats.json)
-	orig="proj/$(jq -r .trace stats.json)"
 	mkdir elsewhere
 	cd elsewhere
-	run -1 --separate-stderr ploom-replay "../$orig"
+	run -1 --separate-stderr ploom-replay "../proj/$(jq -r .trace ../stats.json)"
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
 }
 
