@@ -416,7 +416,8 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
     argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", path]
     from_stdin = path == "-"
-    code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=None if from_stdin else subprocess.DEVNULL)
+    stdin = None if from_stdin else subprocess.DEVNULL
+    code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=stdin)
     # a trace read from standard input has no path to replay it by again
     shown = None if from_stdin else _shown_path(path)
     if code == 4:

@@ -153,7 +153,8 @@ def test_a_forged_target_runs_nothing(bank, tmp_path):
     trace["scenario"]["target"] = "os:abort"
     forged = tmp_path / "forged.json"
     forged.write_text(json.dumps(trace), encoding="utf-8")
-    with pytest.raises(ReplayDivergenceError, match=r"target 'os:abort' is '.*/os\.py', the trace was recorded from") as info:
+    divergence = r"target 'os:abort' is '.*/os\.py', the trace was recorded from"
+    with pytest.raises(ReplayDivergenceError, match=divergence) as info:
         replay(forged)
     assert info.value.trace is not None
     del trace["fingerprints"]
