@@ -13,3 +13,15 @@ setup() {
 	BANK="$ROOT/examples/bank_account.py"
 	cd "$BATS_TEST_TMPDIR" || exit 1
 }
+
+# traces: explores a copy of the unlocked bank in the test's directory;
+# sets $orig and $min ($output is bats' run's)
+# shellcheck disable=SC2154
+traces() {
+	cp "$BANK" bank.py
+	run -1 --separate-stderr ploom-explore -q bank.py:scenario
+	orig="$(echo "$output" | jq -r .trace)"
+	min="$(echo "$output" | jq -r .minimized_trace)"
+	[ -f "$orig" ]
+	[ -f "$min" ]
+}

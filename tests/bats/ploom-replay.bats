@@ -13,17 +13,6 @@ OVERDRAWN="builtins.AssertionError: the account is overdrawn"
 
 load helpers
 
-# traces: explores a copy of the unlocked bank in the test's directory;
-# sets $orig and $min
-traces() {
-	cp "$BANK" bank.py
-	run -1 --separate-stderr ploom-explore -q bank.py:scenario
-	orig="$(echo "$output" | jq -r .trace)"
-	min="$(echo "$output" | jq -r .minimized_trace)"
-	[ -f "$orig" ]
-	[ -f "$min" ]
-}
-
 # steps FILE: one line per step, "task op object"
 steps() {
 	jq -c '[.steps[] | [.task, .op, .object]]' "$1"
@@ -149,61 +138,6 @@ steps() {
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
 }
 
-# payload: a module in the current folder that leaves ran.txt when imported
-payload() {
-	printf 'open("ran.txt", "w").close()\ndef scenario():\n    pass\n' > payload.py
-}
-
-@test "a forged target runs nothing: os:abort is a divergence naming both files" {
-	traces
-	jq '.scenario.target = "os:abort"' "$orig" > forged.json
-	run -4 --separate-stderr ploom-replay forged.json
-	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: the scenario's source changed: target 'os:abort' is '"*"/os.py', the trace was recorded from '$PWD/bank.py'" ]]
-	payload
-	jq '.scenario.target = "payload:scenario"' "$orig" > forged.json
-	run -4 --separate-stderr ploom-replay forged.json
-	[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: target 'payload:scenario' is '$PWD/payload.py', the trace was recorded from '$PWD/bank.py'" ]
-	[ ! -e ran.txt ]
-	# the minimizer starts its worker the same way
-	run -4 --separate-stderr ploom-minimize forged.json
-	[ ! -e ran.txt ]
-}
-
-@test "a replay runs only a scenario file that the trace fingerprints" {
-	traces
-	payload
-	jq 'del(.fingerprints) | .scenario.file = "'"$PWD"'/payload.py"' "$orig" > forged.json
-	run -2 --separate-stderr ploom-replay forged.json
-	[ "$stderr" = "ploom-replay: the trace's fingerprints do not cover its scenario file '$PWD/payload.py'" ]
-	jq 'del(.fingerprints)' "$orig" > unfingerprinted.json
-	run -2 --separate-stderr ploom-replay unfingerprinted.json
-	[ "$stderr" = "ploom-replay: the trace's fingerprints do not cover its scenario file '$PWD/bank.py'" ]
-	jq '.scenario.file = null' "$orig" > nofile.json
-	run -2 --separate-stderr ploom-replay nofile.json
-	[ "$stderr" = "ploom-replay: the trace names no scenario file: a replay runs only a file that the trace fingerprints" ]
-	[ ! -e ran.txt ]
-	# and ploom-show says so, and what a good trace runs
-	run -0 ploom-show forged.json
-	[[ "$output" == *"replay runs  nothing: the trace's fingerprints do not cover its scenario file '$PWD/payload.py'"* ]]
-	run -0 ploom-show "$orig"
-	blob="$(git hash-object bank.py)"
-	[[ "$output" == *"replay runs  scenario in $PWD/bank.py, only while its blob is ${blob:0:7}"* ]]
-}
-
-@test "a trace with a duplicate key is refused by every reader" {
-	traces
-	payload
-	# cJSON would read the first "scenario", Python's json the last
-	{ echo '{"scenario": {"target": "payload:scenario", "module": "payload", "qualname": "scenario", "file": "'"$PWD"'/payload.py"},'; tail -c +2 "$orig"; } > dup.json
-	run -2 --separate-stderr ploom-replay dup.json
-	[ "$stderr" = "ploom-replay: cannot read trace 'dup.json': duplicate key 'scenario'" ]
-	run -2 --separate-stderr ploom-show dup.json
-	[ "$stderr" = "ploom-show: cannot read trace 'dup.json': duplicate key 'scenario'" ]
-	run -2 --separate-stderr python3 -m ploom replay dup.json
-	[[ "$stderr" == *"cannot read trace 'dup.json': duplicate key 'scenario'"* ]]
-	[ ! -e ran.txt ]
-}
-
 @test "a module target replays from any folder, found under the recorded package root" {
 	mkdir -p proj/pkg
 	touch proj/pkg/__init__.py
@@ -237,15 +171,6 @@ payload() {
 	: > empty.json
 	run -2 --separate-stderr ploom-replay empty.json
 	[[ "$stderr" == "ploom-replay: cannot read trace 'empty.json': "* ]]
-}
-
-@test "a schedule of over 40,000 branch points is explored and replays" {
-	run -1 --separate-stderr ploom-explore -q -n 1 -s 0 "$SCN:long_then_fails"
-	trace="$(echo "$output" | jq -r .trace)"
-	[ "$(jq '.choices | length' "$trace")" -gt 40000 ]
-	# the replay's `run` command is about 100 KB long
-	run -1 --separate-stderr ploom-replay "$trace"
-	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the end of a long schedule" ]
 }
 
 @test "a trace beyond the documented limits exits 2 with the reason" {

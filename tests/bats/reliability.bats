@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# A trace is untrusted input and every fault ends as a clean failure: one
+# test per case of that contract (what replay runs, a kill at any byte of
+# the record stream, long schedules, no false pass, trace files, bounded
+# input, numbers, fork).  Needs the utilities and the worker's python3 on
+# PATH (.venv/bin).
+
+# $output, $stderr and $status are set by bats' run, ROOT, SCN and BANK by
+# helpers.bash
+# shellcheck disable=SC2154
+
+bats_require_minimum_version 1.5.0
+
+OVERDRAWN="builtins.AssertionError: the account is overdrawn"
+
+load helpers
+
+# payload: a module in the current folder that leaves ran.txt when imported
+payload() {
+	printf 'open("ran.txt", "w").close()\ndef scenario():\n    pass\n' > payload.py
+}
+
+@test "replay trust: a forged target runs nothing (os:abort, a module elsewhere)" {
+	traces
+	jq '.scenario.target = "os:abort"' "$orig" > forged.json
+	run -4 --separate-stderr ploom-replay forged.json
+	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: the scenario's source changed: target 'os:abort' is '"*"/os.py', the trace was recorded from '$PWD/bank.py'" ]]
+	payload
+	jq '.scenario.target = "payload:scenario"' "$orig" > forged.json
+	run -4 --separate-stderr ploom-replay forged.json
+	[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: target 'payload:scenario' is '$PWD/payload.py', the trace was recorded from '$PWD/bank.py'" ]
+	[ ! -e ran.txt ]
+	# the minimizer starts its worker the same way
+	run -4 --separate-stderr ploom-minimize forged.json
+	[ ! -e ran.txt ]
+}
+
+@test "replay trust: a replay runs only a scenario file that the trace fingerprints" {
+	traces
+	payload
+	jq 'del(.fingerprints) | .scenario.file = "'"$PWD"'/payload.py"' "$orig" > forged.json
+	run -2 --separate-stderr ploom-replay forged.json
+	[ "$stderr" = "ploom-replay: the trace's fingerprints do not cover its scenario file '$PWD/payload.py'" ]
+	jq 'del(.fingerprints)' "$orig" > unfingerprinted.json
+	run -2 --separate-stderr ploom-replay unfingerprinted.json
+	[ "$stderr" = "ploom-replay: the trace's fingerprints do not cover its scenario file '$PWD/bank.py'" ]
+	jq '.scenario.file = null' "$orig" > nofile.json
+	run -2 --separate-stderr ploom-replay nofile.json
+	[ "$stderr" = "ploom-replay: the trace names no scenario file: a replay runs only a file that the trace fingerprints" ]
+	[ ! -e ran.txt ]
+	# and ploom-show says so, and what a good trace runs
+	run -0 ploom-show forged.json
+	[[ "$output" == *"replay runs  nothing: the trace's fingerprints do not cover its scenario file '$PWD/payload.py'"* ]]
+	run -0 ploom-show "$orig"
+	blob="$(git hash-object bank.py)"
+	[[ "$output" == *"replay runs  scenario in $PWD/bank.py, only while its blob is ${blob:0:7}"* ]]
+}
+
+@test "replay trust: a trace with a duplicate key is refused by every reader" {
+	traces
+	payload
+	# cJSON would read the first "scenario", Python's json the last
+	{ echo '{"scenario": {"target": "payload:scenario", "module": "payload", "qualname": "scenario", "file": "'"$PWD"'/payload.py"},'; tail -c +2 "$orig"; } > dup.json
+	run -2 --separate-stderr ploom-replay dup.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'dup.json': duplicate key 'scenario'" ]
+	run -2 --separate-stderr ploom-show dup.json
+	[ "$stderr" = "ploom-show: cannot read trace 'dup.json': duplicate key 'scenario'" ]
+	run -2 --separate-stderr python3 -m ploom replay dup.json
+	[[ "$stderr" == *"cannot read trace 'dup.json': duplicate key 'scenario'"* ]]
+	[ ! -e ran.txt ]
+}
+
+@test "a timeout while the records overflow to the worker still ends as a timeout" {
+	# spins_writing_forever fills the shared record area several times
+	# before 0.3 s (and stops far short of the most steps a schedule may
+	# take), so the timeout's kill lands at any byte of a record: each run
+	# must still end in a whole stream and a timeout failure with its trace
+	for _ in 1 2 3 4 5 6; do
+		run -1 --separate-stderr ploom-explore -q -s 0 --schedule-timeout=0.3 --no-minimize \
+			"$SCN:spins_writing_forever"
+		echo "$output" > stats.json
+		[ "$(jq -r .failure.kind stats.json)" = timeout ]
+		[ -s "$(jq -r .trace stats.json)" ]
+	done
+}
+
+@test "a schedule of over 40,000 branch points is explored and replays" {
+	run -1 --separate-stderr ploom-explore -q -n 1 -s 0 "$SCN:long_then_fails"
+	trace="$(echo "$output" | jq -r .trace)"
+	[ "$(jq '.choices | length' "$trace")" -gt 40000 ]
+	# the replay's `run` command is about 100 KB long
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the end of a long schedule" ]
+}
+
+
+@test "no false pass: async, generator and argument-taking scenarios are refused before any schedule" {
+	for name in async_scenario generator_scenario async_generator_scenario needs_an_argument; do
+		run -2 --separate-stderr ploom-explore -q "$SCN:$name"
+		[ -z "$output" ]
+		[[ "$stderr" == "ploom-explore: cannot load scenario '$SCN:$name': TypeError: "* ]]
+	done
+	[ ! -e .ploom ]
+}
+
+@test "trace files: 8 concurrent runs in one folder all exit 1, and planted links redirect nothing" {
+	cp "$BANK" bank.py
+	pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		ploom-explore -q --no-minimize bank.py:scenario > "stats$i.json" 2> "err$i.txt" &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do
+		st=0
+		wait "$pid" || st=$?
+		[ "$st" -eq 1 ]
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		grep -q "^ploom-explore: trace written to " "err$i.txt"
+		run -1 grep -q cannot "err$i.txt"
+		[ -f "$(jq -r .trace "stats$i.json")" ]
+	done
+	# links where the traces go, and where a fixed temporary name would be
+	trace="$(jq -r .trace stats1.json)"
+	echo precious > victim.txt
+	rm -f .ploom/*
+	ln -s ../victim.txt "$trace"
+	ln -s ../victim.txt "$trace.tmp"
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
+	[ "$(cat victim.txt)" = precious ]
+	[ ! -L "$trace" ]
+	[ "$(jq -r .id "$trace")" = "$(basename "$trace" -original.json)" ]
+}
+
+@test "bounded input: /dev/zero is refused in bounded memory, and replay - reads standard input" {
+	# 200 MB of address space: reading /dev/zero to a limit would not fit
+	run -2 --separate-stderr bash -c 'ulimit -v 200000; ploom-show /dev/zero'
+	[ "$stderr" = "ploom-show: cannot read trace '/dev/zero': not a ploom trace (it contains a NUL byte)" ]
+	run -2 --separate-stderr python3 -m ploom replay /dev/zero
+	[[ "$stderr" == *"cannot read trace '/dev/zero': not a ploom trace (it contains a NUL byte)" ]]
+	[[ "$stderr" != *Traceback* ]]
+	traces
+	run -1 --separate-stderr bash -c "python3 -m ploom replay - < '$min'"
+	[ "${lines[0]}" = "ploom.exploration.ModelCheckError: $OVERDRAWN" ]
+}
+
+@test "numbers out of range exit 2 without a traceback, from the utility and from Python" {
+	run -2 --separate-stderr ploom-explore -p 1000000000000000000000000000000 "$SCN:abba"
+	[[ "$stderr" == "ploom-explore: invalid --max-preemptions '1000000000000000000000000000000': not an integer from 0 to "* ]]
+	run -2 --separate-stderr python3 -m ploom check --max-preemptions 1000000000000000000000000000000 "$SCN:abba"
+	[[ "$stderr" == *"invalid --max-preemptions"* ]]
+	[[ "$stderr$output" != *Traceback* ]]
+	traces
+	jq '.config.schedule_timeout_s = 1e300' "$orig" > timeout.json
+	run -2 --separate-stderr ploom-replay timeout.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'timeout.json': field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9" ]
+}
+
+@test "a scenario that forks fails its schedule with a clear message" {
+	run -1 --separate-stderr ploom-explore -q --no-minimize "$SCN:forks"
+	[ "$(echo "$output" | jq -r .failure.summary)" = "builtins.RuntimeError: ploom: a scenario cannot call os.fork(): the new process would escape the scheduler (its steps would not be recorded, and it could outlive the schedule); to run another program, use subprocess" ]
+}
+
+@test "a fingerprint naming a FIFO does not hang the replay" {
+	traces
+	mkfifo fifo.py
+	jq '.fingerprints += [{"path": "'"$PWD"'/fifo.py", "blob": "0123456789012345678901234567890123456789"}]' "$orig" > fifo.json
+	run -4 --separate-stderr timeout 20 ploom-replay fifo.json
+	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$PWD/fifo.py' (recorded blob 0123456, now unreadable: "* ]]
+}
