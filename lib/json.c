@@ -509,6 +509,25 @@ struct reader {
 	int failed;
 };
 
+/* A string of the trace as an error message quotes it, in out: control
+ * characters become '?', as ploom-show shows a trace's strings (a newline
+ * would break the one-line message, an escape could drive the terminal),
+ * and more than QUOTE_MAX bytes are cut to that many and "...". */
+#define QUOTE_MAX 60
+static const char *quotable(char out[QUOTE_MAX + 4], const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i < QUOTE_MAX; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	if (s[i]) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+	return out;
+}
+
 /* "missing field 'PATH'" when what is NULL, else "field 'PATH' WHAT". */
 static int fail(struct reader *r, const char *what, const char *prefix, const char *name)
 {
@@ -751,7 +770,7 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 	struct ploom_outcome *o = &t->run.outcome;
 	const cJSON *x = get_object(r, root, "", "outcome"), *e, *w;
 	struct ploom_obj obj;
-	char *kind = NULL;
+	char *kind = NULL, quoted[QUOTE_MAX + 4];
 	const char *p = "outcome.";
 	char sub[64];
 	int k;
@@ -764,7 +783,8 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 	k = ploom_outcome_kind_parse(kind);
 	if (k < 0) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "unknown outcome kind '%s'", kind);
+		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "unknown outcome kind '%s'",
+			      quotable(quoted, kind));
 		free(kind);
 		return;
 	}
@@ -892,7 +912,7 @@ static void read_id(struct reader *r, struct ploom_trace *t, const cJSON *root)
 static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	const cJSON *x, *e;
-	char *format = NULL, seed[11];
+	char *format = NULL, seed[11], quoted[QUOTE_MAX + 4];
 	long version = 0;
 	size_t i;
 
@@ -906,7 +926,8 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 		return;
 	if (strcmp(format, TRACE_FORMAT)) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "not a ploom trace (format is '%s')", format);
+		ploom_err_set(r->err, PLOOM_EXIT_USAGE, "not a ploom trace (format is '%s')",
+			      quotable(quoted, format));
 		free(format);
 		return;
 	}
