@@ -3,8 +3,8 @@
 #   make                 libploom, the utilities, the ploom._ploom extension,
 #                        and a Python 3.13 environment in .venv/ where
 #                        `import ploom` works and the utilities are on bin/
-#   make check           every test: lint, C unit tests, bats tests, doc
-#                        examples, packaging, pytest on
+#   make check           every test: lint, C unit tests, bats tests, the
+#                        sanitizers, the fuzzers, doc examples, packaging, pytest on
 #                        CPython 3.13 and 3.14 (and $PLOOM_PYTHON_FT, if set)
 #   make example         ploom-explore on examples/bank_account.py
 #   make lint            shellcheck, cppcheck, ruff, groff checks, and the
@@ -27,8 +27,9 @@
 #   make clean           remove what the build made (keeps .venv; see distclean)
 #
 # Options: SANITIZE=address,undefined builds lib/, cmd/ and tests/c with
-# those sanitizers (not the extension: it is loaded by an interpreter that
-# is not sanitized); FUZZ_SECONDS for make fuzz; PREFIX, DESTDIR for install; PLOOM_PYTHON313 picks the
+# those sanitizers, float-cast-overflow included (not the extension: it is
+# loaded by an interpreter that is not sanitized); FUZZ_SECONDS for make
+# fuzz; PREFIX, DESTDIR for install; PLOOM_PYTHON313 picks the
 # interpreter (scripts/find-python), PLOOM_PYTHON314 the 3.14 one
 # (scripts/install-python314, which otherwise provisions one), PLOOM_PYTHON_FT
 # a free-threaded one to test on as well; PYTEST_FLAGS, e.g. PYTEST_FLAGS='-m "not slow"'.
