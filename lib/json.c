@@ -518,7 +518,7 @@ static const char *quotable(char out[QUOTE_MAX + 4], const char *s)
 {
 	size_t i;
 
-	for (i = 0; s[i] && i < QUOTE_MAX; i++)
+	for (i = 0; i < QUOTE_MAX && s[i]; i++)
 		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
 	if (s[i]) {
 		memcpy(out + i, "...", 3);
