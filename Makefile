@@ -3,8 +3,8 @@
 #   make                 libploom, the utilities, the ploom._ploom extension,
 #                        and a Python 3.13 environment in .venv/ where
 #                        `import ploom` works and the utilities are on bin/
-#   make check           every test: lint, C unit tests, bats tests, doc
-#                        examples, packaging, pytest on
+#   make check           every test: lint, C unit tests, bats tests, the
+#                        sanitizers, the fuzzers, doc examples, packaging, pytest on
 #                        CPython 3.13 and 3.14 (and $PLOOM_PYTHON_FT, if set)
 #   make example         ploom-explore on examples/bank_account.py
 #   make lint            shellcheck, cppcheck, ruff, groff checks, and the
@@ -18,14 +18,18 @@
 #   make docs            the HTML site in build/docs/html (Sphinx, -W)
 #   make test-docs       builds the site, then runs every code example in it
 #   make test-sanitize   C tests and bats against ASan+UBSan builds of lib/ and cmd/
+#   make fuzz            the libFuzzer targets of tests/fuzz (trace reader, worker
+#                        records), built by clang with ASan+UBSan, FUZZ_SECONDS
+#                        each (default 60); make check runs them too
 #   make wheel           ploom's wheels for CPython 3.13 and 3.14 in build/wheels
 #                        (tests/packaging/build-wheel; setup.py builds them)
 #   make install         the utilities (and man pages) under $(DESTDIR)$(PREFIX)
 #   make clean           remove what the build made (keeps .venv; see distclean)
 #
 # Options: SANITIZE=address,undefined builds lib/, cmd/ and tests/c with
-# those sanitizers (not the extension: it is loaded by an interpreter that
-# is not sanitized); PREFIX, DESTDIR for install; PLOOM_PYTHON313 picks the
+# those sanitizers, float-cast-overflow included (not the extension: it is
+# loaded by an interpreter that is not sanitized); FUZZ_SECONDS for make
+# fuzz; PREFIX, DESTDIR for install; PLOOM_PYTHON313 picks the
 # interpreter (scripts/find-python), PLOOM_PYTHON314 the 3.14 one
 # (scripts/install-python314, which otherwise provisions one), PLOOM_PYTHON_FT
 # a free-threaded one to test on as well; PYTEST_FLAGS, e.g. PYTEST_FLAGS='-m "not slow"'.
@@ -34,6 +38,7 @@
 # the Debian packages that are missing (see build/stamps/install-deps).
 
 SHELL := /bin/bash
+comma := ,
 .SHELLFLAGS := -eu -o pipefail -c
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -78,7 +83,12 @@ PKG_LIBS = $(eval PKG_LIBS := $$(shell pkg-config --libs libcjson libgit2))$(PKG
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wwrite-strings \
 	-Wformat=2 -Wvla
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARNINGS) -fPIC
-SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer)
+# gcc's -fsanitize=undefined leaves out float-cast-overflow (a double
+# converted to an integer type that cannot hold it), which clang's includes:
+# asking for undefined asks for it too.
+SAN_FLAGS := $(strip $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer) $(if $(filter undefined,$(subst $(comma), ,$(SANITIZE))), \
+	-fsanitize=float-cast-overflow))
 
 # C_FLAGS: lib/, cmd/, tests/c (sanitized when asked).  The user's CFLAGS,
 # CPPFLAGS and LDFLAGS come last so they can override.
@@ -138,7 +148,7 @@ MAN_PAGES := $(wildcard man/*.1 man/*.5)
 
 # --- top-level targets ---------------------------------------------------------
 .PHONY: all check test-c test-bats test-sanitize test-python lint bench soak example install \
-	clean distclean need-python FORCE wheel test-packaging
+	clean distclean need-python FORCE wheel test-packaging fuzz
 
 all: $(LIB_A) $(BINS) $(EXT) $(VENV_STAMP) $(VENV_BINS)
 
@@ -148,6 +158,7 @@ check: all
 	@$(MAKE) --no-print-directory test-c
 	@$(MAKE) --no-print-directory test-bats
 	@$(MAKE) --no-print-directory test-sanitize
+	@$(MAKE) --no-print-directory fuzz
 	@$(MAKE) --no-print-directory test-docs
 	@$(MAKE) --no-print-directory test-packaging
 	@$(MAKE) --no-print-directory test-python
@@ -492,6 +503,88 @@ $(EXT): $(EXT_OBJ) $(EXT_LIB) $(EXT_FLAGS_FILE) | need-python
 -include $(LIB_OBJ:.o=.d) $(NOSAN_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(CMD_SUPPORT_OBJ:.o=.d) \
 	$(TEST_SUPPORT_OBJ:.o=.d) $(BINS:$(BUILD)/bin/%=$(BUILD)/obj/cmd/%.d) \
 	$(TESTS:$(BUILD)/tests/%=$(BUILD)/obj/tests/c/%.d)
+
+# --- fuzzing ------------------------------------------------------------------------
+# One libFuzzer target per tests/fuzz/fuzz_*.c (fuzz_trace: the trace reader;
+# fuzz_records: the worker protocol's decoders), built by clang with ASan
+# and UBSan, together with a copy of lib/ built the same way, in a tree of
+# their own (build/fuzz); libFuzzer's runtime is clang's (scripts/install-deps).
+# cJSON and libgit2 are the system's, so they are not instrumented, but
+# LeakSanitizer still sees their allocations.
+#
+# Each target runs FUZZ_SECONDS over two corpus folders: a scratch one in
+# build/fuzz/corpus/TARGET, where libFuzzer writes the inputs it finds (kept
+# from run to run, so the next run starts where this one stopped), then the
+# seed corpus of the repository, tests/fuzz/corpus/TARGET, which libFuzzer
+# only reads.  The targets run one after another: the machines have 2 cores.
+# A crash, a sanitizer report, a leak or a slow input stops the target; its
+# input is saved in build/fuzz/crashes/TARGET/ and the recipe prints the
+# command that reproduces it.  An input worth keeping goes into the seed
+# corpus by hand, where every later run executes it first.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := $(BUILD)/fuzz
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_LIB := $(FUZZ_BUILD)/libploom.a
+# -O1 as libFuzzer's documentation and OSS-Fuzz build: fast enough, and
+# the sanitizers' reports keep their lines.  lib/ gets the instrumentation
+# without libFuzzer's main() (fuzzer-no-link); the targets link it.
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g $(WARNINGS) $(FUZZ_SAN) -Ilib $(PKG_CFLAGS)
+FUZZ_FLAGS_FILE := $(FUZZ_BUILD)/flags
+# -timeout: an input that takes longer is a hang, and fails the target;
+# -detect_leaks is libFuzzer's default, stated because the targets rely on it.
+FUZZ_OPTS = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -detect_leaks=1 -print_final_stats=1
+
+fuzz: $(FUZZ_TARGETS)
+	@if [[ -z "$(FUZZ_TARGETS)" ]]; then echo "fuzz: no tests/fuzz/fuzz_*.c found" >&2; exit 1; fi
+	@for t in $(FUZZ_TARGETS); do \
+		name=$${t##*/fuzz_}; \
+		seeds=tests/fuzz/corpus/$$name; scratch=$(FUZZ_BUILD)/corpus/$$name; \
+		crashes=$(FUZZ_BUILD)/crashes/$$name; log=$(FUZZ_BUILD)/$$name.log; \
+		if [[ ! -d "$$seeds" ]]; then echo "fuzz: $$t has no seed corpus $$seeds" >&2; exit 1; fi; \
+		mkdir -p "$$scratch" "$$crashes"; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s over $$scratch and $$seeds (log: $$log)"; \
+		before=$$(ls "$$crashes" | wc -l); \
+		if "$$t" $(FUZZ_OPTS) -artifact_prefix="$$crashes/" "$$scratch" "$$seeds" > "$$log" 2>&1; then \
+			grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$$log" | sed "s|^|fuzz: $$name: |"; \
+		else \
+			rc=$$?; \
+			tail -n 60 "$$log"; \
+			echo "fuzz: FAIL $$t (exit $$rc); the whole log is $$log"; \
+			found=$$(ls -t "$$crashes" | head -n 1); \
+			if (($$(ls "$$crashes" | wc -l) > before)) && [[ -n "$$found" ]]; then \
+				echo "fuzz: reproduce with: $$t $$crashes/$$found"; \
+			fi; \
+			exit 1; \
+		fi; \
+	done; \
+	echo "fuzz: every target ran $(FUZZ_SECONDS) s without a finding"
+
+$(FUZZ_FLAGS_FILE): FORCE | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@flags='$(FUZZ_CC) $(FUZZ_FLAGS) $(PKG_LIBS)'; \
+	if [[ ! -f $@ || "$$(cat $@)" != "$$flags" ]]; then printf '%s\n' "$$flags" > $@; fi
+
+$(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_FLAGS_FILE) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_LIB): $(FUZZ_LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(FUZZ_TARGETS): $(FUZZ_BUILD)/%: $(FUZZ_BUILD)/obj/tests/fuzz/%.o $(FUZZ_LIB) $(FUZZ_FLAGS_FILE)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(C_LIBS)
+
+$(FUZZ_BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c $(FUZZ_FLAGS_FILE) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -c -o $@ $<
+
+-include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/obj/tests/fuzz/%.d)
 
 # --- documentation ---------------------------------------------------------------
 # Sphinx and what it pulls in, pinned in docs/requirements.txt, go into .venv

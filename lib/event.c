@@ -966,6 +966,7 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 {
 	struct field f[MAX_FIELDS];
 	char *msg;
+	size_t i;
 	int nf;
 
 	if (memchr(line, '\0', len))
@@ -974,6 +975,11 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 	if (nf >= 1 && field_is(&f[0], "error")) {
 		if (nf != 3 || !(msg = dup_str(&f[2])))
 			return malformed(err, line, len, "expected error KIND MESSAGE");
+		/* the exception's text, which may hold newlines or escapes:
+		 * the message stays one line and cannot drive the terminal */
+		for (i = 0; msg[i]; i++)
+			if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+				msg[i] = '?';
 		if (field_is(&f[1], "source"))
 			ploom_err_set(err, PLOOM_ERR_DIVERGENCE, "%s", msg);
 		else

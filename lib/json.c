@@ -518,6 +518,25 @@ struct reader {
 	int failed;
 };
 
+/* A string of the trace as an error message quotes it, in out: control
+ * characters become '?', as ploom-show shows a trace's strings (a newline
+ * would break the one-line message, an escape could drive the terminal),
+ * and more than QUOTE_MAX bytes are cut to that many and "...". */
+#define QUOTE_MAX 60
+static const char *quotable(char out[QUOTE_MAX + 4], const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < QUOTE_MAX && s[i]; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	if (s[i]) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+	return out;
+}
+
 /* "missing field 'PATH'" when what is NULL, else "field 'PATH' WHAT". */
 static int fail(struct reader *r, const char *what, const char *prefix, const char *name)
 {
@@ -760,7 +779,7 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 	struct ploom_outcome *o = &t->run.outcome;
 	const cJSON *x = get_object(r, root, "", "outcome"), *e, *w;
 	struct ploom_obj obj;
-	char *kind = NULL;
+	char *kind = NULL, quoted[QUOTE_MAX + 4];
 	const char *p = "outcome.";
 	char sub[64];
 	int k;
@@ -773,7 +792,8 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 	k = ploom_outcome_kind_parse(kind);
 	if (k < 0) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_ERR_INPUT, "unknown outcome kind '%s'", kind);
+		ploom_err_set(r->err, PLOOM_ERR_INPUT, "unknown outcome kind '%s'",
+			      quotable(quoted, kind));
 		free(kind);
 		return;
 	}
@@ -901,7 +921,7 @@ static void read_id(struct reader *r, struct ploom_trace *t, const cJSON *root)
 static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	const cJSON *x, *e;
-	char *format = NULL, seed[11];
+	char *format = NULL, seed[11], quoted[QUOTE_MAX + 4];
 	long version = 0;
 	size_t i;
 
@@ -915,7 +935,8 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 		return;
 	if (strcmp(format, TRACE_FORMAT)) {
 		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_ERR_INPUT, "not a ploom trace (format is '%s')", format);
+		ploom_err_set(r->err, PLOOM_ERR_INPUT, "not a ploom trace (format is '%s')",
+			      quotable(quoted, format));
 		free(format);
 		return;
 	}
@@ -1039,10 +1060,12 @@ static int check_unique_keys(const cJSON *x, char *path, size_t len, size_t cap,
 	int oom = 0, w;
 
 	if (cJSON_IsObject(x) && (dup = duplicate_name(x, &oom)) != NULL) {
+		char qdup[QUOTE_MAX + 4], qpath[QUOTE_MAX + 4];
+
 		if (len)
-			return ploom_err_set(err, PLOOM_ERR_INPUT,
-					     "duplicate key '%.64s' in field '%s'", dup, path);
-		return ploom_err_set(err, PLOOM_ERR_INPUT, "duplicate key '%.64s'", dup);
+			return ploom_err_set(err, PLOOM_ERR_INPUT, "duplicate key '%s' in field '%s'",
+					     quotable(qdup, dup), quotable(qpath, path));
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "duplicate key '%s'", quotable(qdup, dup));
 	}
 	if (oom)
 		return ploom_err_oom(err);

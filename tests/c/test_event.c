@@ -260,6 +260,11 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "cannot load scenario 'nosuch:f': No module named 'nosuch'");
 	ploom_hello_release(&h);
+	/* an exception's text on several lines, with an escape: one line of '?' for them */
+	bad = "error load =ValueError:%20one%0Atwo%1B[2J%7F";
+	CHECK_INT(ploom_hello_parse(&h, bad, strlen(bad), "m:q", &err), -1);
+	CHECK_STR(err.msg, "cannot load scenario 'm:q': ValueError: one?two?[2J?");
+	ploom_hello_release(&h);
 	line = "hello 1 =cpython =3.13.0 1 =0 =m =q =";
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
 	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 2)");

@@ -179,6 +179,12 @@ static const struct {
 	{"\"hash_seed\":\t\"4294967295\"", "\"hash_seed\":\t4294967295",
 	 "field 'hash_seed' is not a string"},
 	{"\"kind\":\t\"failure\"", "\"kind\":\t\"oops\"", "unknown outcome kind 'oops'"},
+	/* a value the message quotes stays one line and cannot drive the terminal */
+	{"\"format\":\t\"ploom-trace\"", "\"format\":\t\"ploom-\\ntrace\\u001b[2J\\u007f\"",
+	 "not a ploom trace (format is 'ploom-?trace?[2J?')"},
+	{"\"kind\":\t\"failure\"",
+	 "\"kind\":\t\"0123456789012345678901234567890123456789012345678901234567890123456789\"",
+	 "unknown outcome kind '012345678901234567890123456789012345678901234567890123456789...'"},
 	{"\"exception\":", "\"exceptio\":", "missing field 'outcome.exception'"},
 	{"\"enabled\":\t[0]", "\"enabled\":\t[0, \"1\"]", "field 'steps[0].enabled[1]' is not an integer"},
 	{"\"index\":\t1,", "\"index\":\t7,", "field 'steps[1].index' is out of order"},
