@@ -844,49 +844,67 @@ static PyType_Spec Lock_spec = {
 
 /* ---- SharedCell ------------------------------------------------------- */
 
-/* Values a cell may hold: the builtin immutable types and tuples or
- * frozensets of them.  A mutable value could change without a write, which
- * ploom would not see. */
-static int immutable_value(PyObject *v, int depth)
+/* Values a cell may hold: the builtin immutable types, ploom's own
+ * objects (handles: a Lock, Thread or SharedCell is shared by identity and
+ * changes only through its own operations, which ploom sees), and tuples
+ * or frozensets of these.  A mutable value could change without a write,
+ * which ploom would not see.  Returns NULL when v may be held, else the
+ * first element that may not (v itself, or one inside it; borrowed: v
+ * holds it). */
+static PyObject *not_holdable(module_state *st, PyObject *v, int depth)
 {
 	if (depth > 64)
-		return 0;
+		return v;
 	if (v == Py_None || v == Py_Ellipsis || PyBool_Check(v) || PyLong_Check(v) ||
 	    PyFloat_Check(v) || PyComplex_Check(v) || PyUnicode_Check(v) || PyBytes_Check(v))
-		return 1;
+		return NULL;
+	if (PyObject_TypeCheck(v, st->lock_type) || PyObject_TypeCheck(v, st->thread_type) ||
+	    PyObject_TypeCheck(v, st->cell_type))
+		return NULL;
 	if (PyTuple_Check(v)) {
 		Py_ssize_t i;
+		PyObject *bad;
 		for (i = 0; i < PyTuple_GET_SIZE(v); i++)
-			if (!immutable_value(PyTuple_GET_ITEM(v, i), depth + 1))
-				return 0;
-		return 1;
+			if ((bad = not_holdable(st, PyTuple_GET_ITEM(v, i), depth + 1)))
+				return bad;
+		return NULL;
 	}
 	if (PyFrozenSet_Check(v)) {
-		PyObject *it = PyObject_GetIter(v), *item;
-		int ok = 1;
+		PyObject *it = PyObject_GetIter(v), *item, *bad = NULL;
 		if (!it) {
 			PyErr_Clear();
-			return 0;
+			return v;
 		}
-		while (ok && (item = PyIter_Next(it))) {
-			ok = immutable_value(item, depth + 1);
+		while (!bad && (item = PyIter_Next(it))) {
+			bad = not_holdable(st, item, depth + 1);
+			/* the set still holds item */
 			Py_DECREF(item);
 		}
 		Py_DECREF(it);
 		PyErr_Clear();
-		return ok;
+		return bad;
 	}
-	return 0;
+	return v;
 }
 
-static int check_value(PyObject *v)
+static int check_value(module_state *st, PyObject *v)
 {
-	if (immutable_value(v, 0))
+	PyObject *bad = not_holdable(st, v, 0);
+
+	if (!bad)
 		return 0;
-	PyErr_Format(PyExc_TypeError,
-		     "SharedCell values must be immutable (None, bool, int, float, complex, str, "
-		     "bytes, or tuples and frozensets of them), not '%.100s'",
-		     Py_TYPE(v)->tp_name);
+	if (bad == v)
+		PyErr_Format(PyExc_TypeError,
+			     "SharedCell values must be immutable (None, bool, int, float, complex, "
+			     "str, bytes, ploom's Lock, Thread and SharedCell, or tuples and "
+			     "frozensets of them), not '%.100s'",
+			     Py_TYPE(v)->tp_name);
+	else
+		PyErr_Format(PyExc_TypeError,
+			     "SharedCell values must be immutable (None, bool, int, float, complex, "
+			     "str, bytes, ploom's Lock, Thread and SharedCell, or tuples and "
+			     "frozensets of them), not a '%.100s' holding a '%.100s'",
+			     Py_TYPE(v)->tp_name, Py_TYPE(bad)->tp_name);
 	return -1;
 }
 
@@ -899,7 +917,7 @@ static PyObject *Cell_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:SharedCell", kwlist, &value))
 		return NULL;
-	if (check_value(value) < 0)
+	if (check_value(st, value) < 0)
 		return NULL;
 	self = (CellObject *)tp->tp_alloc(tp, 0);
 	if (!self)
@@ -933,7 +951,7 @@ static PyObject *Cell_write(PyObject *op, PyObject *value)
 	PyObject *old;
 
 	/* a bad value is the caller's bug, whatever the schedule: no point */
-	if (check_value(value) < 0 || op_begin(st, PLOOM_OP_WRITE, op, 0, &t) < 0)
+	if (check_value(st, value) < 0 || op_begin(st, PLOOM_OP_WRITE, op, 0, &t) < 0)
 		return NULL;
 	Py_BEGIN_CRITICAL_SECTION(op);
 	old = self->value;
@@ -990,7 +1008,8 @@ static PyType_Slot Cell_slots[] = {
 	{Py_tp_dealloc, Cell_dealloc},
 	{Py_tp_doc, (void *)"SharedCell(value=None)\n--\n\n"
 		    "A value shared by tasks.  read() and write() are scheduling points;\n"
-		    "values must be immutable."},
+		    "values must be immutable, or ploom's Lock, Thread and SharedCell\n"
+		    "(handles), alone or in tuples and frozensets."},
 	{0, NULL},
 };
 

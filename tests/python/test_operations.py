@@ -5,6 +5,7 @@ The misuse scenarios are module-level functions of this file: the worker
 imports this module to run them.
 """
 
+import decimal
 import threading
 
 import pytest
@@ -181,3 +182,47 @@ def test_an_operation_from_a_thread_ploom_does_not_schedule_raises(tmp_path):
     with pytest.raises(ModelCheckError) as info:
         ploom.check(op_from_an_unscheduled_thread, ploom.Config(trace_dir=str(tmp_path)))
     assert "a thread that ploom does not schedule" in info.value.summary
+
+
+def test_shared_cell_holds_ploom_objects_as_handles():
+    lock, other = ploom.Lock(), ploom.SharedCell(1)
+    thread = ploom.Thread(target=print)
+    cell = ploom.SharedCell(lock)
+    assert cell.read() is lock
+    cell.write((lock, thread, frozenset({other}), "label"))
+    held = cell.read()
+    assert held[0] is lock and held[1] is thread and next(iter(held[2])) is other
+
+
+def test_a_mutable_value_inside_a_tuple_is_named():
+    cell = ploom.SharedCell(0)
+    with pytest.raises(TypeError, match=r"not a 'tuple' holding a 'list'$"):
+        cell.write((ploom.Lock(), [1]))
+    with pytest.raises(TypeError, match=r"not a 'frozenset' holding a 'decimal.Decimal'$"):
+        cell.write(frozenset({(1, "a"), (2, decimal.Decimal(1))}))
+    with pytest.raises(TypeError, match=r"not 'dict'$"):
+        cell.write({})
+    assert cell.read() == 0
+
+
+def shares_a_lock_through_a_cell():
+    box = ploom.SharedCell(None)
+    total = ploom.SharedCell(0)
+
+    def worker():
+        lock = box.read()
+        with lock:
+            total.write(total.read() + 1)
+
+    box.write(ploom.Lock())
+    threads = [ploom.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert total.read() == 2
+
+
+def test_a_lock_shared_through_a_cell_protects_like_any_lock():
+    stats = ploom.check(shares_a_lock_through_a_cell)
+    assert stats.failing == 0 and stats.schedules > 1
