@@ -1,0 +1,149 @@
+"""``ploom.queue``: :class:`queue.Queue` and friends, scheduled by ploom.
+
+``import ploom.queue as queue`` switches code to these.  They are built as
+CPython builds its queues, from one lock and three conditions of
+:mod:`ploom.threading`, so every point where a task may wait or let another
+run is a scheduling point; a timeout is a choice, never a sleep (see
+:mod:`ploom.threading`).  ``queue.Empty`` and ``queue.Full`` are the
+standard library's, so ``except queue.Empty`` catches them either way.
+"""
+
+from __future__ import annotations
+
+import heapq
+import queue as _std
+from collections import deque
+
+from ploom.threading import Condition, Lock
+
+__all__ = ["Empty", "Full", "LifoQueue", "PriorityQueue", "Queue"]
+
+Empty = _std.Empty
+Full = _std.Full
+
+
+def __getattr__(name):
+    if hasattr(_std, name):
+        raise AttributeError(
+            f"ploom.queue does not support queue.{name}: it would run outside ploom's "
+            f"scheduler (supported: {', '.join(__all__)})"
+        )
+    raise AttributeError(f"module 'ploom.queue' has no attribute {name!r}")
+
+
+# A timeout of 0 gives up without waiting, as CPython's, whose deadline has
+# passed before its first wait.
+def _check_timeout(timeout):
+    if timeout is not None and timeout < 0:
+        raise ValueError("'timeout' must be a non-negative number")
+
+
+class Queue:
+    """A FIFO queue of at most maxsize items (0: no bound)."""
+
+    def __init__(self, maxsize=0):
+        self.maxsize = maxsize
+        self._init(maxsize)
+        # one lock, three conditions on it; the conditions are only used
+        # with it held, and its operations order every access to the items
+        self.mutex = Lock()
+        self.not_empty = Condition(self.mutex)
+        self.not_full = Condition(self.mutex)
+        self.all_tasks_done = Condition(self.mutex)
+        self.unfinished_tasks = 0
+
+    def task_done(self):
+        with self.all_tasks_done:
+            unfinished = self.unfinished_tasks - 1
+            if unfinished <= 0:
+                if unfinished < 0:
+                    raise ValueError("task_done() called too many times")
+                self.all_tasks_done._notify(len(self.all_tasks_done._waiters))
+            self.unfinished_tasks = unfinished
+
+    def join(self):
+        with self.all_tasks_done:
+            while self.unfinished_tasks:
+                self.all_tasks_done._wait(None)
+
+    def qsize(self):
+        with self.mutex:
+            return self._qsize()
+
+    def empty(self):
+        with self.mutex:
+            return not self._qsize()
+
+    def full(self):
+        with self.mutex:
+            return 0 < self.maxsize <= self._qsize()
+
+    def put(self, item, block=True, timeout=None):
+        _check_timeout(timeout)
+        timed_out = False
+        with self.not_full:
+            if self.maxsize > 0:
+                while self._qsize() >= self.maxsize:
+                    if not block or timed_out or timeout == 0:
+                        raise Full
+                    timed_out = not self.not_full._wait(timeout) and timeout is not None
+            self._put(item)
+            self.unfinished_tasks += 1
+            self.not_empty._notify(1)
+
+    def get(self, block=True, timeout=None):
+        _check_timeout(timeout)
+        timed_out = False
+        with self.not_empty:
+            while not self._qsize():
+                if not block or timed_out or timeout == 0:
+                    raise Empty
+                timed_out = not self.not_empty._wait(timeout) and timeout is not None
+            item = self._get()
+            self.not_full._notify(1)
+            return item
+
+    def put_nowait(self, item):
+        return self.put(item, block=False)
+
+    def get_nowait(self):
+        return self.get(block=False)
+
+    # the container, which the subclasses change
+    def _init(self, maxsize):
+        self.queue = deque()
+
+    def _qsize(self):
+        return len(self.queue)
+
+    def _put(self, item):
+        self.queue.append(item)
+
+    def _get(self):
+        return self.queue.popleft()
+
+
+class LifoQueue(Queue):
+    """The last item put is the first got."""
+
+    def _init(self, maxsize):
+        self.queue = []
+
+    def _put(self, item):
+        self.queue.append(item)
+
+    def _get(self):
+        return self.queue.pop()
+
+
+class PriorityQueue(Queue):
+    """The smallest item first (heapq order)."""
+
+    def _init(self, maxsize):
+        self.queue = []
+
+    def _put(self, item):
+        heapq.heappush(self.queue, item)
+
+    def _get(self):
+        return heapq.heappop(self.queue)

@@ -1,0 +1,420 @@
+"""``ploom.threading``: the parts of :mod:`threading` that ploom schedules.
+
+``import ploom.threading as threading`` switches code to ploom's versions:
+the same names, methods, return values and exceptions as CPython's, built
+from ploom's own operations (:class:`ploom.Lock` and
+:class:`ploom.SharedCell`), so that every point where one of them lets
+another task run is a scheduling point that a check explores.
+
+How they are built, and why that is exact:
+
+- A task blocks only in a ``ploom.Lock`` acquire: a ``Condition`` parks each
+  waiter on a lock of its own, taken once on creation and taken again to
+  wait, which ``notify`` releases, first waiter first (FIFO, as CPython).
+  So a woken waiter must take the condition's lock again, and another task
+  may take it first: that is what makes ``if`` instead of ``while`` around
+  ``wait`` a bug a check finds.
+- State (a semaphore's value, a barrier's count, a queue's items) is plain
+  Python read and written only while the primitive's own lock is held:
+  tasks run one at a time between scheduling points and the lock's
+  operations order every access, which keeps partial-order reduction
+  sound.  The few values CPython reads without its lock (``Event.is_set``)
+  live in a ``SharedCell``, whose reads are operations.
+- A timeout is a choice, never a sleep: ``wait(timeout)`` parks on a timed
+  ``Lock.acquire``, at which the task stays enabled, and a schedule that
+  runs it before it is woken takes the timed-out branch.  A task in a
+  timed wait is therefore never part of a deadlock.  The number of
+  seconds plays no part.
+- Re-entering an ``RLock`` its task holds, and releasing all but the last
+  level, touch nothing another task can see: they are not scheduling points.
+
+A name of :mod:`threading` that ploom does not schedule raises
+AttributeError naming it, rather than running unscheduled.
+"""
+
+from __future__ import annotations
+
+import threading as _std
+from collections import deque
+
+from ploom._ploom import Lock, SharedCell, Thread
+
+__all__ = [
+    "Barrier",
+    "BoundedSemaphore",
+    "BrokenBarrierError",
+    "Condition",
+    "Event",
+    "Lock",
+    "RLock",
+    "Semaphore",
+    "TIMEOUT_MAX",
+    "Thread",
+    "get_ident",
+]
+
+BrokenBarrierError = _std.BrokenBarrierError
+TIMEOUT_MAX = _std.TIMEOUT_MAX
+
+
+def get_ident() -> int:
+    """The running task's id in a schedule (0 for the scenario's own task);
+    threading.get_ident() outside a check."""
+    from ploom import get_ident as ident
+
+    return ident()
+
+
+def __getattr__(name):
+    if hasattr(_std, name):
+        raise AttributeError(
+            f"ploom.threading does not support threading.{name}: it would run outside "
+            f"ploom's scheduler (supported: {', '.join(__all__)})"
+        )
+    raise AttributeError(f"module 'ploom.threading' has no attribute {name!r}")
+
+
+def _acquire_waiter(waiter, timeout):
+    """Parks on waiter: blocks (no timeout), or may time out (a choice)."""
+    if timeout is None:
+        return waiter.acquire()
+    if timeout > 0:
+        return waiter.acquire(True, timeout)
+    return waiter.acquire(False)
+
+
+class RLock:
+    """A reentrant lock: its owner may take it again; the last release lets
+    others have it.  Only the first acquire and the last release are
+    scheduling points."""
+
+    def __init__(self):
+        self._lock = Lock()
+        self._owner = None
+        self._count = 0
+
+    def __repr__(self):
+        owner = "unlocked" if self._owner is None else f"owner={self._owner} count={self._count}"
+        return f"<ploom.threading.RLock {owner}>"
+
+    def acquire(self, blocking=True, timeout=-1):
+        me = get_ident()
+        # Only the owner writes _owner, so whether it equals me does not
+        # depend on the order of other tasks' steps.
+        if self._owner == me:
+            self._count += 1
+            return True
+        if not self._lock.acquire(blocking, timeout):
+            return False
+        self._owner, self._count = me, 1
+        return True
+
+    __enter__ = acquire
+
+    def release(self):
+        if self._owner != get_ident():
+            raise RuntimeError("cannot release un-acquired lock")
+        self._count -= 1
+        if not self._count:
+            self._owner = None
+            self._lock.release()
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def locked(self):
+        return self._lock.locked()
+
+    # what Condition needs of its lock
+    def _is_owned(self):
+        return self._owner == get_ident()
+
+    def _release_save(self):
+        saved = self._count, self._owner
+        self._count, self._owner = 0, None
+        self._lock.release()
+        return saved
+
+    def _acquire_restore(self, saved):
+        self._lock.acquire()
+        self._count, self._owner = saved
+
+
+class Condition:
+    """A condition variable over lock (default: a new RLock)."""
+
+    def __init__(self, lock=None):
+        self._lock = RLock() if lock is None else lock
+        self.acquire = self._lock.acquire
+        self.release = self._lock.release
+        self._waiters = deque()
+
+    def __repr__(self):
+        return f"<ploom.threading.Condition({self._lock!r}, {len(self._waiters)})>"
+
+    def __enter__(self):
+        return self._lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self._lock.__exit__(*exc)
+
+    def _is_owned(self):
+        owned = getattr(self._lock, "_is_owned", None)
+        if owned is not None:
+            return owned()
+        # a plain Lock has no owner: held by anyone counts, as in CPython
+        return self._lock.locked()
+
+    def _release_save(self):
+        save = getattr(self._lock, "_release_save", None)
+        if save is not None:
+            return save()
+        self._lock.release()
+        return None
+
+    def _acquire_restore(self, saved):
+        restore = getattr(self._lock, "_acquire_restore", None)
+        if restore is not None:
+            restore(saved)
+        else:
+            self._lock.acquire()
+
+    def wait(self, timeout=None):
+        if not self._is_owned():
+            raise RuntimeError("cannot wait on un-acquired lock")
+        return self._wait(timeout)
+
+    def _wait(self, timeout):
+        waiter = Lock()
+        waiter.acquire()
+        self._waiters.append(waiter)
+        saved = self._release_save()
+        woken = False
+        try:
+            woken = _acquire_waiter(waiter, timeout)
+            return woken
+        finally:
+            self._acquire_restore(saved)
+            if not woken:
+                # timed out: unless a notify took it off meanwhile
+                try:
+                    self._waiters.remove(waiter)
+                except ValueError:
+                    pass
+
+    def wait_for(self, predicate, timeout=None):
+        result = predicate()
+        timed_out = False
+        while not result and not timed_out:
+            timed_out = not self.wait(timeout) and timeout is not None
+            result = predicate()
+        return result
+
+    def notify(self, n=1):
+        if not self._is_owned():
+            raise RuntimeError("cannot notify on un-acquired lock")
+        self._notify(n)
+
+    def _notify(self, n):
+        for _ in range(min(n, len(self._waiters))):
+            self._waiters.popleft().release()
+
+    def notify_all(self):
+        self.notify(len(self._waiters))
+
+
+class _InternalCondition(Condition):
+    """A Condition over a plain Lock that only this module's code holds when
+    it waits or notifies: no ownership check, which would be an operation
+    (Lock.locked) of its own."""
+
+    def __init__(self):
+        super().__init__(Lock())
+
+    def wait(self, timeout=None):
+        return self._wait(timeout)
+
+    def notify(self, n=1):
+        self._notify(n)
+
+
+class Semaphore:
+    """A counter: acquire() takes one, waiting while it is 0; release(n)
+    adds n and wakes up to n waiters."""
+
+    def __init__(self, value=1):
+        if value < 0:
+            raise ValueError("semaphore initial value must be >= 0")
+        self._cond = _InternalCondition()
+        self._value = value
+
+    def __repr__(self):
+        return f"<ploom.threading.{type(self).__name__} value={self._value}>"
+
+    def acquire(self, blocking=True, timeout=None):
+        if not blocking and timeout is not None:
+            raise ValueError("can't specify timeout for non-blocking acquire")
+        timed_out = False
+        with self._cond:
+            while self._value == 0:
+                if not blocking or timed_out:
+                    return False
+                timed_out = not self._cond.wait(timeout) and timeout is not None
+            self._value -= 1
+            return True
+
+    __enter__ = acquire
+
+    def release(self, n=1):
+        if n < 1:
+            raise ValueError("n must be one or more")
+        with self._cond:
+            self._add(n)
+            self._cond.notify(n)
+
+    def _add(self, n):
+        self._value += n
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+class BoundedSemaphore(Semaphore):
+    """A Semaphore that refuses to be released above its initial value."""
+
+    def __init__(self, value=1):
+        super().__init__(value)
+        self._initial = value
+
+    def _add(self, n):
+        if self._value + n > self._initial:
+            raise ValueError("Semaphore released too many times")
+        self._value += n
+
+
+class Event:
+    """A flag tasks can wait for."""
+
+    def __init__(self):
+        self._cond = _InternalCondition()
+        # is_set() reads the flag without the lock, as CPython does: a
+        # SharedCell makes that read an operation; under the lock the
+        # plain copy is read
+        self._cell = SharedCell(False)
+        self._flag = False
+
+    def __repr__(self):
+        return f"<ploom.threading.Event {'set' if self._flag else 'unset'}>"
+
+    def is_set(self):
+        return self._cell.read()
+
+    def set(self):
+        with self._cond:
+            self._flag = True
+            self._cell.write(True)
+            self._cond.notify_all()
+
+    def clear(self):
+        with self._cond:
+            self._flag = False
+            self._cell.write(False)
+
+    def wait(self, timeout=None):
+        with self._cond:
+            signaled = self._flag
+            if not signaled:
+                signaled = self._cond.wait(timeout)
+            return signaled
+
+
+_FILLING, _DRAINING, _RESETTING, _BROKEN = 0, 1, -1, -2
+
+
+class Barrier:
+    """parties tasks meet in wait(); the last to arrive runs action and lets
+    them all go."""
+
+    def __init__(self, parties, action=None, timeout=None):
+        if parties < 1:
+            raise ValueError("parties must be >= 1")
+        self._cond = _InternalCondition()
+        self._action = action
+        self._timeout = timeout
+        self._parties = parties
+        self._state = _FILLING
+        self._count = 0
+
+    def __repr__(self):
+        return f"<ploom.threading.Barrier waiters={self._count}/{self._parties}>"
+
+    def wait(self, timeout=None):
+        if timeout is None:
+            timeout = self._timeout
+        with self._cond:
+            # the last round is still letting its tasks out
+            while self._state in (_DRAINING, _RESETTING):
+                self._cond.wait()
+            if self._state < 0:
+                raise BrokenBarrierError
+            index = self._count
+            self._count += 1
+            try:
+                if index + 1 == self._parties:
+                    self._trip()
+                else:
+                    self._await(timeout)
+                return index
+            finally:
+                self._count -= 1
+                if self._count == 0 and self._state in (_DRAINING, _RESETTING):
+                    self._state = _FILLING
+                    self._cond.notify_all()
+
+    def _trip(self):
+        try:
+            if self._action:
+                self._action()
+            self._state = _DRAINING
+            self._cond.notify_all()
+        except BaseException:
+            self._break()
+            raise
+
+    def _await(self, timeout):
+        if not self._cond.wait_for(lambda: self._state != _FILLING, timeout):
+            self._break()
+            raise BrokenBarrierError
+        if self._state < 0:
+            raise BrokenBarrierError
+
+    def _break(self):
+        self._state = _BROKEN
+        self._cond.notify_all()
+
+    def reset(self):
+        with self._cond:
+            if self._count > 0:
+                if self._state in (_FILLING, _BROKEN):
+                    self._state = _RESETTING
+            else:
+                self._state = _FILLING
+            self._cond.notify_all()
+
+    def abort(self):
+        with self._cond:
+            self._break()
+
+    @property
+    def parties(self):
+        return self._parties
+
+    @property
+    def n_waiting(self):
+        with self._cond:
+            return self._count if self._state == _FILLING else 0
+
+    @property
+    def broken(self):
+        with self._cond:
+            return self._state == _BROKEN

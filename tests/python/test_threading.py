@@ -1,0 +1,313 @@
+"""ploom.threading and ploom.queue: CPython's behaviour outside a check, the
+bugs they exist to find inside one, and the reduction's soundness on them
+(DPOR must reach every outcome plain DFS reaches).
+
+The scenarios are module-level functions of this file: the worker imports
+this module to run them."""
+
+import queue as std_queue
+import threading as std_threading
+
+import pytest
+
+import ploom
+import ploom.queue as pqueue
+import ploom.threading as pthreading
+from ploom.exploration import ModelCheckError
+
+# ---- outside a check: one thread, CPython's results and exceptions ---------
+
+
+def test_rlock_is_reentrant_and_refuses_a_release_it_does_not_hold():
+    lock = pthreading.RLock()
+    with pytest.raises(RuntimeError, match="cannot release un-acquired lock"):
+        lock.release()
+    assert lock.acquire() and lock.acquire()
+    lock.release()
+    assert lock.locked()
+    lock.release()
+    assert not lock.locked()
+
+
+def test_bounded_semaphore_refuses_a_release_past_its_value():
+    sem = pthreading.BoundedSemaphore(2)
+    assert sem.acquire()
+    sem.release()
+    with pytest.raises(ValueError, match="Semaphore released too many times"):
+        sem.release()
+    with pytest.raises(ValueError, match="semaphore initial value must be >= 0"):
+        pthreading.Semaphore(-1)
+    with pytest.raises(ValueError, match="n must be one or more"):
+        sem.release(0)
+
+
+def test_semaphore_acquire_without_blocking():
+    sem = pthreading.Semaphore(1)
+    assert sem.acquire(blocking=False)
+    assert not sem.acquire(blocking=False)
+    with pytest.raises(ValueError, match="can't specify timeout for non-blocking acquire"):
+        sem.acquire(False, 1)
+
+
+def test_condition_needs_its_lock():
+    cond = pthreading.Condition()
+    with pytest.raises(RuntimeError, match="cannot notify on un-acquired lock"):
+        cond.notify()
+    with pytest.raises(RuntimeError, match="cannot wait on un-acquired lock"):
+        cond.wait()
+    with cond:
+        cond.notify_all()
+
+
+def test_event_flag():
+    event = pthreading.Event()
+    assert not event.is_set()
+    event.set()
+    assert event.is_set() and event.wait()
+    event.clear()
+    assert not event.is_set()
+
+
+def test_a_barrier_of_one_trips_at_once_and_can_be_broken():
+    ran = []
+    barrier = pthreading.Barrier(1, action=lambda: ran.append(1))
+    assert barrier.wait() == 0 and ran == [1]
+    assert barrier.parties == 1 and barrier.n_waiting == 0 and not barrier.broken
+    barrier.abort()
+    assert barrier.broken
+    with pytest.raises(std_threading.BrokenBarrierError):
+        barrier.wait()
+    barrier.reset()
+    assert not barrier.broken
+
+
+def test_queues_in_one_thread():
+    q = pqueue.Queue(maxsize=2)
+    assert q.empty() and not q.full()
+    q.put(1)
+    q.put_nowait(2)
+    assert q.full() and q.qsize() == 2
+    with pytest.raises(std_queue.Full):
+        q.put_nowait(3)
+    with pytest.raises(std_queue.Full):
+        q.put(3, timeout=0)
+    assert [q.get(), q.get_nowait()] == [1, 2]
+    with pytest.raises(std_queue.Empty):
+        q.get_nowait()
+    with pytest.raises(ValueError, match="'timeout' must be a non-negative number"):
+        q.get(timeout=-1)
+    q.task_done()
+    q.task_done()
+    q.join()
+    with pytest.raises(ValueError, match="task_done\\(\\) called too many times"):
+        q.task_done()
+    lifo, prio = pqueue.LifoQueue(), pqueue.PriorityQueue()
+    for x in (2, 1, 3):
+        lifo.put(x)
+        prio.put(x)
+    assert [lifo.get() for _ in range(3)] == [3, 1, 2]
+    assert [prio.get() for _ in range(3)] == [1, 2, 3]
+
+
+def test_an_unsupported_name_is_an_error_naming_it():
+    with pytest.raises(AttributeError, match=r"ploom.threading does not support threading.local"):
+        pthreading.local  # noqa: B018
+    with pytest.raises(AttributeError, match=r"ploom.queue does not support queue.SimpleQueue"):
+        pqueue.SimpleQueue  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'nonsense'"):
+        pthreading.nonsense  # noqa: B018
+
+
+# ---- inside a check: the bugs --------------------------------------------
+
+
+def _pool(use_while):
+    """Two consumers take from a pool that one producer fills: with `if`
+    around wait(), a woken consumer may find the item already taken."""
+    cond = pthreading.Condition()
+    items = []
+    taken = ploom.SharedCell(0)
+
+    def consumer():
+        with cond:
+            if use_while:
+                while not items:
+                    cond.wait()
+            elif not items:
+                cond.wait()
+            items.pop()
+            taken.write(taken.read() + 1)
+
+    def producer():
+        for _ in range(2):
+            with cond:
+                items.append(object())
+                cond.notify()
+
+    threads = [ploom.Thread(target=f) for f in (consumer, consumer, producer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert taken.read() == 2
+
+
+def pool_with_if():
+    _pool(use_while=False)
+
+
+def pool_with_while():
+    _pool(use_while=True)
+
+
+def test_if_instead_of_while_around_wait_is_found():
+    with pytest.raises(ModelCheckError, match="IndexError: pop from empty list"):
+        ploom.check(pool_with_if)
+    stats = ploom.check(pool_with_while)
+    assert stats.complete and stats.failing == 0
+
+
+def _semaphore_counter(slots):
+    sem = pthreading.Semaphore(slots)
+    count = ploom.SharedCell(0)
+
+    def work():
+        with sem:
+            count.write(count.read() + 1)
+
+    threads = [ploom.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert count.read() == 2, "lost update"
+
+
+def semaphore_of_one():
+    _semaphore_counter(1)
+
+
+def semaphore_of_two():
+    _semaphore_counter(2)
+
+
+def test_a_semaphore_of_one_excludes_and_of_two_does_not():
+    assert ploom.check(semaphore_of_one).failing == 0
+    with pytest.raises(ModelCheckError, match="lost update"):
+        ploom.check(semaphore_of_two)
+
+
+def event_handoff():
+    ready = pthreading.Event()
+    box = ploom.SharedCell(None)
+
+    def producer():
+        box.write("data")
+        ready.set()
+
+    t = ploom.Thread(target=producer)
+    t.start()
+    assert ready.wait()
+    assert box.read() == "data"
+    t.join()
+
+
+def barrier_of_three():
+    barrier = pthreading.Barrier(3)
+    indices = ploom.SharedCell(())
+
+    def party():
+        i = barrier.wait()
+        with lock:
+            indices.write(indices.read() + (i,))
+
+    lock = ploom.Lock()
+    threads = [ploom.Thread(target=party) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(indices.read()) == [0, 1, 2]
+
+
+def rlock_reentry():
+    lock = pthreading.RLock()
+    total = ploom.SharedCell(0)
+
+    def add():
+        with lock:
+            with lock:
+                total.write(total.read() + 1)
+
+    t = ploom.Thread(target=add)
+    t.start()
+    add()
+    t.join()
+    assert total.read() == 2
+
+
+def test_event_barrier_and_rlock_scenarios_pass():
+    for scenario in (event_handoff, barrier_of_three, rlock_reentry):
+        stats = ploom.check(scenario)
+        assert stats.complete and stats.failing == 0, scenario.__name__
+
+
+def _producer_consumer(lose_task_done):
+    q = pqueue.Queue(maxsize=1)
+    got = ploom.SharedCell(())
+
+    def consumer():
+        for i in range(2):
+            item = q.get()
+            got.write(got.read() + (item,))
+            if not (lose_task_done and i == 1):
+                q.task_done()
+
+    t = ploom.Thread(target=consumer)
+    t.start()
+    q.put("a")
+    q.put("b")
+    q.join()
+    assert got.read() == ("a", "b")
+    t.join()
+
+
+def queue_producer_consumer():
+    _producer_consumer(lose_task_done=False)
+
+
+def queue_lost_task_done():
+    _producer_consumer(lose_task_done=True)
+
+
+def test_a_lost_task_done_is_a_deadlock_in_join():
+    assert ploom.check(queue_producer_consumer).failing == 0
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(queue_lost_task_done)
+    assert info.value.summary.startswith("deadlock")
+
+
+# ---- soundness of the reduction on them -------------------------------------
+
+
+def _outcomes(scenario, reduction):
+    config = ploom.Config(keep_going=True, reduction=reduction, minimize=False)
+    try:
+        stats = ploom.check(scenario, config)
+    except ModelCheckError as exc:
+        stats = exc.statistics
+    return {o["summary"] for o in stats.raw["outcomes"]}, stats.schedules
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [pool_with_if, pool_with_while, semaphore_of_one, semaphore_of_two, event_handoff,
+     barrier_of_three, rlock_reentry, queue_producer_consumer, queue_lost_task_done],
+    ids=lambda f: f.__name__,
+)
+def test_dpor_reaches_every_outcome_dfs_reaches(scenario, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    dfs, dfs_schedules = _outcomes(scenario, "none")
+    dpor, dpor_schedules = _outcomes(scenario, "dpor")
+    assert dpor == dfs
+    assert dpor_schedules <= dfs_schedules
