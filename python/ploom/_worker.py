@@ -1,4 +1,5 @@
-"""The worker process that ploom's utilities start: ``python -m ploom._worker [--expect=FILE] TARGET``.
+"""The worker process that ploom's utilities start:
+``python -m ploom._worker [--expect=FILE] [--patch=MODULE]... TARGET``.
 
 It imports the scenario once, then serves ``run`` commands on fd 0 by forking
 one child per schedule (see ``lib/event.h`` for the protocol).  It never runs
@@ -176,14 +177,26 @@ def load(target, expect=None):
     return obj, module.__name__, qualname, os.path.abspath(source) if source else ""
 
 
+def _apply_patches(names):
+    """Swaps the named modules' references to threading and queue for
+    ploom.threading and ploom.queue.  Not written yet."""
+    if names:
+        raise NotImplementedError(f"--patch is not implemented yet: cannot patch {', '.join(names)}")
+
+
 def main(argv):
     expect = None
-    if len(argv) == 3 and argv[1].startswith("--expect="):
-        expect = argv[1][len("--expect="):]
-        argv = argv[:1] + argv[2:]
-    if len(argv) != 2:
-        print("usage: python -m ploom._worker [--expect=FILE] TARGET", file=sys.stderr)
+    patch = []
+    args = argv[1:]
+    # fixed order, as lib/worker.c writes it: [--expect=FILE] [--patch=MODULE]... TARGET
+    if args and args[0].startswith("--expect="):
+        expect = args.pop(0)[len("--expect="):]
+    while args and args[0].startswith("--patch="):
+        patch.append(args.pop(0)[len("--patch="):])
+    if len(args) != 1:
+        print("usage: python -m ploom._worker [--expect=FILE] [--patch=MODULE]... TARGET", file=sys.stderr)
         return 2
+    target = args[0]
     # stdout belongs to the utility (its JSON): what the scenario's module
     # prints while it is imported goes to stderr instead
     sys.stdout.flush()
@@ -192,7 +205,9 @@ def main(argv):
     # while this process imports it
     os.environ["PLOOM_WORKER"] = "1"
     try:
-        scenario, module, qualname, source = load(argv[1], expect)
+        scenario, module, qualname, source = load(target, expect)
+        # after the scenario's module, which imported the modules to patch
+        _apply_patches(patch)
     except SourceMismatch as exc:
         _ploom.write_error(EVENT_FD, "source", str(exc))
         return 2
