@@ -77,6 +77,15 @@ static const char *option_name(char **argv, int c)
 	return shortopt;
 }
 
+/* "PROG: invalid OPTION 'ARG': WHY" and the usage. */
+static int invalid_value(const char *option, const char *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+void cli_opts_release(struct cli_opts *opts)
+{
+	ploom_config_release_patch(&opts->config);
+}
+
 int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 {
 	/* the shared options come only from a table that lists them */
@@ -118,6 +127,19 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 	case 'q':
 		opts->quiet = 1;
 		break;
+	case CLI_OPT_PATCH: {
+		struct ploom_err err = {0, ""};
+		if (ploom_config_add_patch(&opts->config, optarg, &err) < 0) {
+			if (err.kind == PLOOM_ERR_NOMEM) {
+				fprintf(stderr, "%s: out of memory\n", cli_prog);
+				*out = PLOOM_EXIT_USAGE;
+			} else {
+				*out = invalid_value("--patch", optarg, "%s", err.msg);
+			}
+			return 0;
+		}
+		break;
+	}
 	case ':':
 		*out = cli_usage_error("missing value for option", option_name(argv, c));
 		return 0;
@@ -127,10 +149,6 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 	}
 	return 1;
 }
-
-/* "PROG: invalid OPTION 'ARG': WHY" and the usage. */
-static int invalid_value(const char *option, const char *arg, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 static int invalid_value(const char *option, const char *arg, const char *fmt, ...)
 {
@@ -305,9 +323,17 @@ static void exit_with_caller(void)
 }
 
 static int start_worker(struct ploom_worker **out, const char *python, const char *target,
-			const char *hash_seed, const char *expect_file, struct ploom_err *err)
+			const char *hash_seed, const char *expect_file,
+			const struct ploom_config *config, struct ploom_err *err)
 {
-	struct ploom_worker_opts opts = {python, target, hash_seed, expect_file, &cli_interrupted};
+	/* C does not convert char ** to const char *const * by itself */
+	struct ploom_worker_opts opts = {python,
+					 target,
+					 hash_seed,
+					 expect_file,
+					 &cli_interrupted,
+					 (const char *const *)config->patch,
+					 config->npatch};
 	struct sigaction sa;
 	int i;
 
@@ -332,9 +358,10 @@ static int start_worker(struct ploom_worker **out, const char *python, const cha
 }
 
 int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
-		     const char *hash_seed, struct ploom_err *err)
+		     const char *hash_seed, const struct ploom_config *config,
+		     struct ploom_err *err)
 {
-	return start_worker(out, python, target, hash_seed, NULL, err);
+	return start_worker(out, python, target, hash_seed, NULL, config, err);
 }
 
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
@@ -349,7 +376,8 @@ int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 	if (!target)
 		return ploom_err_oom(err);
 	/* the worker keeps a copy of the target */
-	r = start_worker(out, python, target, trace->hash_seed, trace->scenario.file, err);
+	r = start_worker(out, python, target, trace->hash_seed, trace->scenario.file,
+			 &trace->config, err);
 	free(target);
 	return r;
 }

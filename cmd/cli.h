@@ -29,13 +29,14 @@
  *     }
  *     python = cli_python(opts.python);
  *     ...
- *     if (cli_worker_start(&worker, python, target, seed, &err) < 0)
+ *     if (cli_worker_start(&worker, python, target, seed, &opts.config, &err) < 0)
  *             goto fail;
  *     ...
  * fail:
  *     ret = cli_fail(&err, "");
  * done:
  *     cli_worker_free(worker);
+ *     cli_opts_release(&opts);
  *     ...
  *     return cli_exit(ret, "the trace", CLI_EPIPE_QUIET);
  */
@@ -78,12 +79,18 @@ extern volatile sig_atomic_t cli_interrupted;
 struct cli_opts {
 	const char *python;         /* --python=PATH (in argv); NULL: the default */
 	char hash_seed[11];         /* --hash-seed=N, canonical decimal */
-	struct ploom_config config; /* -s, --max-steps=N and --schedule-timeout=SECONDS */
+	struct ploom_config config; /* -s, --max-steps=N, --schedule-timeout=SECONDS and
+				     * --patch=MODULE (the list is owned: cli_opts_release()) */
 	int quiet;                  /* -q, --quiet */
 };
 
-/* hash seed 0, no preemption bound, no reduction, 10000 steps, 10 s */
-#define CLI_OPTS_INIT {NULL, "0", {-1, (char *)"none", 10000, 10.0}, 0}
+/* hash seed 0, no preemption bound, no reduction, 10000 steps, 10 s, no
+ * module patched */
+#define CLI_OPTS_INIT {NULL, "0", {-1, (char *)"none", 10000, 10.0, NULL, 0}, 0}
+
+/* Frees what cli_common_option() took into opts (the --patch list).
+ * For a utility that lists CLI_OPTION_PATCH, at its done: label. */
+void cli_opts_release(struct cli_opts *opts);
 
 /* The getopt codes of the shared long options without a short one; a
  * utility numbers its own from CLI_OPT_OWN. */
@@ -91,6 +98,7 @@ enum {
 	CLI_OPT_PYTHON = 256,
 	CLI_OPT_HASH_SEED,
 	CLI_OPT_SCHEDULE_TIMEOUT,
+	CLI_OPT_PATCH,
 	CLI_OPT_OWN,
 };
 
@@ -103,6 +111,8 @@ enum {
 #define CLI_OPTION_SCHEDULE_TIMEOUT \
 	{"schedule-timeout", required_argument, NULL, CLI_OPT_SCHEDULE_TIMEOUT}
 #define CLI_OPTION_QUIET {"quiet", no_argument, NULL, 'q'}
+/* repeatable: each adds a module to config's patch list, in order */
+#define CLI_OPTION_PATCH {"patch", required_argument, NULL, CLI_OPT_PATCH}
 #define CLI_OPTIONS_END \
 	{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, \
 	{NULL, 0, NULL, 0}
@@ -186,18 +196,20 @@ int cli_progress_due(double *last);
  * kills the worker at once so that no schedule outlives us (every worker
  * started this way and not yet stopped or freed, up to 65 of them); ignores
  * SIGPIPE, so that a dead worker is an error from write() and not our
- * death; then starts the worker (ploom_worker_start()), whose waits the
+ * death; then starts the worker (ploom_worker_start()) with config's
+ * patch list (its other fields are for the runs), whose waits the
  * handler interrupts.  On success the caller owns *out and releases it
  * with cli_worker_stop() or cli_worker_free().  Returns 0, or -1 with
  * err filled (nothing printed). */
 int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
-		     const char *hash_seed, struct ploom_err *err);
+		     const char *hash_seed, const struct ploom_config *config,
+		     struct ploom_err *err);
 
 /* cli_worker_start() for a replay of trace (replay.h): checks that the
  * scenario's source is the recorded one (ploom_replay_check_source()),
- * then starts python on ploom_replay_target() with the trace's hash seed
- * and its scenario file as the file the target must be (worker.h's
- * expect_file).  As cli_worker_start() otherwise. */
+ * then starts python on ploom_replay_target() with the trace's hash seed,
+ * its patch list and its scenario file as the file the target must be
+ * (worker.h's expect_file).  As cli_worker_start() otherwise. */
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 			    const struct ploom_trace *trace, struct ploom_err *err);
 

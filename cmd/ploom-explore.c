@@ -28,7 +28,8 @@ const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [-k] [-j N] [--reduction=MODE] [--python=PATH] [--hash-seed=N]\n"
-	"                     [--trace-dir=DIR] [--no-minimize] [-q] TARGET\n"
+	"                     [--patch=MODULE]... [--trace-dir=DIR] [--no-minimize] [-q]\n"
+	"                     TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
@@ -48,6 +49,7 @@ const char cli_usage[] =
 	"        --python=PATH            the worker's interpreter\n"
 	"        --hash-seed=N            PYTHONHASHSEED of every schedule (0-4294967295,\n"
 	"                                 default 0)\n"
+	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable)\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
 	"        --no-minimize            do not look for a trace with fewer preemptions\n"
 	"    -q, --quiet                  no progress lines\n"
@@ -68,6 +70,7 @@ static const struct option options[] = {
 	{"reduction", required_argument, NULL, OPT_REDUCTION},
 	CLI_OPTION_PYTHON,
 	CLI_OPTION_HASH_SEED,
+	CLI_OPTION_PATCH,
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
 	{"check-options", no_argument, NULL, OPT_CHECK_OPTIONS},
@@ -225,7 +228,7 @@ int main(int argc, char **argv)
 		goto done;
 
 	for (i = 0; i < jobs; i++)
-		if (cli_worker_start(&workers[i], python, target, seed, &err) < 0)
+		if (cli_worker_start(&workers[i], python, target, seed, config, &err) < 0)
 			goto fail;
 	if ((!strcmp(config->reduction, "dpor")
 		     ? ploom_dpor_strategy_new(&strategy, &err)
@@ -335,5 +338,6 @@ done:
 	ploom_trace_free(min);
 	free(python);
 	free(min_path);
+	cli_opts_release(&opts);
 	return cli_exit(ret, "the statistics", CLI_EPIPE_FAILS);
 }

@@ -18,7 +18,7 @@
 const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-run-one [--python=PATH] [--hash-seed=N] [-s N] [--schedule-timeout=SECONDS]\n"
-	"                     TARGET [CHOICE...]\n"
+	"                     [--patch=MODULE]... TARGET [CHOICE...]\n"
 	"       ploom-run-one -h | --help | -V | --version\n"
 	"\n"
 	"        --python=PATH            the worker's interpreter\n"
@@ -26,6 +26,7 @@ const char cli_usage[] =
 	"    -s, --max-steps=N            steps of the schedule (0-200000, default 10000, 0: the\n"
 	"                                 most, 200000)\n"
 	"        --schedule-timeout=SECONDS  wall clock of the schedule (default 10, 0: none)\n"
+	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable)\n"
 	"\n"
 	"TARGET is module:function or path/to/file.py:function; each CHOICE is the task\n"
 	"to pick at the next branch point.\n";
@@ -35,6 +36,7 @@ static const struct option options[] = {
 	CLI_OPTION_SCHEDULE_TIMEOUT,
 	CLI_OPTION_PYTHON,
 	CLI_OPTION_HASH_SEED,
+	CLI_OPTION_PATCH,
 	CLI_OPTIONS_END,
 };
 
@@ -78,7 +80,7 @@ int main(int argc, char **argv)
 	if (!python)
 		goto done;
 
-	if (cli_worker_start(&worker, python, target, opts.hash_seed, &err) < 0)
+	if (cli_worker_start(&worker, python, target, opts.hash_seed, &opts.config, &err) < 0)
 		goto fail;
 	/* checked with the option */
 	(void)ploom_timeout_ms(&timeout_ms, opts.config.schedule_timeout_s);
@@ -105,5 +107,6 @@ done:
 	ploom_trace_free(trace);
 	free(choices);
 	free(python);
+	cli_opts_release(&opts);
 	return cli_exit(ret, "the trace", CLI_EPIPE_FAILS);
 }

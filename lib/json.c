@@ -72,6 +72,22 @@ static void put_bool(struct builder *b, cJSON *obj, const char *name, int v)
 	put(b, obj, name, cJSON_CreateBool(v));
 }
 
+static cJSON *str_array(const char *const *v, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; arr && i < n; i++) {
+		cJSON *x = cJSON_CreateString(v[i]);
+		if (!x || !cJSON_AddItemToArray(arr, x)) {
+			cJSON_Delete(x);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
 static cJSON *int_array(const int *v, size_t n)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -187,6 +203,9 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 	put_str(b, o, "reduction", t->config.reduction ? t->config.reduction : "none");
 	put_num(b, o, "max_steps", (double)t->config.max_steps);
 	put_num(b, o, "schedule_timeout_s", t->config.schedule_timeout_s);
+	/* always written, empty when none, so that a reader sees the list
+	 * the trace ran with */
+	put(b, o, "patch", str_array((const char *const *)t->config.patch, t->config.npatch));
 	put(b, root, "choices", int_array(t->run.choices, t->run.nchoices));
 	put_num(b, root, "preemptions", t->run.preemptions);
 	if (t->minimized_from >= 0)
@@ -909,6 +928,45 @@ static void read_fingerprints(struct reader *r, struct ploom_trace *t, const cJS
 	}
 }
 
+/* config.patch: optional (traces older than the field patch nothing),
+ * each name as --patch accepts it, since a replay passes them on. */
+static void read_patch(struct reader *r, struct ploom_config *c, const cJSON *config)
+{
+	const cJSON *x = get(r, config, "config.", "patch", 0), *e;
+	struct ploom_err why = {0, ""};
+	char sub[32], is[96];
+	size_t i = 0;
+
+	if (!x || r->failed)
+		return;
+	if (!cJSON_IsArray(x)) {
+		fail(r, "is not an array", "config.", "patch");
+		return;
+	}
+	if (cJSON_GetArraySize(x) > PLOOM_PATCH_MAX) {
+		snprintf(is, sizeof(is), "has more than %d entries", PLOOM_PATCH_MAX);
+		fail(r, is, "config.", "patch");
+		return;
+	}
+	cJSON_ArrayForEach(e, x) {
+		snprintf(sub, sizeof(sub), "patch[%zu]", i++);
+		if (!cJSON_IsString(e) || !e->valuestring) {
+			fail(r, "is not a string", "config.", sub);
+			return;
+		}
+		if (ploom_config_add_patch(c, e->valuestring, &why) < 0) {
+			if (why.kind == PLOOM_ERR_NOMEM) {
+				r->failed = 1;
+				ploom_err_oom(r->err);
+			} else {
+				snprintf(is, sizeof(is), "is %s", why.msg);
+				fail(r, is, "config.", sub);
+			}
+			return;
+		}
+	}
+}
+
 static void read_id(struct reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	if (!get(r, root, "", "id", 0))
@@ -985,6 +1043,7 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 		else
 			t->config.schedule_timeout_s = e->valuedouble;
 	}
+	read_patch(r, &t->config, x);
 	get_int_array(r, &t->run.choices, &t->run.nchoices, root, "", "choices",
 		      PLOOM_MAX_CHOICES);
 	get_int(r, &t->run.preemptions, root, "", "preemptions", 0, INT_MAX);

@@ -10,7 +10,8 @@
  *    "python": {"implementation", "version", "gil" (bool)},
  *    "hash_seed": "0",
  *    "config": {"max_preemptions" (int or null), "reduction", "max_steps",
- *               "schedule_timeout_s"},
+ *               "schedule_timeout_s", "patch": [module name...] (optional
+ *               on read, always written)},
  *    "choices": [int...], "preemptions": int,
  *    "minimized_from": int (optional: minimized traces),
  *    "steps": [{"index", "task", "op", "object" (string or null),

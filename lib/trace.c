@@ -251,6 +251,89 @@ struct ploom_trace *ploom_trace_new(void)
 	return t;
 }
 
+static int is_ident_start(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static int is_ident_char(char c)
+{
+	return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+/* the reason below spells the bound out */
+_Static_assert(PLOOM_PATCH_NAME_MAX == 200, "update ploom_patch_problem()'s message");
+
+const char *ploom_patch_problem(const char *module)
+{
+	static const char not_name[] = "not a module name (Python identifiers joined by '.')";
+	size_t i, len = strlen(module);
+
+	/* ASCII identifiers only: enough for the modules one patches, and
+	 * the names then travel safely on the worker's command line */
+	for (i = 0; i < len; i++) {
+		int starts_part = i == 0 || module[i - 1] == '.';
+		if (starts_part ? !is_ident_start(module[i])
+				: !is_ident_char(module[i]) && module[i] != '.')
+			return not_name;
+	}
+	if (!len || module[len - 1] == '.')
+		return not_name;
+	if (len > PLOOM_PATCH_NAME_MAX)
+		return "longer than 200 bytes";
+	return NULL;
+}
+
+int ploom_config_add_patch(struct ploom_config *config, const char *module,
+			   struct ploom_err *err)
+{
+	const char *problem = ploom_patch_problem(module);
+	char **list, *copy;
+
+	if (problem)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "%s", problem);
+	if (config->npatch >= PLOOM_PATCH_MAX)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d modules",
+				     PLOOM_PATCH_MAX);
+	copy = strdup(module);
+	list = copy ? realloc(config->patch, (config->npatch + 1) * sizeof(*list)) : NULL;
+	if (!list) {
+		free(copy);
+		return ploom_err_oom(err);
+	}
+	list[config->npatch++] = copy;
+	config->patch = list;
+	return 0;
+}
+
+int ploom_config_copy_patch(struct ploom_config *to, const struct ploom_config *from,
+			    struct ploom_err *err)
+{
+	struct ploom_config copy = {0};
+	size_t i;
+
+	for (i = 0; i < from->npatch; i++)
+		if (ploom_config_add_patch(&copy, from->patch[i], err) < 0) {
+			ploom_config_release_patch(&copy);
+			return -1;
+		}
+	ploom_config_release_patch(to);
+	to->patch = copy.patch;
+	to->npatch = copy.npatch;
+	return 0;
+}
+
+void ploom_config_release_patch(struct ploom_config *config)
+{
+	size_t i;
+
+	for (i = 0; i < config->npatch; i++)
+		free(config->patch[i]);
+	free(config->patch);
+	config->patch = NULL;
+	config->npatch = 0;
+}
+
 static void fingerprints_release(struct ploom_trace *t)
 {
 	size_t i;
@@ -278,6 +361,7 @@ void ploom_trace_free(struct ploom_trace *trace)
 	free(trace->python.version);
 	free(trace->hash_seed);
 	free(trace->config.reduction);
+	ploom_config_release_patch(&trace->config);
 	ploom_run_release(&trace->run);
 	free(trace);
 }

@@ -130,7 +130,46 @@ struct ploom_config {
 	char *reduction;        /* "none" */
 	long max_steps;         /* 0: no bound but PLOOM_MAX_STEPS */
 	double schedule_timeout_s; /* 0: none; see ploom_timeout_ms() */
+	/* The modules whose threading and queue the worker swaps for ploom's
+	 * (--patch), in the order given, each a name ploom_patch_problem()
+	 * accepts; none when npatch is 0.  Filled and freed only through the
+	 * ploom_config_*_patch() functions below, which own the array and
+	 * its strings, also in a config outside a trace. */
+	char **patch;
+	size_t npatch;
 };
+
+/* The most modules one config patches, and the longest name of one in
+ * bytes: far more than a scenario needs, and small enough that the
+ * worker's command line stays short. */
+#define PLOOM_PATCH_MAX 64
+#define PLOOM_PATCH_NAME_MAX 200
+
+/* Why module cannot be patched, or NULL when it can: a module name is
+ * ASCII Python identifiers ([A-Za-z_][A-Za-z0-9_]*) joined by '.', at
+ * most PLOOM_PATCH_NAME_MAX bytes.  The reason is a static string
+ * without the name, for the caller to place: "not a module name (...)",
+ * "longer than 200 bytes".  The one check of a module name, for the
+ * options, the trace reader and ploom_config_add_patch(). */
+const char *ploom_patch_problem(const char *module);
+
+/* Appends a copy of module to config's patch list.  Returns 0, or -1 with
+ * err filled: kind PLOOM_ERR_INPUT, with the reason alone as the message
+ * (ploom_patch_problem()'s, or "more than 64 modules") for the caller to
+ * say which module, or PLOOM_ERR_NOMEM.  The list is unchanged on error. */
+int ploom_config_add_patch(struct ploom_config *config, const char *module,
+			   struct ploom_err *err);
+
+/* Replaces to's patch list with copies of from's; the two must not share
+ * their array (a config copied with `=` does: empty the copy's list
+ * first).  Returns 0, or -1 with err filled (out of memory; to's list is
+ * then unchanged). */
+int ploom_config_copy_patch(struct ploom_config *to, const struct ploom_config *from,
+			    struct ploom_err *err);
+
+/* Frees config's patch list and empties it (patch NULL, npatch 0); the
+ * config itself is the caller's.  Safe on an empty list. */
+void ploom_config_release_patch(struct ploom_config *config);
 
 /* The longest schedule_timeout_s a trace or an option may give, in
  * seconds (about 31 years): a finite number whose milliseconds a `run`

@@ -392,8 +392,9 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 {
 	struct ploom_worker *w = NULL;
 	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1};
-	char *argv[6], *expect = NULL;
+	char **argv = NULL, *expect = NULL;
 	char **env = NULL;
+	size_t i, argc = 0;
 	const char *line;
 	size_t len;
 	ssize_t n;
@@ -424,12 +425,32 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		ploom_err_oom(err);
 		goto done;
 	}
-	argv[0] = (char *)opts->python;
-	argv[1] = (char *)"-m";
-	argv[2] = (char *)"ploom._worker";
-	argv[3] = expect ? expect : (char *)opts->target;
-	argv[4] = expect ? (char *)opts->target : NULL;
-	argv[5] = NULL;
+	/* PYTHON -m ploom._worker [--expect=FILE] [--patch=MOD]... TARGET */
+	argv = calloc(opts->npatch + 6, sizeof(*argv));
+	if (!argv) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	argv[argc++] = (char *)opts->python;
+	argv[argc++] = (char *)"-m";
+	argv[argc++] = (char *)"ploom._worker";
+	if (expect)
+		argv[argc++] = expect;
+	for (i = 0; i < opts->npatch; i++) {
+		const char *problem = ploom_patch_problem(opts->patch[i]);
+		if (problem) {
+			ploom_err_set(err, PLOOM_ERR_INPUT, "cannot patch module '%.200s': %s",
+				      opts->patch[i], problem);
+			goto done;
+		}
+		if (asprintf(&argv[argc], "--patch=%s", opts->patch[i]) < 0) {
+			argv[argc] = NULL;
+			ploom_err_oom(err);
+			goto done;
+		}
+		argc++;
+	}
+	argv[argc] = (char *)opts->target;
 	/* orphans of the worker (its schedule child) come to us, see reap_orphans */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	w->pid = fork();
@@ -473,12 +494,15 @@ done:
 	close_fd(&ep[0]);
 	close_fd(&ep[1]);
 	if (env) {
-		size_t i;
 		for (i = 0; env[i]; i++)
 			if (!strncmp(env[i], "PYTHONHASHSEED=", 15))
 				free(env[i]);
 		free(env);
 	}
+	/* the --patch=MOD strings are ours, the rest borrowed */
+	for (i = 0; argv && i < opts->npatch; i++)
+		free(argv[(expect ? 4 : 3) + i]);
+	free(argv);
 	free(expect);
 	ploom_worker_free(w);
 	return ret;
@@ -709,9 +733,13 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	t->hash_seed = strdup(hash_seed);
 	t->config = *config;
 	t->config.reduction = strdup(config->reduction ? config->reduction : "none");
+	/* the trace's own copy of the list the `=` shared */
+	t->config.patch = NULL;
+	t->config.npatch = 0;
 	if (!t->scenario.target || !t->scenario.module || !t->scenario.qualname ||
 	    (h->file && !t->scenario.file) || !t->python.implementation ||
-	    !t->python.version || !t->hash_seed || !t->config.reduction) {
+	    !t->python.version || !t->hash_seed || !t->config.reduction ||
+	    ploom_config_copy_patch(&t->config, config, err) < 0) {
 		ploom_trace_free(t);
 		return ploom_err_oom(err);
 	}

@@ -10,7 +10,8 @@
  *     ...
  *     ploom_worker_stop(w, &err);               // quit, wait, free
  *
- * The worker is `PYTHON -m ploom._worker [--expect=FILE] TARGET`, started with fd 0 = the
+ * The worker is `PYTHON -m ploom._worker [--expect=FILE] [--patch=MOD]... TARGET`,
+ * started with fd 0 = the
  * command pipe, fd 3 = the record pipe, stdout and stderr inherited, every
  * other descriptor closed, PYTHONHASHSEED set, in its own process group
  * (so a Ctrl-C on the terminal reaches only the utility, which then kills
@@ -57,6 +58,13 @@ struct ploom_worker_opts {
 	 * SA_RESTART) and the flag is set, the call gives up with the error
 	 * "interrupted" instead of waiting on. */
 	const volatile sig_atomic_t *interrupted;
+	/* Optional: the modules the worker patches after it loaded the
+	 * scenario (struct ploom_config's patch), passed in this order as
+	 * --patch=MOD.  A name ploom_patch_problem() refuses fails the start
+	 * with PLOOM_ERR_INPUT, naming it; one the worker cannot patch fails
+	 * it as a scenario that cannot be loaded. */
+	const char *const *patch;
+	size_t npatch;
 };
 
 /* The default interpreter, as a malloc'd string the caller frees (NULL

@@ -118,6 +118,15 @@ original() {
 	[ "$stderr" = "ploom-minimize: cannot read trace 'missing.json': No such file or directory" ]
 }
 
+@test "the trace's patch list reaches the worker, which refuses it for now" {
+	original
+	# the worker's swap is a stub for now; the test changes when it lands
+	jq '.config.patch = ["ok.mod"]' "$orig" > patched.json
+	run -2 --separate-stderr ploom-minimize patched.json
+	[ -z "$output" ]
+	[[ "$stderr" == "ploom-minimize: cannot load scenario "*"NotImplementedError: "*"ok.mod"* ]]
+}
+
 @test "a changed source is a divergence" {
 	cp "$BANK" bank.py
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario

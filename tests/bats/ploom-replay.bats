@@ -138,6 +138,20 @@ steps() {
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
 }
 
+@test "a trace without config.patch replays, and one with it starts the worker with it" {
+	traces
+	jq 'del(.config.patch)' "$min" > old.json
+	run -1 --separate-stderr ploom-replay old.json
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	# the worker's swap is a stub for now, which refuses every name
+	jq '.config.patch = ["ok.mod"]' "$min" > patched.json
+	run -2 --separate-stderr ploom-replay patched.json
+	[[ "$stderr" == "ploom-replay: cannot load scenario "*"NotImplementedError: "*"ok.mod"* ]]
+	jq '.config.patch = ["not a name"]' "$min" > bad.json
+	run -2 --separate-stderr ploom-replay bad.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'bad.json': field 'config.patch[0]' is not a module name (Python identifiers joined by '.')" ]
+}
+
 @test "a module target replays from any folder, found under the recorded package root" {
 	mkdir -p proj/pkg
 	touch proj/pkg/__init__.py

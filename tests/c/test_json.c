@@ -51,6 +51,8 @@ static struct ploom_trace *sample_trace(void)
 	static const int e0[] = {0}, e01[] = {0, 1}, e12[] = {1, 2};
 
 	t->config.max_preemptions = 2;
+	ploom_config_add_patch(&t->config, "mylib.pool", NULL);
+	ploom_config_add_patch(&t->config, "_other9", NULL);
 	add_step(&t->run, 0, "start", "thread#1", e0, 1, NULL);
 	add_step(&t->run, 1, "begin", NULL, e01, 2, NULL);
 	add_step(&t->run, 1, "read", "cell#0", e01, 2, "100");
@@ -84,6 +86,11 @@ static void trace_round_trips_through_json(void)
 		CHECK_STR(again, text);
 		CHECK_STR(back->hash_seed, "4294967295");
 		CHECK_INT(back->config.max_preemptions, 2);
+		CHECK_INT(back->config.npatch, 2);
+		if (back->config.npatch == 2) {
+			CHECK_STR(back->config.patch[0], "mylib.pool");
+			CHECK_STR(back->config.patch[1], "_other9");
+		}
 		CHECK_INT(back->run.nsteps, 5);
 		CHECK(back->run.steps[1].object == NULL);
 		CHECK(back->run.steps[0].value == NULL);
@@ -219,6 +226,12 @@ static const struct {
 	 "field 'minimized_from' is out of range"},
 	{"\"minimized_from\":\t3", "\"minimized_from\":\t\"3\"",
 	 "field 'minimized_from' is not an integer"},
+	{"\"patch\":\t[", "\"patch\":\t\"mylib\", \"x\":\t[",
+	 "field 'config.patch' is not an array"},
+	{"\"patch\":\t[", "\"patch\":\t[7, ", "field 'config.patch[0]' is not a string"},
+	{"\"_other9\"", "\"other-9\"",
+	 "field 'config.patch[1]' is not a module name (Python identifiers joined by '.')"},
+	{"\"_other9\"", "\"a..b\"", "field 'config.patch[1]' is not a module name"},
 };
 
 static void bad_traces_are_rejected_with_a_named_problem(void)
@@ -421,6 +434,140 @@ static void fingerprints_id_and_minimized_from_are_optional(void)
 	free(again);
 	free(text);
 	ploom_trace_free(t);
+}
+
+/* Traces written before config.patch existed patch nothing; a trace
+ * that patches nothing says so with an empty list. */
+static void config_patch_is_optional_and_always_written(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text, *edited;
+
+	ploom_config_release_patch(&t->config);
+	text = ploom_trace_to_json(t, NULL);
+	CHECK(text && strstr(text, "\"patch\":\t[]") != NULL);
+	edited = fake_replace(text, ",\n\t\t\"patch\":\t[]", "");
+	if (CHECK(edited != NULL)) {
+		CHECK(strstr(edited, "\"patch\"") == NULL);
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), 0);
+		CHECK(back && back->config.npatch == 0 && back->config.patch == NULL);
+	}
+	free(edited);
+	free(text);
+	ploom_trace_free(back);
+	ploom_trace_free(t);
+}
+
+/* At most 64 modules: the reader refuses more, as the options do. */
+static void config_patch_holds_at_most_64_modules(void)
+{
+	struct ploom_trace *t = sample_trace();
+	char *text = ploom_trace_to_json(t, NULL);
+	int extra;
+
+	/* with the sample's two: 64, then 65 */
+	for (extra = 62; extra <= 63; extra++) {
+		struct ploom_trace *back = NULL;
+		struct ploom_err err = {0, ""};
+		struct ploom_buf names = {0};
+		char *edited;
+		int i;
+
+		ploom_buf_addf(&names, "\"patch\":\t[");
+		for (i = 0; i < extra; i++)
+			ploom_buf_addf(&names, "\"m%d\", ", i);
+		edited = fake_replace(text, "\"patch\":\t[", names.data);
+		if (CHECK(edited != NULL)) {
+			CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err),
+				  extra == 62 ? 0 : -1);
+			if (extra == 62)
+				CHECK(back && back->config.npatch == 64);
+			else
+				CHECK_STR(err.msg, "field 'config.patch' has more than 64 entries");
+		}
+		free(edited);
+		ploom_buf_release(&names);
+		ploom_trace_free(back);
+	}
+	free(text);
+	ploom_trace_free(t);
+}
+
+/* Each name and why it cannot be patched (NULL: it can). */
+static const struct {
+	const char *name;
+	const char *problem;
+} patch_names[] = {
+	{"mylib", NULL},
+	{"mylib.pool", NULL},
+	{"_private._x9.Y", NULL},
+	{"a.b.c.d", NULL},
+	{"", "not a module name (Python identifiers joined by '.')"},
+	{"bad-name", "not a module name (Python identifiers joined by '.')"},
+	{"9lives", "not a module name (Python identifiers joined by '.')"},
+	{"a.9b", "not a module name (Python identifiers joined by '.')"},
+	{".a", "not a module name (Python identifiers joined by '.')"},
+	{"a.", "not a module name (Python identifiers joined by '.')"},
+	{"a..b", "not a module name (Python identifiers joined by '.')"},
+	{"a b", "not a module name (Python identifiers joined by '.')"},
+	{"a:f", "not a module name (Python identifiers joined by '.')"},
+	{"--expect=x", "not a module name (Python identifiers joined by '.')"},
+	{"caf\xc3\xa9", "not a module name (Python identifiers joined by '.')"},
+};
+
+static void module_names_to_patch_are_checked(void)
+{
+	char longest[PLOOM_PATCH_NAME_MAX + 2];
+	size_t i;
+
+	for (i = 0; i < sizeof(patch_names) / sizeof(patch_names[0]); i++) {
+		const char *got = ploom_patch_problem(patch_names[i].name);
+		if (!CHECK(got == patch_names[i].problem ||
+			   (got && patch_names[i].problem && !strcmp(got, patch_names[i].problem))))
+			printf("  '%s': got '%s'\n", patch_names[i].name, got ? got : "(null)");
+	}
+	memset(longest, 'a', PLOOM_PATCH_NAME_MAX);
+	longest[PLOOM_PATCH_NAME_MAX] = '\0';
+	CHECK(ploom_patch_problem(longest) == NULL);
+	longest[PLOOM_PATCH_NAME_MAX] = 'a';
+	longest[PLOOM_PATCH_NAME_MAX + 1] = '\0';
+	CHECK_STR(ploom_patch_problem(longest), "longer than 200 bytes");
+}
+
+/* The list owns copies, keeps the order, stops at 64 and copies deep. */
+static void a_config_patch_list_is_added_to_and_copied(void)
+{
+	struct ploom_config a = {0}, b = {0};
+	struct ploom_err err = {0, ""};
+	char name[16];
+	int i;
+
+	snprintf(name, sizeof(name), "first");
+	CHECK_INT(ploom_config_add_patch(&a, name, &err), 0);
+	name[0] = 'F';
+	CHECK_STR(a.patch[0], "first");
+	CHECK_INT(ploom_config_add_patch(&a, "bad name", &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK_STR(err.msg, "not a module name (Python identifiers joined by '.')");
+	CHECK_INT(a.npatch, 1);
+	for (i = 1; i < PLOOM_PATCH_MAX; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		CHECK_INT(ploom_config_add_patch(&a, name, &err), 0);
+	}
+	CHECK_INT(ploom_config_add_patch(&a, "one_more", &err), -1);
+	CHECK_STR(err.msg, "more than 64 modules");
+	CHECK_INT(a.npatch, PLOOM_PATCH_MAX);
+	CHECK_INT(ploom_config_add_patch(&b, "replaced", &err), 0);
+	CHECK_INT(ploom_config_copy_patch(&b, &a, &err), 0);
+	CHECK_INT(b.npatch, PLOOM_PATCH_MAX);
+	CHECK(b.patch != a.patch && b.patch[0] != a.patch[0]);
+	CHECK_STR(b.patch[0], "first");
+	CHECK_STR(b.patch[63], "m63");
+	ploom_config_release_patch(&a);
+	CHECK(a.patch == NULL && a.npatch == 0);
+	ploom_config_release_patch(&a);
+	ploom_config_release_patch(&b);
 }
 
 static void clone_copies_every_field(void)
@@ -778,6 +925,10 @@ int main(void)
 	a_nul_byte_is_refused_as_it_comes();
 	unknown_fields_are_ignored();
 	fingerprints_id_and_minimized_from_are_optional();
+	config_patch_is_optional_and_always_written();
+	config_patch_holds_at_most_64_modules();
+	module_names_to_patch_are_checked();
+	a_config_patch_list_is_added_to_and_copied();
 	clone_copies_every_field();
 	failure_id_is_the_git_blob_id_prefix();
 	save_writes_the_file_under_its_id();

@@ -137,9 +137,44 @@ static void a_malformed_record_is_an_error_naming_it(void)
 	free(py);
 }
 
+static void expect_and_patch_come_before_the_target_in_order(void)
+{
+	static const char *const patch[] = {"mylib.pool", "other"};
+	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+	char *py = script("patched", "echo \"$*\" > \"$(dirname \"$0\")/args\"\n" HELLO
+				     "read cmd\nexit 0\n");
+	char *text;
+
+	opts.python = py;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_STR(err.msg, "");
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-m ploom._worker --expect=/x/mod.py --patch=mylib.pool --patch=other "
+			"mod:fn\n");
+	free(text);
+	free(py);
+}
+
+static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
+{
+	static const char *const patch[] = {"ok", "not-a-name"};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), -1);
+	CHECK(w == NULL);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK_STR(err.msg, "cannot patch module 'not-a-name': not a module name (Python "
+			   "identifiers joined by '.')");
+}
+
 static void a_missing_interpreter_is_named(void)
 {
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -173,6 +208,8 @@ int main(void)
 	an_error_record_means_the_scenario_cannot_load();
 	a_worker_that_dies_is_an_error();
 	a_malformed_record_is_an_error_naming_it();
+	expect_and_patch_come_before_the_target_in_order();
+	a_module_name_that_is_not_one_is_refused_before_the_start();
 	a_missing_interpreter_is_named();
 	default_python_honours_the_environment();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
