@@ -644,6 +644,7 @@ static void put_header(struct writer *w, const struct ploom_trace *tr)
 {
 	const struct ploom_config *c = &tr->config;
 	const struct ploom_run *run = &tr->run;
+	size_t i;
 
 	key(w, "scenario");
 	put_text(w, tr->scenario.module ? tr->scenario.module : "?", 0);
@@ -675,9 +676,15 @@ static void put_header(struct writer *w, const struct ploom_trace *tr)
 	else
 		put(w, ", max_steps none");
 	if (c->schedule_timeout_s > 0)
-		putf(w, ", schedule_timeout %g s\n", c->schedule_timeout_s);
+		putf(w, ", schedule_timeout %g s", c->schedule_timeout_s);
 	else
-		put(w, ", schedule_timeout none\n");
+		put(w, ", schedule_timeout none");
+	/* only when there is one: most traces patch nothing */
+	for (i = 0; i < c->npatch; i++) {
+		put(w, i ? "," : ", patch ");
+		put_text(w, c->patch[i], 0);
+	}
+	put(w, "\n");
 	key(w, "steps");
 	putf(w, "%zu (%zu choice%s)\n", run->nsteps, run->nchoices, run->nchoices == 1 ? "" : "s");
 	if (tr->id) {

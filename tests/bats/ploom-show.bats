@@ -59,6 +59,8 @@ column() {
 	grep -qx "target       $SCN:bank_locked" shown.txt
 	grep -qx 'python       cpython 3\.13\.[0-9]*, GIL enabled' shown.txt
 	grep -qx 'hash seed    0' shown.txt
+	# a trace that patches nothing says nothing of it
+	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s' shown.txt
 	grep -qx 'preemptions  0' shown.txt
 	grep -qx 'outcome      pass' shown.txt
 	grep -qx '   step  task 0  *task 1  *task 2' shown.txt
@@ -69,6 +71,14 @@ column() {
 	# no preemption in the default schedule, so no mark and no legend
 	run -1 grep -E '^\*' shown.txt
 	run -1 grep 'preemption:' shown.txt
+}
+
+@test "the config line lists the patched modules" {
+	ploom-run-one "$SCN:bank_locked" > run.json
+	jq '.config.patch = ["mylib.pool", "other"]' run.json > patched.json
+	run -0 --separate-stderr ploom-show patched.json
+	echo "$output" > shown.txt
+	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s, patch mylib.pool,other' shown.txt
 }
 
 @test "every cell sits under its task's header" {

@@ -354,9 +354,26 @@ static void write_errors_are_reported_with_errno(void)
 	ploom_trace_free(t);
 }
 
+static void the_config_line_lists_the_patched_modules(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out;
+
+	if (!CHECK(t != NULL))
+		return;
+	CHECK_INT(ploom_config_add_patch(&t->config, "mylib.pool", NULL), 0);
+	CHECK_INT(ploom_config_add_patch(&t->config, "other", NULL), 0);
+	out = render(t, 0, 0);
+	CHECK(out && has_line(out, "config       reduction none, max_preemptions none, "
+				   "max_steps 10000, schedule_timeout 10 s, patch mylib.pool,other"));
+	free(out);
+	ploom_trace_free(t);
+}
+
 int main(void)
 {
 	failure_shows_header_table_marks_and_exception();
+	the_config_line_lists_the_patched_modules();
 	cells_sit_under_their_task_header();
 	long_values_are_cut_with_dots();
 	a_deadlock_adds_a_wait_row_and_lists_the_waits();
