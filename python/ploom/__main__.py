@@ -65,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="where failure traces go (default .ploom)")
     check.add_argument("--no-minimize", action="store_true",
                        help="do not look for the failure with fewer preemptions")
+    check.add_argument("--patch", action="append", default=[], metavar="MODULE",
+                       help="MODULE uses ploom's threading and queue (repeatable)")
     check.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
     replay = commands.add_parser(
@@ -128,6 +130,7 @@ def _check(args) -> int:
             hash_seed=args.hash_seed,
             trace_dir=args.trace_dir,
             minimize=not args.no_minimize,
+            patch=tuple(args.patch),
         )
     except ValueError as exc:
         return _error(str(exc))

@@ -95,6 +95,16 @@ class Config:
         explore exactly the schedules one would; without ``keep_going`` the
         failure reported is the first one any of them found, which may be
         another failing schedule than one worker reports first.
+    patch
+        Names of modules, such as ``("mylib.pool",)``, whose references to
+        the standard ``threading`` and ``queue`` modules (and to names
+        imported from them) the worker swaps for ``ploom.threading`` and
+        ``ploom.queue`` after it imported the scenario's module, so that
+        library code runs under the scheduler unchanged.  The scenario's
+        module must import them: nothing new is imported.  The traces
+        record the list and a replay patches the same modules.  A tuple or
+        list of strings; a string alone is refused, since ``("mylib")`` is
+        the string ``"mylib"``.
 
     A value of the wrong type (``True`` for a count, ``"2"`` for ``jobs``)
     is a ValueError naming the field, here.  The values themselves are
@@ -116,6 +126,7 @@ class Config:
     trace_dir: str = ".ploom"
     minimize: bool = True
     jobs: int = 1
+    patch: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Types only: the bounds are ploom-explore's, which check() asks
@@ -136,6 +147,9 @@ class Config:
                 raise ValueError(f"Config.{name} must be True or False, not {value!r}")
         if not isinstance(self.trace_dir, (str, os.PathLike)) or not isinstance(os.fspath(self.trace_dir), str):
             raise ValueError(f"Config.trace_dir must be a path, not {self.trace_dir!r}")
+        _check_patch(self.patch)
+        # a list is taken as the tuple it says, so that the config stays hashable
+        object.__setattr__(self, "patch", tuple(self.patch))
 
     def _options(self) -> list[str]:
         """The ``ploom-explore`` options that say the same as this config."""
@@ -156,6 +170,7 @@ class Config:
             opts.append("--no-minimize")
         if self.jobs != 1:
             opts.append(f"--jobs={self.jobs}")
+        opts.extend(f"--patch={name}" for name in self.patch)
         return opts
 
 
@@ -163,6 +178,17 @@ def _check_int(name: str, value: Any) -> None:
     # bool is an int subclass, but True as a count is surely a mistake
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"Config.{name} must be an integer, not {value!r}")
+
+
+def _check_patch(value: Any) -> None:
+    # the names themselves are ploom-explore's to judge, as the other values
+    if isinstance(value, str):
+        raise ValueError(
+            f"Config.patch must be a tuple of module names, not the string {value!r} "
+            f"(write ({value!r},) for one module)"
+        )
+    if not isinstance(value, (tuple, list)) or not all(isinstance(name, str) for name in value):
+        raise ValueError(f"Config.patch must be a tuple of module names, not {value!r}")
 
 
 def _check_seconds(name: str, value: Any) -> None:

@@ -423,6 +423,9 @@ def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
         {"trace_dir": 3},
         {"trace_dir": b"traces"},
         {"jobs": "2"},
+        {"patch": "mylib"},
+        {"patch": None},
+        {"patch": ("mylib", 1)},
     ],
 )
 def test_config_rejects_values_of_the_wrong_type(options):
@@ -453,6 +456,9 @@ def test_config_rejects_values_of_the_wrong_type(options):
         ({"trace_dir": ""}, "empty --trace-dir"),
         ({"jobs": 0}, "invalid --jobs '0': not an integer from 1 to 64"),
         ({"jobs": 65}, "invalid --jobs '65'"),
+        ({"patch": ("ok.mod", "bad-name")},
+         "invalid --patch 'bad-name': not a module name (Python identifiers joined by '.')"),
+        ({"patch": ("",)}, "invalid --patch '': not a module name"),
     ],
 )
 def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, options, reason):
@@ -490,6 +496,32 @@ def test_max_steps_0_sets_no_bound_as_for_ploom_explore(tmp_path):
     stats = ploom.check(scenarios.bank_locked, ploom.Config(max_steps=0, reduction="none", trace_dir=str(tmp_path)))
     assert stats.schedules == 127
     assert stats.complete is True
+
+
+def test_a_string_alone_is_not_taken_for_a_tuple_of_patched_modules():
+    # ("mylib") is the string "mylib": the message says how to write one
+    with pytest.raises(ValueError) as info:
+        ploom.Config(patch=("mylib"))  # noqa: UP034 - the mistake this test is about
+    assert str(info.value) == (
+        "Config.patch must be a tuple of module names, not the string 'mylib' (write ('mylib',) for one module)"
+    )
+
+
+def test_the_patched_modules_become_patch_options_in_order():
+    assert ploom.Config()._options().count("--patch=a.b") == 0
+    assert not any(option.startswith("--patch") for option in ploom.Config()._options())
+    options = ploom.Config(patch=("a.b", "c"))._options()
+    assert [option for option in options if option.startswith("--patch")] == ["--patch=a.b", "--patch=c"]
+    # a list says the same, and the config stays hashable
+    config = ploom.Config(patch=["a.b", "c"])
+    assert config.patch == ("a.b", "c")
+    assert hash(config) == hash(ploom.Config(patch=("a.b", "c")))
+
+
+def test_patched_modules_reach_the_worker_whose_swap_is_not_written_yet(tmp_path):
+    # the worker's stub refuses every name; this changes when the swap lands
+    with pytest.raises(RuntimeError, match="NotImplementedError: .*scenarios"):
+        ploom.check(scenarios.bank_locked, ploom.Config(patch=("scenarios",), trace_dir=str(tmp_path)))
 
 
 def test_config_is_frozen():

@@ -104,6 +104,10 @@ def test_a_limit_exits_3_and_is_never_a_pass(project):
         (("check", "-p", "x", "bank:scenario"), "invalid int value: 'x'"),
         (("check", "-p", "-1", "bank:scenario"),
          "ploom-explore: invalid --max-preemptions '-1': not an integer from 0 to 1000000"),
+        (("check", "--patch", "ok.mod", "--patch", "bad-name", "bank:scenario"),
+         "ploom-explore: invalid --patch 'bad-name': not a module name (Python identifiers joined by '.')"),
+        # the worker's swap is a stub for now; this changes when it lands
+        (("check", "-q", "--patch", "bank", "bank:scenario"), "NotImplementedError: "),
         (("check", "nosuch_module_for_ploom:f"), f"ploom-explore: cannot load scenario '{NOSUCH}'"),
         (("check", "-q", "nosuch_module_for_ploom:f"), f"ploom-explore: cannot load scenario '{NOSUCH}'"),
         (("replay",), "the following arguments are required: TRACE"),

@@ -189,6 +189,33 @@ def test_the_command_names_the_test_from_the_folder_pytest_runs_in(bank_tests):
     replayed.assert_outcomes(failed=1)
 
 
+def test_the_marker_passes_patch_to_the_config(bank_tests):
+    bank_tests.makepyfile(
+        test_patched=textwrap.dedent(
+            """
+            import pytest
+
+            from bank import locked
+
+
+            @pytest.mark.ploom(patch=("bank",))
+            def test_patched(ploom_check):
+                ploom_check(locked)
+
+
+            @pytest.mark.ploom(patch="bank")
+            def test_a_string(ploom_check):
+                ploom_check(locked)
+            """
+        )
+    )
+    result = bank_tests.runpytest("test_patched.py")
+    result.assert_outcomes(failed=2)
+    # the worker's swap is a stub for now; this changes when it lands
+    result.stdout.fnmatch_lines(["*cannot load scenario *NotImplementedError: *bank*"])
+    result.stdout.fnmatch_lines(["*Config.patch must be a tuple of module names, not the string 'bank'*"])
+
+
 def test_a_trace_with_two_scenario_keys_cannot_pass_the_plugins_check(bank_tests):
     """Python's json keeps the last of two members of one name and cJSON the
     first: a trace could show the plugin one scenario and run another. Both
