@@ -179,9 +179,11 @@ def load(target, expect=None):
 
 def _apply_patches(names):
     """Swaps the named modules' references to threading and queue for
-    ploom.threading and ploom.queue.  Not written yet."""
+    ploom.threading and ploom.queue (see ploom._patch)."""
     if names:
-        raise NotImplementedError(f"--patch is not implemented yet: cannot patch {', '.join(names)}")
+        from ploom import _patch
+
+        _patch.apply(names)
 
 
 def main(argv):

@@ -446,12 +446,12 @@ same_with_jobs() {
 	[ -z "$stderr" ]
 }
 
-# The worker's swap is not written yet: its stub refuses every name.  When
-# it lands, this test expects the run to go on.
-@test "--patch reaches the worker, which refuses it for now" {
+# A replayed trace names the modules to patch, so the worker imports none:
+# a module the scenario's module did not import is refused before any run.
+@test "--patch reaches the worker, which patches only modules the scenario imported" {
 	run -2 --separate-stderr ploom-explore --trace-dir=traces --patch=ok.mod "$BANK:scenario"
 	[ -z "$output" ]
-	[[ "$stderr" == "ploom-explore: cannot load scenario '$BANK:scenario': NotImplementedError: "*"ok.mod"* ]]
+	[[ "$stderr" == "ploom-explore: cannot load scenario '$BANK:scenario': ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
 	[ ! -e traces ]
 }
 

@@ -118,13 +118,12 @@ original() {
 	[ "$stderr" = "ploom-minimize: cannot read trace 'missing.json': No such file or directory" ]
 }
 
-@test "the trace's patch list reaches the worker, which refuses it for now" {
+@test "the trace's patch list reaches the worker, which patches only imported modules" {
 	original
-	# the worker's swap is a stub for now; the test changes when it lands
 	jq '.config.patch = ["ok.mod"]' "$orig" > patched.json
 	run -2 --separate-stderr ploom-minimize patched.json
 	[ -z "$output" ]
-	[[ "$stderr" == "ploom-minimize: cannot load scenario "*"NotImplementedError: "*"ok.mod"* ]]
+	[[ "$stderr" == "ploom-minimize: cannot load scenario "*"ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
 }
 
 @test "a changed source is a divergence" {

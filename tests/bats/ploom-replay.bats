@@ -143,10 +143,9 @@ steps() {
 	jq 'del(.config.patch)' "$min" > old.json
 	run -1 --separate-stderr ploom-replay old.json
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
-	# the worker's swap is a stub for now, which refuses every name
 	jq '.config.patch = ["ok.mod"]' "$min" > patched.json
 	run -2 --separate-stderr ploom-replay patched.json
-	[[ "$stderr" == "ploom-replay: cannot load scenario "*"NotImplementedError: "*"ok.mod"* ]]
+	[[ "$stderr" == "ploom-replay: cannot load scenario "*"ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
 	jq '.config.patch = ["not a name"]' "$min" > bad.json
 	run -2 --separate-stderr ploom-replay bad.json
 	[ "$stderr" = "ploom-replay: cannot read trace 'bad.json': field 'config.patch[0]' is not a module name (Python identifiers joined by '.')" ]

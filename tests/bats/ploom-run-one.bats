@@ -84,15 +84,14 @@ load helpers
 	[ "$(echo "$output" | jq -r .hash_seed)" = 42 ]
 }
 
-@test "--patch is checked, then reaches the worker, which refuses it for now" {
+@test "--patch is checked, then reaches the worker, which patches only imported modules" {
 	run -0 --separate-stderr ploom-run-one "$BANK:scenario"
 	[ "$(echo "$output" | jq -c .config.patch)" = "[]" ]
 	run -2 --separate-stderr ploom-run-one --patch=9lives "$BANK:scenario"
 	[ "${stderr%%$'\n'*}" = "ploom-run-one: invalid --patch '9lives': not a module name (Python identifiers joined by '.')" ]
-	# the stub of the worker's swap; the test changes when the swap lands
 	run -2 --separate-stderr ploom-run-one --patch=ok.mod "$BANK:scenario"
 	[ -z "$output" ]
-	[[ "$stderr" == "ploom-run-one: cannot load scenario '$BANK:scenario': NotImplementedError: "*"ok.mod"* ]]
+	[[ "$stderr" == "ploom-run-one: cannot load scenario '$BANK:scenario': ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
 }
 
 @test "an unknown module is a usage error naming the target" {

@@ -134,7 +134,13 @@ payload() {
 
 @test "bounded input: /dev/zero is refused in bounded memory, and replay - reads standard input" {
 	# 200 MB of address space: reading /dev/zero to a limit would not fit
-	run -2 --separate-stderr bash -c 'ulimit -v 200000; ploom-show /dev/zero'
+	# (AddressSanitizer reserves terabytes of address space for itself, so
+	# a sanitized build runs without the cap)
+	limit='ulimit -v 200000;'
+	if ldd "$(command -v ploom-show)" | grep -q libasan; then
+		limit=''
+	fi
+	run -2 --separate-stderr bash -c "$limit ploom-show /dev/zero"
 	[ "$stderr" = "ploom-show: cannot read trace '/dev/zero': not a ploom trace (it contains a NUL byte)" ]
 	run -2 --separate-stderr python3 -m ploom replay /dev/zero
 	[[ "$stderr" == *"cannot read trace '/dev/zero': not a ploom trace (it contains a NUL byte)" ]]

@@ -518,10 +518,12 @@ def test_the_patched_modules_become_patch_options_in_order():
     assert hash(config) == hash(ploom.Config(patch=("a.b", "c")))
 
 
-def test_patched_modules_reach_the_worker_whose_swap_is_not_written_yet(tmp_path):
-    # the worker's stub refuses every name; this changes when the swap lands
-    with pytest.raises(RuntimeError, match="NotImplementedError: .*scenarios"):
-        ploom.check(scenarios.bank_locked, ploom.Config(patch=("scenarios",), trace_dir=str(tmp_path)))
+def test_patched_modules_reach_the_worker(tmp_path):
+    # the scenario's own module is imported, so it can be patched: the check runs
+    stats = ploom.check(scenarios.bank_locked, ploom.Config(patch=("scenarios",), trace_dir=str(tmp_path)))
+    assert stats.schedules == 127
+    with pytest.raises(RuntimeError, match="ImportError: cannot patch 'nosuch.mod'"):
+        ploom.check(scenarios.bank_locked, ploom.Config(patch=("nosuch.mod",), trace_dir=str(tmp_path)))
 
 
 def test_config_is_frozen():

@@ -106,8 +106,9 @@ def test_a_limit_exits_3_and_is_never_a_pass(project):
          "ploom-explore: invalid --max-preemptions '-1': not an integer from 0 to 1000000"),
         (("check", "--patch", "ok.mod", "--patch", "bad-name", "bank:scenario"),
          "ploom-explore: invalid --patch 'bad-name': not a module name (Python identifiers joined by '.')"),
-        # the worker's swap is a stub for now; this changes when it lands
-        (("check", "-q", "--patch", "bank", "bank:scenario"), "NotImplementedError: "),
+        # only modules the scenario's module imported are patched
+        (("check", "-q", "--patch", "ok.mod", "bank:scenario"),
+         "ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"),
         (("check", "nosuch_module_for_ploom:f"), f"ploom-explore: cannot load scenario '{NOSUCH}'"),
         (("check", "-q", "nosuch_module_for_ploom:f"), f"ploom-explore: cannot load scenario '{NOSUCH}'"),
         (("replay",), "the following arguments are required: TRACE"),
