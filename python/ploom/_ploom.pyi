@@ -17,8 +17,13 @@ class Lock:
 
     def __init__(self) -> None: ...
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """Take the lock.  A timeout other than -1 raises ValueError: ploom
-        has no clock."""
+        """Take the lock; arguments and errors as threading.Lock.acquire().
+        Blocking (timeout=-1): waits until the lock is free.  Nonblocking:
+        False at once if it is held.  Timed (timeout >= 0; ploom has no
+        clock and never sleeps): the task stays enabled and, when it runs,
+        takes a free lock (True) or times out on a held one (False); the
+        search tries both.  Outside a check a timed acquire of a held lock
+        returns False at once."""
     def release(self) -> None:
         """Release the lock; RuntimeError if it is not held."""
     def locked(self) -> bool:
