@@ -73,6 +73,8 @@ typedef struct {
 	PyObject *target;
 	PyObject *args;
 	PyObject *kwargs;
+	PyObject *name; /* str given or set, NULL for the default (Thread_get_name) */
+	int daemon;   /* kept for threading's API: ploom waits for every task */
 	int tid;      /* task id once started, else -1 */
 	int finished; /* its task has finished */
 } ThreadObject;
@@ -1084,11 +1086,15 @@ static PyType_Spec Cell_spec = {
 
 static int Thread_init(PyObject *op, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {KW("target"), KW("args"), KW("kwargs"), NULL};
+	static char *kwlist[] = {KW("target"), KW("args"), KW("kwargs"), KW("name"),
+				 KW("daemon"), NULL};
 	ThreadObject *self = (ThreadObject *)op;
-	PyObject *target = Py_None, *targs = NULL, *tkw = Py_None;
+	PyObject *target = Py_None, *targs = NULL, *tkw = Py_None, *name = Py_None;
+	PyObject *daemon = Py_None;
+	int daemonic = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOO:Thread", kwlist, &target, &targs, &tkw))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOO$OO:Thread", kwlist, &target, &targs,
+					 &tkw, &name, &daemon))
 		return -1;
 	if (target != Py_None && !PyCallable_Check(target)) {
 		PyErr_Format(PyExc_TypeError, "Thread target must be callable, not '%.100s'",
@@ -1099,9 +1105,19 @@ static int Thread_init(PyObject *op, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_TypeError, "Thread kwargs must be a dict or None");
 		return -1;
 	}
-	targs = targs ? PySequence_Tuple(targs) : PyTuple_New(0);
-	if (!targs)
+	if (daemon != Py_None && (daemonic = PyObject_IsTrue(daemon)) < 0)
 		return -1;
+	/* threading.Thread takes str(name) */
+	name = name == Py_None ? NULL : PyObject_Str(name);
+	if (PyErr_Occurred())
+		return -1;
+	targs = targs ? PySequence_Tuple(targs) : PyTuple_New(0);
+	if (!targs) {
+		Py_XDECREF(name);
+		return -1;
+	}
+	Py_XSETREF(self->name, name);
+	self->daemon = daemonic;
 	Py_XSETREF(self->target, Py_NewRef(target));
 	Py_XSETREF(self->args, targs);
 	Py_XSETREF(self->kwargs, tkw == Py_None ? PyDict_New() : PyDict_Copy(tkw));
@@ -1214,14 +1230,35 @@ static PyObject *Thread_is_alive(PyObject *op, PyObject *Py_UNUSED(ignored))
 	return Py_NewRef(r);
 }
 
+static PyObject *Thread_get_name(PyObject *op, void *closure);
+
+/* "<ploom.Thread 'worker' thread#1 started>"; an unnamed thread's name is
+ * its object name once started, shown once. */
 static PyObject *Thread_repr(PyObject *op)
 {
 	ThreadObject *self = (ThreadObject *)op;
+	PyObject *name, *r;
+	int named;
 
+	Py_BEGIN_CRITICAL_SECTION(op);
+	named = self->name != NULL;
+	Py_END_CRITICAL_SECTION();
+	if (!named) {
+		if (self->tid < 0)
+			return PyUnicode_FromFormat("<ploom.Thread (not started)>");
+		return PyUnicode_FromFormat("<ploom.Thread thread#%d %s>", self->tid,
+					    self->finished ? "finished" : "started");
+	}
+	name = Thread_get_name(op, NULL);
+	if (!name)
+		return NULL;
 	if (self->tid < 0)
-		return PyUnicode_FromFormat("<ploom.Thread (not started)>");
-	return PyUnicode_FromFormat("<ploom.Thread thread#%d %s>", self->tid,
-				    self->finished ? "finished" : "started");
+		r = PyUnicode_FromFormat("<ploom.Thread %R (not started)>", name);
+	else
+		r = PyUnicode_FromFormat("<ploom.Thread %R thread#%d %s>", name, self->tid,
+					 self->finished ? "finished" : "started");
+	Py_DECREF(name);
+	return r;
 }
 
 static int Thread_traverse(PyObject *op, visitproc visit, void *arg)
@@ -1231,6 +1268,7 @@ static int Thread_traverse(PyObject *op, visitproc visit, void *arg)
 	Py_VISIT(self->target);
 	Py_VISIT(self->args);
 	Py_VISIT(self->kwargs);
+	Py_VISIT(self->name);
 	return 0;
 }
 
@@ -1240,6 +1278,7 @@ static int Thread_clear(PyObject *op)
 	Py_CLEAR(self->target);
 	Py_CLEAR(self->args);
 	Py_CLEAR(self->kwargs);
+	Py_CLEAR(self->name);
 	return 0;
 }
 
@@ -1260,8 +1299,82 @@ static PyObject *Thread_get_ident(PyObject *op, void *Py_UNUSED(closure))
 	return PyLong_FromLong(self->tid);
 }
 
+/* The name given or set, else "thread#N" once started (N its task id, as
+ * traces name its object) and "thread" before: the id is not known until
+ * start.  Under a critical section: outside a check several OS threads
+ * may get and set it at once (free-threaded build). */
+static PyObject *Thread_get_name(PyObject *op, void *Py_UNUSED(closure))
+{
+	ThreadObject *self = (ThreadObject *)op;
+	PyObject *r = NULL;
+
+	Py_BEGIN_CRITICAL_SECTION(op);
+	if (self->name)
+		r = Py_NewRef(self->name);
+	Py_END_CRITICAL_SECTION();
+	if (r)
+		return r;
+	if (self->tid < 0)
+		return PyUnicode_FromString("thread");
+	return PyUnicode_FromFormat("thread#%d", self->tid);
+}
+
+static int Thread_set_name(PyObject *op, PyObject *value, void *Py_UNUSED(closure))
+{
+	ThreadObject *self = (ThreadObject *)op;
+	PyObject *name, *old;
+
+	if (!value) {
+		PyErr_SetString(PyExc_AttributeError, "cannot delete a thread's name");
+		return -1;
+	}
+	/* threading.Thread takes str(name) */
+	name = PyObject_Str(value);
+	if (!name)
+		return -1;
+	Py_BEGIN_CRITICAL_SECTION(op);
+	old = self->name;
+	self->name = name;
+	Py_END_CRITICAL_SECTION();
+	Py_XDECREF(old);
+	return 0;
+}
+
+static PyObject *Thread_get_daemon(PyObject *op, void *Py_UNUSED(closure))
+{
+	return PyBool_FromLong(((ThreadObject *)op)->daemon);
+}
+
+static int Thread_set_daemon(PyObject *op, PyObject *value, void *Py_UNUSED(closure))
+{
+	ThreadObject *self = (ThreadObject *)op;
+	int daemonic;
+
+	if (!value) {
+		PyErr_SetString(PyExc_AttributeError, "cannot delete a thread's daemon flag");
+		return -1;
+	}
+	/* threading's rule, though the flag changes nothing in ploom */
+	if (self->tid >= 0) {
+		PyErr_SetString(PyExc_RuntimeError, "cannot set daemon status of active thread");
+		return -1;
+	}
+	daemonic = PyObject_IsTrue(value);
+	if (daemonic < 0)
+		return -1;
+	self->daemon = daemonic;
+	return 0;
+}
+
 static PyGetSetDef Thread_getset[] = {
 	{"ident", Thread_get_ident, NULL, "The task id once started, else None.", NULL},
+	{"name", Thread_get_name, Thread_set_name,
+	 "The name given (as str()) or set; by default \"thread#N\" once started, N being\n"
+	 "the task id, and \"thread\" before.", NULL},
+	{"daemon", Thread_get_daemon, Thread_set_daemon,
+	 "threading's daemon flag, False by default; settable before start.  It changes\n"
+	 "nothing in ploom: a scenario ends when every task has finished, daemon or not.",
+	 NULL},
 	{NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1287,9 +1400,11 @@ static PyType_Slot Thread_slots[] = {
 	{Py_tp_traverse, Thread_traverse},
 	{Py_tp_clear, Thread_clear},
 	{Py_tp_dealloc, Thread_dealloc},
-	{Py_tp_doc, (void *)"Thread(target=None, args=(), kwargs=None)\n--\n\n"
+	{Py_tp_doc, (void *)"Thread(target=None, args=(), kwargs=None, *, name=None, daemon=None)\n"
+		    "--\n\n"
 		    "A thread that ploom schedules: a real OS thread that runs only when\n"
-		    "the scheduler hands it the baton."},
+		    "the scheduler hands it the baton.  name and daemon as threading.Thread's\n"
+		    "(see the attributes); daemon=None means False."},
 	{0, NULL},
 };
 
@@ -1799,10 +1914,25 @@ static PyObject *ploom_write_error(PyObject *Py_UNUSED(module), PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/* Not an operation: which task runs is the scheduler's own state, not
+ * shared state a schedule could order differently, so no scheduling point. */
+static PyObject *ploom_current_task(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+
+	if (!st->sched.active || !current_task)
+		Py_RETURN_NONE;
+	return PyLong_FromLong(current_task->id);
+}
+
 static PyMethodDef module_methods[] = {
 	{"yield_now", ploom_yield_now, METH_NOARGS,
 	 "yield_now()\n--\n\nA scheduling point with no effect: lets another task run.\n"
 	 "Outside a check it does nothing."},
+	{"current_task", ploom_current_task, METH_NOARGS,
+	 "current_task()\n--\n\nThe id of the task that calls it inside a schedule: 0 for the\n"
+	 "scenario's main task, then 1, 2, ... in start order.  None outside a check,\n"
+	 "and on a thread ploom does not schedule.  Not a scheduling point."},
 	{"serve", ploom_serve, METH_VARARGS,
 	 "serve(scenario, hello, cmd_fd, event_fd, /)\n--\n\n"
 	 "The fork server loop of ploom's worker (see lib/event.h).  Internal."},

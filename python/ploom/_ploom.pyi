@@ -57,10 +57,25 @@ class Thread:
         target: Callable[..., object] | None = None,
         args: Iterable[Any] = (),
         kwargs: dict[str, Any] | None = None,
+        *,
+        name: object = None,
+        daemon: bool | None = None,
     ) -> None: ...
     @property
     def ident(self) -> int | None:
         """The task id once started, else None."""
+    @property
+    def name(self) -> str:
+        """The name given (as str()) or set; by default "thread#N" once
+        started (N the task id) and "thread" before."""
+    @name.setter
+    def name(self, value: object) -> None: ...
+    @property
+    def daemon(self) -> bool:
+        """threading's daemon flag, False by default; it changes nothing in
+        ploom, which waits for every task."""
+    @daemon.setter
+    def daemon(self, value: object) -> None: ...
     def start(self) -> None:
         """Start the thread; RuntimeError if started twice or outside a check."""
     def join(self, timeout: None = None) -> None:
@@ -74,6 +89,11 @@ class Thread:
 def yield_now() -> None:
     """A scheduling point with no effect: lets another task run.  Outside a
     check it does nothing."""
+
+def current_task() -> int | None:
+    """The calling task's id inside a schedule (0 for the scenario's main
+    task, then 1, 2, ... in start order); None outside a check and on a
+    thread ploom does not schedule.  Not a scheduling point."""
 
 def serve(scenario: Callable[[], object], hello: tuple[Any, ...], cmd_fd: int, event_fd: int, /) -> None:
     """The fork server loop of ploom's worker (see lib/event.h).  Internal."""

@@ -290,6 +290,81 @@ def test_a_timed_acquire_outside_a_check_returns_false_at_once():
     assert lock.locked() is False
 
 
+# ---- task identity and thread names ------------------------------------------
+
+
+def identities():
+    seen = ploom.SharedCell(())
+    lock = ploom.Lock()
+
+    def body():
+        with lock:
+            seen.write(seen.read() + (ploom.get_ident(),))
+
+    named = ploom.Thread(target=body, name="worker")
+    unnamed = ploom.Thread(target=body, daemon=True)
+    assert ploom.get_ident() == 0
+    assert (named.ident, named.name, unnamed.name) == (None, "worker", "thread")
+    named.start()
+    unnamed.start()
+    assert (named.ident, named.name) == (1, "worker")
+    assert (unnamed.ident, unnamed.name, unnamed.daemon) == (2, "thread#2", True)
+    # started, or already finished in this schedule
+    assert repr(named).startswith("<ploom.Thread 'worker' thread#1 "), repr(named)
+    try:
+        unnamed.daemon = False
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("daemon set after start")
+    named.join()
+    unnamed.join()
+    assert sorted(seen.read()) == [1, 2], seen.read()
+    assert repr(named) == "<ploom.Thread 'worker' thread#1 finished>"
+    # a thread ploom does not schedule is not a task
+    raw = []
+    r = threading.Thread(target=lambda: raw.append((ploom.get_ident(), threading.get_ident())))
+    r.start()
+    r.join()
+    assert raw[0][0] == raw[0][1], raw
+
+
+def test_get_ident_is_the_task_id_inside_a_check(tmp_path):
+    stats = ploom.check(identities, ploom.Config(trace_dir=str(tmp_path)))
+    assert stats.failing == 0 and stats.schedules > 1
+
+
+def test_get_ident_outside_a_check_is_threading_get_ident():
+    from ploom import _ploom
+
+    assert _ploom.current_task() is None
+    assert ploom.get_ident() == threading.get_ident()
+    other = []
+    t = threading.Thread(target=lambda: other.append((ploom.get_ident(), threading.get_ident())))
+    t.start()
+    t.join()
+    assert other[0][0] == other[0][1] != threading.get_ident()
+
+
+def test_thread_name_daemon_and_ident_before_start():
+    t = ploom.Thread(target=print)
+    assert (t.name, t.daemon, t.ident) == ("thread", False, None)
+    assert repr(t) == "<ploom.Thread (not started)>"
+    t.name = "reader"
+    t.daemon = 1
+    assert (t.name, t.daemon) == ("reader", True)
+    assert repr(t) == "<ploom.Thread 'reader' (not started)>"
+    # as threading.Thread: the name is str() of what is given
+    assert ploom.Thread(name=7).name == "7"
+    t.name = 8
+    assert t.name == "8"
+    assert ploom.Thread(target=print, daemon=True).daemon is True
+    with pytest.raises(TypeError):
+        ploom.Thread(print, (), None, "positional name")
+    with pytest.raises(AttributeError):
+        del t.name
+
+
 class _Worker(ploom.Thread):
     """A subclass that overrides run(), as threading.Thread allows."""
 
