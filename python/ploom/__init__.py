@@ -20,12 +20,12 @@ _LAZY = {"check", "Config", "exploration"}
 
 
 def get_ident():
-    """The calling thread's identity, as :func:`threading.get_ident` gives it.
+    """The calling thread's identity, as ``threading.get_ident()`` gives it.
 
     Inside a check it is the task id: 0 for the scenario's main task, then
     1, 2, ... in start order, the same in every schedule (``Thread.ident``
     is the same number).  Elsewhere, outside a check or on a thread ploom
-    does not schedule, it is :func:`threading.get_ident`.  Not a scheduling
+    does not schedule, it is ``threading.get_ident()``.  Not a scheduling
     point.
     """
     task = _current_task()
