@@ -1108,8 +1108,9 @@ static int Thread_init(PyObject *op, PyObject *args, PyObject *kw)
 	if (daemon != Py_None && (daemonic = PyObject_IsTrue(daemon)) < 0)
 		return -1;
 	/* threading.Thread takes str(name) */
-	name = name == Py_None ? NULL : PyObject_Str(name);
-	if (PyErr_Occurred())
+	if (name == Py_None)
+		name = NULL;
+	else if (!(name = PyObject_Str(name)))
 		return -1;
 	targs = targs ? PySequence_Tuple(targs) : PyTuple_New(0);
 	if (!targs) {
