@@ -661,7 +661,10 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		ev->task = s->task;
 		ev->prev = d->last_of[s->task];
 		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, exits);
-		blocking = (s->op == PLOOM_OP_ACQUIRE && !s->nonblocking) || s->op == PLOOM_OP_JOIN;
+		/* a nonblocking or timed acquire runs whether the lock is free
+		 * or not: it waits for nothing */
+		blocking = (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_BLOCKING) ||
+			   s->op == PLOOM_OP_JOIN;
 		clock_for(d, vc, s->task, ev->acc, ev->nacc, -1);
 		vc[s->task] = (int)j + 1;
 		if ((size_t)j >= from) {

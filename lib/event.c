@@ -1,6 +1,7 @@
 /* The worker protocol; event.h documents the records and the API. */
 #include "event.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -323,9 +324,15 @@ void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, siz
 }
 
 void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
-		    struct ploom_obj obj, const int *enabled, size_t nenabled, int nonblocking,
-		    const struct ploom_pending *pending, size_t npending)
+		    struct ploom_obj obj, const int *enabled, size_t nenabled,
+		    enum ploom_acquire_mode mode, const struct ploom_pending *pending,
+		    size_t npending)
 {
+	static const char *const flags[] = {
+		[PLOOM_ACQUIRE_BLOCKING] = "-",
+		[PLOOM_ACQUIRE_NONBLOCKING] = "nonblocking",
+		[PLOOM_ACQUIRE_TIMED] = "timed",
+	};
 	char name[32];
 	size_t i;
 
@@ -335,7 +342,8 @@ void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
 		ploom_buf_addf(b, i ? ",%d" : "%d", enabled[i]);
 	if (!nenabled)
 		ploom_buf_add(b, "-", 1);
-	ploom_buf_addf(b, " %s ", nonblocking ? "nonblocking" : "-");
+	assert((unsigned)mode < sizeof(flags) / sizeof(flags[0]));
+	ploom_buf_addf(b, " %s ", flags[mode]);
 	for (i = 0; i < npending; i++) {
 		ploom_obj_format(name, sizeof(name), pending[i].obj);
 		ploom_buf_addf(b, "%s%d:%s:%s", i ? "," : "", pending[i].task,
@@ -707,6 +715,7 @@ static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
 	long index;
 	size_t i;
 	int task, op;
+	enum ploom_acquire_mode mode;
 
 	if (nf != 8)
 		return malformed(err, line, len, "expected 8 fields");
@@ -719,14 +728,23 @@ static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
 	op = field_op(&f[3]);
 	if (op < 0)
 		return malformed(err, line, len, "unknown OP");
-	if (!field_is(&f[6], "-") && !field_is(&f[6], "nonblocking"))
+	if (field_is(&f[6], "-"))
+		mode = PLOOM_ACQUIRE_BLOCKING;
+	else if (field_is(&f[6], "nonblocking"))
+		mode = PLOOM_ACQUIRE_NONBLOCKING;
+	else if (field_is(&f[6], "timed"))
+		mode = PLOOM_ACQUIRE_TIMED;
+	else
 		return malformed(err, line, len, "bad FLAGS");
+	/* a mode belongs to an acquire: elsewhere it would mean nothing */
+	if (mode != PLOOM_ACQUIRE_BLOCKING && op != PLOOM_OP_ACQUIRE)
+		return malformed(err, line, len, "FLAGS on an operation other than acquire");
 	s = ploom_run_add_step(p->run);
 	if (!s)
 		return ploom_err_oom(err);
 	s->index = index;
 	s->task = task;
-	s->nonblocking = field_is(&f[6], "nonblocking");
+	s->mode = mode;
 	s->op = (enum ploom_op)op;
 	if (field_obj(&s->obj, &s->object, &f[4]) < 0)
 		return malformed(err, line, len, "bad OBJECT");

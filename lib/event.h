@@ -67,15 +67,18 @@
  *       The scheduler picked TASK for step INDEX (0, 1, 2, ...).  OP word:
  *       one of ploom_op_name()'s.  OBJECT word ("-" for begin and
  *       yield_now).  ENABLED list: the enabled tasks at that point,
- *       ascending.  FLAGS word: "-" or "nonblocking" (for
- *       acquire(blocking=False)).  PENDING: "-", or one TASK:OP:OBJECT
+ *       ascending.  FLAGS word: "-", or for an acquire that may return
+ *       False, "nonblocking" (acquire(blocking=False)) or "timed"
+ *       (acquire(timeout=T), T >= 0; see enum ploom_acquire_mode).
+ *       PENDING: "-", or one TASK:OP:OBJECT
  *       entry, comma-separated and in ascending task order, for every
  *       other unfinished task, enabled or not: the operation it waits to
  *       do.  A task missing from the next step's TASK and PENDING has
  *       finished.
  *   value INDEX TEXT
  *       repr() of what step INDEX read, wrote or returned (read, write,
- *       nonblocking acquire, locked, is_alive).  TEXT str, at most 200 bytes.
+ *       nonblocking or timed acquire, locked, is_alive).  TEXT str, at most
+ *       200 bytes.
  *   outcome pass
  *   outcome failure TASK TYPE MESSAGE TRACEBACK
  *       An uncaught exception in TASK; TYPE str ("builtins.AssertionError"),
@@ -120,7 +123,8 @@
 
 #include "err.h"
 
-#define PLOOM_PROTOCOL_VERSION 2
+/* 3: the FLAGS word "timed" */
+#define PLOOM_PROTOCOL_VERSION 3
 
 /* ---- operations and objects ---- */
 
@@ -138,6 +142,20 @@ enum ploom_op {
 	PLOOM_OP_WRITE,
 	PLOOM_OP_YIELD_NOW,
 	PLOOM_NOPS
+};
+
+/* How an acquire treats a held lock; the FLAGS word of its step.  Zero is
+ * the plain blocking acquire, and what every other operation carries.  A
+ * timed acquire is never a sleep (ploom has no clock): like a nonblocking
+ * one it is always enabled, and returns False when the lock is held at
+ * the step the scheduler picks it (it timed out), True when it took it.
+ * So the search reaches both "waited, then took it" and "timed out" by
+ * choosing when the task runs, and a task in a timed acquire is never
+ * part of a deadlock. */
+enum ploom_acquire_mode {
+	PLOOM_ACQUIRE_BLOCKING = 0,     /* acquire(): waits for the lock; "-" */
+	PLOOM_ACQUIRE_NONBLOCKING,      /* acquire(blocking=False); "nonblocking" */
+	PLOOM_ACQUIRE_TIMED,            /* acquire(timeout=T), T >= 0; "timed" */
 };
 
 /* "begin", "start", ..., "yield_now"; "?" for a value out of range. */
@@ -171,7 +189,8 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
  * step that ends a thread also writes that thread's object (its exit):
  *
  *   read, locked, join, is_alive        read their object
- *   write, acquire (blocking or not),
+ *   write, acquire (in every mode, so
+ *   one that returns False too),
  *   release, start                      write it (start writes the thread started)
  *   begin of task T                     reads thread#T (so it follows start)
  *   yield_now                           touches nothing
@@ -251,8 +270,9 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     const char *file, size_t file_len);
 void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len);
 void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
-		    struct ploom_obj obj, const int *enabled, size_t nenabled, int nonblocking,
-		    const struct ploom_pending *pending, size_t npending);
+		    struct ploom_obj obj, const int *enabled, size_t nenabled,
+		    enum ploom_acquire_mode mode, const struct ploom_pending *pending,
+		    size_t npending);
 void ploom_enc_value(struct ploom_buf *b, long index, const char *text, size_t len);
 void ploom_enc_outcome_pass(struct ploom_buf *b);
 void ploom_enc_outcome_failure(struct ploom_buf *b, int task, const char *type,

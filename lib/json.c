@@ -114,7 +114,10 @@ static void put_step(struct builder *b, cJSON *arr, const struct ploom_step *s)
 	put_str(b, o, "object", s->object);
 	put(b, o, "enabled", int_array(s->enabled, s->nenabled));
 	if (s->op == PLOOM_OP_ACQUIRE)
-		put_bool(b, o, "blocking", !s->nonblocking);
+		put_bool(b, o, "blocking", s->mode != PLOOM_ACQUIRE_NONBLOCKING);
+	/* only where true: a trace without timed steps reads as it did in 1 */
+	if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_TIMED)
+		put_bool(b, o, "timeout", 1);
 	if (s->value)
 		put_str(b, o, "value", s->value);
 }
@@ -535,6 +538,7 @@ done:
 struct reader {
 	struct ploom_err *err;
 	int failed;
+	long version;           /* the trace's format version, once read */
 };
 
 /* A string of the trace as an error message quotes it, in out: control
@@ -787,8 +791,23 @@ static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, si
 	if (b) {
 		if (!cJSON_IsBool(b))
 			fail(r, "is not a boolean", prefix, "blocking");
+		else if (cJSON_IsFalse(b))
+			s->mode = PLOOM_ACQUIRE_NONBLOCKING;
+	}
+	b = get(r, x, prefix, "timeout", 0);
+	if (b && !cJSON_IsBool(b))
+		fail(r, "is not a boolean", prefix, "timeout");
+	else if (b && cJSON_IsTrue(b)) {
+		/* a timed step changes what the step means: refused where it
+		 * cannot be one, rather than read as a blocking acquire */
+		if (r->version < 2)
+			fail(r, "needs format version 2", prefix, "timeout");
+		else if (s->op != PLOOM_OP_ACQUIRE)
+			fail(r, "is only for an acquire", prefix, "timeout");
+		else if (s->mode == PLOOM_ACQUIRE_NONBLOCKING)
+			fail(r, "is true on a nonblocking acquire", prefix, "timeout");
 		else
-			s->nonblocking = cJSON_IsFalse(b) ? 1 : 0;
+			s->mode = PLOOM_ACQUIRE_TIMED;
 	}
 	get_str(r, &s->value, x, prefix, "value", 0, 1);
 }
@@ -1002,13 +1021,14 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	get_long(r, &version, root, "", "version", LONG_MIN, LONG_MAX);
 	if (r->failed)
 		return;
-	if (version != PLOOM_TRACE_VERSION) {
+	if (version < PLOOM_TRACE_VERSION_MIN || version > PLOOM_TRACE_VERSION) {
 		r->failed = 1;
 		ploom_err_set(r->err, PLOOM_ERR_INPUT,
-			      "unknown format version %ld (this ploom reads %d)", version,
-			      PLOOM_TRACE_VERSION);
+			      "unknown format version %ld (this ploom reads %d to %d)", version,
+			      PLOOM_TRACE_VERSION_MIN, PLOOM_TRACE_VERSION);
 		return;
 	}
+	r->version = version;
 	x = get_object(r, root, "", "scenario");
 	get_str(r, &t->scenario.target, x, "scenario.", "target", 1, 0);
 	get_str(r, &t->scenario.module, x, "scenario.", "module", 1, 0);
@@ -1157,7 +1177,7 @@ static size_t line_of(const char *text, size_t off)
 int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
 		      struct ploom_err *err)
 {
-	struct reader r = {err, 0};
+	struct reader r = {.err = err};
 	struct ploom_trace *t = NULL;
 	const char *end = NULL;
 	cJSON *root = NULL;

@@ -3,7 +3,7 @@
  * The trace format (version PLOOM_TRACE_VERSION, see trace.h and
  * man/ploom-trace.5):
  *
- *   {"format": "ploom-trace", "version": 1,
+ *   {"format": "ploom-trace", "version": 2 (1 is read too),
  *    "id": "16 hex digits" (optional: failure and step-limit traces),
  *    "scenario": {"target", "module", "qualname", "file" (string or null)},
  *    "fingerprints": [{"path", "blob" (40 hex digits)}...] (optional),
@@ -16,7 +16,8 @@
  *    "minimized_from": int (optional: minimized traces),
  *    "steps": [{"index", "task", "op", "object" (string or null),
  *               "enabled": [int...], "blocking" (acquire only, bool),
- *               "value" (optional string)}...],
+ *               "timeout" (true on a timed acquire only, absent elsewhere;
+ *               version 2), "value" (optional string)}...],
  *    "outcome": {"kind", "summary", and by kind: "task", "exception":
  *                {"type", "message"}, "traceback" (failure); "waits":
  *                [{"task", "op", "object", "holder"}] (deadlock); "signal"
@@ -29,7 +30,8 @@
  *
  * Errors from the readers name the problem in one line without the file
  * name (the caller knows it): "unknown format version 9 (this ploom reads
- * 1)", "missing field 'steps'", "field 'steps[2].task' is not an integer".
+ * 1 to 2)", "missing field 'steps'", "field 'steps[2].task' is not an
+ * integer".
  */
 #ifndef PLOOM_JSON_H
 #define PLOOM_JSON_H

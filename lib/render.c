@@ -237,11 +237,15 @@ done:
 static char *step_text(const struct ploom_step *s)
 {
 	const char *op = ploom_op_name(s->op);
-	int acquire = s->op == PLOOM_OP_ACQUIRE;
+	const char *mode = "";
 	char *text;
 
+	if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_NONBLOCKING)
+		mode = " (nonblocking)";
+	else if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_TIMED)
+		mode = " (timeout)";
 	if (asprintf(&text, "%s%s%s%s", op, s->object ? " " : "", s->object ? s->object : "",
-		     acquire && s->nonblocking ? " (nonblocking)" : "") < 0)
+		     mode) < 0)
 		return NULL;
 	return text;
 }

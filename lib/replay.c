@@ -122,7 +122,8 @@ int ploom_replay_check_python(const struct ploom_trace *trace, const char *pytho
 }
 
 /* "task 1 read cell#0", "task 2 begin", "task 1 acquire lock#0
- * (nonblocking)"; "the end of the run" for a missing step. */
+ * (nonblocking)", "task 1 acquire lock#0 (timeout)"; "the end of the
+ * run" for a missing step. */
 static void describe(struct ploom_buf *b, const struct ploom_step *s)
 {
 	if (!s) {
@@ -132,15 +133,17 @@ static void describe(struct ploom_buf *b, const struct ploom_step *s)
 	ploom_buf_addf(b, "task %d %s", s->task, ploom_op_name(s->op));
 	if (s->object)
 		ploom_buf_addf(b, " %s", s->object);
-	if (s->nonblocking)
+	if (s->mode == PLOOM_ACQUIRE_NONBLOCKING)
 		ploom_buf_addf(b, " (nonblocking)");
+	else if (s->mode == PLOOM_ACQUIRE_TIMED)
+		ploom_buf_addf(b, " (timeout)");
 }
 
 static int same_step(const struct ploom_step *a, const struct ploom_step *b)
 {
 	return a->task == b->task && a->op == b->op &&
 	       !strcmp(a->object ? a->object : "", b->object ? b->object : "") &&
-	       a->nonblocking == b->nonblocking;
+	       a->mode == b->mode;
 }
 
 static void add_list(struct ploom_buf *b, const int *v, size_t n)

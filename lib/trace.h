@@ -14,7 +14,7 @@
  * configuration; a failing trace also carries its failure id, and a
  * minimized one the preemption count of the trace it was minimized from.
  * json.h reads and writes traces in the format documented in
- * man/ploom-trace.5 (format version 1).
+ * man/ploom-trace.5 (format version 2; version 1 is still read).
  *
  * Ownership: every char * and array in these structs is owned by the
  * struct that holds it and freed by ploom_run_release() /
@@ -33,8 +33,15 @@
 
 /* Version of the trace JSON format.  Bump it when an old reader cannot
  * read a new trace or a field changes meaning; an added optional field
- * does not bump it (readers ignore fields they do not know). */
-#define PLOOM_TRACE_VERSION 1
+ * does not bump it (readers ignore fields they do not know).  Writers
+ * write PLOOM_TRACE_VERSION; readers read every version from
+ * PLOOM_TRACE_VERSION_MIN on.
+ *   1  the first format
+ *   2  a step's "timeout" (a timed acquire): an old reader would ignore
+ *      it and take the step for a blocking acquire, which changes what
+ *      the step means (it may return False) */
+#define PLOOM_TRACE_VERSION 2
+#define PLOOM_TRACE_VERSION_MIN 1
 
 struct ploom_step {
 	long index;         /* 0, 1, 2, ... */
@@ -44,7 +51,7 @@ struct ploom_step {
 	struct ploom_obj obj; /* object parsed; kind PLOOM_OBJ_NONE without one */
 	int *enabled;       /* enabled tasks, ascending */
 	size_t nenabled;
-	int nonblocking;    /* 1 for acquire(blocking=False) */
+	enum ploom_acquire_mode mode; /* of an acquire; PLOOM_ACQUIRE_BLOCKING for the rest */
 	char *value;        /* repr() of the step's value, NULL if none */
 	/* what every other unfinished task waits to do, ascending; read from
 	 * the worker for the search, not kept in trace files */

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <sched.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -72,6 +73,8 @@ typedef struct {
 	PyObject *target;
 	PyObject *args;
 	PyObject *kwargs;
+	PyObject *name; /* str given or set, NULL for the default (Thread_get_name) */
+	int daemon;   /* kept for threading's API: ploom waits for every task */
 	int tid;      /* task id once started, else -1 */
 	int finished; /* its task has finished */
 } ThreadObject;
@@ -83,7 +86,7 @@ struct task {
 	enum task_state state;
 	enum ploom_op op;         /* pending operation while at a point */
 	PyObject *obj;      /* its object, borrowed: the op's caller keeps it alive */
-	int nonblocking;    /* pending acquire is acquire(blocking=False) */
+	enum ploom_acquire_mode mode; /* of a pending acquire */
 	sem_t go;           /* posted to hand this task the baton */
 	ThreadObject *thread; /* strong; NULL for the main task */
 	struct sched *sched;
@@ -365,7 +368,9 @@ static int task_enabled(struct sched *s, struct task *t)
 	(void)s;
 	if (t->state != TASK_AT_POINT)
 		return 0;
-	if (t->op == PLOOM_OP_ACQUIRE && !t->nonblocking)
+	/* a nonblocking or timed acquire runs on a held lock too: it returns
+	 * False there */
+	if (t->op == PLOOM_OP_ACQUIRE && t->mode == PLOOM_ACQUIRE_BLOCKING)
 		return ((LockObject *)t->obj)->holder == HOLDER_NONE;
 	if (t->op == PLOOM_OP_JOIN) {
 		ThreadObject *th = (ThreadObject *)t->obj;
@@ -525,7 +530,7 @@ static struct task *sched_pick(struct sched *s)
 	s->last_op = t->op;
 	s->last_obj = op_obj(s, t->obj, t->op);
 	ploom_enc_step(&s->buf, s->step, c, t->op, s->last_obj, s->enabled, (size_t)n,
-		       t->nonblocking, s->pending, (size_t)np);
+		       t->mode, s->pending, (size_t)np);
 	s->step++;
 	s->prev = c;
 	t->state = TASK_RUNNING;
@@ -539,16 +544,17 @@ static void sem_wait_nointr(sem_t *sem)
 		;
 }
 
-/* The current task stops before `op` on `obj`; returns when the scheduler
- * has picked it again, at which point the op is enabled. */
+/* The current task stops before `op` on `obj` (an acquire in `mode`, which
+ * every other op passes as PLOOM_ACQUIRE_BLOCKING); returns when the
+ * scheduler has picked it again, at which point the op is enabled. */
 static void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
-			int nonblocking)
+			enum ploom_acquire_mode mode)
 {
 	struct task *next;
 
 	t->op = op;
 	t->obj = obj;
-	t->nonblocking = nonblocking;
+	t->mode = mode;
 	t->state = TASK_AT_POINT;
 	next = sched_pick(s);
 	if (next == t)
@@ -579,8 +585,7 @@ static struct task *op_task(module_state *st, int *err)
 /* Stops the calling task at the scheduling point before `op` on `obj`;
  * *out is the task, NULL outside a check.  Returns -1 with RuntimeError
  * on a thread ploom does not schedule. */
-static int op_begin(module_state *st, enum ploom_op op, PyObject *obj, int nonblocking,
-		    struct task **out)
+static int op_begin(module_state *st, enum ploom_op op, PyObject *obj, struct task **out)
 {
 	int err;
 
@@ -588,7 +593,7 @@ static int op_begin(module_state *st, enum ploom_op op, PyObject *obj, int nonbl
 	if (err)
 		return -1;
 	if (*out)
-		sched_point(&st->sched, *out, op, obj, nonblocking);
+		sched_point(&st->sched, *out, op, obj, PLOOM_ACQUIRE_BLOCKING);
 	return 0;
 }
 
@@ -700,7 +705,7 @@ static PyObject *Lock_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 	return (PyObject *)self;
 }
 
-static PyObject *lock_acquire_impl(LockObject *self, int blocking)
+static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mode)
 {
 	module_state *st = state_of_type(Py_TYPE(self));
 	int err;
@@ -713,43 +718,94 @@ static PyObject *lock_acquire_impl(LockObject *self, int blocking)
 			self->holder = HOLDER_OUTSIDE;
 			Py_RETURN_TRUE;
 		}
-		if (!blocking)
+		/* no other thread could release it: a timed acquire would
+		 * time out, so it does at once (ploom has no clock) */
+		if (mode != PLOOM_ACQUIRE_BLOCKING)
 			Py_RETURN_FALSE;
 		PyErr_SetString(PyExc_RuntimeError,
 				"ploom.Lock.acquire() on a held lock would block forever outside ploom.check()");
 		return NULL;
 	}
-	sched_point(&st->sched, t, PLOOM_OP_ACQUIRE, (PyObject *)self, !blocking);
+	sched_point(&st->sched, t, PLOOM_OP_ACQUIRE, (PyObject *)self, mode);
 	if (self->holder == HOLDER_NONE) {
 		self->holder = t->id;
-		if (!blocking)
+		if (mode != PLOOM_ACQUIRE_BLOCKING)
 			add_value(&st->sched, Py_True);
 		Py_RETURN_TRUE;
 	}
-	/* only a nonblocking acquire runs while the lock is held */
+	/* only a nonblocking or timed acquire runs while the lock is held:
+	 * it returns False (a timed one has timed out) */
 	add_value(&st->sched, Py_False);
 	Py_RETURN_FALSE;
 }
 
+/* A timeout as threading.Lock.acquire() takes it: a float, or an int (or
+ * what has __index__); *out its value in seconds.  Returns -1 with the
+ * exception threading raises for the same value: TypeError for another
+ * type, ValueError for NaN, OverflowError for an infinity or an int too
+ * large for a float.  The value only matters for its sign: ploom has no
+ * clock, so a finite timeout of any size is taken (threading refuses one
+ * above threading.TIMEOUT_MAX). */
+static int timeout_seconds(PyObject *o, double *out)
+{
+	if (PyFloat_Check(o)) {
+		*out = PyFloat_AS_DOUBLE(o);
+	} else if (PyIndex_Check(o)) {
+		PyObject *i = PyNumber_Index(o);
+		if (!i)
+			return -1;
+		*out = PyLong_AsDouble(i);
+		Py_DECREF(i);
+		if (*out == -1.0 && PyErr_Occurred())
+			return -1;
+	} else {
+		PyErr_Format(PyExc_TypeError, "'%.200s' object cannot be interpreted as an integer",
+			     Py_TYPE(o)->tp_name);
+		return -1;
+	}
+	if (isnan(*out)) {
+		PyErr_SetString(PyExc_ValueError, "Invalid value NaN (not a number)");
+		return -1;
+	}
+	if (isinf(*out)) {
+		PyErr_SetString(PyExc_OverflowError, "timeout value is too large");
+		return -1;
+	}
+	return 0;
+}
+
+/* The arguments and their errors are threading.Lock.acquire()'s, in its
+ * order: the timeout's type and value, then a timeout on a nonblocking
+ * call, then a negative timeout other than -1 (which means none). */
 static PyObject *Lock_acquire(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {KW("blocking"), KW("timeout"), NULL};
 	int blocking = 1;
+	PyObject *timeout_obj = NULL;
 	double timeout = -1;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|pd:acquire", kwlist, &blocking, &timeout))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|pO:acquire", kwlist, &blocking,
+					 &timeout_obj))
 		return NULL;
-	if (timeout != -1) {
-		PyErr_SetString(PyExc_ValueError,
-				"ploom.Lock.acquire() does not support a timeout: ploom has no clock");
+	if (timeout_obj && timeout_seconds(timeout_obj, &timeout) < 0)
+		return NULL;
+	if (!blocking && timeout != -1) {
+		PyErr_SetString(PyExc_ValueError, "can't specify a timeout for a non-blocking call");
 		return NULL;
 	}
-	return lock_acquire_impl((LockObject *)self, blocking);
+	if (timeout < 0 && timeout != -1) {
+		PyErr_SetString(PyExc_ValueError, "timeout value must be a non-negative number");
+		return NULL;
+	}
+	if (!blocking)
+		return lock_acquire_impl((LockObject *)self, PLOOM_ACQUIRE_NONBLOCKING);
+	return lock_acquire_impl((LockObject *)self, timeout == -1 ? PLOOM_ACQUIRE_BLOCKING
+								   : PLOOM_ACQUIRE_TIMED);
 }
 
 static PyObject *Lock_enter(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
-	return lock_acquire_impl((LockObject *)self, 1);
+	return lock_acquire_impl((LockObject *)self, PLOOM_ACQUIRE_BLOCKING);
 }
 
 static PyObject *Lock_release(PyObject *op, PyObject *Py_UNUSED(ignored))
@@ -758,7 +814,7 @@ static PyObject *Lock_release(PyObject *op, PyObject *Py_UNUSED(ignored))
 	module_state *st = state_of_type(Py_TYPE(self));
 	struct task *t;
 
-	if (op_begin(st, PLOOM_OP_RELEASE, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_RELEASE, op, &t) < 0)
 		return NULL;
 	if (self->holder == HOLDER_NONE) {
 		PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
@@ -780,7 +836,7 @@ static PyObject *Lock_locked(PyObject *op, PyObject *Py_UNUSED(ignored))
 	struct task *t;
 	PyObject *r;
 
-	if (op_begin(st, PLOOM_OP_LOCKED, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_LOCKED, op, &t) < 0)
 		return NULL;
 	r = self->holder == HOLDER_NONE ? Py_False : Py_True;
 	op_value(st, t, r);
@@ -810,10 +866,16 @@ static void Lock_dealloc(PyObject *self)
 
 static PyMethodDef Lock_methods[] = {
 	{"acquire", (PyCFunction)(void (*)(void))Lock_acquire, METH_VARARGS | METH_KEYWORDS,
-	 "acquire($self, /, blocking=True)\n--\n\n"
-	 "Take the lock; a scheduling point.  Blocking: waits until the lock is free\n"
-	 "(the task is not enabled meanwhile) and returns True.  Nonblocking: returns\n"
-	 "False at once if the lock is held."},
+	 "acquire($self, /, blocking=True, timeout=-1)\n--\n\n"
+	 "Take the lock; a scheduling point.  Blocking (timeout=-1): waits until the\n"
+	 "lock is free (the task is not enabled meanwhile) and returns True.\n"
+	 "Nonblocking: returns False at once if the lock is held.  Timed (timeout >= 0,\n"
+	 "an int or float whose value ploom never uses: it has no clock and never\n"
+	 "sleeps): the task stays enabled; when it runs it takes the lock and returns\n"
+	 "True if the lock is free, else returns False (it timed out).  So the search\n"
+	 "tries both waiting for the lock and timing out, and a timed acquire is\n"
+	 "never part of a deadlock.  Outside a check a timed acquire of a held lock\n"
+	 "returns False at once.  Arguments and errors as threading.Lock.acquire()."},
 	{"release", Lock_release, METH_NOARGS,
 	 "release($self, /)\n--\n\nRelease the lock; any task may.  RuntimeError if it is not held."},
 	{"locked", Lock_locked, METH_NOARGS,
@@ -934,7 +996,7 @@ static PyObject *Cell_read(PyObject *op, PyObject *Py_UNUSED(ignored))
 	struct task *t;
 	PyObject *r;
 
-	if (op_begin(st, PLOOM_OP_READ, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_READ, op, &t) < 0)
 		return NULL;
 	Py_BEGIN_CRITICAL_SECTION(op);
 	r = Py_NewRef(self->value);
@@ -951,7 +1013,7 @@ static PyObject *Cell_write(PyObject *op, PyObject *value)
 	PyObject *old;
 
 	/* a bad value is the caller's bug, whatever the schedule: no point */
-	if (check_value(st, value) < 0 || op_begin(st, PLOOM_OP_WRITE, op, 0, &t) < 0)
+	if (check_value(st, value) < 0 || op_begin(st, PLOOM_OP_WRITE, op, &t) < 0)
 		return NULL;
 	Py_BEGIN_CRITICAL_SECTION(op);
 	old = self->value;
@@ -1024,11 +1086,15 @@ static PyType_Spec Cell_spec = {
 
 static int Thread_init(PyObject *op, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {KW("target"), KW("args"), KW("kwargs"), NULL};
+	static char *kwlist[] = {KW("target"), KW("args"), KW("kwargs"), KW("name"),
+				 KW("daemon"), NULL};
 	ThreadObject *self = (ThreadObject *)op;
-	PyObject *target = Py_None, *targs = NULL, *tkw = Py_None;
+	PyObject *target = Py_None, *targs = NULL, *tkw = Py_None, *name = Py_None;
+	PyObject *daemon = Py_None;
+	int daemonic = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOO:Thread", kwlist, &target, &targs, &tkw))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOO$OO:Thread", kwlist, &target, &targs,
+					 &tkw, &name, &daemon))
 		return -1;
 	if (target != Py_None && !PyCallable_Check(target)) {
 		PyErr_Format(PyExc_TypeError, "Thread target must be callable, not '%.100s'",
@@ -1039,9 +1105,20 @@ static int Thread_init(PyObject *op, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_TypeError, "Thread kwargs must be a dict or None");
 		return -1;
 	}
-	targs = targs ? PySequence_Tuple(targs) : PyTuple_New(0);
-	if (!targs)
+	if (daemon != Py_None && (daemonic = PyObject_IsTrue(daemon)) < 0)
 		return -1;
+	/* threading.Thread takes str(name) */
+	if (name == Py_None)
+		name = NULL;
+	else if (!(name = PyObject_Str(name)))
+		return -1;
+	targs = targs ? PySequence_Tuple(targs) : PyTuple_New(0);
+	if (!targs) {
+		Py_XDECREF(name);
+		return -1;
+	}
+	Py_XSETREF(self->name, name);
+	self->daemon = daemonic;
 	Py_XSETREF(self->target, Py_NewRef(target));
 	Py_XSETREF(self->args, targs);
 	Py_XSETREF(self->kwargs, tkw == Py_None ? PyDict_New() : PyDict_Copy(tkw));
@@ -1083,7 +1160,7 @@ static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
 		PyErr_SetString(PyExc_RuntimeError, "Thread.__init__() not called");
 		return NULL;
 	}
-	sched_point(s, t, PLOOM_OP_START, op, 0);
+	sched_point(s, t, PLOOM_OP_START, op, PLOOM_ACQUIRE_BLOCKING);
 	if (self->tid >= 0) {
 		PyErr_SetString(PyExc_RuntimeError, "threads can only be started once");
 		return NULL;
@@ -1127,7 +1204,7 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 				"ploom.Thread.join() does not support a timeout: ploom has no clock");
 		return NULL;
 	}
-	if (op_begin(st, PLOOM_OP_JOIN, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_JOIN, op, &t) < 0)
 		return NULL;
 	if (self->tid < 0) {
 		PyErr_SetString(PyExc_RuntimeError, "cannot join thread before it is started");
@@ -1147,21 +1224,42 @@ static PyObject *Thread_is_alive(PyObject *op, PyObject *Py_UNUSED(ignored))
 	struct task *t;
 	PyObject *r;
 
-	if (op_begin(st, PLOOM_OP_IS_ALIVE, op, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_IS_ALIVE, op, &t) < 0)
 		return NULL;
 	r = self->tid >= 0 && !self->finished ? Py_True : Py_False;
 	op_value(st, t, r);
 	return Py_NewRef(r);
 }
 
+static PyObject *Thread_get_name(PyObject *op, void *closure);
+
+/* "<ploom.Thread 'worker' thread#1 started>"; an unnamed thread's name is
+ * its object name once started, shown once. */
 static PyObject *Thread_repr(PyObject *op)
 {
 	ThreadObject *self = (ThreadObject *)op;
+	PyObject *name, *r;
+	int named;
 
+	Py_BEGIN_CRITICAL_SECTION(op);
+	named = self->name != NULL;
+	Py_END_CRITICAL_SECTION();
+	if (!named) {
+		if (self->tid < 0)
+			return PyUnicode_FromFormat("<ploom.Thread (not started)>");
+		return PyUnicode_FromFormat("<ploom.Thread thread#%d %s>", self->tid,
+					    self->finished ? "finished" : "started");
+	}
+	name = Thread_get_name(op, NULL);
+	if (!name)
+		return NULL;
 	if (self->tid < 0)
-		return PyUnicode_FromFormat("<ploom.Thread (not started)>");
-	return PyUnicode_FromFormat("<ploom.Thread thread#%d %s>", self->tid,
-				    self->finished ? "finished" : "started");
+		r = PyUnicode_FromFormat("<ploom.Thread %R (not started)>", name);
+	else
+		r = PyUnicode_FromFormat("<ploom.Thread %R thread#%d %s>", name, self->tid,
+					 self->finished ? "finished" : "started");
+	Py_DECREF(name);
+	return r;
 }
 
 static int Thread_traverse(PyObject *op, visitproc visit, void *arg)
@@ -1171,6 +1269,7 @@ static int Thread_traverse(PyObject *op, visitproc visit, void *arg)
 	Py_VISIT(self->target);
 	Py_VISIT(self->args);
 	Py_VISIT(self->kwargs);
+	Py_VISIT(self->name);
 	return 0;
 }
 
@@ -1180,6 +1279,7 @@ static int Thread_clear(PyObject *op)
 	Py_CLEAR(self->target);
 	Py_CLEAR(self->args);
 	Py_CLEAR(self->kwargs);
+	Py_CLEAR(self->name);
 	return 0;
 }
 
@@ -1200,8 +1300,82 @@ static PyObject *Thread_get_ident(PyObject *op, void *Py_UNUSED(closure))
 	return PyLong_FromLong(self->tid);
 }
 
+/* The name given or set, else "thread#N" once started (N its task id, as
+ * traces name its object) and "thread" before: the id is not known until
+ * start.  Under a critical section: outside a check several OS threads
+ * may get and set it at once (free-threaded build). */
+static PyObject *Thread_get_name(PyObject *op, void *Py_UNUSED(closure))
+{
+	ThreadObject *self = (ThreadObject *)op;
+	PyObject *r = NULL;
+
+	Py_BEGIN_CRITICAL_SECTION(op);
+	if (self->name)
+		r = Py_NewRef(self->name);
+	Py_END_CRITICAL_SECTION();
+	if (r)
+		return r;
+	if (self->tid < 0)
+		return PyUnicode_FromString("thread");
+	return PyUnicode_FromFormat("thread#%d", self->tid);
+}
+
+static int Thread_set_name(PyObject *op, PyObject *value, void *Py_UNUSED(closure))
+{
+	ThreadObject *self = (ThreadObject *)op;
+	PyObject *name, *old;
+
+	if (!value) {
+		PyErr_SetString(PyExc_AttributeError, "cannot delete a thread's name");
+		return -1;
+	}
+	/* threading.Thread takes str(name) */
+	name = PyObject_Str(value);
+	if (!name)
+		return -1;
+	Py_BEGIN_CRITICAL_SECTION(op);
+	old = self->name;
+	self->name = name;
+	Py_END_CRITICAL_SECTION();
+	Py_XDECREF(old);
+	return 0;
+}
+
+static PyObject *Thread_get_daemon(PyObject *op, void *Py_UNUSED(closure))
+{
+	return PyBool_FromLong(((ThreadObject *)op)->daemon);
+}
+
+static int Thread_set_daemon(PyObject *op, PyObject *value, void *Py_UNUSED(closure))
+{
+	ThreadObject *self = (ThreadObject *)op;
+	int daemonic;
+
+	if (!value) {
+		PyErr_SetString(PyExc_AttributeError, "cannot delete a thread's daemon flag");
+		return -1;
+	}
+	/* threading's rule, though the flag changes nothing in ploom */
+	if (self->tid >= 0) {
+		PyErr_SetString(PyExc_RuntimeError, "cannot set daemon status of active thread");
+		return -1;
+	}
+	daemonic = PyObject_IsTrue(value);
+	if (daemonic < 0)
+		return -1;
+	self->daemon = daemonic;
+	return 0;
+}
+
 static PyGetSetDef Thread_getset[] = {
 	{"ident", Thread_get_ident, NULL, "The task id once started, else None.", NULL},
+	{"name", Thread_get_name, Thread_set_name,
+	 "The name given (as str()) or set; by default \"thread#N\" once started, N being\n"
+	 "the task id, and \"thread\" before.", NULL},
+	{"daemon", Thread_get_daemon, Thread_set_daemon,
+	 "threading's daemon flag, False by default; settable before start.  It changes\n"
+	 "nothing in ploom: a scenario ends when every task has finished, daemon or not.",
+	 NULL},
 	{NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1227,9 +1401,11 @@ static PyType_Slot Thread_slots[] = {
 	{Py_tp_traverse, Thread_traverse},
 	{Py_tp_clear, Thread_clear},
 	{Py_tp_dealloc, Thread_dealloc},
-	{Py_tp_doc, (void *)"Thread(target=None, args=(), kwargs=None)\n--\n\n"
+	{Py_tp_doc, (void *)"Thread(target=None, args=(), kwargs=None, *, name=None, daemon=None)\n"
+		    "--\n\n"
 		    "A thread that ploom schedules: a real OS thread that runs only when\n"
-		    "the scheduler hands it the baton."},
+		    "the scheduler hands it the baton.  name and daemon as threading.Thread's\n"
+		    "(see the attributes); daemon=None means False."},
 	{0, NULL},
 };
 
@@ -1247,7 +1423,7 @@ static PyObject *ploom_yield_now(PyObject *module, PyObject *Py_UNUSED(ignored))
 	module_state *st = PyModule_GetState(module);
 	struct task *t;
 
-	if (op_begin(st, PLOOM_OP_YIELD_NOW, NULL, 0, &t) < 0)
+	if (op_begin(st, PLOOM_OP_YIELD_NOW, NULL, &t) < 0)
 		return NULL;
 	Py_RETURN_NONE;
 }
@@ -1739,10 +1915,25 @@ static PyObject *ploom_write_error(PyObject *Py_UNUSED(module), PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/* Not an operation: which task runs is the scheduler's own state, not
+ * shared state a schedule could order differently, so no scheduling point. */
+static PyObject *ploom_current_task(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+
+	if (!st->sched.active || !current_task)
+		Py_RETURN_NONE;
+	return PyLong_FromLong(current_task->id);
+}
+
 static PyMethodDef module_methods[] = {
 	{"yield_now", ploom_yield_now, METH_NOARGS,
 	 "yield_now()\n--\n\nA scheduling point with no effect: lets another task run.\n"
 	 "Outside a check it does nothing."},
+	{"current_task", ploom_current_task, METH_NOARGS,
+	 "current_task()\n--\n\nThe id of the task that calls it inside a schedule: 0 for the\n"
+	 "scenario's main task, then 1, 2, ... in start order.  None outside a check,\n"
+	 "and on a thread ploom does not schedule.  Not a scheduling point."},
 	{"serve", ploom_serve, METH_VARARGS,
 	 "serve(scenario, hello, cmd_fd, event_fd, /)\n--\n\n"
 	 "The fork server loop of ploom's worker (see lib/event.h).  Internal."},

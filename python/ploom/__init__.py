@@ -11,11 +11,30 @@ stays as cheap as loading the extension.
 """
 
 from ploom._ploom import Lock, SharedCell, Thread, yield_now
+from ploom._ploom import current_task as _current_task
 
-__all__ = ["Thread", "Lock", "SharedCell", "yield_now", "check", "Config"]
+__all__ = ["Thread", "Lock", "SharedCell", "yield_now", "get_ident", "check", "Config"]
 __version__ = "0.1.0"
 
 _LAZY = {"check", "Config", "exploration"}
+
+
+def get_ident():
+    """The calling thread's identity, as ``threading.get_ident()`` gives it.
+
+    Inside a check it is the task id: 0 for the scenario's main task, then
+    1, 2, ... in start order, the same in every schedule (``Thread.ident``
+    is the same number).  Elsewhere, outside a check or on a thread ploom
+    does not schedule, it is ``threading.get_ident()``.  Not a scheduling
+    point.
+    """
+    task = _current_task()
+    if task is not None:
+        return task
+    # imported here: a scenario's process needs threading only outside a task
+    import threading
+
+    return threading.get_ident()
 
 
 def __getattr__(name):

@@ -17,8 +17,13 @@ class Lock:
 
     def __init__(self) -> None: ...
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """Take the lock.  A timeout other than -1 raises ValueError: ploom
-        has no clock."""
+        """Take the lock; arguments and errors as threading.Lock.acquire().
+        Blocking (timeout=-1): waits until the lock is free.  Nonblocking:
+        False at once if it is held.  Timed (timeout >= 0; ploom has no
+        clock and never sleeps): the task stays enabled and, when it runs,
+        takes a free lock (True) or times out on a held one (False); the
+        search tries both.  Outside a check a timed acquire of a held lock
+        returns False at once."""
     def release(self) -> None:
         """Release the lock; RuntimeError if it is not held."""
     def locked(self) -> bool:
@@ -52,10 +57,25 @@ class Thread:
         target: Callable[..., object] | None = None,
         args: Iterable[Any] = (),
         kwargs: dict[str, Any] | None = None,
+        *,
+        name: object = None,
+        daemon: bool | None = None,
     ) -> None: ...
     @property
     def ident(self) -> int | None:
         """The task id once started, else None."""
+    @property
+    def name(self) -> str:
+        """The name given (as str()) or set; by default "thread#N" once
+        started (N the task id) and "thread" before."""
+    @name.setter
+    def name(self, value: object) -> None: ...
+    @property
+    def daemon(self) -> bool:
+        """threading's daemon flag, False by default; it changes nothing in
+        ploom, which waits for every task."""
+    @daemon.setter
+    def daemon(self, value: object) -> None: ...
     def start(self) -> None:
         """Start the thread; RuntimeError if started twice or outside a check."""
     def join(self, timeout: None = None) -> None:
@@ -69,6 +89,11 @@ class Thread:
 def yield_now() -> None:
     """A scheduling point with no effect: lets another task run.  Outside a
     check it does nothing."""
+
+def current_task() -> int | None:
+    """The calling task's id inside a schedule (0 for the scenario's main
+    task, then 1, 2, ... in start order); None outside a check and on a
+    thread ploom does not schedule.  Not a scheduling point."""
 
 def serve(scenario: Callable[[], object], hello: tuple[Any, ...], cmd_fd: int, event_fd: int, /) -> None:
     """The fork server loop of ploom's worker (see lib/event.h).  Internal."""

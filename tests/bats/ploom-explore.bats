@@ -54,7 +54,7 @@ same_with_jobs() {
 	[ -f "$trace" ]
 	[ ! -e "$trace.tmp" ]
 	[ "$(jq -r .format "$trace")" = ploom-trace ]
-	[ "$(jq .version "$trace")" -eq 1 ]
+	[ "$(jq .version "$trace")" -eq 2 ]
 	[ "$(jq -r .outcome.kind "$trace")" = failure ]
 	[ "$(jq -r .outcome.exception.message "$trace")" = "the account is overdrawn" ]
 }

@@ -108,9 +108,9 @@ original() {
 	original
 	jq '.version = 9' "$orig" > v9.json
 	run -2 --separate-stderr ploom-minimize v9.json
-	[ "$stderr" = "ploom-minimize: cannot read trace 'v9.json': unknown format version 9 (this ploom reads 1)" ]
+	[ "$stderr" = "ploom-minimize: cannot read trace 'v9.json': unknown format version 9 (this ploom reads 1 to 2)" ]
 	run -2 --separate-stderr ploom-minimize < v9.json
-	[ "$stderr" = "ploom-minimize: cannot read trace '<stdin>': unknown format version 9 (this ploom reads 1)" ]
+	[ "$stderr" = "ploom-minimize: cannot read trace '<stdin>': unknown format version 9 (this ploom reads 1 to 2)" ]
 	jq 'del(.steps)' "$orig" > nosteps.json
 	run -2 --separate-stderr ploom-minimize nosteps.json
 	[ "$stderr" = "ploom-minimize: cannot read trace 'nosteps.json': missing field 'steps'" ]

@@ -47,6 +47,16 @@ steps() {
 	[ "$output" = "$(cat "$orig")" ]
 }
 
+@test "a trace of format version 1 replays, and comes back as version 2" {
+	traces
+	jq '.version = 1' "$orig" > v1.json
+	run -1 --separate-stderr ploom-replay v1.json
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	echo "$output" > again.json
+	[ "$(jq .version again.json)" -eq 2 ]
+	[ "$(steps again.json)" = "$(steps "$orig")" ]
+}
+
 @test "a minimized trace from ploom-minimize on stdin replays" {
 	traces
 	ploom-minimize -q < "$orig" > min.json
@@ -170,9 +180,9 @@ steps() {
 	run -2 --separate-stderr ploom-replay < bad.json
 	[ "$stderr" = "ploom-replay: cannot read trace '<stdin>': not valid JSON (line 1)" ]
 	traces
-	jq '.version = 2' "$orig" > v2.json
-	run -2 --separate-stderr ploom-replay v2.json
-	[ "$stderr" = "ploom-replay: cannot read trace 'v2.json': unknown format version 2 (this ploom reads 1)" ]
+	jq '.version = 3' "$orig" > v3.json
+	run -2 --separate-stderr ploom-replay v3.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'v3.json': unknown format version 3 (this ploom reads 1 to 2)" ]
 	jq '.fingerprints[0].blob = "xyz"' "$orig" > blob.json
 	run -2 --separate-stderr ploom-replay blob.json
 	[ "$stderr" = "ploom-replay: cannot read trace 'blob.json': field 'fingerprints[0].blob' is not a git blob id (40 lower-case hex digits)" ]

@@ -15,7 +15,7 @@ load helpers
 	run -0 --separate-stderr ploom-run-one "$BANK:scenario"
 	echo "$output" > trace.json
 	[ "$(jq -r .format trace.json)" = ploom-trace ]
-	[ "$(jq .version trace.json)" -eq 1 ]
+	[ "$(jq .version trace.json)" -eq 2 ]
 	[ "$(jq -r .outcome.kind trace.json)" = pass ]
 	[ "$(jq -r .outcome.summary trace.json)" = pass ]
 	[ "$(jq .preemptions trace.json)" -eq 0 ]

@@ -186,7 +186,7 @@ column() {
 	[ "$stderr" = "ploom-show: cannot read trace 'bad.json': not valid JSON (line 1)" ]
 	jq '.version = 9' good.json > v9.json
 	run -2 --separate-stderr ploom-show v9.json
-	[ "$stderr" = "ploom-show: cannot read trace 'v9.json': unknown format version 9 (this ploom reads 1)" ]
+	[ "$stderr" = "ploom-show: cannot read trace 'v9.json': unknown format version 9 (this ploom reads 1 to 2)" ]
 	jq 'del(.steps)' good.json > nosteps.json
 	run -2 --separate-stderr ploom-show nosteps.json
 	[ "$stderr" = "ploom-show: cannot read trace 'nosteps.json': missing field 'steps'" ]

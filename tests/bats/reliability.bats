@@ -72,11 +72,12 @@ payload() {
 
 @test "a timeout while the records overflow to the worker still ends as a timeout" {
 	# spins_writing_forever fills the shared record area several times
-	# before 0.3 s (and stops far short of the most steps a schedule may
-	# take), so the timeout's kill lands at any byte of a record: each run
-	# must still end in a whole stream and a timeout failure with its trace
+	# before 0.1 s, and stops short of the most steps a schedule may take
+	# (a fast machine makes about 200,000 steps in 0.3 s), so the timeout's
+	# kill lands at any byte of a record: each run must still end in a whole
+	# stream and a timeout failure with its trace
 	for _ in 1 2 3 4 5 6; do
-		run -1 --separate-stderr ploom-explore -q -s 0 --schedule-timeout=0.3 --no-minimize \
+		run -1 --separate-stderr ploom-explore -q -s 0 --schedule-timeout=0.1 --no-minimize \
 			"$SCN:spins_writing_forever"
 		echo "$output" > stats.json
 		[ "$(jq -r .failure.kind stats.json)" = timeout ]

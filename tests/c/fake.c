@@ -61,14 +61,14 @@ char *fake_worker(const char *dir, const char *python_version, const char *file)
 	if (asprintf(&body,
 		     "#!/bin/sh\n"
 		     "here=\"$(dirname \"$0\")\"\n"
-		     "echo \"hello 2 =cpython =%s 1 =$PYTHONHASHSEED =mod =fn =%s\" >&3\n"
+		     "echo \"hello %d =cpython =%s 1 =$PYTHONHASHSEED =mod =fn =%s\" >&3\n"
 		     "while read -r cmd; do\n"
 		     "\t[ \"$cmd\" = quit ] && exit 0\n"
 		     "\techo \"$cmd\" >> \"$here/commands\"\n"
 		     "\tcat \"$here/run.txt\" >&3\n"
 		     "done\n"
 		     "exit 0\n",
-		     python_version, file) < 0)
+		     PLOOM_PROTOCOL_VERSION, python_version, file) < 0)
 		abort();
 	path = fake_write(dir, "python", body, 1);
 	free(body);

@@ -14,8 +14,8 @@
  * resumes, with its result in `val`, when the scheduler runs it.  Locals
  * that live across operations are kept in t->loc[]. */
 
-enum op_kind { OP_BEGIN, OP_START, OP_JOIN, OP_ACQUIRE, OP_TRY_ACQUIRE, OP_RELEASE,
-	       OP_READ, OP_WRITE, OP_YIELD, OP_IS_ALIVE, OP_LOCKED };
+enum op_kind { OP_BEGIN, OP_START, OP_JOIN, OP_ACQUIRE, OP_TRY_ACQUIRE, OP_TIMED_ACQUIRE,
+	       OP_RELEASE, OP_READ, OP_WRITE, OP_YIELD, OP_IS_ALIVE, OP_LOCKED };
 
 #define NONE (-999)     /* Python's None in a cell */
 #define MAX_TASKS 8
@@ -283,6 +283,7 @@ static int prog_thread(struct sim *s, struct sim_task *t, long val, struct sim_o
 			t->loc[1] = val;
 			break;
 		case PI_TRY:
+		case PI_TIMED:
 			if (!val)
 				t->loc[0] += done->arg;
 			break;
@@ -305,6 +306,9 @@ static int prog_thread(struct sim *s, struct sim_task *t, long val, struct sim_o
 			return 1;
 		case PI_TRY:
 			*op = (struct sim_op){OP_TRY_ACQUIRE, in->obj, 0};
+			return 1;
+		case PI_TIMED:
+			*op = (struct sim_op){OP_TIMED_ACQUIRE, in->obj, 0};
 			return 1;
 		case PI_REL:
 			*op = (struct sim_op){OP_RELEASE, in->obj, 0};
@@ -384,8 +388,13 @@ void sim_prog_generate(struct sim_prog *p, unsigned long seed, int max_ops)
 				c[n++] = (struct sim_instr){PI_REL, l, 0};
 				held[l] = 0;
 			} else if (r < 62 && !held[l] && n < SIM_PROG_MAX - 6 && want - ops >= 3) {
-				/* if l.acquire(blocking=False): write; release */
-				c[n++] = (struct sim_instr){PI_TRY, l, 2};
+				/* if l.acquire(blocking=False): write; release, or
+				 * the same with acquire(timeout=T), which the
+				 * scheduler treats alike but records as timed.  The
+				 * kind comes from r, not a draw of its own, so a seed
+				 * still gives the programs it gave before timed
+				 * acquires. */
+				c[n++] = (struct sim_instr){r < 59 ? PI_TRY : PI_TIMED, l, 2};
 				c[n++] = (struct sim_instr){PI_WRITE, cell, (short)(1 + rng_below(&st, 2))};
 				c[n++] = (struct sim_instr){PI_REL, l, 0};
 				ops += 2;
@@ -418,7 +427,7 @@ void sim_prog_generate(struct sim_prog *p, unsigned long seed, int max_ops)
 
 static const char *const pi_names[] = {
 	[PI_READ] = "read", [PI_WRITE] = "write", [PI_ACQ] = "acquire", [PI_REL] = "release",
-	[PI_TRY] = "try", [PI_YIELD] = "yield", [PI_JOIN] = "join", [PI_IS_ALIVE] = "is_alive",
+	[PI_TRY] = "try", [PI_TIMED] = "timed", [PI_YIELD] = "yield", [PI_JOIN] = "join", [PI_IS_ALIVE] = "is_alive",
 	[PI_LOCKED] = "locked", [PI_ASSERT_NE] = "assert_ne",
 };
 
@@ -442,6 +451,7 @@ void sim_prog_print(FILE *f, const struct sim_prog *p)
 static const enum ploom_op ploom_ops[] = {
 	[OP_BEGIN] = PLOOM_OP_BEGIN, [OP_START] = PLOOM_OP_START, [OP_JOIN] = PLOOM_OP_JOIN,
 	[OP_ACQUIRE] = PLOOM_OP_ACQUIRE, [OP_TRY_ACQUIRE] = PLOOM_OP_ACQUIRE,
+	[OP_TIMED_ACQUIRE] = PLOOM_OP_ACQUIRE,
 	[OP_RELEASE] = PLOOM_OP_RELEASE, [OP_READ] = PLOOM_OP_READ, [OP_WRITE] = PLOOM_OP_WRITE,
 	[OP_YIELD] = PLOOM_OP_YIELD_NOW, [OP_IS_ALIVE] = PLOOM_OP_IS_ALIVE,
 	[OP_LOCKED] = PLOOM_OP_LOCKED,
@@ -487,6 +497,7 @@ static struct ploom_obj object_of(const struct sim *s, const struct sim_op *op, 
 		return (struct ploom_obj){PLOOM_OBJ_THREAD, s->pool[op->obj + 1].id};
 	case OP_ACQUIRE:
 	case OP_TRY_ACQUIRE:
+	case OP_TIMED_ACQUIRE:
 	case OP_RELEASE:
 	case OP_LOCKED:
 		return (struct ploom_obj){PLOOM_OBJ_LOCK, op->obj};
@@ -650,7 +661,9 @@ void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct
 		st->op = ploom_ops[t->pend.kind];
 		st->obj = object_of(&s, &t->pend, c);
 		st->object = object_name(st->obj);
-		st->nonblocking = t->pend.kind == OP_TRY_ACQUIRE;
+		st->mode = t->pend.kind == OP_TRY_ACQUIRE     ? PLOOM_ACQUIRE_NONBLOCKING
+			   : t->pend.kind == OP_TIMED_ACQUIRE ? PLOOM_ACQUIRE_TIMED
+							      : PLOOM_ACQUIRE_BLOCKING;
 		st->enabled = malloc((size_t)nen * sizeof(int));
 		memcpy(st->enabled, en, (size_t)nen * sizeof(int));
 		st->nenabled = (size_t)nen;
@@ -674,6 +687,7 @@ void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct
 			s.holder[t->pend.obj] = c;
 			break;
 		case OP_TRY_ACQUIRE:
+		case OP_TIMED_ACQUIRE:
 			val = s.holder[t->pend.obj] < 0;
 			if (val)
 				s.holder[t->pend.obj] = c;

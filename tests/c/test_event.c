@@ -68,16 +68,18 @@ static void parse_reads_a_passing_run(void)
 		"step 1 1 begin - 0,1 - 0:acquire:lock#0\n"
 		"step 2 1 read cell#0 0,1 - 0:acquire:lock#0\n"
 		"value 2 =100\n"
-		"step 3 0 acquire lock#0 0,1 nonblocking 1:write:cell#0\n"
+		"step 3 0 acquire lock#0 0,1 nonblocking 1:acquire:lock#0\n"
 		"value 3 =True\n"
+		"step 4 1 acquire lock#0 0,1 timed 0:release:lock#0\n"
+		"value 4 =False\n"
 		"outcome pass\n"
 		"exit code 0\n"
 		"output =hi%0A\n"
-		"done 4\n";
+		"done 5\n";
 
 	CHECK_INT(parse(&run, text, &err), 0);
 	CHECK_STR(err.msg, "");
-	CHECK_INT(run.nsteps, 4);
+	CHECK_INT(run.nsteps, 5);
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
 	CHECK_STR(run.outcome.summary, "pass");
 	CHECK_STR(run.outcome.output, "hi\n");
@@ -92,15 +94,20 @@ static void parse_reads_a_passing_run(void)
 	CHECK_INT(run.steps[2].pending[0].task, 0);
 	CHECK_INT(run.steps[2].pending[0].op, PLOOM_OP_ACQUIRE);
 	CHECK_INT(run.steps[2].pending[0].obj.kind, PLOOM_OBJ_LOCK);
-	CHECK_INT(run.steps[3].pending[0].op, PLOOM_OP_WRITE);
+	CHECK_INT(run.steps[3].pending[0].op, PLOOM_OP_ACQUIRE);
 	CHECK_STR(run.steps[2].value, "100");
-	CHECK_INT(run.steps[3].nonblocking, 1);
+	CHECK_INT(run.steps[2].mode, PLOOM_ACQUIRE_BLOCKING);
+	CHECK_INT(run.steps[3].mode, PLOOM_ACQUIRE_NONBLOCKING);
 	CHECK_INT(run.steps[3].nenabled, 2);
-	/* branch points: steps 1, 2, 3; step 1 switches away from task 0 */
-	CHECK_INT(run.nchoices, 3);
+	CHECK_INT(run.steps[4].mode, PLOOM_ACQUIRE_TIMED);
+	CHECK_STR(run.steps[4].value, "False");
+	/* branch points: steps 1-4; steps 1 and 3 switch away from a task
+	 * still enabled, step 4 from task 0, which is too */
+	CHECK_INT(run.nchoices, 4);
 	CHECK_INT(run.choices[0], 1);
 	CHECK_INT(run.choices[2], 0);
-	CHECK_INT(run.preemptions, 2);
+	CHECK_INT(run.choices[3], 1);
+	CHECK_INT(run.preemptions, 3);
 	ploom_run_release(&run);
 }
 
@@ -199,6 +206,9 @@ static const struct {
 	{"step 0 0 start thread#1 2,0 - 2:yield_now:-\n", "bad ENABLED"},
 	{"step 0 0 start thread#1 0,,1 - -\n", "bad ENABLED"},
 	{"step 0 0 start thread#1 0 blocking -\n", "bad FLAGS"},
+	{"step 0 0 acquire lock#0 0 timeout -\n", "bad FLAGS"},
+	{"step 0 0 read cell#0 0 timed -\n", "FLAGS on an operation other than acquire"},
+	{"step 0 0 release lock#0 0 nonblocking -\n", "FLAGS on an operation other than acquire"},
 	{"step 0  0 start thread#1 0 -\n", "bad field separators"},
 	{"value 0 =1\n", "bad INDEX"},
 	{"step 0 0 read cell#0 0 - -\nvalue 0 1\n", "bad TEXT"},
@@ -244,7 +254,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 {
 	struct ploom_err err = {0, ""};
 	struct ploom_hello h;
-	const char *line = "hello 2 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
+	const char *line = "hello 3 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
 			   "=/src/examples/bank_account.py";
 	const char *bad = "error load =No%20module%20named%20'nosuch'";
 
@@ -267,7 +277,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	ploom_hello_release(&h);
 	line = "hello 1 =cpython =3.13.0 1 =0 =m =q =";
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
-	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 2)");
+	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 3)");
 	ploom_hello_release(&h);
 }
 
@@ -359,21 +369,24 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	const char tb[] = "Traceback\n  line 1\n\x01%=";
 
 	ploom_enc_step(&b, 0, 0, PLOOM_OP_START, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, en0, 1,
-		       0, NULL, 0);
+		       PLOOM_ACQUIRE_BLOCKING, NULL, 0);
 	ploom_enc_step(&b, 1, 1, PLOOM_OP_READ, (struct ploom_obj){PLOOM_OBJ_CELL, 4}, en01, 2,
-		       0, p1, 1);
+		       PLOOM_ACQUIRE_BLOCKING, p1, 1);
 	ploom_enc_value(&b, 1, "'a b'", 5);
 	ploom_enc_step(&b, 2, 0, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 3}, en012,
-		       3, 1, p2, 2);
+		       3, PLOOM_ACQUIRE_NONBLOCKING, p2, 2);
+	ploom_enc_step(&b, 3, 0, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 3}, en012,
+		       3, PLOOM_ACQUIRE_TIMED, p2, 2);
+	ploom_enc_value(&b, 3, "False", 5);
 	ploom_enc_outcome_failure(&b, 2, "builtins.ValueError", 19, "bad\0value", 9, tb,
 				  sizeof(tb) - 1);
 	ploom_enc_exit(&b, "code", 0);
 	ploom_enc_output(&b, "out\n", 4);
-	ploom_enc_done(&b, 3);
+	ploom_enc_done(&b, 4);
 	memset(&run, 0, sizeof(run));
 	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
 	CHECK_STR(err.msg, "");
-	CHECK_INT(run.nsteps, 3);
+	CHECK_INT(run.nsteps, 4);
 	CHECK_INT(run.steps[0].op, PLOOM_OP_START);
 	CHECK_STR(run.steps[0].object, "thread#1");
 	CHECK_INT(run.steps[1].task, 1);
@@ -384,7 +397,10 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	CHECK_INT(run.steps[1].pending[0].op, PLOOM_OP_ACQUIRE);
 	CHECK_INT(run.steps[1].pending[0].obj.kind, PLOOM_OBJ_LOCK);
 	CHECK_INT(run.steps[1].pending[0].obj.id, 3);
-	CHECK_INT(run.steps[2].nonblocking, 1);
+	CHECK_INT(run.steps[0].mode, PLOOM_ACQUIRE_BLOCKING);
+	CHECK_INT(run.steps[2].mode, PLOOM_ACQUIRE_NONBLOCKING);
+	CHECK_INT(run.steps[3].mode, PLOOM_ACQUIRE_TIMED);
+	CHECK_STR(run.steps[3].value, "False");
 	CHECK_INT(run.steps[2].nenabled, 3);
 	CHECK_INT(run.steps[2].npending, 2);
 	CHECK_INT(run.steps[2].pending[0].op, PLOOM_OP_BEGIN);

@@ -38,7 +38,10 @@ static void add_step(struct ploom_run *run, int task, const char *op, const char
 	s->enabled = ints(en, nen);
 	s->nenabled = nen;
 	s->value = ploom_strdup(value);
-	s->nonblocking = !strcmp(op, "acquire") && value != NULL;
+	/* an acquire with a value is a nonblocking one; the caller makes
+	 * one timed */
+	if (!strcmp(op, "acquire") && value != NULL)
+		s->mode = PLOOM_ACQUIRE_NONBLOCKING;
 }
 
 /* The bank's failing schedule, roughly, as a trace. */
@@ -58,6 +61,8 @@ static struct ploom_trace *sample_trace(void)
 	add_step(&t->run, 1, "read", "cell#0", e01, 2, "100");
 	add_step(&t->run, 2, "acquire", "lock#0", e12, 2, "False");
 	add_step(&t->run, 2, "write", "cell#0", e12, 2, "'a \"quoted\"\\n\xc3\xa9'");
+	add_step(&t->run, 1, "acquire", "lock#0", e12, 2, "True");
+	t->run.steps[5].mode = PLOOM_ACQUIRE_TIMED;
 	t->run.outcome.kind = PLOOM_OUTCOME_FAILURE;
 	t->run.outcome.task = 0;
 	t->run.outcome.exc_type = strdup("builtins.AssertionError");
@@ -91,10 +96,13 @@ static void trace_round_trips_through_json(void)
 			CHECK_STR(back->config.patch[0], "mylib.pool");
 			CHECK_STR(back->config.patch[1], "_other9");
 		}
-		CHECK_INT(back->run.nsteps, 5);
+		CHECK_INT(back->run.nsteps, 6);
 		CHECK(back->run.steps[1].object == NULL);
 		CHECK(back->run.steps[0].value == NULL);
-		CHECK_INT(back->run.steps[3].nonblocking, 1);
+		CHECK_INT(back->run.steps[0].mode, PLOOM_ACQUIRE_BLOCKING);
+		CHECK_INT(back->run.steps[3].mode, PLOOM_ACQUIRE_NONBLOCKING);
+		CHECK_INT(back->run.steps[5].mode, PLOOM_ACQUIRE_TIMED);
+		CHECK_STR(back->run.steps[5].value, "True");
 		CHECK_STR(back->run.steps[4].value, "'a \"quoted\"\\n\xc3\xa9'");
 		CHECK_INT(back->run.preemptions, t->run.preemptions);
 		CHECK_INT(back->run.nchoices, t->run.nchoices);
@@ -172,7 +180,16 @@ static const struct {
 	const char *to;
 	const char *want;
 } bad[] = {
-	{"\"version\":\t1", "\"version\":\t9", "unknown format version 9 (this ploom reads 1)"},
+	{"\"version\":\t2", "\"version\":\t9", "unknown format version 9 (this ploom reads 1 to 2)"},
+	{"\"version\":\t2", "\"version\":\t0", "unknown format version 0 (this ploom reads 1 to 2)"},
+	/* version 1 had no timed acquire: one there is refused, not read as
+	 * a blocking acquire */
+	{"\"version\":\t2", "\"version\":\t1", "field 'steps[5].timeout' needs format version 2"},
+	{"\"timeout\":\ttrue", "\"timeout\":\t1", "field 'steps[5].timeout' is not a boolean"},
+	{"\"blocking\":\tfalse", "\"blocking\":\tfalse, \"timeout\": true",
+	 "field 'steps[3].timeout' is true on a nonblocking acquire"},
+	{"\"op\":\t\"start\"", "\"op\":\t\"start\", \"timeout\": true",
+	 "field 'steps[0].timeout' is only for an acquire"},
 	{"\"format\":\t\"ploom-trace\"", "\"format\":\t\"other\"", "not a ploom trace (format is 'other')"},
 	{"\"format\":\t\"ploom-trace\",", "", "missing field 'format'"},
 	{"\"steps\":", "\"stepz\":", "missing field 'steps'"},
@@ -401,6 +418,40 @@ static void unknown_fields_are_ignored(void)
 	ploom_trace_free(t);
 }
 
+/* A trace of format version 1 (no timed acquire in it) is read, and
+ * written back as version 2 with the same steps; "timeout": false is the
+ * same as no "timeout". */
+static void a_version_1_trace_is_read(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text, *v1, *again;
+
+	t->run.steps[5].mode = PLOOM_ACQUIRE_BLOCKING;
+	text = ploom_trace_to_json(t, NULL);
+	CHECK(strstr(text, "\"timeout\"") == NULL);
+	v1 = fake_replace(text, "\"version\":\t2", "\"version\":\t1");
+	CHECK(v1 != NULL);
+	if (v1) {
+		char *with_false = fake_replace(v1, "\"blocking\":\tfalse",
+						"\"blocking\":\tfalse, \"timeout\": false");
+		CHECK_INT(ploom_trace_parse(&back, with_false, strlen(with_false), &err), 0);
+		CHECK_STR(err.msg, "");
+		free(with_false);
+	}
+	if (back) {
+		CHECK_INT(back->run.steps[3].mode, PLOOM_ACQUIRE_NONBLOCKING);
+		CHECK_INT(back->run.steps[5].mode, PLOOM_ACQUIRE_BLOCKING);
+		again = ploom_trace_to_json(back, &err);
+		CHECK_STR(again, text);
+		free(again);
+	}
+	free(v1);
+	free(text);
+	ploom_trace_free(back);
+	ploom_trace_free(t);
+}
+
 /* Traces written before the fields existed have none of them. */
 static void fingerprints_id_and_minimized_from_are_optional(void)
 {
@@ -614,7 +665,7 @@ static void save_writes_the_file_under_its_id(void)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path ? path : "");
 	CHECK(access(tmp, F_OK) != 0);
 	CHECK_INT(ploom_trace_read_file(&back, path ? path : "-", &err), 0);
-	CHECK(back && back->run.nsteps == 5);
+	CHECK(back && back->run.nsteps == 6);
 	ploom_trace_free(back);
 	CHECK_INT(ploom_trace_read_file(&back, "/nonexistent/x.json", &err), -1);
 	CHECK_STR(err.msg, "No such file or directory");
@@ -726,7 +777,7 @@ static void save_follows_no_symlink_planted_in_the_folder(void)
 	/* the final name now holds the trace itself, not a link to it */
 	CHECK(path && lstat(path, &st) == 0 && S_ISREG(st.st_mode));
 	CHECK_INT(ploom_trace_read_file(&back, path ? path : "-", &err), 0);
-	CHECK(back && back->run.nsteps == 5);
+	CHECK(back && back->run.nsteps == 6);
 	/* and with a umask of 022, it is readable by all as fopen's were */
 	CHECK(path && stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
 	/* no temporary file is left behind beside the planted links */
@@ -924,6 +975,7 @@ int main(void)
 	duplicate_keys_are_refused();
 	a_nul_byte_is_refused_as_it_comes();
 	unknown_fields_are_ignored();
+	a_version_1_trace_is_read();
 	fingerprints_id_and_minimized_from_are_optional();
 	config_patch_is_optional_and_always_written();
 	config_patch_holds_at_most_64_modules();

@@ -15,7 +15,7 @@
 /* A trace of the bank's failure, minimized: STEPS and OUTCOME are
  * spliced in by trace_of(). */
 static const char head[] =
-	"{\"format\": \"ploom-trace\", \"version\": 1, \"id\": \"a572433ef5eb57f2\",\n"
+	"{\"format\": \"ploom-trace\", \"version\": 2, \"id\": \"a572433ef5eb57f2\",\n"
 	" \"scenario\": {\"target\": \"/src/bank.py:scenario\", \"module\": \"bank\",\n"
 	"              \"qualname\": \"scenario\", \"file\": \"/src/bank.py\"},\n"
 	" \"fingerprints\": [{\"path\": \"/src/bank.py\",\n"
@@ -180,7 +180,9 @@ static void long_values_are_cut_with_dots(void)
 		" \"blocking\": false, \"value\": \"False\"},\n"
 		"  {\"index\": 2, \"task\": 0, \"op\": \"read\", \"object\": \"cell#1\", \"enabled\": [0],"
 		" \"value\": \"'\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-		"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9'\"}],\n";
+		"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9'\"},\n"
+		"  {\"index\": 3, \"task\": 0, \"op\": \"acquire\", \"object\": \"lock#1\", \"enabled\": [0],"
+		" \"blocking\": true, \"timeout\": true, \"value\": \"False\"}],\n";
 	static const char pass[] = " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\"}}\n";
 	struct ploom_trace *t = trace_of(steps, pass);
 	char *out = render(t, 0, 0), *wide = render(t, 0, 80);
@@ -192,6 +194,7 @@ static void long_values_are_cut_with_dots(void)
 	CHECK(has_line(out, "      0  write cell#0 -> 'xxxxxxxx..."));
 	/* the operation is never cut, the value keeps at least 8 characters */
 	CHECK(has_line(out, "      1  acquire lock#0 (nonblocking) -> False"));
+	CHECK(has_line(out, "      3  acquire lock#1 (timeout) -> False"));
 	/* cut after whole UTF-8 characters, counted as one column each */
 	CHECK(has_line(out, "      2  read cell#1 -> '\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
 			    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9..."));

@@ -180,6 +180,9 @@ static const struct {
 	 "step 2 differs: recorded task 1 read cell#0, got task 1 read cell#1"},
 	{"0,1 nonblocking", "0,1 -",
 	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), got task 1 acquire lock#0"},
+	{"0,1 nonblocking", "0,1 timed",
+	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), got task 1 acquire lock#0 "
+	 "(timeout)"},
 	{"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:-\nvalue 3 =True\n", "",
 	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), got the end of the run"},
 	{"value 3 =True\n", "value 3 =True\nstep 4 0 join thread#1 0 - -\n",
@@ -231,6 +234,34 @@ static void the_first_step_that_differs_is_named(void)
 		free(fixed);
 	}
 	ploom_run_release(&recorded);
+}
+
+/* A recorded timed acquire that runs as a blocking one (the scenario now
+ * passes no timeout) is a divergence, named by its mode. */
+static void a_timed_acquire_is_compared_by_its_mode(void)
+{
+	struct ploom_run recorded = {0}, got = {0}, same = {0};
+	struct ploom_err err = {0, ""};
+	char *timed = fake_replace(failing, "0,1 nonblocking", "0,1 timed");
+	char *blocking = fake_replace(failing, "0,1 nonblocking", "0,1 -");
+
+	CHECK(timed && blocking);
+	if (!timed || !blocking)
+		goto done;
+	CHECK_INT(ploom_run_parse_text(&recorded, timed, strlen(timed), 0, NULL), 0);
+	CHECK_INT(ploom_run_parse_text(&got, blocking, strlen(blocking), 0, NULL), 0);
+	CHECK_INT(ploom_run_parse_text(&same, timed, strlen(timed), 0, NULL), 0);
+	CHECK_INT(ploom_replay_compare_steps(&recorded, &got, &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
+	CHECK_STR(err.msg, "step 3 differs: recorded task 1 acquire lock#0 (timeout), got task 1 "
+			   "acquire lock#0");
+	CHECK_INT(ploom_replay_compare_steps(&recorded, &same, &err), 0);
+done:
+	ploom_run_release(&recorded);
+	ploom_run_release(&got);
+	ploom_run_release(&same);
+	free(timed);
+	free(blocking);
 }
 
 static void choices_edited_apart_from_the_steps_are_named(void)
@@ -403,6 +434,7 @@ int main(void)
 	the_loaded_file_must_be_the_recorded_one();
 	only_the_minor_python_version_matters();
 	the_first_step_that_differs_is_named();
+	a_timed_acquire_is_compared_by_its_mode();
 	choices_edited_apart_from_the_steps_are_named();
 	outcomes_are_compared_by_what_identifies_them();
 	a_replay_reproduces_or_names_the_first_divergence();

@@ -27,7 +27,11 @@ static char *script(const char *name, const char *body)
 	return path;
 }
 
-#define HELLO "echo 'hello 2 =cpython =3.13.0 1 '=$PYTHONHASHSEED' =mod =fn =/x/mod.py' >&3\n"
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define HELLO                                                                                 \
+	"echo 'hello " STR(PLOOM_PROTOCOL_VERSION) " =cpython =3.13.0 1 '=$PYTHONHASHSEED' "  \
+	"=mod =fn =/x/mod.py' >&3\n"
 
 static void worker_starts_runs_and_stops(void)
 {

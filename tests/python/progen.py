@@ -28,6 +28,8 @@ What a thread may do, and the rules that keep every program valid:
   holds (that deadlocks every schedule, which says nothing);
   ``if lock.acquire(blocking=False): ... lock.release()``, sometimes with
   an ``else:``, now and then of a lock the thread holds (it returns False);
+  the same with ``acquire(timeout=3600)``, which ploom runs alike (always
+  enabled, False on a held lock) but records as a timed acquire;
 - ``ploom.yield_now()``; ``lock.locked()``; ``assert`` over a cell or a
   local, with a message naming the thread and the place (``t2.1``: thread
   2's first assertion);
@@ -91,7 +93,9 @@ FINAL = "builtins.RuntimeError: final "
 #   ("read", cell, var)            var = c.read()
 #   ("write", cell, expr)          c.write(expr); expr ("const", n), ("k",), ("inc", var)
 #   ("with"|"acquire", lock, body) with l: body / l.acquire() body l.release()
-#   ("try", lock, body, orelse)    if l.acquire(blocking=False): body l.release() else: orelse
+#   ("try", lock, body, orelse, timed)
+#                                  if l.acquire(blocking=False): body l.release() else: orelse,
+#                                  or l.acquire(timeout=3600) when timed
 #   ("locked", lock, body)         if l.locked(): body
 #   ("write_locked", cell, lock)   c.write(10 + l.locked())
 #   ("alive", thread, body)        if thN.is_alive(): body
@@ -185,7 +189,10 @@ class _Program:
             orelse, ocost = [], 0
             if rng.random() < 0.3:
                 orelse, ocost = self.body(number, held, list(bound), budget - 1, depth + 1, 1, 1)
-            return ("try", lock, body, orelse), max(2 + cost, 1 + ocost)
+            # timed or not by the body's length, not by a draw of its own,
+            # so that each seed keeps the program it had before timed acquires
+            timed = len(body) % 2 == 1
+            return ("try", lock, body, orelse, timed), max(2 + cost, 1 + ocost)
         if kind == "locked":
             if rng.random() < 0.5:
                 return ("write_locked", self.cell(), self.lock()), 2
@@ -337,7 +344,8 @@ def _render(body, lines, level, conditions):
                 _render(s[2], lines, level, conditions)
             lines.append(f"{pad}l{s[1]}.release()")
         elif kind == "try":
-            lines.append(f"{pad}if l{s[1]}.acquire(blocking=False):")
+            how = "timeout=3600" if s[4] else "blocking=False"
+            lines.append(f"{pad}if l{s[1]}.acquire({how}):")
             if s[2]:
                 _render(s[2], lines, level + 1, conditions)
             lines.append(f"{pad}    l{s[1]}.release()")

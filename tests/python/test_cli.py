@@ -182,7 +182,9 @@ def test_show_of_a_malformed_trace_exits_2(project):
     (project / "bad.json").write_text(json.dumps({"format": "ploom-trace", "version": 9}), encoding="utf-8")
     result = ploom(project, "show", "bad.json")
     assert result.returncode == 2
-    assert result.stderr == "ploom-show: cannot read trace 'bad.json': unknown format version 9 (this ploom reads 1)\n"
+    assert result.stderr == (
+        "ploom-show: cannot read trace 'bad.json': unknown format version 9 (this ploom reads 1 to 2)\n"
+    )
 
 
 def test_main_returns_the_exit_code(capsys):

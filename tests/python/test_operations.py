@@ -6,12 +6,14 @@ imports this module to run them.
 """
 
 import decimal
+import json
+import subprocess
 import threading
 
 import pytest
 
 import ploom
-from ploom.exploration import IncompleteExplorationError, ModelCheckError
+from ploom.exploration import IncompleteExplorationError, ModelCheckError, _find_utility, replay
 
 
 def release_unlocked():
@@ -105,6 +107,262 @@ def test_lock_works_outside_a_check_without_blocking():
     assert lock.locked() is False
     with pytest.raises(RuntimeError):
         lock.release()
+
+
+# ---- timed acquire -------------------------------------------------------
+
+
+def _hold_then_release(lock):
+    lock.acquire()
+    lock.release()
+
+
+def timed_acquire_waits_or_times_out():
+    lock = ploom.Lock()
+    t = ploom.Thread(target=_hold_then_release, args=(lock,))
+    t.start()
+    # an hour: were it a real wait, the test would hang
+    got = lock.acquire(timeout=3600)
+    assert got, "timed out"
+    lock.release()
+    t.join()
+
+
+def blocking_acquire_waits():
+    lock = ploom.Lock()
+    t = ploom.Thread(target=_hold_then_release, args=(lock,))
+    t.start()
+    lock.acquire()
+    lock.release()
+    t.join()
+
+
+def test_a_timed_acquire_either_gets_the_lock_or_times_out(tmp_path):
+    # By hand, task 0 = main (start, timed acquire, release, join), task 1
+    # = begin, acquire, release.  After start both are enabled:
+    #   main's acquire first: it gets the lock; then main's release and
+    #     task 1's begin race: 2 schedules;
+    #   task 1's begin first: main's acquire (gets it: 1 schedule) or task
+    #     1's acquire; then main's timed acquire (the lock is held: it times
+    #     out, 1 failing schedule) or task 1's release (1 schedule).
+    # 5 schedules, 1 failing; a blocking acquire is not enabled while task
+    # 1 holds the lock, which leaves 4, none failing.
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(timed_acquire_waits_or_times_out,
+                    ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert info.value.summary == "builtins.AssertionError: timed out"
+    assert (info.value.statistics.schedules, info.value.statistics.failing) == (5, 1)
+    stats = ploom.check(blocking_acquire_waits, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert (stats.schedules, stats.failing) == (4, 0)
+
+
+def test_dpor_finds_the_timeout_too(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(timed_acquire_waits_or_times_out,
+                    ploom.Config(reduction="dpor", keep_going=True, trace_dir=str(tmp_path)))
+    assert info.value.summary == "builtins.AssertionError: timed out"
+    assert info.value.statistics.failing >= 1
+
+
+def test_a_timed_acquire_is_recorded_shown_and_replayed(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(timed_acquire_waits_or_times_out, ploom.Config(trace_dir=str(tmp_path)))
+    with open(info.value.original_trace, encoding="utf-8") as f:
+        trace = json.load(f)
+    assert trace["version"] == 2
+    timed = [s for s in trace["steps"] if s.get("timeout")]
+    assert [(s["task"], s["op"], s["object"], s["blocking"], s["value"]) for s in timed] == [
+        (0, "acquire", "lock#0", True, "False")
+    ]
+    # task 1's acquire is a blocking one
+    assert all("timeout" not in s for s in trace["steps"] if s["task"] == 1)
+    shown = subprocess.run([_find_utility("ploom-show"), info.value.original_trace],
+                           capture_output=True, text=True, check=True).stdout
+    assert "acquire lock#0 (timeout) -> False" in shown
+    with pytest.raises(ModelCheckError) as again:
+        replay(info.value.original_trace)
+    assert again.value.summary == "builtins.AssertionError: timed out"
+
+
+def _abba(first, second):
+    with first:
+        if second.acquire(timeout=3600):
+            second.release()
+
+
+def _abba_blocking(first, second):
+    with first:
+        with second:
+            pass
+
+
+def _run_abba(body):
+    a, b = ploom.Lock(), ploom.Lock()
+    threads = [ploom.Thread(target=body, args=(a, b)), ploom.Thread(target=body, args=(b, a))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def abba_blocking():
+    _run_abba(_abba_blocking)
+
+
+def abba_timed():
+    _run_abba(_abba)
+
+
+def test_a_timed_acquire_is_never_part_of_a_deadlock(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(abba_blocking, ploom.Config(trace_dir=str(tmp_path)))
+    assert info.value.summary.startswith("deadlock")
+    stats = ploom.check(abba_timed, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert stats.complete and stats.failing == 0
+
+
+def timed_acquire_of_own_lock_times_out():
+    lock = ploom.Lock()
+    lock.acquire()
+    # threading would wait out the timeout, then return False
+    assert lock.acquire(timeout=0) is False
+    assert lock.acquire(timeout=3600) is False
+    lock.release()
+
+
+def test_a_timed_acquire_of_a_lock_the_task_holds_times_out(tmp_path):
+    stats = ploom.check(timed_acquire_of_own_lock_times_out, ploom.Config(trace_dir=str(tmp_path)))
+    assert (stats.schedules, stats.failing) == (1, 0)
+
+
+# What threading.Lock.acquire() takes and refuses; ploom's must agree.
+ACQUIRE_ARGUMENTS = [
+    {},
+    {"blocking": False},
+    {"timeout": -1},
+    {"timeout": -1.0},
+    {"timeout": 0},
+    {"timeout": 0.5},
+    {"timeout": True},
+    {"blocking": False, "timeout": -1},
+    {"timeout": -2},
+    {"timeout": -0.5},
+    {"blocking": False, "timeout": 0},
+    {"blocking": False, "timeout": 3600},
+    {"blocking": False, "timeout": -5},
+    {"timeout": float("nan")},
+    {"timeout": "1"},
+    {"timeout": None},
+    {"timeout": decimal.Decimal(1)},
+]
+
+
+def _acquire_result(lock, kwargs):
+    try:
+        got = lock.acquire(**kwargs)
+    except Exception as exc:  # noqa: BLE001 - the exception is what is compared
+        return type(exc), str(exc)
+    if got:
+        lock.release()
+    return got
+
+
+@pytest.mark.parametrize("kwargs", ACQUIRE_ARGUMENTS, ids=repr)
+def test_acquire_takes_and_refuses_what_threading_does(kwargs):
+    assert _acquire_result(ploom.Lock(), kwargs) == _acquire_result(threading.Lock(), kwargs)
+
+
+def test_acquire_refuses_an_infinite_timeout_but_takes_any_finite_one():
+    lock = ploom.Lock()
+    with pytest.raises(OverflowError):
+        lock.acquire(timeout=float("inf"))
+    # threading refuses more than threading.TIMEOUT_MAX; ploom never waits
+    assert lock.acquire(timeout=1e300) is True
+
+
+def test_a_timed_acquire_outside_a_check_returns_false_at_once():
+    lock = ploom.Lock()
+    assert lock.acquire(timeout=3600) is True
+    # nobody could release it: a timed acquire times out at once
+    assert lock.acquire(timeout=3600) is False
+    assert lock.acquire(timeout=0) is False
+    lock.release()
+    assert lock.locked() is False
+
+
+# ---- task identity and thread names ------------------------------------------
+
+
+def identities():
+    seen = ploom.SharedCell(())
+    lock = ploom.Lock()
+
+    def body():
+        with lock:
+            seen.write(seen.read() + (ploom.get_ident(),))
+
+    named = ploom.Thread(target=body, name="worker")
+    unnamed = ploom.Thread(target=body, daemon=True)
+    assert ploom.get_ident() == 0
+    assert (named.ident, named.name, unnamed.name) == (None, "worker", "thread")
+    named.start()
+    unnamed.start()
+    assert (named.ident, named.name) == (1, "worker")
+    assert (unnamed.ident, unnamed.name, unnamed.daemon) == (2, "thread#2", True)
+    # started, or already finished in this schedule
+    assert repr(named).startswith("<ploom.Thread 'worker' thread#1 "), repr(named)
+    try:
+        unnamed.daemon = False
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("daemon set after start")
+    named.join()
+    unnamed.join()
+    assert sorted(seen.read()) == [1, 2], seen.read()
+    assert repr(named) == "<ploom.Thread 'worker' thread#1 finished>"
+    # a thread ploom does not schedule is not a task
+    raw = []
+    r = threading.Thread(target=lambda: raw.append((ploom.get_ident(), threading.get_ident())))
+    r.start()
+    r.join()
+    assert raw[0][0] == raw[0][1], raw
+
+
+def test_get_ident_is_the_task_id_inside_a_check(tmp_path):
+    stats = ploom.check(identities, ploom.Config(trace_dir=str(tmp_path)))
+    assert stats.failing == 0 and stats.schedules > 1
+
+
+def test_get_ident_outside_a_check_is_threading_get_ident():
+    from ploom import _ploom
+
+    assert _ploom.current_task() is None
+    assert ploom.get_ident() == threading.get_ident()
+    other = []
+    t = threading.Thread(target=lambda: other.append((ploom.get_ident(), threading.get_ident())))
+    t.start()
+    t.join()
+    assert other[0][0] == other[0][1] != threading.get_ident()
+
+
+def test_thread_name_daemon_and_ident_before_start():
+    t = ploom.Thread(target=print)
+    assert (t.name, t.daemon, t.ident) == ("thread", False, None)
+    assert repr(t) == "<ploom.Thread (not started)>"
+    t.name = "reader"
+    t.daemon = 1
+    assert (t.name, t.daemon) == ("reader", True)
+    assert repr(t) == "<ploom.Thread 'reader' (not started)>"
+    # as threading.Thread: the name is str() of what is given
+    assert ploom.Thread(name=7).name == "7"
+    t.name = 8
+    assert t.name == "8"
+    assert ploom.Thread(target=print, daemon=True).daemon is True
+    with pytest.raises(TypeError):
+        ploom.Thread(print, (), None, "positional name")
+    with pytest.raises(AttributeError):
+        del t.name
 
 
 class _Worker(ploom.Thread):
