@@ -54,5 +54,6 @@ def careful():
 
 
 if __name__ == "__main__":
-    print(f"careful: {ploom.check(careful).schedules} schedules, all pass")
-    ploom.check(lossy)
+    config = ploom.Config(reduction="dpor")
+    print(f"careful: {ploom.check(careful, config).schedules} schedules, all pass")
+    ploom.check(lossy, config)

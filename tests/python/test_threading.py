@@ -15,6 +15,13 @@ import ploom.queue as pqueue
 import ploom.threading as pthreading
 from ploom.exploration import ModelCheckError
 
+
+@pytest.fixture(autouse=True)
+def _traces_in_tmp(tmp_path, monkeypatch):
+    # failing checks write their traces into the current folder's .ploom
+    monkeypatch.chdir(tmp_path)
+
+
 # ---- outside a check: one thread, CPython's results and exceptions ---------
 
 
@@ -160,10 +167,16 @@ def pool_with_while():
     _pool(use_while=True)
 
 
+# The scenarios above take thousands of schedules under plain DFS; these
+# tests explore them with the reduction, which the differential tests below
+# hold to DFS on smaller ones.
+DPOR = ploom.Config(reduction="dpor")
+
+
 def test_if_instead_of_while_around_wait_is_found():
     with pytest.raises(ModelCheckError, match="IndexError: pop from empty list"):
         ploom.check(pool_with_if)
-    stats = ploom.check(pool_with_while)
+    stats = ploom.check(pool_with_while, DPOR)
     assert stats.complete and stats.failing == 0
 
 
@@ -248,7 +261,7 @@ def rlock_reentry():
 
 def test_event_barrier_and_rlock_scenarios_pass():
     for scenario in (event_handoff, barrier_of_three, rlock_reentry):
-        stats = ploom.check(scenario)
+        stats = ploom.check(scenario, DPOR)
         assert stats.complete and stats.failing == 0, scenario.__name__
 
 
@@ -281,13 +294,170 @@ def queue_lost_task_done():
 
 
 def test_a_lost_task_done_is_a_deadlock_in_join():
-    assert ploom.check(queue_producer_consumer).failing == 0
+    assert ploom.check(queue_producer_consumer, DPOR).failing == 0
     with pytest.raises(ModelCheckError) as info:
         ploom.check(queue_lost_task_done)
     assert info.value.summary.startswith("deadlock")
 
 
+# ---- timeouts: a choice, never a sleep --------------------------------------
+
+
+def event_timed_wait():
+    ready = pthreading.Event()
+    t = ploom.Thread(target=ready.set)
+    t.start()
+    # an hour: a check that slept would never end
+    woken = ready.wait(timeout=3600)
+    t.join()
+    assert woken, "timed out"
+
+
+def test_a_timed_wait_explores_both_the_timeout_and_the_wake_up():
+    outcomes, _ = _outcomes(event_timed_wait, "none")
+    assert outcomes == {"pass", "builtins.AssertionError: timed out"}
+
+
+def queue_get_timed():
+    q = pqueue.Queue()
+    t = ploom.Thread(target=q.put, args=("item",))
+    t.start()
+    try:
+        got = q.get(timeout=3600)
+    except std_queue.Empty:
+        got = None
+    t.join()
+    assert got == "item", "empty"
+
+
+def test_a_timed_get_may_find_the_queue_empty():
+    with pytest.raises(ModelCheckError, match="AssertionError: empty"):
+        ploom.check(queue_get_timed, ploom.Config(minimize=False))
+
+
 # ---- soundness of the reduction on them -------------------------------------
+# Small scenarios, so that plain DFS finishes: DPOR must reach exactly the
+# outcomes DFS reaches, in no more schedules.
+
+
+def small_pool(use_while):
+    cond = pthreading.Condition(ploom.Lock())
+    items = []
+
+    def consumer():
+        with cond:
+            if use_while:
+                while not items:
+                    cond.wait()
+            elif not items:
+                cond.wait()
+            items.pop()
+
+    consumers = [ploom.Thread(target=consumer) for _ in range(2)]
+    for c in consumers:
+        c.start()
+    for item in (1, 2):
+        with cond:
+            items.append(item)
+            cond.notify()
+    for c in consumers:
+        c.join()
+
+
+def small_pool_if():
+    small_pool(use_while=False)
+
+
+def small_pool_while():
+    small_pool(use_while=True)
+
+
+def small_semaphore(slots):
+    sem = pthreading.BoundedSemaphore(slots)
+    count = ploom.SharedCell(0)
+
+    def work():
+        with sem:
+            count.write(count.read() + 1)
+
+    t = ploom.Thread(target=work)
+    t.start()
+    work()
+    t.join()
+    assert count.read() == 2, "lost update"
+
+
+def small_semaphore_1():
+    small_semaphore(1)
+
+
+def small_semaphore_2():
+    small_semaphore(2)
+
+
+def small_barrier():
+    barrier = pthreading.Barrier(2)
+    t = ploom.Thread(target=barrier.wait)
+    t.start()
+    barrier.wait()
+    t.join()
+
+
+def small_barrier_timed():
+    barrier = pthreading.Barrier(2, timeout=3600)
+    broken = ploom.SharedCell(False)
+
+    def party():
+        try:
+            barrier.wait()
+        except pthreading.BrokenBarrierError:
+            broken.write(True)
+
+    t = ploom.Thread(target=party)
+    t.start()
+    party()
+    t.join()
+    assert not broken.read(), "broken"
+
+
+def small_queue(lose_task_done):
+    q = pqueue.Queue(maxsize=1)
+
+    def consumer():
+        q.get()
+        if not lose_task_done:
+            q.task_done()
+
+    t = ploom.Thread(target=consumer)
+    t.start()
+    q.put("a")
+    q.join()
+    t.join()
+
+
+def small_queue_ok():
+    small_queue(False)
+
+
+def small_queue_lost():
+    small_queue(True)
+
+
+def small_condition_wait_for():
+    cond = pthreading.Condition()
+    box = []
+
+    def put():
+        with cond:
+            box.append(1)
+            cond.notify_all()
+
+    t = ploom.Thread(target=put)
+    t.start()
+    with cond:
+        got = cond.wait_for(lambda: box, timeout=3600)
+    t.join()
+    assert got, "timed out"
 
 
 def _outcomes(scenario, reduction):
@@ -296,17 +466,18 @@ def _outcomes(scenario, reduction):
         stats = ploom.check(scenario, config)
     except ModelCheckError as exc:
         stats = exc.statistics
+    assert stats.complete
     return {o["summary"] for o in stats.raw["outcomes"]}, stats.schedules
 
 
 @pytest.mark.parametrize(
     "scenario",
-    [pool_with_if, pool_with_while, semaphore_of_one, semaphore_of_two, event_handoff,
-     barrier_of_three, rlock_reentry, queue_producer_consumer, queue_lost_task_done],
+    [small_pool_if, small_pool_while, small_semaphore_1, small_semaphore_2, small_barrier,
+     small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait, queue_get_timed,
+     small_condition_wait_for, rlock_reentry],
     ids=lambda f: f.__name__,
 )
-def test_dpor_reaches_every_outcome_dfs_reaches(scenario, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
     dfs, dfs_schedules = _outcomes(scenario, "none")
     dpor, dpor_schedules = _outcomes(scenario, "dpor")
     assert dpor == dfs
