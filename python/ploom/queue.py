@@ -1,4 +1,4 @@
-"""``ploom.queue``: :class:`queue.Queue` and friends, scheduled by ploom.
+"""``ploom.queue``: ``queue.Queue`` and friends, scheduled by ploom.
 
 ``import ploom.queue as queue`` switches code to these.  They are built as
 CPython builds its queues, from one lock and three conditions of

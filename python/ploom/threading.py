@@ -1,4 +1,4 @@
-"""``ploom.threading``: the parts of :mod:`threading` that ploom schedules.
+"""``ploom.threading``: the parts of ``threading`` that ploom schedules.
 
 ``import ploom.threading as threading`` switches code to ploom's versions:
 the same names, methods, return values and exceptions as CPython's, built
@@ -28,7 +28,7 @@ How they are built, and why that is exact:
 - Re-entering an ``RLock`` its task holds, and releasing all but the last
   level, touch nothing another task can see: they are not scheduling points.
 
-A name of :mod:`threading` that ploom does not schedule raises
+A name of ``threading`` that ploom does not schedule raises
 AttributeError naming it, rather than running unscheduled.
 """
 
