@@ -913,6 +913,22 @@ static PyType_Spec Lock_spec = {
  * which ploom would not see.  Returns NULL when v may be held, else the
  * first element that may not (v itself, or one inside it; borrowed: v
  * holds it). */
+static int is_handle_class(PyTypeObject *tp)
+{
+	PyObject *flag = NULL;
+	int r;
+
+	if (PyObject_GetOptionalAttrString((PyObject *)tp, "__ploom_handle__", &flag) <= 0) {
+		PyErr_Clear();
+		return 0;
+	}
+	r = PyObject_IsTrue(flag);
+	Py_DECREF(flag);
+	if (r < 0)
+		PyErr_Clear();
+	return r > 0;
+}
+
 static PyObject *not_holdable(module_state *st, PyObject *v, int depth)
 {
 	if (depth > 64)
@@ -922,6 +938,10 @@ static PyObject *not_holdable(module_state *st, PyObject *v, int depth)
 		return NULL;
 	if (PyObject_TypeCheck(v, st->lock_type) || PyObject_TypeCheck(v, st->thread_type) ||
 	    PyObject_TypeCheck(v, st->cell_type))
+		return NULL;
+	/* ploom.threading's and ploom.queue's primitives, built in Python
+	 * from the ones above, say so with a class attribute */
+	if (is_handle_class(Py_TYPE(v)))
 		return NULL;
 	if (PyTuple_Check(v)) {
 		Py_ssize_t i;
@@ -958,14 +978,14 @@ static int check_value(module_state *st, PyObject *v)
 	if (bad == v)
 		PyErr_Format(PyExc_TypeError,
 			     "SharedCell values must be immutable (None, bool, int, float, complex, "
-			     "str, bytes, ploom's Lock, Thread and SharedCell, or tuples and "
-			     "frozensets of them), not '%.100s'",
+			     "str, bytes, ploom's primitives, or tuples and frozensets of them), "
+			     "not '%.100s'",
 			     Py_TYPE(v)->tp_name);
 	else
 		PyErr_Format(PyExc_TypeError,
 			     "SharedCell values must be immutable (None, bool, int, float, complex, "
-			     "str, bytes, ploom's Lock, Thread and SharedCell, or tuples and "
-			     "frozensets of them), not a '%.100s' holding a '%.100s'",
+			     "str, bytes, ploom's primitives, or tuples and frozensets of them), "
+			     "not a '%.100s' holding a '%.100s'",
 			     Py_TYPE(v)->tp_name, Py_TYPE(bad)->tp_name);
 	return -1;
 }
@@ -1070,8 +1090,9 @@ static PyType_Slot Cell_slots[] = {
 	{Py_tp_dealloc, Cell_dealloc},
 	{Py_tp_doc, (void *)"SharedCell(value=None)\n--\n\n"
 		    "A value shared by tasks.  read() and write() are scheduling points;\n"
-		    "values must be immutable, or ploom's Lock, Thread and SharedCell\n"
-		    "(handles), alone or in tuples and frozensets."},
+		    "values must be immutable, or ploom's primitives (handles: Lock,\n"
+		    "Thread, SharedCell and those of ploom.threading and ploom.queue),\n"
+		    "alone or in tuples and frozensets."},
 	{0, NULL},
 };
 

@@ -17,6 +17,18 @@ __all__ = ["Thread", "Lock", "SharedCell", "yield_now", "get_ident", "check", "C
 __version__ = "0.1.0"
 
 _LAZY = {"check", "Config", "exploration"}
+# ploom.threading's and ploom.queue's primitives, also as ploom.RLock etc.
+_PRIMITIVES = {
+    "RLock": "ploom.threading",
+    "Condition": "ploom.threading",
+    "Semaphore": "ploom.threading",
+    "BoundedSemaphore": "ploom.threading",
+    "Event": "ploom.threading",
+    "Barrier": "ploom.threading",
+    "Queue": "ploom.queue",
+    "LifoQueue": "ploom.queue",
+    "PriorityQueue": "ploom.queue",
+}
 
 
 def get_ident():
@@ -45,8 +57,14 @@ def __getattr__(name):
         module = importlib.import_module("ploom.exploration")
         globals().update(check=module.check, Config=module.Config, exploration=module)
         return globals()[name]
+    if name in _PRIMITIVES:
+        import importlib
+
+        value = getattr(importlib.import_module(_PRIMITIVES[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'ploom' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | _LAZY)
+    return sorted(set(globals()) | _LAZY | set(_PRIMITIVES))

@@ -39,8 +39,9 @@ class Lock:
 
 class SharedCell:
     """A value shared by tasks; read() and write() are scheduling points.
-    Values must be immutable, or ploom's Lock, Thread and SharedCell (handles),
-    alone or in tuples and frozensets: a list, dict or set raises TypeError."""
+    Values must be immutable, or ploom's primitives (handles: Lock, Thread,
+    SharedCell and those of ploom.threading and ploom.queue), alone or in
+    tuples and frozensets: a list, dict or set raises TypeError."""
 
     def __init__(self, value: object = None) -> None: ...
     def read(self) -> Any:

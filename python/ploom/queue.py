@@ -41,6 +41,8 @@ def _check_timeout(timeout):
 class Queue:
     """A FIFO queue of at most maxsize items (0: no bound)."""
 
+    __ploom_handle__ = True  # a SharedCell may hold it
+
     def __init__(self, maxsize=0):
         self.maxsize = maxsize
         self._init(maxsize)

@@ -88,6 +88,8 @@ class RLock:
     others have it.  Only the first acquire and the last release are
     scheduling points."""
 
+    __ploom_handle__ = True  # a SharedCell may hold it
+
     def __init__(self):
         self._lock = Lock()
         self._owner = None
@@ -142,6 +144,8 @@ class RLock:
 
 class Condition:
     """A condition variable over lock (default: a new RLock)."""
+
+    __ploom_handle__ = True  # a SharedCell may hold it
 
     def __init__(self, lock=None):
         self._lock = RLock() if lock is None else lock
@@ -242,6 +246,8 @@ class Semaphore:
     """A counter: acquire() takes one, waiting while it is 0; release(n)
     adds n and wakes up to n waiters."""
 
+    __ploom_handle__ = True  # a SharedCell may hold it
+
     def __init__(self, value=1):
         if value < 0:
             raise ValueError("semaphore initial value must be >= 0")
@@ -295,6 +301,8 @@ class BoundedSemaphore(Semaphore):
 class Event:
     """A flag tasks can wait for."""
 
+    __ploom_handle__ = True  # a SharedCell may hold it
+
     def __init__(self):
         self._cond = _InternalCondition()
         # is_set() reads the flag without the lock, as CPython does: a
@@ -334,6 +342,8 @@ _FILLING, _DRAINING, _RESETTING, _BROKEN = 0, 1, -1, -2
 class Barrier:
     """parties tasks meet in wait(); the last to arrive runs action and lets
     them all go."""
+
+    __ploom_handle__ = True  # a SharedCell may hold it
 
     def __init__(self, parties, action=None, timeout=None):
         if parties < 1:

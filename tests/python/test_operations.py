@@ -484,3 +484,13 @@ def shares_a_lock_through_a_cell():
 def test_a_lock_shared_through_a_cell_protects_like_any_lock():
     stats = ploom.check(shares_a_lock_through_a_cell)
     assert stats.failing == 0 and stats.schedules > 1
+
+
+def test_shared_cell_holds_the_primitives_of_ploom_threading_and_queue():
+    import ploom.queue
+    import ploom.threading
+
+    made = (ploom.threading.RLock(), ploom.threading.Condition(), ploom.threading.BoundedSemaphore(),
+            ploom.threading.Event(), ploom.threading.Barrier(2), ploom.queue.LifoQueue())
+    cell = ploom.SharedCell(made)
+    assert all(a is b for a, b in zip(cell.read(), made, strict=True))

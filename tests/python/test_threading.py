@@ -482,3 +482,9 @@ def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
     dpor, dpor_schedules = _outcomes(scenario, "dpor")
     assert dpor == dfs
     assert dpor_schedules <= dfs_schedules
+
+
+def test_the_primitives_are_also_ploom_names():
+    assert ploom.Condition is pthreading.Condition and ploom.RLock is pthreading.RLock
+    assert ploom.Queue is pqueue.Queue and ploom.Barrier is pthreading.Barrier
+    assert {"Event", "Semaphore", "LifoQueue"} <= set(dir(ploom))
