@@ -1947,7 +1947,30 @@ static PyObject *ploom_current_task(PyObject *module, PyObject *Py_UNUSED(ignore
 	return PyLong_FromLong(current_task->id);
 }
 
+/* A Lock that the calling task already holds, without an acquire: no
+ * other task can know a lock before it exists, so taking it at once is
+ * the same in every order, and a step there would only multiply the
+ * schedules.  ploom.threading parks each Condition waiter on one. */
+static PyObject *ploom_held_lock(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+	PyObject *empty = PyTuple_New(0);
+	LockObject *lock;
+
+	if (!empty)
+		return NULL;
+	lock = (LockObject *)Lock_new(st->lock_type, empty, NULL);
+	Py_DECREF(empty);
+	if (!lock)
+		return NULL;
+	lock->holder = st->sched.active && current_task ? current_task->id : HOLDER_OUTSIDE;
+	return (PyObject *)lock;
+}
+
 static PyMethodDef module_methods[] = {
+	{"held_lock", ploom_held_lock, METH_NOARGS,
+	 "held_lock()\n--\n\nA new Lock, held by the calling task, made without a scheduling\n"
+	 "point.  Internal (ploom.threading's Condition)."},
 	{"yield_now", ploom_yield_now, METH_NOARGS,
 	 "yield_now()\n--\n\nA scheduling point with no effect: lets another task run.\n"
 	 "Outside a check it does nothing."},

@@ -9,8 +9,9 @@ another task run is a scheduling point that a check explores.
 How they are built, and why that is exact:
 
 - A task blocks only in a ``ploom.Lock`` acquire: a ``Condition`` parks each
-  waiter on a lock of its own, taken once on creation and taken again to
-  wait, which ``notify`` releases, first waiter first (FIFO, as CPython).
+  waiter on a lock of its own, made held by the waiter (no step: no other
+  task knows it yet) and taken again to wait, which ``notify`` releases,
+  first waiter first (FIFO, as CPython).
   So a woken waiter must take the condition's lock again, and another task
   may take it first: that is what makes ``if`` instead of ``while`` around
   ``wait`` a bug a check finds.
@@ -37,7 +38,7 @@ from __future__ import annotations
 import threading as _std
 from collections import deque
 
-from ploom._ploom import Lock, SharedCell, Thread
+from ploom._ploom import Lock, SharedCell, Thread, held_lock
 
 __all__ = [
     "Barrier",
@@ -189,8 +190,7 @@ class Condition:
         return self._wait(timeout)
 
     def _wait(self, timeout):
-        waiter = Lock()
-        waiter.acquire()
+        waiter = held_lock()
         self._waiters.append(waiter)
         saved = self._release_save()
         woken = False
