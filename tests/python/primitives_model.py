@@ -1,0 +1,360 @@
+"""An independent model of ploom's scheduling, for the exact schedule counts
+of ploom.threading's and ploom.queue's primitives (test_primitive_counts.py).
+
+It shares nothing with the extension, the worker or the utilities: a task is
+a Python generator that yields the ploom operations it makes, and
+``explore()`` runs every order of them by plain depth-first search, starting
+each schedule afresh and following a list of choices, under the rules of
+DESIGN.md ("Exploration semantics"):
+
+- task 0 runs from its first operation; a started thread's first step is a
+  *begin* point before its first operation; there is no point at an exit;
+- a blocking acquire is enabled while its lock is free, a blocking join once
+  its thread has finished; everything else, a non-blocking or timed acquire
+  included, is always enabled (a timed acquire of a held lock returns False:
+  it timed out);
+- a step where more than one task is enabled is a choice; a schedule ends
+  when every task has finished (pass), when an exception escapes a task
+  (its type and message), or when no task is enabled (deadlock).
+
+The primitives below state, operation by operation, what ploom.threading's
+do: which steps each method takes and when it blocks.  The counts the model
+gives are what the real extension must give, schedule for schedule.
+"""
+
+from __future__ import annotations
+
+import collections
+
+
+class _Stop(Exception):
+    """A schedule ended: args[0] is its outcome summary."""
+
+
+class World:
+    """One schedule's state.  Handed to each task's generator function."""
+
+    def __init__(self):
+        self.holders = []  # per lock: the task holding it, or None
+        self.cells = []
+        self.tasks = []  # [generator, pending op or None when finished]
+        self.current = 0
+
+    # objects, made without a step
+    def lock(self, held=False):
+        self.holders.append(self.current if held else None)
+        return len(self.holders) - 1
+
+    def cell(self, value):
+        self.cells.append(value)
+        return len(self.cells) - 1
+
+    # what each operation does, and when it may run
+    def enabled(self, task):
+        op = self.tasks[task][1]
+        if op is None:
+            return False
+        if op[0] == "acquire" and op[2] == "blocking":
+            return self.holders[op[1]] is None
+        if op[0] == "join":
+            return self.tasks[op[1]][1] is None
+        return True
+
+    def run(self, task, op):
+        kind = op[0]
+        if kind == "acquire":
+            if self.holders[op[1]] is None:
+                self.holders[op[1]] = task
+                return True
+            return False  # only a non-blocking or timed one runs on a held lock
+        if kind == "release":
+            if self.holders[op[1]] is None:
+                raise RuntimeError("release unlocked lock")
+            self.holders[op[1]] = None
+            return None
+        if kind == "locked":
+            return self.holders[op[1]] is not None
+        if kind == "read":
+            return self.cells[op[1]]
+        if kind == "write":
+            self.cells[op[1]] = op[2]
+            return None
+        if kind == "start":
+            self.tasks.append([op[1](self), ("begin",)])
+            return len(self.tasks) - 1
+        return None  # begin, join, yield_now
+
+    def advance(self, task, value, error=None):
+        """Runs task's code up to its next operation (or its end), the
+        operation having returned value or raised error."""
+        self.current = task
+        entry = self.tasks[task]
+        try:
+            entry[1] = entry[0].throw(error) if error is not None else entry[0].send(value)
+        except StopIteration:
+            entry[1] = None
+        except Exception as exc:  # noqa: BLE001 - the schedule's failure
+            raise _Stop(f"builtins.{type(exc).__qualname__}: {exc}") from None
+
+
+def _one_schedule(scenario, choices):
+    """Runs one schedule, taking choices[i] (an index into the enabled
+    tasks, in id order) at the i-th choice and the first enabled task past
+    them.  Returns (outcome summary, number of tasks enabled at each choice)."""
+    world = World()
+    world.tasks.append([scenario(world), None])
+    widths = []
+    try:
+        world.advance(0, None)
+        while True:
+            enabled = [t for t in range(len(world.tasks)) if world.enabled(t)]
+            if not enabled:
+                if all(entry[1] is None for entry in world.tasks):
+                    return "pass", widths
+                return "deadlock", widths
+            if len(enabled) > 1:
+                index = choices[len(widths)] if len(widths) < len(choices) else 0
+                widths.append(len(enabled))
+                task = enabled[index]
+            else:
+                task = enabled[0]
+            world.current = task
+            try:
+                result, error = world.run(task, world.tasks[task][1]), None
+            except RuntimeError as exc:  # raised at the operation, in the task's code
+                result, error = None, exc
+            world.advance(task, result, error)
+    except _Stop as stop:
+        return stop.args[0], widths
+
+
+def explore(scenario):
+    """Every schedule of scenario by DFS: a Counter of outcome summaries
+    ("pass", "builtins.AssertionError: ...", "deadlock")."""
+    outcomes = collections.Counter()
+    choices = []
+    while True:
+        outcome, widths = _one_schedule(scenario, choices)
+        outcomes[outcome] += 1
+        choices = choices + [0] * (len(widths) - len(choices))
+        # the next schedule in DFS order: the deepest choice with an untried
+        # alternative takes it, and everything after starts over
+        while choices and choices[-1] + 1 >= widths[len(choices) - 1]:
+            choices.pop()
+        if not choices:
+            return outcomes
+        choices[-1] += 1
+
+
+# ---- the primitives, operation by operation ----------------------------------
+# Each method is a generator: `yield op` makes one operation and receives its
+# result.  Plain attributes are state that ploom.threading reads and writes
+# only while the primitive's lock is held: no operation of their own.
+
+
+class RLock:
+    def __init__(self, w):
+        self.w, self.lock, self.owner, self.count = w, w.lock(), None, 0
+
+    def acquire(self, blocking=True):
+        me = self.w.current
+        if self.owner == me:
+            self.count += 1
+            return True
+        if not (yield ("acquire", self.lock, "blocking" if blocking else "nonblocking")):
+            return False
+        self.owner, self.count = me, 1
+        return True
+
+    def release(self):
+        if self.owner != self.w.current:
+            raise RuntimeError("cannot release un-acquired lock")
+        self.count -= 1
+        if not self.count:
+            self.owner = None
+            yield ("release", self.lock)
+
+
+class Condition:
+    """Over an RLock (lock=None) or a plain lock id that only the primitives
+    below use (no ownership check)."""
+
+    def __init__(self, w, plain_lock=None):
+        self.w, self.waiters = w, collections.deque()
+        self.rlock = RLock(w) if plain_lock is None else None
+        self.plain = plain_lock
+
+    def enter(self):
+        if self.rlock:
+            yield from self.rlock.acquire()
+        else:
+            yield ("acquire", self.plain, "blocking")
+
+    def exit(self):
+        if self.rlock:
+            yield from self.rlock.release()
+        else:
+            yield ("release", self.plain)
+
+    def wait(self, timeout=None):
+        waiter = self.w.lock(held=True)
+        self.waiters.append(waiter)
+        if self.rlock:  # release it whole, however deep
+            saved = self.rlock.count, self.rlock.owner
+            self.rlock.count, self.rlock.owner = 0, None
+            yield ("release", self.rlock.lock)
+        else:
+            yield ("release", self.plain)
+        mode = "blocking" if timeout is None else "timed" if timeout > 0 else "nonblocking"
+        woken = yield ("acquire", waiter, mode)
+        if self.rlock:
+            yield ("acquire", self.rlock.lock, "blocking")
+            self.rlock.count, self.rlock.owner = saved
+        else:
+            yield ("acquire", self.plain, "blocking")
+        if not woken and waiter in self.waiters:
+            self.waiters.remove(waiter)
+        return woken
+
+    def wait_for(self, predicate, timeout=None):
+        result = predicate()
+        timed_out = False
+        while not result and not timed_out:
+            timed_out = not (yield from self.wait(timeout)) and timeout is not None
+            result = predicate()
+        return result
+
+    def notify(self, n=1):
+        for _ in range(min(n, len(self.waiters))):
+            yield ("release", self.waiters.popleft())
+
+    def notify_all(self):
+        yield from self.notify(len(self.waiters))
+
+
+class Semaphore:
+    def __init__(self, w, value=1, bounded=False):
+        self.cond = Condition(w, w.lock())
+        self.value, self.initial, self.bounded = value, value, bounded
+
+    def acquire(self, timeout=None):
+        yield from self.cond.enter()
+        timed_out = False
+        while self.value == 0:
+            if timed_out:
+                yield from self.cond.exit()
+                return False
+            timed_out = not (yield from self.cond.wait(timeout)) and timeout is not None
+        self.value -= 1
+        yield from self.cond.exit()
+        return True
+
+    def release(self):
+        yield from self.cond.enter()
+        if self.bounded and self.value + 1 > self.initial:
+            yield from self.cond.exit()
+            raise ValueError("Semaphore released too many times")
+        self.value += 1
+        yield from self.cond.notify(1)
+        yield from self.cond.exit()
+
+
+class Event:
+    def __init__(self, w):
+        self.cond, self.cell, self.flag = Condition(w, w.lock()), w.cell(False), False
+
+    def is_set(self):
+        return (yield ("read", self.cell))
+
+    def set(self):
+        yield from self.cond.enter()
+        self.flag = True
+        yield ("write", self.cell, True)
+        yield from self.cond.notify_all()
+        yield from self.cond.exit()
+
+    def wait(self, timeout=None):
+        yield from self.cond.enter()
+        signaled = self.flag
+        if not signaled:
+            signaled = yield from self.cond.wait(timeout)
+        yield from self.cond.exit()
+        return signaled
+
+
+class Barrier:
+    """Barrier(parties) without an action, reset or abort."""
+
+    def __init__(self, w, parties, timeout=None):
+        self.cond = Condition(w, w.lock())
+        self.parties, self.timeout, self.state, self.count = parties, timeout, 0, 0
+
+    def wait(self):
+        c = self.cond
+        yield from c.enter()
+        while self.state == 1:  # draining: the last round's tasks leave
+            yield from c.wait()
+        broken = self.state < 0
+        index = self.count
+        if not broken:
+            self.count += 1
+            if index + 1 == self.parties:
+                self.state = 1
+                yield from c.notify_all()
+            elif not (yield from c.wait_for(lambda: self.state != 0, self.timeout)):
+                self.state = -2
+                yield from c.notify_all()
+                broken = True
+            broken = broken or self.state < 0
+            self.count -= 1
+            if self.count == 0 and self.state == 1:
+                self.state = 0
+                yield from c.notify_all()
+        yield from c.exit()
+        if broken:
+            raise RuntimeError("broken barrier")
+        return index
+
+
+class Queue:
+    """Queue(maxsize): put, get, task_done, join; the conditions share one lock."""
+
+    def __init__(self, w, maxsize=0):
+        mutex = w.lock()
+        self.not_empty, self.not_full, self.all_done = (Condition(w, mutex) for _ in range(3))
+        self.mutex, self.maxsize, self.items, self.unfinished = mutex, maxsize, collections.deque(), 0
+
+    def put(self, item):
+        yield ("acquire", self.mutex, "blocking")
+        while 0 < self.maxsize <= len(self.items):
+            yield from self.not_full.wait()
+        self.items.append(item)
+        self.unfinished += 1
+        yield from self.not_empty.notify(1)
+        yield ("release", self.mutex)
+
+    def get(self, timeout=None):
+        yield ("acquire", self.mutex, "blocking")
+        timed_out = False
+        while not self.items:
+            if timed_out:
+                yield ("release", self.mutex)
+                raise RuntimeError("empty")
+            timed_out = not (yield from self.not_empty.wait(timeout)) and timeout is not None
+        item = self.items.popleft()
+        yield from self.not_full.notify(1)
+        yield ("release", self.mutex)
+        return item
+
+    def task_done(self):
+        yield ("acquire", self.mutex, "blocking")
+        self.unfinished -= 1
+        if self.unfinished == 0:
+            yield from self.all_done.notify_all()
+        yield ("release", self.mutex)
+
+    def join(self):
+        yield ("acquire", self.mutex, "blocking")
+        while self.unfinished:
+            yield from self.all_done.wait()
+        yield ("release", self.mutex)
