@@ -369,10 +369,10 @@ static int task_enabled(struct sched *s, struct task *t)
 	if (t->state != TASK_AT_POINT)
 		return 0;
 	/* a nonblocking or timed acquire runs on a held lock too: it returns
-	 * False there */
+	 * False there; a timed join runs on a live thread: it returns None */
 	if (t->op == PLOOM_OP_ACQUIRE && t->mode == PLOOM_ACQUIRE_BLOCKING)
 		return ((LockObject *)t->obj)->holder == HOLDER_NONE;
-	if (t->op == PLOOM_OP_JOIN) {
+	if (t->op == PLOOM_OP_JOIN && t->mode == PLOOM_ACQUIRE_BLOCKING) {
 		ThreadObject *th = (ThreadObject *)t->obj;
 		/* joining an unstarted thread or oneself raises when it runs */
 		return th->tid < 0 || th->tid == t->id || th->finished;
@@ -544,8 +544,8 @@ static void sem_wait_nointr(sem_t *sem)
 		;
 }
 
-/* The current task stops before `op` on `obj` (an acquire in `mode`, which
- * every other op passes as PLOOM_ACQUIRE_BLOCKING); returns when the
+/* The current task stops before `op` on `obj` (an acquire or a join in
+ * `mode`, which every other op passes as PLOOM_ACQUIRE_BLOCKING); returns when the
  * scheduler has picked it again, at which point the op is enabled. */
 static void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
 			enum ploom_acquire_mode mode)
@@ -1210,23 +1210,33 @@ static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
 	Py_RETURN_NONE;
 }
 
+/* join(timeout=None) as threading's: None waits for the thread to end; a
+ * number (negative ones too, which threading takes as 0) makes a timed
+ * join.  A timed join never sleeps: the task stays enabled, and when the
+ * scheduler picks it, it returns None whether or not the thread has
+ * finished (the caller asks is_alive(), as with threading), so the search
+ * reaches both "the thread ended in time" and "it did not".  The number
+ * plays no part (ploom has no clock) but must be one threading takes. */
 static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {KW("timeout"), NULL};
 	ThreadObject *self = (ThreadObject *)op;
 	module_state *st = state_of_type(Py_TYPE(self));
 	PyObject *timeout = Py_None;
+	enum ploom_acquire_mode mode = PLOOM_ACQUIRE_BLOCKING;
+	double seconds;
 	struct task *t;
+	int err;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:join", kwlist, &timeout))
 		return NULL;
-	if (timeout != Py_None) {
-		PyErr_SetString(PyExc_ValueError,
-				"ploom.Thread.join() does not support a timeout: ploom has no clock");
+	if (timeout != Py_None)
+		mode = PLOOM_ACQUIRE_TIMED;
+	t = op_task(st, &err);
+	if (err)
 		return NULL;
-	}
-	if (op_begin(st, PLOOM_OP_JOIN, op, &t) < 0)
-		return NULL;
+	if (t)
+		sched_point(&st->sched, t, PLOOM_OP_JOIN, op, mode);
 	if (self->tid < 0) {
 		PyErr_SetString(PyExc_RuntimeError, "cannot join thread before it is started");
 		return NULL;
@@ -1235,6 +1245,10 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_RuntimeError, "cannot join current thread");
 		return NULL;
 	}
+	/* threading checks the timeout after the thread, so a bad one on an
+	 * unstarted thread raises RuntimeError there too */
+	if (timeout != Py_None && timeout_seconds(timeout, &seconds) < 0)
+		return NULL;
 	Py_RETURN_NONE;
 }
 
@@ -1404,8 +1418,11 @@ static PyMethodDef Thread_methods[] = {
 	{"start", Thread_start, METH_NOARGS,
 	 "start($self, /)\n--\n\nStart the thread; a scheduling point.  RuntimeError if started twice."},
 	{"join", (PyCFunction)(void (*)(void))Thread_join, METH_VARARGS | METH_KEYWORDS,
-	 "join($self, /)\n--\n\nWait for the thread to finish; a scheduling point.  The task is\n"
-	 "not enabled until the thread has finished."},
+	 "join($self, /, timeout=None)\n--\n\nWait for the thread to finish; a scheduling point.\n"
+	 "With timeout None the task is not enabled until the thread has finished.\n"
+	 "With a number (of seconds, never used: ploom has no clock) it is a timed\n"
+	 "join, always enabled, that returns None whether or not the thread has\n"
+	 "finished: ask is_alive(), as with threading."},
 	{"is_alive", Thread_is_alive, METH_NOARGS,
 	 "is_alive($self, /)\n--\n\nWhether the thread has started and not finished; a scheduling point."},
 	{"run", Thread_run, METH_NOARGS,

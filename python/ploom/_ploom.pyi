@@ -79,9 +79,11 @@ class Thread:
     def daemon(self, value: object) -> None: ...
     def start(self) -> None:
         """Start the thread; RuntimeError if started twice or outside a check."""
-    def join(self, timeout: None = None) -> None:
-        """Wait for the thread to finish.  A timeout raises ValueError:
-        ploom has no clock."""
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the thread to finish.  With a timeout (a number of
+        seconds, never used: ploom has no clock) a timed join, always
+        enabled, that returns whether or not the thread has finished: ask
+        is_alive(), as with threading."""
     def is_alive(self) -> bool:
         """Whether the thread has started and not finished."""
     def run(self) -> None:
