@@ -88,7 +88,7 @@ struct task {
 	PyObject *obj;      /* its object, borrowed: the op's caller keeps it alive */
 	enum ploom_acquire_mode mode; /* of a pending acquire */
 	sem_t go;           /* posted to hand this task the baton */
-	ThreadObject *thread; /* strong; NULL for the main task */
+	ThreadObject *thread; /* strong; for the main task NULL until main_thread_of() */
 	struct sched *sched;
 };
 
@@ -150,6 +150,9 @@ typedef struct {
 	long next_lock;
 	long next_cell;
 	struct sched sched;
+	/* main_thread(): task 0's Thread, made on first use in a schedule's
+	 * process (one per schedule, as each runs in a fork of its own) */
+	PyObject *main_thread;
 } module_state;
 
 /* The task the calling OS thread runs, NULL on threads ploom does not
@@ -1964,6 +1967,58 @@ static PyObject *ploom_current_task(PyObject *module, PyObject *Py_UNUSED(ignore
 	return PyLong_FromLong(current_task->id);
 }
 
+/* Task 0's Thread: a ploom.Thread named "MainThread" with ident 0, not a
+ * daemon, started, that finishes when the scenario returns.  A real
+ * Thread, so that join() and is_alive() of it are the operations they are
+ * on any thread (on thread#0, whose end task 0's last step writes) and
+ * start() raises "threads can only be started once".  New reference. */
+static PyObject *main_thread_of(module_state *st)
+{
+	struct sched *s = &st->sched;
+	ThreadObject *m;
+
+	if (st->main_thread)
+		return Py_NewRef(st->main_thread);
+	m = (ThreadObject *)st->thread_type->tp_alloc(st->thread_type, 0);
+	if (!m)
+		return NULL;
+	m->target = Py_NewRef(Py_None);
+	m->args = PyTuple_New(0);
+	m->kwargs = PyDict_New();
+	m->name = PyUnicode_FromString("MainThread");
+	if (!m->args || !m->kwargs || !m->name) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	m->tid = 0;
+	m->finished = s->tasks[0]->state == TASK_FINISHED;
+	/* so that task_finish() marks it finished with task 0 */
+	s->tasks[0]->thread = (ThreadObject *)Py_NewRef(m);
+	st->main_thread = Py_NewRef(m);
+	return (PyObject *)m;
+}
+
+/* Not an operation, as current_task(): the Thread of the running task. */
+static PyObject *ploom_current_thread(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+
+	if (!st->sched.active || !current_task)
+		Py_RETURN_NONE;
+	if (current_task->id == 0)
+		return main_thread_of(st);
+	return Py_NewRef(current_task->thread);
+}
+
+static PyObject *ploom_main_thread(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+
+	if (!st->sched.active || !current_task)
+		Py_RETURN_NONE;
+	return main_thread_of(st);
+}
+
 static PyMethodDef module_methods[] = {
 	{"yield_now", ploom_yield_now, METH_NOARGS,
 	 "yield_now()\n--\n\nA scheduling point with no effect: lets another task run.\n"
@@ -1972,6 +2027,15 @@ static PyMethodDef module_methods[] = {
 	 "current_task()\n--\n\nThe id of the task that calls it inside a schedule: 0 for the\n"
 	 "scenario's main task, then 1, 2, ... in start order.  None outside a check,\n"
 	 "and on a thread ploom does not schedule.  Not a scheduling point."},
+	{"current_thread", ploom_current_thread, METH_NOARGS,
+	 "current_thread()\n--\n\nThe ploom.Thread of the task that calls it inside a schedule;\n"
+	 "for task 0 (the scenario's own) the one main_thread() returns.  None outside\n"
+	 "a check, and on a thread ploom does not schedule.  Not a scheduling point."},
+	{"main_thread", ploom_main_thread, METH_NOARGS,
+	 "main_thread()\n--\n\nTask 0's ploom.Thread inside a schedule: named \"MainThread\",\n"
+	 "ident 0, not a daemon, alive until the scenario returns; one object per\n"
+	 "schedule.  None outside a check, and on a thread ploom does not schedule.\n"
+	 "Not a scheduling point."},
 	{"serve", ploom_serve, METH_VARARGS,
 	 "serve(scenario, hello, cmd_fd, event_fd, /)\n--\n\n"
 	 "The fork server loop of ploom's worker (see lib/event.h).  Internal."},
@@ -2004,6 +2068,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
 	Py_VISIT(st->lock_type);
 	Py_VISIT(st->cell_type);
 	Py_VISIT(st->thread_type);
+	Py_VISIT(st->main_thread);
 	return 0;
 }
 
@@ -2013,6 +2078,7 @@ static int module_clear(PyObject *m)
 	Py_CLEAR(st->lock_type);
 	Py_CLEAR(st->cell_type);
 	Py_CLEAR(st->thread_type);
+	Py_CLEAR(st->main_thread);
 	return 0;
 }
 

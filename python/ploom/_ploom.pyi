@@ -98,6 +98,18 @@ def current_task() -> int | None:
     task, then 1, 2, ... in start order); None outside a check and on a
     thread ploom does not schedule.  Not a scheduling point."""
 
+def current_thread() -> Thread | None:
+    """The ploom.Thread of the task that calls it inside a schedule; for
+    task 0 (the scenario's own) the one main_thread() returns.  None outside
+    a check and on a thread ploom does not schedule.  Not a scheduling
+    point."""
+
+def main_thread() -> Thread | None:
+    """Task 0's ploom.Thread inside a schedule: named "MainThread", ident
+    0, not a daemon, alive until the scenario returns; one object per
+    schedule.  None outside a check and on a thread ploom does not
+    schedule.  Not a scheduling point."""
+
 def serve(scenario: Callable[[], object], hello: tuple[Any, ...], cmd_fd: int, event_fd: int, /) -> None:
     """The fork server loop of ploom's worker (see lib/event.h).  Internal."""
 

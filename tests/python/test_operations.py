@@ -13,6 +13,7 @@ import threading
 import pytest
 
 import ploom
+import ploom.threading as pthreading
 from ploom.exploration import IncompleteExplorationError, ModelCheckError, _find_utility, replay
 
 
@@ -530,6 +531,79 @@ def test_thread_name_daemon_and_ident_before_start():
         ploom.Thread(print, (), None, "positional name")
     with pytest.raises(AttributeError):
         del t.name
+
+
+def current_threads():
+    main = ploom.current_thread()
+    assert main is ploom.main_thread() is pthreading.current_thread() is pthreading.main_thread()
+    assert isinstance(main, ploom.Thread)
+    assert (main.name, main.ident, main.daemon) == ("MainThread", 0, False)
+    assert repr(main) == "<ploom.Thread 'MainThread' thread#0 started>"
+    assert main.is_alive()
+    seen = ploom.SharedCell(())
+    lock = ploom.Lock()
+
+    def body():
+        me = ploom.current_thread()
+        assert ploom.main_thread() is main and pthreading.current_thread() is me
+        with lock:
+            seen.write(seen.read() + ((me.name, me.ident, me is threads[me.ident - 1]),))
+
+    threads = [ploom.Thread(target=body, name="worker"), ploom.Thread(target=body)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seen.read()) == [("thread#2", 2, True), ("worker", 1, True)], seen.read()
+    for misuse, message in ((main.start, "threads can only be started once"),
+                            (main.join, "cannot join current thread")):
+        try:
+            misuse()
+        except RuntimeError as exc:
+            assert str(exc) == message, exc
+        else:
+            raise AssertionError(f"{misuse} did not raise")
+
+
+def test_current_thread_is_the_running_task_s_thread_inside_a_check(tmp_path):
+    stats = ploom.check(current_threads, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert stats.complete and stats.failing == 0 and stats.schedules > 1
+
+
+def _main_still_alive():
+    assert ploom.main_thread().is_alive(), "the scenario has returned"
+
+
+def main_returns_early():
+    ploom.Thread(target=_main_still_alive).start()
+    ploom.yield_now()
+
+
+def test_the_main_thread_is_not_alive_once_the_scenario_returns(tmp_path):
+    # By hand, task 0 = start, yield_now (then it ends); task 1 = begin,
+    # is_alive of thread#0.  After start: main's yield first (main ends:
+    # is_alive is False, failing) or task 1's begin, then main's yield
+    # (failing) or is_alive (True, passing).  3 schedules, 2 failing.
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(main_returns_early, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert info.value.summary == "builtins.AssertionError: the scenario has returned"
+    assert (info.value.statistics.schedules, info.value.statistics.failing) == (3, 2)
+
+
+def test_current_thread_outside_a_check_is_threading_s():
+    from ploom import _ploom
+
+    assert _ploom.current_thread() is None and _ploom.main_thread() is None
+    assert ploom.current_thread() is threading.current_thread()
+    assert ploom.main_thread() is threading.main_thread()
+    assert pthreading.current_thread() is threading.current_thread()
+    assert pthreading.main_thread() is threading.main_thread()
+    other = []
+    t = threading.Thread(target=lambda: other.append(ploom.current_thread()))
+    t.start()
+    t.join()
+    assert other == [t]
+    assert {"current_thread", "main_thread"} <= set(ploom.__all__) & set(pthreading.__all__)
 
 
 class _Worker(ploom.Thread):
