@@ -662,9 +662,11 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		ev->prev = d->last_of[s->task];
 		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, exits);
 		/* a nonblocking or timed acquire runs whether the lock is free
-		 * or not: it waits for nothing */
-		blocking = (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_BLOCKING) ||
-			   s->op == PLOOM_OP_JOIN;
+		 * or not, a timed join whether the thread has ended or not: they
+		 * wait for nothing, so their races are those of any read or
+		 * write (a timed join's, those of is_alive) */
+		blocking = (s->op == PLOOM_OP_ACQUIRE || s->op == PLOOM_OP_JOIN) &&
+			   s->mode == PLOOM_ACQUIRE_BLOCKING;
 		clock_for(d, vc, s->task, ev->acc, ev->nacc, -1);
 		vc[s->task] = (int)j + 1;
 		if ((size_t)j >= from) {

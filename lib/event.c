@@ -138,6 +138,19 @@ int ploom_op_accesses(struct ploom_access out[2], int task, enum ploom_op op,
 	return n;
 }
 
+int ploom_mode_allowed(enum ploom_op op, enum ploom_acquire_mode mode)
+{
+	switch (mode) {
+	case PLOOM_ACQUIRE_BLOCKING:
+		return 1;
+	case PLOOM_ACQUIRE_NONBLOCKING:
+		return op == PLOOM_OP_ACQUIRE;
+	case PLOOM_ACQUIRE_TIMED:
+		return op == PLOOM_OP_ACQUIRE || op == PLOOM_OP_JOIN;
+	}
+	return 0;
+}
+
 int ploom_pending_accesses(struct ploom_access out[2], int task, enum ploom_op op,
 			   struct ploom_obj obj)
 {
@@ -736,9 +749,9 @@ static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
 		mode = PLOOM_ACQUIRE_TIMED;
 	else
 		return malformed(err, line, len, "bad FLAGS");
-	/* a mode belongs to an acquire: elsewhere it would mean nothing */
-	if (mode != PLOOM_ACQUIRE_BLOCKING && op != PLOOM_OP_ACQUIRE)
-		return malformed(err, line, len, "FLAGS on an operation other than acquire");
+	/* a mode belongs to an acquire or a join: elsewhere it would mean nothing */
+	if (!ploom_mode_allowed((enum ploom_op)op, mode))
+		return malformed(err, line, len, "FLAGS that OP does not take");
 	s = ploom_run_add_step(p->run);
 	if (!s)
 		return ploom_err_oom(err);

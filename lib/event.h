@@ -69,7 +69,9 @@
  *       yield_now).  ENABLED list: the enabled tasks at that point,
  *       ascending.  FLAGS word: "-", or for an acquire that may return
  *       False, "nonblocking" (acquire(blocking=False)) or "timed"
- *       (acquire(timeout=T), T >= 0; see enum ploom_acquire_mode).
+ *       (acquire(timeout=T), T >= 0), or for a join that may return
+ *       before its thread ends, "timed" (join(timeout=T)); see enum
+ *       ploom_acquire_mode.
  *       PENDING: "-", or one TASK:OP:OBJECT
  *       entry, comma-separated and in ascending task order, for every
  *       other unfinished task, enabled or not: the operation it waits to
@@ -123,7 +125,9 @@
 
 #include "err.h"
 
-/* 3: the FLAGS word "timed" */
+/* 3: the FLAGS word "timed".  "timed" on a join is protocol 3 too: a
+ * reader that knows it only on an acquire refuses the record as
+ * malformed, never misreads it, and worker and utilities ship together */
 #define PLOOM_PROTOCOL_VERSION 3
 
 /* ---- operations and objects ---- */
@@ -144,19 +148,27 @@ enum ploom_op {
 	PLOOM_NOPS
 };
 
-/* How an acquire treats a held lock; the FLAGS word of its step.  Zero is
- * the plain blocking acquire, and what every other operation carries.  A
- * timed acquire is never a sleep (ploom has no clock): like a nonblocking
- * one it is always enabled, and returns False when the lock is held at
- * the step the scheduler picks it (it timed out), True when it took it.
- * So the search reaches both "waited, then took it" and "timed out" by
- * choosing when the task runs, and a task in a timed acquire is never
- * part of a deadlock. */
+/* How an acquire treats a held lock, or a join an unfinished thread; the
+ * FLAGS word of its step.  Zero is the plain blocking acquire or join, and
+ * what every other operation carries.  A timed acquire or join is never a
+ * sleep (ploom has no clock): like a nonblocking acquire it is always
+ * enabled.  A timed acquire returns False when the lock is held at the
+ * step the scheduler picks it (it timed out), True when it took it; a
+ * timed join returns None either way, and its caller asks is_alive().  So
+ * the search reaches both "waited, then got it" and "timed out" by
+ * choosing when the task runs, and a task in a timed acquire or join is
+ * never part of a deadlock.  Only an acquire may be nonblocking (join has
+ * no such argument); only an acquire or a join may be timed. */
 enum ploom_acquire_mode {
-	PLOOM_ACQUIRE_BLOCKING = 0,     /* acquire(): waits for the lock; "-" */
+	PLOOM_ACQUIRE_BLOCKING = 0,     /* acquire(), join(): wait; "-" */
 	PLOOM_ACQUIRE_NONBLOCKING,      /* acquire(blocking=False); "nonblocking" */
-	PLOOM_ACQUIRE_TIMED,            /* acquire(timeout=T), T >= 0; "timed" */
+	PLOOM_ACQUIRE_TIMED,            /* acquire(timeout=T), T >= 0, or
+					 * join(timeout=T), any T; "timed" */
 };
+
+/* 1 if a step of `op` may carry `mode`: blocking on any operation,
+ * nonblocking on an acquire, timed on an acquire or a join. */
+int ploom_mode_allowed(enum ploom_op op, enum ploom_acquire_mode mode);
 
 /* "begin", "start", ..., "yield_now"; "?" for a value out of range. */
 const char *ploom_op_name(enum ploom_op op);
@@ -188,7 +200,8 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
  * Every operation reads or writes (changes) at most one object, and the
  * step that ends a thread also writes that thread's object (its exit):
  *
- *   read, locked, join, is_alive        read their object
+ *   read, locked, join (timed or not),
+ *   is_alive                            read their object
  *   write, acquire (in every mode, so
  *   one that returns False too),
  *   release, start                      write it (start writes the thread started)

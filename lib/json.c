@@ -115,8 +115,10 @@ static void put_step(struct builder *b, cJSON *arr, const struct ploom_step *s)
 	put(b, o, "enabled", int_array(s->enabled, s->nenabled));
 	if (s->op == PLOOM_OP_ACQUIRE)
 		put_bool(b, o, "blocking", s->mode != PLOOM_ACQUIRE_NONBLOCKING);
-	/* only where true: a trace without timed steps reads as it did in 1 */
-	if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_TIMED)
+	/* only where true: a trace without timed steps reads as it did in 1.
+	 * A join has no "blocking": it cannot be nonblocking, and a timed one
+	 * says so here */
+	if (s->mode == PLOOM_ACQUIRE_TIMED)
 		put_bool(b, o, "timeout", 1);
 	if (s->value)
 		put_str(b, o, "value", s->value);
@@ -791,6 +793,8 @@ static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, si
 	if (b) {
 		if (!cJSON_IsBool(b))
 			fail(r, "is not a boolean", prefix, "blocking");
+		else if (cJSON_IsFalse(b) && !ploom_mode_allowed(s->op, PLOOM_ACQUIRE_NONBLOCKING))
+			fail(r, "is false on an operation other than acquire", prefix, "blocking");
 		else if (cJSON_IsFalse(b))
 			s->mode = PLOOM_ACQUIRE_NONBLOCKING;
 	}
@@ -799,11 +803,11 @@ static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, si
 		fail(r, "is not a boolean", prefix, "timeout");
 	else if (b && cJSON_IsTrue(b)) {
 		/* a timed step changes what the step means: refused where it
-		 * cannot be one, rather than read as a blocking acquire */
+		 * cannot be one, rather than read as a blocking acquire or join */
 		if (r->version < 2)
 			fail(r, "needs format version 2", prefix, "timeout");
-		else if (s->op != PLOOM_OP_ACQUIRE)
-			fail(r, "is only for an acquire", prefix, "timeout");
+		else if (!ploom_mode_allowed(s->op, PLOOM_ACQUIRE_TIMED))
+			fail(r, "is only for an acquire or a join", prefix, "timeout");
 		else if (s->mode == PLOOM_ACQUIRE_NONBLOCKING)
 			fail(r, "is true on a nonblocking acquire", prefix, "timeout");
 		else

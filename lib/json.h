@@ -16,8 +16,8 @@
  *    "minimized_from": int (optional: minimized traces),
  *    "steps": [{"index", "task", "op", "object" (string or null),
  *               "enabled": [int...], "blocking" (acquire only, bool),
- *               "timeout" (true on a timed acquire only, absent elsewhere;
- *               version 2), "value" (optional string)}...],
+ *               "timeout" (true on a timed acquire or join only, absent
+ *               elsewhere; version 2), "value" (optional string)}...],
  *    "outcome": {"kind", "summary", and by kind: "task", "exception":
  *                {"type", "message"}, "traceback" (failure); "waits":
  *                [{"task", "op", "object", "holder"}] (deadlock); "signal"

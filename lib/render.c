@@ -242,8 +242,8 @@ static char *step_text(const struct ploom_step *s)
 
 	if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_NONBLOCKING)
 		mode = " (nonblocking)";
-	else if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_TIMED)
-		mode = " (timeout)";
+	else if (s->mode == PLOOM_ACQUIRE_TIMED)
+		mode = " (timeout)"; /* a timed acquire or join */
 	if (asprintf(&text, "%s%s%s%s", op, s->object ? " " : "", s->object ? s->object : "",
 		     mode) < 0)
 		return NULL;

@@ -11,7 +11,8 @@
  *   2. a table with one row per step and one column per task (task 0,
  *      task 1, ...).  A step's cell sits in the column of the task that
  *      took it and reads "OP OBJECT", then " (nonblocking)" for
- *      acquire(blocking=False) or " (timeout)" for acquire(timeout=T),
+ *      acquire(blocking=False) or " (timeout)" for acquire(timeout=T)
+ *      and join(timeout=T),
  *      then " -> VALUE" when the step has a
  *      value.  Columns are as wide as their widest cell; a value is cut
  *      (ending in "...") so that its cell fits the cap, but keeps at least

@@ -122,8 +122,8 @@ int ploom_replay_check_python(const struct ploom_trace *trace, const char *pytho
 }
 
 /* "task 1 read cell#0", "task 2 begin", "task 1 acquire lock#0
- * (nonblocking)", "task 1 acquire lock#0 (timeout)"; "the end of the
- * run" for a missing step. */
+ * (nonblocking)", "task 1 acquire lock#0 (timeout)", "task 0 join
+ * thread#1 (timeout)"; "the end of the run" for a missing step. */
 static void describe(struct ploom_buf *b, const struct ploom_step *s)
 {
 	if (!s) {

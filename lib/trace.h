@@ -39,7 +39,9 @@
  *   1  the first format
  *   2  a step's "timeout" (a timed acquire): an old reader would ignore
  *      it and take the step for a blocking acquire, which changes what
- *      the step means (it may return False) */
+ *      the step means (it may return False).  "timeout" on a join (a
+ *      timed join) is also version 2: a version-2 reader that knows only
+ *      timed acquires refuses it, naming the field, so none misreads it */
 #define PLOOM_TRACE_VERSION 2
 #define PLOOM_TRACE_VERSION_MIN 1
 
@@ -51,7 +53,8 @@ struct ploom_step {
 	struct ploom_obj obj; /* object parsed; kind PLOOM_OBJ_NONE without one */
 	int *enabled;       /* enabled tasks, ascending */
 	size_t nenabled;
-	enum ploom_acquire_mode mode; /* of an acquire; PLOOM_ACQUIRE_BLOCKING for the rest */
+	enum ploom_acquire_mode mode; /* of an acquire or a join; PLOOM_ACQUIRE_BLOCKING
+				       * for the rest */
 	char *value;        /* repr() of the step's value, NULL if none */
 	/* what every other unfinished task waits to do, ascending; read from
 	 * the worker for the search, not kept in trace files */

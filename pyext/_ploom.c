@@ -88,7 +88,7 @@ struct task {
 	PyObject *obj;      /* its object, borrowed: the op's caller keeps it alive */
 	enum ploom_acquire_mode mode; /* of a pending acquire */
 	sem_t go;           /* posted to hand this task the baton */
-	ThreadObject *thread; /* strong; NULL for the main task */
+	ThreadObject *thread; /* strong; for the main task NULL until main_thread_of() */
 	struct sched *sched;
 };
 
@@ -150,6 +150,9 @@ typedef struct {
 	long next_lock;
 	long next_cell;
 	struct sched sched;
+	/* main_thread(): task 0's Thread, made on first use in a schedule's
+	 * process (one per schedule, as each runs in a fork of its own) */
+	PyObject *main_thread;
 } module_state;
 
 /* The task the calling OS thread runs, NULL on threads ploom does not
@@ -369,10 +372,10 @@ static int task_enabled(struct sched *s, struct task *t)
 	if (t->state != TASK_AT_POINT)
 		return 0;
 	/* a nonblocking or timed acquire runs on a held lock too: it returns
-	 * False there */
+	 * False there; a timed join runs on a live thread: it returns None */
 	if (t->op == PLOOM_OP_ACQUIRE && t->mode == PLOOM_ACQUIRE_BLOCKING)
 		return ((LockObject *)t->obj)->holder == HOLDER_NONE;
-	if (t->op == PLOOM_OP_JOIN) {
+	if (t->op == PLOOM_OP_JOIN && t->mode == PLOOM_ACQUIRE_BLOCKING) {
 		ThreadObject *th = (ThreadObject *)t->obj;
 		/* joining an unstarted thread or oneself raises when it runs */
 		return th->tid < 0 || th->tid == t->id || th->finished;
@@ -544,8 +547,8 @@ static void sem_wait_nointr(sem_t *sem)
 		;
 }
 
-/* The current task stops before `op` on `obj` (an acquire in `mode`, which
- * every other op passes as PLOOM_ACQUIRE_BLOCKING); returns when the
+/* The current task stops before `op` on `obj` (an acquire or a join in
+ * `mode`, which every other op passes as PLOOM_ACQUIRE_BLOCKING); returns when the
  * scheduler has picked it again, at which point the op is enabled. */
 static void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
 			enum ploom_acquire_mode mode)
@@ -1210,23 +1213,33 @@ static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
 	Py_RETURN_NONE;
 }
 
+/* join(timeout=None) as threading's: None waits for the thread to end; a
+ * number (negative ones too, which threading takes as 0) makes a timed
+ * join.  A timed join never sleeps: the task stays enabled, and when the
+ * scheduler picks it, it returns None whether or not the thread has
+ * finished (the caller asks is_alive(), as with threading), so the search
+ * reaches both "the thread ended in time" and "it did not".  The number
+ * plays no part (ploom has no clock) but must be one threading takes. */
 static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {KW("timeout"), NULL};
 	ThreadObject *self = (ThreadObject *)op;
 	module_state *st = state_of_type(Py_TYPE(self));
 	PyObject *timeout = Py_None;
+	enum ploom_acquire_mode mode = PLOOM_ACQUIRE_BLOCKING;
+	double seconds;
 	struct task *t;
+	int err;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:join", kwlist, &timeout))
 		return NULL;
-	if (timeout != Py_None) {
-		PyErr_SetString(PyExc_ValueError,
-				"ploom.Thread.join() does not support a timeout: ploom has no clock");
+	if (timeout != Py_None)
+		mode = PLOOM_ACQUIRE_TIMED;
+	t = op_task(st, &err);
+	if (err)
 		return NULL;
-	}
-	if (op_begin(st, PLOOM_OP_JOIN, op, &t) < 0)
-		return NULL;
+	if (t)
+		sched_point(&st->sched, t, PLOOM_OP_JOIN, op, mode);
 	if (self->tid < 0) {
 		PyErr_SetString(PyExc_RuntimeError, "cannot join thread before it is started");
 		return NULL;
@@ -1235,6 +1248,10 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_RuntimeError, "cannot join current thread");
 		return NULL;
 	}
+	/* threading checks the timeout after the thread, so a bad one on an
+	 * unstarted thread raises RuntimeError there too */
+	if (timeout != Py_None && timeout_seconds(timeout, &seconds) < 0)
+		return NULL;
 	Py_RETURN_NONE;
 }
 
@@ -1404,8 +1421,11 @@ static PyMethodDef Thread_methods[] = {
 	{"start", Thread_start, METH_NOARGS,
 	 "start($self, /)\n--\n\nStart the thread; a scheduling point.  RuntimeError if started twice."},
 	{"join", (PyCFunction)(void (*)(void))Thread_join, METH_VARARGS | METH_KEYWORDS,
-	 "join($self, /)\n--\n\nWait for the thread to finish; a scheduling point.  The task is\n"
-	 "not enabled until the thread has finished."},
+	 "join($self, /, timeout=None)\n--\n\nWait for the thread to finish; a scheduling point.\n"
+	 "With timeout None the task is not enabled until the thread has finished.\n"
+	 "With a number (of seconds, never used: ploom has no clock) it is a timed\n"
+	 "join, always enabled, that returns None whether or not the thread has\n"
+	 "finished: ask is_alive(), as with threading."},
 	{"is_alive", Thread_is_alive, METH_NOARGS,
 	 "is_alive($self, /)\n--\n\nWhether the thread has started and not finished; a scheduling point."},
 	{"run", Thread_run, METH_NOARGS,
@@ -1967,6 +1987,58 @@ static PyObject *ploom_held_lock(PyObject *module, PyObject *Py_UNUSED(ignored))
 	return (PyObject *)lock;
 }
 
+/* Task 0's Thread: a ploom.Thread named "MainThread" with ident 0, not a
+ * daemon, started, that finishes when the scenario returns.  A real
+ * Thread, so that join() and is_alive() of it are the operations they are
+ * on any thread (on thread#0, whose end task 0's last step writes) and
+ * start() raises "threads can only be started once".  New reference. */
+static PyObject *main_thread_of(module_state *st)
+{
+	struct sched *s = &st->sched;
+	ThreadObject *m;
+
+	if (st->main_thread)
+		return Py_NewRef(st->main_thread);
+	m = (ThreadObject *)st->thread_type->tp_alloc(st->thread_type, 0);
+	if (!m)
+		return NULL;
+	m->target = Py_NewRef(Py_None);
+	m->args = PyTuple_New(0);
+	m->kwargs = PyDict_New();
+	m->name = PyUnicode_FromString("MainThread");
+	if (!m->args || !m->kwargs || !m->name) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	m->tid = 0;
+	m->finished = s->tasks[0]->state == TASK_FINISHED;
+	/* so that task_finish() marks it finished with task 0 */
+	s->tasks[0]->thread = (ThreadObject *)Py_NewRef(m);
+	st->main_thread = Py_NewRef(m);
+	return (PyObject *)m;
+}
+
+/* Not an operation, as current_task(): the Thread of the running task. */
+static PyObject *ploom_current_thread(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+
+	if (!st->sched.active || !current_task)
+		Py_RETURN_NONE;
+	if (current_task->id == 0)
+		return main_thread_of(st);
+	return Py_NewRef(current_task->thread);
+}
+
+static PyObject *ploom_main_thread(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+
+	if (!st->sched.active || !current_task)
+		Py_RETURN_NONE;
+	return main_thread_of(st);
+}
+
 static PyMethodDef module_methods[] = {
 	{"held_lock", ploom_held_lock, METH_NOARGS,
 	 "held_lock()\n--\n\nA new Lock, held by the calling task, made without a scheduling\n"
@@ -1978,6 +2050,15 @@ static PyMethodDef module_methods[] = {
 	 "current_task()\n--\n\nThe id of the task that calls it inside a schedule: 0 for the\n"
 	 "scenario's main task, then 1, 2, ... in start order.  None outside a check,\n"
 	 "and on a thread ploom does not schedule.  Not a scheduling point."},
+	{"current_thread", ploom_current_thread, METH_NOARGS,
+	 "current_thread()\n--\n\nThe ploom.Thread of the task that calls it inside a schedule;\n"
+	 "for task 0 (the scenario's own) the one main_thread() returns.  None outside\n"
+	 "a check, and on a thread ploom does not schedule.  Not a scheduling point."},
+	{"main_thread", ploom_main_thread, METH_NOARGS,
+	 "main_thread()\n--\n\nTask 0's ploom.Thread inside a schedule: named \"MainThread\",\n"
+	 "ident 0, not a daemon, alive until the scenario returns; one object per\n"
+	 "schedule.  None outside a check, and on a thread ploom does not schedule.\n"
+	 "Not a scheduling point."},
 	{"serve", ploom_serve, METH_VARARGS,
 	 "serve(scenario, hello, cmd_fd, event_fd, /)\n--\n\n"
 	 "The fork server loop of ploom's worker (see lib/event.h).  Internal."},
@@ -2010,6 +2091,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
 	Py_VISIT(st->lock_type);
 	Py_VISIT(st->cell_type);
 	Py_VISIT(st->thread_type);
+	Py_VISIT(st->main_thread);
 	return 0;
 }
 
@@ -2019,6 +2101,7 @@ static int module_clear(PyObject *m)
 	Py_CLEAR(st->lock_type);
 	Py_CLEAR(st->cell_type);
 	Py_CLEAR(st->thread_type);
+	Py_CLEAR(st->main_thread);
 	return 0;
 }
 

@@ -12,8 +12,20 @@ stays as cheap as loading the extension.
 
 from ploom._ploom import Lock, SharedCell, Thread, yield_now
 from ploom._ploom import current_task as _current_task
+from ploom._ploom import current_thread as _current_thread
+from ploom._ploom import main_thread as _main_thread
 
-__all__ = ["Thread", "Lock", "SharedCell", "yield_now", "get_ident", "check", "Config"]
+__all__ = [
+    "Thread",
+    "Lock",
+    "SharedCell",
+    "yield_now",
+    "get_ident",
+    "current_thread",
+    "main_thread",
+    "check",
+    "Config",
+]
 __version__ = "0.1.0"
 
 _LAZY = {"check", "Config", "exploration"}
@@ -47,6 +59,40 @@ def get_ident():
     import threading
 
     return threading.get_ident()
+
+
+def current_thread():
+    """The calling thread's object, as ``threading.current_thread()`` gives it.
+
+    Inside a check it is the running task's :class:`Thread`: the one that
+    was started, or for the scenario's own task (task 0) the
+    :func:`main_thread` object.  Elsewhere, outside a check or on a thread
+    ploom does not schedule, it is ``threading.current_thread()``.  Not a
+    scheduling point.
+    """
+    thread = _current_thread()
+    if thread is not None:
+        return thread
+    import threading
+
+    return threading.current_thread()
+
+
+def main_thread():
+    """The main thread's object, as ``threading.main_thread()`` gives it.
+
+    Inside a check it is a :class:`Thread` standing for the scenario's own
+    task: ``name`` "MainThread", ``ident`` 0, ``daemon`` False, alive until
+    the scenario returns; the same object for the whole schedule.  Its
+    ``is_alive()`` and ``join()`` are the operations they are on any thread.
+    Elsewhere it is ``threading.main_thread()``.  Not a scheduling point.
+    """
+    thread = _main_thread()
+    if thread is not None:
+        return thread
+    import threading
+
+    return threading.main_thread()
 
 
 def __getattr__(name):

@@ -79,9 +79,11 @@ class Thread:
     def daemon(self, value: object) -> None: ...
     def start(self) -> None:
         """Start the thread; RuntimeError if started twice or outside a check."""
-    def join(self, timeout: None = None) -> None:
-        """Wait for the thread to finish.  A timeout raises ValueError:
-        ploom has no clock."""
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the thread to finish.  With a timeout (a number of
+        seconds, never used: ploom has no clock) a timed join, always
+        enabled, that returns whether or not the thread has finished: ask
+        is_alive(), as with threading."""
     def is_alive(self) -> bool:
         """Whether the thread has started and not finished."""
     def run(self) -> None:
@@ -99,6 +101,18 @@ def current_task() -> int | None:
     """The calling task's id inside a schedule (0 for the scenario's main
     task, then 1, 2, ... in start order); None outside a check and on a
     thread ploom does not schedule.  Not a scheduling point."""
+
+def current_thread() -> Thread | None:
+    """The ploom.Thread of the task that calls it inside a schedule; for
+    task 0 (the scenario's own) the one main_thread() returns.  None outside
+    a check and on a thread ploom does not schedule.  Not a scheduling
+    point."""
+
+def main_thread() -> Thread | None:
+    """Task 0's ploom.Thread inside a schedule: named "MainThread", ident
+    0, not a daemon, alive until the scenario returns; one object per
+    schedule.  None outside a check and on a thread ploom does not
+    schedule.  Not a scheduling point."""
 
 def serve(scenario: Callable[[], object], hello: tuple[Any, ...], cmd_fd: int, event_fd: int, /) -> None:
     """The fork server loop of ploom's worker (see lib/event.h).  Internal."""

@@ -51,7 +51,9 @@ __all__ = [
     "Semaphore",
     "TIMEOUT_MAX",
     "Thread",
+    "current_thread",
     "get_ident",
+    "main_thread",
 ]
 
 BrokenBarrierError = _std.BrokenBarrierError
@@ -64,6 +66,22 @@ def get_ident() -> int:
     from ploom import get_ident as ident
 
     return ident()
+
+
+def current_thread() -> Thread:
+    """The running task's ploom.Thread in a schedule (for the scenario's own
+    task, main_thread()); threading.current_thread() outside a check."""
+    from ploom import current_thread as current
+
+    return current()
+
+
+def main_thread() -> Thread:
+    """The scenario's own task as a ploom.Thread named "MainThread" in a
+    schedule; threading.main_thread() outside a check."""
+    from ploom import main_thread as main
+
+    return main()
 
 
 def __getattr__(name):

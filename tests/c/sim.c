@@ -14,8 +14,8 @@
  * resumes, with its result in `val`, when the scheduler runs it.  Locals
  * that live across operations are kept in t->loc[]. */
 
-enum op_kind { OP_BEGIN, OP_START, OP_JOIN, OP_ACQUIRE, OP_TRY_ACQUIRE, OP_TIMED_ACQUIRE,
-	       OP_RELEASE, OP_READ, OP_WRITE, OP_YIELD, OP_IS_ALIVE, OP_LOCKED };
+enum op_kind { OP_BEGIN, OP_START, OP_JOIN, OP_TIMED_JOIN, OP_ACQUIRE, OP_TRY_ACQUIRE,
+	       OP_TIMED_ACQUIRE, OP_RELEASE, OP_READ, OP_WRITE, OP_YIELD, OP_IS_ALIVE, OP_LOCKED };
 
 #define NONE (-999)     /* Python's None in a cell */
 #define MAX_TASKS 8
@@ -279,6 +279,7 @@ static int prog_thread(struct sim *s, struct sim_task *t, long val, struct sim_o
 		switch (done->kind) {
 		case PI_READ:
 		case PI_IS_ALIVE:
+		case PI_TIMED_JOIN:
 		case PI_LOCKED:
 			t->loc[1] = val;
 			break;
@@ -318,6 +319,9 @@ static int prog_thread(struct sim *s, struct sim_task *t, long val, struct sim_o
 			return 1;
 		case PI_JOIN:
 			*op = (struct sim_op){OP_JOIN, in->obj, 0};
+			return 1;
+		case PI_TIMED_JOIN:
+			*op = (struct sim_op){OP_TIMED_JOIN, in->obj, 0};
 			return 1;
 		case PI_IS_ALIVE:
 			*op = (struct sim_op){OP_IS_ALIVE, in->obj, 0};
@@ -401,7 +405,12 @@ void sim_prog_generate(struct sim_prog *p, unsigned long seed, int max_ops)
 			} else if (r < 65) {
 				c[n++] = (struct sim_instr){PI_YIELD, 0, 0};
 			} else if (r < 72 && k > 0) {
-				c[n++] = (struct sim_instr){PI_JOIN, rng_below(&st, k), 0};
+				/* join, or join(timeout=T) then is_alive(): the
+				 * kind from r, as for timed acquires above */
+				c[n++] = (struct sim_instr){r < 70 ? PI_JOIN : PI_TIMED_JOIN,
+							    rng_below(&st, k), 0};
+				if (r >= 70)
+					have_reg = 1;
 			} else if (r < 76 && k > 0) {
 				c[n++] = (struct sim_instr){PI_IS_ALIVE, rng_below(&st, k), 0};
 				have_reg = 1;
@@ -427,7 +436,8 @@ void sim_prog_generate(struct sim_prog *p, unsigned long seed, int max_ops)
 
 static const char *const pi_names[] = {
 	[PI_READ] = "read", [PI_WRITE] = "write", [PI_ACQ] = "acquire", [PI_REL] = "release",
-	[PI_TRY] = "try", [PI_TIMED] = "timed", [PI_YIELD] = "yield", [PI_JOIN] = "join", [PI_IS_ALIVE] = "is_alive",
+	[PI_TRY] = "try", [PI_TIMED] = "timed", [PI_YIELD] = "yield", [PI_JOIN] = "join",
+	[PI_TIMED_JOIN] = "timed_join", [PI_IS_ALIVE] = "is_alive",
 	[PI_LOCKED] = "locked", [PI_ASSERT_NE] = "assert_ne",
 };
 
@@ -450,6 +460,7 @@ void sim_prog_print(FILE *f, const struct sim_prog *p)
 
 static const enum ploom_op ploom_ops[] = {
 	[OP_BEGIN] = PLOOM_OP_BEGIN, [OP_START] = PLOOM_OP_START, [OP_JOIN] = PLOOM_OP_JOIN,
+	[OP_TIMED_JOIN] = PLOOM_OP_JOIN,
 	[OP_ACQUIRE] = PLOOM_OP_ACQUIRE, [OP_TRY_ACQUIRE] = PLOOM_OP_ACQUIRE,
 	[OP_TIMED_ACQUIRE] = PLOOM_OP_ACQUIRE,
 	[OP_RELEASE] = PLOOM_OP_RELEASE, [OP_READ] = PLOOM_OP_READ, [OP_WRITE] = PLOOM_OP_WRITE,
@@ -478,6 +489,7 @@ static int is_enabled(const struct sim *s, int id)
 		return s->holder[t->pend.obj] < 0;
 	if (t->pend.kind == OP_JOIN)
 		return s->pool[t->pend.obj + 1].done;
+	/* the rest, timed or nonblocking acquires and timed joins included */
 	return 1;
 }
 
@@ -493,6 +505,7 @@ static struct ploom_obj object_of(const struct sim *s, const struct sim_op *op, 
 					  s->pool[op->obj + 1].id >= 0 ? s->pool[op->obj + 1].id
 								      : s->ntasks};
 	case OP_JOIN:
+	case OP_TIMED_JOIN:
 	case OP_IS_ALIVE:
 		return (struct ploom_obj){PLOOM_OBJ_THREAD, s->pool[op->obj + 1].id};
 	case OP_ACQUIRE:
@@ -661,9 +674,10 @@ void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct
 		st->op = ploom_ops[t->pend.kind];
 		st->obj = object_of(&s, &t->pend, c);
 		st->object = object_name(st->obj);
-		st->mode = t->pend.kind == OP_TRY_ACQUIRE     ? PLOOM_ACQUIRE_NONBLOCKING
-			   : t->pend.kind == OP_TIMED_ACQUIRE ? PLOOM_ACQUIRE_TIMED
-							      : PLOOM_ACQUIRE_BLOCKING;
+		st->mode = t->pend.kind == OP_TRY_ACQUIRE ? PLOOM_ACQUIRE_NONBLOCKING
+			   : t->pend.kind == OP_TIMED_ACQUIRE || t->pend.kind == OP_TIMED_JOIN
+				   ? PLOOM_ACQUIRE_TIMED
+				   : PLOOM_ACQUIRE_BLOCKING;
 		st->enabled = malloc((size_t)nen * sizeof(int));
 		memcpy(st->enabled, en, (size_t)nen * sizeof(int));
 		st->nenabled = (size_t)nen;
@@ -703,6 +717,11 @@ void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct
 			s.cell[t->pend.obj] = t->pend.v;
 			break;
 		case OP_IS_ALIVE:
+		case OP_TIMED_JOIN:
+			/* a timed join returns None; the sim gives the thread's
+			 * liveness at that step, as an is_alive() right after it
+			 * would see when nothing runs between, so that where a
+			 * timed join lands in a schedule shows in its outcome */
 			val = !s.pool[t->pend.obj + 1].done;
 			break;
 		case OP_LOCKED:

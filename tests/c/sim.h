@@ -53,11 +53,13 @@ void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *ch
  * main starts threads 1..n in order and joins those in join_mask; thread k
  * runs its code: reads into a register, writes of a constant or of the
  * register plus one, acquire/release, `if l.acquire(blocking=False):
- * write; release` (or with acquire(timeout=T)), yield_now, join/is_alive of a thread started before it,
+ * write; release` (or with acquire(timeout=T)), yield_now, join/is_alive of
+ * a thread started before it, `join(timeout=T)` then is_alive() into the
+ * register (one step: the timed join),
  * locked(), and asserts that the register differs from a constant (the
  * failure's message names the task and the place). */
 enum sim_instr_kind { PI_READ, PI_WRITE, PI_ACQ, PI_REL, PI_TRY, PI_YIELD, PI_JOIN,
-		      PI_IS_ALIVE, PI_LOCKED, PI_ASSERT_NE, PI_TIMED };
+		      PI_IS_ALIVE, PI_LOCKED, PI_ASSERT_NE, PI_TIMED, PI_TIMED_JOIN };
 
 struct sim_instr {
 	unsigned char kind;

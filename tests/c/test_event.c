@@ -72,14 +72,15 @@ static void parse_reads_a_passing_run(void)
 		"value 3 =True\n"
 		"step 4 1 acquire lock#0 0,1 timed 0:release:lock#0\n"
 		"value 4 =False\n"
+		"step 5 0 join thread#1 0,1 timed 1:read:cell#0\n"
 		"outcome pass\n"
 		"exit code 0\n"
 		"output =hi%0A\n"
-		"done 5\n";
+		"done 6\n";
 
 	CHECK_INT(parse(&run, text, &err), 0);
 	CHECK_STR(err.msg, "");
-	CHECK_INT(run.nsteps, 5);
+	CHECK_INT(run.nsteps, 6);
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
 	CHECK_STR(run.outcome.summary, "pass");
 	CHECK_STR(run.outcome.output, "hi\n");
@@ -101,13 +102,16 @@ static void parse_reads_a_passing_run(void)
 	CHECK_INT(run.steps[3].nenabled, 2);
 	CHECK_INT(run.steps[4].mode, PLOOM_ACQUIRE_TIMED);
 	CHECK_STR(run.steps[4].value, "False");
-	/* branch points: steps 1-4; steps 1 and 3 switch away from a task
-	 * still enabled, step 4 from task 0, which is too */
-	CHECK_INT(run.nchoices, 4);
+	CHECK_INT(run.steps[5].op, PLOOM_OP_JOIN);
+	CHECK_INT(run.steps[5].mode, PLOOM_ACQUIRE_TIMED);
+	/* branch points: steps 1-5; steps 1 and 3 switch away from a task
+	 * still enabled, steps 4 and 5 from task 0 and 1, which are too */
+	CHECK_INT(run.nchoices, 5);
 	CHECK_INT(run.choices[0], 1);
 	CHECK_INT(run.choices[2], 0);
 	CHECK_INT(run.choices[3], 1);
-	CHECK_INT(run.preemptions, 3);
+	CHECK_INT(run.choices[4], 0);
+	CHECK_INT(run.preemptions, 4);
 	ploom_run_release(&run);
 }
 
@@ -207,8 +211,10 @@ static const struct {
 	{"step 0 0 start thread#1 0,,1 - -\n", "bad ENABLED"},
 	{"step 0 0 start thread#1 0 blocking -\n", "bad FLAGS"},
 	{"step 0 0 acquire lock#0 0 timeout -\n", "bad FLAGS"},
-	{"step 0 0 read cell#0 0 timed -\n", "FLAGS on an operation other than acquire"},
-	{"step 0 0 release lock#0 0 nonblocking -\n", "FLAGS on an operation other than acquire"},
+	{"step 0 0 read cell#0 0 timed -\n", "FLAGS that OP does not take"},
+	{"step 0 0 release lock#0 0 nonblocking -\n", "FLAGS that OP does not take"},
+	{"step 0 0 is_alive thread#1 0 timed -\n", "FLAGS that OP does not take"},
+	{"step 0 0 join thread#1 0 nonblocking -\n", "FLAGS that OP does not take"},
 	{"step 0  0 start thread#1 0 -\n", "bad field separators"},
 	{"value 0 =1\n", "bad INDEX"},
 	{"step 0 0 read cell#0 0 - -\nvalue 0 1\n", "bad TEXT"},
@@ -363,6 +369,8 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	const struct ploom_pending p1[] = {{0, PLOOM_OP_ACQUIRE, {PLOOM_OBJ_LOCK, 3}}};
 	const struct ploom_pending p2[] = {{1, PLOOM_OP_BEGIN, {PLOOM_OBJ_NONE, 0}},
 					   {2, PLOOM_OP_JOIN, {PLOOM_OBJ_THREAD, 1}}};
+	const struct ploom_pending p3[] = {{0, PLOOM_OP_ACQUIRE, {PLOOM_OBJ_LOCK, 3}},
+					   {1, PLOOM_OP_BEGIN, {PLOOM_OBJ_NONE, 0}}};
 	struct ploom_buf b = {0};
 	struct ploom_err err = {0, ""};
 	struct ploom_run run;
@@ -378,15 +386,17 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	ploom_enc_step(&b, 3, 0, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 3}, en012,
 		       3, PLOOM_ACQUIRE_TIMED, p2, 2);
 	ploom_enc_value(&b, 3, "False", 5);
+	ploom_enc_step(&b, 4, 2, PLOOM_OP_JOIN, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, en012,
+		       3, PLOOM_ACQUIRE_TIMED, p3, 2);
 	ploom_enc_outcome_failure(&b, 2, "builtins.ValueError", 19, "bad\0value", 9, tb,
 				  sizeof(tb) - 1);
 	ploom_enc_exit(&b, "code", 0);
 	ploom_enc_output(&b, "out\n", 4);
-	ploom_enc_done(&b, 4);
+	ploom_enc_done(&b, 5);
 	memset(&run, 0, sizeof(run));
 	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
 	CHECK_STR(err.msg, "");
-	CHECK_INT(run.nsteps, 4);
+	CHECK_INT(run.nsteps, 5);
 	CHECK_INT(run.steps[0].op, PLOOM_OP_START);
 	CHECK_STR(run.steps[0].object, "thread#1");
 	CHECK_INT(run.steps[1].task, 1);
@@ -401,6 +411,9 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	CHECK_INT(run.steps[2].mode, PLOOM_ACQUIRE_NONBLOCKING);
 	CHECK_INT(run.steps[3].mode, PLOOM_ACQUIRE_TIMED);
 	CHECK_STR(run.steps[3].value, "False");
+	CHECK_INT(run.steps[4].op, PLOOM_OP_JOIN);
+	CHECK_INT(run.steps[4].mode, PLOOM_ACQUIRE_TIMED);
+	CHECK(run.steps[4].value == NULL);
 	CHECK_INT(run.steps[2].nenabled, 3);
 	CHECK_INT(run.steps[2].npending, 2);
 	CHECK_INT(run.steps[2].pending[0].op, PLOOM_OP_BEGIN);

@@ -189,7 +189,10 @@ static const struct {
 	{"\"blocking\":\tfalse", "\"blocking\":\tfalse, \"timeout\": true",
 	 "field 'steps[3].timeout' is true on a nonblocking acquire"},
 	{"\"op\":\t\"start\"", "\"op\":\t\"start\", \"timeout\": true",
-	 "field 'steps[0].timeout' is only for an acquire"},
+	 "field 'steps[0].timeout' is only for an acquire or a join"},
+	/* only an acquire has a nonblocking mode */
+	{"\"op\":\t\"start\"", "\"op\":\t\"start\", \"blocking\": false",
+	 "field 'steps[0].blocking' is false on an operation other than acquire"},
 	{"\"format\":\t\"ploom-trace\"", "\"format\":\t\"other\"", "not a ploom trace (format is 'other')"},
 	{"\"format\":\t\"ploom-trace\",", "", "missing field 'format'"},
 	{"\"steps\":", "\"stepz\":", "missing field 'steps'"},
@@ -447,6 +450,51 @@ static void a_version_1_trace_is_read(void)
 		free(again);
 	}
 	free(v1);
+	free(text);
+	ploom_trace_free(back);
+	ploom_trace_free(t);
+}
+
+/* A timed join is written with "timeout": true and no "blocking" (a join
+ * has no nonblocking mode), and read back as one; a blocking join has
+ * neither field.  "blocking": false is refused on a join, whatever its
+ * "timeout". */
+static void a_timed_join_round_trips(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	static const int e0[] = {0}, e01[] = {0, 1};
+	char *text, *again = NULL, *edited;
+
+	add_step(&t->run, 0, "join", "thread#1", e01, 2, NULL);
+	t->run.steps[6].mode = PLOOM_ACQUIRE_TIMED;
+	add_step(&t->run, 0, "join", "thread#1", e0, 1, NULL);
+	text = ploom_trace_to_json(t, &err);
+	CHECK(text != NULL);
+	CHECK(strstr(text, "\"op\":\t\"join\",\n\t\t\t\"object\":\t\"thread#1\",\n\t\t\t"
+			   "\"enabled\":\t[0, 1],\n\t\t\t\"timeout\":\ttrue\n") != NULL);
+	CHECK(strstr(text, "\"enabled\":\t[0]\n") != NULL);
+	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
+	CHECK_STR(err.msg, "");
+	if (back) {
+		CHECK_INT(back->run.nsteps, 8);
+		CHECK_INT(back->run.steps[6].op, PLOOM_OP_JOIN);
+		CHECK_INT(back->run.steps[6].mode, PLOOM_ACQUIRE_TIMED);
+		CHECK_INT(back->run.steps[7].mode, PLOOM_ACQUIRE_BLOCKING);
+		again = ploom_trace_to_json(back, &err);
+		CHECK_STR(again, text);
+	}
+	ploom_trace_free(back);
+	back = NULL;
+	edited = fake_replace(text, "\"timeout\":\ttrue\n\t\t}, {\n\t\t\t\"index\":\t7",
+			      "\"timeout\":\ttrue, \"blocking\": false\n\t\t}, {\n\t\t\t\"index\":\t7");
+	CHECK(edited != NULL);
+	if (edited) {
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+		CHECK_STR(err.msg, "field 'steps[6].blocking' is false on an operation other than acquire");
+	}
+	free(edited);
+	free(again);
 	free(text);
 	ploom_trace_free(back);
 	ploom_trace_free(t);
@@ -976,6 +1024,7 @@ int main(void)
 	a_nul_byte_is_refused_as_it_comes();
 	unknown_fields_are_ignored();
 	a_version_1_trace_is_read();
+	a_timed_join_round_trips();
 	fingerprints_id_and_minimized_from_are_optional();
 	config_patch_is_optional_and_always_written();
 	config_patch_holds_at_most_64_modules();

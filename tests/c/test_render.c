@@ -182,7 +182,9 @@ static void long_values_are_cut_with_dots(void)
 		" \"value\": \"'\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
 		"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9'\"},\n"
 		"  {\"index\": 3, \"task\": 0, \"op\": \"acquire\", \"object\": \"lock#1\", \"enabled\": [0],"
-		" \"blocking\": true, \"timeout\": true, \"value\": \"False\"}],\n";
+		" \"blocking\": true, \"timeout\": true, \"value\": \"False\"},\n"
+		"  {\"index\": 4, \"task\": 0, \"op\": \"join\", \"object\": \"thread#1\", \"enabled\": [0],"
+		" \"timeout\": true}],\n";
 	static const char pass[] = " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\"}}\n";
 	struct ploom_trace *t = trace_of(steps, pass);
 	char *out = render(t, 0, 0), *wide = render(t, 0, 80);
@@ -195,6 +197,7 @@ static void long_values_are_cut_with_dots(void)
 	/* the operation is never cut, the value keeps at least 8 characters */
 	CHECK(has_line(out, "      1  acquire lock#0 (nonblocking) -> False"));
 	CHECK(has_line(out, "      3  acquire lock#1 (timeout) -> False"));
+	CHECK(has_line(out, "      4  join thread#1 (timeout)"));
 	/* cut after whole UTF-8 characters, counted as one column each */
 	CHECK(has_line(out, "      2  read cell#1 -> '\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
 			    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9..."));

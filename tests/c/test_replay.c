@@ -264,6 +264,40 @@ done:
 	free(blocking);
 }
 
+/* A timed join recorded and a blocking one replayed (or the other way)
+ * is a divergence, named by the mode; the same timed join is not. */
+static void a_timed_join_is_compared_by_its_mode(void)
+{
+	struct ploom_run recorded = {0}, got = {0}, same = {0};
+	struct ploom_err err = {0, ""};
+	char *timed = fake_replace(failing, "value 3 =True\n",
+				   "value 3 =True\nstep 4 0 join thread#1 0,1 timed 1:yield_now:-\n");
+	char *timed_done = timed ? fake_replace(timed, "done 4", "done 5") : NULL;
+	char *blocking = timed_done ? fake_replace(timed_done, "0,1 timed", "0,1 -") : NULL;
+
+	CHECK(timed_done && blocking);
+	if (!timed_done || !blocking)
+		goto done;
+	CHECK_INT(ploom_run_parse_text(&recorded, timed_done, strlen(timed_done), 0, NULL), 0);
+	CHECK_INT(ploom_run_parse_text(&got, blocking, strlen(blocking), 0, NULL), 0);
+	CHECK_INT(ploom_run_parse_text(&same, timed_done, strlen(timed_done), 0, NULL), 0);
+	CHECK_INT(ploom_replay_compare_steps(&recorded, &got, &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
+	CHECK_STR(err.msg, "step 4 differs: recorded task 0 join thread#1 (timeout), got task 0 "
+			   "join thread#1");
+	CHECK_INT(ploom_replay_compare_steps(&got, &recorded, &err), -1);
+	CHECK_STR(err.msg, "step 4 differs: recorded task 0 join thread#1, got task 0 "
+			   "join thread#1 (timeout)");
+	CHECK_INT(ploom_replay_compare_steps(&recorded, &same, &err), 0);
+done:
+	ploom_run_release(&recorded);
+	ploom_run_release(&got);
+	ploom_run_release(&same);
+	free(timed);
+	free(timed_done);
+	free(blocking);
+}
+
 static void choices_edited_apart_from_the_steps_are_named(void)
 {
 	struct ploom_run recorded = {0}, got = {0};
@@ -435,6 +469,7 @@ int main(void)
 	only_the_minor_python_version_matters();
 	the_first_step_that_differs_is_named();
 	a_timed_acquire_is_compared_by_its_mode();
+	a_timed_join_is_compared_by_its_mode();
 	choices_edited_apart_from_the_steps_are_named();
 	outcomes_are_compared_by_what_identifies_them();
 	a_replay_reproduces_or_names_the_first_divergence();

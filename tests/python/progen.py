@@ -34,7 +34,9 @@ What a thread may do, and the rules that keep every program valid:
   local, with a message naming the thread and the place (``t2.1``: thread
   2's first assertion);
 - ``is_alive()`` and ``join()`` of a thread with a lower number: main
-  starts threads in order, so that one has been started before this one.
+  starts threads in order, so that one has been started before this one;
+  some joins are ``join(timeout=3600)``, which ploom runs as a timed join
+  (always enabled, returns whether or not the thread has ended).
 
 Sometimes two threads take both locks in opposite orders (the ABBA
 deadlock), and a thread may join another while it holds a lock that one
@@ -100,7 +102,8 @@ FINAL = "builtins.RuntimeError: final "
 #   ("write_locked", cell, lock)   c.write(10 + l.locked())
 #   ("alive", thread, body)        if thN.is_alive(): body
 #   ("write_alive", cell, thread)  c.write(20 + thN.is_alive())
-#   ("join", thread)               thN.join()
+#   ("join", thread, timed)        thN.join(), or thN.join(timeout=3600) when timed;
+#                                  main's joins are ("join", thread), never timed
 #   ("yield",)                     ploom.yield_now()
 #   ("assert_cell", cell, where)   assert c.read() OP N, "WHERE: not cC OP N"
 #   ("assert_local", var, where)   assert var OP N, f"WHERE: var={var}"
@@ -201,13 +204,14 @@ class _Program:
         if kind == "alive":
             other = rng.randint(1, number - 1)
             if budget < 2:
-                return ("join", other), 1
+                return ("join", other, _timed_join(other, budget)), 1
             if rng.random() < 0.5:
                 return ("write_alive", self.cell(), other), 2
             body, cost = self.body(number, held, inner, budget - 1, depth + 1, 1, 1)
             return ("alive", other, body), 1 + cost
         if kind == "join":
-            return ("join", rng.randint(1, number - 1)), 1
+            other = rng.randint(1, number - 1)
+            return ("join", other, _timed_join(other, budget)), 1
         if kind == "assert":
             return self.assertion(number, bound)
         if kind == "yield":
@@ -311,6 +315,13 @@ class _Program:
         return "\n".join(lines) + "\n"
 
 
+def _timed_join(other, budget):
+    """Whether a thread's join of thread `other` is timed: from numbers
+    already drawn, not a draw of its own, so that each seed keeps the
+    program it had before timed joins."""
+    return (other + budget) % 2 == 1
+
+
 def _plural(n, word):
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -363,7 +374,7 @@ def _render(body, lines, level, conditions):
         elif kind == "write_alive":
             lines.append(f"{pad}c{s[1]}.write(20 + th{s[2]}.is_alive())")
         elif kind == "join":
-            lines.append(f"{pad}th{s[1]}.join()")
+            lines.append(f"{pad}th{s[1]}.join({'timeout=3600' if s[2:] and s[2] else ''})")
         elif kind == "assert_cell":
             _, cell, where = s
             op, limit = conditions[where]
@@ -483,7 +494,8 @@ class _Model:
         if ins[0] == "acquire":
             return holders[ins[1]] == -1
         if ins[0] == "join":
-            return self._finished(pcs, ins[1])
+            # a timed join runs whether the thread has ended or not
+            return bool(ins[2:] and ins[2]) or self._finished(pcs, ins[1])
         return True
 
     def _leaves(self, state):

@@ -13,6 +13,7 @@ import threading
 import pytest
 
 import ploom
+import ploom.threading as pthreading
 from ploom.exploration import IncompleteExplorationError, ModelCheckError, _find_utility, replay
 
 
@@ -290,6 +291,173 @@ def test_a_timed_acquire_outside_a_check_returns_false_at_once():
     assert lock.locked() is False
 
 
+# ---- timed join ----------------------------------------------------------
+
+
+def timed_join_may_return_before_the_thread_ends():
+    cell = ploom.SharedCell(0)
+    t = ploom.Thread(target=cell.write, args=(1,))
+    t.start()
+    # an hour: were it a real wait, the test would hang
+    assert t.join(timeout=3600) is None
+    assert not t.is_alive(), "still running"
+
+
+def blocking_join_waits():
+    cell = ploom.SharedCell(0)
+    t = ploom.Thread(target=cell.write, args=(1,))
+    t.start()
+    t.join()
+    assert not t.is_alive(), "still running"
+
+
+def test_a_timed_join_returns_whether_or_not_the_thread_has_ended(tmp_path):
+    # By hand, task 0 = main (start, timed join, is_alive), task 1 = begin,
+    # write (it ends there).  After start both are enabled:
+    #   main's join first: then main's is_alive (True: 1 failing schedule),
+    #     or task 1's begin, then is_alive (failing) or the write (then
+    #     is_alive is False: passing);
+    #   task 1's begin first: main's join then is_alive (failing) or the
+    #     write (passing), or the write first, then join and is_alive
+    #     (passing).
+    # 6 schedules, 3 failing.  A blocking join is not enabled until task 1
+    # has ended: 1 schedule, passing.
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(timed_join_may_return_before_the_thread_ends,
+                    ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert info.value.summary == "builtins.AssertionError: still running"
+    assert (info.value.statistics.schedules, info.value.statistics.failing) == (6, 3)
+    stats = ploom.check(blocking_join_waits, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert (stats.schedules, stats.failing) == (1, 0)
+
+
+def test_dpor_finds_the_timed_out_join_too(tmp_path):
+    # Task 1's write ends it, which writes thread#1; the join and is_alive
+    # read it; begin touches no cell main does.  So the orders that differ
+    # are where task 1's end falls among main's join and is_alive: before
+    # the join, between (both pass) or after is_alive (fails): 3.
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(timed_join_may_return_before_the_thread_ends,
+                    ploom.Config(reduction="dpor", keep_going=True, trace_dir=str(tmp_path)))
+    assert info.value.summary == "builtins.AssertionError: still running"
+    assert (info.value.statistics.schedules, info.value.statistics.failing) == (3, 1)
+
+
+def test_a_timed_join_is_recorded_shown_and_replayed(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(timed_join_may_return_before_the_thread_ends,
+                    ploom.Config(trace_dir=str(tmp_path)))
+    with open(info.value.original_trace, encoding="utf-8") as f:
+        trace = json.load(f)
+    assert trace["version"] == 2
+    joins = [s for s in trace["steps"] if s["op"] == "join"]
+    assert joins == [{"index": 1, "task": 0, "op": "join", "object": "thread#1",
+                      "enabled": [0, 1], "timeout": True}]
+    shown = subprocess.run([_find_utility("ploom-show"), info.value.original_trace],
+                           capture_output=True, text=True, check=True).stdout
+    assert "join thread#1 (timeout)" in shown
+    with pytest.raises(ModelCheckError) as again:
+        replay(info.value.original_trace)
+    assert again.value.summary == "builtins.AssertionError: still running"
+
+
+def _take_then_release(lock):
+    lock.acquire()
+    lock.release()
+
+
+def _join_holding_the_lock(timeout):
+    lock = ploom.Lock()
+    lock.acquire()
+    t = ploom.Thread(target=_take_then_release, args=(lock,))
+    t.start()
+    t.join(timeout)
+    lock.release()
+
+
+def join_holding_the_lock():
+    _join_holding_the_lock(None)
+
+
+def timed_join_holding_the_lock():
+    _join_holding_the_lock(3600)
+
+
+def test_a_timed_join_is_never_part_of_a_deadlock(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(join_holding_the_lock, ploom.Config(trace_dir=str(tmp_path)))
+    assert info.value.summary.startswith("deadlock")
+    stats = ploom.check(timed_join_holding_the_lock, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert stats.complete and stats.failing == 0
+
+
+# What threading.Thread.join() takes and refuses on a started thread
+# (exception types: the messages of a bad type differ); ploom's must agree.
+JOIN_TIMEOUTS = [
+    (None, None),
+    (0, None),
+    (2.5, None),
+    (-5, None),  # threading takes a negative timeout as 0
+    (-1.5, None),
+    (True, None),
+    (float("nan"), ValueError),
+    (float("inf"), OverflowError),
+    ("1", TypeError),
+]
+
+
+def _join_error(thread, timeout):
+    try:
+        thread.join(timeout)
+    except Exception as exc:  # noqa: BLE001 - the exception is what is compared
+        return type(exc)
+    return None
+
+
+def test_join_timeouts_of_the_table_are_threading_s():
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+    assert [(timeout, _join_error(t, timeout)) for timeout, _ in JOIN_TIMEOUTS] == JOIN_TIMEOUTS
+
+
+def join_takes_and_refuses_what_threading_does():
+    t = ploom.Thread(target=lambda: None)
+    t.start()
+    for timeout, expected in JOIN_TIMEOUTS:
+        assert _join_error(t, timeout) is expected, (timeout, _join_error(t, timeout))
+
+
+def test_join_takes_and_refuses_what_threading_does(tmp_path):
+    stats = ploom.check(join_takes_and_refuses_what_threading_does,
+                        ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert stats.complete and stats.failing == 0
+
+
+def test_a_timed_join_of_an_unstarted_thread_raises_what_threading_raises():
+    for timeout in (3600, -1, "not even a number"):
+        with pytest.raises(RuntimeError) as ours:
+            ploom.Thread(target=print).join(timeout)
+        with pytest.raises(RuntimeError) as theirs:
+            threading.Thread(target=print).join(timeout)
+        assert str(ours.value) == str(theirs.value) == "cannot join thread before it is started"
+
+
+def join_self_with_a_timeout():
+    def body():
+        me.join(timeout=1)
+
+    me = ploom.Thread(target=body)
+    me.start()
+    me.join()
+
+
+def test_a_timed_join_of_the_current_thread_raises(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(join_self_with_a_timeout, ploom.Config(trace_dir=str(tmp_path)))
+    assert info.value.summary == "builtins.RuntimeError: cannot join current thread"
+
+
 # ---- task identity and thread names ------------------------------------------
 
 
@@ -363,6 +531,79 @@ def test_thread_name_daemon_and_ident_before_start():
         ploom.Thread(print, (), None, "positional name")
     with pytest.raises(AttributeError):
         del t.name
+
+
+def current_threads():
+    main = ploom.current_thread()
+    assert main is ploom.main_thread() is pthreading.current_thread() is pthreading.main_thread()
+    assert isinstance(main, ploom.Thread)
+    assert (main.name, main.ident, main.daemon) == ("MainThread", 0, False)
+    assert repr(main) == "<ploom.Thread 'MainThread' thread#0 started>"
+    assert main.is_alive()
+    seen = ploom.SharedCell(())
+    lock = ploom.Lock()
+
+    def body():
+        me = ploom.current_thread()
+        assert ploom.main_thread() is main and pthreading.current_thread() is me
+        with lock:
+            seen.write(seen.read() + ((me.name, me.ident, me is threads[me.ident - 1]),))
+
+    threads = [ploom.Thread(target=body, name="worker"), ploom.Thread(target=body)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seen.read()) == [("thread#2", 2, True), ("worker", 1, True)], seen.read()
+    for misuse, message in ((main.start, "threads can only be started once"),
+                            (main.join, "cannot join current thread")):
+        try:
+            misuse()
+        except RuntimeError as exc:
+            assert str(exc) == message, exc
+        else:
+            raise AssertionError(f"{misuse} did not raise")
+
+
+def test_current_thread_is_the_running_task_s_thread_inside_a_check(tmp_path):
+    stats = ploom.check(current_threads, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert stats.complete and stats.failing == 0 and stats.schedules > 1
+
+
+def _main_still_alive():
+    assert ploom.main_thread().is_alive(), "the scenario has returned"
+
+
+def main_returns_early():
+    ploom.Thread(target=_main_still_alive).start()
+    ploom.yield_now()
+
+
+def test_the_main_thread_is_not_alive_once_the_scenario_returns(tmp_path):
+    # By hand, task 0 = start, yield_now (then it ends); task 1 = begin,
+    # is_alive of thread#0.  After start: main's yield first (main ends:
+    # is_alive is False, failing) or task 1's begin, then main's yield
+    # (failing) or is_alive (True, passing).  3 schedules, 2 failing.
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(main_returns_early, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+    assert info.value.summary == "builtins.AssertionError: the scenario has returned"
+    assert (info.value.statistics.schedules, info.value.statistics.failing) == (3, 2)
+
+
+def test_current_thread_outside_a_check_is_threading_s():
+    from ploom import _ploom
+
+    assert _ploom.current_thread() is None and _ploom.main_thread() is None
+    assert ploom.current_thread() is threading.current_thread()
+    assert ploom.main_thread() is threading.main_thread()
+    assert pthreading.current_thread() is threading.current_thread()
+    assert pthreading.main_thread() is threading.main_thread()
+    other = []
+    t = threading.Thread(target=lambda: other.append(ploom.current_thread()))
+    t.start()
+    t.join()
+    assert other == [t]
+    assert {"current_thread", "main_thread"} <= set(ploom.__all__) & set(pthreading.__all__)
 
 
 class _Worker(ploom.Thread):

@@ -103,6 +103,27 @@ def test_names_imported_from_threading_and_queue_are_swapped(tmp_path, monkeypat
     assert stats.failing == 0
 
 
+def test_current_thread_and_main_thread_name_the_tasks_in_patched_code(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    stats = _check_file(
+        tmp_path,
+        """
+        import threading
+        from threading import current_thread
+
+        def use():
+            names = []
+            worker = threading.Thread(target=lambda: names.append(current_thread().name), name="w")
+            worker.start()
+            worker.join()
+            assert names == ["w"], names
+            assert threading.current_thread().name == "MainThread"
+            assert threading.main_thread() is current_thread()
+        """,
+    )
+    assert stats.complete and stats.failing == 0
+
+
 def test_an_unsupported_name_fails_naming_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     unsupported = r"RuntimeError: ploom: lib uses threading.Timer, which ploom does not schedule"

@@ -460,6 +460,17 @@ def small_condition_wait_for():
     assert got, "timed out"
 
 
+def small_join_timed():
+    done = pthreading.Event()
+    t = pthreading.Thread(target=done.set)
+    t.start()
+    t.join(timeout=3600)
+    alive, was_set = t.is_alive(), done.is_set()
+    t.join()
+    # three outcomes: ended in time; timed out before or after the set
+    assert not alive, f"timed out, set={was_set}"
+
+
 def _outcomes(scenario, reduction):
     config = ploom.Config(keep_going=True, reduction=reduction, minimize=False)
     try:
@@ -474,7 +485,7 @@ def _outcomes(scenario, reduction):
     "scenario",
     [small_pool_if, small_pool_while, small_semaphore_1, small_semaphore_2, small_barrier,
      small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait, queue_get_timed,
-     small_condition_wait_for, rlock_reentry],
+     small_condition_wait_for, rlock_reentry, small_join_timed],
     ids=lambda f: f.__name__,
 )
 def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
