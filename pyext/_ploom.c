@@ -762,7 +762,13 @@ static int timeout_seconds(PyObject *o, double *out)
 		if (*out == -1.0 && PyErr_Occurred())
 			return -1;
 	} else {
-		PyErr_Format(PyExc_TypeError, "'%.200s' object cannot be interpreted as an integer",
+		/* threading's own words, which 3.14 changed */
+		PyErr_Format(PyExc_TypeError,
+#if PY_VERSION_HEX >= 0x030E0000
+			     "'%.200s' object cannot be interpreted as an integer or float",
+#else
+			     "'%.200s' object cannot be interpreted as an integer",
+#endif
 			     Py_TYPE(o)->tp_name);
 		return -1;
 	}
