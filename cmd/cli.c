@@ -367,19 +367,12 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 			    const struct ploom_trace *trace, struct ploom_err *err)
 {
-	char *target;
-	int r;
-
 	if (ploom_replay_check_source(trace, err) < 0)
 		return -1;
-	target = ploom_replay_target(trace);
-	if (!target)
-		return ploom_err_oom(err);
-	/* the worker keeps a copy of the target */
-	r = start_worker(out, python, target, trace->hash_seed, trace->scenario.file,
-			 &trace->config, err);
-	free(target);
-	return r;
+	/* the recorded target, and the file it must be: the worker alone
+	 * tells a file target from a module one (python/ploom/_worker.py) */
+	return start_worker(out, python, trace->scenario.target, trace->hash_seed,
+			    trace->scenario.file, &trace->config, err);
 }
 
 int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err)

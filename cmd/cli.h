@@ -207,7 +207,7 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 
 /* cli_worker_start() for a replay of trace (replay.h): checks that the
  * scenario's source is the recorded one (ploom_replay_check_source()),
- * then starts python on ploom_replay_target() with the trace's hash seed,
+ * then starts python on the recorded target with the trace's hash seed,
  * its patch list and its scenario file as the file the target must be
  * (worker.h's expect_file).  As cli_worker_start() otherwise. */
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,

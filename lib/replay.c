@@ -13,26 +13,6 @@
 /* Blob ids are shown as git shows them in one-line output. */
 #define SHORT_OID 7
 
-char *ploom_replay_target(const struct ploom_trace *trace)
-{
-	const char *target = trace->scenario.target ? trace->scenario.target : "";
-	const char *colon = strrchr(target, ':');
-	char *out = NULL;
-	int is_file;
-
-	if (!colon || !trace->scenario.file)
-		return strdup(target);
-	/* the worker's own rule (python/ploom/_worker.py): a path if it
-	 * ends in .py or has a slash, else a module */
-	is_file = (colon - target >= 3 && !strncmp(colon - 3, ".py", 3)) ||
-		  memchr(target, '/', (size_t)(colon - target)) != NULL;
-	if (!is_file)
-		return strdup(target);
-	if (asprintf(&out, "%s%s", trace->scenario.file, colon) < 0)
-		return NULL;
-	return out;
-}
-
 int ploom_replay_check_trace(const struct ploom_trace *trace, struct ploom_err *err)
 {
 	const char *file = trace->scenario.file;

@@ -39,12 +39,6 @@
 #include "trace.h"
 #include "worker.h"
 
-/* The target to start the worker with: the recorded one, except that a
- * file target (PATH.py:FUNCTION) names the recorded absolute source file,
- * so that a trace replays from any directory.  Malloc'd (the caller
- * frees it); NULL when out of memory. */
-char *ploom_replay_target(const struct ploom_trace *trace);
-
 /* The part of check 1 that reads no file: the trace names an absolute
  * scenario file and one of its fingerprints is that file's.  Returns 0,
  * or -1 with err filled (kind PLOOM_ERR_INPUT):
@@ -88,7 +82,7 @@ int ploom_replay_compare_steps(const struct ploom_run *recorded, const struct pl
 int ploom_replay_same_outcome(const struct ploom_outcome *recorded,
 			      const struct ploom_outcome *got);
 
-/* Checks 2 to 4 with a running worker started with ploom_replay_target()
+/* Checks 2 to 4 with a running worker started on the recorded target
  * and the trace's hash seed (the caller has run check 1):
  * runs the trace's choices with its max_steps and a wall-clock limit of
  * timeout_s seconds per schedule (< 0: the trace's schedule_timeout_s).

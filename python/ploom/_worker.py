@@ -140,19 +140,28 @@ def _refuse_other_file(target, found, expect):
         )
 
 
+def split_target(target):
+    """(where, qualname, is_file) of MODULE:FUNCTION or PATH.py:FUNCTION.
+
+    The one rule for what a target names: a file when the part before the
+    last colon ends in .py or holds a slash, else a module.  ploom-explore,
+    ploom.check, replays and the pytest plugin all go by this function."""
+    where, sep, qualname = target.rpartition(":")
+    if not sep or not where or not qualname:
+        raise ValueError(f"target {target!r} is not MODULE:FUNCTION or PATH.py:FUNCTION")
+    return where, qualname, where.endswith(".py") or os.sep in where
+
+
 def load(target, expect=None):
     """Return (function, module name, qualname, source file) for TARGET.
 
     With EXPECT (a replay: the trace's fingerprinted source file), the
     target must be that file, and this is checked before any of the
-    target's code runs: otherwise SourceMismatch."""
-    where, sep, qualname = target.rpartition(":")
-    if not sep or not where or not qualname:
-        raise ValueError(f"target {target!r} is not MODULE:FUNCTION or PATH.py:FUNCTION")
-    if where.endswith(".py") or os.sep in where:
-        if expect is not None:
-            _refuse_other_file(target, os.path.abspath(where), expect)
-        module = _load_file(where)
+    target's code runs: otherwise SourceMismatch.  A file target then
+    loads the recorded file itself, so a trace replays from any folder."""
+    where, qualname, is_file = split_target(target)
+    if is_file:
+        module = _load_file(where if expect is None else expect)
     else:
         # like `python -m`: the current folder comes first on sys.path;
         # a replay puts the recorded package's root before it, so that

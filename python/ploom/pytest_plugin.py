@@ -144,10 +144,11 @@ def _recorded_scenario(path):
 def _scenario_of(scenario, recorded):
     """("module:qualname" of the scenario, whether the trace records it)."""
     from ploom import exploration
+    from ploom._worker import split_target
 
     target, _ = exploration._target(scenario)
-    where, _, qualname = target.rpartition(":")
-    if where.endswith(".py") or os.sep in where:
+    _, qualname, is_file = split_target(target)
+    if is_file:
         # found by its file (a __main__ module): the worker named the module
         # after the file, so compare the targets
         return f"{scenario.__module__}:{qualname}", recorded["target"] == target
