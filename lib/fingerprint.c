@@ -105,3 +105,140 @@ done:
 	close(fd);
 	return ret;
 }
+
+/* The repository that holds the folder dir, with a work tree.  Any
+ * failure to open one counts as none: a checkout that libgit2 refuses
+ * (GIT_EOWNER, a damaged .git) must not stop a recording, which then
+ * simply records no repository.  Returns 1 with *out set, or 0. */
+static int open_worktree_repo(git_repository **out, const char *dir)
+{
+	*out = NULL;
+	if (git_repository_open_ext(out, dir, 0, NULL) < 0) {
+		*out = NULL;
+		return 0;
+	}
+	if (git_repository_is_bare(*out) || !git_repository_workdir(*out)) {
+		git_repository_free(*out);
+		*out = NULL;
+		return 0;
+	}
+	return 1;
+}
+
+/* The real path of repo's work tree with a final '/', malloc'd, or NULL
+ * with err filled.  Resolved like the files compared with it, so that a
+ * symbolic link on the way (/tmp, say) does not hide the prefix. */
+static char *real_workdir(git_repository *repo, struct ploom_err *err)
+{
+	char *real = realpath(git_repository_workdir(repo), NULL);
+	char *out;
+	size_t n;
+
+	if (!real) {
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot resolve '%s': %s",
+			      git_repository_workdir(repo), strerror(errno));
+		return NULL;
+	}
+	n = strlen(real);
+	out = realloc(real, n + 2);
+	if (!out) {
+		free(real);
+		ploom_err_oom(err);
+		return NULL;
+	}
+	if (n == 0 || out[n - 1] != '/') {
+		out[n] = '/';
+		out[n + 1] = '\0';
+	}
+	return out;
+}
+
+int ploom_repo_workdir(char **out, const char *dir, struct ploom_err *err)
+{
+	git_repository *repo = NULL;
+
+	*out = NULL;
+	if (ensure_init(err) < 0)
+		return -1;
+	if (!open_worktree_repo(&repo, dir))
+		return 0;
+	*out = real_workdir(repo, err);
+	git_repository_free(repo);
+	return *out ? 1 : -1;
+}
+
+void ploom_repo_file_release(struct ploom_repo_file *f)
+{
+	free(f->workdir);
+	free(f->relpath);
+	memset(f, 0, sizeof(*f));
+}
+
+int ploom_repo_file_find(struct ploom_repo_file *out, const char *path,
+			 struct ploom_err *err)
+{
+	git_repository *repo = NULL;
+	unsigned int flags = 0;
+	git_oid oid;
+	char *real = NULL, *dir = NULL, *slash;
+	size_t n;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (ensure_init(err) < 0)
+		return -1;
+	real = realpath(path, NULL);
+	if (!real)
+		return ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot resolve '%s': %s", path,
+				     strerror(errno));
+	dir = strdup(real);
+	if (!dir) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0'; /* "/f.py" lives in "/" */
+	if (!open_worktree_repo(&repo, dir)) {
+		ret = 0;
+		goto done;
+	}
+	out->workdir = real_workdir(repo, err);
+	if (!out->workdir)
+		goto done;
+	n = strlen(out->workdir);
+	/* a file under .git, or reached through a link out of the tree, is
+	 * not part of the work tree */
+	if (strncmp(real, out->workdir, n) || !real[n] || !strncmp(real + n, ".git/", 5)) {
+		ploom_repo_file_release(out);
+		ret = 0;
+		goto done;
+	}
+	out->relpath = strdup(real + n);
+	if (!out->relpath) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	if (git_repository_head_unborn(repo) == 1) {
+		out->commit[0] = '\0';
+	} else {
+		if (git_reference_name_to_id(&oid, repo, "HEAD") < 0) {
+			git_fail(err, "cannot read the repository's HEAD");
+			goto done;
+		}
+		git_oid_tostr(out->commit, sizeof(out->commit), &oid);
+	}
+	if (git_status_file(&flags, repo, out->relpath) < 0) {
+		git_fail(err, "cannot read the file's git status");
+		goto done;
+	}
+	out->dirty = flags != GIT_STATUS_CURRENT;
+	ret = 1;
+done:
+	if (ret < 0)
+		ploom_repo_file_release(out);
+	git_repository_free(repo);
+	free(dir);
+	free(real);
+	return ret;
+}

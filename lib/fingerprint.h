@@ -1,9 +1,12 @@
-/* fingerprint.h - git blob ids, computed with libgit2.
+/* fingerprint.h - git blob ids and repositories, through libgit2.
  *
- * The failure id of a trace and (issue 3) the fingerprints of a
- * scenario's source files are git blob ids, so that `git hash-object`
- * gives the same answer.  This is the only part of ploom that uses
- * libgit2; it initialises the library once, on first use.
+ * The failure id of a trace and the fingerprints of a scenario's source
+ * files are git blob ids, so that `git hash-object` gives the same
+ * answer.  A fingerprinted file's place in its repository (the path
+ * relative to the work tree, the HEAD commit, whether the file differs
+ * from it) lets a trace find its files again in another clone.  This is
+ * the only part of ploom that uses libgit2; it initialises the library
+ * once, on first use.
  */
 #ifndef PLOOM_FINGERPRINT_H
 #define PLOOM_FINGERPRINT_H
@@ -30,5 +33,33 @@ int ploom_fingerprint_data(char out[PLOOM_OID_HEXSZ + 1], const void *data,
  * the file). */
 int ploom_fingerprint_file(char out[PLOOM_OID_HEXSZ + 1], const char *path,
 			   struct ploom_err *err);
+
+/* Where a file sits in a git work tree. */
+struct ploom_repo_file {
+	char *workdir;  /* the work tree's root, absolute, ending in '/' */
+	char *relpath;  /* the file relative to workdir */
+	char commit[PLOOM_OID_HEXSZ + 1]; /* HEAD's commit id, "" for an unborn HEAD */
+	int dirty;      /* the file differs from HEAD in the index or the work
+			 * tree, or git does not track it */
+};
+
+/* Finds the repository of the file at path (absolute; symbolic links are
+ * resolved) by looking up from its folder, as git does.  Returns 1 with
+ * *out filled (the caller releases it with ploom_repo_file_release());
+ * 0 when the file is in no repository with a work tree, or in one that
+ * libgit2 will not open (not owned by this user, say): the caller then
+ * records no repository rather than failing; -1 with err filled. */
+int ploom_repo_file_find(struct ploom_repo_file *out, const char *path,
+			 struct ploom_err *err);
+
+/* Frees what ploom_repo_file_find() filled in f and zeroes it; safe on a
+ * zeroed struct. */
+void ploom_repo_file_release(struct ploom_repo_file *f);
+
+/* The work tree root (absolute, ending in '/') of the repository that
+ * holds the folder dir, looking up from it as git does.  Returns 1 and
+ * the caller owns *out (free()); 0 when there is none, or none libgit2
+ * will open (*out NULL); -1 with err filled. */
+int ploom_repo_workdir(char **out, const char *dir, struct ploom_err *err);
 
 #endif

@@ -189,11 +189,23 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 	put_str(b, o, "module", t->scenario.module ? t->scenario.module : "");
 	put_str(b, o, "qualname", t->scenario.qualname ? t->scenario.qualname : "");
 	put_str(b, o, "file", t->scenario.file);
+	/* the relative paths and their root only when known: a trace
+	 * without them reads as it did before them */
+	if (t->scenario.relpath)
+		put_str(b, o, "relpath", t->scenario.relpath);
 	fps = put(b, root, "fingerprints", cJSON_CreateArray());
 	for (i = 0; i < t->nfingerprints; i++) {
 		o = append(b, fps, cJSON_CreateObject());
 		put_str(b, o, "path", t->fingerprints[i].path);
 		put_str(b, o, "blob", t->fingerprints[i].blob);
+		if (t->fingerprints[i].relpath)
+			put_str(b, o, "relpath", t->fingerprints[i].relpath);
+	}
+	if (t->source.root) {
+		o = put(b, root, "source", cJSON_CreateObject());
+		put_str(b, o, "root", t->source.root);
+		put_str(b, o, "commit", t->source.commit);
+		put_bool(b, o, "dirty", t->source.dirty);
 	}
 	o = put(b, root, "python", cJSON_CreateObject());
 	put_str(b, o, "implementation", t->python.implementation ? t->python.implementation : "");
@@ -913,12 +925,42 @@ static int is_hex(const char *s, size_t n)
 	return s[n] == '\0';
 }
 
+/* An optional relative path: a replay joins it to a folder of its own
+ * choosing, so it must stay inside that folder. */
+static void get_relpath(struct reader *r, char **out, const cJSON *obj, const char *prefix)
+{
+	get_str(r, out, obj, prefix, "relpath", 0, 1);
+	if (!r->failed && *out && !ploom_relpath_is_safe(*out))
+		fail(r, "is not a relative path inside its root", prefix, "relpath");
+}
+
+/* "source": optional (traces older than the field have none).  A root
+ * this ploom does not know is kept, not refused: it only means that the
+ * trace does not relocate. */
+static void read_source(struct reader *r, struct ploom_trace *t, const cJSON *root)
+{
+	const cJSON *x = get(r, root, "", "source", 0);
+
+	if (!x || r->failed)
+		return;
+	if (!cJSON_IsObject(x)) {
+		fail(r, "is not an object", "", "source");
+		return;
+	}
+	get_str(r, &t->source.root, x, "source.", "root", 1, 0);
+	get_str(r, &t->source.commit, x, "source.", "commit", 0, 1);
+	if (!r->failed && t->source.commit && !is_hex(t->source.commit, 40))
+		fail(r, "is not a git commit id (40 lower-case hex digits)", "source.", "commit");
+	if (!r->failed && get(r, x, "source.", "dirty", 0))
+		get_bool(r, &t->source.dirty, x, "source.", "dirty");
+}
+
 /* Optional (traces older than the field have none). */
 static void read_fingerprints(struct reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	const cJSON *x = get(r, root, "", "fingerprints", 0), *e;
 	char prefix[64];
-	char *path = NULL, *blob = NULL;
+	char *path = NULL, *blob = NULL, *relpath = NULL;
 	size_t i = 0;
 
 	if (!x || r->failed)
@@ -936,15 +978,18 @@ static void read_fingerprints(struct reader *r, struct ploom_trace *t, const cJS
 		snprintf(prefix, sizeof(prefix), "fingerprints[%zu].", i);
 		get_str(r, &path, e, prefix, "path", 1, 0);
 		get_str(r, &blob, e, prefix, "blob", 1, 0);
+		get_relpath(r, &relpath, e, prefix);
 		if (!r->failed && !*path)
 			fail(r, "is empty", prefix, "path");
 		if (!r->failed && !is_hex(blob, 40))
 			fail(r, "is not a git blob id (40 lower-case hex digits)", prefix, "blob");
-		if (!r->failed && ploom_trace_add_fingerprint(t, path, blob, r->err) < 0)
+		if (!r->failed && (ploom_trace_add_fingerprint(t, path, blob, r->err) < 0 ||
+				   ploom_trace_set_last_relpath(t, relpath, r->err) < 0))
 			r->failed = 1;
 		free(path);
 		free(blob);
-		path = blob = NULL;
+		free(relpath);
+		path = blob = relpath = NULL;
 		if (r->failed)
 			return;
 		i++;
@@ -1038,7 +1083,9 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	get_str(r, &t->scenario.module, x, "scenario.", "module", 1, 0);
 	get_str(r, &t->scenario.qualname, x, "scenario.", "qualname", 1, 0);
 	get_str(r, &t->scenario.file, x, "scenario.", "file", 1, 1);
+	get_relpath(r, &t->scenario.relpath, x, "scenario.");
 	read_fingerprints(r, t, root);
+	read_source(r, t, root);
 	read_id(r, t, root);
 	x = get_object(r, root, "", "python");
 	get_str(r, &t->python.implementation, x, "python.", "implementation", 1, 0);

@@ -5,8 +5,13 @@
  *
  *   {"format": "ploom-trace", "version": 2 (1 is read too),
  *    "id": "16 hex digits" (optional: failure and step-limit traces),
- *    "scenario": {"target", "module", "qualname", "file" (string or null)},
- *    "fingerprints": [{"path", "blob" (40 hex digits)}...] (optional),
+ *    "scenario": {"target", "module", "qualname", "file" (string or null),
+ *                 "relpath" (optional)},
+ *    "fingerprints": [{"path", "blob" (40 hex digits), "relpath"
+ *                      (optional)}...] (optional),
+ *    "source": {"root" ("repository" or "folder"), "commit" (40 hex
+ *               digits or null), "dirty" (bool)} (optional: the root
+ *               the relpaths start from),
  *    "python": {"implementation", "version", "gil" (bool)},
  *    "hash_seed": "0",
  *    "config": {"max_preemptions" (int or null), "reduction", "max_steps",

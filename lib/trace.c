@@ -1,6 +1,7 @@
 /* The run and trace model; trace.h documents the API. */
 #include "trace.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -341,6 +342,7 @@ static void fingerprints_release(struct ploom_trace *t)
 	for (i = 0; i < t->nfingerprints; i++) {
 		free(t->fingerprints[i].path);
 		free(t->fingerprints[i].blob);
+		free(t->fingerprints[i].relpath);
 	}
 	free(t->fingerprints);
 	t->fingerprints = NULL;
@@ -357,6 +359,9 @@ void ploom_trace_free(struct ploom_trace *trace)
 	free(trace->scenario.module);
 	free(trace->scenario.qualname);
 	free(trace->scenario.file);
+	free(trace->scenario.relpath);
+	free(trace->source.root);
+	free(trace->source.commit);
 	free(trace->python.implementation);
 	free(trace->python.version);
 	free(trace->hash_seed);
@@ -428,6 +433,7 @@ int ploom_trace_add_fingerprint(struct ploom_trace *trace, const char *path,
 	f = &f[trace->nfingerprints];
 	f->path = strdup(path);
 	f->blob = strdup(blob);
+	f->relpath = NULL;
 	if (!f->path || !f->blob) {
 		free(f->path);
 		free(f->blob);
@@ -437,16 +443,94 @@ int ploom_trace_add_fingerprint(struct ploom_trace *trace, const char *path,
 	return 0;
 }
 
+int ploom_trace_set_last_relpath(struct ploom_trace *trace, const char *relpath,
+				 struct ploom_err *err)
+{
+	struct ploom_fingerprint *f;
+
+	assert(trace->nfingerprints > 0);
+	f = &trace->fingerprints[trace->nfingerprints - 1];
+	free(f->relpath);
+	f->relpath = NULL;
+	if (relpath && !(f->relpath = strdup(relpath)))
+		return ploom_err_oom(err);
+	return 0;
+}
+
+int ploom_relpath_is_safe(const char *relpath)
+{
+	const char *p = relpath, *end;
+	size_t n;
+
+	if (!*p || *p == '/')
+		return 0;
+	for (;;) {
+		end = strchr(p, '/');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		if (!end)
+			return 1;
+		p = end + 1;
+	}
+}
+
+static void source_release(struct ploom_trace *t)
+{
+	free(t->scenario.relpath);
+	free(t->source.root);
+	free(t->source.commit);
+	t->scenario.relpath = NULL;
+	memset(&t->source, 0, sizeof(t->source));
+}
+
+/* Sets the source and the relative paths of the trace's one fingerprint,
+ * that of scenario.file. */
+static int locate_source(struct ploom_trace *trace, struct ploom_err *err)
+{
+	struct ploom_repo_file rf;
+	const char *name;
+	int r;
+
+	r = ploom_repo_file_find(&rf, trace->scenario.file, err);
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		trace->source.root = strdup("repository");
+		trace->source.commit = rf.commit[0] ? strdup(rf.commit) : NULL;
+		trace->source.dirty = rf.dirty;
+		trace->scenario.relpath = strdup(rf.relpath);
+		r = !trace->source.root || (rf.commit[0] && !trace->source.commit) ||
+		    !trace->scenario.relpath;
+		ploom_repo_file_release(&rf);
+		if (r)
+			return ploom_err_oom(err);
+	} else {
+		name = strrchr(trace->scenario.file, '/');
+		name = name ? name + 1 : trace->scenario.file;
+		if (!*name)
+			return 0;
+		trace->source.root = strdup("folder");
+		trace->scenario.relpath = strdup(name);
+		if (!trace->source.root || !trace->scenario.relpath)
+			return ploom_err_oom(err);
+	}
+	return ploom_trace_set_last_relpath(trace, trace->scenario.relpath, err);
+}
+
 int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *err)
 {
 	char blob[PLOOM_OID_HEXSZ + 1];
 
 	fingerprints_release(trace);
+	source_release(trace);
 	if (!trace->scenario.file)
 		return 0;
 	if (ploom_fingerprint_file(blob, trace->scenario.file, err) < 0)
 		return -1;
-	return ploom_trace_add_fingerprint(trace, trace->scenario.file, blob, err);
+	if (ploom_trace_add_fingerprint(trace, trace->scenario.file, blob, err) < 0)
+		return -1;
+	return locate_source(trace, err);
 }
 
 int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_trace *from,
@@ -457,10 +541,18 @@ int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_tra
 	if (to == from)
 		return 0;
 	fingerprints_release(to);
+	source_release(to);
 	for (i = 0; i < from->nfingerprints; i++)
 		if (ploom_trace_add_fingerprint(to, from->fingerprints[i].path,
-						from->fingerprints[i].blob, err) < 0)
+						from->fingerprints[i].blob, err) < 0 ||
+		    ploom_trace_set_last_relpath(to, from->fingerprints[i].relpath, err) < 0)
 			return -1;
+	to->source.dirty = from->source.dirty;
+	if ((from->scenario.relpath &&
+	     !(to->scenario.relpath = strdup(from->scenario.relpath))) ||
+	    (from->source.root && !(to->source.root = strdup(from->source.root))) ||
+	    (from->source.commit && !(to->source.commit = strdup(from->source.commit))))
+		return ploom_err_oom(err);
 	return 0;
 }
 

@@ -116,6 +116,22 @@ struct ploom_scenario {
 	char *module;
 	char *qualname;
 	char *file;         /* absolute source path, NULL if unknown */
+	char *relpath;      /* file relative to the source's root, NULL if unknown */
+};
+
+/* Where the relative paths of a trace start, so that a replay in another
+ * clone (or a copy of the folder) finds the same files there. */
+struct ploom_source {
+	/* "repository": the root of the git work tree that holds the
+	 * scenario file; "folder": the scenario file's own folder (a file
+	 * in no repository); NULL: the trace has no relative paths.  Kept
+	 * as a string so that a root this ploom does not know reads, and
+	 * is written back, unchanged (it then does not relocate). */
+	char *root;
+	char *commit;       /* repository: HEAD's commit id (40 hex), NULL for
+			     * an unborn HEAD and outside a repository */
+	int dirty;          /* repository: the scenario file differed from
+			     * HEAD (changed, staged or untracked) */
 };
 
 struct ploom_python {
@@ -198,12 +214,14 @@ int ploom_timeout_ms(long *out, double seconds);
 struct ploom_fingerprint {
 	char *path;         /* absolute */
 	char *blob;         /* 40 lower-case hex digits */
+	char *relpath;      /* relative to the source's root, NULL if unknown */
 };
 
 struct ploom_trace {
 	struct ploom_scenario scenario;
-	struct ploom_fingerprint *fingerprints; /* none in traces older than issue 3 */
+	struct ploom_fingerprint *fingerprints; /* none in the oldest traces */
 	size_t nfingerprints;
+	struct ploom_source source;
 	struct ploom_python python;
 	char *hash_seed;        /* decimal, a string because it is 64-bit wide */
 	struct ploom_config config;
@@ -288,13 +306,28 @@ int ploom_trace_set_id(struct ploom_trace *trace, struct ploom_err *err);
 int ploom_trace_add_fingerprint(struct ploom_trace *trace, const char *path,
 				const char *blob, struct ploom_err *err);
 
+/* Sets the relpath of the trace's last fingerprint to a copy of relpath
+ * (NULL: none).  Returns 0, or -1 with err filled (out of memory). */
+int ploom_trace_set_last_relpath(struct ploom_trace *trace, const char *relpath,
+				 struct ploom_err *err);
+
+/* 1 if relpath can be a trace's relative path: not empty, not absolute,
+ * no "." or ".." component and no empty one, so that it names a file
+ * inside its root and nowhere else.  Else 0. */
+int ploom_relpath_is_safe(const char *relpath);
+
 /* Replaces the trace's fingerprints with the blob id of
- * scenario.file as it is now (none when the file is unknown).  Returns 0,
- * or -1 with err filled (the file cannot be read, naming it). */
+ * scenario.file as it is now (none when the file is unknown), and sets
+ * its source and relative paths: in a git work tree, root "repository",
+ * paths relative to the work tree's root, HEAD's commit and whether the
+ * file differs from it; elsewhere root "folder" and the file's name (its
+ * own folder is the root: C does not know the scenario's import root).
+ * Returns 0, or -1 with err filled (the file cannot be read, naming it). */
 int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *err);
 
-/* Replaces to's fingerprints with copies of from's.  Returns 0, or -1
- * with err filled (out of memory). */
+/* Replaces to's fingerprints with copies of from's, and to's source and
+ * scenario.relpath with from's: a trace made from another one ran the
+ * same source.  Returns 0, or -1 with err filled (out of memory). */
 int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_trace *from,
 				  struct ploom_err *err);
 
