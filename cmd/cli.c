@@ -365,9 +365,11 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 }
 
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
-			    const struct ploom_trace *trace, struct ploom_err *err)
+			    struct ploom_trace *trace, struct ploom_err *err)
 {
-	if (ploom_replay_check_source(trace, err) < 0)
+	/* a trace from another clone: its files as they are here, which
+	 * the checks then hold to the recorded blobs */
+	if (ploom_replay_locate(trace, err) < 0 || ploom_replay_check_source(trace, err) < 0)
 		return -1;
 	/* the recorded target, and the file it must be: the worker alone
 	 * tells a file target from a module one (python/ploom/_worker.py) */

@@ -205,13 +205,15 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 		     const char *hash_seed, const struct ploom_config *config,
 		     struct ploom_err *err);
 
-/* cli_worker_start() for a replay of trace (replay.h): checks that the
- * scenario's source is the recorded one (ploom_replay_check_source()),
+/* cli_worker_start() for a replay of trace (replay.h): finds its files
+ * here (ploom_replay_locate(), which may rewrite the trace's paths),
+ * checks that the scenario's source is the recorded one
+ * (ploom_replay_check_source()),
  * then starts python on the recorded target with the trace's hash seed,
  * its patch list and its scenario file as the file the target must be
  * (worker.h's expect_file).  As cli_worker_start() otherwise. */
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
-			    const struct ploom_trace *trace, struct ploom_err *err);
+			    struct ploom_trace *trace, struct ploom_err *err);
 
 /* ploom_worker_stop(*worker), which frees it even when it fails: *worker
  * is NULL after.  Returns 0, or -1 with err filled (nothing printed). */

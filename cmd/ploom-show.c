@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "err.h"
 #include "render.h"
+#include "replay.h"
 #include "trace.h"
 
 #define PROG "ploom-show"
@@ -98,6 +99,10 @@ int main(int argc, char **argv)
 		ret = PLOOM_EXIT_USAGE;
 		goto done;
 	}
+	/* "replay runs" names the file a replay from here would run; when
+	 * that cannot be found out, the recorded one, as before */
+	if (ploom_replay_locate(trace, &err) < 0)
+		err = (struct ploom_err){0, ""};
 	if (ploom_render_trace(stdout, trace, &ropts, &err) < 0) {
 		int e = errno;
 		/* the reader stopped reading (| head): nothing is wrong */

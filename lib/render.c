@@ -576,7 +576,7 @@ static void key(struct writer *w, const char *name)
 	spaces(w, KEY_WIDTH - strlen(name));
 }
 
-/* "blob 1a2b3c4": a git-style short id, as ploom-replay names them. */
+/* " (blob 1a2b3c4)": a git-style short id, as ploom-replay names them. */
 static void put_blob(struct writer *w, const char *blob)
 {
 	char shortid[8];
@@ -584,36 +584,65 @@ static void put_blob(struct writer *w, const char *blob)
 	snprintf(shortid, sizeof(shortid), "%s", blob ? blob : "?");
 	put(w, " (blob ");
 	put_text(w, shortid, 0);
-	put(w, ")\n");
+	put(w, ")");
+}
+
+/* Where the relative paths start: " at commit 89abcde, dirty", " at an
+ * unborn HEAD", " in its folder"; nothing for a root this ploom does not
+ * know. */
+static void put_root(struct writer *w, const struct ploom_source *src)
+{
+	char shortid[8];
+
+	if (!strcmp(src->root, "repository")) {
+		if (src->commit) {
+			snprintf(shortid, sizeof(shortid), "%s", src->commit);
+			put(w, " at commit ");
+			put_text(w, shortid, 0);
+		} else {
+			put(w, " at an unborn HEAD");
+		}
+		if (src->dirty)
+			put(w, ", dirty");
+	} else if (!strcmp(src->root, "folder")) {
+		put(w, " in its folder");
+	}
 }
 
 /* The scenario's file with its fingerprint, then any other fingerprinted
- * file. */
+ * file: relative to the source's root when the trace knows it (the
+ * absolute path is on the "replay runs" line). */
 static void put_sources(struct writer *w, const struct ploom_trace *tr)
 {
 	const char *file = tr->scenario.file;
+	int rel = tr->source.root && tr->scenario.relpath;
 	int file_done = 0;
 	size_t i;
 
 	if (file) {
 		key(w, "source");
-		put_text(w, file, 0);
+		put_text(w, rel ? tr->scenario.relpath : file, 0);
 		for (i = 0; i < tr->nfingerprints && !file_done; i++) {
 			if (tr->fingerprints[i].path && !strcmp(tr->fingerprints[i].path, file)) {
 				put_blob(w, tr->fingerprints[i].blob);
 				file_done = 1;
 			}
 		}
-		if (!file_done)
-			put(w, "\n");
+		if (rel)
+			put_root(w, &tr->source);
+		put(w, "\n");
 	}
 	for (i = 0; i < tr->nfingerprints; i++) {
 		const struct ploom_fingerprint *f = &tr->fingerprints[i];
 		if (file && f->path && !strcmp(f->path, file))
 			continue;
 		key(w, "source");
-		put_text(w, f->path ? f->path : "?", 0);
+		if (rel && f->relpath)
+			put_text(w, f->relpath, 0);
+		else
+			put_text(w, f->path ? f->path : "?", 0);
 		put_blob(w, f->blob);
+		put(w, "\n");
 	}
 }
 

@@ -6,12 +6,121 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "event.h"
 #include "fingerprint.h"
 
 /* Blob ids are shown as git shows them in one-line output. */
 #define SHORT_OID 7
+
+/* The fingerprint of the scenario file, or NULL. */
+static const struct ploom_fingerprint *scenario_fingerprint(const struct ploom_trace *trace)
+{
+	size_t i;
+
+	for (i = 0; trace->scenario.file && i < trace->nfingerprints; i++)
+		if (!strcmp(trace->fingerprints[i].path, trace->scenario.file))
+			return &trace->fingerprints[i];
+	return NULL;
+}
+
+/* The folder the trace's relative paths start from here, ending in '/':
+ * 1 and *out malloc'd, 0 when there is none, -1 with err filled. */
+static int local_root(char **out, const char *root, struct ploom_err *err)
+{
+	char *cwd, *p;
+	size_t n;
+
+	*out = NULL;
+	if (!strcmp(root, "repository"))
+		return ploom_repo_workdir(out, ".", err);
+	if (strcmp(root, "folder"))
+		return 0; /* a root this ploom does not know: stay */
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return ploom_err_set(err, PLOOM_ERR_SYSTEM,
+				     "cannot read the current directory: %s", strerror(errno));
+	n = strlen(cwd);
+	p = realloc(cwd, n + 2);
+	if (!p) {
+		free(cwd);
+		return ploom_err_oom(err);
+	}
+	if (p[n - 1] != '/')
+		strcpy(p + n, "/");
+	*out = p;
+	return 1;
+}
+
+static char *join(const char *dir, const char *rel)
+{
+	char *out = NULL;
+
+	if (asprintf(&out, "%s%s", dir, rel) < 0)
+		return NULL;
+	return out;
+}
+
+int ploom_replay_locate(struct ploom_trace *trace, struct ploom_err *err)
+{
+	char *root = NULL, *file = NULL, **paths = NULL;
+	struct stat st;
+	size_t i;
+	int ret = -1, r;
+
+	/* the reader refuses unsafe relpaths; a trace built in memory may
+	 * have them */
+	if (!scenario_fingerprint(trace) || !trace->source.root || !trace->scenario.relpath ||
+	    !ploom_relpath_is_safe(trace->scenario.relpath))
+		return 0;
+	/* The clone the replay runs in wins over the recorded paths, even
+	 * when those still exist: a module target resolves from the current
+	 * directory, so only this clone's file can pass the worker's check,
+	 * and whoever replays from a clone means that clone's code. */
+	r = local_root(&root, trace->source.root, err);
+	if (r <= 0)
+		return r;
+	file = join(root, trace->scenario.relpath);
+	paths = calloc(trace->nfingerprints ? trace->nfingerprints : 1, sizeof(*paths));
+	if (!file || !paths) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	if (stat(file, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = 0;
+		goto done;
+	}
+	for (i = 0; i < trace->nfingerprints; i++) {
+		const char *rel = trace->fingerprints[i].relpath;
+		if (!rel || !ploom_relpath_is_safe(rel))
+			continue;
+		paths[i] = join(root, rel);
+		if (!paths[i]) {
+			ploom_err_oom(err);
+			goto done;
+		}
+	}
+	/* all allocated: now move, so that an error leaves the trace whole */
+	for (i = 0; i < trace->nfingerprints; i++) {
+		if (!paths[i])
+			continue;
+		free(trace->fingerprints[i].path);
+		trace->fingerprints[i].path = paths[i];
+		paths[i] = NULL;
+	}
+	free(trace->scenario.file);
+	trace->scenario.file = file;
+	file = NULL;
+	ret = 1;
+done:
+	for (i = 0; paths && i < trace->nfingerprints; i++)
+		free(paths[i]);
+	free(paths);
+	free(file);
+	free(root);
+	return ret;
+}
 
 int ploom_replay_check_trace(const struct ploom_trace *trace, struct ploom_err *err)
 {

@@ -28,6 +28,10 @@
  *   step 7 differs: recorded task 1 read cell#0, got task 1 write cell#0
  *   outcome differs: recorded SUMMARY, got SUMMARY
  *
+ * Before check 1, ploom_replay_locate() moves a trace recorded in another
+ * clone of the repository (or another copy of the folder) to the files
+ * of this one.
+ *
  * ploom-minimize uses check 1 too, before it searches.
  */
 #ifndef PLOOM_REPLAY_H
@@ -38,6 +42,23 @@
 #include "err.h"
 #include "trace.h"
 #include "worker.h"
+
+/* Finds the trace's files in the clone the replay runs in, before check
+ * 1, and rewrites scenario.file and the fingerprints' paths in place.  A
+ * trace without relative paths (source.root and scenario.relpath)
+ * stays as it is.  Otherwise the root is looked for from the current
+ * directory: for source.root "repository" the work tree root of the git
+ * repository that holds it, for "folder" the current directory itself;
+ * when the root joined with scenario.relpath is a regular file, the
+ * scenario file and every fingerprint with a relpath become root +
+ * relpath, even if the recorded files still exist (the current
+ * directory's clone wins: a module target resolves from it).  Nothing is
+ * trusted by moving: check 1 runs on the new paths, so a file edited in
+ * this clone is a divergence naming it.  When there is no such root or
+ * file the paths stay as recorded.  Returns 1 when the paths moved, 0
+ * when they did not, -1 with err filled (out of memory, or the current
+ * directory cannot be read). */
+int ploom_replay_locate(struct ploom_trace *trace, struct ploom_err *err);
 
 /* The part of check 1 that reads no file: the trace names an absolute
  * scenario file and one of its fingerprints is that file's.  Returns 0,
