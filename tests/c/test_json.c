@@ -72,6 +72,11 @@ static struct ploom_trace *sample_trace(void)
 	ploom_run_finish(&t->run, NULL);
 	ploom_trace_add_fingerprint(t, "/src/examples/bank_account.py",
 				    "fd814f41df2601f1b05e8b0f49455b43b669cf89", NULL);
+	ploom_trace_set_last_relpath(t, "examples/bank_account.py", NULL);
+	t->scenario.relpath = strdup("examples/bank_account.py");
+	t->source.root = strdup("repository");
+	t->source.commit = strdup("89abcdef0123456789abcdef0123456789abcdef");
+	t->source.dirty = 1;
 	t->id = strdup("9a90a7aef655763c");
 	t->minimized_from = 3;
 	return t;
@@ -116,7 +121,12 @@ static void trace_round_trips_through_json(void)
 			CHECK_STR(back->fingerprints[0].path, "/src/examples/bank_account.py");
 			CHECK_STR(back->fingerprints[0].blob,
 				  "fd814f41df2601f1b05e8b0f49455b43b669cf89");
+			CHECK_STR(back->fingerprints[0].relpath, "examples/bank_account.py");
 		}
+		CHECK_STR(back->scenario.relpath, "examples/bank_account.py");
+		CHECK_STR(back->source.root, "repository");
+		CHECK_STR(back->source.commit, "89abcdef0123456789abcdef0123456789abcdef");
+		CHECK_INT(back->source.dirty, 1);
 	}
 	free(again);
 	free(text);
@@ -233,6 +243,23 @@ static const struct {
 	 "field 'fingerprints[0]' is not an object"},
 	{"\"blob\":\t\"fd814f41", "\"blob\":\t\"FD814F41",
 	 "field 'fingerprints[0].blob' is not a git blob id"},
+	/* a replay joins a relpath to a folder of its own: it may not leave it */
+	{"\"relpath\":\t\"examples/", "\"relpath\":\t\"/etc/",
+	 "field 'scenario.relpath' is not a relative path inside its root"},
+	{"\"relpath\":\t\"examples/", "\"relpath\":\t\"../",
+	 "field 'scenario.relpath' is not a relative path inside its root"},
+	{"\"relpath\":\t\"examples/", "\"relpath\":\t\"a//",
+	 "field 'scenario.relpath' is not a relative path inside its root"},
+	{"\"relpath\":\t\"examples/bank_account.py\"\n\t\t}",
+	 "\"relpath\":\t\"examples/..\"\n\t\t}",
+	 "field 'fingerprints[0].relpath' is not a relative path inside its root"},
+	{"\"relpath\":\t\"examples/", "\"relpath\":\t7, \"x\":\t\"",
+	 "field 'scenario.relpath' is not a string"},
+	{"\"commit\":\t\"89abcdef", "\"commit\":\t\"89ABCDEF",
+	 "field 'source.commit' is not a git commit id"},
+	{"\"root\":\t\"repository\"", "\"root\":\tnull", "field 'source.root' is not a string"},
+	{"\"dirty\":\ttrue", "\"dirty\":\t1", "field 'source.dirty' is not a boolean"},
+	{"\"source\":\t{", "\"source\":\t[], \"x\":\t{", "field 'source' is not an object"},
 	{"\"blob\":\t\"fd814f41", "\"blob\":\t\"814f41",
 	 "field 'fingerprints[0].blob' is not a git blob id"},
 	{"\"path\":\t\"/src/examples/bank_account.py\"", "\"path\":\t\"\"",
@@ -532,6 +559,69 @@ static void fingerprints_id_and_minimized_from_are_optional(void)
 	ploom_trace_free(back);
 	free(again);
 	free(text);
+	ploom_trace_free(t);
+}
+
+/* Traces written before the relative paths existed read without them
+ * (and so do not relocate); a root this ploom does not know reads and is
+ * written back as it was; an unborn HEAD is a null commit. */
+static void relpaths_and_source_are_optional(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text, *old, *other, *again = NULL;
+
+	free(t->source.commit);
+	t->source.commit = NULL;
+	text = ploom_trace_to_json(t, NULL);
+	CHECK(text && strstr(text, "\"commit\":\tnull") != NULL);
+	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
+	CHECK(back && back->source.commit == NULL && back->source.dirty == 1);
+	ploom_trace_free(back);
+	back = NULL;
+
+	/* the oldest form: no relpath, no source */
+	free(t->scenario.relpath);
+	t->scenario.relpath = NULL;
+	free(t->fingerprints[0].relpath);
+	t->fingerprints[0].relpath = NULL;
+	free(t->source.root);
+	t->source.root = NULL;
+	old = ploom_trace_to_json(t, NULL);
+	CHECK(old && strstr(old, "relpath") == NULL && strstr(old, "\"source\"") == NULL);
+	CHECK_INT(ploom_trace_parse(&back, old, strlen(old), &err), 0);
+	CHECK(back && !back->scenario.relpath && !back->fingerprints[0].relpath &&
+	      !back->source.root && !back->source.commit && !back->source.dirty);
+	ploom_trace_free(back);
+	back = NULL;
+
+	other = fake_replace(text, "\"root\":\t\"repository\"", "\"root\":\t\"import-path\"");
+	CHECK_INT(ploom_trace_parse(&back, other, strlen(other), &err), 0);
+	if (back) {
+		CHECK_STR(back->source.root, "import-path");
+		again = ploom_trace_to_json(back, NULL);
+	}
+	CHECK_STR(again, other);
+	ploom_trace_free(back);
+	free(again);
+	free(other);
+	free(old);
+	free(text);
+	ploom_trace_free(t);
+}
+
+static void copying_fingerprints_copies_the_source(void)
+{
+	struct ploom_trace *t = sample_trace(), *to = ploom_trace_new();
+
+	CHECK_INT(ploom_trace_copy_fingerprints(to, t, NULL), 0);
+	CHECK_INT(to->nfingerprints, 1);
+	CHECK_STR(to->fingerprints[0].relpath, "examples/bank_account.py");
+	CHECK_STR(to->scenario.relpath, "examples/bank_account.py");
+	CHECK_STR(to->source.root, "repository");
+	CHECK_STR(to->source.commit, "89abcdef0123456789abcdef0123456789abcdef");
+	CHECK_INT(to->source.dirty, 1);
+	ploom_trace_free(to);
 	ploom_trace_free(t);
 }
 
@@ -1026,6 +1116,8 @@ int main(void)
 	a_version_1_trace_is_read();
 	a_timed_join_round_trips();
 	fingerprints_id_and_minimized_from_are_optional();
+	relpaths_and_source_are_optional();
+	copying_fingerprints_copies_the_source();
 	config_patch_is_optional_and_always_written();
 	config_patch_holds_at_most_64_modules();
 	module_names_to_patch_are_checked();

@@ -153,6 +153,41 @@ static void failure_shows_header_table_marks_and_exception(void)
 	ploom_trace_free(t);
 }
 
+/* A trace that knows its repository shows the relative path, the commit
+ * and whether the file differed from it; the absolute path stays on the
+ * "replay runs" line. */
+static void the_source_line_shows_the_path_in_its_repository(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out;
+
+	t->scenario.relpath = strdup("examples/bank.py");
+	t->fingerprints[0].relpath = strdup("examples/bank.py");
+	t->source.root = strdup("repository");
+	t->source.commit = strdup("89abcdef0123456789abcdef0123456789abcdef");
+	t->source.dirty = 1;
+	out = render(t, 0, 0);
+	CHECK(has_line(out, "source       examples/bank.py (blob 1a2b3c4) at commit 89abcde, dirty"));
+	CHECK(has_line(out, "replay runs  scenario in /src/bank.py, only while its blob is 1a2b3c4"));
+	free(out);
+
+	t->source.dirty = 0;
+	free(t->source.commit);
+	t->source.commit = NULL;
+	out = render(t, 0, 0);
+	CHECK(has_line(out, "source       examples/bank.py (blob 1a2b3c4) at an unborn HEAD"));
+	free(out);
+
+	free(t->source.root);
+	t->source.root = strdup("folder");
+	free(t->scenario.relpath);
+	t->scenario.relpath = strdup("bank.py");
+	out = render(t, 0, 0);
+	CHECK(has_line(out, "source       bank.py (blob 1a2b3c4) in its folder"));
+	free(out);
+	ploom_trace_free(t);
+}
+
 static void cells_sit_under_their_task_header(void)
 {
 	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
@@ -379,6 +414,7 @@ static void the_config_line_lists_the_patched_modules(void)
 int main(void)
 {
 	failure_shows_header_table_marks_and_exception();
+	the_source_line_shows_the_path_in_its_repository();
 	the_config_line_lists_the_patched_modules();
 	cells_sit_under_their_task_header();
 	long_values_are_cut_with_dots();

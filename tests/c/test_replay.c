@@ -431,9 +431,72 @@ static void a_replay_reproduces_or_names_the_first_divergence(void)
 	free(dir);
 }
 
+/* A trace made outside a repository names its file relative to its own
+ * folder: a replay from a copy of that folder runs the copy's file, and
+ * still holds it to the recorded blob. */
+static void a_trace_moves_to_the_copy_of_its_folder(void)
+{
+	char *here = getcwd(NULL, 0);
+	char *a = fake_dir("locate-a"), *b = fake_dir("locate-b"), *c = fake_dir("locate-c");
+	char *fa = fake_write(a, "mod.py", "print('v1')\n", 0);
+	char *fb = fake_write(b, "mod.py", "print('v1')\n", 0);
+	struct ploom_trace *t = trace_of(failing, fa);
+	struct ploom_err err = {0, ""};
+	char *real_b = realpath(fb, NULL), want[512];
+
+	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
+	CHECK_STR(t->source.root, "folder");
+	CHECK(t->source.commit == NULL);
+	CHECK_STR(t->scenario.relpath, "mod.py");
+	CHECK_STR(t->fingerprints[0].relpath, "mod.py");
+
+	/* no mod.py here: the recorded paths stay */
+	CHECK_INT(chdir(c), 0);
+	CHECK_INT(ploom_replay_locate(t, &err), 0);
+	CHECK_STR(t->scenario.file, fa);
+
+	CHECK_INT(chdir(b), 0);
+	CHECK_INT(ploom_replay_locate(t, &err), 1);
+	CHECK_STR(t->scenario.file, real_b);
+	CHECK_STR(t->fingerprints[0].path, real_b);
+	CHECK_INT(ploom_replay_check_source(t, &err), 0);
+
+	free(fake_write(b, "mod.py", "print('v2')\n", 0));
+	CHECK_INT(ploom_replay_check_source(t, &err), -1);
+	snprintf(want, sizeof(want), "the scenario's source changed: '%s' (recorded blob e59f059, now ",
+		 real_b);
+	CHECK(strncmp(err.msg, want, strlen(want)) == 0);
+
+	/* without its relative paths a trace stays where it was recorded */
+	free(t->scenario.file);
+	t->scenario.file = strdup(fa);
+	free(t->source.root);
+	t->source.root = NULL;
+	CHECK_INT(ploom_replay_locate(t, &err), 0);
+	CHECK_STR(t->scenario.file, fa);
+	/* nor does a root this ploom does not know move it */
+	t->source.root = strdup("import-path");
+	CHECK_INT(ploom_replay_locate(t, &err), 0);
+	CHECK_STR(t->scenario.file, fa);
+
+	CHECK_INT(chdir(here), 0);
+	ploom_trace_free(t);
+	fake_dir_remove(a);
+	fake_dir_remove(b);
+	fake_dir_remove(c);
+	free(real_b);
+	free(fa);
+	free(fb);
+	free(a);
+	free(b);
+	free(c);
+	free(here);
+}
+
 int main(void)
 {
 	a_changed_or_missing_source_is_a_divergence();
+	a_trace_moves_to_the_copy_of_its_folder();
 	the_loaded_file_must_be_the_recorded_one();
 	only_the_minor_python_version_matters();
 	the_first_step_that_differs_is_named();
