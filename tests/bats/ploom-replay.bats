@@ -261,3 +261,86 @@ steps() {
 	[[ "$stderr" == *"reproduced: builtins.RuntimeError: ?[2J?[Hcleared"* ]]
 	[[ "$stderr" != *$'\x1b'* ]]
 }
+
+# clones: a git repository "first" holding a commit of the bank as
+# bank_account.py, and a clone of it, "second"
+clones() {
+	git init -q first
+	git -C first config user.name ploom
+	git -C first config user.email ploom@example.com
+	cp "$BANK" first/bank_account.py
+	git -C first add bank_account.py
+	git -C first commit -q -m bank
+	git clone -q first second
+}
+
+@test "a trace recorded in one clone replays in another, on that clone's file" {
+	clones
+	cd first
+	run -1 --separate-stderr ploom-explore -q bank_account.py:scenario
+	trace="$PWD/$(echo "$output" | jq -r .trace)"
+	[ "$(jq -r .source.root "$trace")" = repository ]
+	[ "$(jq -r .source.commit "$trace")" = "$(git rev-parse HEAD)" ]
+	[ "$(jq -r .source.dirty "$trace")" = false ]
+	[ "$(jq -r .scenario.relpath "$trace")" = bank_account.py ]
+	[ "$(jq -r '.fingerprints[0].relpath' "$trace")" = bank_account.py ]
+	[ "$(jq -r .scenario.file "$trace")" = "$PWD/bank_account.py" ]
+	cd ../second
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	echo "$output" > again.json
+	[ "$(jq -r .scenario.file again.json)" = "$(pwd -P)/bank_account.py" ]
+	[ "$(jq -r .source.commit again.json)" = "$(git rev-parse HEAD)" ]
+	# from a folder below the work tree's root too
+	mkdir sub
+	cd sub
+	run -1 --separate-stderr ploom-replay "$trace"
+	cd ..
+	before="$(git hash-object bank_account.py)"
+	printf '\n# an edit in the second clone\n' >> bank_account.py
+	after="$(git hash-object bank_account.py)"
+	run -4 --separate-stderr ploom-replay "$trace"
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$(pwd -P)/bank_account.py' (recorded blob ${before:0:7}, now ${after:0:7})" ]
+}
+
+@test "a module target recorded in one clone replays in another" {
+	clones
+	cd first
+	run -1 --separate-stderr ploom-explore -q bank_account:scenario
+	trace="$PWD/$(echo "$output" | jq -r .trace)"
+	[ "$(jq -r .source.root "$trace")" = repository ]
+	cd ../second
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+}
+
+@test "a trace records that its file differs from the commit" {
+	clones
+	cd first
+	printf '\n# not committed\n' >> bank_account.py
+	run -1 --separate-stderr ploom-explore -q bank_account.py:scenario
+	trace="$(echo "$output" | jq -r .trace)"
+	[ "$(jq -r .source.dirty "$trace")" = true ]
+	[ "$(jq -r .source.commit "$trace")" = "$(git rev-parse HEAD)" ]
+	run -0 ploom-show "$trace"
+	[[ "$output" == *"source       bank_account.py (blob "*") at commit $(git rev-parse --short=7 HEAD), dirty"* ]]
+}
+
+@test "a trace recorded outside a repository replays from a copy of its folder" {
+	mkdir plain
+	cp "$BANK" plain/bank.py
+	cd plain
+	run -1 --separate-stderr ploom-explore -q bank.py:scenario
+	trace="$(echo "$output" | jq -r .trace)"
+	[ "$(jq -r .source.root "$trace")" = folder ]
+	[ "$(jq -r .source.commit "$trace")" = null ]
+	[ "$(jq -r .scenario.relpath "$trace")" = bank.py ]
+	cd ..
+	cp -r plain copy
+	rm -r plain
+	cd copy
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	[ "$(echo "$output" | jq -r .scenario.file)" = "$(pwd -P)/bank.py" ]
+}
