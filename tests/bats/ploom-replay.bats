@@ -295,7 +295,7 @@ clones() {
 	mkdir sub
 	cd sub
 	run -1 --separate-stderr ploom-replay "$trace"
-	cd ..
+	cd "$BATS_TEST_TMPDIR/second"
 	before="$(git hash-object bank_account.py)"
 	printf '\n# an edit in the second clone\n' >> bank_account.py
 	after="$(git hash-object bank_account.py)"
@@ -336,7 +336,7 @@ clones() {
 	[ "$(jq -r .source.root "$trace")" = folder ]
 	[ "$(jq -r .source.commit "$trace")" = null ]
 	[ "$(jq -r .scenario.relpath "$trace")" = bank.py ]
-	cd ..
+	cd "$BATS_TEST_TMPDIR"
 	cp -r plain copy
 	rm -r plain
 	cd copy
