@@ -690,7 +690,12 @@ def write_program(seed, folder, name="scenario"):
     """Writes SEED's program to FOLDER/prog_SEED.py; returns the target
     ``path:NAME`` for ploom-explore."""
     path = pathlib.Path(folder) / f"prog_{seed}.py"
-    path.write_text(program(seed, name), encoding="utf-8")
+    # whole or not at all: the differential test explores a seed with both
+    # reductions at once, each writing the same program, and a worker must
+    # never import it half-written
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, suffix=".tmp", delete=False) as f:
+        f.write(program(seed, name))
+    os.replace(f.name, path)
     return f"{path}:{name}"
 
 
