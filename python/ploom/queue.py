@@ -14,7 +14,7 @@ import heapq
 import queue as _std
 from collections import deque
 
-from ploom.threading import Condition, Lock
+from ploom.threading import Condition, Lock, _refusing_getattr
 
 __all__ = ["Empty", "Full", "LifoQueue", "PriorityQueue", "Queue"]
 
@@ -22,13 +22,7 @@ Empty = _std.Empty
 Full = _std.Full
 
 
-def __getattr__(name):
-    if hasattr(_std, name):
-        raise AttributeError(
-            f"ploom.queue does not support queue.{name}: it would run outside ploom's "
-            f"scheduler (supported: {', '.join(__all__)})"
-        )
-    raise AttributeError(f"module 'ploom.queue' has no attribute {name!r}")
+__getattr__ = _refusing_getattr(_std, __all__)
 
 
 # A timeout of 0 gives up without waiting, as CPython's, whose deadline has

@@ -84,13 +84,23 @@ def main_thread() -> Thread:
     return main()
 
 
-def __getattr__(name):
-    if hasattr(_std, name):
-        raise AttributeError(
-            f"ploom.threading does not support threading.{name}: it would run outside "
-            f"ploom's scheduler (supported: {', '.join(__all__)})"
-        )
-    raise AttributeError(f"module 'ploom.threading' has no attribute {name!r}")
+def _refusing_getattr(std, supported):
+    """A module __getattr__ for ploom's stand-in of std: a name std has but
+    ploom does not schedule is an error naming it, never std's object."""
+    ours = f"ploom.{std.__name__}"
+
+    def refuse(name):
+        if hasattr(std, name):
+            raise AttributeError(
+                f"{ours} does not support {std.__name__}.{name}: it would run outside "
+                f"ploom's scheduler (supported: {', '.join(supported)})"
+            )
+        raise AttributeError(f"module {ours!r} has no attribute {name!r}")
+
+    return refuse
+
+
+__getattr__ = _refusing_getattr(_std, __all__)
 
 
 def _acquire_waiter(waiter, timeout):
