@@ -1,8 +1,9 @@
 """Exact schedule counts of ploom.threading's and ploom.queue's primitives,
 against an independent model (primitives_model.py).
 
-Each scenario is written twice: for ploom (a module-level function here,
-which ploom-explore -k runs through the worker) and for the model (a
+Each scenario is written twice: for ploom (a module-level function, here
+or in test_threading.py, which ploom-explore -k runs through the worker)
+and for the model (a
 generator over the model's World).  Plain DFS must give, outcome for
 outcome, the number of schedules the model counts.  The counts are
 printed in the table of docs/guarantees.rst ("The reference counts").
@@ -17,17 +18,9 @@ import ploom.queue as pqueue
 import ploom.threading as pthreading
 import primitives_model as model
 from ploom.exploration import _find_utility, loads_strict
+from test_threading import event_timed_wait, small_barrier_timed, small_condition_wait_for
 
 # ---- the scenarios, for ploom ---------------------------------------------
-
-
-def event_timed():
-    ready = pthreading.Event()
-    t = ploom.Thread(target=ready.set)
-    t.start()
-    woken = ready.wait(timeout=3600)
-    t.join()
-    assert woken, "timed out"
 
 
 def _counter(sem):
@@ -81,23 +74,6 @@ def rlock_reentrant():
     assert count.read() == 2, "lost update"
 
 
-def barrier_timed():
-    barrier = pthreading.Barrier(2, timeout=3600)
-    broken = ploom.SharedCell(False)
-
-    def party():
-        try:
-            barrier.wait()
-        except pthreading.BrokenBarrierError:
-            broken.write(True)
-
-    t = ploom.Thread(target=party)
-    t.start()
-    party()
-    t.join()
-    assert not broken.read(), "broken"
-
-
 def queue_two_items():
     q = pqueue.Queue(maxsize=1)
 
@@ -112,23 +88,6 @@ def queue_two_items():
     q.put("b")
     q.join()
     t.join()
-
-
-def condition_wait_for():
-    cond = pthreading.Condition()
-    box = []
-
-    def put():
-        with cond:
-            box.append(1)
-            cond.notify()
-
-    t = ploom.Thread(target=put)
-    t.start()
-    with cond:
-        got = cond.wait_for(lambda: box, timeout=3600)
-    t.join()
-    assert got, "timed out"
 
 
 # ---- the same, for the model ----------------------------------------------
@@ -247,7 +206,7 @@ def m_condition_wait_for(w):
     def put(w):
         yield from cond.enter()
         box.append(1)
-        yield from cond.notify()
+        yield from cond.notify_all()
         yield from cond.exit()
 
     t = yield ("start", put)
@@ -260,14 +219,14 @@ def m_condition_wait_for(w):
 
 
 PAIRS = [
-    (event_timed, m_event_timed),
+    (event_timed_wait, m_event_timed),
     (semaphore_one, m_semaphore_one),
     (semaphore_two, m_semaphore_two),
     (bounded_over_release, m_bounded_over_release),
     (rlock_reentrant, m_rlock_reentrant),
-    (barrier_timed, m_barrier_timed),
+    (small_barrier_timed, m_barrier_timed),
     (queue_two_items, m_queue_two_items),
-    (condition_wait_for, m_condition_wait_for),
+    (small_condition_wait_for, m_condition_wait_for),
 ]
 
 
@@ -276,7 +235,7 @@ def ploom_counts(scenario, tmp_path):
     a deadlock's waits are left out (the model names no objects)."""
     run = subprocess.run(
         [_find_utility("ploom-explore"), "-q", "-k", "--no-minimize", f"--trace-dir={tmp_path}",
-         f"{__name__}:{scenario.__name__}"],
+         f"{scenario.__module__}:{scenario.__name__}"],
         capture_output=True, text=True, timeout=600, cwd=str(tmp_path),
         env=dict(__import__("os").environ, PYTHONPATH=__import__("os").path.dirname(__file__)),
     )
