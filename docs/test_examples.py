@@ -205,3 +205,14 @@ def test_every_man_page_is_in_the_site():
         m.group(1) for p in (DOCS / "man").glob("*.rst") for m in re.finditer(r"ploom-man:: (\S+)", p.read_text())
     }
     assert pages == documented
+
+
+def test_the_site_shows_no_blankline_marker():
+    """``<BLANKLINE>`` is for the comparison above; a reader sees an empty line."""
+    site = ROOT / "build" / "docs" / "html"
+    if not site.is_dir():
+        pytest.skip(f"SKIPPED LOUDLY: the site was not built ({site} is missing); make test-docs builds it first")
+    marked = [str(p.relative_to(site)) for p in site.rglob("*.html") if "BLANKLINE" in p.read_text()]
+    pages_using_it = [p for p in PAGES if "<BLANKLINE>" in p.read_text()]
+    assert pages_using_it, "no page uses <BLANKLINE>, so this test checks nothing"
+    assert marked == []

@@ -108,15 +108,18 @@ static void put_text(struct writer *w, const char *s, int multiline)
 }
 
 /* A multiline block (traceback, output), each line indented, ending with
- * a newline whether or not the text does. */
+ * one newline however many the text ends with: the rendering's last line
+ * is the block's last line of text. */
 static void put_block(struct writer *w, const char *text, const char *indent)
 {
-	const char *line = text, *nl;
+	const char *line = text, *end = text + strlen(text), *nl;
 	char *copy;
 
-	while (*line) {
-		nl = strchr(line, '\n');
-		copy = strndup(line, nl ? (size_t)(nl - line) : strlen(line));
+	while (end > text && end[-1] == '\n')
+		end--;
+	while (line < end) {
+		nl = memchr(line, '\n', (size_t)(end - line));
+		copy = strndup(line, (size_t)((nl ? nl : end) - line));
 		if (!copy) {
 			/* the block is lost but the rest still renders; the
 			 * caller reports memory errors only for the table */

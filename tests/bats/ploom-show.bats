@@ -128,6 +128,18 @@ column() {
 	[ "$(tail -n 1 shown.txt)" = "AssertionError: the account is overdrawn" ]
 }
 
+@test "the rendering ends with one newline, however the traceback ends" {
+	trace="$(failing_trace "$BANK:scenario")"
+	# the endings as JSON strings: a shell variable would lose the newlines
+	for ending in '""' '"\n"' '"\n\n\n"'; do
+		jq --argjson ending "$ending" \
+			'.outcome.traceback |= (sub("\\n+$"; "") + $ending)' "$trace" > ending.json
+		ploom-show ending.json > shown.txt
+		[ "$(tail -c 1 shown.txt | od -An -c | tr -d ' ')" = '\n' ]
+		[ "$(tail -c 2 shown.txt | od -An -c | tr -d ' ')" = 'n\n' ]
+	done
+}
+
 @test "a deadlock lists what each task waits for" {
 	trace="$(failing_trace "$SCN:abba")"
 	run -0 --separate-stderr ploom-show "$trace"
