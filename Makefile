@@ -271,7 +271,7 @@ soak: all
 # the stubs, and the libraries they need that manylinux does not promise
 # (auditwheel).  test-packaging builds them too and installs them into fresh
 # venvs (see tests/packaging/run); test-install-matrix also runs each
-# install from a clone on both interpreters (a minute more).
+# install from a clone on both interpreters (half a minute more).
 wheel: $(VENV_STAMP)
 	@py314=$$(scripts/install-python314); \
 	tests/packaging/build-wheel $(BUILD)/dist $(PYTHON313) "$$py314"
