@@ -21,8 +21,11 @@
 #   make fuzz            the libFuzzer targets of tests/fuzz (trace reader, worker
 #                        records), built by clang with ASan+UBSan, FUZZ_SECONDS
 #                        each (default 60); make check runs them too
-#   make wheel           ploom's wheels for CPython 3.13 and 3.14 in build/wheels
-#                        (tests/packaging/build-wheel; setup.py builds them)
+#   make wheel           ploom's sdist and, built from it, its manylinux wheels for
+#                        CPython 3.13 and 3.14 (cJSON and libgit2 inside), in
+#                        build/dist (tests/packaging/build-wheel, auditwheel)
+#   make test-install-matrix  test-packaging's installs from a clone (pip, uv pip,
+#                        uv add) on both 3.13 and 3.14, not one each
 #   make install         the utilities (and man pages) under $(DESTDIR)$(PREFIX)
 #   make clean           remove what the build made (keeps .venv; see distclean)
 #
@@ -148,7 +151,7 @@ MAN_PAGES := $(wildcard man/*.1 man/*.5)
 
 # --- top-level targets ---------------------------------------------------------
 .PHONY: all check test-c test-bats test-sanitize test-python lint bench soak example install \
-	clean distclean need-python FORCE wheel test-packaging fuzz
+	clean distclean need-python FORCE wheel test-packaging test-install-matrix fuzz
 
 all: $(LIB_A) $(BINS) $(EXT) $(VENV_STAMP) $(VENV_BINS)
 
@@ -263,15 +266,21 @@ soak: all
 	PLOOM_DIFF_SEEDS=$(SOAK_SEEDS) PLOOM_DIFF_START=$(SOAK_START) PLOOM_DIFF_REQUIRE=1 \
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
 
-# Wheels as `pip wheel .` or `uv build` make them, from a clean copy of the
-# repository: the extension, the five utilities (installed to bin/), the
-# stubs.  test-packaging installs them into fresh venvs (see tests/packaging/run).
+# The sdist and the wheels a release would publish, from a clean copy of
+# the repository: the extension, the five utilities (installed to bin/),
+# the stubs, and the libraries they need that manylinux does not promise
+# (auditwheel).  test-packaging builds them too and installs them into fresh
+# venvs (see tests/packaging/run); test-install-matrix also runs each
+# install from a clone on both interpreters (half a minute more).
 wheel: $(VENV_STAMP)
 	@py314=$$(scripts/install-python314); \
-	tests/packaging/build-wheel $(BUILD)/wheels $(PYTHON313) "$$py314"
+	tests/packaging/build-wheel $(BUILD)/dist $(PYTHON313) "$$py314"
 
 test-packaging: $(VENV_STAMP)
 	tests/packaging/run
+
+test-install-matrix: $(VENV_STAMP)
+	tests/packaging/run --all
 
 # ploom-explore exits 1 when it finds the bug, which is what this target
 # shows: it succeeds only on exit 1 with the trace written.

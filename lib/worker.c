@@ -69,10 +69,27 @@ static void unlist(struct ploom_worker *w)
 
 /* ---- the process ---- */
 
+/* python3 in the directory of PROG, malloc'd, if it is executable; else
+ * NULL (also when out of memory). */
+static char *python_beside(const char *prog)
+{
+	const char *slash = prog ? strrchr(prog, '/') : NULL;
+	char *path = NULL;
+
+	if (!slash)
+		return NULL;
+	if (asprintf(&path, "%.*spython3", (int)(slash - prog + 1), prog) < 0)
+		return NULL;
+	if (access(path, X_OK) == 0)
+		return path;
+	free(path);
+	return NULL;
+}
+
 char *ploom_worker_default_python(void)
 {
 	const char *env = getenv("PLOOM_PYTHON");
-	char exe[PATH_MAX], *slash, *path = NULL;
+	char exe[PATH_MAX], *path = NULL;
 	ssize_t n;
 
 	if (env && *env)
@@ -80,17 +97,15 @@ char *ploom_worker_default_python(void)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			slash[1] = '\0';
-			if (asprintf(&path, "%spython3", exe) < 0)
-				return NULL;
-			if (access(path, X_OK) == 0)
-				return path;
-			free(path);
-		}
+		path = python_beside(exe);
 	}
-	return strdup("python3");
+	/* A manylinux wheel (auditwheel) installs each utility in bin/ as a
+	 * script that runs the program from site-packages, where the bundled
+	 * libraries are, passing its own path as argv[0]: the environment's
+	 * python3 is beside that path, not beside the program. */
+	if (!path)
+		path = python_beside(program_invocation_name);
+	return path ? path : strdup("python3");
 }
 
 static long now_ms(void)

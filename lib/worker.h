@@ -69,7 +69,8 @@ struct ploom_worker_opts {
 
 /* The default interpreter, as a malloc'd string the caller frees (NULL
  * when out of memory): $PLOOM_PYTHON if set and not empty, else python3
- * in the directory of the running executable if it exists, else
+ * in the directory of the running executable if it exists, else python3 in
+ * the directory of argv[0] (program_invocation_name) if it exists, else
  * "python3" (looked up in PATH). */
 char *ploom_worker_default_python(void);
 

@@ -1,6 +1,7 @@
 /* Tests of the worker process handling, with small shell scripts standing
  * in for the Python interpreter: they get the same arguments, fds and
  * environment as the real worker and answer with canned records. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -200,6 +201,35 @@ static void default_python_honours_the_environment(void)
 	free(p);
 }
 
+/* This test program's folder has no python3, so the one beside argv[0]
+ * (how a wheel's bin/ script starts the real program) is taken; when none
+ * is there either, python3 from PATH. */
+static void default_python_looks_beside_argv0(void)
+{
+	char *argv0 = program_invocation_name, *fake_argv0 = NULL, *expected = NULL, *p;
+	char bare[] = "ploom-explore";
+
+	if (asprintf(&fake_argv0, "%s/ploom-explore", dir) < 0 || asprintf(&expected, "%s/python3", dir) < 0)
+		abort();
+	free(script("python3", "exit 0\n"));
+	unsetenv("PLOOM_PYTHON");
+	program_invocation_name = fake_argv0;
+	p = ploom_worker_default_python();
+	CHECK_STR(p, expected);
+	free(p);
+	unlink(expected);
+	p = ploom_worker_default_python();
+	CHECK_STR(p, "python3");
+	free(p);
+	program_invocation_name = bare;
+	p = ploom_worker_default_python();
+	CHECK_STR(p, "python3");
+	free(p);
+	program_invocation_name = argv0;
+	free(fake_argv0);
+	free(expected);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -216,6 +246,7 @@ int main(void)
 	a_module_name_that_is_not_one_is_refused_before_the_start();
 	a_missing_interpreter_is_named();
 	default_python_honours_the_environment();
+	default_python_looks_beside_argv0();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		printf("cannot remove %s\n", dir);
