@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # ploom-show: renders a trace (a file or stdin) as a table, one column per
-# task, with the marks and the outcome; rejects a bad trace with exit 2.
+# task, with the marks and the outcome, or as an HTML page that a real
+# browser shows, or writes it back as JSON; rejects a bad trace with exit 2.
 # Needs the ploom utilities and the worker's python3 on PATH (.venv/bin).
 
 # $output, $stderr and $status are set by bats' run, ROOT, SCN and BANK by
@@ -36,18 +37,17 @@ replay_to_show() {
 }
 
 show_to_dev_full() {
-	ploom-show "$1" > /dev/full
+	ploom-show "$@" > /dev/full
 }
 
 show_to_head() {
-	ploom-show "$1" | head -n 1
+	ploom-show "$@" | head -n 1
 	return "${PIPESTATUS[0]}"
 }
 
-# column TEXT FILE: the 0-based column where TEXT starts on the first line
-# of FILE that holds it.
-column() {
-	awk -v s="$1" 'index($0, s) { print index($0, s) - 1; exit }' "$2"
+show_json_to_jq() {
+	set -o pipefail
+	ploom-show --format=json "$1" | jq -r '.outcome.summary'
 }
 
 @test "a passing run from ploom-run-one renders header, columns and outcome" {
@@ -247,10 +247,70 @@ column() {
 	[[ "$stderr" == "ploom-show: invalid --width '3'"* ]]
 	run -2 --separate-stderr ploom-show a.json b.json
 	[[ "$stderr" == "ploom-show: unexpected argument 'b.json'"* ]]
+	run -2 --separate-stderr ploom-show --format=xml x.json
+	[[ "$stderr" == "ploom-show: invalid --format 'xml'"$'\n'"usage: ploom-show "* ]]
 	run -2 --separate-stderr ploom-show --bogus
 	[[ "$stderr" == "ploom-show: unknown option '--bogus'"* ]]
 	run -2 --separate-stderr ploom-show -w
 	[[ "$stderr" == "ploom-show: missing value for option '-w'"* ]]
+}
+
+@test "--format=html writes one page: a lane per task, the failing step marked" {
+	trace="$(failing_trace "$BANK:scenario")"
+	run -0 --separate-stderr ploom-show --format=html "$trace"
+	[ -z "$stderr" ]
+	echo "$output" > page.html
+	[ "$(head -n 1 page.html)" = "<!DOCTYPE html>" ]
+	[ "$(tail -n 1 page.html)" = "</html>" ]
+	# one lane per task, and in each the boxes of that task's steps
+	tasks="$(jq '[0, .steps[].task, .steps[].enabled[]] | unique | length' "$trace")"
+	[ "$(grep -c '<g class="lane"' page.html)" -eq "$tasks" ]
+	for task in 0 1 2; do
+		[ "$(grep -c "<g class=\"step[^\"]*\" id=\"step-[0-9]*\" data-task=\"$task\">" page.html)" \
+			-eq "$(jq --argjson t "$task" '[.steps[] | select(.task == $t)] | length' "$trace")" ]
+	done
+	last="$(jq '[.steps[] | select(.task == 0)] | last | .index' "$trace")"
+	[ "$(grep -c 'class="step failing"' page.html)" -eq 1 ]
+	grep -q "<g class=\"step failing\" id=\"step-$last\" data-task=\"0\">" page.html
+	[ "$(grep -c '<path class="arrow preemption"' page.html)" -eq "$(jq .preemptions "$trace")" ]
+	grep -qx 'AssertionError: the account is overdrawn' page.html
+	grep -qx '</pre>' page.html
+	# self-contained: nothing to run or fetch
+	run -1 grep -E '<script|src=|href=' page.html
+}
+
+@test "--format=json writes the trace back normalised, the same bytes when read again" {
+	trace="$(failing_trace "$BANK:scenario")"
+	# another layout, a field this ploom does not know
+	jq -c '.extra = 1' "$trace" > compact.json
+	run -0 --separate-stderr ploom-show --format=json compact.json
+	[ -z "$stderr" ]
+	echo "$output" > once.json
+	ploom-show --format=json once.json > twice.json
+	cmp once.json twice.json
+	ploom-show --format=json "$trace" > from-original.json
+	cmp once.json from-original.json
+	[ "$(jq 'has("extra")' once.json)" = false ]
+	# the recorded paths, not rewritten for this checkout
+	[ "$(jq -r .scenario.file once.json)" = "$(jq -r .scenario.file "$trace")" ]
+	jq -en 'input as $a | input | .steps == $a.steps and .outcome == $a.outcome' once.json "$trace"
+	run -0 show_json_to_jq "$trace"
+	[ "$output" = "builtins.AssertionError: the account is overdrawn" ]
+	# a text rendering of it is the text rendering of the original
+	ploom-show once.json > a.txt
+	ploom-show "$trace" > b.txt
+	cmp a.txt b.txt
+}
+
+@test "every format: a full disk is an error, a closed pipe is not" {
+	ploom-run-one -s 3000 "$SCN:spins_forever" > long.json || [ $? -eq 3 ]
+	for format in html json; do
+		run -2 --separate-stderr show_to_dev_full long.json --format="$format"
+		[ "$stderr" = "ploom-show: cannot write to standard output: No space left on device" ]
+		run -0 --separate-stderr show_to_head --format="$format" long.json
+		[ -n "$output" ]
+		[ -z "$stderr" ]
+	done
 }
 
 @test "--help and --version exit 0 on stdout" {
