@@ -2,7 +2,9 @@
 # ploom-show: renders a trace (a file or stdin) as a table, one column per
 # task, with the marks and the outcome, or as an HTML page that a real
 # browser shows, or writes it back as JSON; rejects a bad trace with exit 2.
-# Needs the ploom utilities and the worker's python3 on PATH (.venv/bin).
+# Needs the ploom utilities and the worker's python3 on PATH (.venv/bin);
+# the browser tests need Chromium (scripts/install-deps installs it) and
+# are skipped, saying so, without it.
 
 # $output, $stderr and $status are set by bats' run, ROOT, SCN and BANK by
 # helpers.bash
@@ -48,6 +50,29 @@ show_to_head() {
 show_json_to_jq() {
 	set -o pipefail
 	ploom-show --format=json "$1" | jq -r '.outcome.summary'
+}
+
+# need_browser: sets BROWSER to the command that runs headless Chromium
+# with a profile of the test's own, as root without its sandbox (which
+# refuses root), or skips the test saying why when no Chromium is
+# installed.  Call it in the test itself, not under `run`.
+need_browser() {
+	local b
+	BROWSER=()
+	for b in chromium-headless-shell chromium; do
+		if command -v "$b" > /dev/null; then
+			BROWSER=("$b")
+			break
+		fi
+	done
+	if ((${#BROWSER[@]} == 0)); then
+		skip "SKIPPED: no chromium-headless-shell or chromium on PATH, so no browser checks the HTML page (scripts/install-deps installs chromium-headless-shell)"
+	fi
+	BROWSER+=(--headless --disable-gpu --hide-scrollbars --force-device-scale-factor=1
+		--user-data-dir="$BATS_TEST_TMPDIR/profile")
+	if ((EUID == 0)); then
+		BROWSER+=(--no-sandbox)
+	fi
 }
 
 @test "a passing run from ploom-run-one renders header, columns and outcome" {
@@ -277,6 +302,42 @@ show_json_to_jq() {
 	grep -qx '</pre>' page.html
 	# self-contained: nothing to run or fetch
 	run -1 grep -E '<script|src=|href=' page.html
+}
+
+@test "a real browser shows the page: its lanes, the failing step, no script from the trace" {
+	need_browser
+	trace="$(failing_trace "$BANK:scenario")"
+	# a trace is untrusted: markup in its strings must come out as text
+	jq '.outcome.exception.message = "<script>document.title=\"pwned\"</script>"
+		| .outcome.traceback += "<script>document.title=\"pwned\"</script>"
+		| .steps[3].value = "\"><script>document.title=\"pwned\"</script>"' \
+		"$trace" > hostile.json
+	ploom-show --format=html hostile.json > page.html
+	run -0 --separate-stderr "${BROWSER[@]}" --dump-dom "file://$PWD/page.html"
+	echo "$output" > dom.html
+	# the browser parsed the page we meant: a lane per task, titled, the
+	# boxes inside them, the failing one red
+	[ "$(grep -c '<g class="lane"' dom.html)" -eq 3 ]
+	[ "$(grep -oE 'class="lane-title"[^>]*>task [0-9]+<' dom.html | grep -oE 'task [0-9]+' | tr '\n' ' ')" = "task 0 task 1 task 2 " ]
+	[ "$(grep -c '<g class="step' dom.html)" -eq "$(jq '.steps | length' hostile.json)" ]
+	last="$(jq '[.steps[] | select(.task == 0)] | last | .index' hostile.json)"
+	grep -q "<g class=\"step failing\" id=\"step-$last\" data-task=\"0\">" dom.html
+	# no element came from the trace's strings, and no script ran
+	run -1 grep -i '<script' dom.html
+	grep -q '<title>bank_account:scenario - failure - ploom</title>' dom.html
+	grep -qF '&lt;script&gt;document.title="pwned"&lt;/script&gt;</p>' dom.html
+	# a screenshot of the expected size that shows the page and its red
+	run -0 --separate-stderr "${BROWSER[@]}" --window-size=800,700 --screenshot="$PWD/shot.png" \
+		"file://$PWD/page.html"
+	[ -s shot.png ]
+	python3 "$ROOT/tests/bats/png_pixels.py" shot.png 207,34,46 > pixels.txt
+	read -r width height colours < pixels.txt
+	[ "$width" -eq 800 ]
+	[ "$height" -eq 700 ]
+	# text in several colours, not a blank or an error page
+	[ "$colours" -gt 100 ]
+	# the failing step's red border (#cf222e)
+	[ "$(sed -n 2p pixels.txt)" -gt 100 ]
 }
 
 @test "--format=json writes the trace back normalised, the same bytes when read again" {
