@@ -165,21 +165,22 @@ static void cut_caption(char *s)
 /* ---- layout ---------------------------------------------------------------
  * In pixels.  Text is 12 px DejaVu Sans Mono (or the browser's monospace),
  * whose advance is 0.6 em: 7.25 px a character, rounded up, sizes the
- * boxes without a script to measure them. */
+ * boxes without a script to measure them.  Coordinates are longs: a
+ * trace of many tasks makes a page wider than an int counts. */
 
-#define FONT_PX 12
-#define BOX_H 18        /* a box of one line of text */
-#define LINE_PX 14      /* each further line */
-#define ROW_GAP 4
-#define HEAD_H 28       /* the lane titles */
-#define PAD 8           /* text inside a box */
-#define MARGIN 12       /* box to lane edge: room for the arrows */
-#define LANE_MIN 120
-#define GUTTER_MARK 16  /* the '*' and '!' left of the numbers */
+#define BOX_H 18L       /* a box of one line of text */
+#define LINE_PX 14L     /* each further line */
+#define BASELINE 13L    /* of a box's first line, from its top */
+#define ROW_GAP 4L
+#define HEAD_H 28L      /* the lane titles */
+#define PAD 8L          /* text inside a box */
+#define MARGIN 12L      /* box to lane edge: room for the arrows */
+#define LANE_MIN 120L
+#define GUTTER_MARK 16L /* the '*' and '!' left of the numbers */
 
-static int text_px(size_t chars)
+static long text_px(size_t chars)
 {
-	return (int)((chars * 29 + 3) / 4);
+	return (long)((chars * 29 + 3) / 4);
 }
 
 struct box {
@@ -191,15 +192,19 @@ struct layout {
 	int *tasks;             /* one lane each, ascending */
 	size_t ntasks;
 	char **titles;          /* per lane */
-	int *lane_x, *lane_w;   /* per lane */
+	long *lane_x, *lane_w;  /* per lane */
 	struct box *boxes;      /* per step */
 	size_t *lane_of;        /* per step */
+	/* the steps lane by lane, each lane's in order: lane l's are
+	 * by_lane[lane_start[l] .. lane_start[l + 1]) */
+	size_t *by_lane, *lane_start;
 	struct box *waits;      /* per lane, a deadlock's; NULL otherwise */
+	size_t wait_row;        /* the row of the waits, after the steps' */
 	long failing;           /* ploom_run_failing_step() */
-	size_t lines;           /* text lines in a box */
-	int row_h;
-	int gutter_w;
-	int width, height;
+	long lines;             /* text lines in a box */
+	long row_h;
+	long gutter_w;
+	long width, height;
 };
 
 static void box_release(struct box *b)
@@ -224,6 +229,8 @@ static void layout_release(struct layout *lay, size_t nsteps)
 	free(lay->lane_w);
 	free(lay->boxes);
 	free(lay->lane_of);
+	free(lay->by_lane);
+	free(lay->lane_start);
 	free(lay->waits);
 }
 
@@ -264,13 +271,40 @@ static int box_set(struct box *b, char *caption, size_t *widest)
 	return 0;
 }
 
+/* Groups the steps by lane (a counting sort, stable), so that drawing the
+ * lanes one after another takes one pass over the steps, however many
+ * tasks the trace names.  Returns 0, or -1 when out of memory. */
+static int group_by_lane(struct layout *lay, size_t nsteps)
+{
+	size_t i, l, *next;
+
+	lay->by_lane = calloc(nsteps ? nsteps : 1, sizeof(*lay->by_lane));
+	lay->lane_start = calloc(lay->ntasks + 1, sizeof(*lay->lane_start));
+	next = calloc(lay->ntasks, sizeof(*next));
+	if (!lay->by_lane || !lay->lane_start || !next) {
+		free(next);
+		return -1;
+	}
+	for (i = 0; i < nsteps; i++)
+		lay->lane_start[lay->lane_of[i] + 1]++;
+	for (l = 0; l < lay->ntasks; l++) {
+		lay->lane_start[l + 1] += lay->lane_start[l];
+		next[l] = lay->lane_start[l];
+	}
+	for (i = 0; i < nsteps; i++)
+		lay->by_lane[next[lay->lane_of[i]]++] = i;
+	free(next);
+	return 0;
+}
+
 static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 {
 	const struct ploom_run *run = &trace->run;
 	const struct ploom_outcome *o = &run->outcome;
 	size_t i, l, n = run->nsteps ? run->nsteps : 1, rows, *widest = NULL;
 	char num[32];
-	int x, ret = -1;
+	long x;
+	int ret = -1;
 
 	if (ploom_run_tasks(&lay->tasks, &lay->ntasks, run, NULL) < 0)
 		return -1;
@@ -295,6 +329,8 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 		if (box_set(&lay->boxes[i], step_caption(&run->steps[i]), &widest[l]) < 0)
 			goto done;
 	}
+	if (group_by_lane(lay, run->nsteps) < 0)
+		goto done;
 	if (o->kind == PLOOM_OUTCOME_DEADLOCK && o->nwaits) {
 		lay->waits = calloc(lay->ntasks, sizeof(*lay->waits));
 		if (!lay->waits)
@@ -309,19 +345,21 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 	}
 	lay->failing = ploom_run_failing_step(run);
 	lay->lines = 1;
-	lay->row_h = BOX_H + (int)(lay->lines - 1) * LINE_PX + ROW_GAP;
+	lay->row_h = BOX_H + (lay->lines - 1) * LINE_PX + ROW_GAP;
 	n = (size_t)snprintf(num, sizeof(num), "%zu", run->nsteps ? run->nsteps - 1 : 0);
 	lay->gutter_w = GUTTER_MARK + text_px(n < 4 ? 4 : n) + PAD;
 	x = lay->gutter_w;
 	for (l = 0; l < lay->ntasks; l++) {
-		int w = text_px(widest[l]) + 2 * (PAD + MARGIN);
+		long w = text_px(widest[l]) + 2 * (PAD + MARGIN);
 		lay->lane_x[l] = x;
 		lay->lane_w[l] = w < LANE_MIN ? LANE_MIN : w;
 		x += lay->lane_w[l];
 	}
-	rows = (run->nsteps ? run->nsteps : 1) + (lay->waits ? 1 : 0);
+	/* with no steps, row 0 says so */
+	lay->wait_row = run->nsteps ? run->nsteps : 1;
+	rows = lay->wait_row + (lay->waits ? 1 : 0);
 	lay->width = x;
-	lay->height = (int)rows * lay->row_h;
+	lay->height = (long)rows * lay->row_h;
 	ret = 0;
 done:
 	free(widest);
@@ -329,14 +367,14 @@ done:
 }
 
 /* The top of row r's box, in the diagram under the lane titles. */
-static int row_y(const struct layout *lay, size_t r)
+static long row_y(const struct layout *lay, size_t r)
 {
-	return (int)r * lay->row_h + ROW_GAP / 2;
+	return (long)r * lay->row_h + ROW_GAP / 2;
 }
 
-static int box_h(const struct layout *lay)
+static long box_h(const struct layout *lay)
 {
-	return BOX_H + (int)(lay->lines - 1) * LINE_PX;
+	return BOX_H + (lay->lines - 1) * LINE_PX;
 }
 
 /* ---- the diagram ------------------------------------------------------------ */
@@ -344,30 +382,28 @@ static int box_h(const struct layout *lay)
 static void put_box(struct writer *w, const struct layout *lay, size_t lane, size_t row,
 		    const struct box *b)
 {
-	int x = lay->lane_x[lane] + MARGIN, y = row_y(lay, row);
+	long x = lay->lane_x[lane] + MARGIN, y = row_y(lay, row);
 
 	if (b->whole) {
 		put(w, "<title>");
 		put_esc(w, b->whole, 0);
 		put(w, "</title>");
 	}
-	putf(w, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"3\"/>", x, y,
+	putf(w, "<rect x=\"%ld\" y=\"%ld\" width=\"%ld\" height=\"%ld\" rx=\"3\"/>", x, y,
 	     lay->lane_w[lane] - 2 * MARGIN, box_h(lay));
-	putf(w, "<text x=\"%d\" y=\"%d\">", x + PAD, y + 13);
+	putf(w, "<text x=\"%ld\" y=\"%ld\">", x + PAD, y + BASELINE);
 	put_esc(w, b->caption, 0);
 	put(w, "</text>");
 }
 
-static void put_lane(struct writer *w, const struct layout *lay, const struct ploom_run *run,
-		     size_t lane)
+static void put_lane(struct writer *w, const struct layout *lay, size_t lane)
 {
 	int task = lay->tasks[lane];
-	size_t i;
+	size_t k;
 
 	putf(w, "<g class=\"lane\" id=\"lane-%d\" data-task=\"%d\">\n", task, task);
-	for (i = 0; i < run->nsteps && !w->failed; i++) {
-		if (lay->lane_of[i] != lane)
-			continue;
+	for (k = lay->lane_start[lane]; k < lay->lane_start[lane + 1] && !w->failed; k++) {
+		size_t i = lay->by_lane[k];
 		putf(w, "<g class=\"step%s\" id=\"step-%zu\" data-task=\"%d\">",
 		     (long)i == lay->failing ? " failing" : "", i, task);
 		put_box(w, lay, lane, i, &lay->boxes[i]);
@@ -375,19 +411,19 @@ static void put_lane(struct writer *w, const struct layout *lay, const struct pl
 	}
 	if (lay->waits && lay->waits[lane].caption) {
 		putf(w, "<g class=\"wait\" data-task=\"%d\">", task);
-		put_box(w, lay, lane, run->nsteps, &lay->waits[lane]);
+		put_box(w, lay, lane, lay->wait_row, &lay->waits[lane]);
 		put(w, "</g>\n");
 	}
 	put(w, "</g>\n");
 }
 
-/* The lanes' backgrounds, in svg of height h: a band per lane. */
-static void put_bands(struct writer *w, const struct layout *lay, int h)
+/* The lanes' backgrounds, in an SVG of height h: a band per lane. */
+static void put_bands(struct writer *w, const struct layout *lay, long h)
 {
 	size_t l;
 
-	for (l = 0; l < lay->ntasks; l++)
-		putf(w, "<rect class=\"band%s\" x=\"%d\" y=\"0\" width=\"%d\" height=\"%d\"/>\n",
+	for (l = 0; l < lay->ntasks && !w->failed; l++)
+		putf(w, "<rect class=\"band%s\" x=\"%ld\" y=\"0\" width=\"%ld\" height=\"%ld\"/>\n",
 		     l % 2 ? " odd" : "", lay->lane_x[l], lay->lane_w[l], h);
 }
 
@@ -397,13 +433,13 @@ static void put_heads(struct writer *w, const struct layout *lay)
 {
 	size_t l;
 
-	putf(w, "<svg class=\"heads\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%d\">\n",
+	putf(w, "<svg class=\"heads\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%ld\" "
+		"height=\"%ld\">\n",
 	     lay->width, HEAD_H);
 	put_bands(w, lay, HEAD_H);
-	putf(w, "<text class=\"n\" x=\"%d\" y=\"19\">step</text>\n", lay->gutter_w - PAD);
-	for (l = 0; l < lay->ntasks; l++) {
-		putf(w, "<text class=\"lane-title\" data-task=\"%d\" x=\"%d\" y=\"19\">",
+	putf(w, "<text class=\"n\" x=\"%ld\" y=\"19\">step</text>\n", lay->gutter_w - PAD);
+	for (l = 0; l < lay->ntasks && !w->failed; l++) {
+		putf(w, "<text class=\"lane-title\" data-task=\"%d\" x=\"%ld\" y=\"19\">",
 		     lay->tasks[l], lay->lane_x[l] + MARGIN);
 		put_esc(w, lay->titles[l], 0);
 		put(w, "</text>\n");
@@ -414,26 +450,28 @@ static void put_heads(struct writer *w, const struct layout *lay)
 /* The step numbers, and the marks beside them. */
 static void put_gutter(struct writer *w, const struct layout *lay, const struct ploom_run *run)
 {
-	int x = lay->gutter_w - PAD;
+	long x = lay->gutter_w - PAD, y;
 	size_t i;
 
 	put(w, "<g class=\"gutter\">\n");
 	for (i = 0; i < run->nsteps && !w->failed; i++) {
-		int y = row_y(lay, i) + 13;
-		putf(w, "<text class=\"n\" x=\"%d\" y=\"%d\">%zu</text>", x, y, i);
+		y = row_y(lay, i) + BASELINE;
+		putf(w, "<text class=\"n\" x=\"%ld\" y=\"%ld\">%zu</text>", x, y, i);
 		if (ploom_run_is_preemption(run, i))
-			putf(w, "<text class=\"mark preemption\" x=\"4\" y=\"%d\">*</text>", y);
+			putf(w, "<text class=\"mark preemption\" x=\"4\" y=\"%ld\">*</text>", y);
 		if ((long)i == lay->failing)
-			putf(w, "<text class=\"mark failing\" x=\"4\" y=\"%d\">!</text>", y);
+			putf(w, "<text class=\"mark failing\" x=\"4\" y=\"%ld\">!</text>", y);
 		put(w, "\n");
 	}
 	if (!run->nsteps)
-		putf(w, "<text class=\"n\" x=\"%d\" y=\"%d\">(no steps)</text>\n",
-		     lay->lane_x[0] + MARGIN + text_px(10), row_y(lay, 0) + 13);
-	if (lay->waits)
-		putf(w, "<text class=\"mark failing\" x=\"4\" y=\"%d\">!</text>"
-			"<text class=\"n\" x=\"%d\" y=\"%d\">wait</text>\n",
-		     row_y(lay, run->nsteps) + 13, x, row_y(lay, run->nsteps) + 13);
+		putf(w, "<text class=\"n\" x=\"%ld\" y=\"%ld\">(no steps)</text>\n",
+		     lay->lane_x[0] + MARGIN + text_px(10), row_y(lay, 0) + BASELINE);
+	if (lay->waits) {
+		y = row_y(lay, lay->wait_row) + BASELINE;
+		putf(w, "<text class=\"mark failing\" x=\"4\" y=\"%ld\">!</text>"
+			"<text class=\"n\" x=\"%ld\" y=\"%ld\">wait</text>\n",
+		     y, x, y);
+	}
 	put(w, "</g>\n");
 }
 
@@ -441,19 +479,19 @@ static void put_gutter(struct writer *w, const struct layout *lay, const struct 
  * (the style sheet's .arrow.KIND and .head-KIND). */
 static const char *const arrow_kinds[] = {"preemption"};
 
-/* An arrow from the box of step `from` to the box of step `to`, of the
- * given kind, with title as its tooltip: out of the side of one box that
- * faces the other, into the other's, a curve so that arrows between the
- * same lanes do not hide each other.  Two steps of one lane get a loop on
- * the lane's right. */
+/* An arrow of the given kind from the box of step `from` to the box of
+ * step `to`, title its tooltip: out of the side of one box that faces the
+ * other, into the other's, a curve so that arrows between the same lanes
+ * do not hide each other.  Two steps of one lane get a loop on the lane's
+ * right. */
 static void put_arrow(struct writer *w, const struct layout *lay, size_t from, size_t to,
 		      const char *kind, const char *title)
 {
 	size_t la = lay->lane_of[from], lb = lay->lane_of[to];
-	int ya = row_y(lay, from) + box_h(lay) / 2, yb = row_y(lay, to) + box_h(lay) / 2;
-	int left_a = lay->lane_x[la] + MARGIN, right_a = lay->lane_x[la] + lay->lane_w[la] - MARGIN;
-	int left_b = lay->lane_x[lb] + MARGIN, right_b = lay->lane_x[lb] + lay->lane_w[lb] - MARGIN;
-	int x1, x2, c1, c2, d;
+	long ya = row_y(lay, from) + box_h(lay) / 2, yb = row_y(lay, to) + box_h(lay) / 2;
+	long left_a = lay->lane_x[la] + MARGIN, right_a = lay->lane_x[la] + lay->lane_w[la] - MARGIN;
+	long left_b = lay->lane_x[lb] + MARGIN, right_b = lay->lane_x[lb] + lay->lane_w[lb] - MARGIN;
+	long x1, x2, c1, c2, d;
 
 	if (lb > la) {
 		x1 = right_a;
@@ -464,7 +502,7 @@ static void put_arrow(struct writer *w, const struct layout *lay, size_t from, s
 	} else {
 		x1 = x2 = right_a;
 	}
-	d = abs(x2 - x1) / 2;
+	d = labs(x2 - x1) / 2;
 	d = d < 10 ? 10 : d > 60 ? 60 : d;
 	if (lb >= la) {
 		c1 = x1 + d;
@@ -474,7 +512,7 @@ static void put_arrow(struct writer *w, const struct layout *lay, size_t from, s
 		c2 = x2 + d;
 	}
 	putf(w, "<path class=\"arrow %s\" data-from=\"%zu\" data-to=\"%zu\" "
-		"d=\"M%d %dC%d %d %d %d %d %d\" marker-end=\"url(#head-%s)\">",
+		"d=\"M%ld %ldC%ld %ld %ld %ld %ld %ld\" marker-end=\"url(#head-%s)\">",
 	     kind, from, to, x1, ya, c1, ya, c2, yb, x2, yb, kind);
 	put(w, "<title>");
 	put_esc(w, title, 0);
@@ -489,13 +527,13 @@ static void put_diagram(struct writer *w, const struct layout *lay,
 
 	put(w, "<div class=\"diagram\">\n");
 	put_heads(w, lay);
-	putf(w, "<svg class=\"steps\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%d\" role=\"img\" aria-label=\"the schedule: a lane per task, "
+	putf(w, "<svg class=\"steps\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%ld\" "
+		"height=\"%ld\" role=\"img\" aria-label=\"the schedule: a lane per task, "
 		"a row per step\">\n<defs>",
 	     lay->width, lay->height);
 	/* every other row shaded, by one pattern rather than a shape a row */
-	putf(w, "<pattern id=\"rows\" width=\"8\" height=\"%d\" patternUnits=\"userSpaceOnUse\">"
-		"<rect class=\"stripe\" y=\"%d\" width=\"8\" height=\"%d\"/></pattern>",
+	putf(w, "<pattern id=\"rows\" width=\"8\" height=\"%ld\" patternUnits=\"userSpaceOnUse\">"
+		"<rect class=\"stripe\" y=\"%ld\" width=\"8\" height=\"%ld\"/></pattern>",
 	     2 * lay->row_h, lay->row_h, lay->row_h);
 	for (i = 0; i < sizeof(arrow_kinds) / sizeof(*arrow_kinds); i++)
 		putf(w, "<marker id=\"head-%s\" class=\"head-%s\" viewBox=\"0 0 10 10\" "
@@ -504,11 +542,11 @@ static void put_diagram(struct writer *w, const struct layout *lay,
 		     arrow_kinds[i], arrow_kinds[i]);
 	put(w, "</defs>\n");
 	put_bands(w, lay, lay->height);
-	putf(w, "<rect fill=\"url(#rows)\" width=\"%d\" height=\"%d\"/>\n", lay->width,
+	putf(w, "<rect fill=\"url(#rows)\" width=\"%ld\" height=\"%ld\"/>\n", lay->width,
 	     lay->height);
 	put(w, "<g class=\"lanes\">\n");
 	for (l = 0; l < lay->ntasks && !w->failed; l++)
-		put_lane(w, lay, run, l);
+		put_lane(w, lay, l);
 	put(w, "</g>\n");
 	put_gutter(w, lay, run);
 	put(w, "<g class=\"arrows\">\n");

@@ -195,6 +195,53 @@ done:
 	ploom_trace_free(t);
 }
 
+/* The rect of step i's box: 0, or -1 if the page has none. */
+static int box_of(const char *page_text, int i, long *x, long *y, long *w, long *h)
+{
+	char id[64];
+	const char *p;
+
+	snprintf(id, sizeof(id), "id=\"step-%d\"", i);
+	p = strstr(page_text, id);
+	p = p ? strstr(p, "<rect ") : NULL;
+	if (!p || sscanf(p, "<rect x=\"%ld\" y=\"%ld\" width=\"%ld\" height=\"%ld\"", x, y, w,
+			 h) != 4)
+		return -1;
+	return 0;
+}
+
+static void boxes_sit_in_rows_and_the_arrow_joins_its_two_boxes(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out = page(t);
+	long x3, y3, w3, h3, x4, y4, w4, h4, x2, y2, w2, h2, ax, ay, bx, by;
+	const char *d;
+
+	if (!CHECK(out))
+		goto done;
+	if (!CHECK(box_of(out, 2, &x2, &y2, &w2, &h2) == 0 &&
+		   box_of(out, 3, &x3, &y3, &w3, &h3) == 0 &&
+		   box_of(out, 4, &x4, &y4, &w4, &h4) == 0))
+		goto done;
+	/* one row a step, downward; a lane a task, rightward */
+	CHECK_INT(x2, x3);
+	CHECK(y3 > y2 && y4 - y3 == y3 - y2);
+	CHECK(x4 >= x3 + w3);
+	d = strstr(out, "data-from=\"3\" data-to=\"4\" d=\"M");
+	if (!CHECK(d) ||
+	    !CHECK(sscanf(strstr(d, "d=\"M") + 4, "%ld %ldC%*d %*d %*d %*d %ld %ld", &ax, &ay, &bx,
+			  &by) == 4))
+		goto done;
+	/* out of the right side of step 3's box, into the left of step 4's */
+	CHECK_INT(ax, x3 + w3);
+	CHECK_INT(ay, y3 + h3 / 2);
+	CHECK_INT(bx, x4);
+	CHECK_INT(by, y4 + h4 / 2);
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
 static void every_string_of_the_trace_is_escaped(void)
 {
 	static const char steps[] =
@@ -454,6 +501,7 @@ static void write_errors_are_reported_with_errno(void)
 int main(void)
 {
 	the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step();
+	boxes_sit_in_rows_and_the_arrow_joins_its_two_boxes();
 	every_string_of_the_trace_is_escaped();
 	a_long_caption_is_cut_and_whole_in_its_tooltip();
 	a_deadlock_adds_a_wait_row();
