@@ -75,6 +75,12 @@ need_browser() {
 	fi
 }
 
+# column TEXT FILE: the 0-based column where TEXT starts on the first line
+# of FILE that holds it.
+column() {
+	awk -v s="$1" 'index($0, s) { print index($0, s) - 1; exit }' "$2"
+}
+
 @test "a passing run from ploom-run-one renders header, columns and outcome" {
 	ploom-run-one "$SCN:bank_locked" > run.json
 	run -0 --separate-stderr ploom-show run.json
