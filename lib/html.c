@@ -90,8 +90,8 @@ static void put_esc_or(struct writer *w, const char *s)
 
 /* ---- what the boxes and lanes say -------------------------------------- */
 
-/* A lane's title, malloc'd, or NULL when out of memory.  Task ids are all
- * a trace has today; a task's name, once traces carry it, goes here. */
+/* A lane's title, malloc'd, or NULL when out of memory: "task N".  It
+ * takes the whole trace because that is what would name a task. */
 static char *lane_title(const struct ploom_trace *trace, int task)
 {
 	char *title;
