@@ -246,7 +246,7 @@ lint: $(VENV_STAMP) | $(DEPS_STAMP)
 	$(if $(BATS_FILES)$(BATS_HELPERS),shellcheck -s bash $(BATS_FILES) $(BATS_HELPERS))
 	$(CPPCHECK) lib cmd
 	$(if $(EXT_SRC),$(CPPCHECK) --library=python pyext)
-	$(VENV)/bin/ruff check python tests/python examples docs setup.py
+	$(VENV)/bin/ruff check python tests/python tests/bats examples docs setup.py
 	@$(MAKE) --no-print-directory check-free-threaded-abi
 	@# groff exits 0 on warnings, so any output at all is a failure.
 	@for page in $(MAN_PAGES); do \

@@ -1,9 +1,9 @@
 /* ploom-show - render a trace for a person.
  *
  * Reads one trace (a file, or standard input) and prints lib/render's
- * table of it on standard output.  A filter: when the reader of the
- * pipe goes away (EPIPE) it stops quietly.  man/ploom-show.1 is the
- * reference. */
+ * table of it on standard output, or lib/html's page, or the trace itself
+ * as lib/json writes it.  A filter: when the reader of the pipe goes away
+ * (EPIPE) it stops quietly.  man/ploom-show.1 is the reference. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +14,8 @@
 #include "args.h"
 #include "cli.h"
 #include "err.h"
+#include "html.h"
+#include "json.h"
 #include "render.h"
 #include "replay.h"
 #include "trace.h"
@@ -22,18 +24,23 @@
 
 const char cli_prog[] = PROG;
 const char cli_usage[] =
-	"usage: ploom-show [--color=WHEN] [-w N] [TRACE]\n"
+	"usage: ploom-show [--format=FORMAT] [--color=WHEN] [-w N] [TRACE]\n"
 	"       ploom-show -h | --help | -V | --version\n"
 	"\n"
-	"        --color=WHEN             never (default), always, or auto (when stdout is a terminal)\n"
-	"    -w, --width=N                cut values so that a cell fits N characters (default 28, min 8)\n"
+	"        --format=FORMAT          text (default), html (one self-contained page), or json\n"
+	"                                 (the trace as ploom writes it)\n"
+	"        --color=WHEN             text: never (default), always, or auto (when stdout is a\n"
+	"                                 terminal)\n"
+	"    -w, --width=N                text: cut values so that a cell fits N characters (default\n"
+	"                                 28, min 8)\n"
 	"\n"
 	"TRACE is a trace file; without it, or with -, the trace is read from standard input.\n";
 
-enum { OPT_COLOR = CLI_OPT_OWN };
+enum { OPT_COLOR = CLI_OPT_OWN, OPT_FORMAT };
 
 static const struct option options[] = {
 	{"color", required_argument, NULL, OPT_COLOR},
+	{"format", required_argument, NULL, OPT_FORMAT},
 	{"width", required_argument, NULL, 'w'},
 	CLI_OPTIONS_END,
 };
@@ -50,12 +57,35 @@ static int color_auto(void)
 	return isatty(STDOUT_FILENO) && term && *term && strcmp(term, "dumb");
 }
 
+enum format { FORMAT_TEXT, FORMAT_HTML, FORMAT_JSON };
+
+/* Writes the trace to stdout in format f; as the lib/ function it calls. */
+static int show(enum format f, struct ploom_trace *trace, const struct ploom_render_opts *ropts,
+		struct ploom_err *err)
+{
+	switch (f) {
+	case FORMAT_HTML:
+		return ploom_html_write(stdout, trace, err);
+	case FORMAT_JSON:
+		/* as read: no path rewritten for this checkout */
+		return ploom_trace_write(stdout, trace, err);
+	case FORMAT_TEXT:
+		break;
+	}
+	/* "replay runs" names the file a replay from here would run; when
+	 * that cannot be found out, the recorded one, as before */
+	if (ploom_replay_locate(trace, err) < 0)
+		*err = (struct ploom_err){0, ""};
+	return ploom_render_trace(stdout, trace, ropts, err);
+}
+
 int main(int argc, char **argv)
 {
 	struct ploom_trace *trace = NULL;
 	struct ploom_err err = {0, ""};
 	struct ploom_render_opts ropts = {0, PLOOM_RENDER_WIDTH};
 	const char *path = "-";
+	enum format format = FORMAT_TEXT;
 	long v;
 	int c, ret = PLOOM_EXIT_USAGE;
 
@@ -72,6 +102,18 @@ int main(int argc, char **argv)
 				ropts.color = color_auto();
 			} else {
 				ret = cli_usage_error("invalid --color", optarg);
+				goto done;
+			}
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text")) {
+				format = FORMAT_TEXT;
+			} else if (!strcmp(optarg, "html")) {
+				format = FORMAT_HTML;
+			} else if (!strcmp(optarg, "json")) {
+				format = FORMAT_JSON;
+			} else {
+				ret = cli_usage_error("invalid --format", optarg);
 				goto done;
 			}
 			break;
@@ -99,21 +141,19 @@ int main(int argc, char **argv)
 		ret = PLOOM_EXIT_USAGE;
 		goto done;
 	}
-	/* "replay runs" names the file a replay from here would run; when
-	 * that cannot be found out, the recorded one, as before */
-	if (ploom_replay_locate(trace, &err) < 0)
-		err = (struct ploom_err){0, ""};
-	if (ploom_render_trace(stdout, trace, &ropts, &err) < 0) {
+	if (show(format, trace, &ropts, &err) < 0) {
 		int e = errno;
 		/* the reader stopped reading (| head): nothing is wrong */
-		if (e == EPIPE) {
+		if (err.kind == PLOOM_ERR_SYSTEM && e == EPIPE) {
 			ret = PLOOM_EXIT_OK;
 			goto done;
 		}
 		if (err.kind == PLOOM_ERR_NOMEM)
 			fprintf(stderr, PROG ": out of memory\n");
-		else
+		else if (err.kind == PLOOM_ERR_SYSTEM)
 			fprintf(stderr, PROG ": cannot write to standard output: %s\n", strerror(e));
+		else
+			fprintf(stderr, PROG ": cannot write the trace: %s\n", err.msg);
 		ret = cli_exit_code(&err);
 		goto done;
 	}

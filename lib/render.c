@@ -315,73 +315,15 @@ static size_t column_of(const struct table *t, int task)
 	return p ? (size_t)(p - t->tasks) : 0;
 }
 
-/* The columns: every task that took a step, was enabled, waits in a
- * deadlock or raised, and task 0 always.  Ids come from the trace, so
- * only the ones that appear get a column. */
-static int collect_tasks(struct table *t, const struct ploom_trace *trace)
-{
-	const struct ploom_run *run = &trace->run;
-	const struct ploom_outcome *o = &run->outcome;
-	size_t i, k, n = 2 + o->nwaits;
-	int *ids;
-
-	for (i = 0; i < run->nsteps; i++)
-		n += 1 + run->steps[i].nenabled;
-	ids = malloc(n * sizeof(*ids));
-	if (!ids)
-		return -1;
-	n = 0;
-	ids[n++] = 0;
-	if (o->kind == PLOOM_OUTCOME_FAILURE)
-		ids[n++] = o->task;
-	for (i = 0; i < o->nwaits; i++)
-		ids[n++] = o->waits[i].task;
-	for (i = 0; i < run->nsteps; i++) {
-		ids[n++] = run->steps[i].task;
-		for (k = 0; k < run->steps[i].nenabled; k++)
-			ids[n++] = run->steps[i].enabled[k];
-	}
-	qsort(ids, n, sizeof(*ids), cmp_int);
-	for (i = 1, k = 1; i < n; i++)
-		if (ids[i] != ids[k - 1])
-			ids[k++] = ids[i];
-	t->tasks = ids;
-	t->ntasks = k;
-	return 0;
-}
-
-/* The failing step: the last step of the task that raised; for a crash,
- * an exit or a timeout, the last step (the process died after it). */
-static long failing_step(const struct ploom_run *run)
-{
-	const struct ploom_outcome *o = &run->outcome;
-	size_t i;
-
-	switch (o->kind) {
-	case PLOOM_OUTCOME_FAILURE:
-		for (i = run->nsteps; i-- > 0;)
-			if (run->steps[i].task == o->task)
-				return (long)i;
-		return -1;
-	case PLOOM_OUTCOME_CRASH:
-	case PLOOM_OUTCOME_EXIT:
-	case PLOOM_OUTCOME_TIMEOUT:
-		return run->nsteps ? (long)run->nsteps - 1 : -1;
-	default:
-		return -1;
-	}
-}
-
 static int table_build(struct table *t, const struct ploom_trace *trace, size_t cap)
 {
 	const struct ploom_run *run = &trace->run;
 	const struct ploom_outcome *o = &run->outcome;
 	size_t i, c, n = run->nsteps ? run->nsteps : 1;
 	char head[32];
-	int prev = 0;
 	long last;
 
-	if (collect_tasks(t, trace) < 0)
+	if (ploom_run_tasks(&t->tasks, &t->ntasks, run, NULL) < 0)
 		return -1;
 	t->widths = calloc(t->ntasks, sizeof(*t->widths));
 	t->steps = calloc(n, sizeof(*t->steps));
@@ -402,11 +344,7 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 		t->column[i] = c;
 		if (t->steps[i].width > t->widths[c])
 			t->widths[c] = t->steps[i].width;
-		/* the rule of ploom_run_finish(): a choice away from the
-		 * previous task while it could continue */
-		t->preempted[i] = s->nenabled > 1 && s->task != prev &&
-				   ploom_step_is_enabled(s, prev);
-		prev = s->task;
+		t->preempted[i] = (char)ploom_run_is_preemption(run, i);
 	}
 	if (o->kind == PLOOM_OUTCOME_DEADLOCK && o->nwaits) {
 		t->waits = calloc(t->ntasks, sizeof(*t->waits));
@@ -424,7 +362,7 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 				t->widths[c] = t->waits[c].width;
 		}
 	}
-	t->failing = failing_step(run);
+	t->failing = ploom_run_failing_step(run);
 	last = run->nsteps ? (long)run->nsteps - 1 : 0;
 	t->numw = (size_t)snprintf(head, sizeof(head), "%ld", last);
 	if (t->numw < 4)

@@ -100,7 +100,6 @@ int ploom_step_is_enabled(const struct ploom_step *s, int task)
 int ploom_run_finish(struct ploom_run *run, struct ploom_err *err)
 {
 	size_t i, n = 0;
-	int prev = 0;
 
 	free(run->choices);
 	run->choices = NULL;
@@ -116,12 +115,9 @@ int ploom_run_finish(struct ploom_run *run, struct ploom_err *err)
 	}
 	for (i = 0; i < run->nsteps; i++) {
 		const struct ploom_step *s = &run->steps[i];
-		if (s->nenabled > 1) {
+		if (s->nenabled > 1)
 			run->choices[run->nchoices++] = s->task;
-			if (s->task != prev && ploom_step_is_enabled(s, prev))
-				run->preemptions++;
-		}
-		prev = s->task;
+		run->preemptions += ploom_run_is_preemption(run, i);
 	}
 	if (!run->outcome.summary) {
 		run->outcome.summary = ploom_outcome_summary(&run->outcome);
@@ -556,16 +552,85 @@ int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_tra
 	return 0;
 }
 
+int ploom_run_is_preemption(const struct ploom_run *run, size_t i)
+{
+	const struct ploom_step *s;
+	int prev;
+
+	if (i >= run->nsteps)
+		return 0;
+	s = &run->steps[i];
+	prev = i ? run->steps[i - 1].task : 0;
+	return s->nenabled > 1 && s->task != prev && ploom_step_is_enabled(s, prev);
+}
+
 int ploom_run_count_preemptions(const struct ploom_run *run)
 {
 	size_t i;
-	int prev = 0, n = 0;
+	int n = 0;
 
-	for (i = 0; i < run->nsteps; i++) {
-		const struct ploom_step *s = &run->steps[i];
-		if (s->nenabled > 1 && s->task != prev && ploom_step_is_enabled(s, prev))
-			n++;
-		prev = s->task;
-	}
+	for (i = 0; i < run->nsteps; i++)
+		n += ploom_run_is_preemption(run, i);
 	return n;
+}
+
+long ploom_run_failing_step(const struct ploom_run *run)
+{
+	const struct ploom_outcome *o = &run->outcome;
+	size_t i;
+
+	switch (o->kind) {
+	case PLOOM_OUTCOME_FAILURE:
+		for (i = run->nsteps; i-- > 0;)
+			if (run->steps[i].task == o->task)
+				return (long)i;
+		return -1;
+	case PLOOM_OUTCOME_CRASH:
+	case PLOOM_OUTCOME_EXIT:
+	case PLOOM_OUTCOME_TIMEOUT:
+		return run->nsteps ? (long)run->nsteps - 1 : -1;
+	default:
+		return -1;
+	}
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+int ploom_run_tasks(int **out, size_t *nout, const struct ploom_run *run,
+		    struct ploom_err *err)
+{
+	const struct ploom_outcome *o = &run->outcome;
+	size_t i, k, n = 2 + o->nwaits;
+	int *ids;
+
+	*out = NULL;
+	*nout = 0;
+	for (i = 0; i < run->nsteps; i++)
+		n += 1 + run->steps[i].nenabled;
+	ids = malloc(n * sizeof(*ids));
+	if (!ids)
+		return ploom_err_oom(err);
+	n = 0;
+	ids[n++] = 0;
+	if (o->kind == PLOOM_OUTCOME_FAILURE)
+		ids[n++] = o->task;
+	for (i = 0; i < o->nwaits; i++)
+		ids[n++] = o->waits[i].task;
+	for (i = 0; i < run->nsteps; i++) {
+		ids[n++] = run->steps[i].task;
+		for (k = 0; k < run->steps[i].nenabled; k++)
+			ids[n++] = run->steps[i].enabled[k];
+	}
+	qsort(ids, n, sizeof(*ids), cmp_int);
+	for (i = 1, k = 1; i < n; i++)
+		if (ids[i] != ids[k - 1])
+			ids[k++] = ids[i];
+	*out = ids;
+	*nout = k;
+	return 0;
 }

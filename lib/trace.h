@@ -335,6 +335,28 @@ int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_tra
  * does, without changing the run. */
 int ploom_run_count_preemptions(const struct ploom_run *run);
 
+/* 1 if step i is a preemption: a choice (more than one task enabled) that
+ * switches away from the task of the previous step (task 0 before step
+ * 0) while that task is still enabled.  The one rule behind the count of
+ * ploom_run_finish() and the marks of the renderings.  0 otherwise, and
+ * for an i past the last step. */
+int ploom_run_is_preemption(const struct ploom_run *run, size_t i);
+
+/* The step the renderings mark as failing: the last step of the task that
+ * raised (a failure), or the last step for a crash, an exit or a timeout
+ * (the process died after it).  -1 for the other outcomes, and when there
+ * is no such step. */
+long ploom_run_failing_step(const struct ploom_run *run);
+
+/* The tasks a rendering shows, one column or lane each: task 0, and every
+ * task that took a step, was enabled, waits in a deadlock or raised;
+ * distinct and ascending (ids come from the trace, so only those that
+ * appear are listed).  On success the caller owns *out (malloc'd, *nout
+ * ids, at least one) and frees it.  Returns 0, or -1 with err filled (out
+ * of memory; *out NULL). */
+int ploom_run_tasks(int **out, size_t *nout, const struct ploom_run *run,
+		    struct ploom_err *err);
+
 /* A malloc'd copy of s that the caller frees; NULL for NULL input or
  * when out of memory. */
 char *ploom_strdup(const char *s);

@@ -3,7 +3,7 @@
     python -m ploom check [OPTIONS] TARGET     explore TARGET (module:function
                                                or path/to/file.py:function)
     python -m ploom replay [--python PATH] TRACE
-    python -m ploom show [--color WHEN] [-w N] [TRACE]
+    python -m ploom show [--format FORMAT] [--color WHEN] [-w N] [TRACE]
 
 The exit status is the utilities' (see ``man ploom-explore``): 0 passed,
 1 a schedule failed, 2 usage error or bad input, 3 a limit stopped the
@@ -81,11 +81,14 @@ def _parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser(
         "show",
-        help="render a trace as a table",
-        description="Render TRACE (or standard input) with one column per task.",
+        help="render a trace as a table or a page",
+        description="Render TRACE (or standard input) with one column per task, or as one HTML page.",
     )
     show.add_argument("trace", metavar="TRACE", nargs="?", default="-",
                       help="a trace file, or - (the default) for standard input")
+    # ploom-show checks the value and says which ones it takes
+    show.add_argument("--format", metavar="FORMAT",
+                      help="ploom-show's --format: see ploom-show --help")
     show.add_argument("--color", choices=("never", "always", "auto"), default="never",
                       help="colour the marks and the outcome (default never)")
     show.add_argument("-w", "--width", type=int, metavar="N",
@@ -184,6 +187,8 @@ def _show(args) -> int:
         argv = [exploration._find_utility("ploom-show"), f"--color={args.color}"]
     except RuntimeError as exc:
         return _error(str(exc))
+    if args.format is not None:
+        argv.append(f"--format={args.format}")
     if args.width is not None:
         argv.append(f"--width={args.width}")
     argv.append(args.trace)

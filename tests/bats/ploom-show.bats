@@ -1,7 +1,10 @@
 #!/usr/bin/env bats
 # ploom-show: renders a trace (a file or stdin) as a table, one column per
-# task, with the marks and the outcome; rejects a bad trace with exit 2.
-# Needs the ploom utilities and the worker's python3 on PATH (.venv/bin).
+# task, with the marks and the outcome, or as an HTML page that a real
+# browser shows, or writes it back as JSON; rejects a bad trace with exit 2.
+# Needs the ploom utilities and the worker's python3 on PATH (.venv/bin);
+# the browser tests need Chromium (scripts/install-deps installs it) and
+# are skipped, saying so, without it.
 
 # $output, $stderr and $status are set by bats' run, ROOT, SCN and BANK by
 # helpers.bash
@@ -36,12 +39,40 @@ replay_to_show() {
 }
 
 show_to_dev_full() {
-	ploom-show "$1" > /dev/full
+	ploom-show "$@" > /dev/full
 }
 
 show_to_head() {
-	ploom-show "$1" | head -n 1
+	ploom-show "$@" | head -n 1
 	return "${PIPESTATUS[0]}"
+}
+
+show_json_to_jq() {
+	set -o pipefail
+	ploom-show --format=json "$1" | jq -r '.outcome.summary'
+}
+
+# need_browser: sets BROWSER to the command that runs headless Chromium
+# with a profile of the test's own, as root without its sandbox (which
+# refuses root), or skips the test saying why when no Chromium is
+# installed.  Call it in the test itself, not under `run`.
+need_browser() {
+	local b
+	BROWSER=()
+	for b in chromium-headless-shell chromium; do
+		if command -v "$b" > /dev/null; then
+			BROWSER=("$b")
+			break
+		fi
+	done
+	if ((${#BROWSER[@]} == 0)); then
+		skip "SKIPPED: no chromium-headless-shell or chromium on PATH, so no browser checks the HTML page (scripts/install-deps installs chromium-headless-shell)"
+	fi
+	BROWSER+=(--headless --disable-gpu --hide-scrollbars --force-device-scale-factor=1
+		--user-data-dir="$BATS_TEST_TMPDIR/profile")
+	if ((EUID == 0)); then
+		BROWSER+=(--no-sandbox)
+	fi
 }
 
 # column TEXT FILE: the 0-based column where TEXT starts on the first line
@@ -259,10 +290,106 @@ column() {
 	[[ "$stderr" == "ploom-show: invalid --width '3'"* ]]
 	run -2 --separate-stderr ploom-show a.json b.json
 	[[ "$stderr" == "ploom-show: unexpected argument 'b.json'"* ]]
+	run -2 --separate-stderr ploom-show --format=xml x.json
+	[[ "$stderr" == "ploom-show: invalid --format 'xml'"$'\n'"usage: ploom-show "* ]]
 	run -2 --separate-stderr ploom-show --bogus
 	[[ "$stderr" == "ploom-show: unknown option '--bogus'"* ]]
 	run -2 --separate-stderr ploom-show -w
 	[[ "$stderr" == "ploom-show: missing value for option '-w'"* ]]
+}
+
+@test "--format=html writes one page: a lane per task, the failing step marked" {
+	trace="$(failing_trace "$BANK:scenario")"
+	run -0 --separate-stderr ploom-show --format=html "$trace"
+	[ -z "$stderr" ]
+	echo "$output" > page.html
+	[ "$(head -n 1 page.html)" = "<!DOCTYPE html>" ]
+	[ "$(tail -n 1 page.html)" = "</html>" ]
+	# one lane per task, and in each the boxes of that task's steps
+	tasks="$(jq '[0, .steps[].task, .steps[].enabled[]] | unique | length' "$trace")"
+	[ "$(grep -c '<g class="lane"' page.html)" -eq "$tasks" ]
+	for task in 0 1 2; do
+		[ "$(grep -c "<g class=\"step[^\"]*\" id=\"step-[0-9]*\" data-task=\"$task\">" page.html)" \
+			-eq "$(jq --argjson t "$task" '[.steps[] | select(.task == $t)] | length' "$trace")" ]
+	done
+	last="$(jq '[.steps[] | select(.task == 0)] | last | .index' "$trace")"
+	[ "$(grep -c 'class="step failing"' page.html)" -eq 1 ]
+	grep -q "<g class=\"step failing\" id=\"step-$last\" data-task=\"0\">" page.html
+	[ "$(grep -c '<path class="arrow preemption"' page.html)" -eq "$(jq .preemptions "$trace")" ]
+	grep -qx 'AssertionError: the account is overdrawn' page.html
+	grep -qx '</pre>' page.html
+	# self-contained: nothing to run or fetch
+	run -1 grep -E '<script|src=|href=' page.html
+}
+
+@test "a real browser shows the page: its lanes, the failing step, no script from the trace" {
+	need_browser
+	trace="$(failing_trace "$BANK:scenario")"
+	# a trace is untrusted: markup in its strings must come out as text
+	jq '.outcome.exception.message = "<script>document.title=\"pwned\"</script>"
+		| .outcome.traceback += "<script>document.title=\"pwned\"</script>"
+		| .steps[3].value = "\"><script>document.title=\"pwned\"</script>"' \
+		"$trace" > hostile.json
+	ploom-show --format=html hostile.json > page.html
+	run -0 --separate-stderr "${BROWSER[@]}" --dump-dom "file://$PWD/page.html"
+	echo "$output" > dom.html
+	# the browser parsed the page we meant: a lane per task, titled, the
+	# boxes inside them, the failing one red
+	[ "$(grep -c '<g class="lane"' dom.html)" -eq 3 ]
+	[ "$(grep -oE 'class="lane-title"[^>]*>task [0-9]+<' dom.html | grep -oE 'task [0-9]+' | tr '\n' ' ')" = "task 0 task 1 task 2 " ]
+	[ "$(grep -c '<g class="step' dom.html)" -eq "$(jq '.steps | length' hostile.json)" ]
+	last="$(jq '[.steps[] | select(.task == 0)] | last | .index' hostile.json)"
+	grep -q "<g class=\"step failing\" id=\"step-$last\" data-task=\"0\">" dom.html
+	# no element came from the trace's strings, and no script ran
+	run -1 grep -i '<script' dom.html
+	grep -q '<title>bank_account:scenario - failure - ploom</title>' dom.html
+	grep -qF '&lt;script&gt;document.title="pwned"&lt;/script&gt;</p>' dom.html
+	# a screenshot of the expected size that shows the page and its red
+	run -0 --separate-stderr "${BROWSER[@]}" --window-size=800,700 --screenshot="$PWD/shot.png" \
+		"file://$PWD/page.html"
+	[ -s shot.png ]
+	python3 "$ROOT/tests/bats/png_pixels.py" shot.png 207,34,46 > pixels.txt
+	read -r width height colours < pixels.txt
+	[ "$width" -eq 800 ]
+	[ "$height" -eq 700 ]
+	# text in several colours, not a blank or an error page
+	[ "$colours" -gt 100 ]
+	# the failing step's red border (#cf222e)
+	[ "$(sed -n 2p pixels.txt)" -gt 100 ]
+}
+
+@test "--format=json writes the trace back normalised, the same bytes when read again" {
+	trace="$(failing_trace "$BANK:scenario")"
+	# another layout, a field this ploom does not know
+	jq -c '.extra = 1' "$trace" > compact.json
+	run -0 --separate-stderr ploom-show --format=json compact.json
+	[ -z "$stderr" ]
+	echo "$output" > once.json
+	ploom-show --format=json once.json > twice.json
+	cmp once.json twice.json
+	ploom-show --format=json "$trace" > from-original.json
+	cmp once.json from-original.json
+	[ "$(jq 'has("extra")' once.json)" = false ]
+	# the recorded paths, not rewritten for this checkout
+	[ "$(jq -r .scenario.file once.json)" = "$(jq -r .scenario.file "$trace")" ]
+	jq -en 'input as $a | input | .steps == $a.steps and .outcome == $a.outcome' once.json "$trace"
+	run -0 show_json_to_jq "$trace"
+	[ "$output" = "builtins.AssertionError: the account is overdrawn" ]
+	# a text rendering of it is the text rendering of the original
+	ploom-show once.json > a.txt
+	ploom-show "$trace" > b.txt
+	cmp a.txt b.txt
+}
+
+@test "every format: a full disk is an error, a closed pipe is not" {
+	ploom-run-one -s 3000 "$SCN:spins_forever" > long.json || [ $? -eq 3 ]
+	for format in html json; do
+		run -2 --separate-stderr show_to_dev_full long.json --format="$format"
+		[ "$stderr" = "ploom-show: cannot write to standard output: No space left on device" ]
+		run -0 --separate-stderr show_to_head --format="$format" long.json
+		[ -n "$output" ]
+		[ -z "$stderr" ]
+	done
 }
 
 @test "--help and --version exit 0 on stdout" {

@@ -48,7 +48,77 @@ static void choices_are_the_tasks_at_branch_points(void)
 	CHECK_INT(run.choices[2], 2);
 	CHECK_INT(run.preemptions, 2);
 	CHECK_INT(ploom_run_count_preemptions(&run), 2);
+	CHECK_INT(ploom_run_is_preemption(&run, 0), 0);
+	CHECK_INT(ploom_run_is_preemption(&run, 1), 1);
+	CHECK_INT(ploom_run_is_preemption(&run, 3), 0);
+	CHECK_INT(ploom_run_is_preemption(&run, 4), 1);
+	CHECK_INT(ploom_run_is_preemption(&run, 6), 0);
 	CHECK_STR(run.outcome.summary, "pass");
+	ploom_run_release(&run);
+}
+
+static void the_failing_step_is_the_raising_tasks_last_or_the_last(void)
+{
+	struct ploom_run run = {0};
+
+	step(&run, 0, 0, -1);
+	step(&run, 1, 0, 1, -1);
+	step(&run, 0, 0, 1, -1);
+	step(&run, 1, 1, -1);
+	run.outcome.kind = PLOOM_OUTCOME_FAILURE;
+	run.outcome.task = 0;
+	CHECK_INT(ploom_run_failing_step(&run), 2);
+	run.outcome.task = 1;
+	CHECK_INT(ploom_run_failing_step(&run), 3);
+	/* a task without a step (it raised before its first) marks none */
+	run.outcome.task = 5;
+	CHECK_INT(ploom_run_failing_step(&run), -1);
+	run.outcome.kind = PLOOM_OUTCOME_CRASH;
+	CHECK_INT(ploom_run_failing_step(&run), 3);
+	run.outcome.kind = PLOOM_OUTCOME_TIMEOUT;
+	CHECK_INT(ploom_run_failing_step(&run), 3);
+	run.outcome.kind = PLOOM_OUTCOME_DEADLOCK;
+	CHECK_INT(ploom_run_failing_step(&run), -1);
+	run.outcome.kind = PLOOM_OUTCOME_PASS;
+	CHECK_INT(ploom_run_failing_step(&run), -1);
+	ploom_run_release(&run);
+	run.outcome.kind = PLOOM_OUTCOME_EXIT;
+	CHECK_INT(ploom_run_failing_step(&run), -1);
+}
+
+static void the_tasks_are_every_id_that_appears_once_ascending(void)
+{
+	struct ploom_run run = {0};
+	struct ploom_wait waits[1] = {{4, PLOOM_OP_ACQUIRE, NULL, 3}};
+	int *tasks = NULL;
+	size_t n = 0;
+
+	CHECK_INT(ploom_run_tasks(&tasks, &n, &run, NULL), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(tasks[0], 0);
+	free(tasks);
+	step(&run, 2, 2, 7, -1);
+	step(&run, 2, 2, -1);
+	run.outcome.kind = PLOOM_OUTCOME_DEADLOCK;
+	run.outcome.waits = waits;
+	run.outcome.nwaits = 1;
+	CHECK_INT(ploom_run_tasks(&tasks, &n, &run, NULL), 0);
+	CHECK_INT(n, 4);
+	if (n == 4) {
+		CHECK_INT(tasks[0], 0);
+		CHECK_INT(tasks[1], 2);
+		CHECK_INT(tasks[2], 4);
+		CHECK_INT(tasks[3], 7);
+	}
+	free(tasks);
+	run.outcome.waits = NULL;
+	run.outcome.nwaits = 0;
+	run.outcome.kind = PLOOM_OUTCOME_FAILURE;
+	run.outcome.task = 9;
+	CHECK_INT(ploom_run_tasks(&tasks, &n, &run, NULL), 0);
+	CHECK_INT(n, 4);
+	CHECK_INT(n == 4 ? tasks[3] : -1, 9);
+	free(tasks);
 	ploom_run_release(&run);
 }
 
@@ -232,6 +302,8 @@ int main(void)
 	fingerprints_are_copied();
 	choices_are_the_tasks_at_branch_points();
 	step_zero_counts_task_zero_as_previous();
+	the_failing_step_is_the_raising_tasks_last_or_the_last();
+	the_tasks_are_every_id_that_appears_once_ascending();
 	summaries_read_as_documented();
 	kind_names_round_trip();
 	option_values_are_strict();

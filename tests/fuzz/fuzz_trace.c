@@ -3,7 +3,9 @@
  * Feeds the input to ploom_trace_parse(), the buffer-level reader under
  * ploom_trace_read_file() that every utility reads a trace with.  A trace
  * that parses then goes where ploom-show and ploom-replay take it: it is
- * rendered (to /dev/null) and written back as JSON.  The written JSON must
+ * rendered (to /dev/null), drawn as HTML (which must hold no script
+ * whatever the trace's strings say, and end whole) and written back as
+ * JSON.  The written JSON must
  * parse again and write the very same text (the identity path): a trace
  * the reader accepts but cannot read back once written would be a trace
  * that ploom-minimize or a replay could lose.
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/html.h"
 #include "../../lib/json.h"
 #include "../../lib/render.h"
 #include "../../lib/trace.h"
@@ -52,7 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * code paths of the rendering get exercised without a format of our
 	 * own in front of the JSON */
 	struct ploom_render_opts ropts = {(int)(size & 1), (int)(size % 41)};
-	char *json = NULL, *json2 = NULL;
+	char *json = NULL, *json2 = NULL, *page = NULL;
+	size_t page_len = 0;
+	FILE *f;
 
 	if (ploom_trace_parse(&trace, (const char *)data, size, &err) < 0) {
 		if (trace)
@@ -63,6 +68,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (ploom_render_trace(devnull, trace, &ropts, &err) < 0)
 		fail("cannot render a trace that parsed", err.msg);
+	f = open_memstream(&page, &page_len);
+	if (!f)
+		fail("cannot open a memory stream", NULL);
+	if (ploom_html_write(f, trace, &err) < 0)
+		fail("cannot draw a trace that parsed as HTML", err.msg);
+	fclose(f);
+	if (strcasestr(page, "<script"))
+		fail("a trace's strings made a script element", NULL);
+	if (page_len < 8 || strcmp(page + page_len - 8, "</html>\n"))
+		fail("the HTML page does not end whole", NULL);
+	free(page);
 	json = ploom_trace_to_json(trace, &err);
 	if (!json)
 		fail("cannot write a trace that parsed", err.msg);

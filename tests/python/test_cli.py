@@ -178,6 +178,23 @@ def test_show_renders_a_trace_from_a_file_or_stdin(project):
     assert "\033[" not in result.stdout
 
 
+def test_show_passes_the_format_to_ploom_show(project):
+    _, minimized = check_failure(project)
+    page = ploom(project, "show", "--format=html", minimized)
+    assert (page.returncode, page.stderr) == (0, "")
+    assert page.stdout.startswith("<!DOCTYPE html>\n")
+    assert page.stdout.count('<g class="lane"') == 3
+    assert page.stdout.count('class="step failing"') == 1
+    written = ploom(project, "show", "--format", "json", minimized)
+    assert written.returncode == 0
+    with open(project / minimized, encoding="utf-8") as f:
+        assert json.loads(written.stdout)["steps"] == json.load(f)["steps"]
+    # ploom-show says which formats it takes, not python -m ploom
+    wrong = ploom(project, "show", "--format=xml", minimized)
+    assert wrong.returncode == 2
+    assert wrong.stderr.startswith("ploom-show: invalid --format 'xml'\nusage: ploom-show ")
+
+
 def test_show_of_a_malformed_trace_exits_2(project):
     (project / "bad.json").write_text(json.dumps({"format": "ploom-trace", "version": 9}), encoding="utf-8")
     result = ploom(project, "show", "bad.json")

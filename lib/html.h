@@ -1,0 +1,71 @@
+/* html.h - a trace drawn as one HTML page: what `ploom-show --format=html`
+ * writes.
+ *
+ * Overview
+ * --------
+ * One self-contained HTML5 document: inline CSS and one inline SVG, no
+ * script and nothing to fetch (its Content-Security-Policy forbids both,
+ * so even a string that escaped its escaping could neither run nor call
+ * out).  It reads the same offline and with JavaScript disabled, as a CI
+ * artefact or a mail attachment.  From top to bottom:
+ *
+ *   1. the title (module:qualname), the outcome's summary, and a table of
+ *      the header facts: scenario, target, source, python, hash seed,
+ *      config, steps, failure id, preemptions (and minimized from),
+ *      outcome;
+ *   2. the diagram, an SVG: one swimlane per task that ploom_run_tasks()
+ *      lists, side by side, each headed by its title ("task 1"); time
+ *      flows downward, one row per step, the step's number in a gutter on
+ *      the left.  A step is a box in its task's lane reading
+ *      "OP OBJECT", " (nonblocking)" or " (timeout)" as the text
+ *      rendering says them, then " -> VALUE"; a caption longer than
+ *      PLOOM_HTML_CAPTION_MAX code points is cut, ending in "...", and
+ *      the whole caption is the box's tooltip.  A preemption
+ *      (ploom_run_is_preemption()) is an arrow from the step before it to
+ *      it, with '*' beside its number; the failing step
+ *      (ploom_run_failing_step()) is red, with '!'; a deadlock adds a
+ *      last row, "wait", with what each blocked task waits for, in red;
+ *   3. a legend for what the diagram shows;
+ *   4. the outcome in full, as the text rendering has it: the exception
+ *      and its traceback in a <pre>, the waits of a deadlock, the details
+ *      of the other kinds; then the captured output in a <pre>.
+ *
+ * Every string taken from the trace is escaped (& < > " ' become
+ * entities), and its control characters are shown as '?' (newlines and
+ * tabs kept in the traceback and the output), as the text rendering does.
+ * UTF-8 passes through; the page declares it.
+ *
+ * The markup that tests and style sheets may rely on:
+ *   <g class="lane" id="lane-T" data-task="T">      one per task, holding
+ *     <text class="lane-title">                       its title and
+ *     <g class="step" id="step-I" data-task="T">      its steps' boxes, the
+ *                                                     failing one with
+ *                                                     class "step failing"
+ *     <g class="wait" data-task="T">                  and a deadlock's wait
+ *   <path class="arrow preemption" data-from="I" data-to="J">
+ *                                                     from step I to J
+ *
+ * The page grows linearly with the trace: about 200 bytes a step.
+ */
+#ifndef PLOOM_HTML_H
+#define PLOOM_HTML_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "trace.h"
+
+/* The longest caption a step's box shows, in code points. */
+#define PLOOM_HTML_CAPTION_MAX 40
+
+/* Writes the page of trace to out and flushes out.  The trace is only
+ * read.
+ *
+ * Returns 0, or -1 with err filled: PLOOM_ERR_NOMEM and "out of memory"
+ * (nothing written), or PLOOM_ERR_SYSTEM and "write error: STRERROR" when
+ * a write or the flush failed.  After a write error errno is the error of
+ * the failed write (EPIPE when the reader of a pipe went away, ENOSPC on a
+ * full disk); the stream is not closed. */
+int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_err *err);
+
+#endif

@@ -1,0 +1,512 @@
+/* Tests of the HTML rendering: the lanes, boxes, marks and arrows, the
+ * outcome, escaping of the trace's strings, cut captions, a large trace,
+ * and write errors. */
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../lib/html.h"
+#include "../../lib/json.h"
+#include "../../lib/trace.h"
+#include "check.h"
+
+/* A trace of the bank's failure, minimized: STEPS and OUTCOME are
+ * spliced in by trace_of(); MODULE too, so that it can be hostile. */
+static const char head_fmt[] =
+	"{\"format\": \"ploom-trace\", \"version\": 2, \"id\": \"a572433ef5eb57f2\",\n"
+	" \"scenario\": {\"target\": \"/src/bank.py:scenario\", \"module\": \"%s\",\n"
+	"              \"qualname\": \"scenario\", \"file\": \"/src/bank.py\"},\n"
+	" \"python\": {\"implementation\": \"cpython\", \"version\": \"3.13.0\", \"gil\": true},\n"
+	" \"hash_seed\": \"0\",\n"
+	" \"config\": {\"max_preemptions\": null, \"reduction\": \"none\", \"max_steps\": 10000,\n"
+	"            \"schedule_timeout_s\": 10},\n"
+	" \"choices\": [], \"preemptions\": 1, \"minimized_from\": 2,\n";
+
+static const char bank_steps[] =
+	" \"steps\": [\n"
+	"  {\"index\": 0, \"task\": 0, \"op\": \"start\", \"object\": \"thread#1\", \"enabled\": [0]},\n"
+	"  {\"index\": 1, \"task\": 0, \"op\": \"start\", \"object\": \"thread#2\", \"enabled\": [0, 1]},\n"
+	"  {\"index\": 2, \"task\": 1, \"op\": \"begin\", \"object\": null, \"enabled\": [1, 2]},\n"
+	"  {\"index\": 3, \"task\": 1, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"100\"},\n"
+	"  {\"index\": 4, \"task\": 2, \"op\": \"begin\", \"object\": null, \"enabled\": [1, 2]},\n"
+	"  {\"index\": 5, \"task\": 2, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"100\"},\n"
+	"  {\"index\": 6, \"task\": 2, \"op\": \"write\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"0\"},\n"
+	"  {\"index\": 7, \"task\": 0, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [0],"
+	" \"value\": \"-100\"}],\n";
+
+static const char bank_failure[] =
+	" \"outcome\": {\"kind\": \"failure\", \"summary\": \"builtins.AssertionError: overdrawn\",\n"
+	"  \"task\": 0, \"exception\": {\"type\": \"builtins.AssertionError\", \"message\": \"overdrawn\"},\n"
+	"  \"traceback\": \"Traceback (most recent call last):\\n  File \\\"/src/bank.py\\\"\\n"
+	"AssertionError: overdrawn\\n\"}}\n";
+
+static struct ploom_trace *trace_with_module(const char *module, const char *steps,
+					     const char *outcome)
+{
+	struct ploom_trace *t = NULL;
+	struct ploom_err err = {0, ""};
+	char *head = NULL, *text = NULL;
+
+	if (asprintf(&head, head_fmt, module) < 0)
+		return NULL;
+	if (asprintf(&text, "%s%s%s", head, steps, outcome) >= 0 &&
+	    ploom_trace_parse(&t, text, strlen(text), &err) < 0)
+		printf("trace_of: %s\n", err.msg);
+	free(head);
+	free(text);
+	return t;
+}
+
+static struct ploom_trace *trace_of(const char *steps, const char *outcome)
+{
+	return trace_with_module("bank", steps, outcome);
+}
+
+/* The page as a string (the caller frees it), NULL on error. */
+static char *page(const struct ploom_trace *t)
+{
+	struct ploom_err err = {0, ""};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (!f || !t)
+		return NULL;
+	rc = ploom_html_write(f, t, &err);
+	fclose(f);
+	if (rc < 0) {
+		printf("page: %s\n", err.msg);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static long count(const char *text, const char *needle)
+{
+	long n = 0;
+	const char *p = text;
+
+	while ((p = strstr(p, needle))) {
+		n++;
+		p += strlen(needle);
+	}
+	return n;
+}
+
+/* 1 if every '<' of the page opens or closes one of the elements the
+ * renderer writes (or is its doctype), so no string of the trace made
+ * an element of its own. */
+static int only_our_tags(const char *text)
+{
+	static const char *const ours[] = {
+		"!DOCTYPE", "html", "head", "meta", "title", "style", "body", "h1", "h2", "p",
+		"table", "tr", "th", "td", "div", "svg", "defs", "pattern", "marker", "rect",
+		"path", "g", "text", "ul", "li", "span", "pre",
+	};
+	const char *p = text;
+
+	while ((p = strchr(p, '<'))) {
+		char name[16];
+		size_t n = 0, i;
+		int known = 0;
+
+		p++;
+		if (*p == '/')
+			p++;
+		while (n < sizeof(name) - 1 && (isalnum((unsigned char)p[n]) || p[n] == '!'))
+			name[n] = p[n], n++;
+		name[n] = '\0';
+		for (i = 0; i < sizeof(ours) / sizeof(*ours); i++)
+			known |= !strcmp(name, ours[i]);
+		if (!known) {
+			printf("only_our_tags: unknown tag '<%s' at '%.40s'\n", name, p - 1);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out = page(t);
+
+	if (!CHECK(out))
+		goto done;
+	CHECK(!strncmp(out, "<!DOCTYPE html>\n", 16));
+	CHECK(strstr(out, "<meta charset=\"utf-8\">"));
+	CHECK_INT(strlen(out) > 8 ? strcmp(out + strlen(out) - 8, "</html>\n") : -1, 0);
+	CHECK(only_our_tags(out));
+	/* self-contained: no script, nothing fetched */
+	CHECK(!strstr(out, "<script"));
+	CHECK(!strstr(out, "src="));
+	CHECK(!strstr(out, "href="));
+	CHECK(!strstr(out, "url(http"));
+	CHECK(strstr(out, "default-src 'none'"));
+	/* the header facts */
+	CHECK(strstr(out, "<h1>bank:scenario</h1>"));
+	CHECK(strstr(out, "<tr><th>python</th><td>cpython 3.13.0, GIL enabled</td></tr>"));
+	CHECK(strstr(out, "<tr><th>hash seed</th><td>0</td></tr>"));
+	CHECK(strstr(out, "<tr><th>preemptions</th><td>1 (minimized from 2)</td></tr>"));
+	CHECK(strstr(out, "<tr><th>outcome</th><td>builtins.AssertionError: overdrawn</td></tr>"));
+	/* a lane per task, titled; each step's box in its task's lane */
+	CHECK_INT(count(out, "<g class=\"lane\""), 3);
+	CHECK(strstr(out, "<g class=\"lane\" id=\"lane-0\" data-task=\"0\">"));
+	CHECK(strstr(out, "<g class=\"lane\" id=\"lane-2\" data-task=\"2\">"));
+	CHECK(strstr(out, ">task 0</text>"));
+	CHECK(strstr(out, ">task 2</text>"));
+	CHECK_INT(count(out, "class=\"lane-title\""), 3);
+	CHECK_INT(count(out, "<g class=\"step"), 8);
+	CHECK(strstr(out, "id=\"step-3\" data-task=\"1\">"));
+	CHECK(strstr(out, ">read cell#0 -&gt; 100</text>"));
+	CHECK(strstr(out, ">start thread#1</text>"));
+	/* the lanes come in task order, and step 3 sits in lane 1 */
+	CHECK(strstr(out, "id=\"lane-0\"") < strstr(out, "id=\"lane-1\""));
+	CHECK(strstr(out, "id=\"lane-1\"") < strstr(out, "id=\"step-3\""));
+	CHECK(strstr(out, "id=\"step-3\"") < strstr(out, "id=\"lane-2\""));
+	/* the failing step: task 0's last, alone in red */
+	CHECK_INT(count(out, "class=\"step failing\""), 1);
+	CHECK(strstr(out, "<g class=\"step failing\" id=\"step-7\" data-task=\"0\">"));
+	CHECK_INT(count(out, "class=\"mark failing\""), 1);
+	/* the one preemption, step 3 (task 1) to step 4 (task 2): an arrow
+	 * and a mark */
+	CHECK_INT(count(out, "<path class=\"arrow preemption\""), 1);
+	CHECK(strstr(out, "<path class=\"arrow preemption\" data-from=\"3\" data-to=\"4\""));
+	CHECK(strstr(out, "<title>preemption: task 1 could have continued</title>"));
+	CHECK_INT(count(out, "class=\"mark preemption\""), 1);
+	CHECK(strstr(out, "<marker id=\"head-preemption\""));
+	/* the legend and the outcome, the traceback whole in a <pre> */
+	CHECK(strstr(out, "the failing step: the last step of the task that raised"));
+	CHECK(strstr(out, "<span class=\"kind failure\">failure</span>: task 0 raised "
+			  "builtins.AssertionError: overdrawn</p>"));
+	CHECK(strstr(out, "<pre class=\"traceback\">\nTraceback (most recent call last):\n"
+			  "  File &quot;/src/bank.py&quot;\nAssertionError: overdrawn\n</pre>"));
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+/* The rect of step i's box: 0, or -1 if the page has none. */
+static int box_of(const char *page_text, int i, long *x, long *y, long *w, long *h)
+{
+	char id[64];
+	const char *p;
+
+	snprintf(id, sizeof(id), "id=\"step-%d\"", i);
+	p = strstr(page_text, id);
+	p = p ? strstr(p, "<rect ") : NULL;
+	if (!p || sscanf(p, "<rect x=\"%ld\" y=\"%ld\" width=\"%ld\" height=\"%ld\"", x, y, w,
+			 h) != 4)
+		return -1;
+	return 0;
+}
+
+static void boxes_sit_in_rows_and_the_arrow_joins_its_two_boxes(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out = page(t);
+	long x3, y3, w3, h3, x4, y4, w4, h4, x2, y2, w2, h2, ax, ay, bx, by;
+	const char *d;
+
+	if (!CHECK(out))
+		goto done;
+	if (!CHECK(box_of(out, 2, &x2, &y2, &w2, &h2) == 0 &&
+		   box_of(out, 3, &x3, &y3, &w3, &h3) == 0 &&
+		   box_of(out, 4, &x4, &y4, &w4, &h4) == 0))
+		goto done;
+	/* one row a step, downward; a lane a task, rightward */
+	CHECK_INT(x2, x3);
+	CHECK(y3 > y2 && y4 - y3 == y3 - y2);
+	CHECK(x4 >= x3 + w3);
+	d = strstr(out, "data-from=\"3\" data-to=\"4\" d=\"M");
+	if (!CHECK(d) ||
+	    !CHECK(sscanf(strstr(d, "d=\"M") + 4, "%ld %ldC%*d %*d %*d %*d %ld %ld", &ax, &ay, &bx,
+			  &by) == 4))
+		goto done;
+	/* out of the right side of step 3's box, into the left of step 4's */
+	CHECK_INT(ax, x3 + w3);
+	CHECK_INT(ay, y3 + h3 / 2);
+	CHECK_INT(bx, x4);
+	CHECK_INT(by, y4 + h4 / 2);
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+static void every_string_of_the_trace_is_escaped(void)
+{
+	static const char steps[] =
+		" \"steps\": [{\"index\": 0, \"task\": 0, \"op\": \"read\","
+		" \"object\": \"cell#0\", \"enabled\": [0],"
+		" \"value\": \"'<script>alert(1)</script>' \\\" onload=\\\"x\\\" &amp;\"}],\n";
+	static const char failure[] =
+		" \"outcome\": {\"kind\": \"failure\", \"summary\": \"E: <script>alert(2)</script>\",\n"
+		"  \"task\": 0, \"exception\": {\"type\": \"<img src=x onerror=alert(3)>\","
+		" \"message\": \"</pre><script>alert(4)</script>\"},\n"
+		"  \"traceback\": \"</pre><script>alert(5)</script>\\u001b[31m\\n\","
+		"  \"output\": \"<style>body{display:none}</style>\\u0007\"}}\n";
+	struct ploom_trace *t = trace_with_module("<script>alert(6)</script>", steps, failure);
+	char *out;
+
+	if (!CHECK(t))
+		return;
+	/* a string that no reader would pass, but the struct may hold */
+	CHECK_INT(ploom_config_add_patch(&t->config, "m", NULL), 0);
+	free(t->hash_seed);
+	t->hash_seed = strdup("0\"><script>alert(7)</script>");
+	out = page(t);
+	if (!CHECK(out))
+		goto done;
+	CHECK(only_our_tags(out));
+	CHECK(!strstr(out, "<script"));
+	CHECK(!strstr(out, "<img"));
+	CHECK_INT(count(out, "<style>"), 1);
+	CHECK(!strchr(out, '\033'));
+	CHECK(!strchr(out, '\a'));
+	CHECK(strstr(out, "<h1>&lt;script&gt;alert(6)&lt;/script&gt;:scenario</h1>"));
+	CHECK(strstr(out, "<title>read cell#0 -&gt; &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39; "
+			  "&quot; onload=&quot;x&quot; &amp;amp;</title>"));
+	CHECK(strstr(out, ">read cell#0 -&gt; &#39;&lt;script&gt;alert(1)&lt;/scr...</text>"));
+	CHECK(strstr(out, "task 0 raised &lt;img src=x onerror=alert(3)&gt;: "
+			  "&lt;/pre&gt;&lt;script&gt;alert(4)&lt;/script&gt;</p>"));
+	CHECK(strstr(out, "&lt;/pre&gt;&lt;script&gt;alert(5)&lt;/script&gt;?[31m\n</pre>"));
+	CHECK(strstr(out, "&lt;style&gt;body{display:none}&lt;/style&gt;?</pre>"));
+	CHECK(strstr(out, "<td>0&quot;&gt;&lt;script&gt;alert(7)&lt;/script&gt;</td>"));
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+/* 1 if s is well-formed UTF-8 (no sequence cut). */
+static int valid_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		int n = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 : (*p & 0xF0) == 0xE0 ? 2
+			: (*p & 0xF8) == 0xF0 ? 3 : -1;
+		if (n < 0)
+			return 0;
+		for (p++; n > 0; n--, p++)
+			if ((*p & 0xC0) != 0x80)
+				return 0;
+	}
+	return 1;
+}
+
+static void a_long_caption_is_cut_and_whole_in_its_tooltip(void)
+{
+	/* 60 two-byte characters: a cut inside one would show as garbage */
+	static const char steps_fmt[] =
+		" \"steps\": [{\"index\": 0, \"task\": 0, \"op\": \"write\", \"object\": \"cell#0\","
+		" \"enabled\": [0], \"value\": \"'%s'\"},\n"
+		"  {\"index\": 1, \"task\": 0, \"op\": \"acquire\", \"object\": \"lock#0\","
+		" \"enabled\": [0], \"blocking\": false, \"value\": \"False\"}],\n";
+	static const char pass[] = " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\"}}\n";
+	char value[121 + 1] = "", *steps = NULL, *out = NULL, want[256];
+	struct ploom_trace *t = NULL;
+	int i;
+
+	for (i = 0; i < 60; i++)
+		strcat(value, "\xc3\xa9");
+	if (!CHECK(asprintf(&steps, steps_fmt, value) > 0))
+		return;
+	t = trace_of(steps, pass);
+	out = page(t);
+	if (!CHECK(out))
+		goto done;
+	CHECK(valid_utf8(out));
+	/* 40 code points: "write cell#0 -> '" is 17, 20 of the value, "..." */
+	snprintf(want, sizeof(want), ">write cell#0 -&gt; &#39;%.40s...</text>", value);
+	CHECK(strstr(out, want));
+	snprintf(want, sizeof(want), "<title>write cell#0 -&gt; &#39;%s&#39;</title>", value);
+	CHECK(strstr(out, want));
+	/* a caption that fits has no tooltip; the mode is worded as in text */
+	CHECK_INT(count(out, "<title>"), 2); /* the page's and the cut box's */
+	CHECK(strstr(out, ">acquire lock#0 (nonblocking) -&gt; False</text>"));
+	/* no failing step, no preemption: neither mark nor legend */
+	CHECK(!strstr(out, "class=\"mark"));
+	CHECK(!strstr(out, "class=\"legend\""));
+	CHECK(strstr(out, "<span class=\"kind pass\">pass</span>: every task finished</p>"));
+done:
+	free(steps);
+	free(out);
+	ploom_trace_free(t);
+}
+
+static void a_deadlock_adds_a_wait_row(void)
+{
+	static const char steps[] =
+		" \"steps\": [\n"
+		"  {\"index\": 0, \"task\": 0, \"op\": \"start\", \"object\": \"thread#1\","
+		" \"enabled\": [0]},\n"
+		"  {\"index\": 1, \"task\": 1, \"op\": \"acquire\", \"object\": \"lock#0\","
+		" \"enabled\": [0, 1], \"blocking\": true}],\n";
+	static const char deadlock[] =
+		" \"outcome\": {\"kind\": \"deadlock\", \"summary\": \"deadlock: ...\", \"waits\": [\n"
+		"  {\"task\": 0, \"op\": \"join\", \"object\": \"thread#1\", \"holder\": 1},\n"
+		"  {\"task\": 1, \"op\": \"acquire\", \"object\": \"lock#1\", \"holder\": 2},\n"
+		"  {\"task\": 2, \"op\": \"acquire\", \"object\": \"lock#0\", \"holder\": 1}]}}\n";
+	struct ploom_trace *t = trace_of(steps, deadlock);
+	char *out = page(t);
+
+	if (!CHECK(out))
+		goto done;
+	/* task 2 took no step but waits: it has a lane */
+	CHECK_INT(count(out, "<g class=\"lane\""), 3);
+	CHECK_INT(count(out, "<g class=\"wait\""), 3);
+	CHECK(strstr(out, "<g class=\"wait\" data-task=\"0\">"));
+	CHECK(strstr(out, ">join thread#1</text>"));
+	CHECK(strstr(out, ">acquire lock#1 (held by 2)</text>"));
+	CHECK(strstr(out, ">wait</text>"));
+	CHECK(!strstr(out, "class=\"step failing\""));
+	CHECK(strstr(out, "wait: what each blocked task waits for (the deadlock)"));
+	CHECK(strstr(out, "<li>task 1 waits to acquire lock#1 held by task 2</li>"));
+	CHECK(strstr(out, "<li>task 0 waits to join thread#1</li>"));
+	CHECK(only_our_tags(out));
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+static void every_outcome_kind_is_told(void)
+{
+	static const char one_step[] =
+		" \"steps\": [{\"index\": 0, \"task\": 0, \"op\": \"yield_now\", \"object\": null,"
+		" \"enabled\": [0]}],\n";
+	static const char no_steps[] = " \"steps\": [],\n";
+	static const struct {
+		const char *steps, *outcome, *said;
+		int marked;
+	} cases[] = {
+		{one_step, " \"outcome\": {\"kind\": \"crash\", \"summary\": \"crash: killed by signal 6"
+		 " (SIGABRT)\", \"signal\": 6}}", "crash</span>: killed by signal 6 (SIGABRT)</p>", 1},
+		{one_step, " \"outcome\": {\"kind\": \"timeout\", \"summary\": \"timeout: the schedule"
+		 " ran longer than 10 s\"}}", "timeout</span>: the schedule ran longer than 10 s</p>", 1},
+		{one_step, " \"outcome\": {\"kind\": \"step-limit\", \"summary\": \"step-limit: the"
+		 " schedule reached 1 steps\", \"limit\": 1}}",
+		 "<span class=\"kind other\">step-limit</span>: the schedule reached 1 steps</p>", 0},
+		{one_step, " \"outcome\": {\"kind\": \"divergence\", \"summary\": \"divergence: x\","
+		 " \"step\": 1, \"message\": \"choice 0 asks for task 7\"}}",
+		 "divergence</span> at step 1: choice 0 asks for task 7</p>", 0},
+		{no_steps, " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\", \"output\":"
+		 " \"\\nhi\\nthere\"}}", "<pre class=\"output\">\n\nhi\nthere</pre>", 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ploom_trace *t = trace_of(cases[i].steps, cases[i].outcome);
+		char *out = page(t);
+
+		if (CHECK(out)) {
+			if (!CHECK(strstr(out, cases[i].said)))
+				printf("  case %zu: want '%s'\n", i, cases[i].said);
+			CHECK_INT(count(out, "class=\"step failing\""), cases[i].marked);
+			CHECK_INT(count(out, "<g class=\"lane\""), 1);
+		}
+		if (out && cases[i].steps == no_steps)
+			CHECK(strstr(out, ">(no steps)</text>"));
+		free(out);
+		ploom_trace_free(t);
+	}
+}
+
+/* Twenty thousand steps of two tasks that take turns ten steps at a time,
+ * each turn a preemption: the page has every box and arrow and stays
+ * about 200 bytes a step (a quadratic layout or a per-step style would
+ * show here). */
+static void a_large_trace_renders_whole(void)
+{
+	struct ploom_trace *t = trace_of(" \"steps\": [],\n",
+					 " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\"}}");
+	char *out = NULL;
+	size_t i, n = 20000, len;
+
+	if (!CHECK(t))
+		return;
+	for (i = 0; i < n; i++) {
+		struct ploom_step *s = ploom_run_add_step(&t->run);
+		if (!s) {
+			CHECK(!"out of memory");
+			goto done;
+		}
+		s->index = (long)i;
+		s->task = (int)(i / 10 % 2);
+		s->op = PLOOM_OP_WRITE;
+		s->object = strdup("cell#0");
+		s->value = strdup("12345");
+		s->enabled = malloc(2 * sizeof(int));
+		if (!s->object || !s->value || !s->enabled) {
+			CHECK(!"out of memory");
+			goto done;
+		}
+		s->enabled[0] = 0;
+		s->enabled[1] = 1;
+		s->nenabled = 2;
+	}
+	CHECK_INT(ploom_run_finish(&t->run, NULL), 0);
+	out = page(t);
+	if (!CHECK(out))
+		goto done;
+	len = strlen(out);
+	CHECK_INT(count(out, "<g class=\"step"), (long)n);
+	CHECK_INT(count(out, "<path class=\"arrow preemption\""), (long)n / 10 - 1);
+	CHECK(strstr(out, "id=\"step-19999\" data-task=\"1\""));
+	CHECK(len < n * 300);
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+static void write_errors_are_reported_with_errno(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	struct ploom_err err = {0, ""};
+	FILE *f;
+	int fds[2];
+
+	if (!CHECK(t))
+		return;
+	f = fopen("/dev/full", "w");
+	if (CHECK(f)) {
+		CHECK_INT(ploom_html_write(f, t, &err), -1);
+		CHECK_INT(errno, ENOSPC);
+		CHECK_INT(err.kind, PLOOM_ERR_SYSTEM);
+		CHECK_STR(err.msg, "write error: No space left on device");
+		fclose(f);
+	}
+	/* a pipe whose reader is gone: EPIPE, since SIGPIPE is ignored */
+	signal(SIGPIPE, SIG_IGN);
+	if (CHECK(pipe(fds) == 0)) {
+		close(fds[0]);
+		f = fdopen(fds[1], "w");
+		if (CHECK(f)) {
+			CHECK_INT(ploom_html_write(f, t, &err), -1);
+			CHECK_INT(errno, EPIPE);
+			fclose(f);
+		}
+	}
+	ploom_trace_free(t);
+}
+
+int main(void)
+{
+	the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step();
+	boxes_sit_in_rows_and_the_arrow_joins_its_two_boxes();
+	every_string_of_the_trace_is_escaped();
+	a_long_caption_is_cut_and_whole_in_its_tooltip();
+	a_deadlock_adds_a_wait_row();
+	every_outcome_kind_is_told();
+	a_large_trace_renders_whole();
+	write_errors_are_reported_with_errno();
+	return check_report();
+}
