@@ -3,8 +3,11 @@
 Every test writes its traces under pytest's tmp_path, never into the tree.
 """
 
+import dataclasses
 import json
 import os
+import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +23,8 @@ from ploom.exploration import (
     ModelCheckError,
     Statistics,
 )
+
+UTILITY = os.path.join(os.path.dirname(sys.executable), "ploom-explore")
 
 
 def explore(scenario, tmp_path, **options):
@@ -416,7 +421,8 @@ def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
         {"time_limit": "soon"},
         {"time_limit": False},
         {"max_steps": 10.0},
-        {"schedule_timeout": None},
+        {"schedule_timeout": "10"},
+        {"reduction": ["dpor"]},
         {"hash_seed": "0"},
         {"keep_going": "yes"},
         {"minimize": 1},
@@ -461,7 +467,7 @@ def test_config_rejects_values_of_the_wrong_type(options):
         ({"patch": ("",)}, "invalid --patch '': not a module name"),
     ],
 )
-def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, options, reason):
+def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, capfd, options, reason):
     # Config takes any value of the right type; ploom-explore is the one
     # that knows the bounds, and check() asks it before any schedule runs
     options.setdefault("trace_dir", str(tmp_path / "traces"))
@@ -472,6 +478,8 @@ def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, opti
     assert message.startswith(f"ploom-explore: {reason}"), message
     assert "\n" not in message and "usage:" not in message
     assert not (tmp_path / "traces").exists()
+    # the usage text names options, not Config fields: it stays off stderr
+    assert "usage:" not in capfd.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -488,8 +496,10 @@ def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, opti
     ],
 )
 def test_the_largest_values_pass_the_utilitys_check(options):
-    explore = shutil.which("ploom-explore", path=os.path.dirname(sys.executable)) or "ploom-explore"
-    ploom.exploration._check_options(explore, ploom.Config(**options))
+    result = subprocess.run(
+        [UTILITY, "--check-options", *ploom.Config(**options)._options()], capture_output=True, text=True
+    )
+    assert (result.returncode, result.stderr) == (0, "")
 
 
 def test_max_steps_0_sets_no_bound_as_for_ploom_explore(tmp_path):
@@ -505,6 +515,79 @@ def test_a_string_alone_is_not_taken_for_a_tuple_of_patched_modules():
     assert str(info.value) == (
         "Config.patch must be a tuple of module names, not the string 'mylib' (write ('mylib',) for one module)"
     )
+
+
+def help_options():
+    """The long options ploom-explore's help lists."""
+    text = subprocess.run([UTILITY, "--help"], capture_output=True, text=True, check=True).stdout
+    return set(re.findall(r"^ {4}(?:-\w, | {4})(--[a-z][a-z-]*)", text, re.M))
+
+
+def test_config_has_a_field_for_each_option_of_ploom_explore():
+    options = help_options()
+    assert {"--max-preemptions", "--jobs", "--quiet"} <= options  # the help is parsed
+    table = {option: field for field, option, _ in ploom.exploration._OPTIONS}
+    # an option added to ploom-explore needs a Config field, or a reason
+    # in _NOT_IN_CONFIG; an option gone from it, neither
+    assert options | {"--help", "--version"} == table.keys() | ploom.exploration._NOT_IN_CONFIG.keys()
+    assert not table.keys() & ploom.exploration._NOT_IN_CONFIG.keys()
+    # and each field is in the table, once
+    assert sorted(table.values()) == sorted(f.name for f in dataclasses.fields(ploom.Config))
+
+
+def test_config_leaves_every_default_to_ploom_explore():
+    assert ploom.Config()._options() == []
+
+
+def test_each_field_becomes_its_option():
+    config = ploom.Config(
+        max_preemptions=2, reduction="none", max_schedules=10**12, time_limit=1.5, max_steps=0,
+        schedule_timeout=0.25, keep_going=True, hash_seed=7, trace_dir=pathlib.Path("t d"),
+        minimize=False, jobs=3, patch=["a.b", "c"],
+    )
+    assert config._options() == [
+        "--max-preemptions=2", "--reduction=none", "--max-schedules=1000000000000", "--time-limit=1.5",
+        "--max-steps=0", "--schedule-timeout=0.25", "--keep-going", "--hash-seed=7", "--trace-dir=t d",
+        "--no-minimize", "--jobs=3", "--patch=a.b", "--patch=c",
+    ]
+    assert ploom.Config(keep_going=False, minimize=True)._options() == []
+
+
+def test_check_runs_ploom_explore_once_and_the_options_are_checked_there(tmp_path, monkeypatch):
+    # a ploom-explore that notes each run, then runs the real one
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "runs"
+    (bin_dir / "ploom-explore").write_text(f'#!/bin/sh\necho "$*" >> \'{log}\'\nexec \'{UTILITY}\' "$@"\n')
+    (bin_dir / "ploom-explore").chmod(0o755)
+    monkeypatch.setenv("PLOOM_BIN_DIR", str(bin_dir))
+    config = ploom.Config(max_preemptions=0, trace_dir=str(tmp_path / "traces"))
+    assert ploom.check(scenarios.bank_locked, config).schedules == 3
+    with pytest.raises(ValueError, match="ploom-explore: invalid --jobs '0'"):
+        ploom.check(scenarios.bank_locked, ploom.Config(jobs=0))
+    runs = log.read_text().splitlines()
+    assert len(runs) == 2
+    assert not any("--check-options" in run for run in runs)
+
+
+@pytest.mark.parametrize(
+    "stderr, verdict",
+    [
+        ("", None),
+        ("ploom-", None),
+        ("ploom-explore: invalid --jobs '0': not an integer from 1 to 64", None),
+        ("ploom-explore: invalid --jobs '0': not an integer from 1 to 64\n", None),
+        ("ploom-explore: invalid --jobs '0': not an integer from 1 to 64\nusa", None),
+        ("ploom-explore: invalid --jobs '0': not an integer from 1 to 64\nusage: x [-p N]\n", True),
+        ("ploom-explore: schedule 7 failed: x\nploom-explore: trace written to 'y'\n", False),
+        ("ploom-explore: schedule 7 failed: x\nploo", False),
+        ("hello from the scenario's import\n", False),
+        ("hello", False),
+        ("usage: what the scenario printed\n", False),
+    ],
+)
+def test_a_usage_error_is_told_by_its_shape_as_soon_as_it_can_be(stderr, verdict):
+    assert ploom.exploration._usage_error(stderr) is verdict
 
 
 def test_the_patched_modules_become_patch_options_in_order():
