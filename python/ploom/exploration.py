@@ -20,6 +20,7 @@ exception:
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import selectors
@@ -29,7 +30,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ploom._worker import root_above, scenario_problem
+from ploom._worker import imports_as, root_above, scenario_problem, split_target
 
 __all__ = [
     "Config",
@@ -373,8 +374,11 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     ``scenario`` is a function taking no arguments, defined at module level
     (each schedule runs in a separate process that imports it by module and
     name; a function defined inside another one cannot be found that way).
-    A scenario in a module run as a script (``python file.py``) is found by
-    the file's path.
+    A scenario whose module another process cannot import by its name is
+    loaded from its file instead: a module run as a script (``python
+    file.py``), or loaded under a name of its own
+    (``importlib.util.spec_from_file_location("x", path)``), or made by hand
+    with a ``__file__``.
 
     Returns :class:`Statistics` when every schedule passed.  Raises
     :class:`ModelCheckError` when one failed, with the trace of the first
@@ -390,7 +394,8 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     body: a nested function, a lambda, a bound method, a function that needs
     arguments, an ``async def`` or generator function (calling those only
     creates a coroutine or generator, so every schedule would pass without
-    the body ever running).
+    the body ever running), or a function whose module has no file (code run
+    by ``exec``).
 
     Inside the worker process that imports the scenario's module
     (``PLOOM_WORKER`` set), ``check`` does nothing and returns None, so a
@@ -599,24 +604,50 @@ def _target(scenario: Any) -> tuple[str, str | None]:
     problem = scenario_problem(scenario)
     if problem:
         raise ValueError(f"ploom.check: the scenario {qualname!r} {problem}")
-    module = sys.modules.get(module_name)
-    if module_name == "__main__":
-        spec = getattr(module, "__spec__", None)
-        if spec is not None and spec.name and spec.name != "__main__":
-            # run with `python -m pkg.mod`: the worker imports pkg.mod
-            module_name = spec.name
-    if module_name == "__main__":
-        path = getattr(module, "__file__", None)
-        if not path:
+    namespace = _namespace(scenario, module_name)
+    path = namespace.get("__file__")
+    spec = namespace.get("__spec__")
+    name = module_name
+    if name == "__main__" and isinstance(getattr(spec, "name", None), str) and spec.name != "__main__":
+        # run with `python -m pkg.mod`: the worker may import pkg.mod
+        name = spec.name
+    if not isinstance(path, str) or not path:
+        if module_name == "__main__":
             raise ValueError(
                 "ploom.check: the scenario is in __main__ but __main__ has no file "
                 "(an interactive session or python -c); define it in a module or a .py file"
             )
-        return f"{os.path.abspath(path)}:{qualname}", None
-    path = getattr(module, "__file__", None)
-    if not path:
-        return f"{module_name}:{qualname}", None
-    return f"{module_name}:{qualname}", root_above(path, module_name)
+        raise ValueError(
+            f"ploom.check: the scenario {qualname!r} is in module {module_name!r}, which has no file "
+            "(code run by exec, or a module made without one); each schedule runs in a separate "
+            "process that imports the scenario by module name or loads it from its file, so "
+            "define it in a .py file"
+        )
+    path = os.path.abspath(path)
+    if name != "__main__":
+        # by its name when another process finds this very file under it;
+        # a module loaded under a name of the loader's choosing is not
+        # found that way, and is loaded from its file instead
+        root = root_above(path, name)
+        target = f"{name}:{qualname}"
+        if not split_target(target)[2] and imports_as(name, path, root):
+            return target, root
+    return f"{path}:{qualname}", None
+
+
+def _namespace(scenario: Any, module_name: str) -> dict:
+    """The globals of the module that defines scenario: the function's own
+    (a module loaded under any name, or made by hand, has them too), else
+    those of the module of that name in sys.modules, else none."""
+    try:
+        inner = inspect.unwrap(scenario)
+    except ValueError:  # a cycle of __wrapped__
+        inner = scenario
+    namespace = getattr(inner, "__globals__", None)
+    if isinstance(namespace, dict) and namespace.get("__name__") == module_name:
+        return namespace
+    module = sys.modules.get(module_name)
+    return vars(module) if module is not None else {}
 
 
 def _find_utility(name: str) -> str:

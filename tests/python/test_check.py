@@ -4,6 +4,7 @@ Every test writes its traces under pytest's tmp_path, never into the tree.
 """
 
 import dataclasses
+import importlib.util
 import json
 import os
 import pathlib
@@ -12,12 +13,14 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 
 import ploom
 import scenarios
 from bank_copy import write_bank
+from ploom._worker import split_target
 from ploom.exploration import (
     IncompleteExplorationError,
     ModelCheckError,
@@ -388,6 +391,110 @@ def test_a_scenario_in_a_script_is_found_by_its_path(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["SCHEDULES", "127"]
+
+
+def load_under(name, path):
+    """The module of path, loaded under name without registering it in
+    sys.modules: a name no other process imports it by."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def made_by_hand(name, path):
+    """A module object made without the import system, holding path's code."""
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), vars(module))
+    return module
+
+
+@pytest.mark.parametrize(
+    "load, name",
+    [
+        (load_under, "ploom_test_no_such_module"),
+        # a name that imports another file: tests/python/scenarios.py
+        (load_under, "scenarios"),
+        (made_by_hand, "ploom_test_handmade"),
+    ],
+)
+def test_a_scenario_no_other_process_imports_by_its_name_is_loaded_from_its_file(tmp_path, load, name):
+    path = write_bank(tmp_path)
+    module = load(name, path)
+    assert module.scenario.__module__ == name
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(module.scenario, ploom.Config(trace_dir=str(tmp_path / "traces")))
+    assert info.value.summary == "builtins.AssertionError: the account is overdrawn"
+    assert info.value.statistics.raw["target"] == f"{path}:scenario"
+    with pytest.raises(ModelCheckError):
+        ploom.exploration.replay(info.value.minimized_trace)
+
+
+def test_a_module_loaded_under_the_name_that_imports_it_keeps_its_name(tmp_path, monkeypatch):
+    path = write_bank(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = load_under(path.stem, path)
+    stats = ploom.check(module.locked, ploom.Config(trace_dir=str(tmp_path / "traces")))
+    assert stats.raw["target"] == f"{path.stem}:locked"
+
+
+def test_a_scenario_without_a_file_is_refused_before_any_schedule(tmp_path):
+    namespace = {"__name__": "ploom_test_exec"}
+    exec(compile(write_bank(tmp_path).read_text(encoding="utf-8"), "<bank>", "exec"), namespace)
+    with pytest.raises(ValueError) as info:
+        ploom.check(namespace["scenario"], ploom.Config(trace_dir=str(tmp_path / "traces")))
+    assert str(info.value) == (
+        "ploom.check: the scenario 'scenario' is in module 'ploom_test_exec', which has no file "
+        "(code run by exec, or a module made without one); each schedule runs in a separate process "
+        "that imports the scenario by module name or loads it from its file, so define it in a .py file"
+    )
+    assert not (tmp_path / "traces").exists()
+
+
+def test_a_module_run_with_python_m_is_found_by_its_name(tmp_path):
+    package = tmp_path / "somepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    script = write_bank(package, "bankmod")
+    with open(script, "a", encoding="utf-8") as f:
+        f.write(
+            "\nif __name__ == '__main__':\n"
+            f"    print(ploom.check(locked, ploom.Config(trace_dir={str(tmp_path / 'traces')!r})).raw['target'])\n"
+        )
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "somepkg.bankmod"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert (result.returncode, result.stdout) == (0, "somepkg.bankmod:locked\n"), result.stderr
+
+
+@pytest.mark.parametrize(
+    "target, split",
+    [
+        ("a.b:f", ("a.b", "f", False)),
+        ("pkg.sub:Class.method", ("pkg.sub", "Class.method", False)),
+        ("x.py:f", ("x.py", "f", True)),
+        ("dir/x.py:f", ("dir/x.py", "f", True)),
+        ("/abs/dir/script:f", ("/abs/dir/script", "f", True)),
+        ("/a:b/x.py:f", ("/a:b/x.py", "f", True)),
+        ("C:\\x.py:f", ("C:\\x.py", "f", True)),
+        ("x.py", None),
+        (":f", None),
+        ("a:", None),
+        ("a:b:c", None),
+        ("a-b:f", None),
+        ("a..b:f", None),
+        ("C:\\dir\\x:f", None),
+    ],
+)
+def test_one_rule_tells_a_file_target_from_a_module_target(target, split):
+    if split is None:
+        with pytest.raises(ValueError, match="target"):
+            split_target(target)
+    else:
+        assert split_target(target) == split
 
 
 def test_the_readme_example_raises_when_run_as_a_script(tmp_path):
