@@ -372,10 +372,13 @@ def test_a_scenario_in_a_package_outside_the_working_folder_is_found(tmp_path, m
     assert stats.raw["target"] == "somepkg.racy:racy_counter2"
 
 
-def test_a_scenario_in_a_script_is_found_by_its_path(tmp_path):
+@pytest.mark.parametrize("suffix", [".py", ""])
+def test_a_scenario_in_a_script_is_found_by_its_path(tmp_path, suffix):
     # The script calls check() at top level, as in the README: the worker
     # imports it with PLOOM_WORKER set, so check() must not recurse there.
+    # A script without .py is Python source all the same.
     script = write_bank(tmp_path, "my_bank")
+    script = script.rename(script.with_suffix(suffix))
     with open(script, "a", encoding="utf-8") as f:
         f.write(
             textwrap.dedent(
