@@ -93,7 +93,7 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 		c = '?';
 	switch (c) {
 	case 'h':
-		fputs(cli_usage, stdout);
+		cli_put_usage(stdout);
 		*out = PLOOM_EXIT_OK;
 		return 0;
 	case 'V':
@@ -159,7 +159,7 @@ static int invalid_value(const char *option, const char *arg, const char *fmt, .
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	fputs(cli_usage, stderr);
+	cli_put_usage(stderr);
 	return PLOOM_EXIT_USAGE;
 }
 
@@ -185,13 +185,53 @@ int cli_seconds_value(double *out, const char *option, const char *arg, int posi
 			     positive ? "above 0, at most" : "from 0 to", PLOOM_ARGS_MAX_SECONDS);
 }
 
+/* Whether line starts with n spaces. */
+static int indented(const char *line, size_t n)
+{
+	return strspn(line, " ") >= n;
+}
+
+void cli_put_usage_as(FILE *out, const char *usage, const char *prog, const char *name)
+{
+	const size_t lead = strlen("usage: "), plen = strlen(prog);
+	const char *line, *end;
+	int synopsis = 1;
+
+	if (!name || !*name) {
+		fputs(usage, out);
+		return;
+	}
+	for (line = usage; *line; line = end) {
+		end = strchr(line, '\n');
+		end = end ? end + 1 : line + strlen(line);
+		if (*line == '\n')
+			synopsis = 0; /* the synopsis ends at the first empty line */
+		if (synopsis && (!strncmp(line, "usage: ", lead) || indented(line, lead)) &&
+		    !strncmp(line + lead, prog, plen) && line[lead + plen] == ' ') {
+			/* a form of the command: the name replaces prog */
+			fprintf(out, "%.*s%s", (int)lead, line, name);
+			line += lead + plen;
+		} else if (synopsis && indented(line, lead + plen + 1)) {
+			/* a form's continuation, aligned under its first option */
+			fprintf(out, "%*s", (int)(lead + strlen(name) + 1), "");
+			line += lead + plen + 1;
+		}
+		fwrite(line, 1, (size_t)(end - line), out);
+	}
+}
+
+void cli_put_usage(FILE *out)
+{
+	cli_put_usage_as(out, cli_usage, cli_prog, getenv("PLOOM_USAGE_NAME"));
+}
+
 int cli_usage_error(const char *what, const char *arg)
 {
 	if (arg)
 		fprintf(stderr, "%s: %s '%s'\n", cli_prog, what, arg);
 	else
 		fprintf(stderr, "%s: %s\n", cli_prog, what);
-	fputs(cli_usage, stderr);
+	cli_put_usage(stderr);
 	return PLOOM_EXIT_USAGE;
 }
 

@@ -45,6 +45,7 @@
 
 #include <getopt.h>
 #include <signal.h>
+#include <stdio.h>
 
 #include "err.h"
 #include "trace.h"
@@ -138,8 +139,21 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv);
 
 /* Prints "PROG: WHAT 'ARG'" (or "PROG: WHAT" when arg is NULL), then the
- * usage, on stderr.  Returns PLOOM_EXIT_USAGE. */
+ * usage, on stderr.  Returns PLOOM_EXIT_USAGE.  Every usage error has this
+ * shape, a line saying why and then the usage, and is printed before
+ * anything else: ploom.check tells a refused option by it. */
 int cli_usage_error(const char *what, const char *arg);
+
+/* Prints the usage text on out.  When the environment names the command
+ * in PLOOM_USAGE_NAME (python -m ploom check shows ploom-explore's usage
+ * as its own), the synopsis, up to the first empty line, names it
+ * instead of cli_prog, with its continuation lines aligned again; the
+ * messages still name cli_prog, which is the program that says them. */
+void cli_put_usage(FILE *out);
+
+/* cli_put_usage() of the text usage of the program prog, shown as name
+ * (usage as it is when name is NULL or empty). */
+void cli_put_usage_as(FILE *out, const char *usage, const char *prog, const char *name);
 
 /* The value arg of the option named option ("--max-steps"): an integer
  * from min to max (ploom_args_long()), or a number of seconds from 0 (or

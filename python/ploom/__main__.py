@@ -5,9 +5,17 @@
     python -m ploom replay [--python PATH] TRACE
     python -m ploom show [--format FORMAT] [--color WHEN] [-w N] [TRACE]
 
+``check`` passes its arguments to ``ploom-explore`` as they are, so it takes
+every option of that utility with the same spelling, value and default
+(``python -m ploom check --help`` lists them); the one default it sets is
+``--python``: this interpreter.  Instead of the statistics it prints the
+failure, its traces and the command that replays it (or the count of
+schedules that passed, or the limit that stopped the search).
+
 The exit status is the utilities' (see ``man ploom-explore``): 0 passed,
 1 a schedule failed, 2 usage error or bad input, 3 a limit stopped the
-search (never a pass), 4 a replay did not follow its trace.
+search (never a pass), 4 a schedule or a replay did not follow its choices
+or its trace.
 """
 
 from __future__ import annotations
@@ -33,41 +41,20 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Find thread bugs in Python. Replay the schedule that failed.",
         epilog="exit status: 0 passed, 1 a schedule failed, 2 usage error or bad input, "
-        "3 a limit stopped the search (never a pass), 4 a replay did not follow its trace",
+        "3 a limit stopped the search (never a pass), 4 a schedule or a replay did not follow "
+        "its choices or its trace",
     )
     parser.add_argument("-V", "--version", action="version", version=f"ploom {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    # listed for the help only: main() hands check's arguments to
+    # ploom-explore before this parser sees them
     check = commands.add_parser(
         "check",
-        help="explore every schedule of a scenario",
-        description="Explore the schedules of TARGET and stop at the first failure, "
-        "saving its trace and a minimized one.",
+        help="explore every schedule of a scenario (options: python -m ploom check --help)",
+        add_help=False,
     )
-    check.add_argument("target", metavar="TARGET", help="module:function or path/to/file.py:function")
-    check.add_argument("-p", "--max-preemptions", type=int, metavar="N",
-                       help="only schedules with at most N preemptions")
-    check.add_argument("--reduction", choices=("none", "dpor"), default="none",
-                       help="none: every schedule (default); dpor: partial-order reduction")
-    check.add_argument("-n", "--max-schedules", type=int, metavar="N",
-                       help="stop after N schedules (the search is then incomplete)")
-    check.add_argument("-t", "--time-limit", type=float, metavar="SECONDS",
-                       help="stop after SECONDS (the search is then incomplete)")
-    check.add_argument("-s", "--max-steps", type=int, metavar="N", default=10000,
-                       help="steps per schedule (default 10000, 0: no bound)")
-    check.add_argument("--schedule-timeout", type=float, metavar="SECONDS", default=10.0,
-                       help="wall clock of one schedule (default 10)")
-    check.add_argument("-k", "--keep-going", action="store_true",
-                       help="do not stop at the first failure")
-    check.add_argument("--hash-seed", type=int, metavar="N", default=0,
-                       help="PYTHONHASHSEED of every schedule (default 0)")
-    check.add_argument("--trace-dir", metavar="DIR", default=".ploom",
-                       help="where failure traces go (default .ploom)")
-    check.add_argument("--no-minimize", action="store_true",
-                       help="do not look for the failure with fewer preemptions")
-    check.add_argument("--patch", action="append", default=[], metavar="MODULE",
-                       help="MODULE uses ploom's threading and queue (repeatable)")
-    check.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    check.add_argument("args", nargs=argparse.REMAINDER, metavar="[OPTIONS] TARGET")
 
     replay = commands.add_parser(
         "replay",
@@ -118,45 +105,28 @@ def _print_failure(exc, *, replayed: bool = False) -> None:
         print(f"Replay: {PROG} replay {replayable}")
 
 
-def _check(args) -> int:
+def _check(args: list[str]) -> int:
     from ploom import exploration
 
     try:
-        config = exploration.Config(
-            max_preemptions=args.max_preemptions,
-            reduction=args.reduction,
-            max_schedules=args.max_schedules,
-            time_limit=args.time_limit,
-            max_steps=args.max_steps,
-            schedule_timeout=args.schedule_timeout,
-            keep_going=args.keep_going,
-            hash_seed=args.hash_seed,
-            trace_dir=args.trace_dir,
-            minimize=not args.no_minimize,
-            patch=tuple(args.patch),
-        )
-    except ValueError as exc:
-        return _error(str(exc))
-    try:
-        stats = exploration._explore(args.target, None, config, quiet=args.quiet)
+        stats = exploration._search(args, dict(os.environ), None, usage_name=f"{PROG} check")
     except exploration.ModelCheckError as exc:
         _print_failure(exc)
         return EXIT_FAILURE
     except exploration.IncompleteExplorationError as exc:
         print(f"ploom.exploration.IncompleteExplorationError: {exc}")
         return EXIT_INCOMPLETE
-    except ValueError as exc:
-        # ploom-explore refused an option: its reason, as it says it
-        return _error(str(exc))
-    except exploration._UtilityError as exc:
-        # ploom-explore's own message says why: print it unless it was
-        # already passed through
-        if not exc.echoed:
-            sys.stderr.write(exc.stderr if exc.stderr.strip() else f"{exc}\n")
+    except ValueError:
+        # a usage error: ploom-explore said why, and its usage, on our stderr
         return EXIT_USAGE
+    except exploration._UtilityError as exc:
+        # ploom-explore said why on our stderr; a schedule that did not
+        # follow its choices keeps its own status
+        return EXIT_DIVERGENCE if exc.code == EXIT_DIVERGENCE else EXIT_USAGE
     except RuntimeError as exc:
         return _error(str(exc))
-    print(f"{stats.schedules} schedules, all passed")
+    if stats is not None:
+        print(f"{stats.schedules} schedules, all passed")
     return EXIT_OK
 
 
@@ -200,13 +170,20 @@ def _show(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; returns the exit status (0, 1, 2, 3 or 4)."""
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["check"]:
+        # ploom-explore's arguments, which it alone parses
+        command, args = _check, argv[1:]
+    else:
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as exc:
+            # argparse exits 2 on a usage error and 0 for --help and --version
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        command = {"replay": _replay, "show": _show}[args.command]
     try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:
-        # argparse exits 2 on a usage error and 0 for --help and --version
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    try:
-        return {"check": _check, "replay": _replay, "show": _show}[args.command](args)
+        return command(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -7,6 +7,7 @@ a scenario itself, so nothing a schedule does survives it.
 """
 
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import os
@@ -26,7 +27,10 @@ def _load_file(path):
     name = stem if stem.isidentifier() and stem not in sys.modules else "__ploom_scenario__"
     # like `python path/to/file.py`: its folder comes first on sys.path
     sys.path.insert(0, os.path.dirname(path))
-    spec = importlib.util.spec_from_file_location(name, path)
+    # a script without .py (run as `python script`) is source all the same
+    loader = None if path.endswith(tuple(importlib.machinery.all_suffixes())) else (
+        importlib.machinery.SourceFileLoader(name, path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -113,6 +117,31 @@ def _origin(name):
     return None
 
 
+def imports_as(name, file, root):
+    """Whether ``import name`` in a worker would run file, found by the
+    import system's finders as they would find it there, without running
+    any module's code.  The worker searches the current folder, then root
+    (the folder ploom.check puts first on its PYTHONPATH), then the path
+    this process has too; a dotted name's packages are searched as their
+    specs say, whatever sys.modules holds under those names now, since a
+    module loaded under a name of the loader's choosing is there too."""
+    path = [os.getcwd(), root, *sys.path]
+    parts = name.split(".")
+    for i in range(1, len(parts) + 1):
+        try:
+            spec = _find_spec(".".join(parts[:i]), path)
+        except Exception:  # noqa: BLE001 - a finder that fails finds nothing
+            return False
+        if spec is None:
+            return False
+        if i == len(parts):
+            return bool(spec.has_location and spec.origin and _same_file(spec.origin, file))
+        if spec.submodule_search_locations is None:
+            return False
+        path = list(spec.submodule_search_locations)
+    return False
+
+
 def _find_spec(name, path):
     for finder in sys.meta_path:
         find = getattr(finder, "find_spec", None)
@@ -144,12 +173,17 @@ def split_target(target):
     """(where, qualname, is_file) of MODULE:FUNCTION or PATH.py:FUNCTION.
 
     The one rule for what a target names: a file when the part before the
-    last colon ends in .py or holds a slash, else a module.  ploom-explore,
-    ploom.check, replays and the pytest plugin all go by this function."""
+    last colon ends in .py or holds a slash, else a module, whose name must
+    be Python identifiers joined by dots.  The utilities leave it to the
+    worker, which goes by this function, as do ploom.check (which writes
+    the targets) and the pytest plugin; no other code decides it."""
     where, sep, qualname = target.rpartition(":")
     if not sep or not where or not qualname:
         raise ValueError(f"target {target!r} is not MODULE:FUNCTION or PATH.py:FUNCTION")
-    return where, qualname, where.endswith(".py") or os.sep in where
+    is_file = where.endswith(".py") or os.sep in where
+    if not is_file and not all(part.isidentifier() for part in where.split(".")):
+        raise ValueError(f"target {target!r} names neither a .py file nor a module ({where!r})")
+    return where, qualname, is_file
 
 
 def load(target, expect=None):

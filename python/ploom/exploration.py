@@ -10,7 +10,7 @@ exception:
 - exit 1 (a schedule failed): both raise :class:`ModelCheckError`;
 - exit 2 (usage error, bad scenario or trace): both raise :class:`RuntimeError`,
   except that ``check`` raises ``ValueError`` for a config ``ploom-explore``
-  refuses (it asks ``ploom-explore --check-options`` first);
+  refuses (its usage error, which comes before any worker starts);
 - exit 3 (a limit cut the search, or the replayed schedule reached its step
   limit): both raise :class:`IncompleteExplorationError`;
 - exit 4 (the replay did not follow the trace): ``replay`` raises
@@ -20,6 +20,7 @@ exception:
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import selectors
@@ -29,7 +30,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ploom._worker import root_above, scenario_problem
+from ploom._worker import imports_as, root_above, scenario_problem, split_target
 
 __all__ = [
     "Config",
@@ -47,55 +48,61 @@ _REPLAY = "ploom-replay"
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """How :func:`check` explores a scenario.
+    """How :func:`check` explores a scenario: ``ploom-explore``'s options.
 
-    max_preemptions
+    Each field is one option of ``ploom-explore`` (``man ploom-explore``,
+    ``python -m ploom check --help``), which states its bounds and its
+    default.  None, the default of every valued field, leaves the option
+    out, so the utility's own default holds; ``keep_going`` and ``minimize``
+    are the flags ``--keep-going`` and ``--no-minimize``.
+
+    max_preemptions (``--max-preemptions``)
         Explore only the schedules with at most this many preemptions (a
         switch away from a task that could have continued); ``None``
         explores every schedule.
-    reduction
-        ``"none"`` (the default): plain depth-first search over every
-        schedule.  ``"dpor"``: dynamic partial-order reduction, which runs
-        one schedule (or a few) for each class of schedules that differ
+    reduction (``--reduction``)
+        ``"none"`` (the utility's default): plain depth-first search over
+        every schedule.  ``"dpor"``: dynamic partial-order reduction, which
+        runs one schedule (or a few) for each class of schedules that differ
         only in the order of steps that do not conflict (two steps conflict
         when they touch the same cell, lock or thread and one of them
         changes it), and so reaches every outcome of ``"none"`` in far
         fewer schedules.  It cannot be combined with ``max_preemptions`` or
         with ``jobs`` above 1 (``ploom-explore`` refuses both).
-    max_schedules
+    max_schedules (``--max-schedules``)
         Stop after this many schedules.  If schedules remained, the search
         is incomplete and :func:`check` raises
         :class:`IncompleteExplorationError`.
-    time_limit
+    time_limit (``--time-limit``)
         Stop after this many seconds; incomplete if schedules remained.
-    max_steps
+    max_steps (``--max-steps``)
         Steps (scheduling points) allowed in one schedule.  A schedule that
         reaches it, such as a thread spinning forever, makes the search
         incomplete.  0 sets no bound of its own: a schedule then stops at the
-        most steps any schedule may take (``man ploom-explore``), so that its
-        trace can still be read.
-    schedule_timeout
+        most steps any schedule may take, so that its trace can still be
+        read.
+    schedule_timeout (``--schedule-timeout``)
         Wall-clock seconds one schedule may take.  A schedule that takes
         longer (blocked outside ploom, say in ``time.sleep``) is a failure of
         kind ``timeout``.  0 sets no timeout.
-    keep_going
+    keep_going (``--keep-going``)
         Do not stop at the first failure: explore every schedule and count
         the failing ones.  The first failure's trace is still saved.
-    hash_seed
+    hash_seed (``--hash-seed``)
         ``PYTHONHASHSEED`` of every schedule, so set and dict order is the
         same in all of them.
-    trace_dir
+    trace_dir (``--trace-dir``)
         Where failure traces are written, created if missing.
-    minimize
+    minimize (``--no-minimize`` when False)
         At the first failure, also look for the same failure with fewer
         preemptions and save it as ``<id>-minimized.json`` beside the
         original (:attr:`ModelCheckError.minimized_trace`).
-    jobs
-        Worker processes that run schedules at once.  They
-        explore exactly the schedules one would; without ``keep_going`` the
-        failure reported is the first one any of them found, which may be
-        another failing schedule than one worker reports first.
-    patch
+    jobs (``--jobs``)
+        Worker processes that run schedules at once.  They explore exactly
+        the schedules one would; without ``keep_going`` the failure reported
+        is the first one any of them found, which may be another failing
+        schedule than one worker reports first.
+    patch (``--patch``, once per module)
         Names of modules, such as ``("mylib.pool",)``, whose references to
         the standard ``threading`` and ``queue`` modules (and to names
         imported from them) the worker swaps for ``ploom.threading`` and
@@ -106,114 +113,142 @@ class Config:
         list of strings; a string alone is refused, since ``("mylib")`` is
         the string ``"mylib"``.
 
+    The options of ``ploom-explore`` that are not fields: ``--python`` (the
+    worker runs the interpreter that runs :func:`check`, which imported the
+    scenario), ``--quiet`` (:func:`check` passes the utility's progress on
+    to standard error, where it can be redirected) and ``--check-options``
+    (a dry run, which :func:`check` does not need).
+
     A value of the wrong type (``True`` for a count, ``"2"`` for ``jobs``)
     is a ValueError naming the field, here.  The values themselves are
-    ``ploom-explore``'s to judge, and their bounds are stated there (``man
-    ploom-explore``, ``ploom-explore --help``): :func:`check` asks it about
-    the options before any schedule runs, and a refusal is a ValueError
-    carrying its reason, such as ``ploom-explore: invalid --max-steps '-1':
-    not an integer from 0 to 1000000000``.
+    ``ploom-explore``'s to judge: a value it refuses makes :func:`check`
+    raise a ValueError, before any schedule runs, carrying its reason, such
+    as ``ploom-explore: invalid --max-steps '-1': not an integer from 0 to
+    200000``.
     """
 
     max_preemptions: int | None = None
-    reduction: str = "none"
+    reduction: str | None = None
     max_schedules: int | None = None
     time_limit: float | None = None
-    max_steps: int = 10000
-    schedule_timeout: float = 10.0
+    max_steps: int | None = None
+    schedule_timeout: float | None = None
     keep_going: bool = False
-    hash_seed: int = 0
-    trace_dir: str = ".ploom"
+    hash_seed: int | None = None
+    trace_dir: str | os.PathLike | None = None
     minimize: bool = True
-    jobs: int = 1
+    jobs: int | None = None
     patch: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        # Types only: the bounds are ploom-explore's, which check() asks
-        # (_check_options), so that they are stated in one place.
-        if not isinstance(self.reduction, str):
-            raise ValueError(f"Config.reduction must be a string, not {self.reduction!r}")
-        for name in ("max_preemptions", "max_schedules"):
-            if getattr(self, name) is not None:
-                _check_int(name, getattr(self, name))
-        if self.time_limit is not None:
-            _check_seconds("time_limit", self.time_limit)
-        for name in ("max_steps", "hash_seed", "jobs"):
-            _check_int(name, getattr(self, name))
-        _check_seconds("schedule_timeout", self.schedule_timeout)
-        for name in ("keep_going", "minimize"):
-            value = getattr(self, name)
-            if not isinstance(value, bool):
-                raise ValueError(f"Config.{name} must be True or False, not {value!r}")
-        if not isinstance(self.trace_dir, (str, os.PathLike)) or not isinstance(os.fspath(self.trace_dir), str):
-            raise ValueError(f"Config.trace_dir must be a path, not {self.trace_dir!r}")
-        _check_patch(self.patch)
+        # Types only: the bounds are ploom-explore's, stated in one place.
+        for field, _, kind in _OPTIONS:
+            _CHECKS[kind](field, getattr(self, field))
         # a list is taken as the tuple it says, so that the config stays hashable
         object.__setattr__(self, "patch", tuple(self.patch))
 
     def _options(self) -> list[str]:
         """The ``ploom-explore`` options that say the same as this config."""
-        opts = [f"--reduction={self.reduction}"]
-        if self.max_preemptions is not None:
-            opts.append(f"--max-preemptions={self.max_preemptions}")
-        if self.max_schedules is not None:
-            opts.append(f"--max-schedules={self.max_schedules}")
-        if self.time_limit is not None:
-            opts.append(f"--time-limit={self.time_limit!r}")
-        opts.append(f"--max-steps={self.max_steps}")
-        opts.append(f"--schedule-timeout={self.schedule_timeout!r}")
-        if self.keep_going:
-            opts.append("--keep-going")
-        opts.append(f"--hash-seed={self.hash_seed}")
-        opts.append(f"--trace-dir={os.fspath(self.trace_dir)}")
-        if not self.minimize:
-            opts.append("--no-minimize")
-        if self.jobs != 1:
-            opts.append(f"--jobs={self.jobs}")
-        opts.extend(f"--patch={name}" for name in self.patch)
+        opts = []
+        for field, option, kind in _OPTIONS:
+            value = getattr(self, field)
+            if kind == "flag":
+                opts += [option] if value else []
+            elif kind == "unset flag":
+                opts += [] if value else [option]
+            elif kind == "names":
+                opts += [f"{option}={name}" for name in value]
+            elif value is not None:
+                opts.append(f"{option}={_spelled(value)}")
         return opts
+
+
+# The one table of Config's fields and the ploom-explore options they
+# become, in the order they are passed.  A kind says what values the field
+# takes and how it becomes options: "flag" is passed when True, "unset
+# flag" when False, "names" once per name, the others as --option=VALUE
+# unless None.
+_OPTIONS = (
+    ("max_preemptions", "--max-preemptions", "int"),
+    ("reduction", "--reduction", "str"),
+    ("max_schedules", "--max-schedules", "int"),
+    ("time_limit", "--time-limit", "seconds"),
+    ("max_steps", "--max-steps", "int"),
+    ("schedule_timeout", "--schedule-timeout", "seconds"),
+    ("keep_going", "--keep-going", "flag"),
+    ("hash_seed", "--hash-seed", "int"),
+    ("trace_dir", "--trace-dir", "path"),
+    ("minimize", "--no-minimize", "unset flag"),
+    ("jobs", "--jobs", "int"),
+    ("patch", "--patch", "names"),
+)
+
+# The options of ploom-explore that Config leaves out, and why (the
+# Config docstring says it to the user).
+_NOT_IN_CONFIG = {
+    "--python": "the worker runs the interpreter that runs check(), which imported the scenario",
+    "--quiet": "check() passes the progress on to standard error, where it can be redirected",
+    "--check-options": "a dry run; check() learns of a refused option from the search itself",
+    "--help": "not a search",
+    "--version": "not a search",
+}
+
+
+def _spelled(value: Any) -> str:
+    """A value as ploom-explore reads it: repr keeps a float's every digit."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    return value if isinstance(value, str) else repr(value)
 
 
 def _check_int(name: str, value: Any) -> None:
     # bool is an int subclass, but True as a count is surely a mistake
-    if isinstance(value, bool) or not isinstance(value, int):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise ValueError(f"Config.{name} must be an integer, not {value!r}")
 
 
-def _check_patch(value: Any) -> None:
-    # the names themselves are ploom-explore's to judge, as the other values
-    if isinstance(value, str):
-        raise ValueError(
-            f"Config.patch must be a tuple of module names, not the string {value!r} "
-            f"(write ({value!r},) for one module)"
-        )
-    if not isinstance(value, (tuple, list)) or not all(isinstance(name, str) for name in value):
-        raise ValueError(f"Config.patch must be a tuple of module names, not {value!r}")
-
-
 def _check_seconds(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise ValueError(f"Config.{name} must be a number of seconds, not {value!r}")
 
 
-def _check_options(explore: str, config: Config) -> None:
-    """Asks ``ploom-explore --check-options`` about the config's options
-    (it starts no worker); raises ValueError with its reason, the first line
-    of its usage error, when it refuses them."""
-    __tracebackhide__ = True
-    done = subprocess.run(
-        [explore, "--check-options", *config._options()],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", check=False,
-    )
-    if done.returncode == 0:
-        return
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    if done.returncode == 2 and lines:
-        # the reason; the usage text after it names no Config field
-        raise ValueError(lines[0])
-    raise RuntimeError(
-        f"ploom: {_EXPLORE} --check-options failed (exit {done.returncode})" + _stderr_tail(done.stderr)
-    )
+def _check_str(name: str, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"Config.{name} must be a string, not {value!r}")
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"Config.{name} must be True or False, not {value!r}")
+
+
+def _check_path(name: str, value: Any) -> None:
+    if value is not None and (
+        not isinstance(value, (str, os.PathLike)) or not isinstance(os.fspath(value), str)
+    ):
+        raise ValueError(f"Config.{name} must be a path, not {value!r}")
+
+
+def _check_names(name: str, value: Any) -> None:
+    # the names themselves are ploom-explore's to judge, as the other values
+    if isinstance(value, str):
+        raise ValueError(
+            f"Config.{name} must be a tuple of module names, not the string {value!r} "
+            f"(write ({value!r},) for one module)"
+        )
+    if not isinstance(value, (tuple, list)) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"Config.{name} must be a tuple of module names, not {value!r}")
+
+
+_CHECKS = {
+    "int": _check_int,
+    "seconds": _check_seconds,
+    "str": _check_str,
+    "flag": _check_bool,
+    "unset flag": _check_bool,
+    "path": _check_path,
+    "names": _check_names,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -339,23 +374,28 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     ``scenario`` is a function taking no arguments, defined at module level
     (each schedule runs in a separate process that imports it by module and
     name; a function defined inside another one cannot be found that way).
-    A scenario in a module run as a script (``python file.py``) is found by
-    the file's path.
+    A scenario whose module another process cannot import by its name is
+    loaded from its file instead: a module run as a script (``python
+    file.py``), or loaded under a name of its own
+    (``importlib.util.spec_from_file_location("x", path)``), or made by hand
+    with a ``__file__``.
 
     Returns :class:`Statistics` when every schedule passed.  Raises
     :class:`ModelCheckError` when one failed, with the trace of the first
-    failing schedule and of the same failure with fewer preemptions; :class:`IncompleteExplorationError` when a limit of
-    ``config`` cut the search short (never a pass); :class:`RuntimeError`
+    failing schedule and of the same failure with fewer preemptions;
+    :class:`IncompleteExplorationError` when a limit of ``config`` cut the
+    search short (never a pass); :class:`RuntimeError`
     when the scenario cannot be loaded, a trace cannot be saved (the message
     ends with ``ploom-explore``'s reason) or the utility fails; ValueError,
     before any schedule runs, for a ``config`` that ``ploom-explore``
     refuses (with its reason: ``ploom-explore: invalid --max-preemptions
-    '-1': not an integer from 0 to 1000000``) and for a scenario that is not a module-level
-    function callable without arguments whose call runs its body: a nested
-    function, a lambda, a bound method, a function that needs arguments, an
-    ``async def`` or generator function (calling those only creates a
-    coroutine or generator, so every schedule would pass without the body
-    ever running).
+    '-1': not an integer from 0 to 1000000``) and for a scenario that is not
+    a module-level function callable without arguments whose call runs its
+    body: a nested function, a lambda, a bound method, a function that needs
+    arguments, an ``async def`` or generator function (calling those only
+    creates a coroutine or generator, so every schedule would pass without
+    the body ever running), or a function whose module has no file (code run
+    by ``exec``).
 
     Inside the worker process that imports the scenario's module
     (``PLOOM_WORKER`` set), ``check`` does nothing and returns None, so a
@@ -372,14 +412,42 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     return _explore(target, import_root, config)
 
 
-def _explore(target: str, import_root: str | None, config: Config, quiet: bool = False) -> Statistics:
-    """Runs ``ploom-explore`` on TARGET: check() without the scenario object
-    (``python -m ploom check`` uses it).  quiet: nothing on our stderr."""
+def _explore(target: str, import_root: str | None, config: Config) -> Statistics:
+    """Runs ``ploom-explore`` on TARGET with config's options: check()
+    without the scenario object."""
     __tracebackhide__ = True
-    explore = _find_utility(_EXPLORE)
-    _check_options(explore, config)
-    argv = [explore, f"--python={sys.executable}", *config._options(), *(["-q"] if quiet else []), target]
-    code, stdout, stderr = _run(argv, _env_with_root(import_root), echo_stderr=not quiet)
+    return _search([*config._options(), target], _env_with_root(import_root), config, f" on {target!r}")
+
+
+def _search(
+    args: list[str], env: dict, config: Config | None, what: str = "", usage_name: str | None = None
+) -> Statistics | None:
+    """Runs ``ploom-explore ARGS`` after ``--python=`` this interpreter (a
+    ``--python`` in ARGS comes later, and wins) and turns its exit status
+    into a return value or an exception.  Its stderr goes to ours as it
+    comes.
+
+    config is the Config that ARGS say, for check(): a usage error is then
+    kept off our stderr and raised as ValueError.  Without one, ARGS are
+    python -m ploom check's, as the user wrote them: the usage, shown under
+    usage_name, goes to our stderr with the reason (and ValueError still
+    tells it), and a run that searches nothing (``--help``, ``--version``,
+    ``--check-options``) writes the utility's stdout to ours and returns
+    None."""
+    __tracebackhide__ = True
+    argv = [_find_utility(_EXPLORE), f"--python={sys.executable}", *args]
+    if usage_name:
+        env = dict(env, PLOOM_USAGE_NAME=usage_name)
+    code, stdout, stderr = _run(argv, env, hold_usage_error=config is not None)
+    if code == 2 and _usage_error(stderr):
+        # the reason; the usage after it names options, not Config fields
+        raise ValueError(stderr.partition("\n")[0])
+    if config is None and code == 0 and not stdout.lstrip().startswith("{"):
+        # help or version text, or nothing: no statistics, which always
+        # start with "{", so a cut-off statistics object is not taken for it
+        sys.stdout.write(stdout)
+        sys.stdout.flush()
+        return None
     stats = None
     if code in (0, 1, 3):
         try:
@@ -398,20 +466,34 @@ def _explore(target: str, import_root: str | None, config: Config, quiet: bool =
         raise ModelCheckError(summary, _shown_path(stats.trace), _shown_path(stats.minimized_trace), stats)
     if code == 3:
         raise IncompleteExplorationError(_incomplete_message(stats, config), stats)
-    raise _UtilityError(
-        f"ploom: {_EXPLORE} failed on {target!r} (exit {code})" + _stderr_tail(stderr), stderr, not quiet
-    )
+    raise _UtilityError(f"ploom: {_EXPLORE} failed{what} (exit {code})" + _stderr_tail(stderr), stderr, code)
+
+
+def _usage_error(stderr: str) -> bool | None:
+    """Whether ploom-explore's stderr, as much of it as came, is a usage
+    error: a line saying why (``ploom-explore: ...``), then at once the
+    usage (``usage: ...``), before anything else (``man ploom-explore``,
+    DIAGNOSTICS).  None while too little came to tell."""
+    head, usage = f"{_EXPLORE}: ", "usage: "
+    first, newline, rest = stderr.partition("\n")
+    if not newline:
+        return None if first.startswith(head) or head.startswith(first) else False
+    if not first.startswith(head):
+        return False
+    if rest.startswith(usage):
+        return True
+    return None if usage.startswith(rest) else False
 
 
 class _UtilityError(RuntimeError):
-    """A utility failed (exit 2 or worse).  The message ends with its
-    stderr, so that the exception stands alone; ``stderr`` is that text and
-    ``echoed`` says whether it went to our stderr already."""
+    """A utility failed (exit 2 or worse) after its stderr went to ours.
+    The message ends with that text, so that the exception stands alone;
+    ``stderr`` is the text and ``code`` the exit status."""
 
-    def __init__(self, message: str, stderr: str, echoed: bool) -> None:
+    def __init__(self, message: str, stderr: str, code: int) -> None:
         super().__init__(message)
         self.stderr = stderr
-        self.echoed = echoed
+        self.code = code
 
 
 def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
@@ -522,24 +604,50 @@ def _target(scenario: Any) -> tuple[str, str | None]:
     problem = scenario_problem(scenario)
     if problem:
         raise ValueError(f"ploom.check: the scenario {qualname!r} {problem}")
-    module = sys.modules.get(module_name)
-    if module_name == "__main__":
-        spec = getattr(module, "__spec__", None)
-        if spec is not None and spec.name and spec.name != "__main__":
-            # run with `python -m pkg.mod`: the worker imports pkg.mod
-            module_name = spec.name
-    if module_name == "__main__":
-        path = getattr(module, "__file__", None)
-        if not path:
+    namespace = _namespace(scenario, module_name)
+    path = namespace.get("__file__")
+    spec = namespace.get("__spec__")
+    name = module_name
+    if name == "__main__" and isinstance(getattr(spec, "name", None), str) and spec.name != "__main__":
+        # run with `python -m pkg.mod`: the worker may import pkg.mod
+        name = spec.name
+    if not isinstance(path, str) or not path:
+        if module_name == "__main__":
             raise ValueError(
                 "ploom.check: the scenario is in __main__ but __main__ has no file "
                 "(an interactive session or python -c); define it in a module or a .py file"
             )
-        return f"{os.path.abspath(path)}:{qualname}", None
-    path = getattr(module, "__file__", None)
-    if not path:
-        return f"{module_name}:{qualname}", None
-    return f"{module_name}:{qualname}", root_above(path, module_name)
+        raise ValueError(
+            f"ploom.check: the scenario {qualname!r} is in module {module_name!r}, which has no file "
+            "(code run by exec, or a module made without one); each schedule runs in a separate "
+            "process that imports the scenario by module name or loads it from its file, so "
+            "define it in a .py file"
+        )
+    path = os.path.abspath(path)
+    if name != "__main__":
+        # by its name when another process finds this very file under it;
+        # a module loaded under a name of the loader's choosing is not
+        # found that way, and is loaded from its file instead
+        root = root_above(path, name)
+        target = f"{name}:{qualname}"
+        if not split_target(target)[2] and imports_as(name, path, root):
+            return target, root
+    return f"{path}:{qualname}", None
+
+
+def _namespace(scenario: Any, module_name: str) -> dict:
+    """The globals of the module that defines scenario: the function's own
+    (a module loaded under any name, or made by hand, has them too), else
+    those of the module of that name in sys.modules, else none."""
+    try:
+        inner = inspect.unwrap(scenario)
+    except ValueError:  # a cycle of __wrapped__
+        inner = scenario
+    namespace = getattr(inner, "__globals__", None)
+    if isinstance(namespace, dict) and namespace.get("__name__") == module_name:
+        return namespace
+    module = sys.modules.get(module_name)
+    return vars(module) if module is not None else {}
 
 
 def _find_utility(name: str) -> str:
@@ -580,9 +688,17 @@ def loads_strict(text: str) -> Any:
     return json.loads(text, object_pairs_hook=_unique_keys)
 
 
-def _run(argv: list[str], env: dict, echo_stderr: bool = True, stdin: Any = subprocess.DEVNULL) -> tuple[int, str, str]:
+def _run(
+    argv: list[str],
+    env: dict,
+    echo_stderr: bool = True,
+    stdin: Any = subprocess.DEVNULL,
+    hold_usage_error: bool = False,
+) -> tuple[int, str, str]:
     """Runs the utility; its stderr is kept, and goes to ours as it comes
-    when echo_stderr is true.
+    when echo_stderr is true.  With hold_usage_error, the start of it waits
+    until it is known not to be a usage error (_usage_error), which never
+    goes to ours.
 
     One thread multiplexes both pipes, so that Ctrl-C (delivered to the main
     thread) interrupts the wait at once; the utility is then terminated,
@@ -593,6 +709,7 @@ def _run(argv: list[str], env: dict, echo_stderr: bool = True, stdin: Any = subp
     proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
+    held: bytes | None = b"" if hold_usage_error and echo_stderr else None
     try:
         with selectors.DefaultSelector() as sel:
             sel.register(proc.stdout, selectors.EVENT_READ, out_chunks)
@@ -604,9 +721,17 @@ def _run(argv: list[str], env: dict, echo_stderr: bool = True, stdin: Any = subp
                         sel.unregister(key.fileobj)
                         continue
                     key.data.append(data)
-                    if key.data is err_chunks and echo_stderr:
-                        _pass_through(data)
+                    if key.data is not err_chunks or not echo_stderr:
+                        continue
+                    if held is not None:
+                        held += data
+                        if _usage_error(held.decode("utf-8", "replace")) is not False:
+                            continue
+                        data, held = held, None
+                    _pass_through(data)
         code = proc.wait()
+        if held and not _usage_error(held.decode("utf-8", "replace")):
+            _pass_through(held)
     except BaseException:
         # KeyboardInterrupt and the like: do not leave the utility running.
         proc.terminate()
@@ -638,25 +763,35 @@ def _stderr_tail(stderr: str) -> str:
     return ":\n" + "\n".join(lines[-20:])
 
 
-_LIMITS = {
-    "max-schedules": lambda c: f"the schedule limit (max_schedules={c.max_schedules})",
-    "time-limit": lambda c: f"the time limit (time_limit={c.time_limit} s)",
-    "max-steps": lambda c: (
-        f"the step limit: a schedule reached max_steps={c.max_steps} steps "
-        "(a thread that never finishes?)"
-        if c.max_steps
-        else "the step limit: a schedule reached the most steps any schedule may take "
-        "(max_steps=0 sets no bound of its own; a thread that never finishes?)"
-    ),
-}
+def _limit(stopped_by: str | None, config: Config | None) -> str:
+    """The limit that stopped the search, in the words of config's field,
+    or of the option for python -m ploom check (config None)."""
+    if stopped_by == "max-schedules":
+        return "the schedule limit (" + (
+            f"max_schedules={config.max_schedules})" if config else "--max-schedules)"
+        )
+    if stopped_by == "time-limit":
+        return "the time limit (" + (f"time_limit={config.time_limit} s)" if config else "--time-limit)")
+    if stopped_by == "max-steps":
+        if config is None:
+            reached = "--max-steps"
+        elif config.max_steps == 0:
+            return (
+                "the step limit: a schedule reached the most steps any schedule may take "
+                "(max_steps=0 sets no bound of its own; a thread that never finishes?)"
+            )
+        elif config.max_steps is None:
+            reached = "the default max_steps"
+        else:
+            reached = f"max_steps={config.max_steps} steps"
+        return f"the step limit: a schedule reached {reached} (a thread that never finishes?)"
+    return f"a limit ({stopped_by})"
 
 
-def _incomplete_message(stats: Statistics, config: Config) -> str:
-    describe = _LIMITS.get(stats.stopped_by or "")
-    limit = describe(config) if describe else f"a limit ({stats.stopped_by})"
+def _incomplete_message(stats: Statistics, config: Config | None) -> str:
     message = (
-        f"exploration incomplete: stopped by {limit} after {stats.schedules} schedules; "
-        "a limit is never a pass, since the schedules not explored may fail"
+        f"exploration incomplete: stopped by {_limit(stats.stopped_by, config)} after {stats.schedules} "
+        "schedules; a limit is never a pass, since the schedules not explored may fail"
     )
     if stats.trace:
         message += f". Trace: {stats.trace}"

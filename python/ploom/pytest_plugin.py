@@ -149,8 +149,8 @@ def _scenario_of(scenario, recorded):
     target, _ = exploration._target(scenario)
     _, qualname, is_file = split_target(target)
     if is_file:
-        # found by its file (a __main__ module): the worker named the module
-        # after the file, so compare the targets
+        # found by its file (a module no other process imports by its name):
+        # the worker named the module after the file, so compare the targets
         return f"{scenario.__module__}:{qualname}", recorded["target"] == target
     return target, f"{recorded['module']}:{recorded['qualname']}" == target
 

@@ -469,6 +469,17 @@ same_with_jobs() {
 	[[ "$output" == "ploom-explore (ploom) "* ]]
 }
 
+@test "PLOOM_USAGE_NAME names the command in the usage, not in the messages" {
+	PLOOM_USAGE_NAME="python -m ploom check" run -0 ploom-explore --help
+	[[ "$output" == "usage: python -m ploom check [-p N] "* ]]
+	[[ "$output" == *$'\n                             [-k] [-j N] '* ]]
+	[[ "$output" == *$'\n       python -m ploom check --check-options '* ]]
+	[[ "$output" != *"usage: ploom-explore"* ]]
+	PLOOM_USAGE_NAME="python -m ploom check" run -2 --separate-stderr ploom-explore -j 0 x:y
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --jobs '0': not an integer from 1 to 64" ]
+	[[ "$stderr" == *$'\n'"usage: python -m ploom check [-p N] "* ]]
+}
+
 @test "--reduction=none is accepted" {
 	run -0 --separate-stderr ploom-explore -q --reduction=none "$SCN:bank_locked"
 	[ "$(echo "$output" | jq -r .reduction)" = none ]

@@ -62,9 +62,57 @@ static void cli_fail_prints_the_message_and_returns_the_exit_code_of_its_kind(vo
 	fclose(f);
 }
 
+/* The text cli_put_usage_as() writes, in buf. */
+static const char *usage_as(char *buf, size_t size, const char *usage, const char *name)
+{
+	FILE *f = tmpfile();
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!f)
+		return buf;
+	cli_put_usage_as(f, usage, "prog", name);
+	rewind(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void the_usage_names_the_command_it_is_shown_as(void)
+{
+	static const char usage[] =
+		"usage: prog [-a] [-b N]\n"
+		"            [-c] TARGET\n"
+		"       prog --check TARGET\n"
+		"       prog -h | --help\n"
+		"\n"
+		"    -a           prog does a\n"
+		"                 then more\n"
+		"usage: prog is only a word here\n";
+	char buf[512];
+
+	CHECK_STR(usage_as(buf, sizeof(buf), usage, NULL), usage);
+	CHECK_STR(usage_as(buf, sizeof(buf), usage, ""), usage);
+	CHECK_STR(usage_as(buf, sizeof(buf), usage, "python -m ploom check"),
+		  "usage: python -m ploom check [-a] [-b N]\n"
+		  "                             [-c] TARGET\n"
+		  "       python -m ploom check --check TARGET\n"
+		  "       python -m ploom check -h | --help\n"
+		  "\n"
+		  "    -a           prog does a\n"
+		  "                 then more\n"
+		  "usage: prog is only a word here\n");
+	/* a shorter name, and a text without a final newline */
+	CHECK_STR(usage_as(buf, sizeof(buf), "usage: prog [-a]\n            [-b]", "p"),
+		  "usage: p [-a]\n"
+		  "         [-b]");
+}
+
 int main(void)
 {
 	each_error_kind_has_its_exit_code();
 	cli_fail_prints_the_message_and_returns_the_exit_code_of_its_kind();
+	the_usage_names_the_command_it_is_shown_as();
 	return check_report();
 }

@@ -3,23 +3,31 @@
 Every test writes its traces under pytest's tmp_path, never into the tree.
 """
 
+import dataclasses
+import importlib.util
 import json
 import os
+import pathlib
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 
 import ploom
 import scenarios
 from bank_copy import write_bank
+from ploom._worker import split_target
 from ploom.exploration import (
     IncompleteExplorationError,
     ModelCheckError,
     Statistics,
 )
+
+UTILITY = os.path.join(os.path.dirname(sys.executable), "ploom-explore")
 
 
 def explore(scenario, tmp_path, **options):
@@ -364,10 +372,13 @@ def test_a_scenario_in_a_package_outside_the_working_folder_is_found(tmp_path, m
     assert stats.raw["target"] == "somepkg.racy:racy_counter2"
 
 
-def test_a_scenario_in_a_script_is_found_by_its_path(tmp_path):
+@pytest.mark.parametrize("suffix", [".py", ""])
+def test_a_scenario_in_a_script_is_found_by_its_path(tmp_path, suffix):
     # The script calls check() at top level, as in the README: the worker
     # imports it with PLOOM_WORKER set, so check() must not recurse there.
+    # A script without .py is Python source all the same.
     script = write_bank(tmp_path, "my_bank")
+    script = script.rename(script.with_suffix(suffix))
     with open(script, "a", encoding="utf-8") as f:
         f.write(
             textwrap.dedent(
@@ -383,6 +394,110 @@ def test_a_scenario_in_a_script_is_found_by_its_path(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["SCHEDULES", "127"]
+
+
+def load_under(name, path):
+    """The module of path, loaded under name without registering it in
+    sys.modules: a name no other process imports it by."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def made_by_hand(name, path):
+    """A module object made without the import system, holding path's code."""
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), vars(module))
+    return module
+
+
+@pytest.mark.parametrize(
+    "load, name",
+    [
+        (load_under, "ploom_test_no_such_module"),
+        # a name that imports another file: tests/python/scenarios.py
+        (load_under, "scenarios"),
+        (made_by_hand, "ploom_test_handmade"),
+    ],
+)
+def test_a_scenario_no_other_process_imports_by_its_name_is_loaded_from_its_file(tmp_path, load, name):
+    path = write_bank(tmp_path)
+    module = load(name, path)
+    assert module.scenario.__module__ == name
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(module.scenario, ploom.Config(trace_dir=str(tmp_path / "traces")))
+    assert info.value.summary == "builtins.AssertionError: the account is overdrawn"
+    assert info.value.statistics.raw["target"] == f"{path}:scenario"
+    with pytest.raises(ModelCheckError):
+        ploom.exploration.replay(info.value.minimized_trace)
+
+
+def test_a_module_loaded_under_the_name_that_imports_it_keeps_its_name(tmp_path, monkeypatch):
+    path = write_bank(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = load_under(path.stem, path)
+    stats = ploom.check(module.locked, ploom.Config(trace_dir=str(tmp_path / "traces")))
+    assert stats.raw["target"] == f"{path.stem}:locked"
+
+
+def test_a_scenario_without_a_file_is_refused_before_any_schedule(tmp_path):
+    namespace = {"__name__": "ploom_test_exec"}
+    exec(compile(write_bank(tmp_path).read_text(encoding="utf-8"), "<bank>", "exec"), namespace)
+    with pytest.raises(ValueError) as info:
+        ploom.check(namespace["scenario"], ploom.Config(trace_dir=str(tmp_path / "traces")))
+    assert str(info.value) == (
+        "ploom.check: the scenario 'scenario' is in module 'ploom_test_exec', which has no file "
+        "(code run by exec, or a module made without one); each schedule runs in a separate process "
+        "that imports the scenario by module name or loads it from its file, so define it in a .py file"
+    )
+    assert not (tmp_path / "traces").exists()
+
+
+def test_a_module_run_with_python_m_is_found_by_its_name(tmp_path):
+    package = tmp_path / "somepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    script = write_bank(package, "bankmod")
+    with open(script, "a", encoding="utf-8") as f:
+        f.write(
+            "\nif __name__ == '__main__':\n"
+            f"    print(ploom.check(locked, ploom.Config(trace_dir={str(tmp_path / 'traces')!r})).raw['target'])\n"
+        )
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "somepkg.bankmod"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert (result.returncode, result.stdout) == (0, "somepkg.bankmod:locked\n"), result.stderr
+
+
+@pytest.mark.parametrize(
+    "target, split",
+    [
+        ("a.b:f", ("a.b", "f", False)),
+        ("pkg.sub:Class.method", ("pkg.sub", "Class.method", False)),
+        ("x.py:f", ("x.py", "f", True)),
+        ("dir/x.py:f", ("dir/x.py", "f", True)),
+        ("/abs/dir/script:f", ("/abs/dir/script", "f", True)),
+        ("/a:b/x.py:f", ("/a:b/x.py", "f", True)),
+        ("C:\\x.py:f", ("C:\\x.py", "f", True)),
+        ("x.py", None),
+        (":f", None),
+        ("a:", None),
+        ("a:b:c", None),
+        ("a-b:f", None),
+        ("a..b:f", None),
+        ("C:\\dir\\x:f", None),
+    ],
+)
+def test_one_rule_tells_a_file_target_from_a_module_target(target, split):
+    if split is None:
+        with pytest.raises(ValueError, match="target"):
+            split_target(target)
+    else:
+        assert split_target(target) == split
 
 
 def test_the_readme_example_raises_when_run_as_a_script(tmp_path):
@@ -416,7 +531,8 @@ def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
         {"time_limit": "soon"},
         {"time_limit": False},
         {"max_steps": 10.0},
-        {"schedule_timeout": None},
+        {"schedule_timeout": "10"},
+        {"reduction": ["dpor"]},
         {"hash_seed": "0"},
         {"keep_going": "yes"},
         {"minimize": 1},
@@ -461,7 +577,7 @@ def test_config_rejects_values_of_the_wrong_type(options):
         ({"patch": ("",)}, "invalid --patch '': not a module name"),
     ],
 )
-def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, options, reason):
+def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, capfd, options, reason):
     # Config takes any value of the right type; ploom-explore is the one
     # that knows the bounds, and check() asks it before any schedule runs
     options.setdefault("trace_dir", str(tmp_path / "traces"))
@@ -472,6 +588,8 @@ def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, opti
     assert message.startswith(f"ploom-explore: {reason}"), message
     assert "\n" not in message and "usage:" not in message
     assert not (tmp_path / "traces").exists()
+    # the usage text names options, not Config fields: it stays off stderr
+    assert "usage:" not in capfd.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -488,8 +606,10 @@ def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, opti
     ],
 )
 def test_the_largest_values_pass_the_utilitys_check(options):
-    explore = shutil.which("ploom-explore", path=os.path.dirname(sys.executable)) or "ploom-explore"
-    ploom.exploration._check_options(explore, ploom.Config(**options))
+    result = subprocess.run(
+        [UTILITY, "--check-options", *ploom.Config(**options)._options()], capture_output=True, text=True
+    )
+    assert (result.returncode, result.stderr) == (0, "")
 
 
 def test_max_steps_0_sets_no_bound_as_for_ploom_explore(tmp_path):
@@ -505,6 +625,79 @@ def test_a_string_alone_is_not_taken_for_a_tuple_of_patched_modules():
     assert str(info.value) == (
         "Config.patch must be a tuple of module names, not the string 'mylib' (write ('mylib',) for one module)"
     )
+
+
+def help_options():
+    """The long options ploom-explore's help lists."""
+    text = subprocess.run([UTILITY, "--help"], capture_output=True, text=True, check=True).stdout
+    return set(re.findall(r"^ {4}(?:-\w, | {4})(--[a-z][a-z-]*)", text, re.M))
+
+
+def test_config_has_a_field_for_each_option_of_ploom_explore():
+    options = help_options()
+    assert {"--max-preemptions", "--jobs", "--quiet"} <= options  # the help is parsed
+    table = {option: field for field, option, _ in ploom.exploration._OPTIONS}
+    # an option added to ploom-explore needs a Config field, or a reason
+    # in _NOT_IN_CONFIG; an option gone from it, neither
+    assert options | {"--help", "--version"} == table.keys() | ploom.exploration._NOT_IN_CONFIG.keys()
+    assert not table.keys() & ploom.exploration._NOT_IN_CONFIG.keys()
+    # and each field is in the table, once
+    assert sorted(table.values()) == sorted(f.name for f in dataclasses.fields(ploom.Config))
+
+
+def test_config_leaves_every_default_to_ploom_explore():
+    assert ploom.Config()._options() == []
+
+
+def test_each_field_becomes_its_option():
+    config = ploom.Config(
+        max_preemptions=2, reduction="none", max_schedules=10**12, time_limit=1.5, max_steps=0,
+        schedule_timeout=0.25, keep_going=True, hash_seed=7, trace_dir=pathlib.Path("t d"),
+        minimize=False, jobs=3, patch=["a.b", "c"],
+    )
+    assert config._options() == [
+        "--max-preemptions=2", "--reduction=none", "--max-schedules=1000000000000", "--time-limit=1.5",
+        "--max-steps=0", "--schedule-timeout=0.25", "--keep-going", "--hash-seed=7", "--trace-dir=t d",
+        "--no-minimize", "--jobs=3", "--patch=a.b", "--patch=c",
+    ]
+    assert ploom.Config(keep_going=False, minimize=True)._options() == []
+
+
+def test_check_runs_ploom_explore_once_and_the_options_are_checked_there(tmp_path, monkeypatch):
+    # a ploom-explore that notes each run, then runs the real one
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "runs"
+    (bin_dir / "ploom-explore").write_text(f'#!/bin/sh\necho "$*" >> \'{log}\'\nexec \'{UTILITY}\' "$@"\n')
+    (bin_dir / "ploom-explore").chmod(0o755)
+    monkeypatch.setenv("PLOOM_BIN_DIR", str(bin_dir))
+    config = ploom.Config(max_preemptions=0, trace_dir=str(tmp_path / "traces"))
+    assert ploom.check(scenarios.bank_locked, config).schedules == 3
+    with pytest.raises(ValueError, match="ploom-explore: invalid --jobs '0'"):
+        ploom.check(scenarios.bank_locked, ploom.Config(jobs=0))
+    runs = log.read_text().splitlines()
+    assert len(runs) == 2
+    assert not any("--check-options" in run for run in runs)
+
+
+@pytest.mark.parametrize(
+    "stderr, verdict",
+    [
+        ("", None),
+        ("ploom-", None),
+        ("ploom-explore: invalid --jobs '0': not an integer from 1 to 64", None),
+        ("ploom-explore: invalid --jobs '0': not an integer from 1 to 64\n", None),
+        ("ploom-explore: invalid --jobs '0': not an integer from 1 to 64\nusa", None),
+        ("ploom-explore: invalid --jobs '0': not an integer from 1 to 64\nusage: x [-p N]\n", True),
+        ("ploom-explore: schedule 7 failed: x\nploom-explore: trace written to 'y'\n", False),
+        ("ploom-explore: schedule 7 failed: x\nploo", False),
+        ("hello from the scenario's import\n", False),
+        ("hello", False),
+        ("usage: what the scenario printed\n", False),
+    ],
+)
+def test_a_usage_error_is_told_by_its_shape_as_soon_as_it_can_be(stderr, verdict):
+    assert ploom.exploration._usage_error(stderr) is verdict
 
 
 def test_the_patched_modules_become_patch_options_in_order():

@@ -16,6 +16,7 @@ from bank_copy import write_bank
 from ploom.__main__ import main
 
 NOSUCH = "nosuch_module_for_ploom:f"
+UTILITY = os.path.join(os.path.dirname(sys.executable), "ploom-explore")
 TRACE = r"\.ploom/[0-9a-f]{16}-(original|minimized)\.json"
 
 
@@ -64,9 +65,113 @@ def test_check_prints_the_failure_and_both_traces_and_exits_1(project):
     assert out[3] == f"Replay: python -m ploom replay {minimized}"
     assert (project / out[1].removeprefix("Original trace: ")).is_file()
     assert (project / minimized).is_file()
-    # progress from ploom-explore on stderr, unless -q
+    # ploom-explore's own messages on stderr, as it says them
     assert "ploom-explore: schedule 7 failed" in result.stderr
-    assert ploom(project, "check", "-q", "bank:scenario").stderr == ""
+
+
+def explore(project, *args, env=None):
+    """Runs ploom-explore ARGS in the project folder, as python -m ploom does."""
+    env = dict(os.environ, **(env or {}))
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [UTILITY, f"--python={sys.executable}", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_options_are_ploom_explores_own_with_the_same_effect(project):
+    # -q is ploom-explore's: no progress, its notices of the failure stay
+    ours = ploom(project, "check", "-q", "bank:scenario")
+    theirs = explore(project, "-q", "bank:scenario")
+    assert (ours.returncode, theirs.returncode) == (1, 1)
+    assert ours.stderr == theirs.stderr
+    assert "ploom-explore: schedule 7 failed" in ours.stderr
+    # -k and -j 2: every schedule, in two workers
+    result = ploom(project, "check", "-k", "-j", "2", "-q", "bank:scenario")
+    assert result.returncode == 1
+    assert lines(result.stdout)[0].startswith("ploom.exploration.ModelCheckError: builtins.AssertionError")
+    # combined short options and a value glued on, as getopt reads them
+    result = ploom(project, "check", "-qp0", "bank:scenario")
+    assert (result.returncode, result.stdout) == (0, "3 schedules, all passed\n")
+    result = ploom(project, "check", "-q", "--reduction=dpor", "bank:locked")
+    assert result.returncode == 0
+    assert re.fullmatch(r"\d+ schedules, all passed\n", result.stdout)
+    assert int(result.stdout.split()[0]) < 127
+
+
+def test_check_runs_the_worker_on_this_interpreter_unless_python_says_otherwise(project):
+    env = dict(os.environ, PLOOM_PYTHON="/nonexistent/python3")
+    env.pop("PYTHONPATH", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "ploom", "check", "-q", "bank:locked"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n")
+    result = ploom(project, "check", "--python=/nonexistent/python3", "bank:locked")
+    assert result.returncode == 2
+    assert result.stderr == "ploom-explore: cannot run '/nonexistent/python3': No such file or directory\n"
+
+
+def test_check_help_is_ploom_explores_under_its_name(project):
+    result = ploom(project, "check", "--help")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.startswith("usage: python -m ploom check [-p N] ")
+    for option in ("-j, --jobs=N", "--reduction=MODE", "-k, --keep-going", "-n, --max-schedules=N",
+                   "-t, --time-limit=SECONDS", "-q, --quiet", "--python=PATH"):
+        assert re.search(rf"^ {{4}}( {{4}})?{re.escape(option)} ", result.stdout, re.M), option
+    theirs = explore(project, "--help", env={"PLOOM_USAGE_NAME": "python -m ploom check"})
+    assert result.stdout == theirs.stdout
+    own = explore(project, "--help")
+    assert own.stdout.startswith("usage: ploom-explore [-p N] ")
+    assert lines(own.stdout)[7:] == lines(result.stdout)[7:]
+    version = ploom(project, "check", "--version")
+    assert (version.returncode, version.stdout) == (0, explore(project, "--version").stdout)
+
+
+# A sample value for each kind of value the help names; a kind of value
+# it does not know takes the first of the choices its help lists
+# ("none: every schedule; dpor: ...").
+SAMPLE_VALUES = {"N": "1", "SECONDS": "1", "PATH": sys.executable, "MODULE": "os", "DIR": "traces"}
+OPTION_LINE = re.compile(r"^ {4}(?:(-\w), |    )(--[a-z][a-z-]*)(?:=([A-Z]+))?(?: +(.*))?$")
+
+
+def help_options():
+    """(short or None, long, value or None) of each option ploom-explore's help lists."""
+    text = subprocess.run([UTILITY, "--help"], capture_output=True, text=True, check=True).stdout
+    options = []
+    for line in lines(text):
+        m = OPTION_LINE.match(line)
+        if not m:
+            continue
+        short, long, kind, words = m.groups()
+        value = None
+        if kind:
+            choice = re.match(r"(\w+):", words or "")
+            value = SAMPLE_VALUES.get(kind) or (choice and choice.group(1))
+            assert value, f"{long}={kind}: add a sample value for {kind} to SAMPLE_VALUES"
+        options.append((short, long, value))
+    return options
+
+
+def test_every_option_of_ploom_explore_is_accepted_by_check(project):
+    options = help_options()
+    # the help is parsed, not read past
+    assert {"--jobs", "--reduction", "--keep-going", "--max-schedules", "--time-limit", "--quiet",
+            "--python", "--check-options"} <= {long for _, long, _ in options}
+    for short, long, value in options:
+        spellings = [[long] if value is None else [f"{long}={value}"]]
+        if short:
+            spellings.append([short] if value is None else [short, value])
+        for spelling in spellings:
+            result = ploom(project, "check", "--check-options", *spelling)
+            assert (result.returncode, result.stderr) == (0, ""), spelling
+            assert result.stdout == explore(
+                project, "--check-options", *spelling, env={"PLOOM_USAGE_NAME": "python -m ploom check"}
+            ).stdout
 
 
 def test_check_of_a_passing_scenario_prints_the_count_and_exits_0(project):
@@ -91,7 +196,10 @@ def test_check_options_reach_the_search(project):
 def test_a_limit_exits_3_and_is_never_a_pass(project):
     result = ploom(project, "check", "-q", "--max-schedules=5", "bank:locked")
     assert result.returncode == 3
-    assert result.stdout.startswith("ploom.exploration.IncompleteExplorationError: exploration incomplete: ")
+    assert result.stdout.startswith(
+        "ploom.exploration.IncompleteExplorationError: exploration incomplete: "
+        "stopped by the schedule limit (--max-schedules) after 5 schedules"
+    )
     assert "never a pass" in result.stdout
 
 
@@ -99,9 +207,11 @@ def test_a_limit_exits_3_and_is_never_a_pass(project):
     ("args", "message"),
     [
         ((), "the following arguments are required: COMMAND"),
-        (("check",), "the following arguments are required: TARGET"),
-        (("check", "--bogus", "bank:scenario"), "unrecognized arguments: --bogus"),
-        (("check", "-p", "x", "bank:scenario"), "invalid int value: 'x'"),
+        (("check",), "ploom-explore: missing TARGET\nusage: python -m ploom check "),
+        (("check", "--bogus", "bank:scenario"), "ploom-explore: unknown option '--bogus'\nusage: "),
+        (("check", "-p", "x", "bank:scenario"),
+         "ploom-explore: invalid --max-preemptions 'x': not an integer from 0 to 1000000"),
+        (("check", "bank:scenario", "-j"), "ploom-explore: missing value for option '-j'"),
         (("check", "-p", "-1", "bank:scenario"),
          "ploom-explore: invalid --max-preemptions '-1': not an integer from 0 to 1000000"),
         (("check", "--patch", "ok.mod", "--patch", "bad-name", "bank:scenario"),
