@@ -205,6 +205,7 @@ int ploom_estimate_format_json(char *buf, size_t size, const struct ploom_estima
 {
 	struct out o = {buf, size, 0};
 	double f = e->fraction;
+	char summary[200];
 
 	if (buf && size)
 		buf[0] = '\0';
@@ -215,6 +216,10 @@ int ploom_estimate_format_json(char *buf, size_t size, const struct ploom_estima
 	/* six decimals, rounded down: 1 only when nothing is left */
 	put_number(&o, "fraction", f < 1 ? floor(f * 1e6) / 1e6 : f, -1);
 	put_number(&o, "eta_s", e->eta_s, 1);
-	put(&o, ",\"done\":%s}", e->done ? "true" : "false");
+	/* the line for a person, as ploom_estimate_format() writes it: plain
+	 * ASCII without quotes or backslashes, so it needs no escapes */
+	put(&o, ",\"summary\":\"");
+	ploom_estimate_format(summary, sizeof(summary), e);
+	put(&o, "%s\",\"done\":%s}", summary, e->done ? "true" : "false");
 	return o.len;
 }

@@ -104,8 +104,8 @@ int ploom_estimate_format(char *buf, size_t size, const struct ploom_estimate *e
 
 /* Writes the estimate as one JSON object without a newline into buf, as
  * ploom_estimate_format() does: its members are schedules, failing,
- * elapsed_s, rate, estimate_total, fraction, eta_s (null when unknown)
- * and done. */
+ * elapsed_s, rate, estimate_total, fraction, eta_s (null when unknown),
+ * summary (ploom_estimate_format()'s text) and done. */
 int ploom_estimate_format_json(char *buf, size_t size, const struct ploom_estimate *e);
 
 #endif

@@ -655,7 +655,12 @@ json_progress() {
 	grep '^{' "$1" > lines.jsonl
 	[ -s lines.jsonl ]
 	jq -e -s 'all(.[]; keys == ["done", "elapsed_s", "estimate_total", "eta_s", "failing",
-		"fraction", "rate", "schedules"])' lines.jsonl
+		"fraction", "rate", "schedules", "summary"])' lines.jsonl
+	# the summary is the line a terminal shows, from the same numbers
+	jq -e -s 'all(.[]; (.summary | split(" ")[0] | gsub(","; "") | tonumber) == .schedules)' \
+		lines.jsonl
+	jq -e -s 'all(.[]; (.estimate_total == null) == (.summary | contains("% of") | not))' \
+		lines.jsonl
 	jq -e -s 'all(.[]; .fraction == null or (.fraction >= 0 and .fraction <= 1))' lines.jsonl
 	jq -e -s '[.[].fraction // 0] | . == sort' lines.jsonl
 	jq -e -s '[.[].schedules] | . == sort' lines.jsonl

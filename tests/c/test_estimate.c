@@ -425,15 +425,19 @@ static void the_json_line_has_every_member_and_null_for_the_unknown(void)
 	n = ploom_estimate_format_json(buf, sizeof(buf), &e);
 	CHECK_INT(n, strlen(buf));
 	CHECK_STR(buf, "{\"schedules\":12345,\"failing\":2,\"elapsed_s\":5.344,\"rate\":2310.1,"
-		       "\"estimate_total\":30110,\"fraction\":0.41,\"eta_s\":7.7,\"done\":false}");
+		       "\"estimate_total\":30110,\"fraction\":0.41,\"eta_s\":7.7,\"summary\":"
+		       "\"12,345 schedules (2,310/s), 2 failing, ~41% of ~30,100, ETA 8 s\","
+		       "\"done\":false}");
 	ploom_estimate_make(&e, 3, 0, 0, -1, 0);
 	ploom_estimate_format_json(buf, sizeof(buf), &e);
 	CHECK_STR(buf, "{\"schedules\":3,\"failing\":0,\"elapsed_s\":0.000,\"rate\":0.0,"
-		       "\"estimate_total\":null,\"fraction\":null,\"eta_s\":null,\"done\":false}");
+		       "\"estimate_total\":null,\"fraction\":null,\"eta_s\":null,"
+		       "\"summary\":\"3 schedules\",\"done\":false}");
 	ploom_estimate_make(&e, 221, 75, 2.0, 0, 1);
 	ploom_estimate_format_json(buf, sizeof(buf), &e);
 	CHECK_STR(buf, "{\"schedules\":221,\"failing\":75,\"elapsed_s\":2.000,\"rate\":110.5,"
-		       "\"estimate_total\":221,\"fraction\":1,\"eta_s\":0.0,\"done\":true}");
+		       "\"estimate_total\":221,\"fraction\":1,\"eta_s\":0.0,"
+		       "\"summary\":\"221 schedules (110/s), 75 failing, 100% of 221\",\"done\":true}");
 	/* a fraction a hair below 1 is not written as 1 */
 	ploom_estimate_make(&e, 221, 0, 2.0, 1e-12, 0);
 	ploom_estimate_format_json(buf, sizeof(buf), &e);
