@@ -333,7 +333,12 @@ class ReplayDivergenceError(Exception):
         self.trace = trace
 
 
-def check(scenario: Callable[[], Any], config: Config | None = None) -> Statistics | None:
+def check(
+    scenario: Callable[[], Any],
+    config: Config | None = None,
+    *,
+    progress: Callable[[dict], Any] | None = None,
+) -> Statistics | None:
     """Explores the schedules of ``scenario`` and returns the statistics.
 
     ``scenario`` is a function taking no arguments, defined at module level
@@ -360,6 +365,15 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     Inside the worker process that imports the scenario's module
     (``PLOOM_WORKER`` set), ``check`` does nothing and returns None, so a
     module may call it at top level.
+
+    ``progress``, when given, is called in this thread with each progress
+    report of the search, about once a second and once at its end: a dict
+    with ``schedules``, ``failing``, ``elapsed_s``, ``rate``,
+    ``estimate_total``, ``fraction``, ``eta_s`` (None while unknown),
+    ``summary`` (the line ``ploom-explore`` shows on a terminal, such as
+    ``"12,345 schedules (2,310/s), ~41% of ~30,100, ETA 8 s"``) and
+    ``done`` (see ``--progress=json`` in ``man ploom-explore``).  Without
+    it, ``ploom-explore``'s progress lines go to standard error as they come.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not ploom's
     if os.environ.get("PLOOM_WORKER"):
@@ -369,17 +383,27 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     elif not isinstance(config, Config):
         raise TypeError(f"ploom.check: config must be a ploom.Config, not {type(config).__name__}")
     target, import_root = _target(scenario)
-    return _explore(target, import_root, config)
+    return _explore(target, import_root, config, progress=progress)
 
 
-def _explore(target: str, import_root: str | None, config: Config, quiet: bool = False) -> Statistics:
+def _explore(
+    target: str,
+    import_root: str | None,
+    config: Config,
+    quiet: bool = False,
+    progress: Callable[[dict], Any] | None = None,
+) -> Statistics:
     """Runs ``ploom-explore`` on TARGET: check() without the scenario object
-    (``python -m ploom check`` uses it).  quiet: nothing on our stderr."""
+    (``python -m ploom check`` uses it).  quiet: nothing on our stderr;
+    progress: check()'s."""
     __tracebackhide__ = True
     explore = _find_utility(_EXPLORE)
     _check_options(explore, config)
-    argv = [explore, f"--python={sys.executable}", *config._options(), *(["-q"] if quiet else []), target]
-    code, stdout, stderr = _run(argv, _env_with_root(import_root), echo_stderr=not quiet)
+    shown = ["-q"] if quiet else ["--progress=json"] if progress else []
+    argv = [explore, f"--python={sys.executable}", *config._options(), *shown, target]
+    code, stdout, stderr = _run(
+        argv, _env_with_root(import_root), echo_stderr=not quiet, progress=None if quiet else progress
+    )
     stats = None
     if code in (0, 1, 3):
         try:
@@ -580,9 +604,17 @@ def loads_strict(text: str) -> Any:
     return json.loads(text, object_pairs_hook=_unique_keys)
 
 
-def _run(argv: list[str], env: dict, echo_stderr: bool = True, stdin: Any = subprocess.DEVNULL) -> tuple[int, str, str]:
+def _run(
+    argv: list[str],
+    env: dict,
+    echo_stderr: bool = True,
+    stdin: Any = subprocess.DEVNULL,
+    progress: Callable[[dict], Any] | None = None,
+) -> tuple[int, str, str]:
     """Runs the utility; its stderr is kept, and goes to ours as it comes
-    when echo_stderr is true.
+    when echo_stderr is true.  With progress, the utility's
+    ``--progress=json`` lines go to that function instead, and are neither
+    kept nor echoed.
 
     One thread multiplexes both pipes, so that Ctrl-C (delivered to the main
     thread) interrupts the wait at once; the utility is then terminated,
@@ -593,6 +625,7 @@ def _run(argv: list[str], env: dict, echo_stderr: bool = True, stdin: Any = subp
     proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
+    reports = _ProgressLines(progress) if progress else None
     try:
         with selectors.DefaultSelector() as sel:
             sel.register(proc.stdout, selectors.EVENT_READ, out_chunks)
@@ -600,12 +633,15 @@ def _run(argv: list[str], env: dict, echo_stderr: bool = True, stdin: Any = subp
             while sel.get_map():
                 for key, _ in sel.select():
                     data = os.read(key.fd, 65536)
-                    if not data:
+                    eof = not data
+                    if key.data is err_chunks and reports is not None:
+                        data = reports.rest() if eof else reports.feed(data)
+                    if data:
+                        key.data.append(data)
+                        if key.data is err_chunks and echo_stderr:
+                            _pass_through(data)
+                    if eof:
                         sel.unregister(key.fileobj)
-                        continue
-                    key.data.append(data)
-                    if key.data is err_chunks and echo_stderr:
-                        _pass_through(data)
         code = proc.wait()
     except BaseException:
         # KeyboardInterrupt and the like: do not leave the utility running.
@@ -621,6 +657,39 @@ def _run(argv: list[str], env: dict, echo_stderr: bool = True, stdin: Any = subp
         proc.stderr.close()
     out = b"".join(out_chunks).decode("utf-8", "replace")
     return code, out, b"".join(err_chunks).decode("utf-8", "replace")
+
+
+class _ProgressLines:
+    """Takes ``ploom-explore --progress=json``'s lines out of its stderr, for
+    a function; the other lines, its messages, are left as they came."""
+
+    def __init__(self, report: Callable[[dict], Any]) -> None:
+        self._report = report
+        self._partial = b""
+
+    def feed(self, data: bytes) -> bytes:
+        """The data that is not progress, of whole lines; the last line waits
+        for its end."""
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        rest = []
+        for line in lines:
+            report = None
+            if line.startswith(b"{"):
+                try:
+                    report = json.loads(line)
+                except ValueError:
+                    pass
+            # a scenario's own output may start with a brace too
+            if isinstance(report, dict) and "schedules" in report and "done" in report:
+                self._report(report)
+            else:
+                rest.append(line + b"\n")
+        return b"".join(rest)
+
+    def rest(self) -> bytes:
+        """A last line without its end: never progress, which ends its lines."""
+        rest, self._partial = self._partial, b""
+        return rest
 
 
 def _pass_through(data: bytes) -> None:
