@@ -641,10 +641,10 @@ interrupted() {
 # explore_to STATUS ARG...: ploom-explore ARG..., its stdout in stats.json
 # and its stderr in err.txt, exits STATUS
 explore_to() {
-	local want=$1 code=0
+	local status_want=$1 code=0
 	shift
 	ploom-explore "$@" > stats.json 2> err.txt || code=$?
-	[ "$code" -eq "$want" ]
+	[ "$code" -eq "$status_want" ]
 }
 
 # json_progress FILE: the JSON lines of the stderr FILE into lines.jsonl,
@@ -712,7 +712,7 @@ last_line_is_the_statistics() {
 	jq -e '.fraction == 1 and .estimate_total == 221' <(tail -n 1 lines.jsonl)
 	# the failure's messages stay text
 	grep -q "^ploom-explore: schedule [0-9]* failed: builtins.AssertionError" err.txt
-	[ -z "$(grep -v '^{' err.txt | grep -v '^ploom-explore: ')" ]
+	run -1 grep -v -e '^{' -e '^ploom-explore: ' err.txt
 }
 
 @test "--progress=json with --reduction=dpor gives the rate and no estimate" {
