@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -345,6 +346,39 @@ int cli_progress_due(double *last)
 		return 0;
 	*last = now;
 	return 1;
+}
+
+/* The columns of the terminal on standard error, 80 when it does not say. */
+static size_t stderr_columns(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+void cli_status_show(struct cli_status *st, const char *line)
+{
+	/* the last column stays free: some terminals wrap on writing it */
+	size_t n = strlen(line), width = stderr_columns() - 1;
+
+	if (n > width)
+		n = width;
+	/* carriage return and spaces, not escape codes: any terminal, even
+	 * TERM=dumb, takes them */
+	fprintf(stderr, "\r%.*s%*s", (int)n, line, st->shown > n ? (int)(st->shown - n) : 0, "");
+	fflush(stderr);
+	st->shown = n;
+}
+
+void cli_status_clear(struct cli_status *st)
+{
+	if (!st->shown)
+		return;
+	fprintf(stderr, "\r%*s\r", (int)st->shown, "");
+	fflush(stderr);
+	st->shown = 0;
 }
 
 /* ploom.check() names itself in PLOOM_CALLER_PID: if that process dies

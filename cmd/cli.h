@@ -206,6 +206,18 @@ double cli_now_s(void);
  * progress lines at most once a second.  Else 0. */
 int cli_progress_due(double *last);
 
+/* A status line on standard error that a terminal shows in place: each
+ * cli_status_show() rewrites it (cut to the terminal's width, so that it
+ * never wraps), cli_status_clear() blanks it before anything else is
+ * written there and at the end.  Only for a terminal: check isatty(2)
+ * first. */
+struct cli_status {
+	size_t shown;               /* the characters on the line now */
+};
+
+void cli_status_show(struct cli_status *st, const char *line);
+void cli_status_clear(struct cli_status *st);
+
 /* Installs the SIGINT/SIGTERM handler, which sets cli_interrupted and
  * kills the worker at once so that no schedule outlives us (every worker
  * started this way and not yet stopped or freed, up to 65 of them); ignores

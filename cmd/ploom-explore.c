@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "cli.h"
 #include "dpor.h"
 #include "err.h"
+#include "estimate.h"
 #include "explore.h"
 #include "json.h"
 #include "minimize.h"
@@ -28,8 +30,8 @@ const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [-k] [-j N] [--reduction=MODE] [--python=PATH] [--hash-seed=N]\n"
-	"                     [--patch=MODULE]... [--trace-dir=DIR] [--no-minimize] [-q]\n"
-	"                     TARGET\n"
+	"                     [--patch=MODULE]... [--trace-dir=DIR] [--no-minimize]\n"
+	"                     [--progress=MODE] [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
@@ -52,12 +54,21 @@ const char cli_usage[] =
 	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable)\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
 	"        --no-minimize            do not look for a trace with fewer preemptions\n"
-	"    -q, --quiet                  no progress lines\n"
+	"        --progress=MODE          auto: on a terminal a line with the estimated\n"
+	"                                 size of the search and an ETA, else the counts\n"
+	"                                 (default); json: one JSON object a line; none\n"
+	"    -q, --quiet                  no progress lines (--progress=none)\n"
 	"        --check-options          only check the options: exit 0, or 2 with the reason\n"
 	"\n"
 	"TARGET is module:function or path/to/file.py:function.\n";
 
-enum { OPT_REDUCTION = CLI_OPT_OWN, OPT_TRACE_DIR, OPT_NO_MINIMIZE, OPT_CHECK_OPTIONS };
+enum {
+	OPT_REDUCTION = CLI_OPT_OWN,
+	OPT_TRACE_DIR,
+	OPT_NO_MINIMIZE,
+	OPT_CHECK_OPTIONS,
+	OPT_PROGRESS,
+};
 
 static const struct option options[] = {
 	{"max-preemptions", required_argument, NULL, 'p'},
@@ -74,25 +85,65 @@ static const struct option options[] = {
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
 	{"check-options", no_argument, NULL, OPT_CHECK_OPTIONS},
+	{"progress", required_argument, NULL, OPT_PROGRESS},
 	CLI_OPTION_QUIET,
 	CLI_OPTIONS_END,
 };
 
+/* How progress is shown on stderr (--progress). */
+enum progress {
+	PROGRESS_AUTO,      /* a status line on a terminal, else a line of counts */
+	PROGRESS_JSON,
+	PROGRESS_NONE,
+};
+
 /* What the search's events print (the search's callback context). */
 struct report {
-	int quiet;
+	enum progress progress;
+	int tty;                    /* stderr is a terminal: the status line */
+	struct cli_status status;
 	double last_progress;
 };
+
+/* Where a message goes, first clearing the status line. */
+static FILE *message(struct report *rep)
+{
+	cli_status_clear(&rep->status);
+	return stderr;
+}
+
+/* The estimate on a terminal: the status line, rewritten. */
+static void show_status(struct report *rep, const struct ploom_estimate *est)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), PROG ": ");
+
+	ploom_estimate_format(line + n, sizeof(line) - (size_t)n, est);
+	cli_status_show(&rep->status, line);
+}
+
+/* One JSON line, written at once so that a reader never sees half. */
+static void write_json(const struct ploom_estimate *est)
+{
+	char line[512];
+	int n = ploom_estimate_format_json(line, sizeof(line) - 1, est);
+
+	if (n < 0 || (size_t)n >= sizeof(line) - 1)
+		return;
+	line[n] = '\n';
+	fwrite(line, 1, (size_t)n + 1, stderr);
+}
 
 /* The messages of the search as it goes, on stderr. */
 static void search_event(void *ctx, const struct ploom_search_event *ev)
 {
 	struct report *rep = ctx;
+	struct ploom_estimate est;
 	long n = ev->res->schedules;
 
 	switch (ev->kind) {
 	case PLOOM_SEARCH_FAILURE:
-		fprintf(stderr, PROG ": schedule %ld failed: ", n);
+		fprintf(message(rep), PROG ": schedule %ld failed: ", n);
 		ploom_put_printable(stderr, ev->outcome->summary);
 		fputc('\n', stderr);
 		if (ev->path)
@@ -100,30 +151,49 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 		break;
 	case PLOOM_SEARCH_STEP_LIMIT:
 		/* the outcome's limit: with -s 0 it is PLOOM_MAX_STEPS */
-		fprintf(stderr, PROG ": schedule %ld reached the step limit (%ld steps)\n", n,
+		fprintf(message(rep), PROG ": schedule %ld reached the step limit (%ld steps)\n", n,
 			ev->outcome->limit);
 		if (ev->path)
 			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
 	case PLOOM_SEARCH_DIVERGENCE:
-		fprintf(stderr, PROG ": schedule %ld did not follow its choices: ", n);
+		fprintf(message(rep), PROG ": schedule %ld did not follow its choices: ", n);
 		ploom_put_printable(stderr, ev->outcome->summary);
 		fputc('\n', stderr);
 		break;
 	case PLOOM_SEARCH_PROGRESS:
-		if (!rep->quiet && cli_progress_due(&rep->last_progress))
+		if (rep->progress == PROGRESS_NONE || !cli_progress_due(&rep->last_progress))
+			break;
+		if (rep->progress == PROGRESS_AUTO && !rep->tty) {
+			/* a log keeps every line: the counts, as they are */
 			fprintf(stderr, PROG ": %ld schedules, %ld failing, %.1f s\n", n,
 				ev->res->failing, ev->elapsed_s);
+			break;
+		}
+		ploom_search_estimate(&est, ev);
+		if (rep->progress == PROGRESS_JSON)
+			write_json(&est);
+		else
+			show_status(rep, &est);
 		break;
 	}
 }
 
-/* A progress line of the minimization at most once a second. */
+/* A progress line of the minimization at most once a second; none with
+ * --progress=json, whose lines end with the search's. */
 static void minimize_progress(void *ctx, long schedules, int bound)
 {
-	if (cli_progress_due(ctx))
-		fprintf(stderr, PROG ": minimizing: %ld schedules, at most %d preemption%s\n",
-			schedules, bound, bound == 1 ? "" : "s");
+	struct report *rep = ctx;
+	char line[128];
+
+	if (!cli_progress_due(&rep->last_progress))
+		return;
+	snprintf(line, sizeof(line), PROG ": minimizing: %ld schedules, at most %d preemption%s",
+		 schedules, bound, bound == 1 ? "" : "s");
+	if (rep->tty)
+		cli_status_show(&rep->status, line);
+	else
+		fprintf(stderr, "%s\n", line);
 }
 
 int main(int argc, char **argv)
@@ -140,11 +210,11 @@ int main(int argc, char **argv)
 	struct ploom_stats stats = {0};
 	struct cli_opts opts = CLI_OPTS_INIT;
 	struct ploom_config *config = &opts.config;
-	struct report rep = {0, 0};
+	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
 	char *python = NULL, *min_path = NULL;
 	const char *trace_dir = ".ploom", *target, *seed = opts.hash_seed;
 	long max_schedules = 0, v;
-	double time_limit = 0, last_progress;
+	double time_limit = 0;
 	int keep_going = 0, minimize = 1, jobs = 1, check_options = 0, c, i, r;
 	int ret = PLOOM_EXIT_USAGE;
 
@@ -196,6 +266,22 @@ int main(int argc, char **argv)
 		case OPT_CHECK_OPTIONS:
 			check_options = 1;
 			break;
+		case OPT_PROGRESS:
+			if (!strcmp(optarg, "auto"))
+				rep.progress = PROGRESS_AUTO;
+			else if (!strcmp(optarg, "json"))
+				rep.progress = PROGRESS_JSON;
+			else if (!strcmp(optarg, "none"))
+				rep.progress = PROGRESS_NONE;
+			else {
+				ret = cli_usage_error("unknown --progress (auto, json or none)", optarg);
+				goto done;
+			}
+			break;
+		case 'q':
+			/* --progress=none: the later of the two wins */
+			rep.progress = PROGRESS_NONE;
+			break;
 		default:
 			if (!cli_common_option(&ret, &opts, c, argv))
 				goto done;
@@ -234,7 +320,7 @@ int main(int argc, char **argv)
 		     ? ploom_dpor_strategy_new(&strategy, &err)
 		     : ploom_explore_strategy_new(&strategy, config->max_preemptions, &err)) < 0)
 		goto fail;
-	rep.quiet = opts.quiet;
+	rep.tty = rep.progress == PROGRESS_AUTO && isatty(STDERR_FILENO);
 	rep.last_progress = cli_now_s();
 	sopts = (struct ploom_search_opts){
 		.workers = workers,
@@ -252,6 +338,10 @@ int main(int argc, char **argv)
 	};
 	r = ploom_search_run(&res, strategy, &sopts, &err);
 	strategy = NULL;
+	cli_status_clear(&rep.status);
+	/* the closing line, whatever ended the search, unless a signal cut it */
+	if (rep.progress == PROGRESS_JSON && !cli_interrupted)
+		write_json(&res.estimate);
 	if (r < 0)
 		goto fail;
 	if (r > 0) {
@@ -275,12 +365,14 @@ int main(int argc, char **argv)
 	save_err = res.save_err;
 	/* after the search, so that its statistics measure the search only */
 	if (res.failure && minimize && !save_err.kind) {
-		last_progress = cli_now_s();
-		if (!opts.quiet) {
+		rep.last_progress = cli_now_s();
+		if (rep.progress == PROGRESS_AUTO) {
 			mopts.progress = minimize_progress;
-			mopts.progress_ctx = &last_progress;
+			mopts.progress_ctx = &rep;
 		}
-		if (ploom_minimize_trace(&min, &mres, res.failure, worker, &mopts, &err) < 0)
+		r = ploom_minimize_trace(&min, &mres, res.failure, worker, &mopts, &err);
+		cli_status_clear(&rep.status);
+		if (r < 0)
 			goto fail;
 		if (mres.exhausted)
 			fprintf(stderr, PROG ": the minimizer gave up after %ld schedules\n",
@@ -330,6 +422,7 @@ int main(int argc, char **argv)
 fail:
 	ret = cli_fail(&err, "");
 done:
+	cli_status_clear(&rep.status);
 	for (i = 0; i < PLOOM_SEARCH_MAX_WORKERS; i++)
 		cli_worker_free(workers[i]);
 	cli_worker_free(worker);

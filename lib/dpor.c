@@ -788,6 +788,10 @@ static const struct ploom_strategy_ops dpor_ops = {
 	.split_depth = NULL,
 	.split = NULL,
 	.free = dpor_free,
+	/* no estimate: each race found adds schedules to run above the
+	 * current path, so a fraction of the tree known so far would run
+	 * backwards as the search goes */
+	.left = NULL,
 };
 
 int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err)

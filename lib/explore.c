@@ -11,12 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimate.h"
 #include "search.h"
 
-/* The untried alternatives at one branch point: a[head..n). */
+/* The untried alternatives at one branch point: a[head..n).  children
+ * counts the default and every alternative as listed, those a split has
+ * given away included: the branch point's share of the estimate's
+ * weights (estimate.h) never changes. */
 struct alts {
 	int *a;
 	size_t head, n, cap;
+	size_t children;
 };
 
 static const struct ploom_strategy_ops dfs_ops;
@@ -30,6 +35,8 @@ struct ploom_explore {
 	struct alts *alts;      /* alts[i] for the branch points root <= i < nprefix */
 	size_t alts_cap;
 	size_t root;            /* branch points above it are fixed: never backtracked to */
+	double weight;          /* of the subtree at root, in the whole search's tree */
+	int complete;
 };
 
 int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
@@ -42,6 +49,7 @@ int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
 		return ploom_err_oom(err);
 	ex->base.ops = &dfs_ops;
 	ex->bound = max_preemptions;
+	ex->weight = 1;
 	*out = ex;
 	return 0;
 }
@@ -135,6 +143,7 @@ static int list_alternatives(struct alts *l, const struct ploom_step *s, int pre
 		}
 		l->a[l->n++] = a;
 	}
+	l->children = 1 + l->n;
 	return 0;
 }
 
@@ -180,7 +189,22 @@ int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		}
 	}
 	ex->nprefix = 0;
+	ex->complete = 1;
 	return 0;
+}
+
+double ploom_explore_left(const struct ploom_explore *ex)
+{
+	struct ploom_weight_walk walk;
+	size_t i;
+
+	if (ex->complete)
+		return 0;
+	ploom_weight_walk_init(&walk, ex->weight);
+	for (i = ex->root; i < ex->nprefix; i++)
+		ploom_weight_walk_step(&walk, ex->alts[i].children,
+				       ex->alts[i].n - ex->alts[i].head);
+	return ploom_weight_walk_left(&walk);
 }
 
 /* The shallowest branch point of the next schedule's path that has an
@@ -204,8 +228,10 @@ int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
 			struct ploom_err *err)
 {
 	struct ploom_explore *sub = NULL;
+	struct ploom_weight_walk walk;
 	long d = shallowest(ex);
 	struct alts *l;
+	size_t i;
 
 	*out = NULL;
 	if (d < 0)
@@ -220,6 +246,11 @@ int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
 	memcpy(sub->prefix, ex->prefix, (size_t)d * sizeof(*sub->prefix));
 	sub->prefix[d] = l->a[--l->n];
 	sub->nprefix = sub->root = (size_t)d + 1;
+	/* the weight of the child given away: what ex has left loses it */
+	ploom_weight_walk_init(&walk, ex->weight);
+	for (i = ex->root; i <= (size_t)d; i++)
+		ploom_weight_walk_step(&walk, ex->alts[i].children, 0);
+	sub->weight = walk.weight;
 	*out = sub;
 	return 1;
 }
@@ -252,6 +283,11 @@ static int dfs_split(struct ploom_strategy **out, struct ploom_strategy *self,
 	return r;
 }
 
+static double dfs_left(const struct ploom_strategy *self)
+{
+	return ploom_explore_left((const struct ploom_explore *)self);
+}
+
 static void dfs_free(struct ploom_strategy *self)
 {
 	ploom_explore_free((struct ploom_explore *)self);
@@ -264,6 +300,7 @@ static const struct ploom_strategy_ops dfs_ops = {
 	.next = dfs_next,
 	.split_depth = dfs_split_depth,
 	.split = dfs_split,
+	.left = dfs_left,
 	.free = dfs_free,
 };
 

@@ -55,6 +55,14 @@ const int *ploom_explore_prefix(const struct ploom_explore *ex, size_t *out_len)
 int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		       struct ploom_err *err);
 
+/* The weight of the schedules ex has still to complete, the one under
+ * way included, in the whole search's tree (estimate.h): 1 before the
+ * first run of a search from ploom_explore_new(), 0 once it is complete.
+ * A branch point's children are the default and the alternatives within
+ * the preemption bound, so the tree weighed is the one the search
+ * explores. */
+double ploom_explore_left(const struct ploom_explore *ex);
+
 /* ---- splitting a search, for several workers at once ----
  *
  * A search can give part of the schedules still ahead of it to a new
@@ -73,7 +81,8 @@ int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
  * new search, whose root is that choice: it runs the prefix down to it
  * first, then searches depth first below it and never backtracks above
  * it.  A search has nothing to give before its first run is back, nor
- * once it is complete. */
+ * once it is complete.  What the new search has left
+ * (ploom_explore_left()) is what ex had left less what ex keeps. */
 
 /* The depth (index of the branch point) where ploom_explore_split() would
  * split ex, or -1 when it has nothing to give: the smallest is the split
@@ -90,7 +99,7 @@ int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
 
 /* ---- the search as a strategy of the driver (search.h) ----
  *
- * Its ops are the functions above ("dfs"; no sleep set; split).  On
+ * Its ops are the functions above ("dfs"; no sleep set; split; left).  On
  * success the caller owns *out and frees it with ploom_strategy_free(),
  * or hands it to ploom_search_run(), which frees it. */
 struct ploom_strategy;

@@ -28,7 +28,7 @@ struct job {
  * cap so that probes stay short. */
 #define TALLY_SLOTS 2048
 
-struct search {
+struct ploom_search {
 	const struct ploom_search_opts *o;
 	struct ploom_search_result *res;
 	struct job job[PLOOM_SEARCH_MAX_WORKERS];
@@ -47,7 +47,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int interrupted(const struct search *s)
+static int interrupted(const struct ploom_search *s)
 {
 	return s->o->interrupted && *s->o->interrupted;
 }
@@ -72,13 +72,37 @@ void ploom_search_result_release(struct ploom_search_result *res)
 	res->idle_worker = -1;
 }
 
-static void emit(const struct search *s, enum ploom_search_event_kind kind,
+static void emit(const struct ploom_search *s, enum ploom_search_event_kind kind,
 		 const struct ploom_outcome *outcome, const char *path)
 {
-	struct ploom_search_event ev = {kind, s->res, outcome, path, now_s() - s->t0};
+	struct ploom_search_event ev = {kind, s->res, outcome, path, now_s() - s->t0, s};
 
 	if (s->o->event)
 		s->o->event(s->o->event_ctx, &ev);
+}
+
+/* The weight the parts have left (0 when none is), or -1 when a part
+ * cannot tell. */
+static double weight_left(const struct ploom_search *s)
+{
+	double left = 0;
+	int i;
+
+	for (i = 0; i < s->o->nworkers; i++) {
+		const struct ploom_strategy *part = s->job[i].part;
+		if (!part)
+			continue;
+		if (!part->ops->left)
+			return -1;
+		left += part->ops->left(part);
+	}
+	return left;
+}
+
+void ploom_search_estimate(struct ploom_estimate *out, const struct ploom_search_event *ev)
+{
+	ploom_estimate_make(out, ev->res->schedules, ev->res->failing, ev->elapsed_s,
+			    weight_left(ev->search), 0);
 }
 
 static uint32_t hash_outcome(enum ploom_outcome_kind kind, const char *summary)
@@ -91,7 +115,7 @@ static uint32_t hash_outcome(enum ploom_outcome_kind kind, const char *summary)
 }
 
 /* Counts one more schedule with the outcome o. */
-static int tally(struct search *s, const struct ploom_outcome *o, struct ploom_err *err)
+static int tally(struct ploom_search *s, const struct ploom_outcome *o, struct ploom_err *err)
 {
 	struct ploom_search_result *res = s->res;
 	struct ploom_search_outcome *t;
@@ -132,7 +156,7 @@ static int tally(struct search *s, const struct ploom_outcome *o, struct ploom_e
  * -1 with err filled when the trace cannot be made; when it is made but
  * cannot be saved, 0 with *out_path NULL and the reason in
  * s->res->save_err, so that the failure is still reported. */
-static int save_trace(struct ploom_trace **out, char **out_path, const struct search *s,
+static int save_trace(struct ploom_trace **out, char **out_path, const struct ploom_search *s,
 		      const struct ploom_worker *w, struct ploom_run *run,
 		      struct ploom_err *err)
 {
@@ -169,7 +193,7 @@ enum { RUN_DIVERGED = 2 };
 /* Takes one run of job back.  Returns 0 to go on, 1 when the search must
  * stop (res->stopped_by says why), RUN_DIVERGED after a divergence's event,
  * or -1 with err filled. */
-static int take_run(struct search *s, struct job *job, struct ploom_run *run,
+static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *run,
 		    struct ploom_err *err)
 {
 	struct ploom_search_result *res = s->res;
@@ -232,7 +256,7 @@ static int take_run(struct search *s, struct job *job, struct ploom_run *run,
 /* Gives job[i] a part split from the part of another job, the one whose
  * split is the shallowest.  Leaves it without one when no part has
  * anything to give.  Returns 0, or -1 with err filled. */
-static int take_work(struct search *s, int i, struct ploom_err *err)
+static int take_work(struct ploom_search *s, int i, struct ploom_err *err)
 {
 	struct job *job = s->job;
 	long best = -1, d;
@@ -251,7 +275,7 @@ static int take_work(struct search *s, int i, struct ploom_err *err)
 }
 
 /* Sends job's next schedule to its worker. */
-static int send_run(struct search *s, struct job *job, struct ploom_err *err)
+static int send_run(struct ploom_search *s, struct job *job, struct ploom_err *err)
 {
 	const struct ploom_strategy_ops *ops = job->part->ops;
 	struct ploom_run_cmd cmd = {s->o->config->max_steps, s->timeout_ms, NULL, 0, NULL, 0};
@@ -263,7 +287,7 @@ static int send_run(struct search *s, struct job *job, struct ploom_err *err)
 }
 
 /* 1 when a part of the search is left to run. */
-static int work_left(const struct search *s)
+static int work_left(const struct ploom_search *s)
 {
 	int i;
 
@@ -296,7 +320,7 @@ static int check_opts(const struct ploom_search_opts *o, const struct ploom_stra
 int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *strategy,
 		     const struct ploom_search_opts *o, struct ploom_err *err)
 {
-	struct search *s = NULL;
+	struct ploom_search *s = NULL;
 	struct pollfd pfd[PLOOM_SEARCH_MAX_WORKERS];
 	int busy_job[PLOOM_SEARCH_MAX_WORKERS];
 	struct ploom_run run = {0};
@@ -305,6 +329,7 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 
 	memset(out, 0, sizeof(*out));
 	out->idle_worker = -1;
+	ploom_estimate_make(&out->estimate, 0, 0, 0, -1, 1);
 	if (check_opts(o, strategy, err) < 0)
 		goto done;
 	if (ploom_timeout_ms(&timeout_ms, o->config->schedule_timeout_s) < 0) {
@@ -390,6 +415,11 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 	ret = 0;
 done:
 	if (s) {
+		/* before the parts go: what they had left */
+		if (ret != 0)
+			out->elapsed_s = now_s() - s->t0;
+		ploom_estimate_make(&out->estimate, out->schedules, out->failing, out->elapsed_s,
+				    weight_left(s), 1);
 		/* the runs still in flight are not needed: their workers go at once */
 		for (i = 0; i < o->nworkers; i++) {
 			struct ploom_worker *w = s->job[i].w;

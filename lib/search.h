@@ -46,6 +46,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "estimate.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -99,6 +100,14 @@ struct ploom_strategy_ops {
 
 	/* Frees the strategy. */
 	void (*free)(struct ploom_strategy *self);
+
+	/* The weight of the schedules this part has still to complete (the
+	 * one under way included), as a share of the whole search's tree
+	 * (estimate.h): 1 for a whole search before its first run, and
+	 * what a part gives away by split() it no longer has.  May be NULL:
+	 * the strategy cannot tell, and the search's estimate has a rate
+	 * but no fraction or total. */
+	double (*left)(const struct ploom_strategy *self);
 };
 
 struct ploom_strategy {
@@ -117,6 +126,9 @@ void ploom_strategy_free(struct ploom_strategy *s);
 #define PLOOM_SEARCH_MAX_OUTCOMES 1000
 
 struct ploom_search_result;
+
+/* The driver's state during ploom_search_run(), for ploom_search_estimate(). */
+struct ploom_search;
 
 enum ploom_search_event_kind {
 	/* The first failing schedule: its trace was saved at path (NULL when
@@ -142,7 +154,15 @@ struct ploom_search_event {
 	const struct ploom_outcome *outcome; /* failure, step-limit, divergence */
 	const char *path;               /* failure, step-limit */
 	double elapsed_s;               /* since the search started */
+	const struct ploom_search *search;
 };
+
+/* How far the search is at the time of ev, during any event's call:
+ * its counts and rate, and the fraction done, the total and the ETA that
+ * the strategy's left() gives (unknown when it has none).  Computed on
+ * each call, from every part's current path: a caller that shows it
+ * once a second pays for nothing more. */
+void ploom_search_estimate(struct ploom_estimate *out, const struct ploom_search_event *ev);
 
 /* Called by the driver as the search goes; everything the event points to
  * is valid during the call only. */
@@ -194,6 +214,9 @@ struct ploom_search_result {
 	 * even with keep_going), "max-schedules" or "time-limit" */
 	const char *stopped_by;
 	double elapsed_s;               /* of the search, in seconds */
+	/* how far it got, as ploom_search_estimate() tells it, with done set:
+	 * fraction 1 when nothing was left, whatever stopped it */
+	struct ploom_estimate estimate;
 	/* the first failing schedule's trace, saved at failure_path; NULL
 	 * when no schedule failed */
 	struct ploom_trace *failure;

@@ -188,6 +188,7 @@ _OPTIONS = (
 _NOT_IN_CONFIG = {
     "--python": "the worker runs the interpreter that runs check(), which imported the scenario",
     "--quiet": "check() passes the progress on to standard error, where it can be redirected",
+    "--progress": "check(progress=FUNCTION) asks for the JSON lines and hands each to FUNCTION",
     "--check-options": "a dry run; check() learns of a refused option from the search itself",
     "--help": "not a search",
     "--version": "not a search",
@@ -368,7 +369,12 @@ class ReplayDivergenceError(Exception):
         self.trace = trace
 
 
-def check(scenario: Callable[[], Any], config: Config | None = None) -> Statistics | None:
+def check(
+    scenario: Callable[[], Any],
+    config: Config | None = None,
+    *,
+    progress: Callable[[dict], Any] | None = None,
+) -> Statistics | None:
     """Explores the schedules of ``scenario`` and returns the statistics.
 
     ``scenario`` is a function taking no arguments, defined at module level
@@ -400,6 +406,15 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     Inside the worker process that imports the scenario's module
     (``PLOOM_WORKER`` set), ``check`` does nothing and returns None, so a
     module may call it at top level.
+
+    ``progress``, when given, is called in this thread with each progress
+    report of the search, about once a second and once at its end: a dict
+    with ``schedules``, ``failing``, ``elapsed_s``, ``rate``,
+    ``estimate_total``, ``fraction``, ``eta_s`` (None while unknown),
+    ``summary`` (the line ``ploom-explore`` shows on a terminal, such as
+    ``"12,345 schedules (2,310/s), ~41% of ~30,100, ETA 8 s"``) and
+    ``done`` (see ``--progress=json`` in ``man ploom-explore``).  Without
+    it, ``ploom-explore``'s progress lines go to standard error as they come.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not ploom's
     if os.environ.get("PLOOM_WORKER"):
@@ -409,18 +424,28 @@ def check(scenario: Callable[[], Any], config: Config | None = None) -> Statisti
     elif not isinstance(config, Config):
         raise TypeError(f"ploom.check: config must be a ploom.Config, not {type(config).__name__}")
     target, import_root = _target(scenario)
-    return _explore(target, import_root, config)
+    return _explore(target, import_root, config, progress=progress)
 
 
-def _explore(target: str, import_root: str | None, config: Config) -> Statistics:
+def _explore(
+    target: str, import_root: str | None, config: Config, progress: Callable[[dict], Any] | None = None
+) -> Statistics:
     """Runs ``ploom-explore`` on TARGET with config's options: check()
-    without the scenario object."""
+    without the scenario object; progress: check()'s."""
     __tracebackhide__ = True
-    return _search([*config._options(), target], _env_with_root(import_root), config, f" on {target!r}")
+    shown = ["--progress=json"] if progress else []
+    return _search(
+        [*config._options(), *shown, target], _env_with_root(import_root), config, f" on {target!r}", progress=progress
+    )
 
 
 def _search(
-    args: list[str], env: dict, config: Config | None, what: str = "", usage_name: str | None = None
+    args: list[str],
+    env: dict,
+    config: Config | None,
+    what: str = "",
+    usage_name: str | None = None,
+    progress: Callable[[dict], Any] | None = None,
 ) -> Statistics | None:
     """Runs ``ploom-explore ARGS`` after ``--python=`` this interpreter (a
     ``--python`` in ARGS comes later, and wins) and turns its exit status
@@ -433,12 +458,12 @@ def _search(
     usage_name, goes to our stderr with the reason (and ValueError still
     tells it), and a run that searches nothing (``--help``, ``--version``,
     ``--check-options``) writes the utility's stdout to ours and returns
-    None."""
+    None.  With progress, the ``--progress=json`` lines go to it (_run)."""
     __tracebackhide__ = True
     argv = [_find_utility(_EXPLORE), f"--python={sys.executable}", *args]
     if usage_name:
         env = dict(env, PLOOM_USAGE_NAME=usage_name)
-    code, stdout, stderr = _run(argv, env, hold_usage_error=config is not None)
+    code, stdout, stderr = _run(argv, env, hold_usage_error=config is not None, progress=progress)
     if code == 2 and _usage_error(stderr):
         # the reason; the usage after it names options, not Config fields
         raise ValueError(stderr.partition("\n")[0])
@@ -694,11 +719,13 @@ def _run(
     echo_stderr: bool = True,
     stdin: Any = subprocess.DEVNULL,
     hold_usage_error: bool = False,
+    progress: Callable[[dict], Any] | None = None,
 ) -> tuple[int, str, str]:
     """Runs the utility; its stderr is kept, and goes to ours as it comes
     when echo_stderr is true.  With hold_usage_error, the start of it waits
     until it is known not to be a usage error (_usage_error), which never
-    goes to ours.
+    goes to ours.  With progress, the utility's ``--progress=json`` lines
+    go to that function instead, and are neither kept nor echoed.
 
     One thread multiplexes both pipes, so that Ctrl-C (delivered to the main
     thread) interrupts the wait at once; the utility is then terminated,
@@ -710,6 +737,7 @@ def _run(
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
     held: bytes | None = b"" if hold_usage_error and echo_stderr else None
+    reports = _ProgressLines(progress) if progress else None
     try:
         with selectors.DefaultSelector() as sel:
             sel.register(proc.stdout, selectors.EVENT_READ, out_chunks)
@@ -717,8 +745,12 @@ def _run(
             while sel.get_map():
                 for key, _ in sel.select():
                     data = os.read(key.fd, 65536)
-                    if not data:
+                    eof = not data
+                    if key.data is err_chunks and reports is not None:
+                        data = reports.rest() if eof else reports.feed(data)
+                    if eof:
                         sel.unregister(key.fileobj)
+                    if not data:
                         continue
                     key.data.append(data)
                     if key.data is not err_chunks or not echo_stderr:
@@ -746,6 +778,39 @@ def _run(
         proc.stderr.close()
     out = b"".join(out_chunks).decode("utf-8", "replace")
     return code, out, b"".join(err_chunks).decode("utf-8", "replace")
+
+
+class _ProgressLines:
+    """Takes ``ploom-explore --progress=json``'s lines out of its stderr, for
+    a function; the other lines, its messages, are left as they came."""
+
+    def __init__(self, report: Callable[[dict], Any]) -> None:
+        self._report = report
+        self._partial = b""
+
+    def feed(self, data: bytes) -> bytes:
+        """The data that is not progress, of whole lines; the last line waits
+        for its end."""
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        rest = []
+        for line in lines:
+            report = None
+            if line.startswith(b"{"):
+                try:
+                    report = json.loads(line)
+                except ValueError:
+                    pass
+            # a scenario's own output may start with a brace too
+            if isinstance(report, dict) and "schedules" in report and "done" in report:
+                self._report(report)
+            else:
+                rest.append(line + b"\n")
+        return b"".join(rest)
+
+    def rest(self) -> bytes:
+        """A last line without its end: never progress, which ends its lines."""
+        rest, self._partial = self._partial, b""
+        return rest
 
 
 def _pass_through(data: bytes) -> None:

@@ -648,3 +648,144 @@ interrupted() {
 		"$SCN:lock_order_bug"
 	[ "$(echo "$output" | jq -r .failure.message)" = "the reader went first" ]
 }
+
+# explore_to STATUS ARG...: ploom-explore ARG..., its stdout in stats.json
+# and its stderr in err.txt, exits STATUS
+explore_to() {
+	local status_want=$1 code=0
+	shift
+	ploom-explore "$@" > stats.json 2> err.txt || code=$?
+	[ "$code" -eq "$status_want" ]
+}
+
+# json_progress FILE: the JSON lines of the stderr FILE into lines.jsonl,
+# checked for their shape: the same members on every line, a fraction in
+# [0, 1] that never goes back, schedules that never go back, a total never
+# below them, and done on the last line only
+json_progress() {
+	grep '^{' "$1" > lines.jsonl
+	[ -s lines.jsonl ]
+	jq -e -s 'all(.[]; keys == ["done", "elapsed_s", "estimate_total", "eta_s", "failing",
+		"fraction", "rate", "schedules", "summary"])' lines.jsonl
+	# the summary is the line a terminal shows, from the same numbers
+	jq -e -s 'all(.[]; (.summary | split(" ")[0] | gsub(","; "") | tonumber) == .schedules)' \
+		lines.jsonl
+	jq -e -s 'all(.[]; (.estimate_total == null) == (.summary | contains("% of") | not))' \
+		lines.jsonl
+	jq -e -s 'all(.[]; .fraction == null or (.fraction >= 0 and .fraction <= 1))' lines.jsonl
+	jq -e -s '[.[].fraction // 0] | . == sort' lines.jsonl
+	jq -e -s '[.[].schedules] | . == sort' lines.jsonl
+	jq -e -s 'all(.[]; .estimate_total == null or .estimate_total >= .schedules)' lines.jsonl
+	jq -e -s 'all(.[]; .eta_s == null or .eta_s >= 0)' lines.jsonl
+	jq -e -s '(last.done == true) and ([.[:-1][].done] | all(. == false))' lines.jsonl
+}
+
+# last_line_is_the_statistics STATS: the last progress line counts what the
+# statistics count
+last_line_is_the_statistics() {
+	[ "$(tail -n 1 lines.jsonl | jq .schedules)" -eq "$(jq .schedules "$1")" ]
+	[ "$(tail -n 1 lines.jsonl | jq .failing)" -eq "$(jq .failing "$1")" ]
+}
+
+@test "--progress=json: a line a second, and a last one with the statistics' counts" {
+	local jobs
+	for jobs in 1 2; do
+		explore_to 3 --progress=json -j "$jobs" -t 2.5 --trace-dir=traces "$SCN:counter3"
+		json_progress err.txt
+		# every line of this search is JSON
+		[ "$(wc -l < err.txt)" -eq "$(wc -l < lines.jsonl)" ]
+		# at least one line before the last
+		[ "$(wc -l < lines.jsonl)" -ge 2 ]
+		last_line_is_the_statistics stats.json
+		# the time limit cut it: part done, an estimated total above it and
+		# the time the rest would take
+		tail -n 1 lines.jsonl > last.json
+		jq -e '.fraction > 0 and .fraction < 1' last.json
+		jq -e '.estimate_total > .schedules and .eta_s > 0' last.json
+		jq -e '.rate > 0 and .elapsed_s >= 2.5' last.json
+	done
+}
+
+@test "--progress=json: a complete search ends at fraction 1, its total the count" {
+	explore_to 0 --progress=json "$SCN:bank_locked"
+	json_progress err.txt
+	last_line_is_the_statistics stats.json
+	tail -n 1 lines.jsonl > last.json
+	jq -e '.fraction == 1 and .estimate_total == 127 and .eta_s == 0' last.json
+	[ "$(jq .schedules stats.json)" -eq 127 ]
+}
+
+@test "--progress=json with -k counts the failing schedules, among the text messages" {
+	explore_to 1 --progress=json -k --no-minimize "$BANK:scenario"
+	json_progress err.txt
+	last_line_is_the_statistics stats.json
+	[ "$(tail -n 1 lines.jsonl | jq .failing)" -eq 75 ]
+	jq -e '.fraction == 1 and .estimate_total == 221' <(tail -n 1 lines.jsonl)
+	# the failure's messages stay text
+	grep -q "^ploom-explore: schedule [0-9]* failed: builtins.AssertionError" err.txt
+	run -1 grep -v -e '^{' -e '^ploom-explore: ' err.txt
+}
+
+@test "--progress=json with --reduction=dpor gives the rate and no estimate" {
+	cat > slow.py <<'PY'
+import time
+
+import ploom
+
+
+def racy():
+    # a few schedules of 0.4 s each: the search outlasts a second
+    time.sleep(0.4)
+    x = ploom.SharedCell(0)
+
+    def inc():
+        x.write(x.read() + 1)
+
+    ts = [ploom.Thread(target=inc) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+PY
+	explore_to 0 --progress=json --reduction=dpor slow.py:racy
+	json_progress err.txt
+	last_line_is_the_statistics stats.json
+	[ "$(wc -l < lines.jsonl)" -ge 2 ]
+	# while it runs, the size of the search is not known
+	jq -e -s 'all(.[:-1][]; .fraction == null and .estimate_total == null and .eta_s == null
+		and .rate > 0)' lines.jsonl
+	# once it is complete, it is
+	jq -e '.fraction == 1 and .estimate_total == .schedules' <(tail -n 1 lines.jsonl)
+}
+
+@test "progress on a stderr that is not a terminal: a line of counts a second, as before" {
+	explore_to 3 -t 1.5 "$SCN:counter3"
+	grep -Eq '^ploom-explore: [0-9]+ schedules, 0 failing, [0-9]+\.[0-9] s$' err.txt
+	run -1 grep -c $'\r' err.txt
+	run -1 grep -c '^{' err.txt
+}
+
+@test "progress on a terminal: one status line with the estimate, rewritten, then cleared" {
+	# script(1) gives the command a terminal, and copies what it writes
+	script -qec "ploom-explore -t 2.5 '$SCN:counter3' > stats.json" /dev/null > tty.txt || true
+	[ "$(jq -r .stopped_by stats.json)" = time-limit ]
+	# no newline: each line starts with a carriage return over the last
+	[ "$(tr -cd '\n' < tty.txt | wc -c)" -eq 0 ]
+	tr '\r' '\n' < tty.txt > lines.txt
+	grep -Eq '^ploom-explore: [0-9,]+ schedules \([0-9,.]+/s\), ~[0-9.]+% of ~[0-9,]+, ETA [0-9]+ (s|min|h|days)$' lines.txt
+	# and it ends cleared: spaces, then back to the start of the line
+	[[ "$(cat tty.txt)" == *$'\r'+( )$'\r' ]]
+}
+
+@test "--progress takes auto, json or none, and -q is none: the later wins" {
+	explore_to 0 --progress=json -q "$SCN:bank_locked"
+	[ ! -s err.txt ]
+	explore_to 0 -q --progress=json "$SCN:bank_locked"
+	[ "$(grep -c '^{' err.txt)" -eq 1 ]
+	run -0 --separate-stderr ploom-explore --check-options --progress=json
+	run -0 --separate-stderr ploom-explore --check-options --progress=none --progress=auto
+	run -2 --separate-stderr ploom-explore --check-options --progress=yes
+	[ "${stderr%%$'\n'*}" = "ploom-explore: unknown --progress (auto, json or none) 'yes'" ]
+	run -2 --separate-stderr ploom-explore --progress "$SCN:bank_locked"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: unknown --progress (auto, json or none) '$SCN:bank_locked'" ]
+}

@@ -169,10 +169,10 @@ static void count_free(struct ploom_strategy *self)
 }
 
 static const struct ploom_strategy_ops count_ops = {
-	"count", count_prefix, NULL, count_next, NULL, NULL, count_free,
+	"count", count_prefix, NULL, count_next, NULL, NULL, count_free, NULL,
 };
 static const struct ploom_strategy_ops count_sleep_ops = {
-	"count", count_prefix, count_sleep, count_next, NULL, NULL, count_free,
+	"count", count_prefix, count_sleep, count_next, NULL, NULL, count_free, NULL,
 };
 
 /* n schedules, one after another (n < 0: without end). */
@@ -198,6 +198,11 @@ struct events {
 	int failures, step_limits, divergences, progress;
 	long failure_schedule, last_progress;
 	int progress_went_back;
+	/* the estimates of the progress events: known ones, those out of
+	 * [0, 1) or below the one before (by more than rounding), or not of
+	 * the event's counts */
+	int estimates, estimate_bad;
+	double last_fraction;
 	char path[4096];
 	long interrupt_at;              /* raise the flag at this many schedules */
 	volatile sig_atomic_t flag;
@@ -206,6 +211,7 @@ struct events {
 static void on_event(void *ctx, const struct ploom_search_event *ev)
 {
 	struct events *e = ctx;
+	struct ploom_estimate est;
 
 	switch (ev->kind) {
 	case PLOOM_SEARCH_FAILURE:
@@ -224,6 +230,20 @@ static void on_event(void *ctx, const struct ploom_search_event *ev)
 		CHECK_STR(ev->outcome->summary, "divergence: task 9 is not enabled");
 		break;
 	case PLOOM_SEARCH_PROGRESS:
+		ploom_search_estimate(&est, ev);
+		if (est.schedules != ev->res->schedules || est.failing != ev->res->failing ||
+		    est.done)
+			e->estimate_bad = 1;
+		if (est.fraction != -1) {
+			e->estimates++;
+			/* work is left: never 1 */
+			if (est.fraction < 0 || est.fraction >= 1 ||
+			    est.fraction < e->last_fraction - 1e-12)
+				e->estimate_bad = 1;
+			if (est.total != -1 && est.total < (double)est.schedules)
+				e->estimate_bad = 1;
+			e->last_fraction = est.fraction;
+		}
 		e->progress++;
 		if (ev->res->schedules < e->last_progress)
 			e->progress_went_back = 1;
@@ -277,6 +297,7 @@ static void setup_release(struct setup *t)
 	int i;
 
 	CHECK_INT(t->ev.progress_went_back, 0);
+	CHECK_INT(t->ev.estimate_bad, 0);
 	for (i = 0; i < t->nworkers; i++) {
 		if (ploom_worker_busy(t->w[i]))
 			ploom_worker_free(t->w[i]);
@@ -294,6 +315,7 @@ static int search_dfs(struct ploom_search_result *res, struct setup *t, int boun
 	if (ploom_explore_strategy_new(&dfs, bound, err) < 0)
 		abort();
 	t->ev.last_progress = 0;
+	t->ev.last_fraction = 0;
 	return ploom_search_run(res, dfs, &t->opts, err);
 }
 
@@ -335,6 +357,12 @@ static void counts_match_reference_for_any_number_of_workers(void)
 					printf("  (%s, max_preemptions %d, %d workers: %s)\n", sc->name,
 					       b - 1, nworkers[j], err.msg);
 				CHECK_STR(res.stopped_by, NULL);
+				/* all of it, and the estimate is the count */
+				if (!CHECK(res.estimate.fraction == 1) ||
+				    !CHECK(res.estimate.total == (double)res.schedules) ||
+				    !CHECK(res.estimate.eta_s == 0 && res.estimate.done))
+					printf("  (%s, max_preemptions %d, %d workers)\n", sc->name,
+					       b - 1, nworkers[j]);
 				CHECK_INT(sum_outcomes(&res, 0), res.schedules);
 				CHECK_INT(sum_outcomes(&res, 1), res.failing);
 				CHECK(res.idle_worker >= 0 && res.idle_worker < nworkers[j]);
@@ -492,6 +520,10 @@ static void max_schedules_runs_exactly_that_many(void)
 		CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
 		CHECK_INT(res.schedules, 5);
 		CHECK_STR(res.stopped_by, "max-schedules");
+		/* part of the tree done, too few schedules to tell its size */
+		CHECK(res.estimate.fraction > 0 && res.estimate.fraction < 1);
+		CHECK(res.estimate.total == -1 && res.estimate.done);
+		CHECK_INT(res.estimate.schedules, 5);
 		ploom_search_result_release(&res);
 		/* the whole search within the limit is complete */
 		t.opts.max_schedules = 127;
@@ -619,6 +651,11 @@ static void a_strategy_that_cannot_split_runs_on_one_worker_only(void)
 	CHECK_INT(ploom_search_run(&res, count_new(3, &count_ops), &t.opts, &err), 0);
 	CHECK_INT(res.schedules, 3);
 	CHECK_STR(res.stopped_by, NULL);
+	/* a strategy without left(): no fraction while it runs, and all of
+	 * it once it is complete */
+	CHECK_INT(t.ev.estimates, 0);
+	CHECK(t.ev.progress > 0);
+	CHECK(res.estimate.fraction == 1 && res.estimate.total == 3);
 	ploom_search_result_release(&res);
 	setup_release(&t);
 
@@ -660,6 +697,10 @@ static void the_time_limit_stops_the_search(void)
 	CHECK(res.elapsed_s >= 0.2);
 	CHECK(res.schedules > 0 && res.schedules < sc->want[0][0]);
 	CHECK(t.ev.progress > 0);
+	/* on two workers, each event told how far the search was */
+	CHECK(t.ev.estimates == t.ev.progress);
+	CHECK(res.estimate.fraction > 0 && res.estimate.fraction < 1);
+	CHECK(res.estimate.fraction >= t.ev.last_fraction - 1e-12);
 	/* the runs in flight at the limit were awaited */
 	CHECK(!ploom_worker_busy(t.w[0]) && !ploom_worker_busy(t.w[1]));
 	ploom_search_result_release(&res);

@@ -753,3 +753,37 @@ def test_a_trace_that_cannot_be_saved_is_a_runtime_error_with_the_reason(tmp_pat
     config = ploom.Config(reduction="none", trace_dir=str(tmp_path / "file" / "traces"))
     with pytest.raises(RuntimeError, match="cannot save the trace: cannot create directory .*: File exists"):
         ploom.check(scenarios.bank_unlocked, config)
+
+
+def test_progress_reports_go_to_the_function_and_end_with_the_statistics(tmp_path, capfd):
+    reports = []
+    config = ploom.Config(keep_going=True, minimize=False, trace_dir=str(tmp_path))
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.bank_unlocked, config, progress=reports.append)
+    stats = info.value.statistics
+    last = reports[-1]
+    assert [report["done"] for report in reports] == [False] * (len(reports) - 1) + [True]
+    assert (last["schedules"], last["failing"]) == (stats.schedules, stats.failing) == (221, 75)
+    assert (last["fraction"], last["estimate_total"], last["eta_s"]) == (1, 221, 0)
+    assert last["summary"].startswith("221 schedules (") and last["summary"].endswith(", 75 failing, 100% of 221")
+    # the reports leave stderr; the messages stay there
+    err = capfd.readouterr().err
+    assert "failed: builtins.AssertionError: the account is overdrawn\n" in err
+    assert not [line for line in err.splitlines() if line.startswith("{")]
+
+
+def test_progress_lines_are_taken_whole_from_stderr_and_the_rest_is_left():
+    from ploom.exploration import _ProgressLines
+
+    reports = []
+    lines = _ProgressLines(reports.append)
+    line = b'{"schedules":3,"failing":0,"summary":"3 schedules","done":false}\n'
+    # a report cut between reads, a message, a scenario's own braces
+    assert lines.feed(line[:10]) == b""
+    assert lines.feed(line[10:] + b"ploom-explore: a message\n{not json}\n") == (
+        b"ploom-explore: a message\n{not json}\n"
+    )
+    assert lines.feed(b'{"a": 1}\n' + line + b"a last line without") == b'{"a": 1}\n'
+    assert lines.rest() == b"a last line without"
+    assert lines.rest() == b""
+    assert reports == [json.loads(line)] * 2

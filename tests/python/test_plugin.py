@@ -1,13 +1,19 @@
 """The pytest plugin, through pytest's own pytester: the ploom_check fixture,
 the lines a failing test prints, the replay command they give, and
---ploom-replay.
+--ploom-replay, and the progress a long search shows on a terminal.
 
 Each test writes a test module into pytester's folder and runs pytest there,
 as a user would; the plugin comes from its pytest11 entry point."""
 
+import fcntl
 import os
+import pty
 import re
 import shlex
+import struct
+import subprocess
+import sys
+import termios
 import textwrap
 from importlib.metadata import entry_points
 
@@ -232,3 +238,125 @@ def test_a_trace_with_two_scenario_keys_cannot_pass_the_plugins_check(bank_tests
     replayed.assert_outcomes(failed=1)
     replayed.stdout.fnmatch_lines(["*cannot read trace '*forged.json': duplicate key 'scenario'"])
     assert not (bank_tests.path / "ran.txt").exists()
+
+
+# ---- progress on a terminal ----
+
+SLOW = textwrap.dedent(
+    """
+    import time
+
+    import ploom
+
+
+    def racy():
+        # a tenth of a second a schedule: 32 schedules with at most two
+        # preemptions outlast three progress reports
+        time.sleep(0.1)
+        x = ploom.SharedCell(0)
+
+        def inc():
+            x.write(x.read() + 1)
+
+        ts = [ploom.Thread(target=inc) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    """
+)
+
+SLOW_TESTS = textwrap.dedent(
+    """
+    import pytest
+
+    from slow import racy
+
+
+    def test_before():
+        pass
+
+
+    @pytest.mark.ploom(max_preemptions=2)
+    def test_slow(ploom_check):
+        assert ploom_check(racy).schedules == 32
+
+
+    def test_after():
+        pass
+    """
+)
+
+
+def in_a_terminal(folder, *args):
+    """Runs pytest with ARGS in folder on a pseudo-terminal 100 columns wide,
+    as a person would; returns its exit status and everything it wrote."""
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    env = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=folder, stdin=secondary, stdout=secondary, stderr=secondary, env=env,
+    )
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:  # EIO: the last writer has gone
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(primary)
+    return proc.wait(timeout=60), b"".join(chunks).decode("utf-8", "replace")
+
+
+def screen(raw):
+    """The lines a terminal shows after raw: colours left out, carriage
+    returns and backspaces applied."""
+    lines, line, col = [], [], 0
+    for ch in re.sub(r"\x1b\[[0-9;]*m", "", raw):
+        if ch == "\n":
+            lines.append("".join(line).rstrip())
+            line, col = [], 0
+        elif ch == "\r":
+            col = 0
+        elif ch == "\b":
+            col = max(col - 1, 0)
+        else:
+            line[col:col + 1] = [ch]
+            col += 1
+    return lines + ["".join(line).rstrip()]
+
+
+@pytest.fixture
+def slow_tests(pytester):
+    pytester.makepyfile(slow=SLOW, test_slow=SLOW_TESTS)
+    return pytester.path
+
+
+def test_a_long_check_shows_its_progress_on_a_terminal_then_erases_it(slow_tests):
+    status, raw = in_a_terminal(slow_tests, "test_slow.py")
+    assert status == 0, raw
+    # shown after the first test's dot, with the estimate once ten schedules are done
+    assert re.search(r"test_slow\.py \S*\.\S* ploom: [0-9]+ schedules \([0-9.]+/s\)", raw), raw
+    assert re.search(r" ploom: [0-9]+ schedules \([0-9.]+/s\), ~[0-9.]+% of ~[0-9]+, ETA [0-9]+ s", raw), raw
+    # and gone: the screen is pytest's own
+    shown = screen(raw)
+    assert not [line for line in shown if "ploom:" in line], shown
+    assert [line for line in shown if re.fullmatch(r"test_slow\.py \.\.\. +\[100%\]", line)], shown
+
+
+@pytest.mark.parametrize("option", ["-q", "-s"])
+def test_no_progress_with_q_or_without_capture(slow_tests, option):
+    status, raw = in_a_terminal(slow_tests, option, "test_slow.py")
+    assert status == 0, raw
+    assert "ploom:" not in raw
+    assert "\b" not in raw
+
+
+def test_no_progress_when_pytest_does_not_write_to_a_terminal(slow_tests, pytester):
+    result = pytester.runpytest("test_slow.py")
+    result.assert_outcomes(passed=3)
+    assert "ploom:" not in result.stdout.str()
