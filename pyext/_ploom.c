@@ -1728,7 +1728,8 @@ static PyGetSetDef Thread_getset[] = {
 	{"ident", Thread_get_ident, NULL, "The task id once started, else None.", NULL},
 	{"name", Thread_get_name, Thread_set_name,
 	 "The name given (as str()) or set; by default \"thread#N\" once started, N being\n"
-	 "the task id, and \"thread\" before.", NULL},
+	 "the task id, and \"thread\" before.  Traces and ploom-show call the task by it\n"
+	 "(by its last one, when it is set while the thread runs).", NULL},
 	{"daemon", Thread_get_daemon, Thread_set_daemon,
 	 "threading's daemon flag, False by default; settable before start.  It changes\n"
 	 "nothing in ploom: a scenario ends when every task has finished, daemon or not.",
