@@ -178,13 +178,15 @@ struct ploom_python {
 
 /* The most steps one schedule may take, whatever max_steps says (0, no
  * bound, included): there the schedule ends with a step limit, so that
- * its trace stays readable.  A step takes about 100 bytes of JSON (a
- * spinning yield_now), so such a trace is about 20 MB; a step with a
- * 200-byte value that JSON escapes whole takes about 1.3 KB, which still
- * keeps it under PLOOM_TRACE_MAX_BYTES (json.h) with a few tasks.  Its
- * choices are far fewer than PLOOM_MAX_CHOICES (event.h).  A spinning
- * schedule reaches it in a fraction of a second, long before the
- * default timeout of 10 s, which used to let it write 1 GB. */
+ * its trace stays readable.  A step takes about 200 bytes of JSON (a
+ * spinning yield_now and where it stopped), so such a trace is about 40
+ * MB; a step with a 200-byte value takes at most about 700 bytes, since a
+ * repr() escapes its control characters itself and JSON then only doubles
+ * its backslashes, which keeps it under PLOOM_TRACE_MAX_BYTES (json.h)
+ * with a few tasks (a larger trace is refused by the writer, never
+ * written).  Its choices are far fewer than PLOOM_MAX_CHOICES (event.h).
+ * A spinning schedule reaches it in a fraction of a second, long before
+ * the default timeout of 10 s, which used to let it write 1 GB. */
 #define PLOOM_MAX_STEPS 200000L
 
 struct ploom_config {

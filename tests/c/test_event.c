@@ -509,7 +509,7 @@ static void conflicts_follow_the_dependence_relation(void)
 	CHECK_INT(y[0].write, 1);
 }
 
-/* Every record the extension writes, through the encoders, read back by
+/* Every record the extension writes, through every encoder, read back by
  * the decoder, field for field. */
 static void encoded_records_decode_to_what_was_encoded(void)
 {
@@ -629,6 +629,47 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	CHECK_INT(run.outcome.divergence_index, 7);
 	CHECK_INT(ploom_outcome_is_failure(run.outcome.kind), 0);
 	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_outcome_pass(&b);
+	ploom_enc_exit(&b, "signal", 9);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_outcome_step_limit(&b, 12);
+	ploom_enc_exit(&b, "timeout", 0);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_STEP_LIMIT);
+	CHECK_INT(run.outcome.limit, 12);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_outcome_divergence(&b, 3, "choice 1 asks for task 7", 24);
+	ploom_enc_exit(&b, "code", 0);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_DIVERGENCE);
+	CHECK_INT(run.outcome.divergence_index, 3);
+	CHECK_STR(run.outcome.divergence_message, "choice 1 asks for task 7");
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_error(&b, "load", "No module named 'x'", 19);
+	{
+		struct ploom_hello h;
+		memset(&h, 0, sizeof(h));
+		CHECK_INT(ploom_hello_parse(&h, b.data, b.len - 1, "x:f", &err), -1);
+		CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+		CHECK_STR(err.msg, "cannot load scenario 'x:f': No module named 'x'");
+		ploom_hello_release(&h);
+	}
 	ploom_buf_release(&b);
 
 	ploom_enc_hello(&b, "cpython", 7, "3.14.1", 6, 0, "42", 2, "m", 1, "f", 1, NULL, 0);
