@@ -15,14 +15,14 @@ import ploom
 
 
 def scenario():
-    balance = ploom.SharedCell(100)
+    balance = ploom.SharedCell(100, name="balance")
 
     def withdraw():
         if balance.read() >= 100:
             balance.write(balance.read() - 100)
 
-    mathieu = ploom.Thread(target=withdraw)
-    lucas = ploom.Thread(target=withdraw)
+    mathieu = ploom.Thread(target=withdraw, name="mathieu")
+    lucas = ploom.Thread(target=withdraw, name="lucas")
     mathieu.start()
     lucas.start()
     mathieu.join()

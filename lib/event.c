@@ -228,6 +228,55 @@ static int needs_escape(unsigned char c)
 	return c < 0x21 || c == 0x7f || c == '%';
 }
 
+static int is_control(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+const char *ploom_label_problem(const char *s, size_t len, size_t max)
+{
+	size_t i;
+
+	if (!len)
+		return "is empty";
+	if (len > max)
+		return max == PLOOM_PATH_MAX ? "is longer than 4096 bytes" : "is longer than 128 bytes";
+	for (i = 0; i < len; i++)
+		if (is_control((unsigned char)s[i]))
+			return "holds a control character";
+	return NULL;
+}
+
+/* the messages spell the bounds out */
+_Static_assert(PLOOM_PATH_MAX == 4096 && PLOOM_NAME_MAX == 128 && PLOOM_NAMES_MAX == 1024,
+	       "update ploom_label_problem() and the parser's messages");
+
+/* Appends " " and s[0..len) as a label of at most max bytes: control
+ * characters as '?', cut at a character boundary, "?" when empty. */
+static void add_label(struct ploom_buf *b, const char *s, size_t len, size_t max)
+{
+	char *copy;
+	size_t i;
+
+	if (len > max) {
+		len = max;
+		/* back off to the first byte of the character the cut splits */
+		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+			len--;
+	}
+	if (!len) {
+		ploom_buf_add_str(b, "?", 1);
+		return;
+	}
+	copy = malloc(len);
+	if (!copy)
+		abort();
+	for (i = 0; i < len; i++)
+		copy[i] = is_control((unsigned char)s[i]) ? '?' : s[i];
+	ploom_buf_add_str(b, copy, len);
+	free(copy);
+}
+
 void ploom_buf_add_str(struct ploom_buf *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -336,10 +385,39 @@ void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, siz
 	ploom_buf_add(b, "\n", 1);
 }
 
+void ploom_enc_code(struct ploom_buf *b, long index, const char *file, size_t file_len,
+		    const char *function, size_t function_len)
+{
+	ploom_buf_addf(b, "code %ld", index);
+	add_label(b, file, file_len, PLOOM_PATH_MAX);
+	add_label(b, function, function_len, PLOOM_NAME_MAX);
+	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_enc_name(struct ploom_buf *b, struct ploom_obj obj, const char *name, size_t len)
+{
+	char o[32];
+
+	if (!len || obj.kind == PLOOM_OBJ_NONE)
+		return;
+	ploom_obj_format(o, sizeof(o), obj);
+	ploom_buf_addf(b, "name %s", o);
+	add_label(b, name, len, PLOOM_NAME_MAX);
+	ploom_buf_add(b, "\n", 1);
+}
+
+static void add_where(struct ploom_buf *b, struct ploom_wire_where where)
+{
+	if (where.code < 0 || where.line < 1)
+		ploom_buf_add(b, " -", 2);
+	else
+		ploom_buf_addf(b, " %ld:%ld", where.code, where.line);
+}
+
 void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
 		    struct ploom_obj obj, const int *enabled, size_t nenabled,
 		    enum ploom_acquire_mode mode, const struct ploom_pending *pending,
-		    size_t npending)
+		    size_t npending, struct ploom_wire_where where)
 {
 	static const char *const flags[] = {
 		[PLOOM_ACQUIRE_BLOCKING] = "-",
@@ -364,6 +442,7 @@ void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
 	}
 	if (!npending)
 		ploom_buf_add(b, "-", 1);
+	add_where(b, where);
 	ploom_buf_add(b, "\n", 1);
 }
 
@@ -396,12 +475,14 @@ void ploom_enc_outcome_deadlock(struct ploom_buf *b)
 }
 
 void ploom_enc_wait(struct ploom_buf *b, int task, enum ploom_op op, struct ploom_obj obj,
-		    int holder)
+		    int holder, struct ploom_wire_where where)
 {
 	char name[32];
 
 	ploom_obj_format(name, sizeof(name), obj);
-	ploom_buf_addf(b, "wait %d %s %s %d\n", task, ploom_op_name(op), name, holder);
+	ploom_buf_addf(b, "wait %d %s %s %d", task, ploom_op_name(op), name, holder);
+	add_where(b, where);
+	ploom_buf_add(b, "\n", 1);
 }
 
 void ploom_enc_outcome_step_limit(struct ploom_buf *b, long limit)
@@ -712,6 +793,115 @@ static int is_pending(const struct ploom_step *s, int task)
 	return 0;
 }
 
+/* WHERE: "-", or CODE:LINE naming a code record of the run.  Fills out
+ * (zeroed by the caller) with a copy of the code's file and function. */
+static int parse_where(struct ploom_where *out, const struct ploom_run *run,
+		       const struct field *f, struct ploom_err *err)
+{
+	const char *colon;
+	struct field x;
+	long code, line;
+
+	if (field_is(f, "-"))
+		return 0;
+	colon = memchr(f->s, ':', f->n);
+	if (!colon)
+		return -1;
+	x.s = f->s;
+	x.n = (size_t)(colon - f->s);
+	if (x.n && x.s[0] == '-')
+		return -1;
+	if (parse_long(&code, &x, 0, LONG_MAX) < 0 || (size_t)code >= run->ncodes)
+		return -1;
+	x.s = colon + 1;
+	x.n = f->n - x.n - 1;
+	if (x.n && x.s[0] == '-')
+		return -1;
+	if (parse_long(&line, &x, 1, INT_MAX) < 0)
+		return -1;
+	return ploom_where_copy(out, &run->codes[code], (int)line, err) < 0 ? -2 : 0;
+}
+
+/* A str field that is a label of at most max bytes, decoded into *out
+ * (malloc'd); NULL and *why set when it is none. */
+static char *dup_label(const struct field *f, size_t max, const char **why)
+{
+	size_t n;
+	char *s;
+
+	*why = "bad str field";
+	if (!f->n || f->s[0] != '=')
+		return NULL;
+	s = ploom_str_decode(f->s + 1, f->n - 1, &n);
+	if (!s)
+		return NULL;
+	/* a NUL is a control character too */
+	*why = ploom_label_problem(s, n, max);
+	if (*why) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int parse_code(struct ploom_run_parser *p, const struct field *f, int nf,
+		      const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_run *run = p->run;
+	struct ploom_where *codes, w = {NULL, NULL, 0};
+	const char *why;
+	char msg[64];
+	long index;
+
+	if (nf != 4)
+		return malformed(err, line, len, "expected 4 fields");
+	if (parse_long(&index, &f[1], 0, LONG_MAX) < 0 || (size_t)index != run->ncodes)
+		return malformed(err, line, len, "bad INDEX");
+	w.file = dup_label(&f[2], PLOOM_PATH_MAX, &why);
+	if (!w.file) {
+		snprintf(msg, sizeof(msg), "FILE %s", why);
+		return malformed(err, line, len, msg);
+	}
+	w.function = dup_label(&f[3], PLOOM_NAME_MAX, &why);
+	if (!w.function) {
+		free(w.file);
+		snprintf(msg, sizeof(msg), "FUNCTION %s", why);
+		return malformed(err, line, len, msg);
+	}
+	codes = realloc(run->codes, (run->ncodes + 1) * sizeof(*codes));
+	if (!codes) {
+		ploom_where_release(&w);
+		return ploom_err_oom(err);
+	}
+	run->codes = codes;
+	codes[run->ncodes++] = w;
+	return 0;
+}
+
+static int parse_name(struct ploom_run_parser *p, const struct field *f, int nf,
+		      const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_obj obj;
+	const char *why;
+	char msg[64], *name;
+	int r;
+
+	if (nf != 3)
+		return malformed(err, line, len, "expected 3 fields");
+	if (ploom_obj_parse(&obj, f[1].s, f[1].n) < 0 || obj.kind == PLOOM_OBJ_NONE)
+		return malformed(err, line, len, "bad OBJECT");
+	if (!ploom_run_name(p->run, obj) && p->run->nnames >= PLOOM_NAMES_MAX)
+		return malformed(err, line, len, "more than 1024 names");
+	name = dup_label(&f[2], PLOOM_NAME_MAX, &why);
+	if (!name) {
+		snprintf(msg, sizeof(msg), "NAME %s", why);
+		return malformed(err, line, len, msg);
+	}
+	r = ploom_run_set_name(p->run, obj, name, err);
+	free(name);
+	return r;
+}
+
 /* ---- the run parser ---- */
 
 void ploom_run_parser_init(struct ploom_run_parser *p, struct ploom_run *run, long timeout_ms)
@@ -727,11 +917,11 @@ static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
 	struct ploom_step *s;
 	long index;
 	size_t i;
-	int task, op;
+	int task, op, r;
 	enum ploom_acquire_mode mode;
 
-	if (nf != 8)
-		return malformed(err, line, len, "expected 8 fields");
+	if (nf != 9)
+		return malformed(err, line, len, "expected 9 fields");
 	if (parse_long(&index, &f[1], 0, LONG_MAX) < 0)
 		return malformed(err, line, len, "bad INDEX");
 	if ((size_t)index != p->run->nsteps)
@@ -770,6 +960,11 @@ static int parse_step(struct ploom_run_parser *p, const struct field *f, int nf,
 	for (i = 0; i < s->nenabled; i++)
 		if (s->enabled[i] != task && !is_pending(s, s->enabled[i]))
 			return malformed(err, line, len, "an enabled task is not in PENDING");
+	r = parse_where(&s->where, p->run, &f[8], err);
+	if (r == -2)
+		return -1;
+	if (r < 0)
+		return malformed(err, line, len, "bad WHERE");
 	p->nstep_records++;
 	return 0;
 }
@@ -832,12 +1027,12 @@ static int parse_wait(struct ploom_run_parser *p, const struct field *f, int nf,
 	struct ploom_outcome *o = &p->run->outcome;
 	struct ploom_wait *w;
 	struct ploom_obj obj;
-	int op;
+	int op, r;
 
 	if (!p->in_deadlock)
 		return malformed(err, line, len, "wait outside a deadlock");
-	if (nf != 5)
-		return malformed(err, line, len, "expected 5 fields");
+	if (nf != 6)
+		return malformed(err, line, len, "expected 6 fields");
 	w = realloc(o->waits, (o->nwaits + 1) * sizeof(*w));
 	if (!w)
 		return ploom_err_oom(err);
@@ -854,6 +1049,11 @@ static int parse_wait(struct ploom_run_parser *p, const struct field *f, int nf,
 		return malformed(err, line, len, "bad OBJECT");
 	if (parse_int(&w->holder, &f[4], -1, INT_MAX) < 0)
 		return malformed(err, line, len, "bad HOLDER");
+	r = parse_where(&w->where, p->run, &f[5], err);
+	if (r == -2)
+		return -1;
+	if (r < 0)
+		return malformed(err, line, len, "bad WHERE");
 	return 0;
 }
 
@@ -916,6 +1116,10 @@ int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t l
 	}
 	if (field_is(&f[0], "outcome"))
 		return parse_outcome(p, f, nf, line, len, err);
+	if (field_is(&f[0], "code"))
+		return parse_code(p, f, nf, line, len, err);
+	if (field_is(&f[0], "name"))
+		return parse_name(p, f, nf, line, len, err);
 	if (field_is(&f[0], "exit")) {
 		int code;
 		if (p->have_exit || nf != 3)

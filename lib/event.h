@@ -63,7 +63,23 @@
  *       was started with --expect=FILE and the target is another file
  *       (nothing of it was run).  MESSAGE str: for "source" the whole
  *       sentence ("the scenario's source changed: ...").
- *   step INDEX TASK OP OBJECT ENABLED FLAGS PENDING
+ *   code INDEX FILE FUNCTION
+ *       Defines source location INDEX for the step and wait records that
+ *       follow: FILE str, the source file of a Python function (absolute,
+ *       or the name Python gives code without a file, such as
+ *       "<string>"); FUNCTION str, the function's name.  INDEX counts 0,
+ *       1, 2, ... in the order the records come, afresh in every run.
+ *       Sent once per run for each function a step stops in, before the
+ *       first record that names it, so that a step carries two numbers
+ *       rather than a path.
+ *   name OBJECT NAME
+ *       The name the scenario gave OBJECT (cell#N, lock#N, or thread#N:
+ *       task N's thread), NAME str.  Sent before the first step that
+ *       names a cell or lock, when a thread starts, and again when a
+ *       thread is renamed (the last one counts); never for an object
+ *       without a name of its own (its object name stands for it), nor
+ *       for more than PLOOM_NAMES_MAX objects in one run.
+ *   step INDEX TASK OP OBJECT ENABLED FLAGS PENDING WHERE
  *       The scheduler picked TASK for step INDEX (0, 1, 2, ...).  OP word:
  *       one of ploom_op_name()'s.  OBJECT word ("-" for begin and
  *       yield_now).  ENABLED list: the enabled tasks at that point,
@@ -77,6 +93,12 @@
  *       other unfinished task, enabled or not: the operation it waits to
  *       do.  A task missing from the next step's TASK and PENDING has
  *       finished.
+ *       WHERE: "-" when unknown, or CODE:LINE, where in the scenario's
+ *       code the task stopped for this operation: the innermost Python
+ *       frame outside the ploom package (so ploom.threading's Condition
+ *       names the caller's line, not its own), CODE the INDEX of a code
+ *       record sent before, LINE its line, from 1.  A begin step's is the
+ *       first line of the thread's function.
  *   value INDEX TEXT
  *       repr() of what step INDEX read, wrote or returned (read, write,
  *       nonblocking or timed acquire, locked, is_alive).  TEXT str, at most
@@ -87,8 +109,9 @@
  *       MESSAGE str (str(exc)), TRACEBACK str (formatted, may be "=").
  *   outcome deadlock
  *       No task enabled while one is unfinished.  Followed by one
- *       `wait TASK OP OBJECT HOLDER` per unfinished task, HOLDER int being
- *       the task holding the lock waited for, or the thread joined, or -1.
+ *       `wait TASK OP OBJECT HOLDER WHERE` per unfinished task, HOLDER int
+ *       being the task holding the lock waited for, or the thread joined,
+ *       or -1, and WHERE as a step's: where the task waits.
  *   outcome step-limit LIMIT
  *       The schedule reached MAX_STEPS steps.
  *   outcome divergence INDEX MESSAGE
@@ -110,6 +133,13 @@
  *       step records it sent for the run.  A stream that stops before `done` is a
  *       worker that died, not a short run.
  *
+ * Labels, the str fields FILE, FUNCTION and NAME, hold text for a person
+ * to read: not empty, at most PLOOM_PATH_MAX bytes for a FILE and
+ * PLOOM_NAME_MAX for the others, and no control character (a byte below
+ * 0x20, or 0x7f).  The encoders write '?' for a control character and cut
+ * a longer label at a UTF-8 character boundary; the decoder refuses a
+ * label that breaks the rules (ploom_label_problem()).
+ *
  * A child that writes no outcome record and exits with a code did os._exit
  * or similar; one killed by a signal crashed.  The utilities turn those
  * into the outcomes "exit", "crash" and "timeout".
@@ -127,8 +157,26 @@
 
 /* 3: the FLAGS word "timed".  "timed" on a join is protocol 3 too: a
  * reader that knows it only on an acquire refuses the record as
- * malformed, never misreads it, and worker and utilities ship together */
-#define PLOOM_PROTOCOL_VERSION 3
+ * malformed, never misreads it, and worker and utilities ship together.
+ * 4: the `code` and `name` records, and WHERE on `step` and `wait` (a
+ * reader of 3 would refuse their field count) */
+#define PLOOM_PROTOCOL_VERSION 4
+
+/* The longest label (see the protocol's Labels): a FILE, and a NAME or a
+ * FUNCTION, in bytes. */
+#define PLOOM_PATH_MAX 4096
+#define PLOOM_NAME_MAX 128
+
+/* The most objects one run names: the worker sends no `name` record for
+ * a further object, which goes by its object name. */
+#define PLOOM_NAMES_MAX 1024
+
+/* Why s[0..len) cannot be a label of at most max bytes, or NULL when it
+ * can: "is empty", "is longer than MAX bytes", "holds a control
+ * character".  A static string, for the caller to place after the name
+ * of the field.  The one check of a label, for the protocol's decoder and
+ * the trace reader. */
+const char *ploom_label_problem(const char *s, size_t len, size_t max);
 
 /* ---- operations and objects ---- */
 
@@ -282,10 +330,21 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     size_t module_len, const char *qualname, size_t qualname_len,
 		     const char *file, size_t file_len);
 void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len);
+/* code: a label made of file and function, each cleaned and cut as the
+ * protocol's Labels say (an empty one is written as "?").  name: nothing
+ * at all for an empty name, which is no name. */
+void ploom_enc_code(struct ploom_buf *b, long index, const char *file, size_t file_len,
+		    const char *function, size_t function_len);
+void ploom_enc_name(struct ploom_buf *b, struct ploom_obj obj, const char *name, size_t len);
+/* step and wait: where is the CODE:LINE pair, "-" when code < 0 or line < 1 */
+struct ploom_wire_where {
+	long code;
+	long line;
+};
 void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
 		    struct ploom_obj obj, const int *enabled, size_t nenabled,
 		    enum ploom_acquire_mode mode, const struct ploom_pending *pending,
-		    size_t npending);
+		    size_t npending, struct ploom_wire_where where);
 void ploom_enc_value(struct ploom_buf *b, long index, const char *text, size_t len);
 void ploom_enc_outcome_pass(struct ploom_buf *b);
 void ploom_enc_outcome_failure(struct ploom_buf *b, int task, const char *type,
@@ -293,7 +352,7 @@ void ploom_enc_outcome_failure(struct ploom_buf *b, int task, const char *type,
 			       const char *tb, size_t tb_len);
 void ploom_enc_outcome_deadlock(struct ploom_buf *b);
 void ploom_enc_wait(struct ploom_buf *b, int task, enum ploom_op op, struct ploom_obj obj,
-		    int holder);
+		    int holder, struct ploom_wire_where where);
 void ploom_enc_outcome_step_limit(struct ploom_buf *b, long limit);
 void ploom_enc_outcome_divergence(struct ploom_buf *b, long index, const char *msg,
 				  size_t len);

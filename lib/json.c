@@ -104,6 +104,20 @@ static cJSON *int_array(const int *v, size_t n)
 	return arr;
 }
 
+/* "where": only when known, so that a trace of a worker that sent none
+ * reads as it did before the field */
+static void put_where(struct builder *b, cJSON *o, const struct ploom_where *w)
+{
+	cJSON *x;
+
+	if (!w->file)
+		return;
+	x = put(b, o, "where", cJSON_CreateObject());
+	put_str(b, x, "file", w->file);
+	put_num(b, x, "line", w->line);
+	put_str(b, x, "function", w->function ? w->function : "?");
+}
+
 static void put_step(struct builder *b, cJSON *arr, const struct ploom_step *s)
 {
 	cJSON *o = append(b, arr, cJSON_CreateObject());
@@ -122,6 +136,7 @@ static void put_step(struct builder *b, cJSON *arr, const struct ploom_step *s)
 		put_bool(b, o, "timeout", 1);
 	if (s->value)
 		put_str(b, o, "value", s->value);
+	put_where(b, o, &s->where);
 }
 
 static void put_outcome(struct builder *b, cJSON *parent, const struct ploom_outcome *oc)
@@ -148,6 +163,7 @@ static void put_outcome(struct builder *b, cJSON *parent, const struct ploom_out
 			put_str(b, x, "op", ploom_op_name(oc->waits[i].op));
 			put_str(b, x, "object", oc->waits[i].object);
 			put_num(b, x, "holder", oc->waits[i].holder);
+			put_where(b, x, &oc->waits[i].where);
 		}
 		break;
 	case PLOOM_OUTCOME_CRASH:
@@ -168,6 +184,86 @@ static void put_outcome(struct builder *b, cJSON *parent, const struct ploom_out
 	}
 	if (oc->output && *oc->output)
 		put_str(b, o, "output", oc->output);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The tasks of the run, ascending, each once: task 0, and every task
+ * that took a step, was enabled, raised, waits in a deadlock or has a
+ * name.  Returns their number, or -1 when out of memory. */
+static long run_tasks(int **out, const struct ploom_run *run)
+{
+	const struct ploom_outcome *o = &run->outcome;
+	size_t i, k, n = 2 + o->nwaits + run->nnames;
+	int *ids;
+
+	for (i = 0; i < run->nsteps; i++)
+		n += 1 + run->steps[i].nenabled;
+	ids = malloc(n * sizeof(*ids));
+	if (!ids)
+		return -1;
+	n = 0;
+	ids[n++] = 0;
+	if (o->kind == PLOOM_OUTCOME_FAILURE)
+		ids[n++] = o->task;
+	for (i = 0; i < o->nwaits; i++)
+		ids[n++] = o->waits[i].task;
+	for (i = 0; i < run->nnames; i++)
+		if (run->names[i].obj.kind == PLOOM_OBJ_THREAD && run->names[i].obj.id <= INT_MAX)
+			ids[n++] = (int)run->names[i].obj.id;
+	for (i = 0; i < run->nsteps; i++) {
+		ids[n++] = run->steps[i].task;
+		for (k = 0; k < run->steps[i].nenabled; k++)
+			ids[n++] = run->steps[i].enabled[k];
+	}
+	qsort(ids, n, sizeof(*ids), cmp_int);
+	for (i = 1, k = 1; i < n; i++)
+		if (ids[i] != ids[k - 1])
+			ids[k++] = ids[i];
+	*out = ids;
+	return (long)k;
+}
+
+/* "tasks": every task with its name, given or not; "objects": the cells
+ * and locks the scenario named */
+static void put_names(struct builder *b, cJSON *root, const struct ploom_run *run)
+{
+	cJSON *tasks = put(b, root, "tasks", cJSON_CreateArray()), *objs, *x;
+	char def[32];
+	int *ids = NULL;
+	long n = run_tasks(&ids, run), i;
+
+	if (n < 0) {
+		b->oom = 1;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct ploom_obj obj = {PLOOM_OBJ_THREAD, ids[i]};
+		const char *name = ploom_run_name(run, obj);
+
+		if (!name) {
+			ploom_obj_default_name(def, sizeof(def), obj);
+			name = def;
+		}
+		x = append(b, tasks, cJSON_CreateObject());
+		put_num(b, x, "id", ids[i]);
+		put_str(b, x, "name", name);
+	}
+	free(ids);
+	objs = put(b, root, "objects", cJSON_CreateArray());
+	for (i = 0; (size_t)i < run->nnames; i++) {
+		if (run->names[i].obj.kind == PLOOM_OBJ_THREAD)
+			continue;
+		ploom_obj_format(def, sizeof(def), run->names[i].obj);
+		x = append(b, objs, cJSON_CreateObject());
+		put_str(b, x, "object", def);
+		put_str(b, x, "name", run->names[i].name);
+	}
 }
 
 static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
@@ -227,6 +323,7 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 	put_num(b, root, "preemptions", t->run.preemptions);
 	if (t->minimized_from >= 0)
 		put_num(b, root, "minimized_from", t->minimized_from);
+	put_names(b, root, &t->run);
 	steps = put(b, root, "steps", cJSON_CreateArray());
 	for (i = 0; i < t->run.nsteps; i++)
 		put_step(b, steps, &t->run.steps[i]);
@@ -779,6 +876,44 @@ static void get_bool(struct reader *r, int *out, const cJSON *obj, const char *p
 	*out = cJSON_IsTrue(x) ? 1 : 0;
 }
 
+/* A required string that is a label of at most max bytes (event.h). */
+static void get_label(struct reader *r, char **out, const cJSON *obj, const char *prefix,
+		      const char *name, size_t max)
+{
+	const char *why;
+
+	get_str(r, out, obj, prefix, name, 1, 0);
+	if (r->failed)
+		return;
+	why = ploom_label_problem(*out, strlen(*out), max);
+	if (why)
+		fail(r, why, prefix, name);
+}
+
+/* "where": optional (traces older than it, and steps the worker could
+ * not place, have none).  Only read, never opened: the file may be any
+ * absolute path, or a relative one that stays inside its root. */
+static void read_where(struct reader *r, struct ploom_where *w, const cJSON *obj,
+		       const char *prefix)
+{
+	const cJSON *x = get(r, obj, prefix, "where", 0);
+	char sub[96];
+
+	if (!x || r->failed)
+		return;
+	if (!cJSON_IsObject(x)) {
+		fail(r, "is not an object", prefix, "where");
+		return;
+	}
+	snprintf(sub, sizeof(sub), "%swhere.", prefix);
+	get_label(r, &w->file, x, sub, "file", PLOOM_PATH_MAX);
+	if (!r->failed && w->file[0] != '/' && !ploom_relpath_is_safe(w->file))
+		fail(r, "is neither an absolute path nor a relative one inside its root", sub,
+		     "file");
+	get_label(r, &w->function, x, sub, "function", PLOOM_NAME_MAX);
+	get_int(r, &w->line, x, sub, "line", 1, INT_MAX);
+}
+
 static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, size_t i)
 {
 	char prefix[64];
@@ -826,6 +961,7 @@ static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, si
 			s->mode = PLOOM_ACQUIRE_TIMED;
 	}
 	get_str(r, &s->value, x, prefix, "value", 0, 1);
+	read_where(r, &s->where, x, prefix);
 }
 
 static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *root)
@@ -887,6 +1023,7 @@ static void read_outcome(struct reader *r, struct ploom_trace *t, const cJSON *r
 			get_op(r, &wt->op, w, sub, "op");
 			get_object_name(r, &wt->object, &obj, w, sub, "object");
 			get_int(r, &wt->holder, w, sub, "holder", -1, INT_MAX);
+			read_where(r, &wt->where, w, sub);
 		}
 		break;
 	case PLOOM_OUTCOME_CRASH:
@@ -1035,6 +1172,108 @@ static void read_patch(struct reader *r, struct ploom_config *c, const cJSON *co
 	}
 }
 
+/* Sets a name read from the trace, within PLOOM_NAMES_MAX objects. */
+static void set_name(struct reader *r, struct ploom_run *run, struct ploom_obj obj,
+		     const char *name, const char *prefix, const char *field)
+{
+	char why[64];
+
+	if (run->nnames >= PLOOM_NAMES_MAX) {
+		snprintf(why, sizeof(why), "names more than %d objects", PLOOM_NAMES_MAX);
+		fail(r, why, prefix, field);
+		return;
+	}
+	if (ploom_run_set_name(run, obj, name, r->err) < 0)
+		r->failed = 1;
+}
+
+/* "tasks": optional (older traces name no task), ascending by id, each
+ * task at most once; a name that is the default one is no name. */
+static void read_tasks(struct reader *r, struct ploom_run *run, const cJSON *root)
+{
+	const cJSON *x = get(r, root, "", "tasks", 0), *e;
+	char prefix[64], def[32], *name = NULL;
+	long prev = -1;
+	size_t i = 0;
+	int id = 0;
+
+	if (!x || r->failed)
+		return;
+	if (!cJSON_IsArray(x)) {
+		fail(r, "is not an array", "", "tasks");
+		return;
+	}
+	cJSON_ArrayForEach(e, x) {
+		struct ploom_obj obj;
+
+		snprintf(prefix, sizeof(prefix), "tasks[%zu]", i);
+		if (!cJSON_IsObject(e)) {
+			fail(r, "is not an object", "", prefix);
+			return;
+		}
+		snprintf(prefix, sizeof(prefix), "tasks[%zu].", i++);
+		get_int(r, &id, e, prefix, "id", 0, INT_MAX);
+		if (!r->failed && id <= prev)
+			fail(r, "is not above the task before it", prefix, "id");
+		get_label(r, &name, e, prefix, "name", PLOOM_NAME_MAX);
+		if (r->failed) {
+			free(name);
+			return;
+		}
+		prev = id;
+		obj = (struct ploom_obj){PLOOM_OBJ_THREAD, id};
+		ploom_obj_default_name(def, sizeof(def), obj);
+		if (strcmp(name, def))
+			set_name(r, run, obj, name, prefix, "name");
+		free(name);
+		name = NULL;
+		if (r->failed)
+			return;
+	}
+}
+
+/* "objects": optional, the cells and locks the scenario named, each once
+ * (tasks are named in "tasks"). */
+static void read_objects(struct reader *r, struct ploom_run *run, const cJSON *root)
+{
+	const cJSON *x = get(r, root, "", "objects", 0), *e;
+	char prefix[64], *object = NULL, *name = NULL;
+	size_t i = 0;
+
+	if (!x || r->failed)
+		return;
+	if (!cJSON_IsArray(x)) {
+		fail(r, "is not an array", "", "objects");
+		return;
+	}
+	cJSON_ArrayForEach(e, x) {
+		struct ploom_obj obj = {PLOOM_OBJ_NONE, 0};
+
+		snprintf(prefix, sizeof(prefix), "objects[%zu]", i);
+		if (!cJSON_IsObject(e)) {
+			fail(r, "is not an object", "", prefix);
+			return;
+		}
+		snprintf(prefix, sizeof(prefix), "objects[%zu].", i++);
+		get_object_name(r, &object, &obj, e, prefix, "object");
+		if (!r->failed && !object)
+			fail(r, "is not an object name", prefix, "object");
+		if (!r->failed && obj.kind != PLOOM_OBJ_CELL && obj.kind != PLOOM_OBJ_LOCK)
+			fail(r, "is not a cell or a lock (tasks are named in 'tasks')", prefix,
+			     "object");
+		if (!r->failed && ploom_run_name(run, obj))
+			fail(r, "names an object a second time", prefix, "object");
+		get_label(r, &name, e, prefix, "name", PLOOM_NAME_MAX);
+		if (!r->failed)
+			set_name(r, run, obj, name, prefix, "name");
+		free(object);
+		free(name);
+		object = name = NULL;
+		if (r->failed)
+			return;
+	}
+}
+
 static void read_id(struct reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	if (!get(r, root, "", "id", 0))
@@ -1120,6 +1359,8 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	get_int(r, &t->run.preemptions, root, "", "preemptions", 0, INT_MAX);
 	if (get(r, root, "", "minimized_from", 0))
 		get_int(r, &t->minimized_from, root, "", "minimized_from", 0, INT_MAX);
+	read_tasks(r, &t->run, root);
+	read_objects(r, &t->run, root);
 	x = get_array(r, root, "", "steps");
 	if (r->failed)
 		return;

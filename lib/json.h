@@ -19,15 +19,26 @@
  *               on read, always written)},
  *    "choices": [int...], "preemptions": int,
  *    "minimized_from": int (optional: minimized traces),
+ *    "tasks": [{"id", "name"}...] (optional on read, always written:
+ *              every task, ascending, with its name, given or default),
+ *    "objects": [{"object" (cell#N or lock#N), "name"}...] (optional on
+ *                read, always written: the cells and locks the scenario
+ *                named),
  *    "steps": [{"index", "task", "op", "object" (string or null),
  *               "enabled": [int...], "blocking" (acquire only, bool),
  *               "timeout" (true on a timed acquire or join only, absent
- *               elsewhere; version 2), "value" (optional string)}...],
+ *               elsewhere; version 2), "value" (optional string),
+ *               "where": {"file", "line", "function"} (optional)}...],
  *    "outcome": {"kind", "summary", and by kind: "task", "exception":
  *                {"type", "message"}, "traceback" (failure); "waits":
- *                [{"task", "op", "object", "holder"}] (deadlock); "signal"
- *                (crash); "status" (exit); "limit" (step-limit); "step",
- *                "message" (divergence); "output" (optional, any kind)}}
+ *                [{"task", "op", "object", "holder", "where"
+ *                (optional)}] (deadlock); "signal" (crash); "status"
+ *                (exit); "limit" (step-limit); "step", "message"
+ *                (divergence); "output" (optional, any kind)}}
+ *
+ * Names, and a where's file and function, are labels (event.h): not
+ * empty, bounded, without control characters; a where's file is absolute
+ * or relative inside its root, its line from 1.
  *
  * 64-bit values (the hash seed) travel as strings, because cJSON numbers
  * are doubles.  Readers ignore fields they do not know, so adding an

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "races.h"
 #include "replay.h"
 
 #define KEY_WIDTH 13 /* "preemptions" and two spaces */
@@ -15,6 +16,7 @@
 #define C_RED "\033[1;31m"
 #define C_GREEN "\033[32m"
 #define C_YELLOW "\033[33m"
+#define C_CYAN "\033[36m"
 
 /* ---- output ------------------------------------------------------------
  * Every write goes through these helpers: the first failure is kept with
@@ -193,10 +195,11 @@ static char *cut(const char *s, size_t max, size_t *out_width)
 /* Fills the cell with "TEXT" or "TEXT -> VALUE" (value may be NULL),
  * control characters shown as '?'.  The cap is met by cutting the value,
  * which keeps at least VALUE_MIN code points; TEXT (an operation and its
- * object) is cut only beyond max(cap, TEXT_MAX), which no real operation
+ * object, or a wait and its holder, by their names) is cut only beyond
+ * max(cap, TEXT_MAX), which only a name of more than 40 characters
  * reaches.  Returns 0, or -1 when out of memory. */
 #define VALUE_MIN 8
-#define TEXT_MAX 32
+#define TEXT_MAX 64
 static int cell_set(struct cell *c, const char *text, const char *value, size_t cap)
 {
 	char *t = NULL, *v = NULL, *raw = NULL;
@@ -237,43 +240,85 @@ done:
 	return ret;
 }
 
-static char *step_text(const struct ploom_step *s)
+/* "OP OBJECT (MODE)", the object by the name a person reads. */
+static char *step_text(const struct ploom_run *run, const struct ploom_step *s)
 {
 	const char *op = ploom_op_name(s->op);
 	const char *mode = "";
-	char *text;
+	char *text = NULL, *obj = NULL;
 
 	if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_NONBLOCKING)
 		mode = " (nonblocking)";
 	else if (s->mode == PLOOM_ACQUIRE_TIMED)
 		mode = " (timeout)"; /* a timed acquire or join */
-	if (asprintf(&text, "%s%s%s%s", op, s->object ? " " : "", s->object ? s->object : "",
-		     mode) < 0)
+	if (s->obj.kind != PLOOM_OBJ_NONE && !(obj = ploom_run_display_name(run, s->obj)))
 		return NULL;
+	if (asprintf(&text, "%s%s%s%s", op, obj ? " " : "", obj ? obj : "", mode) < 0)
+		text = NULL;
+	free(obj);
 	return text;
 }
 
-static char *wait_text(const struct ploom_wait *wt)
+/* The object of a wait, by its name; the name of the run's object it
+ * parses to, else the text as recorded. */
+static char *wait_object(const struct ploom_run *run, const char *object)
+{
+	struct ploom_obj obj;
+
+	if (!object)
+		return strdup("?");
+	if (ploom_obj_parse(&obj, object, strlen(object)) == 0 && obj.kind != PLOOM_OBJ_NONE)
+		return ploom_run_display_name(run, obj);
+	return strdup(object);
+}
+
+static char *wait_text(const struct ploom_run *run, const struct ploom_wait *wt)
 {
 	const char *op = ploom_op_name(wt->op);
-	char *text;
-	int n;
+	char *text = NULL, *obj = wait_object(run, wt->object), *holder = NULL;
+	int n = -1;
 
+	if (!obj)
+		return NULL;
 	/* a join's holder is the joined thread itself, already named */
-	if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN)
-		n = asprintf(&text, "%s %s (held by %d)", op, wt->object ? wt->object : "?",
-			     wt->holder);
-	else
-		n = asprintf(&text, "%s%s%s", op, wt->object ? " " : "",
-			     wt->object ? wt->object : "");
+	if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
+		holder = ploom_run_task_name(run, wt->holder);
+		if (holder)
+			n = asprintf(&text, "%s %s (held by %s)", op, obj, holder);
+	} else {
+		n = asprintf(&text, "%s %s", op, obj);
+	}
+	free(obj);
+	free(holder);
 	return n < 0 ? NULL : text;
+}
+
+/* "bank_account.py:20 withdraw", NULL for a step that stopped nowhere
+ * known; *oom set when memory ran out. */
+static char *where_text(const struct ploom_short_names *sn, const struct ploom_where *w,
+			int *oom)
+{
+	char *text;
+
+	if (!w->file)
+		return NULL;
+	if (asprintf(&text, "%s:%d %s", ploom_short_name(sn, w->file), w->line,
+		     w->function ? w->function : "?") < 0) {
+		*oom = 1;
+		return NULL;
+	}
+	return text;
 }
 
 /* ---- the table ------------------------------------------------------------ */
 
+/* At most this many race tags show beside a step, then a '+'. */
+#define TAGS_MAX 3
+
 struct table {
 	int *tasks;             /* the columns: distinct task ids, ascending */
 	size_t ntasks;
+	struct cell *heads;     /* per column: the task's name */
 	size_t *widths;         /* per column */
 	struct cell *steps;     /* one per step */
 	size_t *column;         /* the column of each step */
@@ -281,24 +326,38 @@ struct table {
 	long failing;           /* the step marked '!', or -1 */
 	struct cell *waits;     /* per column, deadlock only; NULL otherwise */
 	size_t numw;            /* width of the step column */
+	struct cell *wheres;    /* per step, then one for the wait row */
+	size_t wherew;          /* width of the where column; 0: none */
+	char (*tags)[TAGS_MAX + 2]; /* per step, then one for the wait row */
+	size_t tagw;            /* width of the tag column; 0: no race */
+	struct ploom_race *races;
+	size_t nraces;
+	long key;               /* the race explained above the table, or -1 */
 };
 
-static void table_release(struct table *t, size_t nsteps)
+static void cells_free(struct cell *cells, size_t n)
 {
 	size_t i;
 
-	if (t->steps)
-		for (i = 0; i < nsteps; i++)
-			free(t->steps[i].text);
-	if (t->waits)
-		for (i = 0; i < t->ntasks; i++)
-			free(t->waits[i].text);
+	if (!cells)
+		return;
+	for (i = 0; i < n; i++)
+		free(cells[i].text);
+	free(cells);
+}
+
+static void table_release(struct table *t, size_t nsteps)
+{
+	cells_free(t->steps, nsteps);
+	cells_free(t->waits, t->ntasks);
+	cells_free(t->heads, t->ntasks);
+	cells_free(t->wheres, nsteps + 1);
 	free(t->tasks);
 	free(t->widths);
-	free(t->steps);
 	free(t->column);
 	free(t->preempted);
-	free(t->waits);
+	free(t->tags);
+	free(t->races);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -315,64 +374,136 @@ static size_t column_of(const struct table *t, int task)
 	return p ? (size_t)(p - t->tasks) : 0;
 }
 
+/* The letter of race k: a to z, then A to Z, then '+' for the rest. */
+static char race_tag(size_t k)
+{
+	if (k < 26)
+		return (char)('a' + k);
+	if (k < 52)
+		return (char)('A' + k - 26);
+	return '+';
+}
+
+static void add_tag(char *tags, char c)
+{
+	size_t n = strlen(tags);
+
+	if (n < TAGS_MAX && !strchr(tags, c))
+		tags[n] = c;
+	else if (n == TAGS_MAX && c != tags[n - 1] && !strchr(tags, c))
+		tags[n] = '+';
+}
+
+/* The races, their tags and the one explained: a trace too large to
+ * analyse shows none, as one with none. */
+static int table_races(struct table *t, const struct ploom_trace *trace)
+{
+	const struct ploom_run *run = &trace->run;
+	struct ploom_err why = {0, ""};
+	size_t k, n;
+
+	t->key = -1;
+	if (ploom_trace_races(&t->races, &t->nraces, trace, &why) < 0)
+		return why.kind == PLOOM_ERR_NOMEM ? -1 : 0;
+	t->key = ploom_races_key(trace, t->races, t->nraces);
+	for (k = 0; k < t->nraces; k++) {
+		const struct ploom_race *r = &t->races[k];
+		add_tag(t->tags[r->first], race_tag(k));
+		add_tag(t->tags[r->second >= 0 ? (size_t)r->second : run->nsteps], race_tag(k));
+	}
+	for (k = 0; k <= run->nsteps; k++) {
+		n = strlen(t->tags[k]);
+		if (n > t->tagw)
+			t->tagw = n;
+	}
+	return 0;
+}
+
 static int table_build(struct table *t, const struct ploom_trace *trace, size_t cap)
 {
 	const struct ploom_run *run = &trace->run;
 	const struct ploom_outcome *o = &run->outcome;
+	struct ploom_short_names *sn = NULL;
 	size_t i, c, n = run->nsteps ? run->nsteps : 1;
 	char head[32];
+	int oom = 0, ret = -1;
 	long last;
 
 	if (ploom_run_tasks(&t->tasks, &t->ntasks, run, NULL) < 0)
 		return -1;
 	t->widths = calloc(t->ntasks, sizeof(*t->widths));
+	t->heads = calloc(t->ntasks, sizeof(*t->heads));
 	t->steps = calloc(n, sizeof(*t->steps));
 	t->column = calloc(n, sizeof(*t->column));
 	t->preempted = calloc(n, 1);
-	if (!t->widths || !t->steps || !t->column || !t->preempted)
-		return -1;
-	for (c = 0; c < t->ntasks; c++)
-		t->widths[c] = (size_t)snprintf(head, sizeof(head), "task %d", t->tasks[c]);
+	t->wheres = calloc(n + 1, sizeof(*t->wheres));
+	t->tags = calloc(n + 1, sizeof(*t->tags));
+	if (!t->widths || !t->heads || !t->steps || !t->column || !t->preempted || !t->wheres ||
+	    !t->tags || ploom_short_names_new(&sn, run, NULL) < 0)
+		goto done;
+	for (c = 0; c < t->ntasks; c++) {
+		char *name = ploom_run_task_name(run, t->tasks[c]);
+		int rc = name ? cell_set(&t->heads[c], name, NULL, cap) : -1;
+		free(name);
+		if (rc < 0)
+			goto done;
+		t->widths[c] = t->heads[c].width;
+	}
 	for (i = 0; i < run->nsteps; i++) {
 		const struct ploom_step *s = &run->steps[i];
-		char *text = step_text(s);
+		char *text = step_text(run, s);
 		int rc = text ? cell_set(&t->steps[i], text, s->value, cap) : -1;
 		free(text);
 		if (rc < 0)
-			return -1;
+			goto done;
 		c = column_of(t, s->task);
 		t->column[i] = c;
 		if (t->steps[i].width > t->widths[c])
 			t->widths[c] = t->steps[i].width;
 		t->preempted[i] = (char)ploom_run_is_preemption(run, i);
+		text = where_text(sn, &s->where, &oom);
+		if (oom || (text && cell_set(&t->wheres[i], text, NULL, (size_t)-1) < 0)) {
+			free(text);
+			goto done;
+		}
+		free(text);
+		if (t->wheres[i].width > t->wherew)
+			t->wherew = t->wheres[i].width;
 	}
 	if (o->kind == PLOOM_OUTCOME_DEADLOCK && o->nwaits) {
 		t->waits = calloc(t->ntasks, sizeof(*t->waits));
 		if (!t->waits)
-			return -1;
+			goto done;
 		for (i = 0; i < o->nwaits; i++) {
 			c = column_of(t, o->waits[i].task);
 			free(t->waits[c].text);
-			char *text = wait_text(&o->waits[i]);
+			char *text = wait_text(run, &o->waits[i]);
 			int rc = text ? cell_set(&t->waits[c], text, NULL, cap) : -1;
 			free(text);
 			if (rc < 0)
-				return -1;
+				goto done;
 			if (t->waits[c].width > t->widths[c])
 				t->widths[c] = t->waits[c].width;
 		}
 	}
+	if (table_races(t, trace) < 0)
+		goto done;
 	t->failing = ploom_run_failing_step(run);
 	last = run->nsteps ? (long)run->nsteps - 1 : 0;
 	t->numw = (size_t)snprintf(head, sizeof(head), "%ld", last);
 	if (t->numw < 4)
 		t->numw = 4;
-	return 0;
+	if (t->wherew && t->wherew < 5)
+		t->wherew = 5; /* "where" */
+	ret = 0;
+done:
+	ploom_short_names_free(sn);
+	return ret;
 }
 
-/* The two mark characters, the step column and its gap. */
+/* The two mark characters, the race tags, the step column and its gap. */
 static void row_start(struct writer *w, const struct table *t, int preempted, int failing,
-		      const char *label)
+		      const char *tags, const char *label)
 {
 	if (preempted) {
 		color(w, C_YELLOW);
@@ -389,8 +520,31 @@ static void row_start(struct writer *w, const struct table *t, int preempted, in
 		put(w, " ");
 	}
 	put(w, " ");
+	if (t->tagw) {
+		if (*tags) {
+			color(w, C_CYAN);
+			put(w, tags);
+			color(w, C_RESET);
+		}
+		spaces(w, t->tagw - strlen(tags) + 1);
+	}
 	spaces(w, t->numw - strlen(label));
 	put(w, label);
+}
+
+/* After a row's last cell (in column c, `width` wide): the where column,
+ * or nothing when the row has no place. */
+static void row_where(struct writer *w, const struct table *t, size_t c, size_t width,
+		      const struct cell *where)
+{
+	size_t k, pad = t->widths[c] - width;
+
+	if (!where->text)
+		return;
+	for (k = c + 1; k < t->ntasks; k++)
+		pad += t->widths[k] + 2;
+	spaces(w, pad + 2);
+	put_text(w, where->text, 0);
 }
 
 /* Writes cells[0..ntasks) (NULL texts are empty), padding each to its
@@ -423,29 +577,39 @@ static void put_table(struct writer *w, const struct table *t, const struct ploo
 	char head[32];
 	size_t i, c;
 
-	row_start(w, t, 0, 0, "step");
+	row_start(w, t, 0, 0, "", "step");
 	for (c = 0; c < t->ntasks; c++) {
-		size_t n = (size_t)snprintf(head, sizeof(head), "task %d", t->tasks[c]);
 		spaces(w, 2);
 		color(w, C_BOLD);
-		put(w, head);
+		put_text(w, t->heads[c].text, 0);
 		color(w, C_RESET);
-		if (c + 1 < t->ntasks)
-			spaces(w, t->widths[c] - n);
+		if (c + 1 < t->ntasks || t->wherew)
+			spaces(w, t->widths[c] - t->heads[c].width);
+	}
+	if (t->wherew) {
+		spaces(w, 2);
+		color(w, C_BOLD);
+		put(w, "where");
+		color(w, C_RESET);
 	}
 	put(w, "\n   ");
-	for (i = 0; i < t->numw; i++)
+	for (i = 0; i < t->numw + (t->tagw ? t->tagw + 1 : 0); i++)
 		put(w, "-");
 	for (c = 0; c < t->ntasks; c++) {
 		put(w, "  ");
 		for (i = 0; i < t->widths[c]; i++)
 			put(w, "-");
 	}
+	if (t->wherew) {
+		put(w, "  ");
+		for (i = 0; i < t->wherew; i++)
+			put(w, "-");
+	}
 	put(w, "\n");
 	for (i = 0; i < run->nsteps && !w->failed; i++) {
 		int failing = (long)i == t->failing;
 		snprintf(head, sizeof(head), "%zu", i);
-		row_start(w, t, t->preempted[i], failing, head);
+		row_start(w, t, t->preempted[i], failing, t->tags[i], head);
 		/* every column before the step's is empty */
 		for (c = 0; c < t->column[i]; c++)
 			spaces(w, t->widths[c] + 2);
@@ -455,14 +619,29 @@ static void put_table(struct writer *w, const struct table *t, const struct ploo
 		put_text(w, t->steps[i].text, 0);
 		if (failing)
 			color(w, C_RESET);
+		row_where(w, t, t->column[i], t->steps[i].width, &t->wheres[i]);
 		put(w, "\n");
 	}
 	if (!run->nsteps)
 		put(w, "        (no steps)\n");
 	if (t->waits) {
-		row_start(w, t, 0, 1, "wait");
+		row_start(w, t, 0, 1, t->tags[run->nsteps], "wait");
 		row_cells(w, t, t->waits, C_RED);
 	}
+}
+
+/* "a" or "a-c": the tags of the races the table shows. */
+static void put_tag_range(struct writer *w, const struct table *t)
+{
+	char tag[4] = {race_tag(0), '\0', '\0', '\0'};
+
+	if (t->nraces > 1) {
+		tag[1] = '-';
+		tag[2] = race_tag(t->nraces - 1 < 51 ? t->nraces - 1 : 51);
+	}
+	color(w, C_CYAN);
+	put(w, tag);
+	color(w, C_RESET);
 }
 
 static void put_legend(struct writer *w, const struct table *t, const struct ploom_run *run)
@@ -505,7 +684,16 @@ static void put_legend(struct writer *w, const struct table *t, const struct plo
 		color(w, C_RESET);
 		putf(w, " %s\n", what);
 	}
-	if (any || what)
+	if (t->nraces) {
+		put_tag_range(w, t);
+		put(w, t->nraces > 1 ? " racing pairs" : " racing pair");
+		put(w, ": steps of two tasks on one object that another schedule could run in "
+		       "the other order");
+		if (t->key >= 0)
+			putf(w, "; %c is the race above", race_tag((size_t)t->key));
+		put(w, "\n");
+	}
+	if (any || what || t->nraces)
 		put(w, "\n");
 }
 
@@ -614,7 +802,23 @@ static void put_replay_runs(struct writer *w, const struct ploom_trace *tr)
 	put(w, "\n");
 }
 
-static void put_header(struct writer *w, const struct ploom_trace *tr)
+/* The line of the race the failure rests on: ploom_race_explain(). */
+static void put_race(struct writer *w, const struct ploom_trace *tr, const struct table *t)
+{
+	char *line;
+
+	if (t->key < 0)
+		return;
+	line = ploom_race_explain(tr, &t->races[t->key]);
+	if (!line)
+		return; /* out of memory: the rest still renders, as a lost block does */
+	key(w, "race");
+	put_text(w, line, 0);
+	put(w, "\n");
+	free(line);
+}
+
+static void put_header(struct writer *w, const struct ploom_trace *tr, const struct table *t)
 {
 	const struct ploom_config *c = &tr->config;
 	const struct ploom_run *run = &tr->run;
@@ -674,7 +878,9 @@ static void put_header(struct writer *w, const struct ploom_trace *tr)
 	key(w, "outcome");
 	put_text(w, run->outcome.summary ? run->outcome.summary
 					 : ploom_outcome_kind_name(run->outcome.kind), 0);
-	put(w, "\n\n");
+	put(w, "\n");
+	put_race(w, tr, t);
+	put(w, "\n");
 }
 
 static void title(struct writer *w, const struct ploom_outcome *o)
@@ -691,8 +897,23 @@ static void title(struct writer *w, const struct ploom_outcome *o)
 	put(w, o->kind == PLOOM_OUTCOME_DIVERGENCE ? " " : ": ");
 }
 
-static void put_outcome(struct writer *w, const struct ploom_outcome *o)
+/* "task 1", then " (mathieu)" when the scenario named it. */
+static void put_task(struct writer *w, const struct ploom_run *run, int task)
 {
+	const char *name = ploom_run_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
+
+	putf(w, "task %d", task);
+	if (name) {
+		put(w, " (");
+		put_text(w, name, 0);
+		put(w, ")");
+	}
+}
+
+static void put_outcome(struct writer *w, const struct ploom_run *run)
+{
+	const struct ploom_outcome *o = &run->outcome;
+	struct ploom_short_names *sn = NULL;
 	size_t i;
 
 	title(w, o);
@@ -701,7 +922,8 @@ static void put_outcome(struct writer *w, const struct ploom_outcome *o)
 		put(w, "every task finished\n");
 		break;
 	case PLOOM_OUTCOME_FAILURE:
-		putf(w, "task %d raised ", o->task);
+		put_task(w, run, o->task);
+		put(w, " raised ");
 		put_text(w, o->exc_type ? o->exc_type : "?", 0);
 		if (o->exc_message && *o->exc_message) {
 			put(w, ": ");
@@ -715,16 +937,32 @@ static void put_outcome(struct writer *w, const struct ploom_outcome *o)
 		break;
 	case PLOOM_OUTCOME_DEADLOCK:
 		put(w, "no task can run\n");
+		/* without the memory for short names, places are left out */
+		if (ploom_short_names_new(&sn, run, NULL) < 0)
+			sn = NULL;
 		for (i = 0; i < o->nwaits; i++) {
 			const struct ploom_wait *wt = &o->waits[i];
-			putf(w, "  task %d waits to ", wt->task);
+			char *obj = wait_object(run, wt->object);
+			put(w, "  ");
+			put_task(w, run, wt->task);
+			put(w, " waits to ");
 			put_text(w, ploom_op_name(wt->op), 0);
 			put(w, " ");
-			put_text(w, wt->object ? wt->object : "?", 0);
-			if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN)
-				putf(w, " held by task %d", wt->holder);
+			put_text(w, obj ? obj : "?", 0);
+			free(obj);
+			if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
+				put(w, " held by ");
+				put_task(w, run, wt->holder);
+			}
+			if (sn && wt->where.file) {
+				put(w, " at ");
+				put_text(w, ploom_short_name(sn, wt->where.file), 0);
+				putf(w, ":%d ", wt->where.line);
+				put_text(w, wt->where.function ? wt->where.function : "?", 0);
+			}
 			put(w, "\n");
 		}
+		ploom_short_names_free(sn);
 		break;
 	case PLOOM_OUTCOME_DIVERGENCE:
 		putf(w, "at step %ld: ", o->divergence_index);
@@ -767,11 +1005,11 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 		ploom_err_oom(err);
 		goto done;
 	}
-	put_header(&w, trace);
+	put_header(&w, trace, &t);
 	put_table(&w, &t, &trace->run);
 	put(&w, "\n");
 	put_legend(&w, &t, &trace->run);
-	put_outcome(&w, &trace->run.outcome);
+	put_outcome(&w, &trace->run);
 	if (!w.failed) {
 		errno = 0;
 		if (fflush(out) == EOF) {

@@ -7,27 +7,35 @@
  *   1. a header, one "key  value" line each: the scenario, its target,
  *      source file and fingerprints, the Python, the hash seed, the
  *      configuration, the steps, the failure id, the preemptions (and
- *      minimized_from) and the outcome's summary;
- *   2. a table with one row per step and one column per task (task 0,
- *      task 1, ...).  A step's cell sits in the column of the task that
- *      took it and reads "OP OBJECT", then " (nonblocking)" for
- *      acquire(blocking=False) or " (timeout)" for acquire(timeout=T)
- *      and join(timeout=T),
- *      then " -> VALUE" when the step has a
- *      value.  Columns are as wide as their widest cell; a value is cut
- *      (ending in "...") so that its cell fits the cap, but keeps at least
- *      8 characters, and "OP OBJECT" is cut only beyond max(cap, 32).
- *      Two marks precede the step number:
- *      '*' for a preemption (a choice that switched away from the task of
+ *      minimized_from), the outcome's summary, and for a failure that
+ *      rests on a race, "race" and ploom_race_explain()'s line (races.h);
+ *   2. a table with one row per step and one column per task, headed by
+ *      the task's name (ploom_run_task_name(): "MainThread" for task 0,
+ *      the name the scenario gave a thread, else "thread#N").  A step's
+ *      cell sits in the column of the task that took it and reads
+ *      "OP OBJECT", the object by its name (ploom_run_display_name()),
+ *      then " (nonblocking)" for acquire(blocking=False) or " (timeout)"
+ *      for acquire(timeout=T) and join(timeout=T), then " -> VALUE" when
+ *      the step has a value.  Columns are as wide as their widest cell; a
+ *      value is cut (ending in "...") so that its cell fits the cap, but
+ *      keeps at least 8 characters, and "OP OBJECT" is cut only beyond
+ *      max(cap, 64).  When any step knows where it stopped, a last
+ *      column, "where", reads "FILE:LINE FUNCTION", FILE by
+ *      ploom_short_name().  Before the step number come two marks, '*'
+ *      for a preemption (a choice that switched away from the task of
  *      the previous step while it was still enabled, the rule of
- *      ploom_run_finish()) and '!' for the failing step (the last step of
- *      the task that raised; for a crash, exit or timeout the last step).
- *      A deadlock adds a last row, "wait", with what each blocked task
- *      waits for;
- *   3. a legend for the marks that appear;
+ *      ploom_run_finish()) and '!' for the failing step
+ *      (ploom_run_failing_step()), then, when the trace has racing
+ *      pairs, a column of tags: race k is the letter a..z, then A..Z
+ *      (then '+'), on both of its steps (at most three, then '+').  A
+ *      deadlock adds a last row, "wait", with what each blocked task
+ *      waits for and the tags of the races of those operations;
+ *   3. a legend for the marks and tags that appear;
  *   4. the outcome in full: the exception and its traceback, the waits of
- *      a deadlock, the details of a crash, exit, timeout, step limit or
- *      divergence; then the schedule's captured output, if any.
+ *      a deadlock and where each task waits, the details of a crash,
+ *      exit, timeout, step limit or divergence; then the schedule's
+ *      captured output, if any.  A task the scenario named is "task N
+ *      (NAME)" there.
  *
  * The text is plain ASCII apart from what the trace's own strings hold
  * (UTF-8 is passed through, and counted in code points when columns are

@@ -19,6 +19,8 @@
  *      (ploom_replay_check_python());
  *   3. the new run took the recorded steps: the same task, operation and
  *      object at every step, and as many steps (ploom_replay_compare_steps());
+ *      where a step stopped and the names are information and are not
+ *      compared (a changed source fails check 1 already);
  *   4. its outcome is the recorded one (ploom_replay_same_outcome()).
  *
  * Messages are one line, without the "ReplayDivergenceError: " that the

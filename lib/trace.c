@@ -28,12 +28,36 @@ char *ploom_strdup(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+void ploom_where_release(struct ploom_where *w)
+{
+	free(w->file);
+	free(w->function);
+	memset(w, 0, sizeof(*w));
+}
+
+int ploom_where_copy(struct ploom_where *to, const struct ploom_where *from, int line,
+		     struct ploom_err *err)
+{
+	memset(to, 0, sizeof(*to));
+	if (!from->file)
+		return 0;
+	to->file = strdup(from->file);
+	to->function = strdup(from->function ? from->function : "?");
+	if (!to->file || !to->function) {
+		ploom_where_release(to);
+		return ploom_err_oom(err);
+	}
+	to->line = line;
+	return 0;
+}
+
 static void step_release(struct ploom_step *s)
 {
 	free(s->object);
 	free(s->enabled);
 	free(s->value);
 	free(s->pending);
+	ploom_where_release(&s->where);
 }
 
 static void outcome_release(struct ploom_outcome *o)
@@ -46,6 +70,7 @@ static void outcome_release(struct ploom_outcome *o)
 	free(o->traceback);
 	for (i = 0; i < o->nwaits; i++) {
 		free(o->waits[i].object);
+		ploom_where_release(&o->waits[i].where);
 	}
 	free(o->waits);
 	free(o->divergence_message);
@@ -61,7 +86,185 @@ void ploom_run_release(struct ploom_run *run)
 	free(run->steps);
 	free(run->choices);
 	outcome_release(&run->outcome);
+	for (i = 0; i < run->nnames; i++)
+		free(run->names[i].name);
+	free(run->names);
+	for (i = 0; i < run->ncodes; i++)
+		ploom_where_release(&run->codes[i]);
+	free(run->codes);
 	memset(run, 0, sizeof(*run));
+}
+
+static int same_obj(struct ploom_obj a, struct ploom_obj b)
+{
+	return a.kind == b.kind && a.id == b.id;
+}
+
+int ploom_run_set_name(struct ploom_run *run, struct ploom_obj obj, const char *name,
+		       struct ploom_err *err)
+{
+	struct ploom_name *names;
+	char *copy = strdup(name);
+	size_t i;
+
+	assert(obj.kind != PLOOM_OBJ_NONE);
+	if (!copy)
+		return ploom_err_oom(err);
+	for (i = 0; i < run->nnames; i++) {
+		if (same_obj(run->names[i].obj, obj)) {
+			free(run->names[i].name);
+			run->names[i].name = copy;
+			return 0;
+		}
+	}
+	names = realloc(run->names, (run->nnames + 1) * sizeof(*names));
+	if (!names) {
+		free(copy);
+		return ploom_err_oom(err);
+	}
+	run->names = names;
+	names[run->nnames++] = (struct ploom_name){obj, copy};
+	return 0;
+}
+
+const char *ploom_run_name(const struct ploom_run *run, struct ploom_obj obj)
+{
+	size_t i;
+
+	for (i = 0; i < run->nnames; i++)
+		if (same_obj(run->names[i].obj, obj))
+			return run->names[i].name;
+	return NULL;
+}
+
+size_t ploom_obj_default_name(char *out, size_t cap, struct ploom_obj obj)
+{
+	if (obj.kind == PLOOM_OBJ_THREAD && obj.id == 0) {
+		snprintf(out, cap, "MainThread");
+		return cap > 10 ? 10 : cap ? cap - 1 : 0;
+	}
+	return ploom_obj_format(out, cap, obj);
+}
+
+/* 1 if another object of run than obj goes by name: a second object of
+ * that name, or one whose default name it is. */
+static int name_is_shared(const struct ploom_run *run, struct ploom_obj obj, const char *name)
+{
+	struct ploom_obj other;
+	size_t i;
+
+	for (i = 0; i < run->nnames; i++)
+		if (!same_obj(run->names[i].obj, obj) && !strcmp(run->names[i].name, name))
+			return 1;
+	if (!strcmp(name, "MainThread"))
+		return !(obj.kind == PLOOM_OBJ_THREAD && obj.id == 0);
+	return ploom_obj_parse(&other, name, strlen(name)) == 0 &&
+	       other.kind != PLOOM_OBJ_NONE && !same_obj(other, obj);
+}
+
+char *ploom_run_display_name(const struct ploom_run *run, struct ploom_obj obj)
+{
+	const char *name = obj.kind == PLOOM_OBJ_NONE ? NULL : ploom_run_name(run, obj);
+	char def[32], *out;
+
+	ploom_obj_format(def, sizeof(def), obj);
+	if (!name) {
+		ploom_obj_default_name(def, sizeof(def), obj);
+		return strdup(def);
+	}
+	if (!name_is_shared(run, obj, name))
+		return strdup(name);
+	if (asprintf(&out, "%s (%s)", name, def) < 0)
+		return NULL;
+	return out;
+}
+
+char *ploom_run_task_name(const struct ploom_run *run, int task)
+{
+	return ploom_run_display_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
+}
+
+struct ploom_short_names {
+	/* the last components that two different files share, sorted */
+	const char **shared;
+	size_t nshared;
+};
+
+static const char *last_component(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+
+	return slash && slash[1] ? slash + 1 : file;
+}
+
+/* by last component, then by the whole file */
+static int cmp_files(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int c = strcmp(last_component(x), last_component(y));
+
+	return c ? c : strcmp(x, y);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int ploom_short_names_new(struct ploom_short_names **out, const struct ploom_run *run,
+			  struct ploom_err *err)
+{
+	struct ploom_short_names *sn = calloc(1, sizeof(*sn));
+	const char **files = NULL;
+	size_t i, n = 0;
+
+	*out = NULL;
+	if (!sn)
+		return ploom_err_oom(err);
+	files = malloc((run->nsteps + run->outcome.nwaits + 1) * sizeof(*files));
+	if (!files) {
+		free(sn);
+		return ploom_err_oom(err);
+	}
+	for (i = 0; i < run->nsteps; i++)
+		if (run->steps[i].where.file)
+			files[n++] = run->steps[i].where.file;
+	for (i = 0; i < run->outcome.nwaits; i++)
+		if (run->outcome.waits[i].where.file)
+			files[n++] = run->outcome.waits[i].where.file;
+	/* sorted, two different files with one last component are neighbours
+	 * (or have only copies of one of them in between) */
+	qsort(files, n, sizeof(*files), cmp_files);
+	for (i = 1; i < n; i++) {
+		const char *a = last_component(files[i - 1]), *b = last_component(files[i]);
+		if (strcmp(a, b) || !strcmp(files[i - 1], files[i]))
+			continue;
+		if (sn->nshared && !strcmp(files[sn->nshared - 1], b))
+			continue;
+		/* the list of shared names grows at the front of files, behind
+		 * the pair this loop reads next */
+		files[sn->nshared++] = b;
+	}
+	sn->shared = files;
+	*out = sn;
+	return 0;
+}
+
+const char *ploom_short_name(const struct ploom_short_names *sn, const char *file)
+{
+	const char *last = last_component(file);
+
+	if (sn && bsearch(&last, sn->shared, sn->nshared, sizeof(*sn->shared), cmp_names))
+		return file;
+	return last;
+}
+
+void ploom_short_names_free(struct ploom_short_names *sn)
+{
+	if (!sn)
+		return;
+	free(sn->shared);
+	free(sn);
 }
 
 void ploom_run_move(struct ploom_run *to, struct ploom_run *from)
@@ -514,6 +717,136 @@ static int locate_source(struct ploom_trace *trace, struct ploom_err *err)
 	return ploom_trace_set_last_relpath(trace, trace->scenario.relpath, err);
 }
 
+/* What a file of a where becomes: one seen before and its new name
+ * (NULL: it stays), both owned here. */
+struct rel_cache {
+	struct {
+		char *from;
+		char *to;
+	} *e;
+	size_t n;
+};
+
+/* file relative to root (ending in '/'), or to real_root when the real
+ * path of file lies below it; NULL when it lies below neither.  The
+ * result is malloc'd; *oom set when memory ran out. */
+static char *relative_to(const char *root, const char *real_root, const char *file, int *oom)
+{
+	size_t n;
+	char *real, *out = NULL;
+
+	if (file[0] != '/')
+		return NULL;
+	n = strlen(root);
+	if (!strncmp(file, root, n) && ploom_relpath_is_safe(file + n)) {
+		out = strdup(file + n);
+		*oom = !out;
+		return out;
+	}
+	if (!real_root || !(real = realpath(file, NULL)))
+		return NULL;
+	n = strlen(real_root);
+	if (!strncmp(real, real_root, n) && ploom_relpath_is_safe(real + n)) {
+		out = strdup(real + n);
+		*oom = !out;
+	}
+	free(real);
+	return out;
+}
+
+static int relativize(struct ploom_where *w, const char *root, const char *real_root,
+		      struct rel_cache *cache, struct ploom_err *err)
+{
+	size_t i;
+	char *to;
+	int oom = 0;
+
+	if (!w->file)
+		return 0;
+	for (i = 0; i < cache->n; i++)
+		if (!strcmp(cache->e[i].from, w->file))
+			break;
+	if (i == cache->n) {
+		void *e = realloc(cache->e, (cache->n + 1) * sizeof(*cache->e));
+		if (!e)
+			return ploom_err_oom(err);
+		cache->e = e;
+		cache->e[i].from = strdup(w->file);
+		if (!cache->e[i].from)
+			return ploom_err_oom(err);
+		cache->e[i].to = relative_to(root, real_root, w->file, &oom);
+		cache->n++;
+		if (oom)
+			return ploom_err_oom(err);
+	}
+	if (!cache->e[i].to)
+		return 0;
+	to = strdup(cache->e[i].to);
+	if (!to)
+		return ploom_err_oom(err);
+	free(w->file);
+	w->file = to;
+	return 0;
+}
+
+/* root: path without its last len bytes when they are "/" + rel, with
+ * the '/'; NULL otherwise (or when out of memory: *oom). */
+static char *strip_relpath(const char *path, const char *rel, int *oom)
+{
+	size_t n = strlen(path), r = strlen(rel);
+	char *root;
+
+	if (n <= r + 1 || strcmp(path + n - r, rel) || path[n - r - 1] != '/')
+		return NULL;
+	root = strndup(path, n - r);
+	*oom = !root;
+	return root;
+}
+
+/* The files of the run's where below the trace's root become relative
+ * to it: the root is scenario.file without its relpath, and, when a
+ * symbolic link lies on the way, its real path too. */
+static int relativize_where(struct ploom_trace *t, struct ploom_err *err)
+{
+	struct rel_cache cache = {NULL, 0};
+	struct ploom_run *run = &t->run;
+	char *root = NULL, *real = NULL, *real_root = NULL;
+	int oom = 0, ret = -1;
+	size_t i;
+
+	if (!t->source.root || !t->scenario.relpath || !t->scenario.file)
+		return 0;
+	root = strip_relpath(t->scenario.file, t->scenario.relpath, &oom);
+	if (!root) {
+		ret = oom ? ploom_err_oom(err) : 0;
+		goto done;
+	}
+	real = realpath(t->scenario.file, NULL);
+	if (real)
+		real_root = strip_relpath(real, t->scenario.relpath, &oom);
+	if (oom) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	for (i = 0; i < run->nsteps; i++)
+		if (relativize(&run->steps[i].where, root, real_root, &cache, err) < 0)
+			goto done;
+	for (i = 0; i < run->outcome.nwaits; i++)
+		if (relativize(&run->outcome.waits[i].where, root, real_root, &cache, err) < 0)
+			goto done;
+	ret = 0;
+done:
+	for (i = 0; i < cache.n; i++) {
+		free(cache.e[i].from);
+		free(cache.e[i].to);
+	}
+	free(cache.e);
+	free(root);
+	free(real);
+	free(real_root);
+	return ret;
+}
+
 int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *err)
 {
 	char blob[PLOOM_OID_HEXSZ + 1];
@@ -524,9 +857,10 @@ int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *
 		return 0;
 	if (ploom_fingerprint_file(blob, trace->scenario.file, err) < 0)
 		return -1;
-	if (ploom_trace_add_fingerprint(trace, trace->scenario.file, blob, err) < 0)
+	if (ploom_trace_add_fingerprint(trace, trace->scenario.file, blob, err) < 0 ||
+	    locate_source(trace, err) < 0)
 		return -1;
-	return locate_source(trace, err);
+	return relativize_where(trace, err);
 }
 
 int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_trace *from,
@@ -549,7 +883,7 @@ int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_tra
 	    (from->source.root && !(to->source.root = strdup(from->source.root))) ||
 	    (from->source.commit && !(to->source.commit = strdup(from->source.commit))))
 		return ploom_err_oom(err);
-	return 0;
+	return relativize_where(to, err);
 }
 
 int ploom_run_is_preemption(const struct ploom_run *run, size_t i)

@@ -6,8 +6,9 @@
  * A run is the list of steps the scheduler took, the choices made at the
  * branch points (steps where more than one task was enabled), the number
  * of preemptions and the outcome.  The worker reader (worker.h) fills the
- * steps and the outcome; ploom_run_finish() derives the choices, the
- * preemption count and the outcome's summary from them.
+ * steps and the outcome, where each step stopped in the scenario's code
+ * and the names the scenario gave its objects; ploom_run_finish() derives
+ * the choices, the preemption count and the outcome's summary from them.
  *
  * A trace is a run plus metadata: the scenario, the fingerprints of its
  * source files, the Python that ran it, the hash seed and the
@@ -41,9 +42,26 @@
  *      it and take the step for a blocking acquire, which changes what
  *      the step means (it may return False).  "timeout" on a join (a
  *      timed join) is also version 2: a version-2 reader that knows only
- *      timed acquires refuses it, naming the field, so none misreads it */
+ *      timed acquires refuses it, naming the field, so none misreads it.
+ *      Added since without a bump, as optional fields whose absence an
+ *      old reader cannot misread: "source" and the "relpath"s, a step's
+ *      and a wait's "where", "tasks" and "objects" (the names) */
 #define PLOOM_TRACE_VERSION 2
 #define PLOOM_TRACE_VERSION_MIN 1
+
+/* Where in the scenario's code a task stopped: the innermost Python frame
+ * outside the ploom package (event.h's WHERE).  Information for a person:
+ * a replay compares steps by task, operation and object, never by where
+ * they stopped (a changed source diverges through its blob id). */
+struct ploom_where {
+	/* the source file: in a trace with relative paths (struct
+	 * ploom_source), relative to the same root when it lies below it,
+	 * else as the worker named it (absolute, or "<string>" and the like);
+	 * NULL when unknown, and then function is NULL and line 0 */
+	char *file;
+	char *function;     /* the function's name */
+	int line;           /* from 1 */
+};
 
 struct ploom_step {
 	long index;         /* 0, 1, 2, ... */
@@ -60,6 +78,7 @@ struct ploom_step {
 	 * the worker for the search, not kept in trace files */
 	struct ploom_pending *pending;
 	size_t npending;
+	struct ploom_where where;   /* where the task stopped for this step */
 };
 
 enum ploom_outcome_kind {
@@ -81,6 +100,7 @@ struct ploom_wait {
 	enum ploom_op op;   /* acquire or join */
 	char *object;
 	int holder;         /* task holding the lock or joined; -1 unknown */
+	struct ploom_where where;   /* where the task waits */
 };
 
 struct ploom_outcome {
@@ -101,6 +121,15 @@ struct ploom_outcome {
 	char *output;           /* captured stdout+stderr, NULL if none */
 };
 
+/* A name the scenario gave an object: ploom.SharedCell(name=...),
+ * ploom.Lock(name=...), ploom.Thread(name=...) (the object thread#N
+ * names task N).  An object without one is called by its object name,
+ * task 0's thread by "MainThread" (ploom_obj_default_name()). */
+struct ploom_name {
+	struct ploom_obj obj;
+	char *name;
+};
+
 struct ploom_run {
 	struct ploom_step *steps;
 	size_t nsteps;
@@ -109,6 +138,13 @@ struct ploom_run {
 	size_t nchoices;
 	int preemptions;        /* filled by ploom_run_finish() */
 	struct ploom_outcome outcome;
+	struct ploom_name *names; /* at most one per object, see ploom_run_set_name() */
+	size_t nnames;
+	/* the worker's `code` records of this run (event.h), by INDEX, line
+	 * 0: kept while the run is read, so that each step gets a copy of
+	 * its file and function */
+	struct ploom_where *codes;
+	size_t ncodes;
 };
 
 struct ploom_scenario {
@@ -142,13 +178,15 @@ struct ploom_python {
 
 /* The most steps one schedule may take, whatever max_steps says (0, no
  * bound, included): there the schedule ends with a step limit, so that
- * its trace stays readable.  A step takes about 100 bytes of JSON (a
- * spinning yield_now), so such a trace is about 20 MB; a step with a
- * 200-byte value that JSON escapes whole takes about 1.3 KB, which still
- * keeps it under PLOOM_TRACE_MAX_BYTES (json.h) with a few tasks.  Its
- * choices are far fewer than PLOOM_MAX_CHOICES (event.h).  A spinning
- * schedule reaches it in a fraction of a second, long before the
- * default timeout of 10 s, which used to let it write 1 GB. */
+ * its trace stays readable.  A step takes about 200 bytes of JSON (a
+ * spinning yield_now and where it stopped), so such a trace is about 40
+ * MB; a step with a 200-byte value takes at most about 700 bytes, since a
+ * repr() escapes its control characters itself and JSON then only doubles
+ * its backslashes, which keeps it under PLOOM_TRACE_MAX_BYTES (json.h)
+ * with a few tasks (a larger trace is refused by the writer, never
+ * written).  Its choices are far fewer than PLOOM_MAX_CHOICES (event.h).
+ * A spinning schedule reaches it in a fraction of a second, long before
+ * the default timeout of 10 s, which used to let it write 1 GB. */
 #define PLOOM_MAX_STEPS 200000L
 
 struct ploom_config {
@@ -238,6 +276,59 @@ void ploom_run_release(struct ploom_run *run);
  * memory.  The pointer is valid until the next append. */
 struct ploom_step *ploom_run_add_step(struct ploom_run *run);
 
+/* Copies from's file and function into to (released or zeroed) with
+ * line; copies nothing when from knows no file.  Returns 0, or -1 with
+ * err filled (out of memory; to is then zeroed). */
+int ploom_where_copy(struct ploom_where *to, const struct ploom_where *from, int line,
+		     struct ploom_err *err);
+
+/* Frees what w holds and zeroes it; safe on a zeroed one. */
+void ploom_where_release(struct ploom_where *w);
+
+/* Sets the name of obj (not "-") in run to a copy of name, replacing the
+ * one it had.  The caller keeps to PLOOM_NAMES_MAX objects (event.h), as
+ * the readers do.  Returns 0, or -1 with err filled (out of memory). */
+int ploom_run_set_name(struct ploom_run *run, struct ploom_obj obj, const char *name,
+		       struct ploom_err *err);
+
+/* The name the scenario gave obj in run, or NULL when it gave none.
+ * Owned by the run. */
+const char *ploom_run_name(const struct ploom_run *run, struct ploom_obj obj);
+
+/* The name of an object the scenario did not name: "MainThread" for
+ * thread#0 (task 0, the scenario's own, as threading names it), else its
+ * object name ("cell#3", "thread#1"; "-" for none).  Written into out (cap
+ * bytes; 32 is always enough); returns its length. */
+size_t ploom_obj_default_name(char *out, size_t cap, struct ploom_obj obj);
+
+/* The name a person reads for obj in run: the name the scenario gave it,
+ * else ploom_obj_default_name().  A given name that another object of
+ * the run also goes by (a second object of that name, "MainThread" on
+ * another thread, or another object's object name) is followed by
+ * " (OBJECT)", as in "total (cell#1)", so that one name means one
+ * object.  Newly malloc'd (the caller frees it), NULL when out of memory. */
+char *ploom_run_display_name(const struct ploom_run *run, struct ploom_obj obj);
+
+/* ploom_run_display_name() of task's thread (thread#TASK). */
+char *ploom_run_task_name(const struct ploom_run *run, int task);
+
+/* Short names for the files of a run's where, as a person reads them
+ * beside a step: a file's last component ("bank_account.py"), or the
+ * whole file when another file of the run has the same last component. */
+struct ploom_short_names;
+
+/* Collects the files of run's steps and waits.  On success the caller
+ * owns *out (ploom_short_names_free()); -1 with err filled when out of
+ * memory.  The run must outlive *out, unchanged. */
+int ploom_short_names_new(struct ploom_short_names **out, const struct ploom_run *run,
+			  struct ploom_err *err);
+
+/* The short name of file, a file of the run: a pointer into file. */
+const char *ploom_short_name(const struct ploom_short_names *sn, const char *file);
+
+/* Frees sn; accepts NULL. */
+void ploom_short_names_free(struct ploom_short_names *sn);
+
 /* 1 if task was among the tasks enabled at step s, else 0. */
 int ploom_step_is_enabled(const struct ploom_step *s, int task);
 
@@ -322,12 +413,17 @@ int ploom_relpath_is_safe(const char *relpath);
  * paths relative to the work tree's root, HEAD's commit and whether the
  * file differs from it; elsewhere root "folder" and the file's name (its
  * own folder is the root: C does not know the scenario's import root).
+ * The files of the steps' and waits' where below that root become
+ * relative to it too; others stay as the worker named them.
  * Returns 0, or -1 with err filled (the file cannot be read, naming it). */
 int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *err);
 
 /* Replaces to's fingerprints with copies of from's, and to's source and
  * scenario.relpath with from's: a trace made from another one ran the
- * same source.  Returns 0, or -1 with err filled (out of memory). */
+ * same source.  Then the files of to's where are made relative to that
+ * root, found as to's scenario.file without its relpath, as
+ * ploom_trace_fingerprint_source() does.  Returns 0, or -1 with err
+ * filled (out of memory). */
 int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_trace *from,
 				  struct ploom_err *err);
 

@@ -60,12 +60,16 @@ typedef struct {
 	PyObject_HEAD
 	long oid;
 	int holder;
+	PyObject *name;   /* str given, NULL for none (the default "lock#N") */
+	int announced;    /* its `name` record is sent in this schedule */
 } LockObject;
 
 typedef struct {
 	PyObject_HEAD
 	long oid;
 	PyObject *value;
+	PyObject *name;   /* str given, NULL for none (the default "cell#N") */
+	int announced;    /* its `name` record is sent in this schedule */
 } CellObject;
 
 typedef struct {
@@ -90,6 +94,8 @@ struct task {
 	sem_t go;           /* posted to hand this task the baton */
 	ThreadObject *thread; /* strong; for the main task NULL until main_thread_of() */
 	struct sched *sched;
+	struct ploom_wire_where where; /* where it stopped for op (event.h's WHERE) */
+	int named;          /* its thread's `name` record is sent */
 };
 
 /* The child's records do not go to the event fd as they happen: every write
@@ -141,6 +147,27 @@ struct sched {
 	int drain_fd;        /* eventfd: the child asks the worker to empty the area */
 	struct ploom_buf buf;
 	int *enabled;        /* scratch, cap entries */
+	/* The code objects a step stopped in, each with the INDEX of its
+	 * `code` record or CODE_PLOOM: a schedule's child fills it (the
+	 * worker runs no schedule, so each child starts empty) and keeps
+	 * every code a reference, so that no address is reused. */
+	struct code_slot *codes;
+	size_t codes_cap, codes_used;
+	long ncodes;         /* `code` records sent */
+	int nnamed;          /* objects a `name` record named */
+	char *ploom_dir;     /* the ploom package's folder, with a final '/' */
+	size_t ploom_dir_len;
+	char *cwd;           /* the worker's, for a code's relative file */
+};
+
+/* A code in sched.codes: index >= 0, the INDEX of its `code` record;
+ * CODE_PLOOM, code of the ploom package, which a where looks past;
+ * CODE_NONE, code whose file cannot be named (no UTF-8 for it, too long). */
+#define CODE_PLOOM (-2)
+#define CODE_NONE (-1)
+struct code_slot {
+	PyObject *code;     /* strong, NULL for a free slot */
+	long index;
 };
 
 typedef struct {
@@ -257,6 +284,202 @@ static void add_value(struct sched *s, PyObject *v)
 	Py_DECREF(r);
 	/* at once: the code after this op may crash the process */
 	sched_flush(s);
+}
+
+/* ---- where a task stopped -------------------------------------------- */
+
+static size_t code_hash(const PyObject *code)
+{
+	uintptr_t h = (uintptr_t)code;
+
+	h ^= h >> 4;
+	return (size_t)(h * 0x9E3779B97F4A7C15ULL >> 16);
+}
+
+/* The slot of code in the table, or the free slot it would take. */
+static struct code_slot *code_slot(struct sched *s, PyObject *code)
+{
+	size_t i = code_hash(code) & (s->codes_cap - 1);
+
+	while (s->codes[i].code && s->codes[i].code != code)
+		i = (i + 1) & (s->codes_cap - 1);
+	return &s->codes[i];
+}
+
+static int codes_grow(struct sched *s)
+{
+	size_t cap = s->codes_cap ? 2 * s->codes_cap : 64, i;
+	struct code_slot *old = s->codes, *slot;
+	size_t old_cap = s->codes_cap;
+
+	s->codes = calloc(cap, sizeof(*s->codes));
+	if (!s->codes) {
+		s->codes = old;
+		return -1;
+	}
+	s->codes_cap = cap;
+	for (i = 0; i < old_cap; i++) {
+		if (!old[i].code)
+			continue;
+		slot = code_slot(s, old[i].code);
+		*slot = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* What a step that stops in code records of it: the INDEX of its `code`
+ * record, sent the first time (CODE_PLOOM, CODE_NONE: see struct
+ * code_slot). */
+static long code_index(struct sched *s, PyCodeObject *co)
+{
+	PyObject *code = (PyObject *)co;
+	struct code_slot *slot;
+	const char *file, *fn;
+	Py_ssize_t flen, fnlen;
+	char *abs = NULL;
+	long index = CODE_NONE;
+
+	if (s->codes_cap) {
+		slot = code_slot(s, code);
+		if (slot->code)
+			return slot->index;
+	}
+	if (2 * (s->codes_used + 1) > s->codes_cap && codes_grow(s) < 0)
+		return CODE_NONE;
+	file = PyUnicode_AsUTF8AndSize(co->co_filename, &flen);
+	fn = file ? PyUnicode_AsUTF8AndSize(co->co_name, &fnlen) : NULL;
+	if (!file || !fn) {
+		PyErr_Clear();
+	} else if (s->ploom_dir && (size_t)flen > s->ploom_dir_len &&
+		   !memcmp(file, s->ploom_dir, s->ploom_dir_len)) {
+		index = CODE_PLOOM;
+	} else {
+		/* Python's relative names are the worker's folder's; "<string>"
+		 * and the like name no file */
+		if (file[0] != '/' && file[0] != '<' && s->cwd) {
+			if (asprintf(&abs, "%s/%s", s->cwd, file) < 0)
+				abs = NULL;
+			if (abs) {
+				file = abs;
+				flen = (Py_ssize_t)strlen(abs);
+			}
+		}
+		if (flen > 0 && flen <= PLOOM_PATH_MAX) {
+			index = s->ncodes++;
+			ploom_enc_code(&s->buf, index, file, (size_t)flen, fn, (size_t)fnlen);
+		}
+		free(abs);
+	}
+	slot = code_slot(s, code);
+	slot->code = Py_NewRef(code);
+	slot->index = index;
+	s->codes_used++;
+	return index;
+}
+
+/* Where the calling task, at a scheduling point, stopped: the innermost
+ * Python frame outside the ploom package (so a step inside ploom.threading
+ * names the line that called it). */
+static struct ploom_wire_where locate(struct sched *s)
+{
+	struct ploom_wire_where where = {-1, 0};
+	PyFrameObject *f = PyThreadState_GetFrame(PyThreadState_Get()), *back;
+
+	while (f) {
+		PyCodeObject *co = PyFrame_GetCode(f);
+		long index = code_index(s, co);
+
+		Py_DECREF(co);
+		if (index != CODE_PLOOM) {
+			if (index >= 0) {
+				where.code = index;
+				where.line = PyFrame_GetLineNumber(f);
+			}
+			Py_DECREF(f);
+			break;
+		}
+		back = PyFrame_GetBack(f);
+		Py_DECREF(f);
+		f = back;
+	}
+	return where;
+}
+
+/* Where a thread's first step stops: the first line of the function it
+ * runs (its target, or a subclass's run). */
+static struct ploom_wire_where locate_function(struct sched *s, ThreadObject *th)
+{
+	struct ploom_wire_where where = {-1, 0};
+	PyObject *fn = th->target, *run = NULL;
+	long index;
+
+	if (!fn || fn == Py_None) {
+		run = PyObject_GetAttrString((PyObject *)Py_TYPE(th), "run");
+		if (!run)
+			PyErr_Clear();
+		fn = run;
+	}
+	if (fn && PyMethod_Check(fn))
+		fn = PyMethod_GET_FUNCTION(fn);
+	if (fn && PyFunction_Check(fn)) {
+		PyCodeObject *co = (PyCodeObject *)PyFunction_GET_CODE(fn);
+		index = code_index(s, co);
+		if (index >= 0) {
+			where.code = index;
+			where.line = co->co_firstlineno;
+		}
+	}
+	Py_XDECREF(run);
+	return where;
+}
+
+/* Sends obj's name, str name (or NULL: none), unless it went already
+ * (*announced) or the run named as many objects as the protocol allows. */
+static void announce(struct sched *s, struct ploom_obj obj, PyObject *name, int *announced)
+{
+	const char *u;
+	Py_ssize_t len;
+
+	if (!name || *announced || s->nnamed >= PLOOM_NAMES_MAX)
+		return;
+	u = PyUnicode_AsUTF8AndSize(name, &len);
+	if (!u) {
+		PyErr_Clear();
+		return;
+	}
+	if (!len)
+		return; /* an empty name is none */
+	ploom_enc_name(&s->buf, obj, u, (size_t)len);
+	*announced = 1;
+	s->nnamed++;
+}
+
+/* The name of a cell or lock an operation is about to name in a step. */
+static void announce_obj(struct sched *s, PyObject *obj, enum ploom_op op)
+{
+	struct ploom_obj o = op_obj(s, obj, op);
+
+	if (o.kind == PLOOM_OBJ_LOCK)
+		announce(s, o, ((LockObject *)obj)->name, &((LockObject *)obj)->announced);
+	else if (o.kind == PLOOM_OBJ_CELL)
+		announce(s, o, ((CellObject *)obj)->name, &((CellObject *)obj)->announced);
+}
+
+/* A thread's name, sent again when it changes: the last one counts. */
+static void announce_thread(struct sched *s, struct task *t, PyObject *name)
+{
+	int again = 0;
+
+	if (t->named) {
+		/* already counted among the named objects */
+		s->nnamed--;
+		again = 1;
+	}
+	t->named = 0;
+	announce(s, (struct ploom_obj){PLOOM_OBJ_THREAD, t->id}, name, &t->named);
+	if (again && !t->named)
+		s->nnamed++;
 }
 
 /* ---- ending a schedule ------------------------------------------------ */
@@ -396,12 +619,17 @@ static _Noreturn void sched_deadlock(struct sched *s)
 {
 	int i;
 
+	/* before the outcome: wait records follow it with nothing between */
+	for (i = 0; i < s->ntasks; i++)
+		if (s->tasks[i]->state != TASK_FINISHED)
+			announce_obj(s, s->tasks[i]->obj, s->tasks[i]->op);
 	ploom_enc_outcome_deadlock(&s->buf);
 	for (i = 0; i < s->ntasks; i++) {
 		struct task *t = s->tasks[i];
 		if (t->state == TASK_FINISHED)
 			continue;
-		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t));
+		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t),
+			       t->where);
 	}
 	sched_end(s);
 }
@@ -470,7 +698,8 @@ static _Noreturn void sched_sleep_blocked(struct sched *s)
 		struct task *t = s->tasks[i];
 		if (t->state == TASK_FINISHED || task_enabled(s, t))
 			continue;
-		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t));
+		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t),
+			       t->where);
 	}
 	sched_end(s);
 }
@@ -532,8 +761,9 @@ static struct task *sched_pick(struct sched *s)
 	s->last_task = c;
 	s->last_op = t->op;
 	s->last_obj = op_obj(s, t->obj, t->op);
+	announce_obj(s, t->obj, t->op);
 	ploom_enc_step(&s->buf, s->step, c, t->op, s->last_obj, s->enabled, (size_t)n,
-		       t->mode, s->pending, (size_t)np);
+		       t->mode, s->pending, (size_t)np, t->where);
 	s->step++;
 	s->prev = c;
 	t->state = TASK_RUNNING;
@@ -558,6 +788,7 @@ static void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObj
 	t->op = op;
 	t->obj = obj;
 	t->mode = mode;
+	t->where = locate(s);
 	t->state = TASK_AT_POINT;
 	next = sched_pick(s);
 	if (next == t)
@@ -691,21 +922,51 @@ static _Noreturn void *task_main(void *arg)
 
 /* ---- Lock ------------------------------------------------------------- */
 
+/* str(name) for a name given, NULL for None; -1 with an exception when
+ * str() raises.  As threading.Thread takes a thread's name. */
+static int name_arg(PyObject **out, PyObject *name)
+{
+	*out = NULL;
+	if (!name || name == Py_None)
+		return 0;
+	*out = PyObject_Str(name);
+	return *out ? 0 : -1;
+}
+
 static PyObject *Lock_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = {KW("name"), NULL};
 	module_state *st = state_of_type(tp);
+	PyObject *name_obj = Py_None, *name;
 	LockObject *self;
 
-	if (PyTuple_GET_SIZE(args) || (kw && PyDict_GET_SIZE(kw))) {
-		PyErr_SetString(PyExc_TypeError, "Lock() takes no arguments");
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$O:Lock", kwlist, &name_obj) ||
+	    name_arg(&name, name_obj) < 0)
+		return NULL;
+	self = (LockObject *)tp->tp_alloc(tp, 0);
+	if (!self) {
+		Py_XDECREF(name);
 		return NULL;
 	}
-	self = (LockObject *)tp->tp_alloc(tp, 0);
-	if (!self)
-		return NULL;
 	self->oid = st->next_lock++;
 	self->holder = HOLDER_NONE;
+	self->name = name;
 	return (PyObject *)self;
+}
+
+/* The name given, else the object's own ("lock#3", "cell#0"). */
+static PyObject *name_or(PyObject *name, const char *kind, long oid)
+{
+	if (name)
+		return Py_NewRef(name);
+	return PyUnicode_FromFormat("%s#%ld", kind, oid);
+}
+
+static PyObject *Lock_get_name(PyObject *op, void *Py_UNUSED(closure))
+{
+	LockObject *self = (LockObject *)op;
+
+	return name_or(self->name, "lock", self->oid);
 }
 
 static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mode)
@@ -855,8 +1116,12 @@ static PyObject *Lock_locked(PyObject *op, PyObject *Py_UNUSED(ignored))
 static PyObject *Lock_repr(PyObject *op)
 {
 	LockObject *self = (LockObject *)op;
-	return PyUnicode_FromFormat("<ploom.Lock lock#%ld %s>", self->oid,
-				    self->holder == HOLDER_NONE ? "unlocked" : "locked");
+	const char *state = self->holder == HOLDER_NONE ? "unlocked" : "locked";
+
+	if (self->name)
+		return PyUnicode_FromFormat("<ploom.Lock %R lock#%ld %s>", self->name, self->oid,
+					    state);
+	return PyUnicode_FromFormat("<ploom.Lock lock#%ld %s>", self->oid, state);
 }
 
 static int Lock_traverse(PyObject *self, visitproc visit, void *arg)
@@ -869,9 +1134,18 @@ static void Lock_dealloc(PyObject *self)
 {
 	PyTypeObject *tp = Py_TYPE(self);
 	PyObject_GC_UnTrack(self);
+	/* a str: no cycle runs through it, so no traverse visits it */
+	Py_CLEAR(((LockObject *)self)->name);
 	tp->tp_free(self);
 	Py_DECREF(tp);
 }
+
+static PyGetSetDef Lock_getset[] = {
+	{"name", Lock_get_name, NULL,
+	 "The name given (as str()), which traces and ploom-show use; by default\n"
+	 "\"lock#N\", the lock's object name in traces.", NULL},
+	{NULL, NULL, NULL, NULL, NULL},
+};
 
 static PyMethodDef Lock_methods[] = {
 	{"acquire", (PyCFunction)(void (*)(void))Lock_acquire, METH_VARARGS | METH_KEYWORDS,
@@ -897,12 +1171,14 @@ static PyMethodDef Lock_methods[] = {
 static PyType_Slot Lock_slots[] = {
 	{Py_tp_new, Lock_new},
 	{Py_tp_methods, Lock_methods},
+	{Py_tp_getset, Lock_getset},
 	{Py_tp_repr, Lock_repr},
 	{Py_tp_traverse, Lock_traverse},
 	{Py_tp_dealloc, Lock_dealloc},
-	{Py_tp_doc, (void *)"Lock()\n--\n\n"
+	{Py_tp_doc, (void *)"Lock(*, name=None)\n--\n\n"
 		    "A lock like threading.Lock whose operations are scheduling points.\n"
-		    "Any task may release it; acquiring it twice from one task blocks."},
+		    "Any task may release it; acquiring it twice from one task blocks.\n"
+		    "name (as str()) names it in traces and ploom-show."},
 	{0, NULL},
 };
 
@@ -1001,21 +1277,32 @@ static int check_value(module_state *st, PyObject *v)
 
 static PyObject *Cell_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {KW("value"), NULL};
+	static char *kwlist[] = {KW("value"), KW("name"), NULL};
 	module_state *st = state_of_type(tp);
-	PyObject *value = Py_None;
+	PyObject *value = Py_None, *name_obj = Py_None, *name;
 	CellObject *self;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:SharedCell", kwlist, &value))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$O:SharedCell", kwlist, &value,
+					 &name_obj))
 		return NULL;
-	if (check_value(st, value) < 0)
+	if (check_value(st, value) < 0 || name_arg(&name, name_obj) < 0)
 		return NULL;
 	self = (CellObject *)tp->tp_alloc(tp, 0);
-	if (!self)
+	if (!self) {
+		Py_XDECREF(name);
 		return NULL;
+	}
 	self->oid = st->next_cell++;
 	self->value = Py_NewRef(value);
+	self->name = name;
 	return (PyObject *)self;
+}
+
+static PyObject *Cell_get_name(PyObject *op, void *Py_UNUSED(closure))
+{
+	CellObject *self = (CellObject *)op;
+
+	return name_or(self->name, "cell", self->oid);
 }
 
 static PyObject *Cell_read(PyObject *op, PyObject *Py_UNUSED(ignored))
@@ -1056,6 +1343,10 @@ static PyObject *Cell_write(PyObject *op, PyObject *value)
 static PyObject *Cell_repr(PyObject *op)
 {
 	CellObject *self = (CellObject *)op;
+
+	if (self->name)
+		return PyUnicode_FromFormat("<ploom.SharedCell %R cell#%ld>", self->name,
+					    self->oid);
 	return PyUnicode_FromFormat("<ploom.SharedCell cell#%ld>", self->oid);
 }
 
@@ -1078,9 +1369,18 @@ static void Cell_dealloc(PyObject *op)
 	PyTypeObject *tp = Py_TYPE(op);
 	PyObject_GC_UnTrack(op);
 	(void)Cell_clear(op);
+	/* a str: no cycle runs through it, so no traverse visits it */
+	Py_CLEAR(((CellObject *)op)->name);
 	tp->tp_free(op);
 	Py_DECREF(tp);
 }
+
+static PyGetSetDef Cell_getset[] = {
+	{"name", Cell_get_name, NULL,
+	 "The name given (as str()), which traces and ploom-show use; by default\n"
+	 "\"cell#N\", the cell's object name in traces.", NULL},
+	{NULL, NULL, NULL, NULL, NULL},
+};
 
 static PyMethodDef Cell_methods[] = {
 	{"read", Cell_read, METH_NOARGS,
@@ -1093,15 +1393,17 @@ static PyMethodDef Cell_methods[] = {
 static PyType_Slot Cell_slots[] = {
 	{Py_tp_new, Cell_new},
 	{Py_tp_methods, Cell_methods},
+	{Py_tp_getset, Cell_getset},
 	{Py_tp_repr, Cell_repr},
 	{Py_tp_traverse, Cell_traverse},
 	{Py_tp_clear, Cell_clear},
 	{Py_tp_dealloc, Cell_dealloc},
-	{Py_tp_doc, (void *)"SharedCell(value=None)\n--\n\n"
+	{Py_tp_doc, (void *)"SharedCell(value=None, *, name=None)\n--\n\n"
 		    "A value shared by tasks.  read() and write() are scheduling points;\n"
 		    "values must be immutable, or ploom's primitives (handles: Lock,\n"
 		    "Thread, SharedCell and those of ploom.threading and ploom.queue),\n"
-		    "alone or in tuples and frozensets."},
+		    "alone or in tuples and frozensets.  name (as str()) names it in traces\n"
+		    "and ploom-show."},
 	{0, NULL},
 };
 
@@ -1201,7 +1503,9 @@ static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
 	self->tid = nt->id;
 	nt->op = PLOOM_OP_BEGIN;
 	nt->obj = NULL;
+	nt->where = locate_function(s, self);
 	nt->state = TASK_AT_POINT;
+	announce_thread(s, nt, self->name);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, TASK_STACK_SIZE);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -1382,6 +1686,15 @@ static int Thread_set_name(PyObject *op, PyObject *value, void *Py_UNUSED(closur
 	self->name = name;
 	Py_END_CRITICAL_SECTION();
 	Py_XDECREF(old);
+	/* the trace names a started thread by its latest name */
+	if (self->tid >= 0) {
+		module_state *st = state_of_type(Py_TYPE(self));
+		struct sched *s = &st->sched;
+		if (s->active && current_task && self->tid < s->ntasks) {
+			announce_thread(s, s->tasks[self->tid], name);
+			sched_flush(s);
+		}
+	}
 	return 0;
 }
 
@@ -1415,7 +1728,8 @@ static PyGetSetDef Thread_getset[] = {
 	{"ident", Thread_get_ident, NULL, "The task id once started, else None.", NULL},
 	{"name", Thread_get_name, Thread_set_name,
 	 "The name given (as str()) or set; by default \"thread#N\" once started, N being\n"
-	 "the task id, and \"thread\" before.", NULL},
+	 "the task id, and \"thread\" before.  Traces and ploom-show call the task by it\n"
+	 "(by its last one, when it is set while the thread runs).", NULL},
 	{"daemon", Thread_get_daemon, Thread_set_daemon,
 	 "threading's daemon flag, False by default; settable before start.  It changes\n"
 	 "nothing in ploom: a scenario ends when every task has finished, daemon or not.",
@@ -1766,6 +2080,32 @@ static void pin_to_one_cpu(void)
 	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* What a where needs to know before the first fork: the ploom package's
+ * folder, whose frames it looks past (this extension's own folder), and
+ * the folder relative file names start from. */
+static int where_roots(struct sched *s, PyObject *module)
+{
+	PyObject *file = PyModule_GetFilenameObject(module);
+	const char *u, *slash;
+
+	if (!file)
+		return -1;
+	u = PyUnicode_AsUTF8(file);
+	slash = u ? strrchr(u, '/') : NULL;
+	if (slash) {
+		s->ploom_dir = strndup(u, (size_t)(slash - u) + 1);
+		s->ploom_dir_len = (size_t)(slash - u) + 1;
+	}
+	PyErr_Clear();
+	Py_DECREF(file);
+	s->cwd = getcwd(NULL, 0);
+	if (!s->ploom_dir || !s->cwd) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	return 0;
+}
+
 static PyObject *ploom_serve(PyObject *module, PyObject *args)
 {
 	module_state *st = PyModule_GetState(module);
@@ -1793,6 +2133,8 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 		PyErr_SetString(PyExc_ValueError, "serve: hello must have 7 items");
 		return NULL;
 	}
+	if (where_roots(s, module) < 0)
+		goto done;
 	for (i = 0; i < 7; i++) {
 		hello_str[i] = PyObject_Str(PyTuple_GET_ITEM(hello, i));
 		if (!hello_str[i])
@@ -1941,6 +2283,9 @@ done:
 	if (drain_fd >= 0)
 		close(drain_fd);
 	s->area = NULL;
+	free(s->ploom_dir);
+	free(s->cwd);
+	s->ploom_dir = s->cwd = NULL;
 	return ret;
 }
 

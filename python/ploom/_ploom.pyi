@@ -13,9 +13,14 @@ PROTOCOL_VERSION: Final[int]
 
 class Lock:
     """A lock like threading.Lock whose operations are scheduling points.
-    Any task may release it; acquiring it twice from one task blocks."""
+    Any task may release it; acquiring it twice from one task blocks.
+    name (as str()) names it in traces and ploom-show."""
 
-    def __init__(self) -> None: ...
+    def __init__(self, *, name: object = None) -> None: ...
+    @property
+    def name(self) -> str:
+        """The name given (as str()); by default "lock#N", the lock's object
+        name in traces."""
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         """Take the lock; arguments and errors as threading.Lock.acquire().
         Blocking (timeout=-1): waits until the lock is free.  Nonblocking:
@@ -41,9 +46,14 @@ class SharedCell:
     """A value shared by tasks; read() and write() are scheduling points.
     Values must be immutable, or ploom's primitives (handles: Lock, Thread,
     SharedCell and those of ploom.threading and ploom.queue), alone or in
-    tuples and frozensets: a list, dict or set raises TypeError."""
+    tuples and frozensets: a list, dict or set raises TypeError.  name (as
+    str()) names it in traces and ploom-show."""
 
-    def __init__(self, value: object = None) -> None: ...
+    def __init__(self, value: object = None, *, name: object = None) -> None: ...
+    @property
+    def name(self) -> str:
+        """The name given (as str()); by default "cell#N", the cell's object
+        name in traces."""
     def read(self) -> Any:
         """Return the value."""
     def write(self, value: object, /) -> None:
@@ -68,7 +78,9 @@ class Thread:
     @property
     def name(self) -> str:
         """The name given (as str()) or set; by default "thread#N" once
-        started (N the task id) and "thread" before."""
+        started (N the task id) and "thread" before.  Traces and ploom-show
+        call the task by it (by its last one, when it is set while the
+        thread runs)."""
     @name.setter
     def name(self, value: object) -> None: ...
     @property

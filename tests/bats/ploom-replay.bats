@@ -95,6 +95,20 @@ steps() {
 	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: step $(jq '.steps | length' short.json) differs: recorded the end of the run, got task 0 read cell#0" ]]
 }
 
+@test "where a step stopped and the names are information, not a divergence" {
+	traces
+	line="$(jq '.steps[3].where.line' "$orig")"
+	[ "$line" -gt 0 ]
+	jq '.steps[3].where.line = 999 | .steps[3].where.function = "elsewhere" | .tasks[1].name = "someone"' \
+		"$orig" > edited.json
+	run -1 --separate-stderr ploom-replay edited.json
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	# the new trace says where this run stopped, and the names it gave
+	echo "$output" > new.json
+	[ "$(jq '.steps[3].where.line' new.json)" = "$line" ]
+	[ "$(jq -r '.tasks[1].name' new.json)" = mathieu ]
+}
+
 @test "a choice that is not enabled is a divergence" {
 	traces
 	jq '.choices[1] = 7' "$orig" > edited.json

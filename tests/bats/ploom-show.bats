@@ -94,11 +94,15 @@ column() {
 	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s' shown.txt
 	grep -qx 'preemptions  0' shown.txt
 	grep -qx 'outcome      pass' shown.txt
-	grep -qx '   step  task 0  *task 1  *task 2' shown.txt
-	grep -qx '      0  start thread#1' shown.txt
+	# threads without a name go by their object's, task 0 is MainThread
+	grep -qxE ' +step  MainThread +thread#1 +thread#2 +where' shown.txt
+	grep -qE '^ +0  start thread#1 +scenarios\.py:[0-9]+ _bank$' shown.txt
 	[ "$(tail -n 1 shown.txt)" = "pass: every task finished" ]
 	# one row per step
-	[ "$(grep -cE '^[ *!]{2} +[0-9]+  ' shown.txt)" -eq "$(jq '.steps | length' run.json)" ]
+	[ "$(grep -cE '^[ *!]{2} [a-zA-Z+]* +[0-9]+  ' shown.txt)" -eq "$(jq '.steps | length' run.json)" ]
+	# a pass explains nothing, though its acquires race
+	run -1 grep '^race ' shown.txt
+	grep -q '^a racing pair: ' shown.txt
 	# no preemption in the default schedule, so no mark and no legend
 	run -1 grep -E '^\*' shown.txt
 	run -1 grep 'preemption:' shown.txt
@@ -115,13 +119,14 @@ column() {
 @test "every cell sits under its task's header" {
 	ploom-run-one "$SCN:bank_locked" > run.json
 	ploom-show run.json > shown.txt
+	grep -E '^ +step  ' shown.txt > header.txt
 	for task in 0 1 2; do
-		col="$(column "task $task" shown.txt)"
+		col="$(column "$(jq -r --argjson t "$task" '.tasks[] | select(.id == $t) | .name' run.json)" header.txt)"
 		mapfile -t rows < <(jq -r --argjson t "$task" \
 			'.steps[] | select(.task == $t) | .index' run.json)
 		[ "${#rows[@]}" -gt 0 ]
 		for i in "${rows[@]}"; do
-			line="$(grep -E "^[ *!]{2} +$i  " shown.txt)"
+			line="$(grep -E "^[ *!]{2} [a-zA-Z+]* +$i  " shown.txt)"
 			cell="${line:$col}"
 			[ -n "$cell" ]
 			[ "${cell:0:1}" != " " ]
@@ -133,11 +138,14 @@ column() {
 @test "cells read 'op object -> value'" {
 	ploom-run-one "$SCN:try_lock" > run.json
 	ploom-show run.json > shown.txt
-	grep -q '  acquire lock#0 (nonblocking) -> True$' shown.txt
-	grep -q '  read cell#0 -> 0$' shown.txt
-	grep -q '  write cell#0 -> 1$' shown.txt
-	grep -q '  yield_now$' shown.txt
-	grep -q '  begin$' shown.txt
+	# then, in the last column, where the step stopped
+	grep -qE '  acquire lock#0 \(nonblocking\) -> True +scenarios\.py:[0-9]+ grab$' shown.txt
+	grep -qE '  read cell#0 -> 0 +scenarios\.py:[0-9]+ grab$' shown.txt
+	grep -qE '  write cell#0 -> 1 +scenarios\.py:[0-9]+ grab$' shown.txt
+	grep -qE '  yield_now +scenarios\.py:[0-9]+ grab$' shown.txt
+	# a thread's begin is its function's first line
+	line="$(grep -n 'def grab' "$SCN" | cut -d: -f1)"
+	grep -qE "  begin +scenarios\\.py:$line grab\$" shown.txt
 }
 
 @test "a failing trace from ploom-explore marks preemptions and the failing step, then the exception" {
@@ -147,11 +155,11 @@ column() {
 	grep -qx 'outcome      builtins.AssertionError: the account is overdrawn' shown.txt
 	grep -qx "preemptions  $(jq .preemptions "$trace")" shown.txt
 	# one '*' per preemption, and its legend
-	[ "$(grep -cE '^\* +[0-9]+  ' shown.txt)" -eq "$(jq .preemptions "$trace")" ]
+	[ "$(grep -cE '^\*[ !] [a-zA-Z+]* *[0-9]+  ' shown.txt)" -eq "$(jq .preemptions "$trace")" ]
 	grep -qx '\* preemption: a switch away from a task that could have continued' shown.txt
 	# the failing step is task 0's last, the final read of the balance
 	last="$(jq '[.steps[] | select(.task == 0)] | last | .index' "$trace")"
-	grep -qE "^ ! +$last  read cell#0 -> -100\$" shown.txt
+	grep -qE "^ ! [a-zA-Z+]* +$last  read balance -> -100 +bank_account\\.py:[0-9]+ scenario\$" shown.txt
 	grep -qx '! the failing step: the last step of the task that raised' shown.txt
 	# the exception and its traceback end the rendering
 	grep -qx 'failure: task 0 raised builtins.AssertionError: the account is overdrawn' shown.txt
@@ -175,11 +183,74 @@ column() {
 	trace="$(failing_trace "$SCN:abba")"
 	run -0 --separate-stderr ploom-show "$trace"
 	echo "$output" > shown.txt
-	grep -qE '^ ! wait  join thread#1 +acquire lock#[01] \(held by 2\) +acquire lock#[01] \(held by 1\)$' shown.txt
+	grep -qE '^ ! [a-zA-Z+]* *wait  join thread#1 +acquire lock#[01] \(held by thread#2\) +acquire lock#[01] \(held by thread#1\)$' shown.txt
 	grep -qx 'deadlock: no task can run' shown.txt
-	grep -qx '  task 0 waits to join thread#1' shown.txt
-	grep -qE '^  task 1 waits to acquire lock#[01] held by task 2$' shown.txt
-	grep -qE '^  task 2 waits to acquire lock#[01] held by task 1$' shown.txt
+	grep -qE '^  task 0 waits to join thread#1 at scenarios\.py:[0-9]+ abba$' shown.txt
+	grep -qE '^  task 1 waits to acquire lock#[01] held by task 2 at scenarios\.py:[0-9]+ one$' shown.txt
+	grep -qE '^  task 2 waits to acquire lock#[01] held by task 1 at scenarios\.py:[0-9]+ two$' shown.txt
+}
+
+@test "the bank's failure names its threads and cell, where each step stopped, and its race" {
+	trace="$(failing_trace "$BANK:scenario")"
+	ploom-minimize "$trace" > min.json 2> /dev/null
+	run -0 --separate-stderr ploom-show min.json
+	echo "$output" > shown.txt
+	check="$(grep -n 'if balance.read() >= 100' "$BANK" | cut -d: -f1)"
+	withdraw="$(grep -n 'balance.write(balance.read() - 100)' "$BANK" | cut -d: -f1)"
+	grep -qx "race         mathieu read balance (bank_account.py:$check) before lucas wrote it (bank_account.py:$withdraw)" shown.txt
+	grep -qxE ' +step  MainThread +mathieu +lucas +where' shown.txt
+	# every row says where its step stopped
+	[ "$(grep -cE '^[ *!]{2} [a-zA-Z+]* +[0-9]+  .*  bank_account\.py:[0-9]+ (scenario|withdraw)$' shown.txt)" -eq "$(jq '.steps | length' min.json)" ]
+	grep -qE "^ +[0-9]+ +begin +bank_account\\.py:[0-9]+ withdraw\$" shown.txt
+	# two racing pairs share the withdrawal: a on mathieu's check
+	grep -qE "^   a +[0-9]+ +read balance -> 100 +bank_account\\.py:$check withdraw\$" shown.txt
+	grep -qE "^   ab +[0-9]+ +write balance -> 0 +bank_account\\.py:$withdraw withdraw\$" shown.txt
+	[ "$(grep -cE '^[ *!]{2} [ab]+ ' shown.txt)" -eq 3 ]
+	grep -qx 'a-b racing pairs: steps of two tasks on one object that another schedule could run in the other order; a is the race above' shown.txt
+}
+
+@test "a deadlock's race is the acquire that won against the one that waits" {
+	trace="$(failing_trace "$SCN:abba")"
+	run -0 --separate-stderr ploom-show "$trace"
+	re='^race         (thread#[12]) acquired (lock#[01]) \(scenarios\.py:[0-9]+\) before (thread#[12]) could acquire it \(scenarios\.py:[0-9]+\)$'
+	line="$(grep '^race ' <<< "$output")"
+	[[ "$line" =~ $re ]]
+	[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[3]}" ]
+	grep -qE "^ ! [ab]{2} wait  " <<< "$output"
+}
+
+@test "a failure without a race has no race line and no tags" {
+	ploom-run-one "$SCN:raises_in_thread" > run.json || [ $? -eq 1 ]
+	run -0 --separate-stderr ploom-show run.json
+	echo "$output" > shown.txt
+	run -1 grep '^race ' shown.txt
+	run -1 grep 'racing pair' shown.txt
+	grep -qxE '   step  MainThread +thread#1 +where' shown.txt
+}
+
+@test "an old trace without places renders without a where column" {
+	run -0 --separate-stderr ploom-show "$ROOT/tests/fuzz/corpus/trace/bank-failure-minimized.json"
+	echo "$output" > shown.txt
+	[ "$(jq .version "$ROOT/tests/fuzz/corpus/trace/bank-failure-minimized.json")" = 1 ]
+	grep -qxE ' +step  MainThread +thread#1 +thread#2' shown.txt
+	grep -qx 'race         thread#1 read cell#0 before thread#2 wrote it' shown.txt
+	run -1 grep -E 'where|\.py:[0-9]' shown.txt
+}
+
+@test "names and places are checked as the untrusted input a trace is" {
+	ploom-run-one "$SCN:bank_locked" > run.json
+	jq '.tasks[1].name = "ma\u001b[2Jthieu"' run.json > escape.json
+	run -2 --separate-stderr ploom-show escape.json
+	[ "$stderr" = "ploom-show: cannot read trace 'escape.json': field 'tasks[1].name' holds a control character" ]
+	jq '.steps[2].where.file = "../../etc/passwd"' run.json > up.json
+	run -2 --separate-stderr ploom-show up.json
+	[ "$stderr" = "ploom-show: cannot read trace 'up.json': field 'steps[2].where.file' is neither an absolute path nor a relative one inside its root" ]
+	jq '.steps[2].where.line = -3' run.json > line.json
+	run -2 --separate-stderr ploom-show line.json
+	[ "$stderr" = "ploom-show: cannot read trace 'line.json': field 'steps[2].where.line' is out of range" ]
+	jq '.objects = [{"object": "thread#1", "name": "x"}]' run.json > obj.json
+	run -2 --separate-stderr ploom-show obj.json
+	[ "$stderr" = "ploom-show: cannot read trace 'obj.json': field 'objects[0].object' is not a cell or a lock (tasks are named in 'tasks')" ]
 }
 
 @test "crash, exit and timeout mark the last step" {
@@ -273,14 +344,14 @@ column() {
 @test "--width cuts long values with ..." {
 	ploom-run-one "$SCN:try_lock" > run.json
 	ploom-show --width=8 run.json > narrow.txt
-	grep -q '  read cell#0 -> 0$' narrow.txt
+	grep -qE '  read cell#0 -> 0 +scenarios\.py' narrow.txt
 	jq '(.steps[] | select(.op == "read") | .value) = "'"'$(printf 'x%.0s' {1..60})'"'"' \
 		run.json > long.json
 	ploom-show long.json > shown.txt
 	# 28 wide: "read cell#0 -> " and 13 characters of the value
-	grep -qE "  read cell#0 -> 'x{9}\.\.\.\$" shown.txt
+	grep -qE "  read cell#0 -> 'x{9}\.\.\.  +scenarios\.py" shown.txt
 	ploom-show -w 80 long.json > wide.txt
-	grep -qE "  read cell#0 -> 'x{60}'\$" wide.txt
+	grep -qE "  read cell#0 -> 'x{60}'  +scenarios\.py" wide.txt
 }
 
 @test "usage errors exit 2 with a message" {

@@ -543,6 +543,7 @@ static void add_waits(struct ploom_run *run, const struct sim *s)
 		run->outcome.waits = realloc(run->outcome.waits,
 					     (run->outcome.nwaits + 1) * sizeof(*wt));
 		wt = &run->outcome.waits[run->outcome.nwaits++];
+		memset(wt, 0, sizeof(*wt));
 		wt->task = i;
 		wt->op = ploom_ops[w->pend.kind];
 		wt->object = object_name(object_of(s, &w->pend, i));

@@ -64,15 +64,15 @@ static void parse_reads_a_passing_run(void)
 	struct ploom_err err = {0, ""};
 	struct ploom_run run;
 	const char *text =
-		"step 0 0 start thread#1 0 - -\n"
-		"step 1 1 begin - 0,1 - 0:acquire:lock#0\n"
-		"step 2 1 read cell#0 0,1 - 0:acquire:lock#0\n"
+		"step 0 0 start thread#1 0 - - -\n"
+		"step 1 1 begin - 0,1 - 0:acquire:lock#0 -\n"
+		"step 2 1 read cell#0 0,1 - 0:acquire:lock#0 -\n"
 		"value 2 =100\n"
-		"step 3 0 acquire lock#0 0,1 nonblocking 1:acquire:lock#0\n"
+		"step 3 0 acquire lock#0 0,1 nonblocking 1:acquire:lock#0 -\n"
 		"value 3 =True\n"
-		"step 4 1 acquire lock#0 0,1 timed 0:release:lock#0\n"
+		"step 4 1 acquire lock#0 0,1 timed 0:release:lock#0 -\n"
 		"value 4 =False\n"
-		"step 5 0 join thread#1 0,1 timed 1:read:cell#0\n"
+		"step 5 0 join thread#1 0,1 timed 1:read:cell#0 -\n"
 		"outcome pass\n"
 		"exit code 0\n"
 		"output =hi%0A\n"
@@ -120,7 +120,7 @@ static void parse_reads_a_failure(void)
 	struct ploom_err err = {0, ""};
 	struct ploom_run run;
 	const char *text =
-		"step 0 0 read cell#0 0 - -\n"
+		"step 0 0 read cell#0 0 - - -\n"
 		"outcome failure 0 =builtins.AssertionError =the%20account%20is%20overdrawn "
 		"=Traceback%0A\n"
 		"exit code 0\n"
@@ -141,9 +141,9 @@ static void parse_reads_a_deadlock_with_its_waits(void)
 	struct ploom_run run;
 	const char *text =
 		"outcome deadlock\n"
-		"wait 0 join thread#1 1\n"
-		"wait 1 acquire lock#0 2\n"
-		"wait 2 acquire lock#1 1\n"
+		"wait 0 join thread#1 1 -\n"
+		"wait 1 acquire lock#0 2 -\n"
+		"wait 2 acquire lock#1 1 -\n"
 		"exit code 0\n"
 		"done 0\n";
 
@@ -165,7 +165,7 @@ static void parse_turns_exits_into_outcomes(void)
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_EXIT);
 	CHECK_STR(run.outcome.summary, "exit: the scenario exited with status 3");
 	ploom_run_release(&run);
-	CHECK_INT(parse(&run, "step 0 0 begin - 0 - -\nexit signal 11\ndone 1\n", &err), 0);
+	CHECK_INT(parse(&run, "step 0 0 begin - 0 - - -\nexit signal 11\ndone 1\n", &err), 0);
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_CRASH);
 	CHECK_STR(run.outcome.summary, "crash: killed by signal 11 (SIGSEGV)");
 	ploom_run_release(&run);
@@ -189,46 +189,77 @@ static const struct {
 	const char *text;
 	const char *want;
 } malformed[] = {
-	{"step 0 0 start thread#1 0 - -\n", "stopped before the end of the run"},
+	{"step 0 0 start thread#1 0 - - -\n", "stopped before the end of the run"},
 	{"", "stopped before the end of the run"},
-	{"step 0 0 start thread#1 0 - -\nexit code 0\ndone 1", "stopped before the end"},
-	{"step 1 0 start thread#1 0 - -\n", "step out of order"},
-	{"step x 0 start thread#1 0 - -\n", "bad INDEX"},
-	{"step 0 0 start thread#1 0\n", "expected 8 fields"},
-	{"step 0 0 start thread#1 0 -\n", "expected 8 fields"},
-	{"step 0 0 start thread#01 0 - -\n", "bad OBJECT"},
-	{"step 0 0 start sock#1 0 - -\n", "bad OBJECT"},
-	{"step 0 0 read cell#0 0,1 - -\n", "an enabled task is not in PENDING"},
-	{"step 0 0 read cell#0 0 - 0:read:cell#1\n", "bad PENDING"},
-	{"step 0 0 read cell#0 0 - 2:read:cell#1,1:read:cell#1\n", "bad PENDING"},
-	{"step 0 0 read cell#0 0 - 1:fly:cell#1\n", "bad PENDING"},
-	{"step 0 0 read cell#0 0 - 1:read\n", "bad PENDING"},
-	{"step 0 0 read cell#0 0 - 1:read:cell#1,\n", "bad PENDING"},
+	{"step 0 0 start thread#1 0 - - -\nexit code 0\ndone 1", "stopped before the end"},
+	{"step 1 0 start thread#1 0 - - -\n", "step out of order"},
+	{"step x 0 start thread#1 0 - - -\n", "bad INDEX"},
+	{"step 0 0 start thread#1 0\n", "expected 9 fields"},
+	{"step 0 0 start thread#1 0 -\n", "expected 9 fields"},
+	/* protocol 3's step, without WHERE */
+	{"step 0 0 start thread#1 0 - -\n", "expected 9 fields"},
+	{"step 0 0 start thread#01 0 - - -\n", "bad OBJECT"},
+	{"step 0 0 start sock#1 0 - - -\n", "bad OBJECT"},
+	{"step 0 0 read cell#0 0,1 - - -\n", "an enabled task is not in PENDING"},
+	{"step 0 0 read cell#0 0 - 0:read:cell#1 -\n", "bad PENDING"},
+	{"step 0 0 read cell#0 0 - 2:read:cell#1,1:read:cell#1 -\n", "bad PENDING"},
+	{"step 0 0 read cell#0 0 - 1:fly:cell#1 -\n", "bad PENDING"},
+	{"step 0 0 read cell#0 0 - 1:read -\n", "bad PENDING"},
+	{"step 0 0 read cell#0 0 - 1:read:cell#1, -\n", "bad PENDING"},
 	{"outcome sleep-blocked\n", "bad INDEX"},
-	{"step 0 0 fly thread#1 0 - -\n", "unknown OP"},
-	{"step 0 0 start thread#1 1,2 - 1:yield_now:-,2:yield_now:-\n", "TASK is not enabled"},
-	{"step 0 0 start thread#1 2,0 - 2:yield_now:-\n", "bad ENABLED"},
-	{"step 0 0 start thread#1 0,,1 - -\n", "bad ENABLED"},
-	{"step 0 0 start thread#1 0 blocking -\n", "bad FLAGS"},
-	{"step 0 0 acquire lock#0 0 timeout -\n", "bad FLAGS"},
-	{"step 0 0 read cell#0 0 timed -\n", "FLAGS that OP does not take"},
-	{"step 0 0 release lock#0 0 nonblocking -\n", "FLAGS that OP does not take"},
-	{"step 0 0 is_alive thread#1 0 timed -\n", "FLAGS that OP does not take"},
-	{"step 0 0 join thread#1 0 nonblocking -\n", "FLAGS that OP does not take"},
+	{"step 0 0 fly thread#1 0 - - -\n", "unknown OP"},
+	{"step 0 0 start thread#1 1,2 - 1:yield_now:-,2:yield_now:- -\n", "TASK is not enabled"},
+	{"step 0 0 start thread#1 2,0 - 2:yield_now:- -\n", "bad ENABLED"},
+	{"step 0 0 start thread#1 0,,1 - - -\n", "bad ENABLED"},
+	{"step 0 0 start thread#1 0 blocking - -\n", "bad FLAGS"},
+	{"step 0 0 acquire lock#0 0 timeout - -\n", "bad FLAGS"},
+	{"step 0 0 read cell#0 0 timed - -\n", "FLAGS that OP does not take"},
+	{"step 0 0 release lock#0 0 nonblocking - -\n", "FLAGS that OP does not take"},
+	{"step 0 0 is_alive thread#1 0 timed - -\n", "FLAGS that OP does not take"},
+	{"step 0 0 join thread#1 0 nonblocking - -\n", "FLAGS that OP does not take"},
 	{"step 0  0 start thread#1 0 -\n", "bad field separators"},
 	{"value 0 =1\n", "bad INDEX"},
-	{"step 0 0 read cell#0 0 - -\nvalue 0 1\n", "bad TEXT"},
-	{"step 0 0 read cell#0 0 - -\nvalue 0 =1\nvalue 0 =2\n", "second value"},
+	{"step 0 0 read cell#0 0 - - -\nvalue 0 1\n", "bad TEXT"},
+	{"step 0 0 read cell#0 0 - - -\nvalue 0 =1\nvalue 0 =2\n", "second value"},
 	{"outcome maybe\n", "unknown outcome"},
 	{"outcome pass\noutcome pass\n", "second outcome"},
 	{"outcome failure 0 =T =M\n", "expected 6 fields"},
 	{"outcome failure 0 =T =M =%ZZ\n", "bad str field"},
-	{"wait 0 join thread#1 1\n", "wait outside a deadlock"},
+	{"wait 0 join thread#1 1 -\n", "wait outside a deadlock"},
 	{"exit sometimes 0\n", "bad HOW"},
 	{"done 0\n", "run without outcome or exit"},
 	{"outcome pass\nexit code 0\ndone 2\n", "step count differs"},
 	{"hello 1\n", "unknown record"},
-	{"outcome pass\nexit code 0\ndone 0\nstep 0 0 begin - 0 - -\n", "data after the end"},
+	{"outcome pass\nexit code 0\ndone 0\nstep 0 0 begin - 0 - - -\n", "data after the end"},
+	/* WHERE names a code record sent before, and a line from 1 */
+	{"step 0 0 begin - 0 - - 0:1\n", "bad WHERE"},
+	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - 1:3\n", "bad WHERE"},
+	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - 0:0\n", "bad WHERE"},
+	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - 0:-1\n", "bad WHERE"},
+	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - -0:1\n", "bad WHERE"},
+	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - 0:\n", "bad WHERE"},
+	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - :3\n", "bad WHERE"},
+	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - 0:3:4\n", "bad WHERE"},
+	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - 0x3\n", "bad WHERE"},
+	{"code 0 =/a.py =f\noutcome deadlock\nwait 0 join thread#1 1 0:x\n", "bad WHERE"},
+	{"outcome deadlock\nwait 0 join thread#1 1\n", "expected 6 fields"},
+	/* code records count from 0, and hold labels */
+	{"code 1 =/a.py =f\n", "bad INDEX"},
+	{"code 0 =/a.py =f\ncode 0 =/b.py =g\n", "bad INDEX"},
+	{"code 0 =/a.py\n", "expected 4 fields"},
+	{"code 0 = =f\n", "FILE is empty"},
+	{"code 0 =/a%0A.py =f\n", "FILE holds a control character"},
+	{"code 0 =/a.py =f%00\n", "FUNCTION holds a control character"},
+	{"code 0 =/a.py =%7F\n", "FUNCTION holds a control character"},
+	{"code 0 =/a.py f\n", "FUNCTION bad str field"},
+	{"code 0 =/a.py =%ZZ\n", "FUNCTION bad str field"},
+	{"code 0 =/a.py =a%20b c\n", "expected 4 fields"},
+	/* names name objects */
+	{"name - =x\n", "bad OBJECT"},
+	{"name sock#1 =x\n", "bad OBJECT"},
+	{"name cell#0\n", "expected 3 fields"},
+	{"name cell#0 =\n", "NAME is empty"},
+	{"name cell#0 =a%1B[2Jb\n", "NAME holds a control character"},
 };
 
 static void parse_rejects_malformed_streams(void)
@@ -243,6 +274,123 @@ static void parse_rejects_malformed_streams(void)
 			printf("  case %zu: got '%s'\n", i, err.msg);
 		ploom_run_release(&run);
 	}
+}
+
+static void parse_reads_where_a_step_stopped_and_the_names(void)
+{
+	struct ploom_err err = {0, ""};
+	struct ploom_run run;
+	const char *text =
+		"code 0 =/src/bank.py =withdraw\n"
+		"name cell#0 =balance\n"
+		"step 0 0 start thread#1 0 - - -\n"
+		"name thread#1 =mathieu\n"
+		"step 1 1 begin - 0,1 - 0:read:cell#0 0:20\n"
+		"code 1 =/src/a%20b.py =%3Clambda%3E\n"
+		"step 2 1 read cell#0 0,1 - 0:read:cell#0 1:21\n"
+		"value 2 =100\n"
+		"name thread#1 =lucas\n"
+		"outcome deadlock\n"
+		"wait 0 acquire lock#0 1 0:7\n"
+		"wait 1 join thread#2 -1 -\n"
+		"exit code 0\n"
+		"done 3\n";
+
+	CHECK_INT(parse(&run, text, &err), 0);
+	CHECK_STR(err.msg, "");
+	CHECK(run.steps[0].where.file == NULL);
+	CHECK(run.steps[0].where.function == NULL);
+	CHECK_INT(run.steps[0].where.line, 0);
+	CHECK_STR(run.steps[1].where.file, "/src/bank.py");
+	CHECK_STR(run.steps[1].where.function, "withdraw");
+	CHECK_INT(run.steps[1].where.line, 20);
+	CHECK_STR(run.steps[2].where.file, "/src/a b.py");
+	CHECK_STR(run.steps[2].where.function, "<lambda>");
+	CHECK_INT(run.steps[2].where.line, 21);
+	/* each step holds its own copy */
+	CHECK(run.steps[1].where.file != run.codes[0].file);
+	CHECK_INT(run.outcome.nwaits, 2);
+	CHECK_STR(run.outcome.waits[0].where.function, "withdraw");
+	CHECK_INT(run.outcome.waits[0].where.line, 7);
+	CHECK(run.outcome.waits[1].where.file == NULL);
+	CHECK_STR(ploom_run_name(&run, (struct ploom_obj){PLOOM_OBJ_CELL, 0}), "balance");
+	/* a thread renamed: the last name counts, and it names one object */
+	CHECK_STR(ploom_run_name(&run, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}), "lucas");
+	CHECK_INT(run.nnames, 2);
+	CHECK(ploom_run_name(&run, (struct ploom_obj){PLOOM_OBJ_LOCK, 0}) == NULL);
+	ploom_run_release(&run);
+}
+
+/* A stream of code records with labels of n bytes: file "/" and n - 1
+ * 'a's, function n 'f's; the other label is short. */
+static int parse_label(struct ploom_run *run, int file, size_t n, struct ploom_err *err)
+{
+	struct ploom_buf b = {0};
+	char *label = malloc(n + 1);
+	int r;
+
+	memset(label, file ? 'a' : 'f', n);
+	label[0] = file ? '/' : 'f';
+	label[n] = '\0';
+	ploom_buf_addf(&b, "code 0 =%s =%s\noutcome pass\nexit code 0\ndone 0\n",
+		       file ? label : "/a.py", file ? "f" : label);
+	memset(run, 0, sizeof(*run));
+	r = ploom_run_parse_text(run, b.data, b.len, 0, err);
+	ploom_buf_release(&b);
+	free(label);
+	return r;
+}
+
+static void labels_are_bounded(void)
+{
+	struct ploom_err err = {0, ""};
+	struct ploom_run run;
+
+	CHECK_INT(parse_label(&run, 0, PLOOM_NAME_MAX, &err), 0);
+	CHECK_INT(strlen(run.codes[0].function), PLOOM_NAME_MAX);
+	ploom_run_release(&run);
+	CHECK_INT(parse_label(&run, 0, PLOOM_NAME_MAX + 1, &err), -1);
+	CHECK(strstr(err.msg, "(FUNCTION is longer than 128 bytes)") != NULL);
+	ploom_run_release(&run);
+	CHECK_INT(parse_label(&run, 1, PLOOM_PATH_MAX, &err), 0);
+	CHECK_INT(strlen(run.codes[0].file), PLOOM_PATH_MAX);
+	ploom_run_release(&run);
+	CHECK_INT(parse_label(&run, 1, PLOOM_PATH_MAX + 1, &err), -1);
+	CHECK(strstr(err.msg, "(FILE is longer than 4096 bytes)") != NULL);
+	ploom_run_release(&run);
+	CHECK_STR(ploom_label_problem("ok", 2, 2), NULL);
+	CHECK_STR(ploom_label_problem("", 0, 2), "is empty");
+	CHECK_STR(ploom_label_problem("abc", 3, PLOOM_NAME_MAX - 126), "is longer than 128 bytes");
+	CHECK_STR(ploom_label_problem("a\tb", 3, 9), "holds a control character");
+	CHECK_STR(ploom_label_problem("a\0b", 3, 9), "holds a control character");
+	/* UTF-8 is text */
+	CHECK_STR(ploom_label_problem("\xc3\xa9t\xc3\xa9", 5, 9), NULL);
+}
+
+static void a_run_names_at_most_1024_objects(void)
+{
+	struct ploom_err err = {0, ""};
+	struct ploom_buf b = {0};
+	struct ploom_run run;
+	int i;
+
+	for (i = 0; i < PLOOM_NAMES_MAX; i++)
+		ploom_buf_addf(&b, "name cell#%d =c%d\n", i, i);
+	/* a new name for a named object is no new object */
+	ploom_buf_addf(&b, "name cell#0 =again\noutcome pass\nexit code 0\ndone 0\n");
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(run.nnames, PLOOM_NAMES_MAX);
+	CHECK_STR(ploom_run_name(&run, (struct ploom_obj){PLOOM_OBJ_CELL, 0}), "again");
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+	for (i = 0; i <= PLOOM_NAMES_MAX; i++)
+		ploom_buf_addf(&b, "name lock#%d =l\n", i);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), -1);
+	CHECK(strstr(err.msg, "(more than 1024 names)") != NULL);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
 }
 
 static void malformed_messages_stay_on_one_line(void)
@@ -260,7 +408,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 {
 	struct ploom_err err = {0, ""};
 	struct ploom_hello h;
-	const char *line = "hello 3 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
+	const char *line = "hello 4 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
 			   "=/src/examples/bank_account.py";
 	const char *bad = "error load =No%20module%20named%20'nosuch'";
 
@@ -283,7 +431,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	ploom_hello_release(&h);
 	line = "hello 1 =cpython =3.13.0 1 =0 =m =q =";
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
-	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 3)");
+	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 4)");
 	ploom_hello_release(&h);
 }
 
@@ -361,7 +509,7 @@ static void conflicts_follow_the_dependence_relation(void)
 	CHECK_INT(y[0].write, 1);
 }
 
-/* Every record the extension writes, through the encoders, read back by
+/* Every record the extension writes, through every encoder, read back by
  * the decoder, field for field. */
 static void encoded_records_decode_to_what_was_encoded(void)
 {
@@ -376,18 +524,31 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	struct ploom_run run;
 	const char tb[] = "Traceback\n  line 1\n\x01%=";
 
+	const struct ploom_wire_where nowhere = {-1, 0}, w0 = {0, 12}, w1 = {1, 3};
+	/* a function's name cut at 128 bytes must not split the 'é' across it */
+	char longfn[PLOOM_NAME_MAX + 8];
+
+	memset(longfn, 'f', sizeof(longfn));
+	longfn[PLOOM_NAME_MAX - 1] = '\xc3';
+	longfn[PLOOM_NAME_MAX] = '\xa9';
+	ploom_enc_code(&b, 0, "/src/a b.py", 11, "withdraw", 8);
+	ploom_enc_code(&b, 1, "/src/\x1b[2J.py", 12, longfn, sizeof(longfn));
+	ploom_enc_name(&b, (struct ploom_obj){PLOOM_OBJ_CELL, 4}, "bal\nance", 8);
+	/* an empty name is none: no record */
+	ploom_enc_name(&b, (struct ploom_obj){PLOOM_OBJ_LOCK, 3}, "", 0);
+	ploom_enc_name(&b, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, "mathieu", 7);
 	ploom_enc_step(&b, 0, 0, PLOOM_OP_START, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, en0, 1,
-		       PLOOM_ACQUIRE_BLOCKING, NULL, 0);
+		       PLOOM_ACQUIRE_BLOCKING, NULL, 0, w0);
 	ploom_enc_step(&b, 1, 1, PLOOM_OP_READ, (struct ploom_obj){PLOOM_OBJ_CELL, 4}, en01, 2,
-		       PLOOM_ACQUIRE_BLOCKING, p1, 1);
+		       PLOOM_ACQUIRE_BLOCKING, p1, 1, w1);
 	ploom_enc_value(&b, 1, "'a b'", 5);
 	ploom_enc_step(&b, 2, 0, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 3}, en012,
-		       3, PLOOM_ACQUIRE_NONBLOCKING, p2, 2);
+		       3, PLOOM_ACQUIRE_NONBLOCKING, p2, 2, nowhere);
 	ploom_enc_step(&b, 3, 0, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 3}, en012,
-		       3, PLOOM_ACQUIRE_TIMED, p2, 2);
+		       3, PLOOM_ACQUIRE_TIMED, p2, 2, (struct ploom_wire_where){0, 0});
 	ploom_enc_value(&b, 3, "False", 5);
 	ploom_enc_step(&b, 4, 2, PLOOM_OP_JOIN, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, en012,
-		       3, PLOOM_ACQUIRE_TIMED, p3, 2);
+		       3, PLOOM_ACQUIRE_TIMED, p3, 2, w0);
 	ploom_enc_outcome_failure(&b, 2, "builtins.ValueError", 19, "bad\0value", 9, tb,
 				  sizeof(tb) - 1);
 	ploom_enc_exit(&b, "code", 0);
@@ -399,6 +560,20 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	CHECK_INT(run.nsteps, 5);
 	CHECK_INT(run.steps[0].op, PLOOM_OP_START);
 	CHECK_STR(run.steps[0].object, "thread#1");
+	CHECK_STR(run.steps[0].where.file, "/src/a b.py");
+	CHECK_STR(run.steps[0].where.function, "withdraw");
+	CHECK_INT(run.steps[0].where.line, 12);
+	/* labels are cleaned and cut as the protocol says */
+	CHECK_STR(run.steps[1].where.file, "/src/?[2J.py");
+	CHECK_INT(strlen(run.steps[1].where.function), PLOOM_NAME_MAX - 1);
+	CHECK_INT(run.steps[1].where.line, 3);
+	CHECK(run.steps[2].where.file == NULL);
+	/* a line below 1 is no place */
+	CHECK(run.steps[3].where.file == NULL);
+	CHECK_INT(run.steps[4].where.line, 12);
+	CHECK_STR(ploom_run_name(&run, (struct ploom_obj){PLOOM_OBJ_CELL, 4}), "bal?ance");
+	CHECK(ploom_run_name(&run, (struct ploom_obj){PLOOM_OBJ_LOCK, 3}) == NULL);
+	CHECK_STR(ploom_run_name(&run, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}), "mathieu");
 	CHECK_INT(run.steps[1].task, 1);
 	CHECK_INT(run.steps[1].obj.id, 4);
 	CHECK_STR(run.steps[1].value, "'a b'");
@@ -427,9 +602,10 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	ploom_run_release(&run);
 	ploom_buf_release(&b);
 
+	ploom_enc_code(&b, 0, "/src/t.py", 9, "transfer", 8);
 	ploom_enc_outcome_deadlock(&b);
-	ploom_enc_wait(&b, 1, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 0}, 2);
-	ploom_enc_wait(&b, 2, PLOOM_OP_JOIN, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, 1);
+	ploom_enc_wait(&b, 1, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 0}, 2, w0);
+	ploom_enc_wait(&b, 2, PLOOM_OP_JOIN, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, 1, nowhere);
 	ploom_enc_exit(&b, "code", 0);
 	ploom_enc_done(&b, 0);
 	memset(&run, 0, sizeof(run));
@@ -438,6 +614,9 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	CHECK_INT(run.outcome.waits[1].op, PLOOM_OP_JOIN);
 	CHECK_STR(run.outcome.waits[1].object, "thread#1");
 	CHECK_INT(run.outcome.waits[0].holder, 2);
+	CHECK_STR(run.outcome.waits[0].where.function, "transfer");
+	CHECK_INT(run.outcome.waits[0].where.line, 12);
+	CHECK(run.outcome.waits[1].where.file == NULL);
 	ploom_run_release(&run);
 	ploom_buf_release(&b);
 
@@ -450,6 +629,47 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	CHECK_INT(run.outcome.divergence_index, 7);
 	CHECK_INT(ploom_outcome_is_failure(run.outcome.kind), 0);
 	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_outcome_pass(&b);
+	ploom_enc_exit(&b, "signal", 9);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_outcome_step_limit(&b, 12);
+	ploom_enc_exit(&b, "timeout", 0);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_STEP_LIMIT);
+	CHECK_INT(run.outcome.limit, 12);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_outcome_divergence(&b, 3, "choice 1 asks for task 7", 24);
+	ploom_enc_exit(&b, "code", 0);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_DIVERGENCE);
+	CHECK_INT(run.outcome.divergence_index, 3);
+	CHECK_STR(run.outcome.divergence_message, "choice 1 asks for task 7");
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	ploom_enc_error(&b, "load", "No module named 'x'", 19);
+	{
+		struct ploom_hello h;
+		memset(&h, 0, sizeof(h));
+		CHECK_INT(ploom_hello_parse(&h, b.data, b.len - 1, "x:f", &err), -1);
+		CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+		CHECK_STR(err.msg, "cannot load scenario 'x:f': No module named 'x'");
+		ploom_hello_release(&h);
+	}
 	ploom_buf_release(&b);
 
 	ploom_enc_hello(&b, "cpython", 7, "3.14.1", 6, 0, "42", 2, "m", 1, "f", 1, NULL, 0);
@@ -546,6 +766,9 @@ int main(void)
 	parse_reads_a_failure();
 	parse_reads_a_deadlock_with_its_waits();
 	parse_turns_exits_into_outcomes();
+	parse_reads_where_a_step_stopped_and_the_names();
+	labels_are_bounded();
+	a_run_names_at_most_1024_objects();
 	parse_rejects_malformed_streams();
 	malformed_messages_stay_on_one_line();
 	hello_is_parsed_and_error_names_the_target();

@@ -79,6 +79,13 @@ static struct ploom_trace *sample_trace(void)
 	t->source.dirty = 1;
 	t->id = strdup("9a90a7aef655763c");
 	t->minimized_from = 3;
+	t->run.steps[2].where = (struct ploom_where){strdup("examples/bank_account.py"),
+						     strdup("withdraw"), 20};
+	t->run.steps[4].where = (struct ploom_where){strdup("/usr/lib/python3.13/\xc3\xa9.py"),
+						     strdup("<lambda>"), 7};
+	ploom_run_set_name(&t->run, (struct ploom_obj){PLOOM_OBJ_CELL, 0}, "balance", NULL);
+	ploom_run_set_name(&t->run, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, "mathieu", NULL);
+	ploom_run_set_name(&t->run, (struct ploom_obj){PLOOM_OBJ_LOCK, 0}, "vault", NULL);
 	return t;
 }
 
@@ -127,6 +134,22 @@ static void trace_round_trips_through_json(void)
 		CHECK_STR(back->source.root, "repository");
 		CHECK_STR(back->source.commit, "89abcdef0123456789abcdef0123456789abcdef");
 		CHECK_INT(back->source.dirty, 1);
+		CHECK(back->run.steps[0].where.file == NULL);
+		CHECK_STR(back->run.steps[2].where.file, "examples/bank_account.py");
+		CHECK_STR(back->run.steps[2].where.function, "withdraw");
+		CHECK_INT(back->run.steps[2].where.line, 20);
+		CHECK_STR(back->run.steps[4].where.file, "/usr/lib/python3.13/\xc3\xa9.py");
+		CHECK_STR(back->run.steps[4].where.function, "<lambda>");
+		CHECK_INT(back->run.nnames, 3);
+		CHECK_STR(ploom_run_name(&back->run, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}),
+			  "mathieu");
+		CHECK_STR(ploom_run_name(&back->run, (struct ploom_obj){PLOOM_OBJ_CELL, 0}),
+			  "balance");
+		CHECK_STR(ploom_run_name(&back->run, (struct ploom_obj){PLOOM_OBJ_LOCK, 0}), "vault");
+		/* task 0 and 2 go by their default names, written but no name */
+		CHECK(ploom_run_name(&back->run, (struct ploom_obj){PLOOM_OBJ_THREAD, 0}) == NULL);
+		CHECK(strstr(text, "\"name\":\t\"MainThread\"") != NULL);
+		CHECK(strstr(text, "\"name\":\t\"thread#2\"") != NULL);
 	}
 	free(again);
 	free(text);
@@ -279,6 +302,49 @@ static const struct {
 	{"\"_other9\"", "\"other-9\"",
 	 "field 'config.patch[1]' is not a module name (Python identifiers joined by '.')"},
 	{"\"_other9\"", "\"a..b\"", "field 'config.patch[1]' is not a module name"},
+	/* where: a place to show, checked as any string of the trace */
+	{"\"where\":\t{", "\"where\":\t7, \"x\":\t{", "field 'steps[2].where' is not an object"},
+	{"\"line\":\t20", "\"line\":\t0", "field 'steps[2].where.line' is out of range"},
+	{"\"line\":\t20", "\"line\":\t2147483648",
+	 "field 'steps[2].where.line' is out of range"},
+	{"\"line\":\t20", "\"line\":\t\"20\"", "field 'steps[2].where.line' is not an integer"},
+	{",\n\t\t\t\t\"line\":\t20", "", "missing field 'steps[2].where.line'"},
+	{"\"function\":\t\"withdraw\"", "\"function\":\t\"\"",
+	 "field 'steps[2].where.function' is empty"},
+	{"\"function\":\t\"withdraw\"", "\"function\":\tnull",
+	 "field 'steps[2].where.function' is not a string"},
+	{"\"function\":\t\"withdraw\"", "\"function\":\t\"with\\u001b[2Jdraw\"",
+	 "field 'steps[2].where.function' holds a control character"},
+	{"\"function\":\t\"withdraw\"",
+	 "\"function\":\t\"0123456789012345678901234567890123456789012345678901234567890123"
+	 "45678901234567890123456789012345678901234567890123456789012345678\"",
+	 "field 'steps[2].where.function' is longer than 128 bytes"},
+	{"\"file\":\t\"examples/", "\"file\":\t\"../",
+	 "field 'steps[2].where.file' is neither an absolute path nor a relative one inside its root"},
+	{"\"file\":\t\"examples/", "\"file\":\t\"\\n/",
+	 "field 'steps[2].where.file' holds a control character"},
+	{"\"file\":\t\"examples/bank_account.py\"", "\"file\":\t\"\"",
+	 "field 'steps[2].where.file' is empty"},
+	/* the names of tasks and objects */
+	{"\"tasks\":\t[", "\"tasks\":\t{}, \"x\":\t[", "field 'tasks' is not an array"},
+	{"\"tasks\":\t[", "\"tasks\":\t[3, ", "field 'tasks[0]' is not an object"},
+	{"\"id\":\t1,", "\"id\":\t0,", "field 'tasks[1].id' is not above the task before it"},
+	{"\"id\":\t1,", "\"id\":\t-1,", "field 'tasks[1].id' is out of range"},
+	{"\"name\":\t\"mathieu\"", "\"name\":\t\"ma\\tthieu\"",
+	 "field 'tasks[1].name' holds a control character"},
+	{"\"name\":\t\"mathieu\"", "\"name\":\t\"\"", "field 'tasks[1].name' is empty"},
+	{"\"name\":\t\"mathieu\"", "\"name\":\t1", "field 'tasks[1].name' is not a string"},
+	{"\"objects\":\t[", "\"objects\":\t{}, \"x\":\t[", "field 'objects' is not an array"},
+	{"\"object\":\t\"cell#0\"", "\"object\":\t\"thread#1\"",
+	 "field 'objects[0].object' is not a cell or a lock (tasks are named in 'tasks')"},
+	{"\"object\":\t\"cell#0\"", "\"object\":\tnull",
+	 "field 'objects[0].object' is not an object name"},
+	{"\"object\":\t\"cell#0\"", "\"object\":\t\"cell0\"",
+	 "field 'objects[0].object' is not an object name"},
+	{"\"object\":\t\"lock#0\"", "\"object\":\t\"cell#0\"",
+	 "field 'objects[1].object' names an object a second time"},
+	{"\"name\":\t\"balance\"", "\"name\":\t\"\\u007f\"",
+	 "field 'objects[0].name' holds a control character"},
 };
 
 static void bad_traces_are_rejected_with_a_named_problem(void)
@@ -303,6 +369,61 @@ static void bad_traces_are_rejected_with_a_named_problem(void)
 			printf("  case %zu: got '%s'\n", i, err.msg);
 		free(edited);
 	}
+	free(text);
+	ploom_trace_free(t);
+}
+
+/* A trace names at most PLOOM_NAMES_MAX objects, tasks included. */
+static void a_trace_names_at_most_1024_objects(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text = ploom_trace_to_json(t, NULL), *edited;
+	struct ploom_buf more = {0};
+	int i;
+
+	/* with the sample's three names, 1021 more make 1024 */
+	ploom_buf_addf(&more, "\"objects\":\t[");
+	for (i = 0; i < PLOOM_NAMES_MAX - 3; i++)
+		ploom_buf_addf(&more, "{\"object\": \"lock#%d\", \"name\": \"l\"}, ", 100 + i);
+	edited = fake_replace(text, "\"objects\":\t[", more.data);
+	CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), 0);
+	CHECK_INT(back ? back->run.nnames : 0, PLOOM_NAMES_MAX);
+	ploom_trace_free(back);
+	free(edited);
+	ploom_buf_addf(&more, "{\"object\": \"cell#99\", \"name\": \"c\"}, ");
+	edited = fake_replace(text, "\"objects\":\t[", more.data);
+	CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+	CHECK_STR(err.msg, "field 'objects[1023].name' names more than 1024 objects");
+	free(edited);
+	ploom_buf_release(&more);
+	free(text);
+	ploom_trace_free(t);
+}
+
+/* A blocked task's place round trips; traces without places read too. */
+static void a_wait_keeps_its_place(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_outcome *o = &t->run.outcome;
+	char *text;
+
+	o->kind = PLOOM_OUTCOME_DEADLOCK;
+	o->waits = calloc(2, sizeof(*o->waits));
+	o->nwaits = 2;
+	o->waits[0] = (struct ploom_wait){1, PLOOM_OP_ACQUIRE, strdup("lock#0"), 2,
+					  {strdup("t.py"), strdup("transfer"), 12}};
+	o->waits[1] = (struct ploom_wait){2, PLOOM_OP_JOIN, strdup("thread#1"), 1, {0}};
+	text = ploom_trace_to_json(t, &err);
+	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
+	if (back) {
+		CHECK_STR(back->run.outcome.waits[0].where.file, "t.py");
+		CHECK_STR(back->run.outcome.waits[0].where.function, "transfer");
+		CHECK_INT(back->run.outcome.waits[0].where.line, 12);
+		CHECK(back->run.outcome.waits[1].where.file == NULL);
+	}
+	ploom_trace_free(back);
 	free(text);
 	ploom_trace_free(t);
 }
@@ -540,7 +661,7 @@ static void fingerprints_id_and_minimized_from_are_optional(void)
 	t->id = NULL;
 	t->minimized_from = -1;
 	text = ploom_trace_to_json(t, NULL);
-	CHECK(strstr(text, "\"id\"") == NULL);
+	CHECK(strstr(text, "\"id\":\t\"") == NULL);
 	CHECK(strstr(text, "\"minimized_from\"") == NULL);
 	CHECK(strstr(text, "\"fingerprints\":\t[]") != NULL);
 	again = fake_replace(text, "\"fingerprints\":\t[],", "");
@@ -1108,6 +1229,8 @@ int main(void)
 	trace_round_trips_through_json();
 	every_outcome_kind_round_trips();
 	bad_traces_are_rejected_with_a_named_problem();
+	a_trace_names_at_most_1024_objects();
+	a_wait_keeps_its_place();
 	trailing_garbage_and_truncation_are_errors();
 	a_trace_larger_than_256_mib_is_refused();
 	duplicate_keys_are_refused();

@@ -284,26 +284,26 @@ static void errors_stop_the_search(void)
 
 /* A failure with 1 preemption (task 1 runs while task 0 could go on). */
 static const char one_preemption[] =
-	"step 0 0 start thread#1 0 - -\n"
-	"step 1 1 begin - 0,1 - 0:yield_now:-\n"
+	"step 0 0 start thread#1 0 - - -\n"
+	"step 1 1 begin - 0,1 - 0:yield_now:- -\n"
 	"outcome failure 1 =builtins.AssertionError =boom =\n"
 	"exit code 0\n"
 	"done 2\n";
 
 /* The same failure with 2. */
 static const char two_preemptions[] =
-	"step 0 0 start thread#1 0 - -\n"
-	"step 1 1 begin - 0,1 - 0:yield_now:-\n"
-	"step 2 0 yield_now - 0,1 - 1:yield_now:-\n"
+	"step 0 0 start thread#1 0 - - -\n"
+	"step 1 1 begin - 0,1 - 0:yield_now:- -\n"
+	"step 2 0 yield_now - 0,1 - 1:yield_now:- -\n"
 	"outcome failure 0 =builtins.AssertionError =boom =\n"
 	"exit code 0\n"
 	"done 3\n";
 
 /* The same failure with none: what the stand-in worker answers. */
 static const char no_preemption[] =
-	"step 0 0 start thread#1 0 - -\n"
-	"step 1 0 yield_now - 0,1 - 1:yield_now:-\n"
-	"step 2 1 begin - 1 - -\n"
+	"step 0 0 start thread#1 0 - - -\n"
+	"step 1 0 yield_now - 0,1 - 1:yield_now:- -\n"
+	"step 2 1 begin - 1 - - -\n"
 	"value 2 =42\n"
 	"outcome failure 1 =builtins.AssertionError =boom =Traceback\n"
 	"exit code 0\n"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../lib/event.h"
 #include "../../lib/json.h"
 #include "../../lib/render.h"
 #include "../../lib/trace.h"
@@ -46,6 +47,43 @@ static const char bank_failure[] =
 	"  \"task\": 0, \"exception\": {\"type\": \"builtins.AssertionError\", \"message\": \"overdrawn\"},\n"
 	"  \"traceback\": \"Traceback (most recent call last):\\n  File \\\"/src/bank.py\\\"\\n"
 	"AssertionError: overdrawn\\n\"}}\n";
+
+/* The same failure as the bank's example records it now: names, and
+ * where each step stopped. */
+#define W(line, fn) ", \"where\": {\"file\": \"examples/bank.py\", \"line\": " #line \
+		    ", \"function\": \"" fn "\"}"
+static const char bank_named_steps[] =
+	" \"tasks\": [{\"id\": 0, \"name\": \"MainThread\"}, {\"id\": 1, \"name\": \"mathieu\"},"
+	" {\"id\": 2, \"name\": \"lucas\"}],\n"
+	" \"objects\": [{\"object\": \"cell#0\", \"name\": \"balance\"}],\n"
+	" \"steps\": [\n"
+	"  {\"index\": 0, \"task\": 0, \"op\": \"start\", \"object\": \"thread#1\", \"enabled\": [0]"
+	W(26, "scenario") "},\n"
+	"  {\"index\": 1, \"task\": 0, \"op\": \"start\", \"object\": \"thread#2\", \"enabled\": [0, 1]"
+	W(27, "scenario") "},\n"
+	"  {\"index\": 2, \"task\": 1, \"op\": \"begin\", \"object\": null, \"enabled\": [1, 2]"
+	W(20, "withdraw") "},\n"
+	"  {\"index\": 3, \"task\": 1, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"100\"" W(21, "withdraw") "},\n"
+	"  {\"index\": 4, \"task\": 2, \"op\": \"begin\", \"object\": null, \"enabled\": [1, 2]"
+	W(20, "withdraw") "},\n"
+	"  {\"index\": 5, \"task\": 2, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"100\"" W(21, "withdraw") "},\n"
+	"  {\"index\": 6, \"task\": 2, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"100\"" W(22, "withdraw") "},\n"
+	"  {\"index\": 7, \"task\": 2, \"op\": \"write\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"0\"" W(22, "withdraw") "},\n"
+	"  {\"index\": 8, \"task\": 1, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1],"
+	" \"value\": \"0\"" W(22, "withdraw") "},\n"
+	"  {\"index\": 9, \"task\": 1, \"op\": \"write\", \"object\": \"cell#0\", \"enabled\": [1],"
+	" \"value\": \"-100\"" W(22, "withdraw") "},\n"
+	"  {\"index\": 10, \"task\": 0, \"op\": \"join\", \"object\": \"thread#1\", \"enabled\": [0]"
+	W(28, "scenario") "},\n"
+	"  {\"index\": 11, \"task\": 0, \"op\": \"join\", \"object\": \"thread#2\", \"enabled\": [0]"
+	W(29, "scenario") "},\n"
+	"  {\"index\": 12, \"task\": 0, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [0],"
+	" \"value\": \"-100\"" W(30, "scenario") "}],\n";
+#undef W
 
 static struct ploom_trace *trace_of(const char *steps, const char *outcome)
 {
@@ -133,17 +171,26 @@ static void failure_shows_header_table_marks_and_exception(void)
 	CHECK(has_line(out, "id           a572433ef5eb57f2"));
 	CHECK(has_line(out, "preemptions  1 (minimized from 2)"));
 	CHECK(has_line(out, "outcome      builtins.AssertionError: overdrawn"));
-	CHECK(has_line(out, "   step  task 0               task 1              task 2"));
-	CHECK(has_line(out, "   ----  -------------------  ------------------  ------------------"));
-	CHECK(has_line(out, "      0  start thread#1"));
-	CHECK(has_line(out, "      3                       read cell#0 -> 100"));
+	/* the closest race before the failing step, which reads the cell;
+	 * a trace that knows no places shows none */
+	CHECK(has_line(out, "race         thread#2 wrote cell#0 before MainThread read it"));
+	/* columns by the tasks' names, task 0 the main thread's; a race tag
+	 * column, and no place column */
+	CHECK(has_line(out, "      step  MainThread           thread#1            thread#2"));
+	CHECK(has_line(out, "   -------  -------------------  ------------------  ------------------"));
+	CHECK(has_line(out, "         0  start thread#1"));
+	CHECK(has_line(out, "   a     3                       read cell#0 -> 100"));
 	/* step 4 switches from task 1, still enabled, to task 2 */
-	CHECK(has_line(out, "*     4                                           begin"));
-	CHECK(has_line(out, "      6                                           write cell#0 -> 0"));
+	CHECK(has_line(out, "*        4                                           begin"));
+	/* one step in two races */
+	CHECK(has_line(out, "   ab    6                                           write cell#0 -> 0"));
 	/* task 0 raised after its last step */
-	CHECK(has_line(out, " !    7  read cell#0 -> -100"));
+	CHECK(has_line(out, " ! b     7  read cell#0 -> -100"));
 	CHECK(has_line(out, "* preemption: a switch away from a task that could have continued"));
 	CHECK(has_line(out, "! the failing step: the last step of the task that raised"));
+	CHECK(has_line(out, "a-b racing pairs: steps of two tasks on one object that another "
+			    "schedule could run in the other order; b is the race above"));
+	CHECK(!strstr(out, "where"));
 	CHECK(has_line(out, "failure: task 0 raised builtins.AssertionError: overdrawn"));
 	CHECK(has_line(out, "  File \"/src/bank.py\""));
 	CHECK(has_line(out, "AssertionError: overdrawn"));
@@ -188,19 +235,151 @@ static void the_source_line_shows_the_path_in_its_repository(void)
 	ploom_trace_free(t);
 }
 
-static void cells_sit_under_their_task_header(void)
+/* Names in the header and the cells, where each step stopped at the
+ * right, and the racing pairs: the lost update explained above. */
+static void names_places_and_races_are_shown(void)
 {
-	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	struct ploom_trace *t = trace_of(bank_named_steps, bank_failure);
+	char *out = render(t, 0, 0);
+	static const char *const table[] = {
+		"race         mathieu read balance (bank.py:21) before lucas wrote it (bank.py:22)",
+		"",
+		"      step  MainThread            mathieu                lucas                where",
+		"   -------  --------------------  ---------------------  -------------------  "
+		"-------------------",
+		"         0  start mathieu                                                     "
+		"bank.py:26 scenario",
+		"         1  start lucas                                                       "
+		"bank.py:27 scenario",
+		"         2                        begin                                       "
+		"bank.py:20 withdraw",
+		"   a     3                        read balance -> 100                         "
+		"bank.py:21 withdraw",
+		"*        4                                               begin                "
+		"bank.py:20 withdraw",
+		"         5                                               read balance -> 100  "
+		"bank.py:21 withdraw",
+		"         6                                               read balance -> 100  "
+		"bank.py:22 withdraw",
+		"   ab    7                                               write balance -> 0   "
+		"bank.py:22 withdraw",
+		"   b     8                        read balance -> 0                           "
+		"bank.py:22 withdraw",
+		"         9                        write balance -> -100                       "
+		"bank.py:22 withdraw",
+		"        10  join mathieu                                                      "
+		"bank.py:28 scenario",
+		"        11  join lucas                                                        "
+		"bank.py:29 scenario",
+		" !      12  read balance -> -100                                              "
+		"bank.py:30 scenario",
+		"",
+		"* preemption: a switch away from a task that could have continued",
+		"! the failing step: the last step of the task that raised",
+		"a-b racing pairs: steps of two tasks on one object that another schedule could run "
+		"in the other order; a is the race above",
+		"",
+		"failure: task 0 raised builtins.AssertionError: overdrawn",
+	};
+	struct ploom_buf want = {0};
+	size_t i;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		ploom_buf_addf(&want, "%s\n", table[i]);
+	CHECK(out && strstr(out, want.data));
+	if (out && !strstr(out, want.data))
+		printf("  got:\n%s", out);
+	CHECK(out && no_line_ends_in_a_space(out));
+	ploom_buf_release(&want);
+	free(out);
+
+	/* a name that is not the object's only one says whose; a name's
+	 * control characters are shown as '?' */
+	ploom_run_set_name(&t->run, (struct ploom_obj){PLOOM_OBJ_LOCK, 4}, "balance", NULL);
+	ploom_run_set_name(&t->run, (struct ploom_obj){PLOOM_OBJ_THREAD, 2}, "lu\ncas", NULL);
+	out = render(t, 0, 0);
+	CHECK(out && strstr(out, "  read balance (cell#0) -> 100  "));
+	CHECK(out && has_line(out, "      step  MainThread                     mathieu        "
+				   "                 lu?cas                        where"));
+	CHECK(out && has_line(out, "race         mathieu read balance (cell#0) (bank.py:21) before "
+				   "lu?cas wrote it (bank.py:22)"));
+	free(out);
+	ploom_trace_free(t);
+}
+
+/* After a deadlock, the blocked operations race too: the wait row has
+ * their tags, and the waits their places. */
+static void a_deadlock_explains_the_acquires_that_won(void)
+{
+	static const char steps[] =
+		" \"tasks\": [{\"id\": 1, \"name\": \"mathieu\"}, {\"id\": 2, \"name\": \"lucas\"}],\n"
+		" \"objects\": [{\"object\": \"lock#0\", \"name\": \"a\"},"
+		" {\"object\": \"lock#1\", \"name\": \"b\"}],\n"
+		" \"steps\": [\n"
+		"  {\"index\": 0, \"task\": 0, \"op\": \"start\", \"object\": \"thread#1\", \"enabled\": [0]},\n"
+		"  {\"index\": 1, \"task\": 0, \"op\": \"start\", \"object\": \"thread#2\", \"enabled\": [0]},\n"
+		"  {\"index\": 2, \"task\": 1, \"op\": \"begin\", \"object\": null, \"enabled\": [0, 1, 2]},\n"
+		"  {\"index\": 3, \"task\": 1, \"op\": \"acquire\", \"object\": \"lock#0\","
+		" \"enabled\": [0, 1, 2], \"where\": {\"file\": \"/src/t.py\", \"line\": 6,"
+		" \"function\": \"one\"}},\n"
+		"  {\"index\": 4, \"task\": 2, \"op\": \"begin\", \"object\": null, \"enabled\": [0, 1, 2]},\n"
+		"  {\"index\": 5, \"task\": 2, \"op\": \"acquire\", \"object\": \"lock#1\","
+		" \"enabled\": [0, 1, 2], \"where\": {\"file\": \"/src/t.py\", \"line\": 11,"
+		" \"function\": \"two\"}}],\n";
+	static const char deadlock[] =
+		" \"outcome\": {\"kind\": \"deadlock\", \"summary\": \"deadlock: ...\", \"waits\": [\n"
+		"  {\"task\": 0, \"op\": \"join\", \"object\": \"thread#1\", \"holder\": 1},\n"
+		"  {\"task\": 1, \"op\": \"acquire\", \"object\": \"lock#1\", \"holder\": 2,"
+		" \"where\": {\"file\": \"/src/t.py\", \"line\": 7, \"function\": \"one\"}},\n"
+		"  {\"task\": 2, \"op\": \"acquire\", \"object\": \"lock#0\", \"holder\": 1,"
+		" \"where\": {\"file\": \"/src/t.py\", \"line\": 12, \"function\": \"two\"}}]}}\n";
+	struct ploom_trace *t = trace_of(steps, deadlock);
 	char *out = render(t, 0, 0);
 
 	CHECK(out);
 	if (!out)
+		goto done;
+	CHECK(has_line(out, "race         lucas acquired b (t.py:11) before mathieu could acquire "
+			    "it (t.py:7)"));
+	CHECK(has_line(out, "   a     3                 acquire a                               "
+			    "                t.py:6 one"));
+	CHECK(has_line(out, "   b     5                                            acquire b      "
+			    "              t.py:11 two"));
+	/* a step that stopped nowhere known has nothing at the right */
+	CHECK(has_line(out, "         1  start lucas"));
+	CHECK(has_line(out, " ! ab wait  join mathieu   acquire b (held by lucas)  "
+			    "acquire a (held by mathieu)"));
+	CHECK(has_line(out, "a-b racing pairs: steps of two tasks on one object that another "
+			    "schedule could run in the other order; b is the race above"));
+	CHECK(has_line(out, "  task 1 (mathieu) waits to acquire b held by task 2 (lucas) at "
+			    "t.py:7 one"));
+	CHECK(has_line(out, "  task 0 waits to join mathieu"));
+	CHECK(no_line_ends_in_a_space(out));
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+static void cells_sit_under_their_task_header(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out = render(t, 0, 0);
+	const char *table;
+
+	CHECK(out);
+	if (!out)
 		return;
-	CHECK_INT(column_in_line(out, "start thread#1"), column_in_line(out, "task 0"));
-	CHECK_INT(column_in_line(out, "read cell#0 -> 100"), column_in_line(out, "task 1"));
-	CHECK_INT(column_in_line(out, "write cell#0 -> 0"), column_in_line(out, "task 2"));
+	/* from the table on: the race line above names tasks too */
+	table = strstr(out, "      step");
+	CHECK(table != NULL);
+	if (!table)
+		goto done;
+	CHECK_INT(column_in_line(table, "start thread#1"), column_in_line(table, "MainThread"));
+	CHECK_INT(column_in_line(table, "read cell#0 -> 100"), column_in_line(table, "thread#1"));
+	CHECK_INT(column_in_line(table, "write cell#0 -> 0"), column_in_line(table, "thread#2"));
 	/* step numbers are right-aligned under "step" */
-	CHECK_INT(column_in_line(out, "0  start thread#1"), column_in_line(out, "   step  task") + 6);
+	CHECK_INT(column_in_line(table, "0  start thread#1"), column_in_line(table, "step") + 3);
+done:
 	free(out);
 	ploom_trace_free(t);
 }
@@ -265,7 +444,7 @@ static void a_deadlock_adds_a_wait_row_and_lists_the_waits(void)
 	if (!out)
 		goto done;
 	CHECK(has_line(out, "*     1                  acquire lock#0"));
-	CHECK(has_line(out, " ! wait  join thread#1   acquire lock#0 (held by 1)"));
+	CHECK(has_line(out, " ! wait  join thread#1   acquire lock#0 (held by thread#1)"));
 	CHECK(has_line(out, "! wait: what each blocked task waits for (the deadlock)"));
 	CHECK(has_line(out, "deadlock: no task can run"));
 	CHECK(has_line(out, "  task 0 waits to join thread#1"));
@@ -355,7 +534,9 @@ static void color_is_only_there_when_asked(void)
 	CHECK(plain && colored);
 	if (plain && colored) {
 		CHECK(!strchr(plain, '\033'));
-		CHECK(strstr(colored, "\033[33m*\033[0m     4"));
+		CHECK(strstr(colored, "\033[33m*\033[0m        4"));
+		CHECK(strstr(colored, "\033[36ma\033[0m     3"));
+		CHECK(!strstr(colored, "\033[36m\033[0m"));
 		CHECK(strstr(colored, "\033[1;31mread cell#0 -> -100\033[0m"));
 		CHECK(strstr(colored, "\033[1;31mfailure\033[0m: task 0 raised"));
 	}
@@ -417,6 +598,8 @@ int main(void)
 	the_source_line_shows_the_path_in_its_repository();
 	the_config_line_lists_the_patched_modules();
 	cells_sit_under_their_task_header();
+	names_places_and_races_are_shown();
+	a_deadlock_explains_the_acquires_that_won();
 	long_values_are_cut_with_dots();
 	a_deadlock_adds_a_wait_row_and_lists_the_waits();
 	every_outcome_kind_ends_the_rendering();

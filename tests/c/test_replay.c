@@ -16,11 +16,11 @@
 
 /* The stand-in's schedule: a failure with one preemption. */
 static const char failing[] =
-	"step 0 0 start thread#1 0 - -\n"
-	"step 1 1 begin - 0,1 - 0:yield_now:-\n"
-	"step 2 1 read cell#0 0,1 - 0:yield_now:-\n"
+	"step 0 0 start thread#1 0 - - -\n"
+	"step 1 1 begin - 0,1 - 0:yield_now:- -\n"
+	"step 2 1 read cell#0 0,1 - 0:yield_now:- -\n"
 	"value 2 =100\n"
-	"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:-\n"
+	"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:- -\n"
 	"value 3 =True\n"
 	"outcome failure 1 =builtins.AssertionError =boom =Traceback\n"
 	"exit code 0\n"
@@ -154,11 +154,11 @@ static const struct {
 	{"0,1 nonblocking", "0,1 timed",
 	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), got task 1 acquire lock#0 "
 	 "(timeout)"},
-	{"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:-\nvalue 3 =True\n", "",
+	{"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:- -\nvalue 3 =True\n", "",
 	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), got the end of the run"},
-	{"value 3 =True\n", "value 3 =True\nstep 4 0 join thread#1 0 - -\n",
+	{"value 3 =True\n", "value 3 =True\nstep 4 0 join thread#1 0 - - -\n",
 	 "step 4 differs: recorded the end of the run, got task 0 join thread#1"},
-	{"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:-\nvalue 3 =True\n"
+	{"step 3 1 acquire lock#0 0,1 nonblocking 0:yield_now:- -\nvalue 3 =True\n"
 	 "outcome failure 1 =builtins.AssertionError =boom =Traceback\n",
 	 "outcome divergence 3 =choice%201%20asks%20for%20task%201,%20which%20is%20not%20enabled\n",
 	 "step 3 differs: recorded task 1 acquire lock#0 (nonblocking), but choice 1 asks for "
@@ -242,7 +242,7 @@ static void a_timed_join_is_compared_by_its_mode(void)
 	struct ploom_run recorded = {0}, got = {0}, same = {0};
 	struct ploom_err err = {0, ""};
 	char *timed = fake_replace(failing, "value 3 =True\n",
-				   "value 3 =True\nstep 4 0 join thread#1 0,1 timed 1:yield_now:-\n");
+				   "value 3 =True\nstep 4 0 join thread#1 0,1 timed 1:yield_now:- -\n");
 	char *timed_done = timed ? fake_replace(timed, "done 4", "done 5") : NULL;
 	char *blocking = timed_done ? fake_replace(timed_done, "0,1 timed", "0,1 -") : NULL;
 

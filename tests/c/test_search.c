@@ -36,7 +36,7 @@ static void add_run(struct ploom_buf *b, const struct ploom_run *run)
 	for (i = 0; i < run->nsteps; i++) {
 		const struct ploom_step *s = &run->steps[i];
 		ploom_enc_step(b, s->index, s->task, s->op, s->obj, s->enabled, s->nenabled,
-			       s->mode, s->pending, s->npending);
+			       s->mode, s->pending, s->npending, (struct ploom_wire_where){-1, 0});
 		if (s->value)
 			ploom_enc_value(b, s->index, s->value, strlen(s->value));
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../lib/args.h"
 #include "../../lib/fingerprint.h"
@@ -89,7 +90,7 @@ static void the_failing_step_is_the_raising_tasks_last_or_the_last(void)
 static void the_tasks_are_every_id_that_appears_once_ascending(void)
 {
 	struct ploom_run run = {0};
-	struct ploom_wait waits[1] = {{4, PLOOM_OP_ACQUIRE, NULL, 3}};
+	struct ploom_wait waits[1] = {{.task = 4, .op = PLOOM_OP_ACQUIRE, .holder = 3}};
 	int *tasks = NULL;
 	size_t n = 0;
 
@@ -295,8 +296,184 @@ static void fingerprints_hash_regular_files_only(void)
 	free(dir);
 }
 
+/* The records of a run whose steps stop in the scenario's file, in a
+ * file below its folder, and in files outside it; %s are the folder (3
+ * times) and a link to it. */
+static char *where_records(const char *dir, const char *link)
+{
+	char *text;
+
+	if (asprintf(&text,
+		     "code 0 =%s/mod.py =scenario\n"
+		     "code 1 =%s/sub/helper.py =help\n"
+		     "code 2 =/usr/lib/python3.13/threading.py =wait\n"
+		     "code 3 =%%3Cstring%%3E =%%3Cmodule%%3E\n"
+		     "code 4 =%s/sub/helper.py =help\n"
+		     "code 5 =%s/../outside.py =f\n"
+		     "step 0 0 yield_now - 0 - - 0:3\n"
+		     "step 1 0 yield_now - 0 - - 1:4\n"
+		     "step 2 0 yield_now - 0 - - 2:5\n"
+		     "step 3 0 yield_now - 0 - - 3:6\n"
+		     "step 4 0 yield_now - 0 - - 4:7\n"
+		     "step 5 0 yield_now - 0 - - 5:8\n"
+		     "step 6 0 yield_now - 0 - - -\n"
+		     "step 7 0 yield_now - 0 - - 1:9\n"
+		     "outcome deadlock\n"
+		     "wait 0 join thread#1 1 1:10\n"
+		     "exit code 0\n"
+		     "done 8\n",
+		     dir, dir, link, dir) < 0)
+		abort();
+	return text;
+}
+
+static void where_files_become_relative_to_the_source_root(void)
+{
+	char *dir = fake_dir("where"), *link = NULL, *records, *file;
+	struct ploom_trace *t, *t2;
+	struct ploom_err err = {0, ""};
+	const struct ploom_step *s;
+
+	char *sub = NULL;
+
+	file = fake_write(dir, "mod.py", "x = 1\n", 0);
+	/* a link's real path needs the file */
+	if (asprintf(&link, "%s-link", dir) < 0 || symlink(dir, link) < 0 ||
+	    asprintf(&sub, "%s/sub", dir) < 0 || mkdir(sub, 0755) < 0)
+		abort();
+	free(fake_write(sub, "helper.py", "y = 2\n", 0));
+	records = where_records(dir, link);
+	t = fake_trace("mod.py:scenario", "mod", "scenario", file, "0", 0, 1, records);
+	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
+	CHECK_STR(err.msg, "");
+	/* outside a repository the root is the scenario's folder */
+	CHECK_STR(t->source.root, "folder");
+	s = t->run.steps;
+	CHECK_STR(s[0].where.file, "mod.py");
+	CHECK_STR(s[0].where.function, "scenario");
+	CHECK_INT(s[0].where.line, 3);
+	CHECK_STR(s[1].where.file, "sub/helper.py");
+	/* outside the root, or no file at all: as the worker named it */
+	CHECK_STR(s[2].where.file, "/usr/lib/python3.13/threading.py");
+	CHECK_STR(s[3].where.file, "<string>");
+	/* through a link to the root: its real path lies below the root's */
+	CHECK_STR(s[4].where.file, "sub/helper.py");
+	CHECK_INT(s[4].where.line, 7);
+	/* ".." leaves the root, whatever the prefix says */
+	CHECK(strstr(s[5].where.file, "/../outside.py") != NULL);
+	CHECK(s[6].where.file == NULL);
+	CHECK_STR(s[7].where.file, "sub/helper.py");
+	CHECK_STR(t->run.outcome.waits[0].where.file, "sub/helper.py");
+
+	/* a trace made from another one (a replay, a minimization) takes its
+	 * root, and so its relative files */
+	t2 = fake_trace("mod.py:scenario", "mod", "scenario", file, "0", 0, 1, records);
+	CHECK_INT(ploom_trace_copy_fingerprints(t2, t, &err), 0);
+	CHECK_STR(t2->run.steps[1].where.file, "sub/helper.py");
+	CHECK_STR(t2->run.steps[2].where.file, "/usr/lib/python3.13/threading.py");
+	ploom_trace_free(t2);
+	/* without relative paths, every file stays as it is */
+	t2 = fake_trace("mod.py:scenario", "mod", "scenario", file, "0", 0, 1, records);
+	free(t->source.root);
+	t->source.root = NULL;
+	CHECK_INT(ploom_trace_copy_fingerprints(t2, t, &err), 0);
+	CHECK(t2->run.steps[1].where.file && t2->run.steps[1].where.file[0] == '/');
+	ploom_trace_free(t2);
+
+	ploom_trace_free(t);
+	unlink(link);
+	free(link);
+	fake_dir_remove(sub);
+	free(sub);
+	free(records);
+	free(file);
+	fake_dir_remove(dir);
+	free(dir);
+}
+
+/* Names, and the name a person reads for an object. */
+static void names_are_given_or_default_and_never_ambiguous(void)
+{
+	struct ploom_run run;
+	struct ploom_obj c0 = {PLOOM_OBJ_CELL, 0}, c1 = {PLOOM_OBJ_CELL, 1};
+	struct ploom_obj t0 = {PLOOM_OBJ_THREAD, 0}, t1 = {PLOOM_OBJ_THREAD, 1};
+	struct ploom_obj t2 = {PLOOM_OBJ_THREAD, 2}, l0 = {PLOOM_OBJ_LOCK, 0};
+	char buf[32], *name;
+
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_obj_default_name(buf, sizeof(buf), t0), 10);
+	CHECK_STR(buf, "MainThread");
+	ploom_obj_default_name(buf, sizeof(buf), t1);
+	CHECK_STR(buf, "thread#1");
+	ploom_obj_default_name(buf, sizeof(buf), c1);
+	CHECK_STR(buf, "cell#1");
+	CHECK_INT(ploom_run_set_name(&run, c0, "balance", NULL), 0);
+	CHECK_INT(ploom_run_set_name(&run, t1, "mathieu", NULL), 0);
+	CHECK_INT(ploom_run_set_name(&run, t1, "lucas", NULL), 0);
+	CHECK_INT(run.nnames, 2);
+	CHECK_STR(ploom_run_name(&run, t1), "lucas");
+	CHECK(ploom_run_name(&run, c1) == NULL);
+#define DISPLAY(obj, want)                                                                  \
+	do {                                                                                \
+		name = ploom_run_display_name(&run, obj);                                   \
+		CHECK_STR(name, want);                                                      \
+		free(name);                                                                 \
+	} while (0)
+	DISPLAY(c0, "balance");
+	DISPLAY(c1, "cell#1");
+	DISPLAY(t0, "MainThread");
+	DISPLAY(t1, "lucas");
+	/* a name two objects share, or another's default name, says whose */
+	CHECK_INT(ploom_run_set_name(&run, l0, "balance", NULL), 0);
+	DISPLAY(c0, "balance (cell#0)");
+	DISPLAY(l0, "balance (lock#0)");
+	CHECK_INT(ploom_run_set_name(&run, t2, "MainThread", NULL), 0);
+	DISPLAY(t2, "MainThread (thread#2)");
+	DISPLAY(t0, "MainThread");
+	CHECK_INT(ploom_run_set_name(&run, c1, "cell#0", NULL), 0);
+	DISPLAY(c1, "cell#0 (cell#1)");
+	/* its own object name is no clash */
+	CHECK_INT(ploom_run_set_name(&run, t1, "thread#1", NULL), 0);
+	DISPLAY(t1, "thread#1");
+	name = ploom_run_task_name(&run, 2);
+	CHECK_STR(name, "MainThread (thread#2)");
+	free(name);
+#undef DISPLAY
+	ploom_run_release(&run);
+}
+
+static void short_names_are_last_components_unless_two_files_share_one(void)
+{
+	struct ploom_run run;
+	struct ploom_short_names *sn = NULL;
+	static const char *const files[] = {"a/x.py", "b/x.py", "a/y.py", "a/x.py", "/abs/z.py",
+					    "<string>", "b/x.py"};
+	size_t i;
+
+	memset(&run, 0, sizeof(run));
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct ploom_step *s = ploom_run_add_step(&run);
+		s->where.file = strdup(files[i]);
+		s->where.function = strdup("f");
+		s->where.line = 1;
+	}
+	ploom_run_add_step(&run); /* one without a place */
+	CHECK_INT(ploom_short_names_new(&sn, &run, NULL), 0);
+	CHECK_STR(ploom_short_name(sn, "a/x.py"), "a/x.py");
+	CHECK_STR(ploom_short_name(sn, "b/x.py"), "b/x.py");
+	CHECK_STR(ploom_short_name(sn, "a/y.py"), "y.py");
+	CHECK_STR(ploom_short_name(sn, "/abs/z.py"), "z.py");
+	CHECK_STR(ploom_short_name(sn, "<string>"), "<string>");
+	ploom_short_names_free(sn);
+	ploom_short_names_free(NULL);
+	ploom_run_release(&run);
+}
+
 int main(void)
 {
+	where_files_become_relative_to_the_source_root();
+	names_are_given_or_default_and_never_ambiguous();
+	short_names_are_last_components_unless_two_files_share_one();
 	fingerprints_hash_regular_files_only();
 	failing_and_step_limit_traces_get_an_id();
 	fingerprints_are_copied();

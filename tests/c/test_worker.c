@@ -51,8 +51,8 @@ static void worker_starts_runs_and_stops(void)
 		    HELLO
 		    "read cmd\n"
 		    "echo \"$cmd\" > \"$(dirname \"$0\")/cmd\"\n"
-		    "echo 'step 0 0 start thread#1 0 - -' >&3\n"
-		    "echo 'step 1 1 begin - 0,1 - 0:join:thread#1' >&3\n"
+		    "echo 'step 0 0 start thread#1 0 - - -' >&3\n"
+		    "echo 'step 1 1 begin - 0,1 - 0:join:thread#1 -' >&3\n"
 		    "echo 'outcome pass' >&3\n"
 		    "echo 'exit code 0' >&3\n"
 		    "echo 'done 2' >&3\n"
@@ -108,7 +108,7 @@ static void a_worker_that_dies_is_an_error(void)
 	struct ploom_err err = {0, ""};
 	struct ploom_run run = {0};
 	char *early = script("early", "exit 1\n");
-	char *mid = script("mid", HELLO "read cmd\necho 'step 0 0 begin - 0 - -' >&3\nkill -9 $$\n");
+	char *mid = script("mid", HELLO "read cmd\necho 'step 0 0 begin - 0 - - -' >&3\nkill -9 $$\n");
 
 	CHECK_INT(fake_start(&w, early, "x:f", "0", &err), -1);
 	CHECK_STR(err.msg, "the worker died before it loaded the scenario (exit status 1)");
@@ -128,12 +128,12 @@ static void a_malformed_record_is_an_error_naming_it(void)
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	struct ploom_run run = {0};
-	char *py = script("bad", HELLO "read cmd\necho 'step 0 zero begin - 0 - -' >&3\nsleep 5\n");
+	char *py = script("bad", HELLO "read cmd\necho 'step 0 zero begin - 0 - - -' >&3\nsleep 5\n");
 
 	CHECK_INT(fake_start(&w, py, "x:f", "0", &err), 0);
 	if (w) {
 		CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 0, &err), -1);
-		CHECK_STR(err.msg, "malformed record from the worker: 'step 0 zero begin - 0 - -' "
+		CHECK_STR(err.msg, "malformed record from the worker: 'step 0 zero begin - 0 - - -' "
 				   "(bad TASK)");
 		/* must not wait for the sleep: it kills */
 		ploom_worker_free(w);

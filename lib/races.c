@@ -1,0 +1,708 @@
+/* The racing pairs of a trace; races.h documents what they are.
+ *
+ * One pass over the steps keeps, per object, its last write, the reads
+ * since, and whether it was free (a lock not held, a thread not running),
+ * and per step a vector clock: the steps that happen before it.  A
+ * step's race candidates are the conflicting steps nothing else orders
+ * before it, as in dpor.c, which the search uses and this one only
+ * shows: both take their dependence from ploom_op_accesses() and
+ * ploom_conflicts(). */
+#include "races.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CANDIDATES 16
+
+struct ev {
+	int task;               /* dense: an index into tasks */
+	long prev;              /* the task's previous step, -1 */
+	struct ploom_access acc[2];
+	int nacc;
+};
+
+struct read {
+	long ev;
+	int free;
+};
+
+struct obj_state {
+	struct ploom_obj obj;
+	int used;
+	long last_write;        /* -1: none */
+	int last_write_free;
+	struct read *reads;     /* since last_write */
+	size_t nreads, reads_cap;
+	long last_free;         /* the last step on it while free, -1 */
+	long last_free_write;   /* the last write of it while free, -1 */
+	int held;               /* a lock */
+	int started, finished;  /* a thread */
+};
+
+struct analysis {
+	const struct ploom_run *run;
+	int *tasks;             /* the task ids, ascending */
+	size_t ntasks;
+	struct ev *ev;
+	int *vc;                /* vc[j * ntasks + t]: t's last step at or before j, plus 1 */
+	long *last_of;          /* per task: its latest step so far, -1 */
+	struct obj_state *objs; /* open addressing, a power of two */
+	size_t objs_cap, objs_used;
+	struct ploom_race *races;
+	size_t nraces, races_cap;
+};
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int dense(const struct analysis *an, int task)
+{
+	const int *p = bsearch(&task, an->tasks, an->ntasks, sizeof(int), cmp_int);
+
+	return p ? (int)(p - an->tasks) : -1;
+}
+
+static int *vc_of(const struct analysis *an, long j)
+{
+	return an->vc + (size_t)j * an->ntasks;
+}
+
+/* 1 if step i happens before the step whose clock is vc (i included). */
+static int before(const struct analysis *an, const int *vc, long i)
+{
+	return vc[an->ev[i].task] >= i + 1;
+}
+
+static void vc_join(int *to, const int *from, size_t n)
+{
+	size_t t;
+
+	for (t = 0; t < n; t++)
+		if (from[t] > to[t])
+			to[t] = from[t];
+}
+
+/* ---- objects ---- */
+
+static size_t obj_hash(struct ploom_obj o)
+{
+	uint64_t h = ((uint64_t)o.kind << 56) ^ (uint64_t)o.id;
+
+	h *= 0x9E3779B97F4A7C15ULL;
+	return (size_t)(h >> 20);
+}
+
+/* The state of obj, fresh on first use; NULL when out of memory. */
+static struct obj_state *obj_get(struct analysis *an, struct ploom_obj obj)
+{
+	struct obj_state *o;
+	size_t i;
+
+	if (2 * (an->objs_used + 1) > an->objs_cap) {
+		size_t cap = an->objs_cap ? 2 * an->objs_cap : 16, k;
+		struct obj_state *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (k = 0; k < an->objs_cap; k++) {
+			if (!an->objs[k].used)
+				continue;
+			i = obj_hash(an->objs[k].obj) & (cap - 1);
+			while (t[i].used)
+				i = (i + 1) & (cap - 1);
+			t[i] = an->objs[k];
+		}
+		free(an->objs);
+		an->objs = t;
+		an->objs_cap = cap;
+	}
+	i = obj_hash(obj) & (an->objs_cap - 1);
+	while (an->objs[i].used &&
+	       (an->objs[i].obj.kind != obj.kind || an->objs[i].obj.id != obj.id))
+		i = (i + 1) & (an->objs_cap - 1);
+	o = &an->objs[i];
+	if (!o->used) {
+		memset(o, 0, sizeof(*o));
+		o->used = 1;
+		o->obj = obj;
+		o->last_write = o->last_free = o->last_free_write = -1;
+		an->objs_used++;
+	}
+	return o;
+}
+
+/* Whether the object is free before an access of op (exit_access: the
+ * end of the thread it names), and its state after. */
+static int obj_step(struct obj_state *o, enum ploom_op op, int exit_access)
+{
+	int free_before = 1;
+
+	if (o->obj.kind == PLOOM_OBJ_LOCK) {
+		free_before = !o->held;
+		if (op == PLOOM_OP_ACQUIRE)
+			o->held = 1;
+		else if (op == PLOOM_OP_RELEASE)
+			o->held = 0;
+	} else if (o->obj.kind == PLOOM_OBJ_THREAD) {
+		free_before = !o->started || o->finished;
+		if (exit_access)
+			o->finished = 1;
+		else if (op == PLOOM_OP_START || op == PLOOM_OP_BEGIN)
+			o->started = 1;
+	}
+	return free_before;
+}
+
+/* ---- races ---- */
+
+/* The steps that the step of (dense) task q with accesses a[0..na) may
+ * race with, as the objects stand: per access the conflicting steps that
+ * nothing else orders before it; for a blocking one (waiting for a free
+ * object) only those it could have run before, else the last step on the
+ * object before which it could have run.  Then those of q itself, those
+ * before q's previous step (prev_vc) and those before another candidate
+ * go.  Returns how many, at most MAX_CANDIDATES, or -1 (out of memory). */
+static int candidates(struct analysis *an, int q, const int *prev_vc,
+		      const struct ploom_access *a, int na, int blocking, long *out)
+{
+	int k, n = 0, i, j;
+
+	for (k = 0; k < na; k++) {
+		struct obj_state *o = obj_get(an, a[k].obj);
+		int waits = blocking && k == 0, kept = 0;
+		size_t r;
+
+		if (!o)
+			return -1;
+		if (a[k].write && o->nreads) {
+			for (r = 0; r < o->nreads; r++) {
+				if (waits && !o->reads[r].free)
+					continue;
+				kept++;
+				if (n < MAX_CANDIDATES)
+					out[n++] = o->reads[r].ev;
+			}
+		} else if (o->last_write >= 0 && !(waits && !o->last_write_free)) {
+			kept++;
+			if (n < MAX_CANDIDATES)
+				out[n++] = o->last_write;
+		}
+		if (waits && !kept && n < MAX_CANDIDATES) {
+			/* a read conflicts with writes only */
+			long f = a[k].write ? o->last_free : o->last_free_write;
+			if (f >= 0)
+				out[n++] = f;
+		}
+	}
+	for (k = 0; k < n;) {
+		if (an->ev[out[k]].task == q || (prev_vc && before(an, prev_vc, out[k])))
+			out[k] = out[--n];
+		else
+			k++;
+	}
+	/* a candidate before another is ordered before the step through it */
+	for (i = 0, k = 0; i < n; i++) {
+		int dominated = 0;
+		for (j = 0; j < n && !dominated; j++)
+			if (out[j] != out[i] && before(an, vc_of(an, out[j]), out[i]))
+				dominated = 1;
+		if (!dominated)
+			out[k++] = out[i];
+	}
+	return k;
+}
+
+/* The clock of a step of (dense) task q with accesses a[0..na): q's
+ * previous step, the last write of each object, and for a write the
+ * reads since. */
+static int clock_for(struct analysis *an, int *vc, int q, const struct ploom_access *a,
+		     int na)
+{
+	size_t r;
+	int k;
+
+	memset(vc, 0, an->ntasks * sizeof(*vc));
+	if (an->last_of[q] >= 0)
+		vc_join(vc, vc_of(an, an->last_of[q]), an->ntasks);
+	for (k = 0; k < na; k++) {
+		struct obj_state *o = obj_get(an, a[k].obj);
+		if (!o)
+			return -1;
+		if (o->last_write >= 0)
+			vc_join(vc, vc_of(an, o->last_write), an->ntasks);
+		if (a[k].write)
+			for (r = 0; r < o->nreads; r++)
+				vc_join(vc, vc_of(an, o->reads[r].ev), an->ntasks);
+	}
+	return 0;
+}
+
+static int add_race(struct analysis *an, long first, long second, long wait,
+		    const struct ploom_access *b, int nb)
+{
+	const struct ev *e = &an->ev[first];
+	struct ploom_race *r;
+	int i, k;
+
+	/* the object they conflict on */
+	for (i = 0; i < e->nacc; i++)
+		for (k = 0; k < nb; k++)
+			if (ploom_conflicts(&e->acc[i], 1, &b[k], 1))
+				goto found;
+	return 0; /* not a conflict after all: no race */
+found:
+	if (an->nraces == an->races_cap) {
+		size_t cap = an->races_cap ? 2 * an->races_cap : 16;
+		r = realloc(an->races, cap * sizeof(*r));
+		if (!r)
+			return -1;
+		an->races = r;
+		an->races_cap = cap;
+	}
+	an->races[an->nraces++] = (struct ploom_race){first, second, wait, e->acc[i].obj};
+	return 0;
+}
+
+/* 1 if step s is a thread's begin and step c the start of that thread:
+ * never reversed, as begin cannot run before its start. */
+static int start_and_begin(const struct ploom_step *c, const struct ploom_step *s)
+{
+	return s->op == PLOOM_OP_BEGIN && c->op == PLOOM_OP_START &&
+	       c->obj.kind == PLOOM_OBJ_THREAD && c->obj.id == s->task;
+}
+
+/* Which tasks the run shows finished after their last step: every one of
+ * a pass, those not blocked at a deadlock, and those a blocking join
+ * waited for. */
+static void finished_tasks(char *out, const struct analysis *an)
+{
+	const struct ploom_run *run = an->run;
+	const struct ploom_outcome *o = &run->outcome;
+	size_t i;
+	int t;
+
+	memset(out, o->kind == PLOOM_OUTCOME_PASS || o->kind == PLOOM_OUTCOME_DEADLOCK,
+	       an->ntasks);
+	for (i = 0; i < o->nwaits && o->kind == PLOOM_OUTCOME_DEADLOCK; i++)
+		if ((t = dense(an, o->waits[i].task)) >= 0)
+			out[t] = 0;
+	for (i = 0; i < run->nsteps; i++) {
+		const struct ploom_step *s = &run->steps[i];
+		if (s->op == PLOOM_OP_JOIN && s->mode == PLOOM_ACQUIRE_BLOCKING &&
+		    s->obj.kind == PLOOM_OBJ_THREAD && s->obj.id != s->task &&
+		    s->obj.id <= INT_MAX && (t = dense(an, (int)s->obj.id)) >= 0)
+			out[t] = 1;
+	}
+}
+
+static int collect_tasks(struct analysis *an)
+{
+	const struct ploom_run *run = an->run;
+	size_t i, k, n = run->nsteps + run->outcome.nwaits;
+	int *ids = malloc((n ? n : 1) * sizeof(*ids));
+
+	if (!ids)
+		return -1;
+	n = 0;
+	for (i = 0; i < run->nsteps; i++)
+		ids[n++] = run->steps[i].task;
+	for (i = 0; i < run->outcome.nwaits; i++)
+		ids[n++] = run->outcome.waits[i].task;
+	qsort(ids, n, sizeof(*ids), cmp_int);
+	for (i = 1, k = n ? 1 : 0; i < n; i++)
+		if (ids[i] != ids[k - 1])
+			ids[k++] = ids[i];
+	an->tasks = ids;
+	an->ntasks = k;
+	return 0;
+}
+
+/* The races of the steps, then those of the blocked operations of a
+ * deadlock as if each ran next. */
+static int analyse(struct analysis *an, const char *finished)
+{
+	const struct ploom_run *run = an->run;
+	const struct ploom_outcome *oc = &run->outcome;
+	size_t n = run->nsteps, k;
+	long j, c[MAX_CANDIDATES];
+	long *last_of_task = NULL;
+	int nc, i, ret = -1;
+
+	last_of_task = malloc((an->ntasks ? an->ntasks : 1) * sizeof(*last_of_task));
+	if (!last_of_task)
+		return -1;
+	for (k = 0; k < an->ntasks; k++)
+		an->last_of[k] = last_of_task[k] = -1;
+	for (k = 0; k < n; k++)
+		last_of_task[dense(an, run->steps[k].task)] = (long)k;
+	for (j = 0; (size_t)j < n; j++) {
+		const struct ploom_step *s = &run->steps[j];
+		struct ev *ev = &an->ev[j];
+		int q = dense(an, s->task);
+		int exits = last_of_task[q] == j && finished[q];
+		int blocking = (s->op == PLOOM_OP_ACQUIRE || s->op == PLOOM_OP_JOIN) &&
+			       s->mode == PLOOM_ACQUIRE_BLOCKING;
+		int *vc = vc_of(an, j), a;
+
+		ev->task = q;
+		ev->prev = an->last_of[q];
+		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, exits);
+		if (clock_for(an, vc, q, ev->acc, ev->nacc) < 0)
+			goto done;
+		vc[q] = (int)j + 1;
+		nc = candidates(an, q, ev->prev >= 0 ? vc_of(an, ev->prev) : NULL, ev->acc,
+				ev->nacc, blocking, c);
+		if (nc < 0)
+			goto done;
+		for (i = 0; i < nc; i++)
+			if (!start_and_begin(&run->steps[c[i]], s) &&
+			    add_race(an, c[i], j, -1, ev->acc, ev->nacc) < 0)
+				goto done;
+		for (a = 0; a < ev->nacc; a++) {
+			struct obj_state *o = obj_get(an, ev->acc[a].obj);
+			int exit_access = exits && a == ev->nacc - 1 &&
+					  ev->acc[a].obj.kind == PLOOM_OBJ_THREAD &&
+					  ev->acc[a].obj.id == s->task;
+			int free_before;
+
+			if (!o)
+				goto done;
+			free_before = obj_step(o, s->op, exit_access);
+			if (free_before) {
+				o->last_free = j;
+				if (ev->acc[a].write)
+					o->last_free_write = j;
+			}
+			if (ev->acc[a].write) {
+				o->last_write = j;
+				o->last_write_free = free_before;
+				o->nreads = 0;
+			} else {
+				if (o->nreads == o->reads_cap) {
+					size_t cap = o->reads_cap ? 2 * o->reads_cap : 8;
+					struct read *rd = realloc(o->reads, cap * sizeof(*rd));
+					if (!rd)
+						goto done;
+					o->reads = rd;
+					o->reads_cap = cap;
+				}
+				o->reads[o->nreads++] = (struct read){j, free_before};
+			}
+		}
+		an->last_of[q] = j;
+	}
+	for (k = 0; oc->kind == PLOOM_OUTCOME_DEADLOCK && k < oc->nwaits; k++) {
+		const struct ploom_wait *w = &oc->waits[k];
+		struct ploom_obj obj = {PLOOM_OBJ_NONE, 0};
+		struct ploom_access acc[2];
+		int q = dense(an, w->task), na;
+		int *vc = vc_of(an, (long)(n + k));
+
+		if (w->object && ploom_obj_parse(&obj, w->object, strlen(w->object)) < 0)
+			continue;
+		/* as if it ran, not as if the task then ended */
+		na = ploom_op_accesses(acc, w->task, w->op, obj, 0);
+		if (clock_for(an, vc, q, acc, na) < 0)
+			goto done;
+		nc = candidates(an, q, an->last_of[q] >= 0 ? vc_of(an, an->last_of[q]) : NULL, acc,
+				na, 1, c);
+		if (nc < 0)
+			goto done;
+		for (i = 0; i < nc; i++)
+			if (add_race(an, c[i], -1, (long)k, acc, na) < 0)
+				goto done;
+	}
+	ret = 0;
+done:
+	free(last_of_task);
+	return ret;
+}
+
+/* a wait's race after every step's */
+static long second_key(const struct ploom_race *r, const struct ploom_run *run)
+{
+	return r->second >= 0 ? r->second : (long)run->nsteps + r->wait;
+}
+
+static int cmp_races(const void *a, const void *b, void *run)
+{
+	const struct ploom_race *x = a, *y = b;
+	long kx = second_key(x, run), ky = second_key(y, run);
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return (kx > ky) - (kx < ky);
+}
+
+int ploom_trace_races(struct ploom_race **out, size_t *n, const struct ploom_trace *trace,
+		      struct ploom_err *err)
+{
+	const struct ploom_run *run = &trace->run;
+	struct analysis an;
+	size_t events = run->nsteps + run->outcome.nwaits, i, k;
+	char *finished = NULL;
+	int ret = -1;
+
+	*out = NULL;
+	*n = 0;
+	memset(&an, 0, sizeof(an));
+	an.run = run;
+	if (collect_tasks(&an) < 0) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	if (an.ntasks && events > (size_t)PLOOM_RACES_MAX_CLOCKS / an.ntasks) {
+		ploom_err_set(err, PLOOM_ERR_INPUT,
+			      "the trace is too large to find its races (%zu steps and waits, %zu tasks)",
+			      events, an.ntasks);
+		goto done;
+	}
+	an.ev = calloc(events ? events : 1, sizeof(*an.ev));
+	an.vc = calloc((events ? events : 1) * (an.ntasks ? an.ntasks : 1), sizeof(*an.vc));
+	an.last_of = calloc(an.ntasks ? an.ntasks : 1, sizeof(*an.last_of));
+	finished = calloc(an.ntasks ? an.ntasks : 1, 1);
+	if (!an.ev || !an.vc || !an.last_of || !finished) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	finished_tasks(finished, &an);
+	if (analyse(&an, finished) < 0) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	/* a pair found through two of its objects counts once */
+	if (an.nraces)
+		qsort_r(an.races, an.nraces, sizeof(*an.races), cmp_races, (void *)run);
+	for (i = 0, k = 0; i < an.nraces; i++)
+		if (!k || cmp_races(&an.races[k - 1], &an.races[i], (void *)run))
+			an.races[k++] = an.races[i];
+	*out = k ? an.races : NULL;
+	*n = k;
+	if (k)
+		an.races = NULL;
+	ret = 0;
+done:
+	for (i = 0; i < an.objs_cap; i++)
+		free(an.objs[i].reads);
+	free(an.objs);
+	free(an.races);
+	free(an.tasks);
+	free(an.ev);
+	free(an.vc);
+	free(an.last_of);
+	free(finished);
+	return ret;
+}
+
+/* ---- which race the failure rests on ---- */
+
+/* The last write of a task to an object. */
+struct last_write {
+	int task;
+	struct ploom_obj obj;
+	long step;
+};
+
+static int cmp_last_write(const void *a, const void *b)
+{
+	const struct last_write *x = a, *y = b;
+
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	if (x->obj.kind != y->obj.kind)
+		return x->obj.kind < y->obj.kind ? -1 : 1;
+	return (x->obj.id > y->obj.id) - (x->obj.id < y->obj.id);
+}
+
+static int same_obj(struct ploom_obj a, struct ploom_obj b)
+{
+	return a.kind == b.kind && a.id == b.id;
+}
+
+/* 1 if race r is a lost update: a read by task A, then a write by task B,
+ * and A writes the object again after B (writes[0..n) sorted, each
+ * task's last write to each object). */
+static int lost_update(const struct ploom_run *run, const struct ploom_race *r,
+		       const struct last_write *writes, size_t n)
+{
+	const struct ploom_step *a = &run->steps[r->first], *b = &run->steps[r->second];
+	struct last_write key = {a->task, r->obj, 0};
+	const struct last_write *w;
+
+	if (a->op != PLOOM_OP_READ || b->op != PLOOM_OP_WRITE || !writes)
+		return 0;
+	w = bsearch(&key, writes, n, sizeof(*writes), cmp_last_write);
+	return w && w->step > r->second;
+}
+
+long ploom_races_key(const struct ploom_trace *trace, const struct ploom_race *races,
+		     size_t n)
+{
+	const struct ploom_run *run = &trace->run;
+	struct last_write *writes = NULL;
+	struct ploom_obj fobj;
+	size_t i, nw = 0, k;
+	long f, best = -1;
+	int on_failing = 0, best_lost = 0;
+
+	if (!ploom_outcome_is_failure(run->outcome.kind))
+		return -1;
+	if (run->outcome.kind == PLOOM_OUTCOME_DEADLOCK) {
+		for (i = 0; i < n; i++)
+			if (races[i].second < 0 && (best < 0 || races[i].first > races[best].first))
+				best = (long)i;
+		return best;
+	}
+	f = ploom_run_failing_step(&trace->run);
+	if (f < 0)
+		return -1;
+	fobj = run->steps[f].obj;
+	for (i = 0; i < n && !on_failing; i++)
+		on_failing = races[i].second >= 0 && races[i].second <= f &&
+			     fobj.kind != PLOOM_OBJ_NONE && same_obj(races[i].obj, fobj);
+	/* each task's last write to each object; without the memory for
+	 * them, no race counts as a lost update */
+	writes = malloc((size_t)(f + 1) * sizeof(*writes));
+	for (i = 0; writes && i <= (size_t)f; i++)
+		if (run->steps[i].op == PLOOM_OP_WRITE)
+			writes[nw++] = (struct last_write){run->steps[i].task, run->steps[i].obj,
+							   (long)i};
+	if (writes) {
+		/* stable enough: of equal keys the later step wins below */
+		qsort(writes, nw, sizeof(*writes), cmp_last_write);
+		for (i = 0, k = 0; i < nw; i++) {
+			if (k && !cmp_last_write(&writes[k - 1], &writes[i])) {
+				if (writes[i].step > writes[k - 1].step)
+					writes[k - 1].step = writes[i].step;
+				continue;
+			}
+			writes[k++] = writes[i];
+		}
+		nw = k;
+	}
+	for (i = 0; i < n; i++) {
+		const struct ploom_race *r = &races[i];
+		int lost;
+
+		if (r->second < 0 || r->second > f)
+			continue;
+		if (on_failing && !same_obj(r->obj, fobj))
+			continue;
+		lost = lost_update(run, r, writes, nw);
+		if (best >= 0) {
+			const struct ploom_race *b = &races[best];
+			if (lost != best_lost) {
+				if (lost < best_lost)
+					continue;
+			} else if (r->second != b->second ? r->second < b->second
+							  : r->first <= b->first) {
+				continue;
+			}
+		}
+		best = (long)i;
+		best_lost = lost;
+	}
+	free(writes);
+	return best;
+}
+
+/* ---- the explanation ---- */
+
+/* What a step did to obj, in the past tense, and the verb for "could
+ * ... it": its operation's, or "finished" for the end of its own thread. */
+static void verbs(const struct ploom_step *s, struct ploom_obj obj, const char **past,
+		  const char **plain)
+{
+	static const struct {
+		const char *past, *plain;
+	} v[PLOOM_NOPS] = {
+		[PLOOM_OP_BEGIN] = {"began", "begin"},
+		[PLOOM_OP_START] = {"started", "start"},
+		[PLOOM_OP_JOIN] = {"joined", "join"},
+		[PLOOM_OP_IS_ALIVE] = {"checked", "check"},
+		[PLOOM_OP_ACQUIRE] = {"acquired", "acquire"},
+		[PLOOM_OP_RELEASE] = {"released", "release"},
+		[PLOOM_OP_LOCKED] = {"checked", "check"},
+		[PLOOM_OP_READ] = {"read", "read"},
+		[PLOOM_OP_WRITE] = {"wrote", "write"},
+		[PLOOM_OP_YIELD_NOW] = {"yielded", "yield"},
+	};
+
+	if (s->op != PLOOM_OP_BEGIN && !same_obj(s->obj, obj)) {
+		*past = "finished";
+		*plain = "finish";
+		return;
+	}
+	*past = (unsigned)s->op < PLOOM_NOPS ? v[s->op].past : "?";
+	*plain = (unsigned)s->op < PLOOM_NOPS ? v[s->op].plain : "?";
+}
+
+/* " (bank_account.py:20)", or nothing for a place that is not known. */
+static void add_place(struct ploom_buf *b, const struct ploom_short_names *sn,
+		      const struct ploom_where *w)
+{
+	if (w->file)
+		ploom_buf_addf(b, " (%s:%d)", ploom_short_name(sn, w->file), w->line);
+}
+
+char *ploom_race_explain(const struct ploom_trace *trace, const struct ploom_race *race)
+{
+	const struct ploom_run *run = &trace->run;
+	const struct ploom_step *a = &run->steps[race->first];
+	const struct ploom_step *b = race->second >= 0 ? &run->steps[race->second] : NULL;
+	const struct ploom_wait *w = b ? NULL : &run->outcome.waits[race->wait];
+	const struct ploom_where *bw = b ? &b->where : &w->where;
+	struct ploom_short_names *sn = NULL;
+	struct ploom_buf out = {0};
+	char *ta = NULL, *tb = NULL, *obj = NULL;
+	const char *past_a, *plain_a, *past_b, *plain_b;
+	struct ploom_step as_step;
+
+	ta = ploom_run_task_name(run, a->task);
+	tb = ploom_run_task_name(run, b ? b->task : w->task);
+	obj = ploom_run_display_name(run, race->obj);
+	if (!ta || !tb || !obj || ploom_short_names_new(&sn, run, NULL) < 0)
+		goto done;
+	verbs(a, race->obj, &past_a, &plain_a);
+	if (b) {
+		verbs(b, race->obj, &past_b, &plain_b);
+	} else {
+		memset(&as_step, 0, sizeof(as_step));
+		as_step.op = w->op;
+		as_step.obj = race->obj;
+		verbs(&as_step, race->obj, &past_b, &plain_b);
+	}
+	/* "mathieu finished before lucas joined mathieu": a thread's end
+	 * names no object of its own */
+	if (!strcmp(past_a, "finished"))
+		ploom_buf_addf(&out, "%s finished", ta);
+	else
+		ploom_buf_addf(&out, "%s %s %s", ta, past_a, obj);
+	add_place(&out, sn, &a->where);
+	if (!b)
+		ploom_buf_addf(&out, " before %s could %s it", tb, plain_b);
+	else if (!strcmp(past_b, "finished"))
+		ploom_buf_addf(&out, " before %s finished", tb);
+	else if (!strcmp(past_a, "finished"))
+		ploom_buf_addf(&out, " before %s %s %s", tb, past_b, obj);
+	else
+		ploom_buf_addf(&out, " before %s %s it", tb, past_b);
+	add_place(&out, sn, bw);
+done:
+	ploom_short_names_free(sn);
+	free(ta);
+	free(tb);
+	free(obj);
+	if (out.data && (!ta || !tb || !obj || !sn)) {
+		ploom_buf_release(&out);
+		return NULL;
+	}
+	return out.data;
+}
