@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "races.h"
+
 /* ---- output ------------------------------------------------------------
  * As in render.c: the first failed write is kept with its errno and the
  * later ones are skipped, so the drawing reads straight and is checked
@@ -90,49 +92,18 @@ static void put_esc_or(struct writer *w, const char *s)
 
 /* ---- what the boxes and lanes say -------------------------------------- */
 
-/* A lane's title, malloc'd, or NULL when out of memory: "task N".  It
- * takes the whole trace because that is what would name a task. */
-static char *lane_title(const struct ploom_trace *trace, int task)
+/* A step's caption, whole, malloc'd, or NULL when out of memory: the
+ * text rendering's label (ploom_run_step_label()), then " -> VALUE". */
+static char *step_caption(const struct ploom_run *run, const struct ploom_step *s)
 {
-	char *title;
+	char *label = ploom_run_step_label(run, s), *text = NULL;
 
-	(void)trace;
-	return asprintf(&title, "task %d", task) < 0 ? NULL : title;
-}
-
-/* A step's caption, whole, malloc'd, or NULL when out of memory: "OP
- * OBJECT", its mode as the text rendering words it, then " -> VALUE". */
-static char *step_caption(const struct ploom_step *s)
-{
-	const char *mode = "";
-	char *text;
-
-	if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_NONBLOCKING)
-		mode = " (nonblocking)";
-	else if (s->mode == PLOOM_ACQUIRE_TIMED)
-		mode = " (timeout)";
-	if (asprintf(&text, "%s%s%s%s%s%s", ploom_op_name(s->op), s->object ? " " : "",
-		     s->object ? s->object : "", mode, s->value ? " -> " : "",
-		     s->value ? s->value : "") < 0)
-		return NULL;
+	if (!label || !s->value)
+		return label;
+	if (asprintf(&text, "%s -> %s", label, s->value) < 0)
+		text = NULL;
+	free(label);
 	return text;
-}
-
-/* What a blocked task of a deadlock waits for, malloc'd, or NULL, worded
- * as the text rendering's "wait" row. */
-static char *wait_caption(const struct ploom_wait *wt)
-{
-	const char *object = wt->object ? wt->object : "?";
-	char *text;
-	int n;
-
-	/* a join's holder is the joined thread itself, already named */
-	if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN)
-		n = asprintf(&text, "%s %s (held by %d)", ploom_op_name(wt->op), object,
-			     wt->holder);
-	else
-		n = asprintf(&text, "%s %s", ploom_op_name(wt->op), object);
-	return n < 0 ? NULL : text;
 }
 
 /* UTF-8 code points: every byte that does not continue a sequence. */
@@ -186,6 +157,7 @@ static long text_px(size_t chars)
 struct box {
 	char *caption;  /* cut to PLOOM_HTML_CAPTION_MAX */
 	char *whole;    /* the whole caption when it was cut, else NULL */
+	char *where;    /* its second line, ploom_where_label(), or NULL */
 };
 
 struct layout {
@@ -201,6 +173,9 @@ struct layout {
 	struct box *waits;      /* per lane, a deadlock's; NULL otherwise */
 	size_t wait_row;        /* the row of the waits, after the steps' */
 	long failing;           /* ploom_run_failing_step() */
+	struct ploom_race *races;       /* ploom_trace_races() */
+	size_t nraces;
+	long key;               /* ploom_races_key(), or -1 */
 	long lines;             /* text lines in a box */
 	long row_h;
 	long gutter_w;
@@ -211,6 +186,7 @@ static void box_release(struct box *b)
 {
 	free(b->caption);
 	free(b->whole);
+	free(b->where);
 }
 
 static void layout_release(struct layout *lay, size_t nsteps)
@@ -232,6 +208,7 @@ static void layout_release(struct layout *lay, size_t nsteps)
 	free(lay->by_lane);
 	free(lay->lane_start);
 	free(lay->waits);
+	free(lay->races);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -271,6 +248,28 @@ static int box_set(struct box *b, char *caption, size_t *widest)
 	return 0;
 }
 
+/* Sets b's second line to where the step stopped, widening *widest.
+ * Returns 0 (no line for a step that stopped nowhere known), or -1 when
+ * out of memory. */
+static int where_set(struct box *b, const struct ploom_short_names *sn,
+		     const struct ploom_where *where, size_t *widest)
+{
+	size_t n;
+
+	if (ploom_where_label(&b->where, sn, where) < 0)
+		return -1;
+	if (!b->where)
+		return 0;
+	n = text_width(b->where);
+	if (n > PLOOM_HTML_CAPTION_MAX) {
+		cut_caption(b->where);
+		n = PLOOM_HTML_CAPTION_MAX;
+	}
+	if (n > *widest)
+		*widest = n;
+	return 0;
+}
+
 /* Groups the steps by lane (a counting sort, stable), so that drawing the
  * lanes one after another takes one pass over the steps, however many
  * tasks the trace names.  Returns 0, or -1 when out of memory. */
@@ -302,6 +301,8 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 	const struct ploom_run *run = &trace->run;
 	const struct ploom_outcome *o = &run->outcome;
 	size_t i, l, n = run->nsteps ? run->nsteps : 1, rows, *widest = NULL;
+	struct ploom_short_names *sn = NULL;
+	struct ploom_err why = {0, ""};
 	char num[32];
 	long x;
 	int ret = -1;
@@ -318,16 +319,22 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 	    !widest)
 		goto done;
 	for (l = 0; l < lay->ntasks; l++) {
-		lay->titles[l] = lane_title(trace, lay->tasks[l]);
+		lay->titles[l] = ploom_run_task_name(run, lay->tasks[l]);
 		if (!lay->titles[l])
 			goto done;
 		widest[l] = text_width(lay->titles[l]);
 	}
+	if (ploom_short_names_new(&sn, run, NULL) < 0)
+		goto done;
+	lay->lines = 1;
 	for (i = 0; i < run->nsteps; i++) {
 		l = lane_of_task(lay, run->steps[i].task);
 		lay->lane_of[i] = l;
-		if (box_set(&lay->boxes[i], step_caption(&run->steps[i]), &widest[l]) < 0)
+		if (box_set(&lay->boxes[i], step_caption(run, &run->steps[i]), &widest[l]) < 0 ||
+		    where_set(&lay->boxes[i], sn, &run->steps[i].where, &widest[l]) < 0)
 			goto done;
+		if (lay->boxes[i].where)
+			lay->lines = 2;
 	}
 	if (group_by_lane(lay, run->nsteps) < 0)
 		goto done;
@@ -339,12 +346,23 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 			l = lane_of_task(lay, o->waits[i].task);
 			box_release(&lay->waits[l]);
 			memset(&lay->waits[l], 0, sizeof(lay->waits[l]));
-			if (box_set(&lay->waits[l], wait_caption(&o->waits[i]), &widest[l]) < 0)
+			if (box_set(&lay->waits[l], ploom_run_wait_label(run, &o->waits[i]),
+				    &widest[l]) < 0 ||
+			    where_set(&lay->waits[l], sn, &o->waits[i].where, &widest[l]) < 0)
 				goto done;
+			if (lay->waits[l].where)
+				lay->lines = 2;
 		}
 	}
 	lay->failing = ploom_run_failing_step(run);
-	lay->lines = 1;
+	/* a trace too large to analyse shows no race, as the text does */
+	lay->key = -1;
+	if (ploom_trace_races(&lay->races, &lay->nraces, trace, &why) < 0) {
+		if (why.kind == PLOOM_ERR_NOMEM)
+			goto done;
+	} else {
+		lay->key = ploom_races_key(trace, lay->races, lay->nraces);
+	}
 	lay->row_h = BOX_H + (lay->lines - 1) * LINE_PX + ROW_GAP;
 	n = (size_t)snprintf(num, sizeof(num), "%zu", run->nsteps ? run->nsteps - 1 : 0);
 	lay->gutter_w = GUTTER_MARK + text_px(n < 4 ? 4 : n) + PAD;
@@ -362,6 +380,7 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 	lay->height = (long)rows * lay->row_h;
 	ret = 0;
 done:
+	ploom_short_names_free(sn);
 	free(widest);
 	return ret;
 }
@@ -394,6 +413,12 @@ static void put_box(struct writer *w, const struct layout *lay, size_t lane, siz
 	putf(w, "<text x=\"%ld\" y=\"%ld\">", x + PAD, y + BASELINE);
 	put_esc(w, b->caption, 0);
 	put(w, "</text>");
+	if (b->where) {
+		putf(w, "<text class=\"where\" x=\"%ld\" y=\"%ld\">", x + PAD,
+		     y + BASELINE + LINE_PX);
+		put_esc(w, b->where, 0);
+		put(w, "</text>");
+	}
 }
 
 static void put_lane(struct writer *w, const struct layout *lay, size_t lane)
@@ -477,7 +502,7 @@ static void put_gutter(struct writer *w, const struct layout *lay, const struct 
 
 /* The kinds of arrow, each with its arrowhead (an SVG marker) and colour
  * (the style sheet's .arrow.KIND and .head-KIND). */
-static const char *const arrow_kinds[] = {"preemption"};
+static const char *const arrow_kinds[] = {"preemption", "race"};
 
 /* An arrow of the given kind from the box of step `from` to the box of
  * step `to`, title its tooltip: out of the side of one box that faces the
@@ -485,7 +510,7 @@ static const char *const arrow_kinds[] = {"preemption"};
  * do not hide each other.  Two steps of one lane get a loop on the lane's
  * right. */
 static void put_arrow(struct writer *w, const struct layout *lay, size_t from, size_t to,
-		      const char *kind, const char *title)
+		      const char *kind, const char *extra, const char *title)
 {
 	size_t la = lay->lane_of[from], lb = lay->lane_of[to];
 	long ya = row_y(lay, from) + box_h(lay) / 2, yb = row_y(lay, to) + box_h(lay) / 2;
@@ -511,12 +536,34 @@ static void put_arrow(struct writer *w, const struct layout *lay, size_t from, s
 		c1 = x1 - d;
 		c2 = x2 + d;
 	}
-	putf(w, "<path class=\"arrow %s\" data-from=\"%zu\" data-to=\"%zu\" "
+	putf(w, "<path class=\"arrow %s%s\" data-from=\"%zu\" data-to=\"%zu\" "
 		"d=\"M%ld %ldC%ld %ld %ld %ld %ld %ld\" marker-end=\"url(#head-%s)\">",
-	     kind, from, to, x1, ya, c1, ya, c2, yb, x2, yb, kind);
+	     kind, extra, from, to, x1, ya, c1, ya, c2, yb, x2, yb, kind);
 	put(w, "<title>");
 	put_esc(w, title, 0);
 	put(w, "</title></path>\n");
+}
+
+/* An arrow per race between two steps, from the earlier to the later,
+ * its explanation as the tooltip; the one the failure rests on is drawn
+ * bold (class "key").  A race with an operation that never ran (blocked
+ * at a deadlock) has no box to point at: the outcome and the header's
+ * race line tell it. */
+static void put_races(struct writer *w, const struct layout *lay,
+		      const struct ploom_trace *trace)
+{
+	size_t k;
+
+	for (k = 0; k < lay->nraces && !w->failed; k++) {
+		const struct ploom_race *r = &lay->races[k];
+		char *why;
+		if (r->second < 0)
+			continue;
+		why = ploom_race_explain(trace, r);
+		put_arrow(w, lay, (size_t)r->first, (size_t)r->second,
+			  "race", (long)k == lay->key ? " key" : "", why ? why : "race");
+		free(why);
+	}
 }
 
 static void put_diagram(struct writer *w, const struct layout *lay,
@@ -551,13 +598,18 @@ static void put_diagram(struct writer *w, const struct layout *lay,
 	put_gutter(w, lay, run);
 	put(w, "<g class=\"arrows\">\n");
 	for (i = 1; i < run->nsteps && !w->failed; i++) {
-		char title[96];
+		char *name, *title = NULL;
 		if (!ploom_run_is_preemption(run, i))
 			continue;
-		snprintf(title, sizeof(title), "preemption: task %d could have continued",
-			 run->steps[i - 1].task);
-		put_arrow(w, lay, i - 1, i, "preemption", title);
+		name = ploom_run_task_name(run, run->steps[i - 1].task);
+		if (!name || asprintf(&title, "preemption: %s could have continued", name) < 0)
+			title = NULL;
+		put_arrow(w, lay, i - 1, i, "preemption", "",
+			  title ? title : "preemption: the previous task could have continued");
+		free(title);
+		free(name);
 	}
+	put_races(w, lay, trace);
 	put(w, "</g>\n</svg>\n</div>\n");
 }
 
@@ -589,12 +641,16 @@ static void put_legend(struct writer *w, const struct layout *lay, const struct 
 		what = NULL;
 	if (lay->waits)
 		what = "wait: what each blocked task waits for (the deadlock)";
-	if (!any && !what)
+	if (!any && !what && !lay->nraces)
 		return;
 	put(w, "<ul class=\"legend\">\n");
 	if (any)
 		put(w, "<li><span class=\"key preemption\">* &#8594;</span> preemption: a switch "
 		       "away from a task that could have continued (the arrow)</li>\n");
+	if (lay->nraces)
+		put(w, "<li><span class=\"key race\">&#8674;</span> racing pair: steps of two "
+		       "tasks on one object that another schedule could run the other way round "
+		       "(the dashed arrow; solid: the race the failure rests on)</li>\n");
 	if (what)
 		putf(w, "<li><span class=\"key failing\">!</span> %s</li>\n", what);
 	put(w, "</ul>\n");
@@ -612,7 +668,7 @@ static void fact_close(struct writer *w)
 	put(w, "</td></tr>\n");
 }
 
-static void put_facts(struct writer *w, const struct ploom_trace *tr)
+static void put_facts(struct writer *w, const struct ploom_trace *tr, const struct layout *lay)
 {
 	const struct ploom_config *c = &tr->config;
 	const struct ploom_run *run = &tr->run;
@@ -680,6 +736,18 @@ static void put_facts(struct writer *w, const struct ploom_trace *tr)
 	put_esc(w, run->outcome.summary ? run->outcome.summary
 					: ploom_outcome_kind_name(run->outcome.kind), 0);
 	fact_close(w);
+	if (lay->key >= 0) {
+		/* without the memory for it the page says less, not wrong */
+		char *why = ploom_race_explain(tr, &lay->races[lay->key]);
+		if (why) {
+			fact_open(w, "race");
+			put(w, "<span class=\"race\">");
+			put_esc(w, why, 0);
+			put(w, "</span>");
+			fact_close(w);
+		}
+		free(why);
+	}
 	put(w, "</table>\n");
 }
 
@@ -691,8 +759,23 @@ static const char *outcome_class(enum ploom_outcome_kind kind)
 	return kind == PLOOM_OUTCOME_PASS ? "pass" : "other";
 }
 
-static void put_outcome(struct writer *w, const struct ploom_outcome *o)
+/* "task N", then " (NAME)" when the scenario named its thread, as the
+ * text rendering says it. */
+static void put_task(struct writer *w, const struct ploom_run *run, int task)
 {
+	const char *name = ploom_run_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
+
+	putf(w, "task %d", task);
+	if (name) {
+		put(w, " (");
+		put_esc(w, name, 0);
+		put(w, ")");
+	}
+}
+
+static void put_outcome(struct writer *w, const struct ploom_run *run)
+{
+	const struct ploom_outcome *o = &run->outcome;
 	size_t i;
 
 	putf(w, "<h2>Outcome</h2>\n<p><span class=\"kind %s\">%s</span>%s", outcome_class(o->kind),
@@ -702,7 +785,8 @@ static void put_outcome(struct writer *w, const struct ploom_outcome *o)
 		put(w, "every task finished</p>\n");
 		break;
 	case PLOOM_OUTCOME_FAILURE:
-		putf(w, "task %d raised ", o->task);
+		put_task(w, run, o->task);
+		put(w, " raised ");
 		put_esc_or(w, o->exc_type);
 		if (o->exc_message && *o->exc_message) {
 			put(w, ": ");
@@ -721,10 +805,16 @@ static void put_outcome(struct writer *w, const struct ploom_outcome *o)
 		put(w, "no task can run</p>\n<ul class=\"waits\">\n");
 		for (i = 0; i < o->nwaits; i++) {
 			const struct ploom_wait *wt = &o->waits[i];
-			putf(w, "<li>task %d waits to %s ", wt->task, ploom_op_name(wt->op));
-			put_esc_or(w, wt->object);
-			if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN)
-				putf(w, " held by task %d", wt->holder);
+			char *obj = ploom_run_wait_object(run, wt->object);
+			put(w, "<li>");
+			put_task(w, run, wt->task);
+			putf(w, " waits to %s ", ploom_op_name(wt->op));
+			put_esc(w, obj ? obj : "?", 0);
+			free(obj);
+			if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
+				put(w, " held by ");
+				put_task(w, run, wt->holder);
+			}
 			put(w, "</li>\n");
 		}
 		put(w, "</ul>\n");
@@ -792,6 +882,12 @@ static const char page_style[] =
 	".preemption.arrow{stroke:#bc4c00}\n"
 	"text.preemption,.key.preemption{fill:#bc4c00;color:#bc4c00}\n"
 	".head-preemption path{fill:#bc4c00}\n"
+	".race.arrow{stroke:#8250df;stroke-dasharray:5 3;stroke-width:1.5}\n"
+	".race.key.arrow{stroke-dasharray:none;stroke-width:2.5}\n"
+	"text.race,.key.race{fill:#8250df;color:#8250df}\n"
+	".head-race path{fill:#8250df}\n"
+	"text.where{fill:#57606a;font-size:11px}\n"
+	".step.failing text.where{fill:#a40e26;font-weight:normal}\n"
 	"text.failing,.key.failing,.failure{fill:#cf222e;color:#cf222e}\n"
 	".pass{color:#1a7f37}\n"
 	".other{color:#9a6700}\n"
@@ -827,10 +923,10 @@ int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_er
 	put_esc(&w, run->outcome.summary ? run->outcome.summary
 					 : ploom_outcome_kind_name(run->outcome.kind), 0);
 	put(&w, "</p>\n");
-	put_facts(&w, trace);
+	put_facts(&w, trace, &lay);
 	put_diagram(&w, &lay, trace);
 	put_legend(&w, &lay, run);
-	put_outcome(&w, &run->outcome);
+	put_outcome(&w, run);
 	put(&w, "</body>\n</html>\n");
 	if (!w.failed) {
 		errno = 0;

@@ -12,17 +12,22 @@
  *   1. the title (module:qualname), the outcome's summary, and a table of
  *      the header facts: scenario, target, source, python, hash seed,
  *      config, steps, failure id, preemptions (and minimized from),
- *      outcome;
+ *      outcome, and the race the failure rests on in words
+ *      (ploom_races_key() and ploom_race_explain() of races.h);
  *   2. the diagram, an SVG: one swimlane per task that ploom_run_tasks()
- *      lists, side by side, each headed by its title ("task 1"); time
- *      flows downward, one row per step, the step's number in a gutter on
- *      the left.  A step is a box in its task's lane reading
- *      "OP OBJECT", " (nonblocking)" or " (timeout)" as the text
- *      rendering says them, then " -> VALUE"; a caption longer than
- *      PLOOM_HTML_CAPTION_MAX code points is cut, ending in "...", and
- *      the whole caption is the box's tooltip.  A preemption
- *      (ploom_run_is_preemption()) is an arrow from the step before it to
- *      it, with '*' beside its number; the failing step
+ *      lists, side by side, each headed by its thread's name
+ *      (ploom_run_task_name(): "MainThread", "mathieu"); time flows
+ *      downward, one row per step, the step's number in a gutter on the
+ *      left.  A step is a box in its task's lane reading the text
+ *      rendering's label (ploom_run_step_label()), then " -> VALUE", and
+ *      on a second line where the step stopped ("bank.py:21 withdraw")
+ *      when the trace says; a line longer than PLOOM_HTML_CAPTION_MAX code
+ *      points is cut, ending in "...", and the whole caption is the box's
+ *      tooltip.  A preemption (ploom_run_is_preemption()) is an arrow from
+ *      the step before it to it, with '*' beside its number; a racing pair
+ *      (ploom_trace_races()) is a dashed arrow from its earlier step to
+ *      its later one, the pair the failure rests on solid and bold, its
+ *      explanation the tooltip; the failing step
  *      (ploom_run_failing_step()) is red, with '!'; a deadlock adds a
  *      last row, "wait", with what each blocked task waits for, in red;
  *   3. a legend for what the diagram shows;
@@ -44,6 +49,7 @@
  *     <g class="wait" data-task="T">                  and a deadlock's wait
  *   <path class="arrow preemption" data-from="I" data-to="J">
  *                                                     from step I to J
+ *   <path class="arrow race" ...>, "arrow race key"   a racing pair
  *
  * The page grows linearly with the trace: about 200 bytes a step.
  */

@@ -240,76 +240,6 @@ done:
 	return ret;
 }
 
-/* "OP OBJECT (MODE)", the object by the name a person reads. */
-static char *step_text(const struct ploom_run *run, const struct ploom_step *s)
-{
-	const char *op = ploom_op_name(s->op);
-	const char *mode = "";
-	char *text = NULL, *obj = NULL;
-
-	if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_NONBLOCKING)
-		mode = " (nonblocking)";
-	else if (s->mode == PLOOM_ACQUIRE_TIMED)
-		mode = " (timeout)"; /* a timed acquire or join */
-	if (s->obj.kind != PLOOM_OBJ_NONE && !(obj = ploom_run_display_name(run, s->obj)))
-		return NULL;
-	if (asprintf(&text, "%s%s%s%s", op, obj ? " " : "", obj ? obj : "", mode) < 0)
-		text = NULL;
-	free(obj);
-	return text;
-}
-
-/* The object of a wait, by its name; the name of the run's object it
- * parses to, else the text as recorded. */
-static char *wait_object(const struct ploom_run *run, const char *object)
-{
-	struct ploom_obj obj;
-
-	if (!object)
-		return strdup("?");
-	if (ploom_obj_parse(&obj, object, strlen(object)) == 0 && obj.kind != PLOOM_OBJ_NONE)
-		return ploom_run_display_name(run, obj);
-	return strdup(object);
-}
-
-static char *wait_text(const struct ploom_run *run, const struct ploom_wait *wt)
-{
-	const char *op = ploom_op_name(wt->op);
-	char *text = NULL, *obj = wait_object(run, wt->object), *holder = NULL;
-	int n = -1;
-
-	if (!obj)
-		return NULL;
-	/* a join's holder is the joined thread itself, already named */
-	if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
-		holder = ploom_run_task_name(run, wt->holder);
-		if (holder)
-			n = asprintf(&text, "%s %s (held by %s)", op, obj, holder);
-	} else {
-		n = asprintf(&text, "%s %s", op, obj);
-	}
-	free(obj);
-	free(holder);
-	return n < 0 ? NULL : text;
-}
-
-/* "bank_account.py:20 withdraw", NULL for a step that stopped nowhere
- * known; *oom set when memory ran out. */
-static char *where_text(const struct ploom_short_names *sn, const struct ploom_where *w,
-			int *oom)
-{
-	char *text;
-
-	if (!w->file)
-		return NULL;
-	if (asprintf(&text, "%s:%d %s", ploom_short_name(sn, w->file), w->line,
-		     w->function ? w->function : "?") < 0) {
-		*oom = 1;
-		return NULL;
-	}
-	return text;
-}
-
 /* ---- the table ------------------------------------------------------------ */
 
 /* At most this many race tags show beside a step, then a '+'. */
@@ -451,7 +381,7 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 	}
 	for (i = 0; i < run->nsteps; i++) {
 		const struct ploom_step *s = &run->steps[i];
-		char *text = step_text(run, s);
+		char *text = ploom_run_step_label(run, s);
 		int rc = text ? cell_set(&t->steps[i], text, s->value, cap) : -1;
 		free(text);
 		if (rc < 0)
@@ -461,7 +391,8 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 		if (t->steps[i].width > t->widths[c])
 			t->widths[c] = t->steps[i].width;
 		t->preempted[i] = (char)ploom_run_is_preemption(run, i);
-		text = where_text(sn, &s->where, &oom);
+		if (ploom_where_label(&text, sn, &s->where) < 0)
+			oom = 1;
 		if (oom || (text && cell_set(&t->wheres[i], text, NULL, (size_t)-1) < 0)) {
 			free(text);
 			goto done;
@@ -477,7 +408,7 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 		for (i = 0; i < o->nwaits; i++) {
 			c = column_of(t, o->waits[i].task);
 			free(t->waits[c].text);
-			char *text = wait_text(run, &o->waits[i]);
+			char *text = ploom_run_wait_label(run, &o->waits[i]);
 			int rc = text ? cell_set(&t->waits[c], text, NULL, cap) : -1;
 			free(text);
 			if (rc < 0)
@@ -942,7 +873,7 @@ static void put_outcome(struct writer *w, const struct ploom_run *run)
 			sn = NULL;
 		for (i = 0; i < o->nwaits; i++) {
 			const struct ploom_wait *wt = &o->waits[i];
-			char *obj = wait_object(run, wt->object);
+			char *obj = ploom_run_wait_object(run, wt->object);
 			put(w, "  ");
 			put_task(w, run, wt->task);
 			put(w, " waits to ");

@@ -968,3 +968,69 @@ int ploom_run_tasks(int **out, size_t *nout, const struct ploom_run *run,
 	*nout = k;
 	return 0;
 }
+
+/* ---- labels a person reads ---- */
+
+char *ploom_run_step_label(const struct ploom_run *run, const struct ploom_step *s)
+{
+	const char *op = ploom_op_name(s->op);
+	const char *mode = "";
+	char *text = NULL, *obj = NULL;
+
+	if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_NONBLOCKING)
+		mode = " (nonblocking)";
+	else if (s->mode == PLOOM_ACQUIRE_TIMED)
+		mode = " (timeout)"; /* a timed acquire or join */
+	if (s->obj.kind != PLOOM_OBJ_NONE && !(obj = ploom_run_display_name(run, s->obj)))
+		return NULL;
+	if (asprintf(&text, "%s%s%s%s", op, obj ? " " : "", obj ? obj : "", mode) < 0)
+		text = NULL;
+	free(obj);
+	return text;
+}
+
+char *ploom_run_wait_object(const struct ploom_run *run, const char *object)
+{
+	struct ploom_obj obj;
+
+	if (!object)
+		return strdup("?");
+	if (ploom_obj_parse(&obj, object, strlen(object)) == 0 && obj.kind != PLOOM_OBJ_NONE)
+		return ploom_run_display_name(run, obj);
+	return strdup(object);
+}
+
+char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt)
+{
+	const char *op = ploom_op_name(wt->op);
+	char *text = NULL, *obj = ploom_run_wait_object(run, wt->object), *holder = NULL;
+	int n = -1;
+
+	if (!obj)
+		return NULL;
+	/* a join's holder is the joined thread itself, already named */
+	if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
+		holder = ploom_run_task_name(run, wt->holder);
+		if (holder)
+			n = asprintf(&text, "%s %s (held by %s)", op, obj, holder);
+	} else {
+		n = asprintf(&text, "%s %s", op, obj);
+	}
+	free(obj);
+	free(holder);
+	return n < 0 ? NULL : text;
+}
+
+int ploom_where_label(char **out, const struct ploom_short_names *sn,
+		      const struct ploom_where *w)
+{
+	*out = NULL;
+	if (!w->file)
+		return 0;
+	if (asprintf(out, "%s:%d %s", ploom_short_name(sn, w->file), w->line,
+		     w->function ? w->function : "?") < 0) {
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}

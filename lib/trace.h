@@ -329,6 +329,25 @@ const char *ploom_short_name(const struct ploom_short_names *sn, const char *fil
 /* Frees sn; accepts NULL. */
 void ploom_short_names_free(struct ploom_short_names *sn);
 
+/* Labels for a person, each newly malloc'd (the caller frees it), NULL
+ * when out of memory; every rendering of a trace words steps with them.
+ *
+ * ploom_run_step_label(): "OP OBJECT (MODE)", the object by
+ * ploom_run_display_name(), as "acquire lock_a (timeout)".
+ * ploom_run_wait_object(): a deadlock wait's object by its display name
+ * when it names an object of the run, else as recorded ("?" for none).
+ * ploom_run_wait_label(): "OP OBJECT", then " (held by TASK)" for a lock
+ * whose holder is known. */
+char *ploom_run_step_label(const struct ploom_run *run, const struct ploom_step *s);
+char *ploom_run_wait_object(const struct ploom_run *run, const char *object);
+char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt);
+
+/* "bank_account.py:20 withdraw", the file by ploom_short_name(): 0 with
+ * *out malloc'd (the caller frees it), or NULL when w is nowhere known; -1
+ * with *out NULL when out of memory. */
+int ploom_where_label(char **out, const struct ploom_short_names *sn,
+		      const struct ploom_where *w);
+
 /* 1 if task was among the tasks enabled at step s, else 0. */
 int ploom_step_is_enabled(const struct ploom_step *s, int task);
 

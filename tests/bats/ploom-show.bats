@@ -387,6 +387,18 @@ column() {
 	[ "$(grep -c 'class="step failing"' page.html)" -eq 1 ]
 	grep -q "<g class=\"step failing\" id=\"step-$last\" data-task=\"0\">" page.html
 	[ "$(grep -c '<path class="arrow preemption"' page.html)" -eq "$(jq .preemptions "$trace")" ]
+	# the threads' names head the lanes; each box says where its step stopped
+	grep -q '>mathieu</text>' page.html
+	grep -q '>lucas</text>' page.html
+	[ "$(grep -o '<text class="where"' page.html | wc -l)" -eq "$(jq '[.steps[] | select(.where)] | length' "$trace")" ]
+	grep -q '>bank_account.py:[0-9]* withdraw</text>' page.html
+	# the racing pairs as arrows, one of them the race the failure rests
+	# on, which the facts say in words as ploom-show's text does
+	grep -q '<path class="arrow race' page.html
+	[ "$(grep -c '<path class="arrow race key"' page.html)" -eq 1 ]
+	race="$(ploom-show "$trace" | sed -n 's/^race  *//p')"
+	[ -n "$race" ]
+	grep -qF "<tr><th>race</th><td><span class=\"race\">$race</span></td></tr>" page.html
 	grep -qx 'AssertionError: the account is overdrawn' page.html
 	grep -qx '</pre>' page.html
 	# self-contained: nothing to run or fetch
@@ -407,7 +419,7 @@ column() {
 	# the browser parsed the page we meant: a lane per task, titled, the
 	# boxes inside them, the failing one red
 	[ "$(grep -c '<g class="lane"' dom.html)" -eq 3 ]
-	[ "$(grep -oE 'class="lane-title"[^>]*>task [0-9]+<' dom.html | grep -oE 'task [0-9]+' | tr '\n' ' ')" = "task 0 task 1 task 2 " ]
+	[ "$(grep -oE 'class="lane-title"[^>]*>[^<]*<' dom.html | sed -E 's/.*>([^<]*)</\1/' | tr '\n' ' ')" = "MainThread mathieu lucas " ]
 	[ "$(grep -c '<g class="step' dom.html)" -eq "$(jq '.steps | length' hostile.json)" ]
 	last="$(jq '[.steps[] | select(.task == 0)] | last | .index' hostile.json)"
 	grep -q "<g class=\"step failing\" id=\"step-$last\" data-task=\"0\">" dom.html

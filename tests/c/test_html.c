@@ -162,8 +162,9 @@ static void the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step(vo
 	CHECK_INT(count(out, "<g class=\"lane\""), 3);
 	CHECK(strstr(out, "<g class=\"lane\" id=\"lane-0\" data-task=\"0\">"));
 	CHECK(strstr(out, "<g class=\"lane\" id=\"lane-2\" data-task=\"2\">"));
-	CHECK(strstr(out, ">task 0</text>"));
-	CHECK(strstr(out, ">task 2</text>"));
+	/* titled as the text's columns: task 0 is threading's MainThread */
+	CHECK(strstr(out, ">MainThread</text>"));
+	CHECK(strstr(out, ">thread#2</text>"));
 	CHECK_INT(count(out, "class=\"lane-title\""), 3);
 	CHECK_INT(count(out, "<g class=\"step"), 8);
 	CHECK(strstr(out, "id=\"step-3\" data-task=\"1\">"));
@@ -181,7 +182,7 @@ static void the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step(vo
 	 * and a mark */
 	CHECK_INT(count(out, "<path class=\"arrow preemption\""), 1);
 	CHECK(strstr(out, "<path class=\"arrow preemption\" data-from=\"3\" data-to=\"4\""));
-	CHECK(strstr(out, "<title>preemption: task 1 could have continued</title>"));
+	CHECK(strstr(out, "<title>preemption: thread#1 could have continued</title>"));
 	CHECK_INT(count(out, "class=\"mark preemption\""), 1);
 	CHECK(strstr(out, "<marker id=\"head-preemption\""));
 	/* the legend and the outcome, the traceback whole in a <pre> */
@@ -190,6 +191,65 @@ static void the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step(vo
 			  "builtins.AssertionError: overdrawn</p>"));
 	CHECK(strstr(out, "<pre class=\"traceback\">\nTraceback (most recent call last):\n"
 			  "  File &quot;/src/bank.py&quot;\nAssertionError: overdrawn\n</pre>"));
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+/* The bank with its names and places, as the extension records them. */
+static const char named_bank_steps[] =
+	" \"tasks\": [{\"id\": 0, \"name\": \"MainThread\"}, {\"id\": 1, \"name\": \"mathieu\"},"
+	" {\"id\": 2, \"name\": \"lucas\"}],\n"
+	" \"objects\": [{\"object\": \"cell#0\", \"name\": \"balance\"}],\n"
+	" \"steps\": [\n"
+	"  {\"index\": 0, \"task\": 0, \"op\": \"start\", \"object\": \"thread#1\", \"enabled\": [0],"
+	" \"where\": {\"file\": \"bank.py\", \"line\": 26, \"function\": \"scenario\"}},\n"
+	"  {\"index\": 1, \"task\": 0, \"op\": \"start\", \"object\": \"thread#2\", \"enabled\": [0, 1],"
+	" \"where\": {\"file\": \"bank.py\", \"line\": 27, \"function\": \"scenario\"}},\n"
+	"  {\"index\": 2, \"task\": 1, \"op\": \"begin\", \"object\": null, \"enabled\": [1, 2],"
+	" \"where\": {\"file\": \"bank.py\", \"line\": 20, \"function\": \"withdraw\"}},\n"
+	"  {\"index\": 3, \"task\": 1, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"100\", \"where\": {\"file\": \"bank.py\", \"line\": 21, \"function\": \"withdraw\"}},\n"
+	"  {\"index\": 4, \"task\": 2, \"op\": \"begin\", \"object\": null, \"enabled\": [1, 2],"
+	" \"where\": {\"file\": \"bank.py\", \"line\": 20, \"function\": \"withdraw\"}},\n"
+	"  {\"index\": 5, \"task\": 2, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"100\", \"where\": {\"file\": \"bank.py\", \"line\": 21, \"function\": \"withdraw\"}},\n"
+	"  {\"index\": 6, \"task\": 2, \"op\": \"write\", \"object\": \"cell#0\", \"enabled\": [1, 2],"
+	" \"value\": \"0\", \"where\": {\"file\": \"bank.py\", \"line\": 22, \"function\": \"withdraw\"}},\n"
+	"  {\"index\": 7, \"task\": 1, \"op\": \"write\", \"object\": \"cell#0\", \"enabled\": [1],"
+	" \"value\": \"0\", \"where\": {\"file\": \"bank.py\", \"line\": 22, \"function\": \"withdraw\"}},\n"
+	"  {\"index\": 8, \"task\": 0, \"op\": \"read\", \"object\": \"cell#0\", \"enabled\": [0],"
+	" \"value\": \"0\", \"where\": {\"file\": \"bank.py\", \"line\": 30, \"function\": \"scenario\"}}],\n";
+
+static void names_places_and_races_come_from_the_trace(void)
+{
+	struct ploom_trace *t = trace_of(named_bank_steps, bank_failure);
+	char *out = page(t);
+
+	if (!CHECK(out))
+		goto done;
+	CHECK(only_our_tags(out));
+	/* lanes titled by the threads' names, objects by theirs */
+	CHECK(strstr(out, "data-task=\"1\" x=") && strstr(out, ">mathieu</text>"));
+	CHECK(strstr(out, ">lucas</text>"));
+	CHECK(strstr(out, ">start mathieu</text>"));
+	CHECK(strstr(out, ">read balance -&gt; 100</text>"));
+	CHECK(!strstr(out, "cell#0"));
+	/* each box's second line: where the step stopped */
+	CHECK_INT(count(out, "<text class=\"where\""), 9);
+	CHECK(strstr(out, ">bank.py:21 withdraw</text>"));
+	/* the racing pairs as arrows: mathieu's read (3) before lucas's write
+	 * (6), lucas's write before mathieu's (7); one is the key */
+	CHECK(strstr(out, "<path class=\"arrow race\" data-from=\"3\" data-to=\"6\"") ||
+	      strstr(out, "<path class=\"arrow race key\" data-from=\"3\" data-to=\"6\""));
+	CHECK(count(out, "<path class=\"arrow race") >= 2);
+	CHECK_INT(count(out, "<path class=\"arrow race key\""), 1);
+	CHECK(strstr(out, "<marker id=\"head-race\""));
+	/* the race the failure rests on, in words, among the facts */
+	CHECK(strstr(out, "<tr><th>race</th><td><span class=\"race\">mathieu read balance "
+			  "(bank.py:21) before lucas wrote it (bank.py:22)</span></td></tr>"));
+	CHECK(strstr(out, "racing pair: steps of two tasks on one object"));
+	CHECK(strstr(out, "task 0 (MainThread) raised") || strstr(out, "task 0 raised"));
 done:
 	free(out);
 	ploom_trace_free(t);
@@ -366,7 +426,7 @@ static void a_deadlock_adds_a_wait_row(void)
 	CHECK_INT(count(out, "<g class=\"wait\""), 3);
 	CHECK(strstr(out, "<g class=\"wait\" data-task=\"0\">"));
 	CHECK(strstr(out, ">join thread#1</text>"));
-	CHECK(strstr(out, ">acquire lock#1 (held by 2)</text>"));
+	CHECK(strstr(out, ">acquire lock#1 (held by thread#2)</text>"));
 	CHECK(strstr(out, ">wait</text>"));
 	CHECK(!strstr(out, "class=\"step failing\""));
 	CHECK(strstr(out, "wait: what each blocked task waits for (the deadlock)"));
@@ -501,6 +561,7 @@ static void write_errors_are_reported_with_errno(void)
 int main(void)
 {
 	the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step();
+	names_places_and_races_come_from_the_trace();
 	boxes_sit_in_rows_and_the_arrow_joins_its_two_boxes();
 	every_string_of_the_trace_is_escaped();
 	a_long_caption_is_cut_and_whole_in_its_tooltip();
