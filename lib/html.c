@@ -7,57 +7,35 @@
 #include <string.h>
 
 #include "races.h"
+#include "writer.h"
 
-/* ---- output ------------------------------------------------------------
- * As in render.c: the first failed write is kept with its errno and the
- * later ones are skipped, so the drawing reads straight and is checked
- * once at the end. */
+/* ---- output: writer.h's, under short names ---- */
 
-struct writer {
-	FILE *f;
-	int failed;
-	int error;      /* errno of the write that failed */
-};
-
-static void put_bytes(struct writer *w, const char *s, size_t n)
+static void put_bytes(struct ploom_writer *w, const char *s, size_t n)
 {
-	if (w->failed || !n)
-		return;
-	errno = 0;
-	if (fwrite(s, 1, n, w->f) != n) {
-		w->failed = 1;
-		w->error = errno ? errno : EIO;
-	}
+	ploom_write_bytes(w, s, n);
 }
 
-static void put(struct writer *w, const char *s)
+static void put(struct ploom_writer *w, const char *s)
 {
-	put_bytes(w, s, strlen(s));
+	ploom_write(w, s);
 }
 
 /* For our own markup and numbers only: never a string of the trace. */
-static void __attribute__((format(printf, 2, 3))) putf(struct writer *w, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) putf(struct ploom_writer *w, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (w->failed)
-		return;
-	errno = 0;
 	va_start(ap, fmt);
-	n = vfprintf(w->f, fmt, ap);
+	ploom_vwritef(w, fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		w->failed = 1;
-		w->error = errno ? errno : EIO;
-	}
 }
 
 /* Writes a string of the trace as HTML text or attribute value: the five
  * characters that markup gives a meaning to become entities, control
  * characters become '?' (except newlines and tabs when multiline), so no
  * string can open a tag, close an attribute or hide text. */
-static void put_esc(struct writer *w, const char *s, int multiline)
+static void put_esc(struct ploom_writer *w, const char *s, int multiline)
 {
 	const char *run = s;
 
@@ -85,7 +63,7 @@ static void put_esc(struct writer *w, const char *s, int multiline)
 }
 
 /* put_esc() of s, or of "?" when the trace has no such string. */
-static void put_esc_or(struct writer *w, const char *s)
+static void put_esc_or(struct ploom_writer *w, const char *s)
 {
 	put_esc(w, s ? s : "?", 0);
 }
@@ -398,7 +376,7 @@ static long box_h(const struct layout *lay)
 
 /* ---- the diagram ------------------------------------------------------------ */
 
-static void put_box(struct writer *w, const struct layout *lay, size_t lane, size_t row,
+static void put_box(struct ploom_writer *w, const struct layout *lay, size_t lane, size_t row,
 		    const struct box *b)
 {
 	long x = lay->lane_x[lane] + MARGIN, y = row_y(lay, row);
@@ -421,7 +399,7 @@ static void put_box(struct writer *w, const struct layout *lay, size_t lane, siz
 	}
 }
 
-static void put_lane(struct writer *w, const struct layout *lay, size_t lane)
+static void put_lane(struct ploom_writer *w, const struct layout *lay, size_t lane)
 {
 	int task = lay->tasks[lane];
 	size_t k;
@@ -443,7 +421,7 @@ static void put_lane(struct writer *w, const struct layout *lay, size_t lane)
 }
 
 /* The lanes' backgrounds, in an SVG of height h: a band per lane. */
-static void put_bands(struct writer *w, const struct layout *lay, long h)
+static void put_bands(struct ploom_writer *w, const struct layout *lay, long h)
 {
 	size_t l;
 
@@ -454,7 +432,7 @@ static void put_bands(struct writer *w, const struct layout *lay, long h)
 
 /* The lane titles, in an SVG of their own that stays at the top of the
  * window while the steps scroll under it (position: sticky). */
-static void put_heads(struct writer *w, const struct layout *lay)
+static void put_heads(struct ploom_writer *w, const struct layout *lay)
 {
 	size_t l;
 
@@ -473,7 +451,7 @@ static void put_heads(struct writer *w, const struct layout *lay)
 }
 
 /* The step numbers, and the marks beside them. */
-static void put_gutter(struct writer *w, const struct layout *lay, const struct ploom_run *run)
+static void put_gutter(struct ploom_writer *w, const struct layout *lay, const struct ploom_run *run)
 {
 	long x = lay->gutter_w - PAD, y;
 	size_t i;
@@ -509,7 +487,7 @@ static const char *const arrow_kinds[] = {"preemption", "race"};
  * other, into the other's, a curve so that arrows between the same lanes
  * do not hide each other.  Two steps of one lane get a loop on the lane's
  * right. */
-static void put_arrow(struct writer *w, const struct layout *lay, size_t from, size_t to,
+static void put_arrow(struct ploom_writer *w, const struct layout *lay, size_t from, size_t to,
 		      const char *kind, const char *extra, const char *title)
 {
 	size_t la = lay->lane_of[from], lb = lay->lane_of[to];
@@ -549,7 +527,7 @@ static void put_arrow(struct writer *w, const struct layout *lay, size_t from, s
  * bold (class "key").  A race with an operation that never ran (blocked
  * at a deadlock) has no box to point at: the outcome and the header's
  * race line tell it. */
-static void put_races(struct writer *w, const struct layout *lay,
+static void put_races(struct ploom_writer *w, const struct layout *lay,
 		      const struct ploom_trace *trace)
 {
 	size_t k;
@@ -566,7 +544,7 @@ static void put_races(struct writer *w, const struct layout *lay,
 	}
 }
 
-static void put_diagram(struct writer *w, const struct layout *lay,
+static void put_diagram(struct ploom_writer *w, const struct layout *lay,
 			const struct ploom_trace *trace)
 {
 	const struct ploom_run *run = &trace->run;
@@ -613,7 +591,7 @@ static void put_diagram(struct writer *w, const struct layout *lay,
 	put(w, "</g>\n</svg>\n</div>\n");
 }
 
-static void put_legend(struct writer *w, const struct layout *lay, const struct ploom_run *run)
+static void put_legend(struct ploom_writer *w, const struct layout *lay, const struct ploom_run *run)
 {
 	const char *what = NULL;
 	size_t i;
@@ -658,17 +636,17 @@ static void put_legend(struct writer *w, const struct layout *lay, const struct 
 
 /* ---- header and outcome ----------------------------------------------------- */
 
-static void fact_open(struct writer *w, const char *name)
+static void fact_open(struct ploom_writer *w, const char *name)
 {
 	putf(w, "<tr><th>%s</th><td>", name);
 }
 
-static void fact_close(struct writer *w)
+static void fact_close(struct ploom_writer *w)
 {
 	put(w, "</td></tr>\n");
 }
 
-static void put_facts(struct writer *w, const struct ploom_trace *tr, const struct layout *lay)
+static void put_facts(struct ploom_writer *w, const struct ploom_trace *tr, const struct layout *lay)
 {
 	const struct ploom_config *c = &tr->config;
 	const struct ploom_run *run = &tr->run;
@@ -761,7 +739,7 @@ static const char *outcome_class(enum ploom_outcome_kind kind)
 
 /* "task N", then " (NAME)" when the scenario named its thread, as the
  * text rendering says it. */
-static void put_task(struct writer *w, const struct ploom_run *run, int task)
+static void put_task(struct ploom_writer *w, const struct ploom_run *run, int task)
 {
 	const char *name = ploom_run_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
 
@@ -773,7 +751,7 @@ static void put_task(struct writer *w, const struct ploom_run *run, int task)
 	}
 }
 
-static void put_outcome(struct writer *w, const struct ploom_run *run)
+static void put_outcome(struct ploom_writer *w, const struct ploom_run *run)
 {
 	const struct ploom_outcome *o = &run->outcome;
 	size_t i;
@@ -899,7 +877,7 @@ static const char page_style[] =
 
 int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_err *err)
 {
-	struct writer w = {out, 0, 0};
+	struct ploom_writer w = {out, 0, 0};
 	struct layout lay = {0};
 	const struct ploom_run *run = &trace->run;
 	int ret = -1;
@@ -928,18 +906,8 @@ int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_er
 	put_legend(&w, &lay, run);
 	put_outcome(&w, run);
 	put(&w, "</body>\n</html>\n");
-	if (!w.failed) {
-		errno = 0;
-		if (fflush(out) == EOF) {
-			w.failed = 1;
-			w.error = errno ? errno : EIO;
-		}
-	}
-	if (w.failed) {
-		ploom_err_set(err, PLOOM_ERR_SYSTEM, "write error: %s", strerror(w.error));
-		errno = w.error;
+	if (ploom_writer_finish(&w, err) < 0)
 		goto done;
-	}
 	ret = 0;
 done:
 	layout_release(&lay, run->nsteps ? run->nsteps : 1);

@@ -186,49 +186,6 @@ static void put_outcome(struct builder *b, cJSON *parent, const struct ploom_out
 		put_str(b, o, "output", oc->output);
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The tasks of the run, ascending, each once: task 0, and every task
- * that took a step, was enabled, raised, waits in a deadlock or has a
- * name.  Returns their number, or -1 when out of memory. */
-static long run_tasks(int **out, const struct ploom_run *run)
-{
-	const struct ploom_outcome *o = &run->outcome;
-	size_t i, k, n = 2 + o->nwaits + run->nnames;
-	int *ids;
-
-	for (i = 0; i < run->nsteps; i++)
-		n += 1 + run->steps[i].nenabled;
-	ids = malloc(n * sizeof(*ids));
-	if (!ids)
-		return -1;
-	n = 0;
-	ids[n++] = 0;
-	if (o->kind == PLOOM_OUTCOME_FAILURE)
-		ids[n++] = o->task;
-	for (i = 0; i < o->nwaits; i++)
-		ids[n++] = o->waits[i].task;
-	for (i = 0; i < run->nnames; i++)
-		if (run->names[i].obj.kind == PLOOM_OBJ_THREAD && run->names[i].obj.id <= INT_MAX)
-			ids[n++] = (int)run->names[i].obj.id;
-	for (i = 0; i < run->nsteps; i++) {
-		ids[n++] = run->steps[i].task;
-		for (k = 0; k < run->steps[i].nenabled; k++)
-			ids[n++] = run->steps[i].enabled[k];
-	}
-	qsort(ids, n, sizeof(*ids), cmp_int);
-	for (i = 1, k = 1; i < n; i++)
-		if (ids[i] != ids[k - 1])
-			ids[k++] = ids[i];
-	*out = ids;
-	return (long)k;
-}
-
 /* "tasks": every task with its name, given or not; "objects": the cells
  * and locks the scenario named */
 static void put_names(struct builder *b, cJSON *root, const struct ploom_run *run)
@@ -236,9 +193,9 @@ static void put_names(struct builder *b, cJSON *root, const struct ploom_run *ru
 	cJSON *tasks = put(b, root, "tasks", cJSON_CreateArray()), *objs, *x;
 	char def[32];
 	int *ids = NULL;
-	long n = run_tasks(&ids, run), i;
+	size_t n, i;
 
-	if (n < 0) {
+	if (ploom_run_tasks(&ids, &n, run, NULL) < 0) {
 		b->oom = 1;
 		return;
 	}
@@ -256,7 +213,7 @@ static void put_names(struct builder *b, cJSON *root, const struct ploom_run *ru
 	}
 	free(ids);
 	objs = put(b, root, "objects", cJSON_CreateArray());
-	for (i = 0; (size_t)i < run->nnames; i++) {
+	for (i = 0; i < run->nnames; i++) {
 		if (run->names[i].obj.kind == PLOOM_OBJ_THREAD)
 			continue;
 		ploom_obj_format(def, sizeof(def), run->names[i].obj);

@@ -8,6 +8,7 @@
 
 #include "races.h"
 #include "replay.h"
+#include "writer.h"
 
 #define KEY_WIDTH 13 /* "preemptions" and two spaces */
 
@@ -24,43 +25,27 @@
  * reads straight and is checked once at the end. */
 
 struct writer {
-	FILE *f;
+	struct ploom_writer out;
 	int color;
-	int failed;
-	int error;      /* errno of the write that failed */
 };
 
 static void put_bytes(struct writer *w, const char *s, size_t n)
 {
-	if (w->failed || !n)
-		return;
-	errno = 0;
-	if (fwrite(s, 1, n, w->f) != n) {
-		w->failed = 1;
-		w->error = errno ? errno : EIO;
-	}
+	ploom_write_bytes(&w->out, s, n);
 }
 
 static void put(struct writer *w, const char *s)
 {
-	put_bytes(w, s, strlen(s));
+	ploom_write(&w->out, s);
 }
 
 static void __attribute__((format(printf, 2, 3))) putf(struct writer *w, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (w->failed)
-		return;
-	errno = 0;
 	va_start(ap, fmt);
-	n = vfprintf(w->f, fmt, ap);
+	ploom_vwritef(&w->out, fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		w->failed = 1;
-		w->error = errno ? errno : EIO;
-	}
 }
 
 static void spaces(struct writer *w, size_t n)
@@ -537,7 +522,7 @@ static void put_table(struct writer *w, const struct table *t, const struct ploo
 			put(w, "-");
 	}
 	put(w, "\n");
-	for (i = 0; i < run->nsteps && !w->failed; i++) {
+	for (i = 0; i < run->nsteps && !w->out.failed; i++) {
 		int failing = (long)i == t->failing;
 		snprintf(head, sizeof(head), "%zu", i);
 		row_start(w, t, t->preempted[i], failing, t->tags[i], head);
@@ -921,7 +906,7 @@ static void put_outcome(struct writer *w, const struct ploom_run *run)
 int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 		       const struct ploom_render_opts *opts, struct ploom_err *err)
 {
-	struct writer w = {out, 0, 0, 0};
+	struct writer w = {{out, 0, 0}, 0};
 	struct table t = {0};
 	size_t cap = PLOOM_RENDER_WIDTH;
 	int ret = -1;
@@ -941,18 +926,8 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 	put(&w, "\n");
 	put_legend(&w, &t, &trace->run);
 	put_outcome(&w, &trace->run);
-	if (!w.failed) {
-		errno = 0;
-		if (fflush(out) == EOF) {
-			w.failed = 1;
-			w.error = errno ? errno : EIO;
-		}
-	}
-	if (w.failed) {
-		ploom_err_set(err, PLOOM_ERR_SYSTEM, "write error: %s", strerror(w.error));
-		errno = w.error;
+	if (ploom_writer_finish(&w.out, err) < 0)
 		goto done;
-	}
 	ret = 0;
 done:
 	table_release(&t, trace->run.nsteps ? trace->run.nsteps : 1);

@@ -939,7 +939,7 @@ int ploom_run_tasks(int **out, size_t *nout, const struct ploom_run *run,
 		    struct ploom_err *err)
 {
 	const struct ploom_outcome *o = &run->outcome;
-	size_t i, k, n = 2 + o->nwaits;
+	size_t i, k, n = 2 + o->nwaits + run->nnames;
 	int *ids;
 
 	*out = NULL;
@@ -955,6 +955,9 @@ int ploom_run_tasks(int **out, size_t *nout, const struct ploom_run *run,
 		ids[n++] = o->task;
 	for (i = 0; i < o->nwaits; i++)
 		ids[n++] = o->waits[i].task;
+	for (i = 0; i < run->nnames; i++)
+		if (run->names[i].obj.kind == PLOOM_OBJ_THREAD && run->names[i].obj.id <= INT_MAX)
+			ids[n++] = (int)run->names[i].obj.id;
 	for (i = 0; i < run->nsteps; i++) {
 		ids[n++] = run->steps[i].task;
 		for (k = 0; k < run->steps[i].nenabled; k++)

@@ -463,8 +463,9 @@ int ploom_run_is_preemption(const struct ploom_run *run, size_t i);
  * is no such step. */
 long ploom_run_failing_step(const struct ploom_run *run);
 
-/* The tasks a rendering shows, one column or lane each: task 0, and every
- * task that took a step, was enabled, waits in a deadlock or raised;
+/* The tasks of a run, one column or lane each in a rendering and one
+ * entry each in a trace's "tasks": task 0, and every task that took a
+ * step, was enabled, waits in a deadlock, raised or has a name;
  * distinct and ascending (ids come from the trace, so only those that
  * appear are listed).  On success the caller owns *out (malloc'd, *nout
  * ids, at least one) and frees it.  Returns 0, or -1 with err filled (out
