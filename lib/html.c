@@ -599,26 +599,7 @@ static void put_legend(struct ploom_writer *w, const struct layout *lay, const s
 
 	for (i = 0; i < run->nsteps && !any; i++)
 		any = ploom_run_is_preemption(run, i);
-	switch (run->outcome.kind) {
-	case PLOOM_OUTCOME_FAILURE:
-		what = "the failing step: the last step of the task that raised";
-		break;
-	case PLOOM_OUTCOME_CRASH:
-		what = "the last step before the crash";
-		break;
-	case PLOOM_OUTCOME_EXIT:
-		what = "the last step before the exit";
-		break;
-	case PLOOM_OUTCOME_TIMEOUT:
-		what = "the last step before the timeout";
-		break;
-	default:
-		break;
-	}
-	if (lay->failing < 0)
-		what = NULL;
-	if (lay->waits)
-		what = "wait: what each blocked task waits for (the deadlock)";
+	what = ploom_run_mark_legend(run);
 	if (!any && !what && !lay->nraces)
 		return;
 	put(w, "<ul class=\"legend\">\n");

@@ -574,26 +574,7 @@ static void put_legend(struct writer *w, const struct table *t, const struct plo
 		color(w, C_RESET);
 		put(w, " preemption: a switch away from a task that could have continued\n");
 	}
-	switch (run->outcome.kind) {
-	case PLOOM_OUTCOME_FAILURE:
-		what = "the failing step: the last step of the task that raised";
-		break;
-	case PLOOM_OUTCOME_CRASH:
-		what = "the last step before the crash";
-		break;
-	case PLOOM_OUTCOME_EXIT:
-		what = "the last step before the exit";
-		break;
-	case PLOOM_OUTCOME_TIMEOUT:
-		what = "the last step before the timeout";
-		break;
-	default:
-		break;
-	}
-	if (t->failing < 0)
-		what = NULL;
-	if (t->waits)
-		what = "wait: what each blocked task waits for (the deadlock)";
+	what = ploom_run_mark_legend(run);
 	if (what) {
 		color(w, C_RED);
 		put(w, "!");

@@ -928,6 +928,28 @@ long ploom_run_failing_step(const struct ploom_run *run)
 	}
 }
 
+const char *ploom_run_mark_legend(const struct ploom_run *run)
+{
+	const struct ploom_outcome *o = &run->outcome;
+
+	if (o->kind == PLOOM_OUTCOME_DEADLOCK && o->nwaits)
+		return "wait: what each blocked task waits for (the deadlock)";
+	if (ploom_run_failing_step(run) < 0)
+		return NULL;
+	switch (o->kind) {
+	case PLOOM_OUTCOME_FAILURE:
+		return "the failing step: the last step of the task that raised";
+	case PLOOM_OUTCOME_CRASH:
+		return "the last step before the crash";
+	case PLOOM_OUTCOME_EXIT:
+		return "the last step before the exit";
+	case PLOOM_OUTCOME_TIMEOUT:
+		return "the last step before the timeout";
+	default:
+		return NULL;
+	}
+}
+
 static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;

@@ -463,6 +463,12 @@ int ploom_run_is_preemption(const struct ploom_run *run, size_t i);
  * is no such step. */
 long ploom_run_failing_step(const struct ploom_run *run);
 
+/* What a rendering's '!' mark stands for, in the legend: the failing
+ * step of a failure, crash, exit or timeout (ploom_run_failing_step()),
+ * or the "wait" row of a deadlock; NULL when nothing is marked.  A static
+ * string. */
+const char *ploom_run_mark_legend(const struct ploom_run *run);
+
 /* The tasks of a run, one column or lane each in a rendering and one
  * entry each in a trace's "tasks": task 0, and every task that took a
  * step, was enabled, waits in a deadlock, raised or has a name;
