@@ -17,6 +17,7 @@
 
 #include "args.h"
 #include "search.h"
+#include "shard.h"
 
 #define TRACE_FORMAT "ploom-trace"
 
@@ -227,6 +228,13 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 	put_num(b, root, "preemptions", t->run.preemptions);
 	if (t->minimized_from >= 0)
 		put_num(b, root, "minimized_from", t->minimized_from);
+	if (t->shard.count > 0) {
+		o = put(b, root, "shard", cJSON_CreateObject());
+		put_num(b, o, "index", t->shard.index);
+		put_num(b, o, "count", t->shard.count);
+		put_num(b, o, "depth", t->shard.depth);
+		put_num(b, o, "unit", (double)t->shard.unit);
+	}
 	steps = put(b, root, "steps", cJSON_CreateArray());
 	for (i = 0; i < t->run.nsteps; i++)
 		put_step(b, steps, &t->run.steps[i]);
@@ -1044,6 +1052,20 @@ static void read_id(struct reader *r, struct ploom_trace *t, const cJSON *root)
 		fail(r, "is not a failure id (16 lower-case hex digits)", "", "id");
 }
 
+static void read_trace_shard(struct reader *r, struct ploom_trace *t, const cJSON *x)
+{
+	const char *p = "shard.";
+
+	get_int(r, &t->shard.count, x, p, "count", 1, PLOOM_SHARD_MAX);
+	get_int(r, &t->shard.index, x, p, "index", 0, PLOOM_SHARD_MAX - 1);
+	if (!r->failed && t->shard.index >= t->shard.count)
+		fail(r, "is not below shard.count", p, "index");
+	get_int(r, &t->shard.depth, x, p, "depth", 0, PLOOM_SHARD_MAX_DEPTH);
+	get_long(r, &t->shard.unit, x, p, "unit", 0, LONG_MAX);
+	if (r->failed)
+		t->shard.count = 0;
+}
+
 static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	const cJSON *x, *e;
@@ -1120,6 +1142,8 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	get_int(r, &t->run.preemptions, root, "", "preemptions", 0, INT_MAX);
 	if (get(r, root, "", "minimized_from", 0))
 		get_int(r, &t->minimized_from, root, "", "minimized_from", 0, INT_MAX);
+	if (get(r, root, "", "shard", 0))
+		read_trace_shard(r, t, get_object(r, root, "", "shard"));
 	x = get_array(r, root, "", "steps");
 	if (r->failed)
 		return;

@@ -19,6 +19,8 @@
  *               on read, always written)},
  *    "choices": [int...], "preemptions": int,
  *    "minimized_from": int (optional: minimized traces),
+ *    "shard": {"index", "count", "depth", "unit"} (optional: found by a
+ *             shard of a search, shard.h),
  *    "steps": [{"index", "task", "op", "object" (string or null),
  *               "enabled": [int...], "blocking" (acquire only, bool),
  *               "timeout" (true on a timed acquire or join only, absent
