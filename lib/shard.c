@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "trace.h"
 
 void ploom_shard_init(struct ploom_shard *shard, int index, int count)
 {
@@ -49,4 +50,14 @@ int ploom_shard_parse(int *out_index, int *out_count, const char *spec)
 int ploom_shard_owns(const struct ploom_shard *shard, long unit)
 {
 	return !shard || unit % shard->count == shard->index;
+}
+
+void ploom_shard_annotate(void *ctx, struct ploom_trace *trace)
+{
+	const struct ploom_shard *shard = ctx;
+
+	trace->shard.index = shard->index;
+	trace->shard.count = shard->count;
+	trace->shard.depth = shard->depth;
+	trace->shard.unit = shard->last_unit;
 }

@@ -86,4 +86,10 @@ int ploom_shard_parse(int *out_index, int *out_count, const char *spec);
  * every unit. */
 int ploom_shard_owns(const struct ploom_shard *shard, long unit);
 
+/* For the search driver's annotate hook (search.h), with the shard as
+ * ctx: records the shard and the unit of the schedule just counted in a
+ * trace about to be saved. */
+struct ploom_trace;
+void ploom_shard_annotate(void *ctx, struct ploom_trace *trace);
+
 #endif
