@@ -267,7 +267,7 @@ soak: all
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
 
 # The sdist and the wheels a release would publish, from a clean copy of
-# the repository: the extension, the five utilities (installed to bin/),
+# the repository: the extension, the six utilities (installed to bin/),
 # the stubs, and the libraries they need that manylinux does not promise
 # (auditwheel).  test-packaging builds them too and installs them into fresh
 # venvs (see tests/packaging/run); test-install-matrix also runs each
