@@ -1275,34 +1275,48 @@ static size_t line_of(const char *text, size_t off)
 	return line;
 }
 
-int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
-		      struct ploom_err *err)
+/* The JSON document that is the len bytes at text, whole, without a key
+ * twice in an object; NULL with err filled when it is not one. */
+static cJSON *parse_document(const char *text, size_t len, struct ploom_err *err)
 {
-	struct reader r = {.err = err};
-	struct ploom_trace *t = NULL;
 	const char *end = NULL;
-	cJSON *root = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	char path[256];
 	size_t off;
-	int ret = -1;
 
-	*out = NULL;
-	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {
 		off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
 		ploom_err_set(err, PLOOM_ERR_INPUT, "not valid JSON (line %zu)",
 			      line_of(text, off));
-		goto done;
+		return NULL;
 	}
 	for (off = (size_t)(end - text); off < len; off++) {
 		if (!strchr(" \t\r\n", text[off]) || !text[off]) {
 			ploom_err_set(err, PLOOM_ERR_INPUT, "unexpected data after the JSON (line %zu)",
 				      line_of(text, off));
-			goto done;
+			cJSON_Delete(root);
+			return NULL;
 		}
 	}
 	path[0] = '\0';
-	if (check_unique_keys(root, path, 0, sizeof(path), err) < 0)
+	if (check_unique_keys(root, path, 0, sizeof(path), err) < 0) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
+		      struct ploom_err *err)
+{
+	struct reader r = {.err = err};
+	struct ploom_trace *t = NULL;
+	cJSON *root = NULL;
+	int ret = -1;
+
+	*out = NULL;
+	root = parse_document(text, len, err);
+	if (!root)
 		goto done;
 	t = ploom_trace_new();
 	if (!t) {
@@ -1647,29 +1661,12 @@ int ploom_stats_parse(struct ploom_stats_in **out, const char *text, size_t len,
 {
 	struct reader r = {.err = err};
 	struct ploom_stats_in *in = NULL;
-	const char *end = NULL;
 	cJSON *root = NULL;
-	char path[256];
-	size_t off;
 	int ret = -1;
 
 	*out = NULL;
-	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	if (!root) {
-		off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-		ploom_err_set(err, PLOOM_ERR_INPUT, "not valid JSON (line %zu)",
-			      line_of(text, off));
-		goto done;
-	}
-	for (off = (size_t)(end - text); off < len; off++) {
-		if (!strchr(" \t\r\n", text[off]) || !text[off]) {
-			ploom_err_set(err, PLOOM_ERR_INPUT, "unexpected data after the JSON (line %zu)",
-				      line_of(text, off));
-			goto done;
-		}
-	}
-	path[0] = '\0';
-	if (check_unique_keys(root, path, 0, sizeof(path), err) < 0)
+	root = parse_document(text, len, err);
+	if (!root)
 		goto done;
 	in = calloc(1, sizeof(*in));
 	if (!in) {

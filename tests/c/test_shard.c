@@ -13,6 +13,7 @@
 #include "../../lib/trace.h"
 #include "check.h"
 #include "sim.h"
+#include "vecs.h"
 
 /* What the tests explore: a scenario, or a generated program. */
 struct tree {
@@ -24,52 +25,6 @@ struct tree {
 static void run_tree(struct ploom_run *run, const struct tree *t, const int *prefix, size_t n)
 {
 	sim_exec(run, t->sc, t->prog, prefix, n, NULL, 0, NULL);
-}
-
-/* The choice vectors of runs as strings, "1,0,2". */
-struct vecs {
-	char **v;
-	size_t n, cap;
-};
-
-static void vecs_add(struct vecs *vs, const struct ploom_run *run)
-{
-	char *s = malloc(run->nchoices * 12 + 1), *p = s;
-	size_t i;
-
-	if (!s)
-		abort();
-	*p = '\0';
-	for (i = 0; i < run->nchoices; i++)
-		p += sprintf(p, i ? ",%d" : "%d", run->choices[i]);
-	if (vs->n == vs->cap) {
-		vs->cap = vs->cap ? 2 * vs->cap : 256;
-		vs->v = realloc(vs->v, vs->cap * sizeof(*vs->v));
-		if (!vs->v)
-			abort();
-	}
-	vs->v[vs->n++] = s;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void vecs_sort(struct vecs *vs)
-{
-	if (vs->n)
-		qsort(vs->v, vs->n, sizeof(*vs->v), cmp_str);
-}
-
-static void vecs_release(struct vecs *vs)
-{
-	size_t i;
-
-	for (i = 0; i < vs->n; i++)
-		free(vs->v[i]);
-	free(vs->v);
-	memset(vs, 0, sizeof(*vs));
 }
 
 /* The most schedules of a tree the tests compare: a generated program's
