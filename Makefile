@@ -185,12 +185,14 @@ test-bats: all
 # stays the .venv's: an unsanitized interpreter cannot load a sanitized
 # extension).  Any report aborts the program, so it fails its test.  The
 # differential test of the reduction compares 3000 generated programs here
-# (10000 in test-c): ASan makes each one about five times dearer.
+# (10000 in test-c), and test_shard the shards of 30 (100): ASan makes each
+# one about five times dearer.
 SAN_BUILD := $(BUILD)/san
 SAN_DPOR_PROGRAMS := 3000
+SAN_SHARD_PROGRAMS := 30
 test-sanitize: all
-	@echo "test-sanitize: test_dpor compares $(SAN_DPOR_PROGRAMS) generated programs, not 10000, under the sanitizers"
-	@PLOOM_DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
+	@echo "test-sanitize: test_dpor compares $(SAN_DPOR_PROGRAMS) generated programs, not 10000, and test_shard $(SAN_SHARD_PROGRAMS), not 100, under the sanitizers"
+	@PLOOM_DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) PLOOM_SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
 		SANITIZE=address,undefined test-c $(BINS:$(BUILD)/%=$(SAN_BUILD)/%)
 	PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
 		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" bats tests/bats
@@ -267,7 +269,7 @@ soak: all
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
 
 # The sdist and the wheels a release would publish, from a clean copy of
-# the repository: the extension, the five utilities (installed to bin/),
+# the repository: the extension, the six utilities (installed to bin/),
 # the stubs, and the libraries they need that manylinux does not promise
 # (auditwheel).  test-packaging builds them too and installs them into fresh
 # venvs (see tests/packaging/run); test-install-matrix also runs each

@@ -6,7 +6,7 @@ pure Python, so that `pip install .`, `pip wheel .`, `uv build` and
 
 - the extension ploom._ploom, from pyext/_ploom.c and the two files of lib/
   it uses (event.c, the record buffer; err.c);
-- the five utilities (ploom-explore, ...), each a cmd/ploom-*.c linked with
+- the six utilities (ploom-explore, ...), each a cmd/ploom-*.c linked with
   every lib/*.c, cJSON and libgit2.  They are built by the build_scripts
   step, so the wheel carries them in ploom-*.data/scripts/ and the installer
   puts them in the environment's bin/, beside its python: ploom.check and

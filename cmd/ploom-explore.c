@@ -1,7 +1,8 @@
 /* ploom-explore - search the schedules of a scenario depth first.
  *
  * Starts the workers (one, or N with -j N), runs a depth-first search
- * (lib/explore) on them through the search driver (lib/search), prints
+ * (lib/explore; with --shard only the part lib/shard.h tells) on them
+ * through the search driver (lib/search), prints
  * what the search reports as it goes, minimizes the first failing trace
  * on a worker the search left idle (lib/minimize), and prints the
  * statistics as JSON on stdout.
@@ -21,6 +22,7 @@
 #include "minimize.h"
 #include "render.h"
 #include "search.h"
+#include "shard.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -31,7 +33,7 @@ const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [-k] [-j N] [--reduction=MODE] [--python=PATH] [--hash-seed=N]\n"
 	"                     [--patch=MODULE]... [--trace-dir=DIR] [--no-minimize]\n"
-	"                     [--progress=MODE] [-q] TARGET\n"
+	"                     [--progress=MODE] [--shard=K/N [--shard-depth=D]] [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
@@ -57,6 +59,11 @@ const char cli_usage[] =
 	"        --progress=MODE          auto: on a terminal a line with the estimated\n"
 	"                                 size of the search and an ETA, else the counts\n"
 	"                                 (default); json: one JSON object a line; none\n"
+	"        --shard=K/N              explore only part K of N of the search (0 <= K < N,\n"
+	"                                 N at most 1000000): N such runs explore it all\n"
+	"        --shard-depth=D          the shards' work units split the search at its\n"
+	"                                 first D branch points (0-1000; default: the\n"
+	"                                 smallest D with 2^D >= 8N); the same in every shard\n"
 	"    -q, --quiet                  no progress lines (--progress=none)\n"
 	"        --check-options          only check the options: exit 0, or 2 with the reason\n"
 	"\n"
@@ -68,6 +75,8 @@ enum {
 	OPT_NO_MINIMIZE,
 	OPT_CHECK_OPTIONS,
 	OPT_PROGRESS,
+	OPT_SHARD,
+	OPT_SHARD_DEPTH,
 };
 
 static const struct option options[] = {
@@ -86,6 +95,8 @@ static const struct option options[] = {
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
 	{"check-options", no_argument, NULL, OPT_CHECK_OPTIONS},
 	{"progress", required_argument, NULL, OPT_PROGRESS},
+	{"shard", required_argument, NULL, OPT_SHARD},
+	{"shard-depth", required_argument, NULL, OPT_SHARD_DEPTH},
 	CLI_OPTION_QUIET,
 	CLI_OPTIONS_END,
 };
@@ -211,11 +222,13 @@ int main(int argc, char **argv)
 	struct cli_opts opts = CLI_OPTS_INIT;
 	struct ploom_config *config = &opts.config;
 	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
+	struct ploom_shard shard = {0};
 	char *python = NULL, *min_path = NULL;
 	const char *trace_dir = ".ploom", *target, *seed = opts.hash_seed;
 	long max_schedules = 0, v;
 	double time_limit = 0;
 	int keep_going = 0, minimize = 1, jobs = 1, check_options = 0, c, i, r;
+	int shard_index = -1, shard_count = 0, shard_depth = -1;
 	int ret = PLOOM_EXIT_USAGE;
 
 	while ((c = cli_getopt(argc, argv, ":p:n:t:s:kj:qhV", options)) != -1) {
@@ -278,6 +291,19 @@ int main(int argc, char **argv)
 				goto done;
 			}
 			break;
+		case OPT_SHARD:
+			if (ploom_shard_parse(&shard_index, &shard_count, optarg) < 0) {
+				ret = cli_usage_error("invalid --shard (K/N with 0 <= K < N <= 1000000)",
+						      optarg);
+				goto done;
+			}
+			break;
+		case OPT_SHARD_DEPTH:
+			ret = cli_long_value(&v, "--shard-depth", optarg, 0, PLOOM_SHARD_MAX_DEPTH);
+			if (ret)
+				goto done;
+			shard_depth = (int)v;
+			break;
 		case 'q':
 			/* --progress=none: the later of the two wins */
 			rep.progress = PROGRESS_NONE;
@@ -304,6 +330,16 @@ int main(int argc, char **argv)
 				      "search is not split between workers", NULL);
 		goto done;
 	}
+	if (shard_depth >= 0 && !shard_count) {
+		ret = cli_usage_error("--shard-depth needs --shard", NULL);
+		goto done;
+	}
+	if (!strcmp(config->reduction, "dpor") && shard_count) {
+		ret = cli_usage_error("--reduction=dpor cannot be combined with --shard: DPOR's tree is "
+				      "not fixed ahead, so the shards could not number its work units "
+				      "alike", NULL);
+		goto done;
+	}
 	if (check_options) {
 		ret = PLOOM_EXIT_OK;
 		goto done;
@@ -316,9 +352,17 @@ int main(int argc, char **argv)
 	for (i = 0; i < jobs; i++)
 		if (cli_worker_start(&workers[i], python, target, seed, config, &err) < 0)
 			goto fail;
-	if ((!strcmp(config->reduction, "dpor")
-		     ? ploom_dpor_strategy_new(&strategy, &err)
-		     : ploom_explore_strategy_new(&strategy, config->max_preemptions, &err)) < 0)
+	if (shard_count) {
+		ploom_shard_init(&shard, shard_index, shard_count);
+		if (shard_depth >= 0)
+			shard.depth = shard_depth;
+		r = ploom_explore_strategy_new_shard(&strategy, config->max_preemptions, &shard, &err);
+	} else if (!strcmp(config->reduction, "dpor")) {
+		r = ploom_dpor_strategy_new(&strategy, &err);
+	} else {
+		r = ploom_explore_strategy_new(&strategy, config->max_preemptions, &err);
+	}
+	if (r < 0)
 		goto fail;
 	rep.tty = rep.progress == PROGRESS_AUTO && isatty(STDERR_FILENO);
 	rep.last_progress = cli_now_s();
@@ -335,6 +379,8 @@ int main(int argc, char **argv)
 		.interrupted = &cli_interrupted,
 		.event = search_event,
 		.event_ctx = &rep,
+		.annotate = shard_count ? ploom_shard_annotate : NULL,
+		.annotate_ctx = &shard,
 	};
 	r = ploom_search_run(&res, strategy, &sopts, &err);
 	strategy = NULL;
@@ -409,6 +455,7 @@ int main(int argc, char **argv)
 	stats.outcomes = res.outcomes;
 	stats.noutcomes = res.noutcomes;
 	stats.outcomes_truncated = res.outcomes_truncated;
+	stats.shard = shard_count ? &shard : NULL;
 	if (ploom_stats_write(stdout, &stats, &err) < 0)
 		goto fail;
 	if (save_err.kind) {

@@ -5,7 +5,14 @@
  * they will be tried.  Backtracking takes the first one at the deepest
  * branch point that has one; a split (ploom_explore_split) takes the last
  * one at the shallowest, so a search and the searches split from it share
- * no schedule. */
+ * no schedule.
+ *
+ * A shard's search (shard.h) is the same search with a filter on
+ * backtracking: a step back above the unit depth enters a new unit, and
+ * one the shard does not own is skipped, after its probe, by stepping back
+ * only above the unit depth.  Its splits are taken below the unit depth,
+ * inside a unit it owns, so that one part alone walks from unit to unit
+ * and numbers them as every other shard does. */
 #include "explore.h"
 
 #include <stdlib.h>
@@ -13,6 +20,7 @@
 
 #include "estimate.h"
 #include "search.h"
+#include "shard.h"
 
 /* The untried alternatives at one branch point: a[head..n).  children
  * counts the default and every alternative as listed, those a split has
@@ -24,7 +32,9 @@ struct alts {
 	size_t children;
 };
 
-static const struct ploom_strategy_ops dfs_ops;
+static const struct ploom_strategy_ops dfs_ops, shard_ops;
+
+static int enter_unit(struct ploom_explore *ex, size_t n);
 
 struct ploom_explore {
 	struct ploom_strategy base;     /* first: a search is a strategy (search.h) */
@@ -37,6 +47,9 @@ struct ploom_explore {
 	size_t root;            /* branch points above it are fixed: never backtracked to */
 	double weight;          /* of the subtree at root, in the whole search's tree */
 	int complete;
+	struct ploom_shard *shard;  /* NULL: the whole search */
+	long unit;              /* a shard's: the next schedule's unit */
+	int owned;              /* 1: the shard owns it, else the next schedule is a probe */
 };
 
 int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
@@ -52,6 +65,25 @@ int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
 	ex->weight = 1;
 	*out = ex;
 	return 0;
+}
+
+int ploom_explore_new_shard(struct ploom_explore **out, int max_preemptions,
+			    struct ploom_shard *shard, struct ploom_err *err)
+{
+	if (ploom_explore_new(out, max_preemptions, err) < 0)
+		return -1;
+	(*out)->base.ops = &shard_ops;
+	(*out)->shard = shard;
+	/* the first schedule is in unit 0 */
+	shard->units = shard->owned = shard->probes = 0;
+	shard->last_unit = shard->failure_unit = -1;
+	enter_unit(*out, 0);
+	return 0;
+}
+
+int ploom_explore_probe(const struct ploom_explore *ex)
+{
+	return ex->shard && !ex->owned;
 }
 
 void ploom_explore_free(struct ploom_explore *ex)
@@ -147,6 +179,40 @@ static int list_alternatives(struct alts *l, const struct ploom_step *s, int pre
 	return 0;
 }
 
+/* Enters the next unit, whose first choice below the unit depth is the
+ * one just put at branch point n.  Returns 1 when the next schedule is to
+ * run: the shard owns the unit, or it must probe it to learn the branch
+ * points below n; 0 when a unit at the unit depth's last branch point is
+ * skipped without a run. */
+static int enter_unit(struct ploom_explore *ex, size_t n)
+{
+	struct ploom_shard *sh = ex->shard;
+
+	ex->unit = sh->units++;
+	ex->owned = ploom_shard_owns(sh, ex->unit);
+	if (ex->owned)
+		sh->owned++;
+	return ex->owned || n + 1 < (size_t)sh->depth;
+}
+
+/* A shard's search took the run of its next schedule, which has n branch
+ * points: counts it, and returns how many of them backtracking may use
+ * (after a probe only those above the unit depth: the rest belongs to a
+ * unit that another shard owns). */
+static size_t shard_took(struct ploom_explore *ex, const struct ploom_run *run, size_t n)
+{
+	struct ploom_shard *sh = ex->shard;
+
+	if (!ex->owned) {
+		sh->probes++;
+		return n < (size_t)sh->depth ? n : (size_t)sh->depth;
+	}
+	sh->last_unit = ex->unit;
+	if (sh->failure_unit < 0 && ploom_outcome_is_failure(run->outcome.kind))
+		sh->failure_unit = ex->unit;
+	return n;
+}
+
 int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		       struct ploom_err *err)
 {
@@ -180,12 +246,16 @@ int ploom_explore_next(struct ploom_explore *ex, const struct ploom_run *run,
 		return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 				     "the schedule ended after %zu of the %zu requested choices",
 				     n, ex->nprefix);
+	if (ex->shard)
+		n = shard_took(ex, run, n);
 	while (n-- > ex->root) {
 		struct alts *l = &ex->alts[n];
-		if (l->head < l->n) {
+		while (l->head < l->n) {
 			ex->prefix[n] = l->a[l->head++];
-			ex->nprefix = n + 1;
-			return 1;
+			if (!ex->shard || n >= (size_t)ex->shard->depth || enter_unit(ex, n)) {
+				ex->nprefix = n + 1;
+				return 1;
+			}
 		}
 	}
 	ex->nprefix = 0;
@@ -211,9 +281,15 @@ double ploom_explore_left(const struct ploom_explore *ex)
  * untried alternative, or -1. */
 static long shallowest(const struct ploom_explore *ex)
 {
-	size_t i;
+	size_t i = ex->root;
 
-	for (i = ex->root; i < ex->nprefix; i++)
+	if (ex->shard) {
+		if (!ex->owned)
+			return -1;
+		if (i < (size_t)ex->shard->depth)
+			i = (size_t)ex->shard->depth;
+	}
+	for (; i < ex->nprefix; i++)
 		if (ex->alts[i].head < ex->alts[i].n)
 			return (long)i;
 	return -1;
@@ -238,6 +314,10 @@ int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
 		return 0;
 	if (ploom_explore_new(&sub, ex->bound, err) < 0)
 		return -1;
+	sub->base.ops = ex->base.ops;
+	sub->shard = ex->shard;
+	sub->unit = ex->unit;
+	sub->owned = ex->owned;
 	if (reserve(sub, (size_t)d + 1) < 0) {
 		ploom_explore_free(sub);
 		return ploom_err_oom(err);
@@ -293,6 +373,11 @@ static void dfs_free(struct ploom_strategy *self)
 	ploom_explore_free((struct ploom_explore *)self);
 }
 
+static int dfs_probe(const struct ploom_strategy *self)
+{
+	return ploom_explore_probe((const struct ploom_explore *)self);
+}
+
 static const struct ploom_strategy_ops dfs_ops = {
 	.name = "dfs",
 	.prefix = dfs_prefix,
@@ -304,6 +389,20 @@ static const struct ploom_strategy_ops dfs_ops = {
 	.free = dfs_free,
 };
 
+/* A shard cannot weigh what it has left: the units it skips are not its
+ * own, and it learns which they are only as it goes. */
+static const struct ploom_strategy_ops shard_ops = {
+	.name = "dfs",
+	.prefix = dfs_prefix,
+	.sleep = NULL,
+	.next = dfs_next,
+	.split_depth = dfs_split_depth,
+	.split = dfs_split,
+	.left = NULL,
+	.free = dfs_free,
+	.probe = dfs_probe,
+};
+
 int ploom_explore_strategy_new(struct ploom_strategy **out, int max_preemptions,
 			       struct ploom_err *err)
 {
@@ -311,6 +410,18 @@ int ploom_explore_strategy_new(struct ploom_strategy **out, int max_preemptions,
 
 	*out = NULL;
 	if (ploom_explore_new(&ex, max_preemptions, err) < 0)
+		return -1;
+	*out = &ex->base;
+	return 0;
+}
+
+int ploom_explore_strategy_new_shard(struct ploom_strategy **out, int max_preemptions,
+				     struct ploom_shard *shard, struct ploom_err *err)
+{
+	struct ploom_explore *ex = NULL;
+
+	*out = NULL;
+	if (ploom_explore_new_shard(&ex, max_preemptions, shard, err) < 0)
 		return -1;
 	*out = &ex->base;
 	return 0;

@@ -39,6 +39,20 @@ struct ploom_explore;
 int ploom_explore_new(struct ploom_explore **out, int max_preemptions,
 		      struct ploom_err *err);
 
+/* A shard's search (shard.h): as ploom_explore_new(), but it walks the
+ * units of the whole search and runs to the end only those that shard
+ * owns.  shard's index, count and depth must be set; the search resets
+ * its counts and fills them as it goes.  Borrowed: the caller frees it
+ * after the search and every search split from it. */
+struct ploom_shard;
+int ploom_explore_new_shard(struct ploom_explore **out, int max_preemptions,
+			    struct ploom_shard *shard, struct ploom_err *err);
+
+/* 1 when the next schedule is a shard's probe: a run of a unit it does
+ * not own, only to learn the branch points, which the caller must not
+ * count nor report; else 0 (always, for a search that is not a shard's). */
+int ploom_explore_probe(const struct ploom_explore *ex);
+
 /* Frees the search; accepts NULL. */
 void ploom_explore_free(struct ploom_explore *ex);
 
@@ -82,7 +96,12 @@ double ploom_explore_left(const struct ploom_explore *ex);
  * first, then searches depth first below it and never backtracks above
  * it.  A search has nothing to give before its first run is back, nor
  * once it is complete.  What the new search has left
- * (ploom_explore_left()) is what ex had left less what ex keeps. */
+ * (ploom_explore_left()) is what ex had left less what ex keeps.
+ *
+ * A shard's search splits only below its unit depth, inside a unit it
+ * owns, so that the walk from unit to unit stays in one search; a search
+ * split from it counts every schedule (all are the shard's).  Its
+ * ploom_explore_left() means nothing. */
 
 /* The depth (index of the branch point) where ploom_explore_split() would
  * split ex, or -1 when it has nothing to give: the smallest is the split
@@ -105,5 +124,10 @@ int ploom_explore_split(struct ploom_explore **out, struct ploom_explore *ex,
 struct ploom_strategy;
 int ploom_explore_strategy_new(struct ploom_strategy **out, int max_preemptions,
 			       struct ploom_err *err);
+
+/* A shard's search as a strategy: the same, with ops->probe
+ * (ploom_explore_probe()) and no ops->left. */
+int ploom_explore_strategy_new_shard(struct ploom_strategy **out, int max_preemptions,
+				     struct ploom_shard *shard, struct ploom_err *err);
 
 #endif

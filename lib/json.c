@@ -17,6 +17,7 @@
 
 #include "args.h"
 #include "search.h"
+#include "shard.h"
 
 #define TRACE_FORMAT "ploom-trace"
 
@@ -281,6 +282,13 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 	if (t->minimized_from >= 0)
 		put_num(b, root, "minimized_from", t->minimized_from);
 	put_names(b, root, &t->run);
+	if (t->shard.count > 0) {
+		o = put(b, root, "shard", cJSON_CreateObject());
+		put_num(b, o, "index", t->shard.index);
+		put_num(b, o, "count", t->shard.count);
+		put_num(b, o, "depth", t->shard.depth);
+		put_num(b, o, "unit", (double)t->shard.unit);
+	}
 	steps = put(b, root, "steps", cJSON_CreateArray());
 	for (i = 0; i < t->run.nsteps; i++)
 		put_step(b, steps, &t->run.steps[i]);
@@ -528,6 +536,30 @@ static double round_to(double v, double scale)
 	return (double)(long long)(v * scale + 0.5) / scale;
 }
 
+static void put_long_or_null(struct builder *b, cJSON *obj, const char *name, long v)
+{
+	put(b, obj, name, v < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)v));
+}
+
+static void put_shard(struct builder *b, cJSON *root, const struct ploom_shard *sh)
+{
+	cJSON *o = put(b, root, "shard", cJSON_CreateObject());
+	int i;
+
+	put_long_or_null(b, o, "index", sh->index);
+	put_num(b, o, "count", sh->count);
+	put_num(b, o, "depth", sh->depth);
+	put_long_or_null(b, o, "units", sh->units);
+	put_num(b, o, "owned", (double)sh->owned);
+	put_num(b, o, "probes", (double)sh->probes);
+	put_long_or_null(b, o, "failure_unit", sh->failure_unit);
+	if (sh->index < 0) {
+		cJSON *list = put(b, o, "missing", cJSON_CreateArray());
+		for (i = 0; list && i < sh->nmissing; i++)
+			append(b, list, cJSON_CreateNumber(sh->missing[i]));
+	}
+}
+
 int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *err)
 {
 	struct builder b = {0};
@@ -585,6 +617,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 		}
 		put_bool(&b, root, "outcomes_truncated", s->outcomes_truncated);
 	}
+	if (s->shard)
+		put_shard(&b, root, s->shard);
 	if (b.oom) {
 		ploom_err_oom(err);
 		goto done;
@@ -1240,6 +1274,20 @@ static void read_id(struct reader *r, struct ploom_trace *t, const cJSON *root)
 		fail(r, "is not a failure id (16 lower-case hex digits)", "", "id");
 }
 
+static void read_trace_shard(struct reader *r, struct ploom_trace *t, const cJSON *x)
+{
+	const char *p = "shard.";
+
+	get_int(r, &t->shard.count, x, p, "count", 1, PLOOM_SHARD_MAX);
+	get_int(r, &t->shard.index, x, p, "index", 0, PLOOM_SHARD_MAX - 1);
+	if (!r->failed && t->shard.index >= t->shard.count)
+		fail(r, "is not below shard.count", p, "index");
+	get_int(r, &t->shard.depth, x, p, "depth", 0, PLOOM_SHARD_MAX_DEPTH);
+	get_long(r, &t->shard.unit, x, p, "unit", 0, LONG_MAX);
+	if (r->failed)
+		t->shard.count = 0;
+}
+
 static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	const cJSON *x, *e;
@@ -1318,6 +1366,8 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 		get_int(r, &t->minimized_from, root, "", "minimized_from", 0, INT_MAX);
 	read_tasks(r, &t->run, root);
 	read_objects(r, &t->run, root);
+	if (get(r, root, "", "shard", 0))
+		read_trace_shard(r, t, get_object(r, root, "", "shard"));
 	x = get_array(r, root, "", "steps");
 	if (r->failed)
 		return;
@@ -1423,34 +1473,48 @@ static size_t line_of(const char *text, size_t off)
 	return line;
 }
 
-int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
-		      struct ploom_err *err)
+/* The JSON document that is the len bytes at text, whole, without a key
+ * twice in an object; NULL with err filled when it is not one. */
+static cJSON *parse_document(const char *text, size_t len, struct ploom_err *err)
 {
-	struct reader r = {.err = err};
-	struct ploom_trace *t = NULL;
 	const char *end = NULL;
-	cJSON *root = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	char path[256];
 	size_t off;
-	int ret = -1;
 
-	*out = NULL;
-	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {
 		off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
 		ploom_err_set(err, PLOOM_ERR_INPUT, "not valid JSON (line %zu)",
 			      line_of(text, off));
-		goto done;
+		return NULL;
 	}
 	for (off = (size_t)(end - text); off < len; off++) {
 		if (!strchr(" \t\r\n", text[off]) || !text[off]) {
 			ploom_err_set(err, PLOOM_ERR_INPUT, "unexpected data after the JSON (line %zu)",
 				      line_of(text, off));
-			goto done;
+			cJSON_Delete(root);
+			return NULL;
 		}
 	}
 	path[0] = '\0';
-	if (check_unique_keys(root, path, 0, sizeof(path), err) < 0)
+	if (check_unique_keys(root, path, 0, sizeof(path), err) < 0) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+int ploom_trace_parse(struct ploom_trace **out, const char *text, size_t len,
+		      struct ploom_err *err)
+{
+	struct reader r = {.err = err};
+	struct ploom_trace *t = NULL;
+	cJSON *root = NULL;
+	int ret = -1;
+
+	*out = NULL;
+	root = parse_document(text, len, err);
+	if (!root)
 		goto done;
 	t = ploom_trace_new();
 	if (!t) {
@@ -1550,5 +1614,303 @@ int ploom_trace_clone(struct ploom_trace **out, const struct ploom_trace *trace,
 		return -1;
 	ret = ploom_trace_parse(out, text, strlen(text), err);
 	free(text);
+	return ret;
+}
+
+/* ---- statistics read back ---------------------------------------------- */
+
+void ploom_stats_in_free(struct ploom_stats_in *in)
+{
+	size_t i;
+
+	if (!in)
+		return;
+	free(in->result);
+	free(in->target);
+	free(in->stopped_by);
+	free(in->reduction);
+	free(in->hash_seed);
+	free(in->trace);
+	free(in->minimized_trace);
+	free(in->failure.summary);
+	free(in->failure.exc_type);
+	free(in->failure.exc_message);
+	for (i = 0; in->outcomes && i < in->stats.noutcomes; i++)
+		free(in->outcomes[i].summary);
+	free(in->outcomes);
+	free(in->shard);
+	free(in);
+}
+
+/* A required string member that must be one of the NULL-terminated
+ * names (or null, when nullable). */
+static void get_name(struct reader *r, char **out, const cJSON *obj, const char *prefix,
+		     const char *name, int nullable, const char *const *names)
+{
+	size_t i;
+
+	get_str(r, out, obj, prefix, name, 1, nullable);
+	if (r->failed || !*out)
+		return;
+	for (i = 0; names[i]; i++)
+		if (!strcmp(*out, names[i]))
+			return;
+	fail(r, "is not a known value", prefix, name);
+}
+
+/* A required member that is a number from 0 up. */
+static void get_measure(struct reader *r, double *out, const cJSON *obj, const char *name)
+{
+	const cJSON *x = get(r, obj, "", name, 1);
+
+	if (r->failed)
+		return;
+	if (!x || !cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0)
+		fail(r, "is not a number from 0", "", name);
+	else
+		*out = x->valuedouble;
+}
+
+/* A required member that is an integer from min to max, or null (-1). */
+static void get_long_or_null(struct reader *r, long *out, const cJSON *obj, const char *prefix,
+			     const char *name, long min, long max)
+{
+	const cJSON *x = get(r, obj, prefix, name, 1);
+
+	*out = -1;
+	if (r->failed || !x)
+		return;
+	number_to_long(r, out, x, min, max, prefix, name);
+}
+
+static void read_stats_failure(struct reader *r, struct ploom_stats_in *in, const cJSON *root)
+{
+	static const char *const p = "failure.";
+	const cJSON *x;
+	char *kind = NULL;
+	int k;
+
+	if (!get(r, root, "", "failure", 1))
+		return;
+	x = get_object(r, root, "", "failure");
+	get_str(r, &kind, x, p, "kind", 1, 0);
+	if (r->failed)
+		return;
+	k = ploom_outcome_kind_parse(kind);
+	free(kind);
+	if (k < 0 || !ploom_outcome_is_failure((enum ploom_outcome_kind)k)) {
+		fail(r, "is not a kind of failure", p, "kind");
+		return;
+	}
+	in->failure.kind = (enum ploom_outcome_kind)k;
+	get_str(r, &in->failure.summary, x, p, "summary", 1, 0);
+	if (k == PLOOM_OUTCOME_FAILURE) {
+		get_str(r, &in->failure.exc_type, x, p, "type", 1, 0);
+		get_str(r, &in->failure.exc_message, x, p, "message", 1, 0);
+	}
+	if (!r->failed)
+		in->stats.failure = &in->failure;
+}
+
+static void read_stats_outcomes(struct reader *r, struct ploom_stats_in *in, const cJSON *root)
+{
+	const cJSON *list, *e;
+	char prefix[64], *kind = NULL;
+	size_t n;
+	int k;
+
+	if (!cJSON_GetObjectItemCaseSensitive(root, "outcomes"))
+		return;
+	list = get_array(r, root, "", "outcomes");
+	if (r->failed)
+		return;
+	n = (size_t)cJSON_GetArraySize(list);
+	if (n > PLOOM_SEARCH_MAX_OUTCOMES) {
+		fail(r, "has more than 1000 entries", "", "outcomes");
+		return;
+	}
+	in->outcomes = calloc(n + 1, sizeof(*in->outcomes));
+	if (!in->outcomes) {
+		r->failed = 1;
+		ploom_err_oom(r->err);
+		return;
+	}
+	in->stats.with_outcomes = 1;
+	in->stats.outcomes = in->outcomes;
+	cJSON_ArrayForEach(e, list) {
+		struct ploom_search_outcome *t = &in->outcomes[in->stats.noutcomes];
+
+		snprintf(prefix, sizeof(prefix), "[%zu]", in->stats.noutcomes);
+		if (!cJSON_IsObject(e)) {
+			fail(r, "is not an object", "outcomes", prefix);
+			return;
+		}
+		snprintf(prefix, sizeof(prefix), "outcomes[%zu].", in->stats.noutcomes++);
+		get_str(r, &kind, e, prefix, "kind", 1, 0);
+		if (r->failed)
+			return;
+		k = ploom_outcome_kind_parse(kind);
+		free(kind);
+		kind = NULL;
+		if (k < 0) {
+			fail(r, "is not an outcome kind", prefix, "kind");
+			return;
+		}
+		t->kind = (enum ploom_outcome_kind)k;
+		get_str(r, &t->summary, e, prefix, "summary", 1, 0);
+		get_long(r, &t->schedules, e, prefix, "schedules", 1, LONG_MAX);
+	}
+	get_bool(r, &in->stats.outcomes_truncated, root, "", "outcomes_truncated");
+}
+
+static void read_stats_shard(struct reader *r, struct ploom_stats_in *in, const cJSON *root)
+{
+	static const char *const p = "shard.";
+	struct ploom_shard *sh;
+	const cJSON *x;
+	long v = 0;
+
+	if (!cJSON_GetObjectItemCaseSensitive(root, "shard"))
+		return;
+	x = get_object(r, root, "", "shard");
+	if (r->failed)
+		return;
+	sh = in->shard = calloc(1, sizeof(*sh));
+	if (!sh) {
+		r->failed = 1;
+		ploom_err_oom(r->err);
+		return;
+	}
+	get_int(r, &sh->count, x, p, "count", 1, PLOOM_SHARD_MAX);
+	get_long(r, &v, x, p, "index", 0, PLOOM_SHARD_MAX - 1);
+	sh->index = (int)v;
+	if (!r->failed && sh->index >= sh->count)
+		fail(r, "is not below shard.count", p, "index");
+	get_int(r, &sh->depth, x, p, "depth", 0, PLOOM_SHARD_MAX_DEPTH);
+	get_long_or_null(r, &sh->units, x, p, "units", 0, LONG_MAX);
+	get_long(r, &sh->owned, x, p, "owned", 0, LONG_MAX);
+	get_long(r, &sh->probes, x, p, "probes", 0, LONG_MAX);
+	get_long_or_null(r, &sh->failure_unit, x, p, "failure_unit", 0, LONG_MAX);
+	if (!r->failed && sh->units >= 0 && sh->owned > sh->units)
+		fail(r, "is more than shard.units", p, "owned");
+	if (!r->failed && sh->units >= 0 && sh->failure_unit >= sh->units)
+		fail(r, "is not below shard.units", p, "failure_unit");
+	if (!r->failed && sh->failure_unit >= 0 && sh->failure_unit % sh->count != sh->index)
+		fail(r, "is not a unit of this shard", p, "failure_unit");
+	if (!r->failed && (sh->failure_unit >= 0) != (in->stats.failure != NULL))
+		fail(r, in->stats.failure ? "is null while there is a failure"
+					  : "is set while there is no failure", p, "failure_unit");
+	sh->last_unit = -1;
+	in->stats.shard = sh;
+}
+
+static void read_stats(struct reader *r, struct ploom_stats_in *in, const cJSON *root)
+{
+	static const char *const results[] = {"pass", "failure", "incomplete", NULL};
+	static const char *const stops[] = {"failure", "max-steps", "max-schedules",
+					    "time-limit", NULL};
+	struct ploom_stats *s = &in->stats;
+	long v = 0;
+
+	if (!cJSON_IsObject(root)) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_ERR_INPUT, "not a JSON object");
+		return;
+	}
+	get_name(r, &in->result, root, "", "result", 0, results);
+	get_str(r, &in->target, root, "", "target", 1, 0);
+	get_long(r, &s->schedules, root, "", "schedules", 0, LONG_MAX);
+	get_long(r, &s->failing, root, "", "failing", 0, LONG_MAX);
+	if (!r->failed && s->failing > s->schedules)
+		fail(r, "is more than schedules", "", "failing");
+	get_bool(r, &s->complete, root, "", "complete");
+	get_name(r, &in->stopped_by, root, "", "stopped_by", 1, stops);
+	if (!r->failed && s->complete != !in->stopped_by)
+		fail(r, s->complete ? "is set in a complete search" : "is null in an incomplete search",
+		     "", "stopped_by");
+	get_long_or_null(r, &v, root, "", "max_preemptions", 0, INT_MAX);
+	s->max_preemptions = (int)v;
+	get_str(r, &in->reduction, root, "", "reduction", 1, 0);
+	get_str(r, &in->hash_seed, root, "", "hash_seed", 1, 0);
+	get_measure(r, &s->elapsed_s, root, "elapsed_s");
+	get_measure(r, &s->schedules_per_second, root, "schedules_per_second");
+	get_long(r, &s->max_depth, root, "", "max_depth", 0, LONG_MAX);
+	get_str(r, &in->trace, root, "", "trace", 1, 1);
+	get_str(r, &in->minimized_trace, root, "", "minimized_trace", 1, 1);
+	read_stats_failure(r, in, root);
+	if (!r->failed && (s->failing > 0) != (s->failure != NULL))
+		fail(r, s->failure ? "is set while no schedule failed"
+				   : "is null while schedules failed", "", "failure");
+	if (!r->failed && !strcmp(in->result, "failure") != (s->failure != NULL))
+		fail(r, "does not say what the counts say", "", "result");
+	read_stats_outcomes(r, in, root);
+	read_stats_shard(r, in, root);
+	s->result = in->result;
+	s->target = in->target;
+	s->stopped_by = in->stopped_by;
+	s->reduction = in->reduction;
+	s->hash_seed = in->hash_seed;
+	s->trace = in->trace;
+	s->minimized_trace = in->minimized_trace;
+}
+
+int ploom_stats_parse(struct ploom_stats_in **out, const char *text, size_t len,
+		      struct ploom_err *err)
+{
+	struct reader r = {.err = err};
+	struct ploom_stats_in *in = NULL;
+	cJSON *root = NULL;
+	int ret = -1;
+
+	*out = NULL;
+	root = parse_document(text, len, err);
+	if (!root)
+		goto done;
+	in = calloc(1, sizeof(*in));
+	if (!in) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	read_stats(&r, in, root);
+	if (r.failed)
+		goto done;
+	*out = in;
+	in = NULL;
+	ret = 0;
+done:
+	ploom_stats_in_free(in);
+	cJSON_Delete(root);
+	return ret;
+}
+
+int ploom_stats_read_file(struct ploom_stats_in **out, const char *path, struct ploom_err *err)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	char *buf = NULL;
+	size_t len = 0;
+	int ret = -1;
+
+	*out = NULL;
+	if (!f)
+		return ploom_err_set(err, PLOOM_ERR_SYSTEM, "%s", strerror(errno));
+	buf = malloc(PLOOM_STATS_MAX_BYTES + 1);
+	if (!buf) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	len = fread(buf, 1, PLOOM_STATS_MAX_BYTES + 1, f);
+	if (ferror(f))
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "%s", strerror(errno));
+	else if (len > PLOOM_STATS_MAX_BYTES)
+		ploom_err_set(err, PLOOM_ERR_INPUT, "larger than %zu MiB",
+			      PLOOM_STATS_MAX_BYTES >> 20);
+	else if (memchr(buf, '\0', len))
+		ploom_err_set(err, PLOOM_ERR_INPUT, "not JSON (it contains a NUL byte)");
+	else
+		ret = ploom_stats_parse(out, buf, len, err);
+done:
+	free(buf);
+	if (f != stdin)
+		fclose(f);
 	return ret;
 }

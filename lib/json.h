@@ -24,6 +24,8 @@
  *    "objects": [{"object" (cell#N or lock#N), "name"}...] (optional on
  *                read, always written: the cells and locks the scenario
  *                named),
+ *    "shard": {"index", "count", "depth", "unit"} (optional: found by a
+ *             shard of a search, shard.h),
  *    "steps": [{"index", "task", "op", "object" (string or null),
  *               "enabled": [int...], "blocking" (acquire only, bool),
  *               "timeout" (true on a timed acquire or join only, absent
@@ -110,6 +112,7 @@ int ploom_trace_save(char **out, const struct ploom_trace *trace, const char *di
 		     const char *suffix, struct ploom_err *err);
 
 struct ploom_search_outcome;    /* search.h */
+struct ploom_shard;             /* shard.h */
 
 /* The statistics of one exploration, as printed by ploom-explore.  All
  * pointers are borrowed; NULL strings are written as null. */
@@ -139,11 +142,51 @@ struct ploom_stats {
 	const struct ploom_search_outcome *outcomes;
 	size_t noutcomes;
 	int outcomes_truncated;     /* more distinct outcomes came than these */
+	/* a shard's search (--shard), or a merge of shards (index -1): written
+	 * as "shard": {"index" (null in a merge), "count", "depth", "units"
+	 * (null: -1), "owned", "probes", "failure_unit" (null: -1), and in a
+	 * merge "missing": [index...]}; NULL: not written */
+	const struct ploom_shard *shard;
 };
 
 /* Writes the statistics as one indented JSON object and a newline.
  * Returns 0, or -1 with err filled. */
 int ploom_stats_write(FILE *out, const struct ploom_stats *stats,
 		      struct ploom_err *err);
+
+/* ---- statistics read back (ploom-merge) ---- */
+
+/* Statistics as ploom_stats_parse() reads them: stats points into the
+ * struct, which owns everything. */
+struct ploom_stats_in {
+	struct ploom_stats stats;
+	char *result, *target, *stopped_by, *reduction, *hash_seed, *trace, *minimized_trace;
+	struct ploom_outcome failure;           /* stats.failure points here, if set */
+	struct ploom_search_outcome *outcomes;  /* stats.outcomes */
+	struct ploom_shard *shard;              /* stats.shard */
+};
+
+/* The largest statistics the reader accepts. */
+#define PLOOM_STATS_MAX_BYTES ((size_t)16 << 20)
+
+/* Parses what ploom_stats_write() wrote, checking every field it reads
+ * (the fields of ploom_stats, the sleep_blocked and jobs counts left
+ * out) as the trace reader does, duplicate keys included, and that the
+ * counts agree with each other (failing <= schedules, a failure exactly
+ * when failing > 0, complete exactly when stopped_by is null, a shard's
+ * failure_unit exactly when there is a failure).  "missing" is not read:
+ * a merge's output is not a shard's.  On success the caller owns *out and
+ * frees it with ploom_stats_in_free(); on error returns -1 with err filled
+ * (PLOOM_ERR_INPUT with the field's path, or PLOOM_ERR_NOMEM). */
+int ploom_stats_parse(struct ploom_stats_in **out, const char *text, size_t len,
+		      struct ploom_err *err);
+
+/* Reads the file at path ("-": standard input), at most
+ * PLOOM_STATS_MAX_BYTES, then parses it as above. */
+int ploom_stats_read_file(struct ploom_stats_in **out, const char *path,
+			  struct ploom_err *err);
+
+/* Frees the statistics; accepts NULL. */
+void ploom_stats_in_free(struct ploom_stats_in *in);
 
 #endif

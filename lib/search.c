@@ -166,6 +166,8 @@ static int save_trace(struct ploom_trace **out, char **out_path, const struct pl
 	if (ploom_worker_trace(out, w, o->hash_seed, o->config, run, err) < 0 ||
 	    ploom_trace_fingerprint_source(*out, err) < 0 || ploom_trace_set_id(*out, err) < 0)
 		return -1;
+	if (o->annotate)
+		o->annotate(o->annotate_ctx, *out);
 	if (ploom_trace_save(out_path, *out, o->trace_dir, "original", &why) < 0)
 		ploom_err_set(&s->res->save_err, why.kind ? why.kind : PLOOM_ERR_SYSTEM,
 			      "cannot save the trace: %s", why.msg);
@@ -205,6 +207,10 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 		res->sleep_blocked++;
 		return strategy_next(job, run, err);
 	}
+	/* another's schedule, which that other counts and reports */
+	if (job->part->ops->probe && job->part->ops->probe(job->part) &&
+	    run->outcome.kind != PLOOM_OUTCOME_DIVERGENCE)
+		return strategy_next(job, run, err);
 	res->schedules++;
 	if ((long)run->nsteps > res->max_depth)
 		res->max_depth = (long)run->nsteps;

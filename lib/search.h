@@ -30,7 +30,7 @@
  * goes comes through one callback (struct ploom_search_event).
  *
  * Limits.  With max_schedules, exactly that many runs (sleep-blocked ones
- * included) are sent and
+ * and probes included) are sent and
  * the runs in flight are awaited; with a time limit, no schedule is sent
  * once it has passed, and the runs in flight are awaited too, so a limit
  * never discards a run that was started.  Either makes the search
@@ -108,6 +108,13 @@ struct ploom_strategy_ops {
 	 * the strategy cannot tell, and the search's estimate has a rate
 	 * but no fraction or total. */
 	double (*left)(const struct ploom_strategy *self);
+
+	/* 1 when the next schedule is a probe, run only for the strategy to
+	 * learn the tree: the driver neither counts it nor reports its
+	 * outcome, a failure included (a shard's search, shard.h); else 0.
+	 * Asked when its run is back, before next().  May be NULL: every
+	 * schedule counts. */
+	int (*probe)(const struct ploom_strategy *self);
 };
 
 struct ploom_strategy {
@@ -190,6 +197,11 @@ struct ploom_search_opts {
 	const volatile sig_atomic_t *interrupted;
 	ploom_search_event_fn event;    /* optional */
 	void *event_ctx;
+	/* Optional: called on each trace the driver makes, before it is
+	 * saved, with annotate_ctx, to record what the caller knows of the
+	 * search (ploom-explore --shard records the shard) */
+	void (*annotate)(void *ctx, struct ploom_trace *trace);
+	void *annotate_ctx;
 };
 
 /* How many schedules had one outcome, told apart by kind and summary. */

@@ -266,6 +266,12 @@ struct ploom_trace {
 	struct ploom_run run;
 	char *id;               /* failure id (16 hex digits), NULL if none */
 	int minimized_from;     /* preemptions of the original; -1: not minimized */
+	/* the shard of the search that found it (ploom-explore --shard,
+	 * shard.h) and the unit of the schedule; count 0: none */
+	struct {
+		int index, count, depth;
+		long unit;
+	} shard;
 };
 
 /* Frees everything the run owns and zeroes it; safe on a zeroed run.

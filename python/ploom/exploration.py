@@ -190,6 +190,9 @@ _NOT_IN_CONFIG = {
     "--quiet": "check() passes the progress on to standard error, where it can be redirected",
     "--progress": "check(progress=FUNCTION) asks for the JSON lines and hands each to FUNCTION",
     "--check-options": "a dry run; check() learns of a refused option from the search itself",
+    "--shard": "a part of a search, for an engine to run N of and ploom-merge to add up: "
+    "check() answers for a whole search",
+    "--shard-depth": "goes with --shard",
     "--help": "not a search",
     "--version": "not a search",
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# make install: the five utilities and their man pages land under
+# make install: the six utilities and their man pages land under
 # DESTDIR/PREFIX, and man(1) reads every page there.
 
 # $output and $status are set by bats' run
@@ -7,7 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 
-UTILITIES="ploom-explore ploom-run-one ploom-minimize ploom-replay ploom-show"
+UTILITIES="ploom-explore ploom-run-one ploom-minimize ploom-replay ploom-show ploom-merge"
 
 setup() {
 	ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
@@ -16,7 +16,7 @@ setup() {
 	MANROOT="$DEST/opt/ploom/share/man"
 }
 
-@test "make install puts the five utilities under DESTDIR/PREFIX/bin" {
+@test "make install puts the six utilities under DESTDIR/PREFIX/bin" {
 	for u in $UTILITIES; do
 		[ -x "$DEST/opt/ploom/bin/$u" ]
 		run -0 "$DEST/opt/ploom/bin/$u" --version

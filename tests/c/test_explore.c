@@ -9,6 +9,7 @@
 #include "../../lib/trace.h"
 #include "check.h"
 #include "sim.h"
+#include "vecs.h"
 
 /* Explores the scenario exhaustively with the bound and counts. */
 static int explore_count(const struct sim_scenario *sc, int bound, long *out_failing)
@@ -163,52 +164,6 @@ static void a_deadlock_schedule_replays_from_its_choices(void)
 }
 
 /* ---- splitting: N workers over disjoint parts of the search ---- */
-
-/* The choice vectors of runs, as strings "1,0,2", to compare as sets. */
-struct vecs {
-	char **v;
-	size_t n, cap;
-};
-
-static void vecs_add(struct vecs *vs, const struct ploom_run *run)
-{
-	char *s = malloc(run->nchoices * 12 + 1), *p = s;
-	size_t i;
-
-	if (!s)
-		abort();
-	*p = '\0';
-	for (i = 0; i < run->nchoices; i++)
-		p += sprintf(p, i ? ",%d" : "%d", run->choices[i]);
-	if (vs->n == vs->cap) {
-		vs->cap = vs->cap ? 2 * vs->cap : 256;
-		vs->v = realloc(vs->v, vs->cap * sizeof(*vs->v));
-		if (!vs->v)
-			abort();
-	}
-	vs->v[vs->n++] = s;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void vecs_sort(struct vecs *vs)
-{
-	if (vs->n)
-		qsort(vs->v, vs->n, sizeof(*vs->v), cmp_str);
-}
-
-static void vecs_release(struct vecs *vs)
-{
-	size_t i;
-
-	for (i = 0; i < vs->n; i++)
-		free(vs->v[i]);
-	free(vs->v);
-	memset(vs, 0, sizeof(*vs));
-}
 
 /* The sequential search's choice vectors, sorted. */
 static void sequential_vecs(struct vecs *out, const struct sim_scenario *sc, int bound)

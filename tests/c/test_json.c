@@ -1224,6 +1224,61 @@ static void stats_list_the_outcomes_when_asked(void)
 	free(buf);
 }
 
+/* A shard's trace says where it was found; a reader checks the numbers. */
+static void a_trace_records_its_shard(void)
+{
+	static const struct {
+		const char *to, *want;
+	} bad_shard[] = {
+		{"\"index\":\t3", "field 'shard.index' is not below shard.count"},
+		{"\"count\":\t0", "field 'shard.count' is out of range"},
+		{"\"depth\":\t1001", "field 'shard.depth' is out of range"},
+		{"\"unit\":\t-1", "field 'shard.unit' is out of range"},
+		{"\"unit\":\t\"7\"", "field 'shard.unit' is not an integer"},
+	};
+	static const char *const from[] = {"\"index\":\t1", "\"count\":\t3", "\"depth\":\t5",
+					   "\"unit\":\t7", "\"unit\":\t7"};
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text, *edited;
+	size_t i;
+
+	t->shard.index = 1;
+	t->shard.count = 3;
+	t->shard.depth = 5;
+	t->shard.unit = 7;
+	text = ploom_trace_to_json(t, &err);
+	CHECK(text && strstr(text, "\"shard\":\t{"));
+	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
+	if (back) {
+		CHECK_INT(back->shard.index, 1);
+		CHECK_INT(back->shard.count, 3);
+		CHECK_INT(back->shard.depth, 5);
+		CHECK_INT(back->shard.unit, 7);
+	}
+	ploom_trace_free(back);
+	for (i = 0; i < sizeof(bad_shard) / sizeof(*bad_shard); i++) {
+		back = NULL;
+		edited = fake_replace(text, from[i], bad_shard[i].to);
+		if (!CHECK(edited != NULL))
+			continue;
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+		if (!CHECK(strstr(err.msg, bad_shard[i].want) != NULL))
+			printf("  got '%s'\n", err.msg);
+		free(edited);
+	}
+	free(text);
+	/* none: not written, and read as none */
+	t->shard.count = 0;
+	text = ploom_trace_to_json(t, &err);
+	CHECK(text && !strstr(text, "\"shard\""));
+	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
+	CHECK(back && back->shard.count == 0);
+	ploom_trace_free(back);
+	free(text);
+	ploom_trace_free(t);
+}
+
 int main(void)
 {
 	trace_round_trips_through_json();
@@ -1253,5 +1308,6 @@ int main(void)
 	a_trace_that_cannot_be_written_says_why();
 	stats_are_written_as_json();
 	stats_list_the_outcomes_when_asked();
+	a_trace_records_its_shard();
 	return check_report();
 }

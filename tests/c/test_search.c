@@ -20,6 +20,7 @@
 #include "../../lib/explore.h"
 #include "../../lib/json.h"
 #include "../../lib/search.h"
+#include "../../lib/shard.h"
 #include "../../lib/trace.h"
 #include "../../lib/worker.h"
 #include "check.h"
@@ -169,10 +170,10 @@ static void count_free(struct ploom_strategy *self)
 }
 
 static const struct ploom_strategy_ops count_ops = {
-	"count", count_prefix, NULL, count_next, NULL, NULL, count_free, NULL,
+	"count", count_prefix, NULL, count_next, NULL, NULL, count_free, NULL, NULL,
 };
 static const struct ploom_strategy_ops count_sleep_ops = {
-	"count", count_prefix, count_sleep, count_next, NULL, NULL, count_free, NULL,
+	"count", count_prefix, count_sleep, count_next, NULL, NULL, count_free, NULL, NULL,
 };
 
 /* n schedules, one after another (n < 0: without end). */
@@ -507,6 +508,90 @@ static void the_first_failure_stops_the_search_and_is_saved(void)
 	}
 }
 
+static int fails(const struct ploom_run *run, int arg)
+{
+	(void)arg;
+	return ploom_outcome_is_failure(run->outcome.kind);
+}
+
+/* N shards through the driver, each on its own workers as ploom-explore
+ * --shard runs them: their counts add up to the whole search's, a failing
+ * probe neither counts nor stops a shard, and the first failure by unit is
+ * the whole search's first, its trace marked with the shard. */
+static void shards_add_up_to_the_whole_search(void)
+{
+	const struct sim_scenario *sc = sim_find("bank without the lock");
+	struct ploom_trace *saved = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_run first = {0};
+	long schedules, failing, best_unit;
+	int keep_going, n, k, count = 3, best = -1;
+	char best_choices[512] = "", want[512] = "";
+	size_t i;
+
+	for (keep_going = 0; keep_going <= 1; keep_going++) {
+		for (n = 1; n <= 2; n++) {
+			schedules = failing = 0;
+			best_unit = -1;
+			for (k = 0; k < count; k++) {
+				struct ploom_strategy *s = NULL;
+				struct ploom_search_result res;
+				struct ploom_shard shard;
+				struct setup t;
+
+				setup_init(&t, sc->name, n);
+				t.opts.keep_going = keep_going;
+				ploom_shard_init(&shard, k, count);
+				t.opts.annotate = ploom_shard_annotate;
+				t.opts.annotate_ctx = &shard;
+				if (ploom_explore_strategy_new_shard(&s, -1, &shard, &err) < 0)
+					abort();
+				CHECK_INT(ploom_search_run(&res, s, &t.opts, &err), 0);
+				schedules += res.schedules;
+				failing += res.failing;
+				/* a probe's failure is another shard's: none stops this one
+				 * unless it owns it */
+				CHECK((res.failure != NULL) == (shard.failure_unit >= 0));
+				CHECK(keep_going ? res.stopped_by == NULL
+						 : (res.stopped_by == NULL) == (res.failure == NULL));
+				if (res.failure && CHECK(res.failure_path != NULL) &&
+				    CHECK_INT(ploom_trace_read_file(&saved, res.failure_path, &err), 0)) {
+					CHECK_INT(saved->shard.index, k);
+					CHECK_INT(saved->shard.count, count);
+					CHECK_INT(saved->shard.depth, shard.depth);
+					CHECK_INT(saved->shard.unit, shard.failure_unit);
+					CHECK_INT(saved->shard.unit % count, k);
+					if (best_unit < 0 || shard.failure_unit < best_unit) {
+						best_unit = shard.failure_unit;
+						best = k;
+						best_choices[0] = '\0';
+						for (i = 0; i < saved->run.nchoices && i < 100; i++)
+							snprintf(best_choices + strlen(best_choices), 5, "%d,",
+								 saved->run.choices[i]);
+					}
+					ploom_trace_free(saved);
+					saved = NULL;
+				}
+				ploom_search_result_release(&res);
+				setup_release(&t);
+			}
+			if (keep_going) {
+				CHECK_INT(schedules, 221);
+				CHECK_INT(failing, 75);
+			}
+			CHECK(best >= 0);
+			/* on one worker, the whole search's first failure */
+			if (n == 1 && CHECK_INT(sim_first(&first, sc, fails, 0), 0)) {
+				want[0] = '\0';
+				for (i = 0; i < first.nchoices && i < 100; i++)
+					snprintf(want + strlen(want), 5, "%d,", first.choices[i]);
+				CHECK_STR(best_choices, want);
+				ploom_run_release(&first);
+			}
+		}
+	}
+}
+
 static void max_schedules_runs_exactly_that_many(void)
 {
 	struct ploom_search_result res;
@@ -739,6 +824,7 @@ int main(int argc, char **argv)
 	outcomes_are_tallied_in_order_of_first_occurrence();
 	outcomes_past_the_cap_are_counted_as_truncated();
 	the_first_failure_stops_the_search_and_is_saved();
+	shards_add_up_to_the_whole_search();
 	max_schedules_runs_exactly_that_many();
 	the_step_limit_saves_one_trace_and_leaves_the_search_incomplete();
 	a_trace_that_cannot_be_saved_stops_the_search_with_the_reason();

@@ -135,8 +135,12 @@ def test_check_help_is_ploom_explores_under_its_name(project):
 # A sample value for each kind of value the help names; a kind of value
 # it does not know takes the first of the choices its help lists
 # ("none: every schedule; dpor: ...").
-SAMPLE_VALUES = {"N": "1", "SECONDS": "1", "PATH": sys.executable, "MODULE": "os", "DIR": "traces"}
-OPTION_LINE = re.compile(r"^ {4}(?:(-\w), |    )(--[a-z][a-z-]*)(?:=([A-Z]+))?(?: +(.*))?$")
+SAMPLE_VALUES = {
+    "N": "1", "SECONDS": "1", "PATH": sys.executable, "MODULE": "os", "DIR": "traces", "K/N": "1/4", "D": "3",
+}
+OPTION_LINE = re.compile(r"^ {4}(?:(-\w), |    )(--[a-z][a-z-]*)(?:=([A-Z/]+))?(?: +(.*))?$")
+# the options that are refused without another one
+NEEDS = {"--shard-depth": ["--shard=1/4"]}
 
 
 def help_options():
@@ -167,6 +171,7 @@ def test_every_option_of_ploom_explore_is_accepted_by_check(project):
         if short:
             spellings.append([short] if value is None else [short, value])
         for spelling in spellings:
+            spelling = NEEDS.get(long, []) + spelling
             result = ploom(project, "check", "--check-options", *spelling)
             assert (result.returncode, result.stderr) == (0, ""), spelling
             assert result.stdout == explore(

@@ -1,0 +1,82 @@
+/* ploom-merge - the statistics of a search's shards as one.
+ *
+ * Reads the statistics that `ploom-explore --shard K/N` printed, one file
+ * per shard (lib/json's reader checks each), checks that they are shards
+ * of one search and merges them (lib/merge), prints the merged statistics
+ * as ploom-explore would have, and exits as it would have.
+ * man/ploom-merge.1 is the reference. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "err.h"
+#include "json.h"
+#include "merge.h"
+
+#define PROG "ploom-merge"
+
+const char cli_prog[] = PROG;
+const char cli_usage[] =
+	"usage: ploom-merge STATS...\n"
+	"       ploom-merge -h | --help | -V | --version\n"
+	"\n"
+	"STATS are the statistics of shards of one search (ploom-explore --shard=K/N\n"
+	"prints them), at most one of them - for standard input.\n";
+
+static const struct option options[] = {
+	CLI_OPTIONS_END,
+};
+
+int main(int argc, char **argv)
+{
+	struct ploom_merge *merge = NULL;
+	struct ploom_stats_in *in = NULL;
+	const struct ploom_stats *stats = NULL;
+	struct ploom_err err = {0, ""};
+	int c, i, stdin_used = 0, ret = PLOOM_EXIT_USAGE;
+
+	while ((c = cli_getopt(argc, argv, ":hV", options)) != -1) {
+		if (!cli_common_option(&ret, NULL, c, argv))
+			goto done;
+	}
+	if (optind == argc) {
+		ret = cli_usage_error("missing STATS", NULL);
+		goto done;
+	}
+	for (i = optind; i < argc; i++) {
+		if (!strcmp(argv[i], "-") && stdin_used++) {
+			ret = cli_usage_error("standard input given twice", NULL);
+			goto done;
+		}
+	}
+	if (ploom_merge_new(&merge, &err) < 0)
+		goto fail;
+	for (i = optind; i < argc; i++) {
+		const char *name = cli_trace_name(argv[i]);
+
+		if (ploom_stats_read_file(&in, argv[i], &err) < 0) {
+			fprintf(stderr, PROG ": cannot read statistics '%s': %s\n", name, err.msg);
+			ret = cli_exit_code(&err);
+			goto done;
+		}
+		/* the merge takes in, whatever it returns */
+		if (ploom_merge_add(merge, in, name, &err) < 0) {
+			fprintf(stderr, PROG ": cannot merge '%s': %s\n", name, err.msg);
+			ret = cli_exit_code(&err);
+			goto done;
+		}
+	}
+	if (ploom_merge_result(&stats, merge, &err) < 0 || ploom_stats_write(stdout, stats, &err) < 0)
+		goto fail;
+	/* as ploom-explore exits for the same statistics */
+	ret = stats->failing ? PLOOM_EXIT_FAILURE
+			     : stats->complete ? PLOOM_EXIT_OK : PLOOM_EXIT_INCOMPLETE;
+	goto done;
+
+fail:
+	ret = cli_fail(&err, "");
+done:
+	ploom_merge_free(merge);
+	return cli_exit(ret, "the statistics", CLI_EPIPE_FAILS);
+}

@@ -1,0 +1,254 @@
+/* Merging shards' statistics; merge.h documents the result. */
+#include "merge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+#include "shard.h"
+
+struct part {
+	struct ploom_stats_in *in;
+	char *name;
+};
+
+struct ploom_merge {
+	struct part *parts;
+	size_t n, cap;
+	/* the result, pointing into parts */
+	struct ploom_stats stats;
+	struct ploom_shard shard;
+	struct ploom_search_outcome *outcomes;
+	int *missing;
+};
+
+int ploom_merge_new(struct ploom_merge **out, struct ploom_err *err)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : ploom_err_oom(err);
+}
+
+void ploom_merge_free(struct ploom_merge *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->n; i++) {
+		ploom_stats_in_free(m->parts[i].in);
+		free(m->parts[i].name);
+	}
+	free(m->parts);
+	free(m->outcomes);
+	free(m->missing);
+	free(m);
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Why a's search is not b's (b is from the file name), or 0. */
+static int other_search(const struct ploom_stats *a, const struct ploom_stats *b,
+			const char *name, struct ploom_err *err)
+{
+	const struct ploom_shard *x = a->shard, *y = b->shard;
+
+	if (x->count != y->count)
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "it is a shard of %d, '%s' one of %d", x->count, name, y->count);
+	if (x->depth != y->depth)
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "its units are %d branch points deep, those of '%s' %d",
+				     x->depth, name, y->depth);
+	if (!same_str(a->target, b->target))
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "its target is not that of '%s'", name);
+	if (a->max_preemptions != b->max_preemptions)
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "its max_preemptions is not that of '%s'", name);
+	if (!same_str(a->reduction, b->reduction))
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "its reduction is not that of '%s'", name);
+	if (!same_str(a->hash_seed, b->hash_seed))
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "its hash_seed is not that of '%s'", name);
+	if (x->index == y->index)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "shard %d of %d again, as in '%s'",
+				     x->index, x->count, name);
+	/* two complete walks of one tree meet the same units */
+	if (a->complete && b->complete && x->units != y->units)
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "it found %ld units, '%s' %ld: the scenario is not the same",
+				     x->units, name, y->units);
+	return 0;
+}
+
+int ploom_merge_add(struct ploom_merge *m, struct ploom_stats_in *in, const char *name,
+		    struct ploom_err *err)
+{
+	struct part *p;
+	size_t i;
+
+	if (!in->stats.shard) {
+		ploom_stats_in_free(in);
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "not a shard's statistics (no field 'shard')");
+	}
+	for (i = 0; i < m->n; i++) {
+		if (other_search(&in->stats, &m->parts[i].in->stats, m->parts[i].name, err) < 0) {
+			ploom_stats_in_free(in);
+			return -1;
+		}
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 8;
+		p = realloc(m->parts, cap * sizeof(*p));
+		if (!p) {
+			ploom_stats_in_free(in);
+			return ploom_err_oom(err);
+		}
+		m->parts = p;
+		m->cap = cap;
+	}
+	p = &m->parts[m->n];
+	p->in = in;
+	p->name = strdup(name);
+	if (!p->name) {
+		ploom_stats_in_free(in);
+		return ploom_err_oom(err);
+	}
+	m->n++;
+	return 0;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	return x->in->stats.shard->index - y->in->stats.shard->index;
+}
+
+/* The shards' tallies added up, into m->outcomes; only when every shard
+ * has them. */
+static int merge_outcomes(struct ploom_merge *m, struct ploom_err *err)
+{
+	struct ploom_stats *s = &m->stats;
+	size_t i, j, k, total = 0;
+
+	for (i = 0; i < m->n; i++) {
+		if (!m->parts[i].in->stats.with_outcomes)
+			return 0;
+		total += m->parts[i].in->stats.noutcomes;
+	}
+	m->outcomes = calloc(total + 1, sizeof(*m->outcomes));
+	if (!m->outcomes)
+		return ploom_err_oom(err);
+	s->with_outcomes = 1;
+	s->outcomes = m->outcomes;
+	for (i = 0; i < m->n; i++) {
+		const struct ploom_stats *in = &m->parts[i].in->stats;
+
+		s->outcomes_truncated |= in->outcomes_truncated;
+		for (j = 0; j < in->noutcomes; j++) {
+			const struct ploom_search_outcome *o = &in->outcomes[j];
+
+			for (k = 0; k < s->noutcomes; k++)
+				if (m->outcomes[k].kind == o->kind &&
+				    !strcmp(m->outcomes[k].summary, o->summary))
+					break;
+			if (k < s->noutcomes) {
+				m->outcomes[k].schedules += o->schedules;
+			} else if (s->noutcomes == PLOOM_SEARCH_MAX_OUTCOMES) {
+				s->outcomes_truncated = 1;
+			} else {
+				/* borrowed from the shard's statistics */
+				m->outcomes[s->noutcomes++] = *o;
+			}
+		}
+	}
+	return 0;
+}
+
+int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
+		       struct ploom_err *err)
+{
+	struct ploom_stats *s = &m->stats;
+	const struct ploom_stats *first, *failed = NULL, *traced = NULL;
+	size_t i;
+	int k, count;
+
+	*out = NULL;
+	if (!m->n)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "no statistics to merge");
+	qsort(m->parts, m->n, sizeof(*m->parts), by_index);
+	first = &m->parts[0].in->stats;
+	count = first->shard->count;
+	memset(s, 0, sizeof(*s));
+	memset(&m->shard, 0, sizeof(m->shard));
+	free(m->outcomes);
+	m->outcomes = NULL;
+	free(m->missing);
+	m->missing = malloc(((size_t)count - m->n + 1) * sizeof(*m->missing));
+	if (!m->missing)
+		return ploom_err_oom(err);
+	s->target = first->target;
+	s->max_preemptions = first->max_preemptions;
+	s->reduction = first->reduction;
+	s->hash_seed = first->hash_seed;
+	s->complete = (size_t)count == m->n;
+	m->shard.index = -1;
+	m->shard.count = count;
+	m->shard.depth = first->shard->depth;
+	m->shard.units = -1;
+	m->shard.failure_unit = -1;
+	m->shard.last_unit = -1;
+	for (i = 0; i < m->n; i++) {
+		const struct ploom_stats *in = &m->parts[i].in->stats;
+		const struct ploom_shard *sh = in->shard;
+
+		s->schedules += in->schedules;
+		s->failing += in->failing;
+		if (in->max_depth > s->max_depth)
+			s->max_depth = in->max_depth;
+		if (in->elapsed_s > s->elapsed_s)
+			s->elapsed_s = in->elapsed_s;
+		if (!in->complete && s->complete) {
+			s->complete = 0;
+			s->stopped_by = in->stopped_by;
+		}
+		if (in->complete && m->shard.units < 0)
+			m->shard.units = sh->units;
+		m->shard.owned += sh->owned;
+		m->shard.probes += sh->probes;
+		if (sh->failure_unit >= 0 &&
+		    (!failed || sh->failure_unit < failed->shard->failure_unit))
+			failed = in;
+		if (in->trace && !traced)
+			traced = in;
+	}
+	for (k = 0, i = 0; k < count; k++) {
+		if (i < m->n && m->parts[i].in->stats.shard->index == k)
+			i++;
+		else
+			m->missing[m->shard.nmissing++] = k;
+	}
+	m->shard.missing = m->missing;
+	/* every shard given is complete, and some are not given */
+	if (!s->complete && !s->stopped_by)
+		s->stopped_by = "missing-shards";
+	if (failed) {
+		s->failure = failed->failure;
+		s->trace = failed->trace;
+		s->minimized_trace = failed->minimized_trace;
+		m->shard.failure_unit = failed->shard->failure_unit;
+	} else if (traced) {
+		s->trace = traced->trace;
+		s->minimized_trace = traced->minimized_trace;
+	}
+	s->result = s->failing ? "failure" : s->complete ? "pass" : "incomplete";
+	s->schedules_per_second = s->elapsed_s > 0 ? (double)s->schedules / s->elapsed_s : 0;
+	s->shard = &m->shard;
+	if (merge_outcomes(m, err) < 0)
+		return -1;
+	*out = s;
+	return 0;
+}
