@@ -5,7 +5,13 @@
  * current path below the item, backtracking to the deepest.  Only the
  * alternatives that add no preemption go there; those that add one go to
  * the work list of the next level, which the parts split from one search
- * share with the work list of the level under way (struct pool). */
+ * share with the work list of the level under way (struct pool).
+ *
+ * A work item keeps its choices as sort keys: a choice that was the
+ * default at its branch point as -1 - task, any other as its task.  Where
+ * two items' keys first differ both are at the same branch point, so
+ * comparing them there puts the items in the order the depth-first search
+ * tries them: the default first, then the others by increasing id. */
 #include "ipb.h"
 
 #include <stdlib.h>
@@ -15,16 +21,16 @@
 #include "search.h"
 
 /* The work items of one level: items[head..n) are not started yet.  Their
- * choices lie end to end in one array, so that an item costs its choices
- * and little more. */
+ * keys lie end to end in one array, so that an item costs its choices and
+ * little more. */
 struct item {
-	size_t off, len;
+	size_t off, len;        /* its keys: keys[off..off + len) */
 	double weight;          /* of its subtree, in the whole search's tree */
 };
 
 struct worklist {
-	int *choices;
-	size_t nchoices, choices_cap;
+	int *keys;
+	size_t nkeys, keys_cap;
 	struct item *items;
 	size_t head, n, cap;
 };
@@ -59,6 +65,7 @@ struct ploom_ipb {
 	struct ploom_strategy base;     /* first: a search is a strategy (search.h) */
 	struct pool *pool;
 	int *prefix;            /* the next schedule's choices; the current path while reading a run */
+	int *keys;              /* the current path's keys, while reading a run */
 	size_t nprefix, prefix_cap;
 	struct alts *alts;      /* alts[i] for the branch points root <= i < nprefix */
 	size_t alts_cap;
@@ -69,27 +76,39 @@ struct ploom_ipb {
 
 static void worklist_release(struct worklist *l)
 {
-	free(l->choices);
+	free(l->keys);
 	free(l->items);
 	memset(l, 0, sizeof(*l));
 }
 
-/* Appends the item choices[0..len) + [last]. */
-static int worklist_add(struct worklist *l, const int *choices, size_t len, int last,
+/* The key of the choice c at a branch point whose default is d. */
+static int key_of(int c, int d)
+{
+	return c == d ? -1 - c : c;
+}
+
+static int choice_of(int key)
+{
+	return key < 0 ? -1 - key : key;
+}
+
+/* Appends the item of keys[0..len) and then the task last, which is not
+ * the default of its branch point. */
+static int worklist_add(struct worklist *l, const int *keys, size_t len, int last,
 			double weight)
 {
 	struct item *it;
 
-	if (l->nchoices + len + 1 > l->choices_cap) {
-		size_t cap = l->choices_cap ? 2 * l->choices_cap : 1024;
-		int *c;
-		while (cap < l->nchoices + len + 1)
+	if (l->nkeys + len + 1 > l->keys_cap) {
+		size_t cap = l->keys_cap ? 2 * l->keys_cap : 1024;
+		int *k;
+		while (cap < l->nkeys + len + 1)
 			cap *= 2;
-		c = realloc(l->choices, cap * sizeof(*c));
-		if (!c)
+		k = realloc(l->keys, cap * sizeof(*k));
+		if (!k)
 			return -1;
-		l->choices = c;
-		l->choices_cap = cap;
+		l->keys = k;
+		l->keys_cap = cap;
 	}
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
@@ -100,13 +119,26 @@ static int worklist_add(struct worklist *l, const int *choices, size_t len, int 
 		l->cap = cap;
 	}
 	it = &l->items[l->n++];
-	it->off = l->nchoices;
+	it->off = l->nkeys;
 	it->len = len + 1;
 	it->weight = weight;
-	memcpy(l->choices + l->nchoices, choices, len * sizeof(*choices));
-	l->choices[l->nchoices + len] = last;
-	l->nchoices += len + 1;
+	memcpy(l->keys + l->nkeys, keys, len * sizeof(*keys));
+	l->keys[l->nkeys + len] = last;
+	l->nkeys += len + 1;
 	return 0;
+}
+
+/* The depth-first order of two items of the list whose keys ctx is. */
+static int item_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct item *x = a, *y = b;
+	const int *keys = ctx;
+	size_t i;
+
+	for (i = 0; i < x->len && i < y->len; i++)
+		if (keys[x->off + i] != keys[y->off + i])
+			return keys[x->off + i] < keys[y->off + i] ? -1 : 1;
+	return x->len < y->len ? -1 : x->len > y->len;
 }
 
 static void pool_release(struct pool *p)
@@ -128,6 +160,10 @@ static int reserve(struct ploom_ipb *s, size_t n)
 		if (!p)
 			return -1;
 		s->prefix = p;
+		p = realloc(s->keys, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		s->keys = p;
 		s->prefix_cap = cap;
 	}
 	if (n > s->alts_cap) {
@@ -190,6 +226,7 @@ void ploom_ipb_free(struct ploom_ipb *s)
 		free(s->alts[i].a);
 	free(s->alts);
 	free(s->prefix);
+	free(s->keys);
 	free(s);
 }
 
@@ -209,10 +246,12 @@ static int take_item(struct ploom_ipb *s)
 {
 	struct pool *p = s->pool;
 	const struct item *it = &p->cur.items[p->cur.head++];
+	size_t i;
 
 	if (reserve(s, it->len) < 0)
 		return -1;
-	memcpy(s->prefix, p->cur.choices + it->off, it->len * sizeof(*s->prefix));
+	for (i = 0; i < it->len; i++)
+		s->prefix[i] = choice_of(p->cur.keys[it->off + i]);
 	s->nprefix = s->root = it->len;
 	s->weight = it->weight;
 	p->pending -= it->weight;
@@ -221,7 +260,9 @@ static int take_item(struct ploom_ipb *s)
 	return 0;
 }
 
-/* The next level's work list becomes the one under way. */
+/* The next level's work list becomes the one under way, in depth-first
+ * order: the level's schedules then run in the order of a depth-first
+ * search with the level as its bound, the others left out. */
 static void next_level(struct pool *p)
 {
 	size_t i;
@@ -229,10 +270,25 @@ static void next_level(struct pool *p)
 	worklist_release(&p->cur);
 	p->cur = p->next;
 	memset(&p->next, 0, sizeof(p->next));
+	qsort_r(p->cur.items, p->cur.n, sizeof(*p->cur.items), item_cmp, p->cur.keys);
 	p->level++;
 	p->pending = 0;
 	for (i = 0; i < p->cur.n; i++)
 		p->pending += p->cur.items[i].weight;
+}
+
+/* The default choice at the branch point st after a step of prev. */
+static int default_task(const struct ploom_step *st, int prev)
+{
+	int d = st->enabled[0];
+	size_t i;
+
+	if (ploom_step_is_enabled(st, prev))
+		return prev;
+	for (i = 1; i < st->nenabled; i++)
+		if (st->enabled[i] < d)
+			d = st->enabled[i];
+	return d;
 }
 
 /* Records the branch point s of a run, reached for the first time at
@@ -263,7 +319,7 @@ static int record_branch(struct ploom_ipb *s, const struct ploom_step *st, size_
 		if (a == st->task)
 			continue;
 		if (preempts) {
-			if (worklist_add(&p->next, s->prefix, n, a, child) < 0)
+			if (worklist_add(&p->next, s->keys, n, a, child) < 0)
 				return -1;
 			p->pending += child;
 			continue;
@@ -299,12 +355,14 @@ int ploom_ipb_next(struct ploom_ipb *s, const struct ploom_run *run, struct ploo
 							     st->task, i, s->prefix[n]);
 				if (n >= s->root)
 					w /= (double)s->alts[n].children;
+				s->keys[n] = key_of(st->task, default_task(st, prev));
 			} else {
 				/* a branch point below the prefix: the run took its
 				 * default, the others are still to try */
 				if (reserve(s, n + 1) < 0)
 					return ploom_err_oom(err);
 				s->prefix[n] = st->task;
+				s->keys[n] = key_of(st->task, default_task(st, prev));
 				if (record_branch(s, st, n, prev, pre, w, &w) < 0)
 					return ploom_err_oom(err);
 			}

@@ -35,9 +35,13 @@
  * done: a work item is its choices, so memory grows with the frontier
  * times the depth of the branch points.
  *
- * Within a level the work items run in the order they were recorded, and
- * the schedules of one item in depth-first order; with a bound of 0 the
- * order is exactly that of explore.h's search.
+ * Within a level the schedules run in the order explore.h's search with
+ * that level as its bound runs them, the schedules with fewer preemptions
+ * left out (the work items are sorted in depth-first order when their
+ * level starts).  So to its first failure, at level L, this search runs no
+ * more schedules than the searches with the bounds 0, 1, ..., L one after
+ * another until one fails, and fewer when L > 0: those run again every
+ * schedule of the levels below, and this one runs each once.
  *
  * The module only looks at runs' steps, so it works the same for runs
  * from a worker and for runs from a simulator in the tests.

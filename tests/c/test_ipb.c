@@ -10,6 +10,10 @@
  *   levels never go down, across workers too;
  * - so the first failing run has the fewest preemptions of any failing
  *   schedule;
+ * - with one worker, each level runs in the order of DFS with that level as
+ *   its bound, and so the schedules run up to the first failure are no more
+ *   than those of DFS with the bounds 0, 1, ... one after another until one
+ *   fails, and fewer when the failure needs a preemption;
  * - the weight left (the progress estimate) starts at 1, loses the
  *   weight of each schedule as it comes back (the product of 1 / the
  *   children of its branch points), nothing when a part is split, and is
@@ -354,6 +358,9 @@ static int compare(const struct runs *dfs, const struct target *t, int bound, in
 
 /* ---- the tests ---- */
 
+/* Generated programs: DFS runs at most DFS_CAP schedules of each. */
+#define DFS_CAP 3000
+
 static void counts_match_reference_with_and_without_a_bound(void)
 {
 	size_t i;
@@ -497,11 +504,88 @@ static void a_search_splits_its_queued_work_items_first(void)
 	ploom_ipb_free(sub);
 }
 
-/* Generated programs: DFS runs at most DFS_CAP schedules of each; the
- * bounds 0 to 2 are compared for every program, no bound for those DFS
- * runs completely. */
-#define DFS_CAP 3000
+/* The runs to the first failing one (all of them when none fails). */
+static long runs_to_failure(const struct runs *rs)
+{
+	size_t i;
 
+	for (i = 0; i < rs->n; i++)
+		if (rs->failed[i])
+			return (long)i + 1;
+	return (long)rs->n;
+}
+
+/* With one worker, on a target whose depth-first search with no bound
+ * runs at most cap schedules: the runs of each level k are those of DFS
+ * with the bound k, the others left out, in the same order; and ipb's
+ * runs to its first failure, at level k, are at most those of DFS with
+ * the bounds 0, ..., k one after another until one fails, fewer when k >
+ * 0.  Prints what differs, with the label; returns 1 if nothing does. */
+static int levels_in_dfs_order(const struct target *t, const char *label)
+{
+	struct runs ipb, dfs;
+	long rerun = 0;
+	size_t i, k;
+	int level, top, ok = 1, found = 0;
+
+	ipb_runs(&ipb, t, -1, 1, 0);
+	top = ipb.n ? ipb.preemptions[ipb.n - 1] : 0;
+	for (level = 0; level <= top && ok; level++) {
+		dfs_runs(&dfs, t, level, 0);
+		for (i = 0, k = 0; ok && i < dfs.n; i++) {
+			if (dfs.preemptions[i] != level)
+				continue;
+			while (k < ipb.n && ipb.level[k] != level)
+				k++;
+			ok = k < ipb.n && !strcmp(ipb.v[k], dfs.v[i]);
+			k++;
+		}
+		if (!found) {
+			rerun += runs_to_failure(&dfs);
+			found = first_failure(&dfs) >= 0;
+		}
+		runs_release(&dfs);
+	}
+	if (ok && found) {
+		long once = runs_to_failure(&ipb);
+		ok = first_failure(&ipb) > 0 ? once < rerun : once == rerun;
+		if (!ok)
+			printf("%s: ipb ran %ld schedules to its first failure, with %d preemptions; "
+			       "DFS with the bounds 0 to it, %ld\n",
+			       label, once, first_failure(&ipb), rerun);
+	} else if (!ok) {
+		printf("%s: level %d is not in the order of DFS with that bound\n", label,
+		       level - 1);
+	}
+	runs_release(&ipb);
+	return ok;
+}
+
+static void each_level_runs_in_dfs_order_and_no_schedule_is_rerun(void)
+{
+	unsigned long seed;
+	size_t i;
+
+	for (i = 0; i < sim_nscenarios; i++) {
+		struct target t = {&sim_scenarios[i], NULL};
+		CHECK(levels_in_dfs_order(&t, sim_scenarios[i].name));
+	}
+	for (seed = 0; seed < 300; seed++) {
+		struct sim_prog p;
+		struct target t = {NULL, &p};
+		struct runs dfs;
+		char label[64];
+		sim_prog_generate(&p, seed, 12);
+		dfs_runs(&dfs, &t, -1, DFS_CAP);
+		snprintf(label, sizeof(label), "seed %lu", seed);
+		if (!dfs.capped && !CHECK(levels_in_dfs_order(&t, label)))
+			sim_prog_print(stdout, &p);
+		runs_release(&dfs);
+	}
+}
+
+/* Generated programs: the bounds 0 to 2 are compared for every program, no bound for those DFS
+ * runs completely. */
 static int compare_program(unsigned long seed, long *complete, long *with_failure)
 {
 	struct sim_prog p;
@@ -569,6 +653,7 @@ int main(void)
 	the_banks_failure_comes_first_with_one_preemption();
 	a_search_splits_its_queued_work_items_first();
 	the_schedules_are_those_of_dfs_each_once_fewest_preemptions_first();
+	each_level_runs_in_dfs_order_and_no_schedule_is_rerun();
 	the_schedules_are_those_of_dfs_on_generated_programs();
 	return check_report();
 }
