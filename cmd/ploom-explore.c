@@ -136,24 +136,25 @@ static const struct order orders[] = {
 
 #define NORDERS (sizeof(orders) / sizeof(orders[0]))
 
-/* The order called name, or NULL after a usage error naming the known
- * ones. */
-static const struct order *find_order(const char *name)
+/* *out = the order called name: returns 0, or PLOOM_EXIT_USAGE after a
+ * usage error naming the known ones. */
+static int find_order(const struct order **out, const char *name)
 {
 	char what[256];
 	size_t i, n;
 
 	for (i = 0; i < NORDERS; i++)
-		if (!strcmp(orders[i].name, name))
-			return &orders[i];
+		if (!strcmp(orders[i].name, name)) {
+			*out = &orders[i];
+			return 0;
+		}
 	n = (size_t)snprintf(what, sizeof(what), "unknown --search (");
 	for (i = 0; i < NORDERS && n < sizeof(what); i++)
 		n += (size_t)snprintf(what + n, sizeof(what) - n, "%s%s",
 				      i == 0 ? "" : i + 1 < NORDERS ? ", " : " or ", orders[i].name);
 	if (n < sizeof(what))
 		snprintf(what + n, sizeof(what) - n, ")");
-	cli_usage_error(what, name);
-	return NULL;
+	return cli_usage_error(what, name);
 }
 
 /* How progress is shown on stderr (--progress). */
@@ -321,8 +322,8 @@ int main(int argc, char **argv)
 			config->reduction = optarg;
 			break;
 		case OPT_SEARCH:
-			order = find_order(optarg);
-			if (!order)
+			ret = find_order(&order, optarg);
+			if (ret)
 				goto done;
 			break;
 		case OPT_TRACE_DIR:

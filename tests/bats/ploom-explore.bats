@@ -864,6 +864,9 @@ PY
 	[ -z "$output" ]
 	[[ "${stderr%%$'\n'*}" == "ploom-explore: unknown --search (dfs"*" ipb"*") 'sideways'" ]]
 	[[ "$stderr" == *$'\n'"usage: ploom-explore "* ]]
+	# after options that were valid too
+	run -2 --separate-stderr ploom-explore --check-options -p 3 --search=sideways
+	[[ "${stderr%%$'\n'*}" == "ploom-explore: unknown --search "*" 'sideways'" ]]
 	run -2 --separate-stderr ploom-explore --search=ipb --reduction=dpor --trace-dir=traces \
 		"$BANK:scenario"
 	[ "${stderr%%$'\n'*}" = "ploom-explore: --search=ipb cannot be combined with --reduction=dpor: the reduction keeps one schedule of each class of equivalent ones, not always the one with the fewest preemptions, so the search by preemptions could miss the failure with the fewest; that needs bounded partial-order reduction, which ploom does not have" ]

@@ -1,6 +1,6 @@
 /* Tests of lib/ipb against the depth-first search of lib/explore, through
  * the simulator (sim.h): on REFERENCE.md's scenarios and on generated
- * programs (PLOOM_IPB_PROGRAMS of them, 1000 by default; PLOOM_IPB_SEED=N
+ * programs (PLOOM_IPB_PROGRAMS of them, 600 by default; PLOOM_IPB_SEED=N
  * runs that one alone), with and without a preemption bound, on one
  * worker and on several simulated ones,
  *
@@ -616,7 +616,7 @@ static int compare_program(unsigned long seed, long *complete, long *with_failur
 static void the_schedules_are_those_of_dfs_on_generated_programs(void)
 {
 	const char *env = getenv("PLOOM_IPB_PROGRAMS"), *one = getenv("PLOOM_IPB_SEED");
-	long n = env ? atol(env) : 1000, i, failed = 0, complete = 0, with_failure = 0;
+	long n = env ? atol(env) : 600, i, failed = 0, complete = 0, with_failure = 0;
 
 	if (one) {
 		CHECK(compare_program(strtoul(one, NULL, 10), &complete, &with_failure));
