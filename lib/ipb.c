@@ -148,7 +148,7 @@ static void pool_release(struct pool *p)
 	free(p);
 }
 
-/* Room for n branch points in prefix and alts. */
+/* Room for n branch points in prefix, keys and alts. */
 static int reserve(struct ploom_ipb *s, size_t n)
 {
 	if (n > s->prefix_cap) {
@@ -277,26 +277,19 @@ static void next_level(struct pool *p)
 		p->pending += p->cur.items[i].weight;
 }
 
-/* The default choice at the branch point st after a step of prev. */
+/* The default choice at the branch point st after a step of prev (the
+ * enabled tasks are ascending). */
 static int default_task(const struct ploom_step *st, int prev)
 {
-	int d = st->enabled[0];
-	size_t i;
-
-	if (ploom_step_is_enabled(st, prev))
-		return prev;
-	for (i = 1; i < st->nenabled; i++)
-		if (st->enabled[i] < d)
-			d = st->enabled[i];
-	return d;
+	return ploom_step_is_enabled(st, prev) ? prev : st->enabled[0];
 }
 
-/* Records the branch point s of a run, reached for the first time at
+/* Records the branch point st of a run, reached for the first time at
  * index n with pre preemptions before it, prev the task of the step
  * before: its alternatives that add no preemption go to alts[n], those
  * that add one (within the bound) to the next level's work list, each
  * with the weight of one child of the node of weight w.  The run took the
- * default there, s->task.  Sets *out_child to that weight. */
+ * default there, st->task.  Sets *out_child to that weight. */
 static int record_branch(struct ploom_ipb *s, const struct ploom_step *st, size_t n, int prev,
 			 int pre, double w, double *out_child)
 {
