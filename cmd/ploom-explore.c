@@ -1,8 +1,9 @@
 /* ploom-explore - search the schedules of a scenario depth first.
  *
  * Starts the workers (one, or N with -j N), runs a depth-first search
- * (lib/explore; with --shard only the part lib/shard.h tells) on them
- * through the search driver (lib/search), prints
+ * (lib/explore; with --shard only the part lib/shard.h tells), or the
+ * order --search names, on them through the search driver (lib/search),
+ * prints
  * what the search reports as it goes, minimizes the first failing trace
  * on a worker the search left idle (lib/minimize), and prints the
  * statistics as JSON on stdout.
@@ -18,6 +19,7 @@
 #include "err.h"
 #include "estimate.h"
 #include "explore.h"
+#include "ipb.h"
 #include "json.h"
 #include "minimize.h"
 #include "render.h"
@@ -31,9 +33,10 @@
 const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
-	"                     [-k] [-j N] [--reduction=MODE] [--python=PATH] [--hash-seed=N]\n"
-	"                     [--patch=MODULE]... [--trace-dir=DIR] [--no-minimize]\n"
-	"                     [--progress=MODE] [--shard=K/N [--shard-depth=D]] [-q] TARGET\n"
+	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--python=PATH]\n"
+	"                     [--hash-seed=N] [--patch=MODULE]... [--trace-dir=DIR]\n"
+	"                     [--no-minimize] [--progress=MODE] [--shard=K/N [--shard-depth=D]]\n"
+	"                     [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
@@ -50,6 +53,8 @@ const char cli_usage[] =
 	"    -j, --jobs=N                 run N workers at once (1-64, default 1)\n"
 	"        --reduction=MODE         none: every schedule (default); dpor: one or a few\n"
 	"                                 schedules per class of equivalent ones\n"
+	"        --search=ORDER           dfs: depth first (default); ipb: fewest preemptions\n"
+	"                                 first, every schedule with 0, then 1, ...\n"
 	"        --python=PATH            the worker's interpreter\n"
 	"        --hash-seed=N            PYTHONHASHSEED of every schedule (0-4294967295,\n"
 	"                                 default 0)\n"
@@ -77,6 +82,7 @@ enum {
 	OPT_PROGRESS,
 	OPT_SHARD,
 	OPT_SHARD_DEPTH,
+	OPT_SEARCH,
 };
 
 static const struct option options[] = {
@@ -88,6 +94,7 @@ static const struct option options[] = {
 	{"keep-going", no_argument, NULL, 'k'},
 	{"jobs", required_argument, NULL, 'j'},
 	{"reduction", required_argument, NULL, OPT_REDUCTION},
+	{"search", required_argument, NULL, OPT_SEARCH},
 	CLI_OPTION_PYTHON,
 	CLI_OPTION_HASH_SEED,
 	CLI_OPTION_PATCH,
@@ -100,6 +107,71 @@ static const struct option options[] = {
 	CLI_OPTION_QUIET,
 	CLI_OPTIONS_END,
 };
+
+/* ---- the search orders (--search) ----
+ * A new order is one entry of orders[]: its name, the strategy it runs,
+ * and what it combines with. */
+
+struct order {
+	const char *name;
+	/* the strategy of a search without reduction */
+	int (*strategy_new)(struct ploom_strategy **out, const struct ploom_config *config,
+			    struct ploom_err *err);
+	/* why --reduction=dpor cannot be combined with it; NULL: it can */
+	const char *no_dpor;
+	/* 1: it runs every schedule with fewer preemptions before the first
+	 * failure, so no minimizer can find a shorter one */
+	int fewest_preemptions_first;
+	/* why --shard cannot be combined with it; NULL: it can */
+	const char *no_shard;
+};
+
+static int dfs_new(struct ploom_strategy **out, const struct ploom_config *config,
+		   struct ploom_err *err)
+{
+	return ploom_explore_strategy_new(out, config->max_preemptions, err);
+}
+
+static int ipb_new(struct ploom_strategy **out, const struct ploom_config *config,
+		   struct ploom_err *err)
+{
+	return ploom_ipb_strategy_new(out, config->max_preemptions, err);
+}
+
+static const struct order orders[] = {
+	{"dfs", dfs_new, NULL, 0, NULL},
+	{"ipb", ipb_new,
+	 "the reduction keeps one schedule of each class of equivalent ones, not always the "
+	 "one with the fewest preemptions, so the search by preemptions could miss the "
+	 "failure with the fewest; that needs bounded partial-order reduction, which ploom "
+	 "does not have",
+	 1,
+	 "a shard walks the work units of the depth-first search, and ipb's levels "
+	 "are not split into them"},
+};
+
+#define NORDERS (sizeof(orders) / sizeof(orders[0]))
+
+/* *out = the order called name: returns 0, or PLOOM_EXIT_USAGE after a
+ * usage error naming the known ones. */
+static int find_order(const struct order **out, const char *name)
+{
+	char what[256];
+	size_t i, n;
+
+	for (i = 0; i < NORDERS; i++)
+		if (!strcmp(orders[i].name, name)) {
+			*out = &orders[i];
+			return 0;
+		}
+	n = (size_t)snprintf(what, sizeof(what), "unknown --search (");
+	for (i = 0; i < NORDERS && n < sizeof(what); i++)
+		n += (size_t)snprintf(what + n, sizeof(what) - n, "%s%s",
+				      i == 0 ? "" : i + 1 < NORDERS ? ", " : " or ", orders[i].name);
+	if (n < sizeof(what))
+		snprintf(what + n, sizeof(what) - n, ")");
+	return cli_usage_error(what, name);
+}
 
 /* How progress is shown on stderr (--progress). */
 enum progress {
@@ -223,6 +295,7 @@ int main(int argc, char **argv)
 	struct ploom_config *config = &opts.config;
 	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
 	struct ploom_shard shard = {0};
+	const struct order *order = &orders[0];
 	char *python = NULL, *min_path = NULL;
 	const char *trace_dir = ".ploom", *target, *seed = opts.hash_seed;
 	long max_schedules = 0, v;
@@ -265,6 +338,11 @@ int main(int argc, char **argv)
 				goto done;
 			}
 			config->reduction = optarg;
+			break;
+		case OPT_SEARCH:
+			ret = find_order(&order, optarg);
+			if (ret)
+				goto done;
 			break;
 		case OPT_TRACE_DIR:
 			if (!*optarg) {
@@ -318,7 +396,15 @@ int main(int argc, char **argv)
 		ret = cli_usage_error(optind == argc ? "missing TARGET" : "too many arguments", NULL);
 		goto done;
 	}
+	config->search = (char *)order->name;
 	/* the combinations that would be unsound or are not built */
+	if (!strcmp(config->reduction, "dpor") && order->no_dpor) {
+		char why[512];
+		snprintf(why, sizeof(why), "--search=%s cannot be combined with --reduction=dpor: %s",
+			 order->name, order->no_dpor);
+		ret = cli_usage_error(why, NULL);
+		goto done;
+	}
 	if (!strcmp(config->reduction, "dpor") && config->max_preemptions >= 0) {
 		ret = cli_usage_error("--reduction=dpor cannot be combined with --max-preemptions: a "
 				      "preemption bound needs bounded partial-order reduction, which "
@@ -338,6 +424,13 @@ int main(int argc, char **argv)
 		ret = cli_usage_error("--reduction=dpor cannot be combined with --shard: DPOR's tree is "
 				      "not fixed ahead, so the shards could not number its work units "
 				      "alike", NULL);
+		goto done;
+	}
+	if (shard_count && order->no_shard) {
+		char why[512];
+		snprintf(why, sizeof(why), "--search=%s cannot be combined with --shard: %s",
+			 order->name, order->no_shard);
+		ret = cli_usage_error(why, NULL);
 		goto done;
 	}
 	if (check_options) {
@@ -360,7 +453,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(config->reduction, "dpor")) {
 		r = ploom_dpor_strategy_new(&strategy, &err);
 	} else {
-		r = ploom_explore_strategy_new(&strategy, config->max_preemptions, &err);
+		r = order->strategy_new(&strategy, config, &err);
 	}
 	if (r < 0)
 		goto fail;
@@ -416,7 +509,11 @@ int main(int argc, char **argv)
 			mopts.progress = minimize_progress;
 			mopts.progress_ctx = &rep;
 		}
-		r = ploom_minimize_trace(&min, &mres, res.failure, worker, &mopts, &err);
+		/* the search ran every schedule with fewer preemptions: the
+		 * minimizer would run them again to find none */
+		r = order->fewest_preemptions_first
+			    ? ploom_minimize_known_minimal(&min, &mres, res.failure, &err)
+			    : ploom_minimize_trace(&min, &mres, res.failure, worker, &mopts, &err);
 		cli_status_clear(&rep.status);
 		if (r < 0)
 			goto fail;
@@ -426,6 +523,11 @@ int main(int argc, char **argv)
 		if (ploom_trace_save(&min_path, min, trace_dir, "minimized", &err) < 0)
 			ploom_err_set(&save_err, err.kind, "cannot save the minimized trace: %s",
 				      err.msg);
+		else if (order->fewest_preemptions_first)
+			fprintf(stderr,
+				PROG ": minimized trace written to '%s' (%d -> %d preemptions: the "
+				"fewest by construction, --search=%s ran every schedule with fewer)\n",
+				min_path, mres.from, mres.to, order->name);
 		else
 			fprintf(stderr,
 				PROG ": minimized trace written to '%s' (%d -> %d preemptions)\n",
@@ -442,6 +544,8 @@ int main(int argc, char **argv)
 	stats.stopped_by = res.stopped_by;
 	stats.max_preemptions = config->max_preemptions;
 	stats.reduction = config->reduction;
+	stats.search = order->name;
+	stats.minimal_by_construction = res.failure && order->fewest_preemptions_first;
 	stats.sleep_blocked = res.sleep_blocked;
 	stats.hash_seed = seed;
 	stats.elapsed_s = res.elapsed_s;

@@ -272,6 +272,7 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 	else
 		put_num(b, o, "max_preemptions", t->config.max_preemptions);
 	put_str(b, o, "reduction", t->config.reduction ? t->config.reduction : "none");
+	put_str(b, o, "search", t->config.search ? t->config.search : "dfs");
 	put_num(b, o, "max_steps", (double)t->config.max_steps);
 	put_num(b, o, "schedule_timeout_s", t->config.schedule_timeout_s);
 	/* always written, empty when none, so that a reader sees the list
@@ -583,6 +584,7 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	put_str(&b, root, "reduction", s->reduction);
 	if (s->reduction && strcmp(s->reduction, "none"))
 		put_num(&b, root, "sleep_blocked", (double)s->sleep_blocked);
+	put_str(&b, root, "search", s->search);
 	if (s->jobs > 0)
 		put_num(&b, root, "jobs", s->jobs);
 	put_str(&b, root, "hash_seed", s->hash_seed);
@@ -592,6 +594,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	put_num(&b, root, "max_depth", (double)s->max_depth);
 	put_str(&b, root, "trace", s->trace);
 	put_str(&b, root, "minimized_trace", s->minimized_trace);
+	if (s->minimal_by_construction)
+		put_bool(&b, root, "minimal_by_construction", 1);
 	if (!s->failure) {
 		put(&b, root, "failure", cJSON_CreateNull());
 	} else {
@@ -1348,6 +1352,8 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 			t->config.max_preemptions = -1;
 	}
 	get_str(r, &t->config.reduction, x, "config.", "reduction", 1, 0);
+	/* optional: a trace written before the search orders came from dfs */
+	get_str(r, &t->config.search, x, "config.", "search", 0, 1);
 	get_long(r, &t->config.max_steps, x, "config.", "max_steps", 0, LONG_MAX);
 	e = get(r, x, "config.", "schedule_timeout_s", 1);
 	if (!r->failed) {

@@ -14,7 +14,8 @@
  *               the relpaths start from),
  *    "python": {"implementation", "version", "gil" (bool)},
  *    "hash_seed": "0",
- *    "config": {"max_preemptions" (int or null), "reduction", "max_steps",
+ *    "config": {"max_preemptions" (int or null), "reduction", "search"
+ *               (optional on read: "dfs"), "max_steps",
  *               "schedule_timeout_s", "patch": [module name...] (optional
  *               on read, always written)},
  *    "choices": [int...], "preemptions": int,
@@ -125,6 +126,11 @@ struct ploom_stats {
 	const char *stopped_by;     /* NULL, "max-schedules", "time-limit", "max-steps", "failure" */
 	int max_preemptions;        /* -1: null */
 	const char *reduction;
+	const char *search;         /* the search order: "dfs", "ipb" */
+	/* 1: write "minimal_by_construction": true, the first failure has the
+	 * fewest preemptions of any failing schedule because the search order
+	 * ran every schedule with fewer before it; 0: not written */
+	int minimal_by_construction;
 	const char *hash_seed;
 	double elapsed_s;
 	double schedules_per_second;

@@ -81,6 +81,43 @@ done:
 	return ret;
 }
 
+/* A copy of original with its id. */
+static int copy_original(struct ploom_trace **out, const struct ploom_trace *original,
+			 struct ploom_err *err)
+{
+	if (ploom_trace_clone(out, original, err) < 0)
+		return -1;
+	if (ploom_trace_set_id(*out, err) < 0) {
+		ploom_trace_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The minimized_from of a trace made from original by a search that
+ * ended (none shorter found, or t is the shorter run). */
+static int minimized_from(const struct ploom_trace *original,
+			  const struct ploom_minimize_result *res)
+{
+	return original->minimized_from >= 0 ? original->minimized_from : res->from;
+}
+
+int ploom_minimize_known_minimal(struct ploom_trace **out, struct ploom_minimize_result *res,
+				 const struct ploom_trace *original, struct ploom_err *err)
+{
+	*out = NULL;
+	memset(res, 0, sizeof(*res));
+	res->from = res->to = ploom_run_count_preemptions(&original->run);
+	if (!ploom_outcome_is_failure(original->run.outcome.kind))
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "the trace does not record a failure");
+	if (copy_original(out, original, err) < 0)
+		return -1;
+	if ((*out)->minimized_from < 0)
+		(*out)->minimized_from = minimized_from(original, res);
+	return 0;
+}
+
 struct worker_ctx {
 	struct ploom_worker *w;
 	long max_steps;
@@ -144,15 +181,11 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 			ploom_err_oom(err);
 			goto done;
 		}
-	} else {
-		if (ploom_trace_clone(&t, original, err) < 0)
-			goto done;
-		if (ploom_trace_set_id(t, err) < 0)
-			goto done;
+	} else if (copy_original(&t, original, err) < 0) {
+		goto done;
 	}
 	if (!res->exhausted && t->minimized_from < 0)
-		t->minimized_from = original->minimized_from >= 0 ? original->minimized_from
-								 : res->from;
+		t->minimized_from = minimized_from(original, res);
 	*out = t;
 	t = NULL;
 	ret = 0;

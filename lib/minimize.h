@@ -93,4 +93,16 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 			 const struct ploom_trace *original, struct ploom_worker *w,
 			 const struct ploom_minimize_opts *opts, struct ploom_err *err);
 
+/* What ploom_minimize_trace() makes when no schedule with fewer
+ * preemptions fails as original does, without searching for one: a copy
+ * of original with minimized_from set (as above), and *res with no
+ * schedule run and from = to = original's preemptions.  For a failure
+ * that a search running the schedules by increasing preemptions
+ * (ipb.h) found first: every schedule with fewer preemptions passed.  On
+ * success returns 0 and the caller owns *out (ploom_trace_free()); on
+ * error returns -1 with err filled (PLOOM_ERR_INPUT when original is not
+ * a failure) and *out NULL. */
+int ploom_minimize_known_minimal(struct ploom_trace **out, struct ploom_minimize_result *res,
+				 const struct ploom_trace *original, struct ploom_err *err);
+
 #endif

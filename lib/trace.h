@@ -201,6 +201,9 @@ struct ploom_config {
 	 * its strings, also in a config outside a trace. */
 	char **patch;
 	size_t npatch;
+	/* the search order (--search): "dfs", "ipb"; NULL reads as "dfs",
+	 * the order of a trace that does not say */
+	char *search;
 };
 
 /* The most modules one config patches, and the longest name of one in

@@ -748,12 +748,13 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	t->hash_seed = strdup(hash_seed);
 	t->config = *config;
 	t->config.reduction = strdup(config->reduction ? config->reduction : "none");
+	t->config.search = strdup(config->search ? config->search : "dfs");
 	/* the trace's own copy of the list the `=` shared */
 	t->config.patch = NULL;
 	t->config.npatch = 0;
 	if (!t->scenario.target || !t->scenario.module || !t->scenario.qualname ||
 	    (h->file && !t->scenario.file) || !t->python.implementation ||
-	    !t->python.version || !t->hash_seed || !t->config.reduction ||
+	    !t->python.version || !t->hash_seed || !t->config.reduction || !t->config.search ||
 	    ploom_config_copy_patch(&t->config, config, err) < 0) {
 		ploom_trace_free(t);
 		return ploom_err_oom(err);

@@ -69,6 +69,16 @@ class Config:
         changes it), and so reaches every outcome of ``"none"`` in far
         fewer schedules.  It cannot be combined with ``max_preemptions`` or
         with ``jobs`` above 1 (``ploom-explore`` refuses both).
+    search (``--search``)
+        The order the schedules are tried in.  ``"dfs"`` (the utility's
+        default): depth first.  ``"ipb"``: iterative preemption bounding,
+        every schedule with no preemption, then every one with exactly 1,
+        then 2, ... (up to ``max_preemptions`` when set): the same
+        schedules as ``"dfs"``, each run once, but the first failure found
+        has the fewest preemptions of any failing schedule, so it is its
+        own minimized trace, and a bug that needs few preemptions is found
+        after far fewer schedules.  It cannot be combined with
+        ``reduction="dpor"``.
     max_schedules (``--max-schedules``)
         Stop after this many schedules.  If schedules remained, the search
         is incomplete and :func:`check` raises
@@ -129,6 +139,7 @@ class Config:
 
     max_preemptions: int | None = None
     reduction: str | None = None
+    search: str | None = None
     max_schedules: int | None = None
     time_limit: float | None = None
     max_steps: int | None = None
@@ -171,6 +182,7 @@ class Config:
 _OPTIONS = (
     ("max_preemptions", "--max-preemptions", "int"),
     ("reduction", "--reduction", "str"),
+    ("search", "--search", "str"),
     ("max_schedules", "--max-schedules", "int"),
     ("time_limit", "--time-limit", "seconds"),
     ("max_steps", "--max-steps", "int"),
@@ -272,7 +284,10 @@ class Statistics:
     the schedules, passes included, in the order they first came, as dicts
     ``{"kind": "pass", "summary": "pass", "schedules": 146}``;
     ``raw["outcomes_truncated"]`` is True when more than 1000 distinct
-    outcomes came and the list holds the first 1000.
+    outcomes came and the list holds the first 1000.  ``search`` is the
+    order the schedules were tried in (``"dfs"``, ``"ipb"``); after a
+    failure under ``"ipb"``, ``raw["minimal_by_construction"]`` is True: no
+    schedule with fewer preemptions fails.
     """
 
     schedules: int
@@ -287,6 +302,7 @@ class Statistics:
     max_depth: int
     trace: str | None
     minimized_trace: str | None = None
+    search: str = "dfs"
     raw: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -306,6 +322,7 @@ class Statistics:
                 max_depth=int(data.get("max_depth", 0)),
                 trace=data.get("trace"),
                 minimized_trace=data.get("minimized_trace"),
+                search=str(data.get("search", "dfs")),
                 raw=dict(data),
             )
         except (KeyError, TypeError, ValueError) as exc:

@@ -789,3 +789,92 @@ PY
 	run -2 --separate-stderr ploom-explore --progress "$SCN:bank_locked"
 	[ "${stderr%%$'\n'*}" = "ploom-explore: unknown --progress (auto, json or none) '$SCN:bank_locked'" ]
 }
+
+# ---- --search=ipb: iterative preemption bounding ----
+
+@test "--search=ipb runs REFERENCE.md's schedules, with and without a bound, as dfs does" {
+	local want=(bank_unlocked:none:221:75 abba:none:194:10 abba:1:19:2 racy_counter2:none:69:30
+		racy_counter2:2:32:10 counter3:1:313:0 try_lock:none:307:0 flag_handoff:2:76:0)
+	local w name bound schedules failing jobs p
+	for w in "${want[@]}"; do
+		IFS=: read -r name bound schedules failing <<<"$w"
+		p=()
+		[ "$bound" = none ] || p=(-p "$bound")
+		for jobs in 1 2; do
+			run --separate-stderr ploom-explore -q -k --no-minimize --search=ipb -j "$jobs" \
+				"${p[@]}" --trace-dir="$BATS_TEST_TMPDIR" "$SCN:$name"
+			echo "$output" > stats.json
+			[ "$(jq -r .search stats.json)" = ipb ]
+			[ "$(jq .schedules stats.json)" -eq "$schedules" ]
+			[ "$(jq .failing stats.json)" -eq "$failing" ]
+			[ "$(jq .complete stats.json)" = true ]
+		done
+	done
+}
+
+@test "--search=ipb finds the bank's failure with one preemption, its own minimized trace" {
+	run -1 --separate-stderr ploom-explore -q --search=ipb "$BANK:scenario"
+	echo "$output" > stats.json
+	[ "$(jq -r .search stats.json)" = ipb ]
+	[ "$(jq .minimal_by_construction stats.json)" = true ]
+	trace="$(jq -r .trace stats.json)"
+	min="$(jq -r .minimized_trace stats.json)"
+	[ "$min" = "${trace%-original.json}-minimized.json" ]
+	[ "$(jq .preemptions "$trace")" -eq 1 ]
+	[ "$(jq -r .config.search "$trace")" = ipb ]
+	[ "$(jq -c '[.choices, .steps, .outcome, .id]' "$min")" = \
+		"$(jq -c '[.choices, .steps, .outcome, .id]' "$trace")" ]
+	[ "$(jq .minimized_from "$min")" -eq 1 ]
+	[[ "$stderr" == *"ploom-explore: minimized trace written to '$min' (1 -> 1 preemptions: the fewest by construction, --search=ipb ran every schedule with fewer)"* ]]
+	run -1 ploom-replay "$trace"
+	run -1 ploom-replay "$min"
+}
+
+@test "the statistics and the traces say the search order, dfs by default" {
+	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
+	echo "$output" > stats.json
+	[ "$(jq -r .search stats.json)" = dfs ]
+	[ "$(jq 'has("minimal_by_construction")' stats.json)" = false ]
+	[ "$(jq -r .config.search "$(jq -r .trace stats.json)")" = dfs ]
+	run -1 --separate-stderr ploom-explore -q --search=dfs "$BANK:scenario"
+	[ "$(echo "$output" | jq -r .search)" = dfs ]
+}
+
+@test "--search=ipb -j 2: the first failure still has the fewest preemptions" {
+	run -1 --separate-stderr ploom-explore -q -j 2 --search=ipb "$SCN:half_done_twice"
+	echo "$output" > stats.json
+	[ "$(jq .jobs stats.json)" -eq 2 ]
+	[ "$(jq .minimal_by_construction stats.json)" = true ]
+	[ "$(jq .preemptions "$(jq -r .trace stats.json)")" -eq 2 ]
+	# and none with fewer fails
+	run -0 --separate-stderr ploom-explore -q -p 1 "$SCN:half_done_twice"
+}
+
+@test "--progress=json with --search=ipb: the estimate ends at fraction 1, its total the count" {
+	explore_to 0 --progress=json --search=ipb -p 2 "$SCN:counter3"
+	json_progress err.txt
+	last_line_is_the_statistics stats.json
+	# the weight left is known all along, unlike dpor's
+	jq -e -s 'all(.[]; .fraction != null)' lines.jsonl
+	jq -e '.fraction == 1 and .estimate_total == 1866 and .eta_s == 0' <(tail -n 1 lines.jsonl)
+}
+
+@test "--search takes the known orders only, and ipb cannot be combined with dpor" {
+	run -2 --separate-stderr ploom-explore --search=sideways "$BANK:scenario"
+	[ -z "$output" ]
+	[[ "${stderr%%$'\n'*}" == "ploom-explore: unknown --search (dfs"*" ipb"*") 'sideways'" ]]
+	[[ "$stderr" == *$'\n'"usage: ploom-explore "* ]]
+	# after options that were valid too
+	run -2 --separate-stderr ploom-explore --check-options -p 3 --search=sideways
+	[[ "${stderr%%$'\n'*}" == "ploom-explore: unknown --search "*" 'sideways'" ]]
+	run -2 --separate-stderr ploom-explore --search=ipb --reduction=dpor --trace-dir=traces \
+		"$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: --search=ipb cannot be combined with --reduction=dpor: the reduction keeps one schedule of each class of equivalent ones, not always the one with the fewest preemptions, so the search by preemptions could miss the failure with the fewest; that needs bounded partial-order reduction, which ploom does not have" ]
+	[ ! -e traces ]
+	run -2 --separate-stderr ploom-explore --check-options --reduction=dpor --search=ipb
+	[[ "$stderr" == "ploom-explore: --search=ipb cannot be combined with --reduction=dpor: "* ]]
+	run -0 --separate-stderr ploom-explore --check-options --search=ipb -j 64 -p 3
+	[ -z "$stderr" ]
+	run -0 --separate-stderr ploom-explore --check-options --search=dfs --reduction=dpor
+	[ -z "$stderr" ]
+}

@@ -151,6 +151,15 @@ shards() {
 	[ ! -e .ploom ]
 }
 
+@test "--shard with a search order other than dfs is refused, naming the order" {
+	run -2 --separate-stderr ploom-explore --check-options --search=ipb --shard=1/4
+	[[ "$stderr" == "ploom-explore: --search=ipb cannot be combined with --shard: "*$'\n'"usage: "* ]]
+	run -0 ploom-explore --check-options --search=dfs --shard=1/4
+	run -2 --separate-stderr ploom-explore --shard=1/4 --search=ipb "$SCN:racy_counter2"
+	[ -z "$output" ]
+	[ ! -e .ploom ]
+}
+
 @test "-n counts a shard's probes among the runs it sends" {
 	run -3 --separate-stderr ploom-explore -q -k -n 10 --shard=3/4 "$SCN:bank_locked"
 	echo "$output" >s.json

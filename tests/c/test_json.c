@@ -769,6 +769,47 @@ static void config_patch_is_optional_and_always_written(void)
 	ploom_trace_free(t);
 }
 
+/* The search order is written, and read back; a trace written before
+ * there were orders came from dfs, and says none. */
+static void config_search_is_optional_and_read_back(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text, *edited;
+
+	t->config.search = strdup("ipb");
+	text = ploom_trace_to_json(t, NULL);
+	CHECK(text && strstr(text, "\"search\":\t\"ipb\"") != NULL);
+	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
+	CHECK(back && back->config.search && !strcmp(back->config.search, "ipb"));
+	ploom_trace_free(back);
+	back = NULL;
+	edited = fake_replace(text, "\n\t\t\"search\":\t\"ipb\",", "");
+	if (CHECK(edited != NULL)) {
+		CHECK(strstr(edited, "\"search\"") == NULL);
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), 0);
+		CHECK(back && back->config.search == NULL);
+	}
+	free(edited);
+	ploom_trace_free(back);
+	back = NULL;
+	edited = fake_replace(text, "\"search\":\t\"ipb\"", "\"search\":\t1");
+	if (CHECK(edited != NULL)) {
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+		CHECK_STR(err.msg, "field 'config.search' is not a string");
+	}
+	free(edited);
+	free(text);
+	ploom_trace_free(back);
+	/* a trace of no order reads as dfs's, and is written so */
+	free(t->config.search);
+	t->config.search = NULL;
+	text = ploom_trace_to_json(t, NULL);
+	CHECK(text && strstr(text, "\"search\":\t\"dfs\"") != NULL);
+	free(text);
+	ploom_trace_free(t);
+}
+
 /* At most 64 modules: the reader refuses more, as the options do. */
 static void config_patch_holds_at_most_64_modules(void)
 {
@@ -1154,6 +1195,8 @@ static void stats_are_written_as_json(void)
 	s.stopped_by = "failure";
 	s.max_preemptions = -1;
 	s.reduction = "none";
+	s.search = "ipb";
+	s.minimal_by_construction = 1;
 	s.hash_seed = "0";
 	s.elapsed_s = 0.12345;
 	s.schedules_per_second = 56.789;
@@ -1169,6 +1212,8 @@ static void stats_are_written_as_json(void)
 	CHECK(strstr(buf, "\"summary\":\t\"builtins.AssertionError: the account is overdrawn\"") != NULL);
 	CHECK(strstr(buf, "\"complete\":\tfalse") != NULL);
 	CHECK(strstr(buf, "\"minimized_trace\":\t\".ploom/x-minimized.json\"") != NULL);
+	CHECK(strstr(buf, "\"search\":\t\"ipb\"") != NULL);
+	CHECK(strstr(buf, "\"minimal_by_construction\":\ttrue") != NULL);
 	/* without -k: no outcomes */
 	CHECK(strstr(buf, "outcomes") == NULL);
 	free(buf);
@@ -1221,6 +1266,8 @@ static void stats_list_the_outcomes_when_asked(void)
 	CHECK_INT(ploom_stats_write(f, &s, &err), 0);
 	fclose(f);
 	CHECK(strstr(buf, "\"outcomes\":\t[]") != NULL);
+	/* a search order that does not say the failure is minimal: not written */
+	CHECK(strstr(buf, "minimal_by_construction") == NULL);
 	free(buf);
 }
 
@@ -1297,6 +1344,7 @@ int main(void)
 	relpaths_and_source_are_optional();
 	copying_fingerprints_copies_the_source();
 	config_patch_is_optional_and_always_written();
+	config_search_is_optional_and_read_back();
 	config_patch_holds_at_most_64_modules();
 	module_names_to_patch_are_checked();
 	a_config_patch_list_is_added_to_and_copied();

@@ -410,6 +410,48 @@ static void a_worker_trace_is_the_original_when_none_is_shorter(void)
 	free(dir);
 }
 
+/* Where no schedule with fewer preemptions fails, the trace made without
+ * the search is the one the search makes. */
+static void a_known_minimal_failure_is_the_trace_the_search_would_make(void)
+{
+	char *dir = fake_dir("minimize"), *py = fake_worker(dir, "3.13.0", "/x/mod.py");
+	char *run = fake_write(dir, "run.txt", "outcome pass\nexit code 0\ndone 0\n", 0);
+	struct ploom_trace *orig = recorded(two_preemptions), *searched = NULL, *known = NULL;
+	struct ploom_minimize_result res;
+	struct ploom_worker *w = start(py);
+	struct ploom_err err = {0, ""};
+	char *a, *b;
+
+	CHECK_INT(ploom_minimize_trace(&searched, &res, orig, w, NULL, NULL), 0);
+	CHECK(res.schedules > 0);
+	CHECK_INT(ploom_minimize_known_minimal(&known, &res, orig, &err), 0);
+	CHECK_INT(res.schedules, 0);
+	CHECK_INT(res.from, 2);
+	CHECK_INT(res.to, 2);
+	CHECK_INT(res.exhausted, 0);
+	a = searched ? ploom_trace_to_json(searched, NULL) : NULL;
+	b = known ? ploom_trace_to_json(known, NULL) : NULL;
+	CHECK(a && b && strstr(b, "\"minimized_from\":\t2") != NULL);
+	CHECK_STR(b, a);
+	free(a);
+	free(b);
+	ploom_trace_free(known);
+	known = NULL;
+	/* a trace that passed is no failure to minimize */
+	ploom_trace_free(orig);
+	orig = recorded("step 0 0 start thread#1 0 - - -\noutcome pass\nexit code 0\ndone 1\n");
+	CHECK_INT(ploom_minimize_known_minimal(&known, &res, orig, &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK(known == NULL);
+	ploom_trace_free(searched);
+	ploom_worker_stop(w, NULL);
+	ploom_trace_free(orig);
+	fake_dir_remove(dir);
+	free(run);
+	free(py);
+	free(dir);
+}
+
 int main(void)
 {
 	same_failure_compares_what_identifies_the_bug();
@@ -421,5 +463,6 @@ int main(void)
 	errors_stop_the_search();
 	a_worker_trace_keeps_the_original_id_target_and_fingerprints();
 	a_worker_trace_is_the_original_when_none_is_shorter();
+	a_known_minimal_failure_is_the_trace_the_search_would_make();
 	return check_report();
 }

@@ -274,7 +274,7 @@ static void setup_init(struct setup *t, const char *target, int nworkers)
 	memset(t, 0, sizeof(*t));
 	t->target = target;
 	t->nworkers = nworkers;
-	t->config = (struct ploom_config){-1, (char *)"none", 10000, 10.0, NULL, 0};
+	t->config = (struct ploom_config){-1, (char *)"none", 10000, 10.0, NULL, 0, NULL};
 	for (i = 0; i < nworkers; i++)
 		if (ploom_worker_start(&t->w[i], &wopts, &err) < 0) {
 			printf("cannot start the stand-in worker: %s\n", err.msg);

@@ -181,6 +181,26 @@ def flag_handoff():
     assert got.read() in (None, 42)
 
 
+def half_done_twice():
+    # a checker must run while two writers are each half done: the bug needs
+    # two preemptions, and no schedule with fewer fails
+    x = ploom.SharedCell(0)
+    y = ploom.SharedCell(0)
+
+    def flip(cell):
+        cell.write(1)
+        cell.write(0)
+
+    def check():
+        assert not (x.read() == 1 and y.read() == 1), "saw both half done"
+
+    ts = [ploom.Thread(target=flip, args=(x,)), ploom.Thread(target=flip, args=(y,)), ploom.Thread(target=check)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
 def raises_in_thread():
     def boom():
         raise ValueError("boom")

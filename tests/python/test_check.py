@@ -172,13 +172,16 @@ REFERENCE = [
 ]
 
 
+# ipb runs the same schedules as DFS in another order: the same counts
+@pytest.mark.parametrize("search", ["dfs", "ipb"])
 @pytest.mark.parametrize(("name", "bound", "schedules", "failing"), REFERENCE)
-def test_reference_counts(tmp_path, name, bound, schedules, failing):
-    stats = explore(getattr(scenarios, name), tmp_path, max_preemptions=bound, keep_going=True)
+def test_reference_counts(tmp_path, name, bound, schedules, failing, search):
+    stats = explore(getattr(scenarios, name), tmp_path, max_preemptions=bound, keep_going=True, search=search)
     assert (stats.schedules, stats.failing) == (schedules, failing)
     assert stats.complete is True
     assert stats.max_preemptions == bound
     assert stats.reduction == "none"
+    assert stats.search == search
     assert stats.result == ("failure" if failing else "pass")
 
 
@@ -651,14 +654,14 @@ def test_config_leaves_every_default_to_ploom_explore():
 
 def test_each_field_becomes_its_option():
     config = ploom.Config(
-        max_preemptions=2, reduction="none", max_schedules=10**12, time_limit=1.5, max_steps=0,
-        schedule_timeout=0.25, keep_going=True, hash_seed=7, trace_dir=pathlib.Path("t d"),
+        max_preemptions=2, reduction="none", search="ipb", max_schedules=10**12, time_limit=1.5,
+        max_steps=0, schedule_timeout=0.25, keep_going=True, hash_seed=7, trace_dir=pathlib.Path("t d"),
         minimize=False, jobs=3, patch=["a.b", "c"],
     )
     assert config._options() == [
-        "--max-preemptions=2", "--reduction=none", "--max-schedules=1000000000000", "--time-limit=1.5",
-        "--max-steps=0", "--schedule-timeout=0.25", "--keep-going", "--hash-seed=7", "--trace-dir=t d",
-        "--no-minimize", "--jobs=3", "--patch=a.b", "--patch=c",
+        "--max-preemptions=2", "--reduction=none", "--search=ipb", "--max-schedules=1000000000000",
+        "--time-limit=1.5", "--max-steps=0", "--schedule-timeout=0.25", "--keep-going", "--hash-seed=7",
+        "--trace-dir=t d", "--no-minimize", "--jobs=3", "--patch=a.b", "--patch=c",
     ]
     assert ploom.Config(keep_going=False, minimize=True)._options() == []
 
