@@ -4,15 +4,16 @@
  * tasks there, the task that ran, the sleep set on arrival, the backtrack
  * set (tasks to run there) and the done set (tasks whose subtree is
  * explored).  Each run returns the whole path; its new steps are analysed
- * for races with vector clocks built from ploom_conflicts(), which only
- * ever adds tasks to backtrack sets of nodes above; then the search
- * backtracks to the deepest node with a task left to run. */
+ * for races by happens-before (hb.h), which only ever adds tasks to
+ * backtrack sets of nodes above; then the search backtracks to the
+ * deepest node with a task left to run. */
 #include "dpor.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hb.h"
 #include "search.h"
 
 /* ---- task sets ---- */
@@ -69,35 +70,6 @@ struct node {
 	struct tset done;
 };
 
-/* A step of the current run, as the race analysis sees it. */
-struct ev {
-	int task;
-	int prev;               /* the task's previous event, or -1 */
-	struct ploom_access acc[2];
-	int nacc;
-};
-
-struct read {
-	long ev;
-	int free;
-};
-
-/* What the analysis tracks of each object along the run.  "Free" is what
- * a blocking operation waits for: a lock not held, a thread not started
- * or finished (joining an unstarted thread raises at once). */
-struct obj_state {
-	struct ploom_obj obj;
-	int used;
-	long last_write;        /* event index, -1: none */
-	int last_write_free;
-	struct read *reads;     /* events that read it since last_write */
-	size_t nreads, reads_cap;
-	long last_free;         /* last event that accessed it while free, -1: none */
-	long last_free_write;   /* last event that wrote it while free, -1: none */
-	int held;               /* lock */
-	int started, finished;  /* thread */
-};
-
 static const struct ploom_strategy_ops dpor_ops;
 
 struct ploom_dpor {
@@ -111,18 +83,12 @@ struct ploom_dpor {
 	size_t nprefix, prefix_cap;
 	int *sleep;
 	size_t nsleep, sleep_cap;
-	/* scratch for one run */
-	struct ev *ev;
-	size_t ev_cap;
-	int *vc;                /* vc[j * ntasks + t]: last event of t before or at j, plus 1 */
-	size_t vc_cap;
+	/* scratch for one run: its events are its steps, then (as event n)
+	 * each operation that did not run */
+	struct ploom_hb *hb;
 	int ntasks;
-	int *last_of;           /* per task: its latest event so far, -1 */
 	int *first_in_v;        /* scratch of reverse_race(), per task */
-	size_t tasks_cap, first_in_v_cap;
-	struct obj_state *objs;
-	size_t objs_cap;        /* a power of two: open addressing */
-	size_t objs_used;
+	size_t first_in_v_cap;
 	struct ploom_dpor_stats stats;
 };
 
@@ -131,23 +97,14 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
 	struct ploom_dpor *d = calloc(1, sizeof(*d));
 
 	*out = NULL;
-	if (!d)
+	if (!d || ploom_hb_new(&d->hb) < 0) {
+		free(d);
 		return ploom_err_oom(err);
+	}
 	d->base.ops = &dpor_ops;
 	d->first = 1;
 	*out = d;
 	return 0;
-}
-
-static void objs_free(struct ploom_dpor *d)
-{
-	size_t i;
-
-	for (i = 0; i < d->objs_cap; i++)
-		free(d->objs[i].reads);
-	free(d->objs);
-	d->objs = NULL;
-	d->objs_cap = 0;
 }
 
 void ploom_dpor_free(struct ploom_dpor *d)
@@ -165,11 +122,8 @@ void ploom_dpor_free(struct ploom_dpor *d)
 	free(d->nodes);
 	free(d->prefix);
 	free(d->sleep);
-	free(d->ev);
-	free(d->vc);
-	free(d->last_of);
 	free(d->first_in_v);
-	objs_free(d);
+	ploom_hb_free(d->hb);
 	free(d);
 }
 
@@ -208,199 +162,17 @@ static int grow(void **p, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
-/* ---- objects ---- */
-
-static size_t obj_hash(struct ploom_obj o)
-{
-	uint64_t h = ((uint64_t)o.kind << 56) ^ (uint64_t)o.id;
-
-	h *= 0x9E3779B97F4A7C15ULL;
-	return (size_t)(h >> 20);
-}
-
-static void objs_reset(struct ploom_dpor *d)
-{
-	size_t i;
-
-	for (i = 0; i < d->objs_cap; i++)
-		d->objs[i].used = 0;
-	d->objs_used = 0;
-}
-
-/* The state of obj, created (fresh) on first use; NULL when out of memory. */
-static struct obj_state *obj_get(struct ploom_dpor *d, struct ploom_obj obj)
-{
-	size_t i;
-	struct obj_state *o;
-
-	if (2 * (d->objs_used + 1) > d->objs_cap) {
-		/* rehash into a table twice as big; reads lists move along */
-		size_t cap = d->objs_cap ? 2 * d->objs_cap : 16, k;
-		struct obj_state *t = calloc(cap, sizeof(*t)), *old = d->objs;
-
-		if (!t)
-			return NULL;
-		for (k = 0; k < d->objs_cap; k++) {
-			if (old[k].used) {
-				size_t h = obj_hash(old[k].obj) & (cap - 1);
-				while (t[h].used)
-					h = (h + 1) & (cap - 1);
-				t[h] = old[k];
-			} else {
-				free(old[k].reads);
-			}
-		}
-		free(old);
-		d->objs = t;
-		d->objs_cap = cap;
-	}
-	i = obj_hash(obj) & (d->objs_cap - 1);
-	while (d->objs[i].used && (d->objs[i].obj.kind != obj.kind || d->objs[i].obj.id != obj.id))
-		i = (i + 1) & (d->objs_cap - 1);
-	o = &d->objs[i];
-	if (!o->used) {
-		struct read *r = o->reads;
-		size_t rc = o->reads_cap;
-
-		memset(o, 0, sizeof(*o));
-		o->reads = r;
-		o->reads_cap = rc;
-		o->used = 1;
-		d->objs_used++;
-		o->obj = obj;
-		o->last_write = -1;
-		o->last_free = -1;
-		o->last_free_write = -1;
-	}
-	return o;
-}
-
-/* Whether the object is free before an access of op (or of the exit of
- * the thread it names), and its new state after. */
-static int obj_step(struct obj_state *o, enum ploom_op op, int exit_access)
-{
-	int free_before;
-
-	if (o->obj.kind == PLOOM_OBJ_LOCK) {
-		free_before = !o->held;
-		if (op == PLOOM_OP_ACQUIRE)
-			o->held = 1; /* held after, whether it was taken now or before */
-		else if (op == PLOOM_OP_RELEASE)
-			o->held = 0;
-	} else if (o->obj.kind == PLOOM_OBJ_THREAD) {
-		free_before = !o->started || o->finished;
-		if (exit_access)
-			o->finished = 1;
-		else if (op == PLOOM_OP_START)
-			o->started = 1;
-		else if (op == PLOOM_OP_BEGIN)
-			o->started = 1;
-	} else {
-		free_before = 1;
-	}
-	return free_before;
-}
-
-/* ---- vector clocks ---- */
-
-static int *vc_of(struct ploom_dpor *d, long j)
-{
-	return d->vc + (size_t)j * (size_t)d->ntasks;
-}
-
-/* 1 if event i happens before the event whose clock is vc (i included). */
-static int before(const struct ploom_dpor *d, const int *vc, long i)
-{
-	return vc[d->ev[i].task] >= i + 1;
-}
-
-static void vc_join(int *to, const int *from, int n)
-{
-	int t;
-
-	for (t = 0; t < n; t++)
-		if (from[t] > to[t])
-			to[t] = from[t];
-}
-
 /* ---- races ---- */
 
-/* The race candidates of an event of task q (its clock vc, the clock of
- * q's previous event prev_vc or NULL) among the accesses a[0..na), as the
- * objects stand before it: for each access, the writes and reads it
- * conflicts with that nothing else orders before it.  A blocking event
- * takes only those it could have run before, else the last event on its
- * object that it could have run before.  Writes up to 8 candidates into
- * out; returns how many. */
-static int candidates(struct ploom_dpor *d, int q, const int *prev_vc,
-		      const struct ploom_access *a, int na, int blocking, long *out)
-{
-	int k, n = 0;
-
-	for (k = 0; k < na; k++) {
-		struct obj_state *o = obj_get(d, a[k].obj);
-		long c[8];
-		int cf[8], nc = 0, kept = 0, i;
-		size_t r;
-
-		if (!o)
-			return -1;
-		if (a[k].write && o->nreads) {
-			for (r = 0; r < o->nreads && nc < 8; r++) {
-				c[nc] = o->reads[r].ev;
-				cf[nc++] = o->reads[r].free;
-			}
-		} else if (o->last_write >= 0) {
-			c[nc] = o->last_write;
-			cf[nc++] = o->last_write_free;
-		}
-		for (i = 0; i < nc; i++) {
-			if (blocking && k == 0 && !cf[i])
-				continue;
-			kept++;
-			if (n < 8)
-				out[n++] = c[i];
-		}
-		if (blocking && k == 0 && !kept && n < 8) {
-			/* a read conflicts with writes only */
-			long f = a[k].write ? o->last_free : o->last_free_write;
-			if (f >= 0)
-				out[n++] = f;
-		}
-	}
-	/* drop the candidates of q itself and those already before q */
-	for (k = 0; k < n;) {
-		long c = out[k];
-		if (d->ev[c].task == q || (prev_vc && before(d, prev_vc, c)))
-			out[k] = out[--n];
-		else
-			k++;
-	}
-	return n;
-}
-
-/* Among the candidates, those that happen before another are not races
- * with the later event: it is ordered after them through the other. */
-static int keep_maximal(struct ploom_dpor *d, long *c, int n)
-{
-	int i, j, m = 0;
-
-	for (i = 0; i < n; i++) {
-		int dominated = 0;
-		for (j = 0; j < n && !dominated; j++)
-			if (j != i && c[j] != c[i] && before(d, vc_of(d, c[j]), c[i]))
-				dominated = 1;
-		if (!dominated)
-			c[m++] = c[i];
-	}
-	return m;
-}
+/* The most race candidates of one event taken: the first found (hb.h) */
+#define MAX_CANDIDATES 8
 
 /* The race (i, j), j an event of task q with clock vc_j at position j
  * (j may be the end of the run: a virtual event): at node i, make sure
  * some task that can start the reordering "j before i" is in backtrack. */
 static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j)
 {
+	const struct ploom_hb *hb = d->hb;
 	struct node *ni = &d->nodes[i];
 	int t, pick = -1, any = 0;
 	long k;
@@ -419,9 +191,9 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 			vk = vc_j;
 			tk = q;
 		} else {
-			vk = vc_of(d, k);
-			tk = d->ev[k].task;
-			if (before(d, vk, i))
+			vk = ploom_hb_vc(hb, k);
+			tk = ploom_hb_task(hb, k);
+			if (ploom_hb_before(hb, vk, i))
 				continue;
 		}
 		if (d->first_in_v[tk] >= 0)
@@ -454,52 +226,26 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 	return 0;
 }
 
-/* The clock an event of task q with accesses a[0..na) gets, as the
- * objects stand; extra: one more event it is ordered after, or -1. */
-static void clock_for(struct ploom_dpor *d, int *vc, int q, const struct ploom_access *a,
-		      int na, long extra)
-{
-	int k;
-	size_t r;
-
-	memset(vc, 0, (size_t)d->ntasks * sizeof(*vc));
-	if (d->last_of[q] >= 0)
-		vc_join(vc, vc_of(d, d->last_of[q]), d->ntasks);
-	for (k = 0; k < na; k++) {
-		struct obj_state *o = obj_get(d, a[k].obj);
-		if (!o)
-			continue;
-		if (o->last_write >= 0)
-			vc_join(vc, vc_of(d, o->last_write), d->ntasks);
-		if (a[k].write)
-			for (r = 0; r < o->nreads; r++)
-				vc_join(vc, vc_of(d, o->reads[r].ev), d->ntasks);
-	}
-	if (extra >= 0)
-		vc_join(vc, vc_of(d, extra), d->ntasks);
-}
-
 /* Races of a pending operation that did not run (the run ended first),
  * as if it ran next: op of task q, `after` a step it must follow (the
  * failing step) or -1, blocking if it waits for its object. */
 static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
-			 struct ploom_obj obj, long after, int blocking, int *vc)
+			 struct ploom_obj obj, long after, int blocking)
 {
 	struct ploom_access a[2];
-	long c[9];
+	long c[MAX_CANDIDATES + 1];
 	int na = ploom_pending_accesses(a, q, op, obj), nc, i;
-	const int *prev_vc = d->last_of[q] >= 0 ? vc_of(d, d->last_of[q]) : NULL;
 
-	clock_for(d, vc, q, a, na, after);
-	vc[q] = (int)n + 1;
-	nc = candidates(d, q, prev_vc, a, na, blocking, c);
+	if (ploom_hb_clock(d->hb, n, q, a, na, after) < 0)
+		return -1;
+	nc = ploom_hb_candidates(d->hb, c, MAX_CANDIDATES, q, a, na, blocking);
 	if (nc < 0)
 		return -1;
-	if (after >= 0 && d->ev[after].task != q && !(prev_vc && before(d, prev_vc, after)))
+	if (after >= 0 && !ploom_hb_ordered(d->hb, after, q))
 		c[nc++] = after;
-	nc = keep_maximal(d, c, nc);
+	nc = ploom_hb_maximal(d->hb, c, nc);
 	for (i = 0; i < nc; i++)
-		if (reverse_race(d, c[i], n, q, vc) < 0)
+		if (reverse_race(d, c[i], n, q, ploom_hb_vc(d->hb, n)) < 0)
 			return -1;
 	return 0;
 }
@@ -606,10 +352,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			maxtask = run->outcome.waits[k].task;
 	d->ntasks = maxtask + 1;
 	if (grow((void **)&d->nodes, &d->nodes_cap, n, sizeof(*d->nodes)) < 0 ||
-	    grow((void **)&d->ev, &d->ev_cap, n + 1, sizeof(*d->ev)) < 0 ||
-	    grow((void **)&d->vc, &d->vc_cap, (n + 1) * (size_t)d->ntasks, sizeof(int)) < 0 ||
-	    grow((void **)&d->last_of, &d->tasks_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
-	    grow((void **)&d->first_in_v, &d->first_in_v_cap, (size_t)d->ntasks, sizeof(int)) < 0)
+	    grow((void **)&d->first_in_v, &d->first_in_v_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
+	    ploom_hb_reset(d->hb, d->ntasks, n + 1) < 0)
 		return ploom_err_oom(err);
 	/* grow() leaves the new part of the node array uninitialised */
 	memset(d->nodes + d->nodes_init, 0, (d->nodes_cap - d->nodes_init) * sizeof(*d->nodes));
@@ -646,65 +390,29 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	d->nnodes = n;
 
 	/* events, clocks, and the races of the new ones */
-	objs_reset(d);
-	for (t = 0; t < d->ntasks; t++)
-		d->last_of[t] = -1;
 	for (j = 0; (size_t)j < n; j++) {
 		const struct ploom_step *s = &run->steps[j];
-		struct ev *ev = &d->ev[j];
 		int exits = (size_t)j + 1 < n ? !unfinished_at(&run->steps[j + 1], s->task)
 					      : last_step_exits(run);
-		int *vc = vc_of(d, j), a, blocking, free_before;
-		long c[8];
+		struct ploom_access acc[2];
+		int nacc = ploom_op_accesses(acc, s->task, s->op, s->obj, exits);
+		long c[MAX_CANDIDATES];
 		int nc, i;
 
-		ev->task = s->task;
-		ev->prev = d->last_of[s->task];
-		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, exits);
-		/* a nonblocking or timed acquire runs whether the lock is free
-		 * or not, a timed join whether the thread has ended or not: they
-		 * wait for nothing, so their races are those of any read or
-		 * write (a timed join's, those of is_alive) */
-		blocking = (s->op == PLOOM_OP_ACQUIRE || s->op == PLOOM_OP_JOIN) &&
-			   s->mode == PLOOM_ACQUIRE_BLOCKING;
-		clock_for(d, vc, s->task, ev->acc, ev->nacc, -1);
-		vc[s->task] = (int)j + 1;
+		if (ploom_hb_clock(d->hb, j, s->task, acc, nacc, -1) < 0)
+			return ploom_err_oom(err);
 		if ((size_t)j >= from) {
-			const int *prev_vc = ev->prev >= 0 ? vc_of(d, ev->prev) : NULL;
-			nc = candidates(d, s->task, prev_vc, ev->acc, ev->nacc, blocking, c);
+			nc = ploom_hb_candidates(d->hb, c, MAX_CANDIDATES, s->task, acc, nacc,
+						 ploom_hb_waits(s->op, s->mode));
 			if (nc < 0)
 				return ploom_err_oom(err);
-			nc = keep_maximal(d, c, nc);
+			nc = ploom_hb_maximal(d->hb, c, nc);
 			for (i = 0; i < nc; i++)
-				if (reverse_race(d, c[i], j, s->task, vc) < 0)
+				if (reverse_race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j)) < 0)
 					return ploom_err_oom(err);
 		}
-		/* then the event changes its objects */
-		for (a = 0; a < ev->nacc; a++) {
-			struct obj_state *o = obj_get(d, ev->acc[a].obj);
-			int exit_access = exits && a == ev->nacc - 1 &&
-					  ev->acc[a].obj.kind == PLOOM_OBJ_THREAD &&
-					  ev->acc[a].obj.id == s->task;
-			if (!o)
-				return ploom_err_oom(err);
-			free_before = obj_step(o, s->op, exit_access);
-			if (free_before) {
-				o->last_free = j;
-				if (ev->acc[a].write)
-					o->last_free_write = j;
-			}
-			if (ev->acc[a].write) {
-				o->last_write = j;
-				o->last_write_free = free_before;
-				o->nreads = 0;
-			} else {
-				if (grow((void **)&o->reads, &o->reads_cap, o->nreads + 1,
-					 sizeof(*o->reads)) < 0)
-					return ploom_err_oom(err);
-				o->reads[o->nreads++] = (struct read){j, free_before};
-			}
-		}
-		d->last_of[s->task] = (int)j;
+		if (ploom_hb_step(d->hb, j, s->task, s->op, acc, nacc, exits) < 0)
+			return ploom_err_oom(err);
 	}
 	/* what did not run because the run ended */
 	if (n && ploom_outcome_is_failure(run->outcome.kind) &&
@@ -714,7 +422,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			const struct ploom_pending *p = &s->pending[e];
 			int enabled = ploom_step_is_enabled(s, p->task);
 			if (virtual_races(d, (long)n, p->task, p->op, p->obj, enabled ? (long)n - 1 : -1,
-					  !enabled, vc_of(d, (long)n)) < 0)
+					  !enabled) < 0)
 				return ploom_err_oom(err);
 		}
 	} else if (run->outcome.kind == PLOOM_OUTCOME_DEADLOCK ||
@@ -724,7 +432,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			struct ploom_obj obj = {PLOOM_OBJ_NONE, 0};
 			if (w->object)
 				ploom_obj_parse(&obj, w->object, strlen(w->object));
-			if (virtual_races(d, (long)n, w->task, w->op, obj, -1, 1, vc_of(d, (long)n)) < 0)
+			if (virtual_races(d, (long)n, w->task, w->op, obj, -1, 1) < 0)
 				return ploom_err_oom(err);
 		}
 	}

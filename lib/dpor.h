@@ -19,9 +19,9 @@
  * in the same state; the search runs at least one schedule of every such
  * class (Mazurkiewicz trace) and, thanks to the sleep sets, seldom more.
  * Where a run's step races with an earlier step of another task (they
- * conflict and nothing else orders them), the search adds, at the state
- * before the earlier step, a task that starts a reordering in which the
- * later one goes first.  The order of two critical sections of one lock
+ * conflict and nothing else orders them: hb.h), the search adds, at the
+ * state before the earlier step, a task that starts a reordering in which
+ * the later one goes first.  The order of two critical sections of one lock
  * is such a race: a blocking acquire (and a join) races with the last
  * step on its object before which it could have run, not with the
  * release (or exit) that let it run.  A run that ends in a failure (an

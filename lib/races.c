@@ -1,56 +1,32 @@
 /* The racing pairs of a trace; races.h documents what they are.
  *
- * One pass over the steps keeps, per object, its last write, the reads
- * since, and whether it was free (a lock not held, a thread not running),
- * and per step a vector clock: the steps that happen before it.  A
- * step's race candidates are the conflicting steps nothing else orders
- * before it, as in dpor.c, which the search uses and this one only
- * shows: both take their dependence from ploom_op_accesses() and
- * ploom_conflicts(). */
+ * One pass over the steps, then the waits of a deadlock, through the
+ * happens-before analysis (hb.h) that the partial-order reduction uses
+ * too: the races it reverses are those shown here.  Its tasks are the
+ * trace's task ids made dense. */
 #include "races.h"
 
 #include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hb.h"
+
+/* The most race candidates of one event taken: the first found (hb.h) */
 #define MAX_CANDIDATES 16
 
 struct ev {
-	int task;               /* dense: an index into tasks */
-	long prev;              /* the task's previous step, -1 */
 	struct ploom_access acc[2];
 	int nacc;
-};
-
-struct read {
-	long ev;
-	int free;
-};
-
-struct obj_state {
-	struct ploom_obj obj;
-	int used;
-	long last_write;        /* -1: none */
-	int last_write_free;
-	struct read *reads;     /* since last_write */
-	size_t nreads, reads_cap;
-	long last_free;         /* the last step on it while free, -1 */
-	long last_free_write;   /* the last write of it while free, -1 */
-	int held;               /* a lock */
-	int started, finished;  /* a thread */
 };
 
 struct analysis {
 	const struct ploom_run *run;
 	int *tasks;             /* the task ids, ascending */
 	size_t ntasks;
-	struct ev *ev;
-	int *vc;                /* vc[j * ntasks + t]: t's last step at or before j, plus 1 */
-	long *last_of;          /* per task: its latest step so far, -1 */
-	struct obj_state *objs; /* open addressing, a power of two */
-	size_t objs_cap, objs_used;
+	struct ev *ev;          /* per step: its accesses */
+	struct ploom_hb *hb;    /* events: the steps, then the waits */
 	struct ploom_race *races;
 	size_t nraces, races_cap;
 };
@@ -67,181 +43,6 @@ static int dense(const struct analysis *an, int task)
 	const int *p = bsearch(&task, an->tasks, an->ntasks, sizeof(int), cmp_int);
 
 	return p ? (int)(p - an->tasks) : -1;
-}
-
-static int *vc_of(const struct analysis *an, long j)
-{
-	return an->vc + (size_t)j * an->ntasks;
-}
-
-/* 1 if step i happens before the step whose clock is vc (i included). */
-static int before(const struct analysis *an, const int *vc, long i)
-{
-	return vc[an->ev[i].task] >= i + 1;
-}
-
-static void vc_join(int *to, const int *from, size_t n)
-{
-	size_t t;
-
-	for (t = 0; t < n; t++)
-		if (from[t] > to[t])
-			to[t] = from[t];
-}
-
-/* ---- objects ---- */
-
-static size_t obj_hash(struct ploom_obj o)
-{
-	uint64_t h = ((uint64_t)o.kind << 56) ^ (uint64_t)o.id;
-
-	h *= 0x9E3779B97F4A7C15ULL;
-	return (size_t)(h >> 20);
-}
-
-/* The state of obj, fresh on first use; NULL when out of memory. */
-static struct obj_state *obj_get(struct analysis *an, struct ploom_obj obj)
-{
-	struct obj_state *o;
-	size_t i;
-
-	if (2 * (an->objs_used + 1) > an->objs_cap) {
-		size_t cap = an->objs_cap ? 2 * an->objs_cap : 16, k;
-		struct obj_state *t = calloc(cap, sizeof(*t));
-
-		if (!t)
-			return NULL;
-		for (k = 0; k < an->objs_cap; k++) {
-			if (!an->objs[k].used)
-				continue;
-			i = obj_hash(an->objs[k].obj) & (cap - 1);
-			while (t[i].used)
-				i = (i + 1) & (cap - 1);
-			t[i] = an->objs[k];
-		}
-		free(an->objs);
-		an->objs = t;
-		an->objs_cap = cap;
-	}
-	i = obj_hash(obj) & (an->objs_cap - 1);
-	while (an->objs[i].used &&
-	       (an->objs[i].obj.kind != obj.kind || an->objs[i].obj.id != obj.id))
-		i = (i + 1) & (an->objs_cap - 1);
-	o = &an->objs[i];
-	if (!o->used) {
-		memset(o, 0, sizeof(*o));
-		o->used = 1;
-		o->obj = obj;
-		o->last_write = o->last_free = o->last_free_write = -1;
-		an->objs_used++;
-	}
-	return o;
-}
-
-/* Whether the object is free before an access of op (exit_access: the
- * end of the thread it names), and its state after. */
-static int obj_step(struct obj_state *o, enum ploom_op op, int exit_access)
-{
-	int free_before = 1;
-
-	if (o->obj.kind == PLOOM_OBJ_LOCK) {
-		free_before = !o->held;
-		if (op == PLOOM_OP_ACQUIRE)
-			o->held = 1;
-		else if (op == PLOOM_OP_RELEASE)
-			o->held = 0;
-	} else if (o->obj.kind == PLOOM_OBJ_THREAD) {
-		free_before = !o->started || o->finished;
-		if (exit_access)
-			o->finished = 1;
-		else if (op == PLOOM_OP_START || op == PLOOM_OP_BEGIN)
-			o->started = 1;
-	}
-	return free_before;
-}
-
-/* ---- races ---- */
-
-/* The steps that the step of (dense) task q with accesses a[0..na) may
- * race with, as the objects stand: per access the conflicting steps that
- * nothing else orders before it; for a blocking one (waiting for a free
- * object) only those it could have run before, else the last step on the
- * object before which it could have run.  Then those of q itself, those
- * before q's previous step (prev_vc) and those before another candidate
- * go.  Returns how many, at most MAX_CANDIDATES, or -1 (out of memory). */
-static int candidates(struct analysis *an, int q, const int *prev_vc,
-		      const struct ploom_access *a, int na, int blocking, long *out)
-{
-	int k, n = 0, i, j;
-
-	for (k = 0; k < na; k++) {
-		struct obj_state *o = obj_get(an, a[k].obj);
-		int waits = blocking && k == 0, kept = 0;
-		size_t r;
-
-		if (!o)
-			return -1;
-		if (a[k].write && o->nreads) {
-			for (r = 0; r < o->nreads; r++) {
-				if (waits && !o->reads[r].free)
-					continue;
-				kept++;
-				if (n < MAX_CANDIDATES)
-					out[n++] = o->reads[r].ev;
-			}
-		} else if (o->last_write >= 0 && !(waits && !o->last_write_free)) {
-			kept++;
-			if (n < MAX_CANDIDATES)
-				out[n++] = o->last_write;
-		}
-		if (waits && !kept && n < MAX_CANDIDATES) {
-			/* a read conflicts with writes only */
-			long f = a[k].write ? o->last_free : o->last_free_write;
-			if (f >= 0)
-				out[n++] = f;
-		}
-	}
-	for (k = 0; k < n;) {
-		if (an->ev[out[k]].task == q || (prev_vc && before(an, prev_vc, out[k])))
-			out[k] = out[--n];
-		else
-			k++;
-	}
-	/* a candidate before another is ordered before the step through it */
-	for (i = 0, k = 0; i < n; i++) {
-		int dominated = 0;
-		for (j = 0; j < n && !dominated; j++)
-			if (out[j] != out[i] && before(an, vc_of(an, out[j]), out[i]))
-				dominated = 1;
-		if (!dominated)
-			out[k++] = out[i];
-	}
-	return k;
-}
-
-/* The clock of a step of (dense) task q with accesses a[0..na): q's
- * previous step, the last write of each object, and for a write the
- * reads since. */
-static int clock_for(struct analysis *an, int *vc, int q, const struct ploom_access *a,
-		     int na)
-{
-	size_t r;
-	int k;
-
-	memset(vc, 0, an->ntasks * sizeof(*vc));
-	if (an->last_of[q] >= 0)
-		vc_join(vc, vc_of(an, an->last_of[q]), an->ntasks);
-	for (k = 0; k < na; k++) {
-		struct obj_state *o = obj_get(an, a[k].obj);
-		if (!o)
-			return -1;
-		if (o->last_write >= 0)
-			vc_join(vc, vc_of(an, o->last_write), an->ntasks);
-		if (a[k].write)
-			for (r = 0; r < o->nreads; r++)
-				vc_join(vc, vc_of(an, o->reads[r].ev), an->ntasks);
-	}
-	return 0;
 }
 
 static int add_race(struct analysis *an, long first, long second, long wait,
@@ -339,7 +140,7 @@ static int analyse(struct analysis *an, const char *finished)
 	if (!last_of_task)
 		return -1;
 	for (k = 0; k < an->ntasks; k++)
-		an->last_of[k] = last_of_task[k] = -1;
+		last_of_task[k] = -1;
 	for (k = 0; k < n; k++)
 		last_of_task[dense(an, run->steps[k].task)] = (long)k;
 	for (j = 0; (size_t)j < n; j++) {
@@ -347,74 +148,38 @@ static int analyse(struct analysis *an, const char *finished)
 		struct ev *ev = &an->ev[j];
 		int q = dense(an, s->task);
 		int exits = last_of_task[q] == j && finished[q];
-		int blocking = (s->op == PLOOM_OP_ACQUIRE || s->op == PLOOM_OP_JOIN) &&
-			       s->mode == PLOOM_ACQUIRE_BLOCKING;
-		int *vc = vc_of(an, j), a;
 
-		ev->task = q;
-		ev->prev = an->last_of[q];
 		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, exits);
-		if (clock_for(an, vc, q, ev->acc, ev->nacc) < 0)
+		if (ploom_hb_clock(an->hb, j, q, ev->acc, ev->nacc, -1) < 0)
 			goto done;
-		vc[q] = (int)j + 1;
-		nc = candidates(an, q, ev->prev >= 0 ? vc_of(an, ev->prev) : NULL, ev->acc,
-				ev->nacc, blocking, c);
+		nc = ploom_hb_candidates(an->hb, c, MAX_CANDIDATES, q, ev->acc, ev->nacc,
+					 ploom_hb_waits(s->op, s->mode));
 		if (nc < 0)
 			goto done;
+		nc = ploom_hb_maximal(an->hb, c, nc);
 		for (i = 0; i < nc; i++)
 			if (!start_and_begin(&run->steps[c[i]], s) &&
 			    add_race(an, c[i], j, -1, ev->acc, ev->nacc) < 0)
 				goto done;
-		for (a = 0; a < ev->nacc; a++) {
-			struct obj_state *o = obj_get(an, ev->acc[a].obj);
-			int exit_access = exits && a == ev->nacc - 1 &&
-					  ev->acc[a].obj.kind == PLOOM_OBJ_THREAD &&
-					  ev->acc[a].obj.id == s->task;
-			int free_before;
-
-			if (!o)
-				goto done;
-			free_before = obj_step(o, s->op, exit_access);
-			if (free_before) {
-				o->last_free = j;
-				if (ev->acc[a].write)
-					o->last_free_write = j;
-			}
-			if (ev->acc[a].write) {
-				o->last_write = j;
-				o->last_write_free = free_before;
-				o->nreads = 0;
-			} else {
-				if (o->nreads == o->reads_cap) {
-					size_t cap = o->reads_cap ? 2 * o->reads_cap : 8;
-					struct read *rd = realloc(o->reads, cap * sizeof(*rd));
-					if (!rd)
-						goto done;
-					o->reads = rd;
-					o->reads_cap = cap;
-				}
-				o->reads[o->nreads++] = (struct read){j, free_before};
-			}
-		}
-		an->last_of[q] = j;
+		if (ploom_hb_step(an->hb, j, q, s->op, ev->acc, ev->nacc, exits) < 0)
+			goto done;
 	}
 	for (k = 0; oc->kind == PLOOM_OUTCOME_DEADLOCK && k < oc->nwaits; k++) {
 		const struct ploom_wait *w = &oc->waits[k];
 		struct ploom_obj obj = {PLOOM_OBJ_NONE, 0};
 		struct ploom_access acc[2];
 		int q = dense(an, w->task), na;
-		int *vc = vc_of(an, (long)(n + k));
 
 		if (w->object && ploom_obj_parse(&obj, w->object, strlen(w->object)) < 0)
 			continue;
 		/* as if it ran, not as if the task then ended */
 		na = ploom_op_accesses(acc, w->task, w->op, obj, 0);
-		if (clock_for(an, vc, q, acc, na) < 0)
+		if (ploom_hb_clock(an->hb, (long)(n + k), q, acc, na, -1) < 0)
 			goto done;
-		nc = candidates(an, q, an->last_of[q] >= 0 ? vc_of(an, an->last_of[q]) : NULL, acc,
-				na, 1, c);
+		nc = ploom_hb_candidates(an->hb, c, MAX_CANDIDATES, q, acc, na, 1);
 		if (nc < 0)
 			goto done;
+		nc = ploom_hb_maximal(an->hb, c, nc);
 		for (i = 0; i < nc; i++)
 			if (add_race(an, c[i], -1, (long)k, acc, na) < 0)
 				goto done;
@@ -465,10 +230,9 @@ int ploom_trace_races(struct ploom_race **out, size_t *n, const struct ploom_tra
 		goto done;
 	}
 	an.ev = calloc(events ? events : 1, sizeof(*an.ev));
-	an.vc = calloc((events ? events : 1) * (an.ntasks ? an.ntasks : 1), sizeof(*an.vc));
-	an.last_of = calloc(an.ntasks ? an.ntasks : 1, sizeof(*an.last_of));
 	finished = calloc(an.ntasks ? an.ntasks : 1, 1);
-	if (!an.ev || !an.vc || !an.last_of || !finished) {
+	if (!an.ev || !finished || ploom_hb_new(&an.hb) < 0 ||
+	    ploom_hb_reset(an.hb, (int)an.ntasks, events) < 0) {
 		ploom_err_oom(err);
 		goto done;
 	}
@@ -489,14 +253,10 @@ int ploom_trace_races(struct ploom_race **out, size_t *n, const struct ploom_tra
 		an.races = NULL;
 	ret = 0;
 done:
-	for (i = 0; i < an.objs_cap; i++)
-		free(an.objs[i].reads);
-	free(an.objs);
+	ploom_hb_free(an.hb);
 	free(an.races);
 	free(an.tasks);
 	free(an.ev);
-	free(an.vc);
-	free(an.last_of);
 	free(finished);
 	return ret;
 }

@@ -4,10 +4,10 @@
  * --------
  * Two steps of different tasks race when they conflict (ploom_conflicts()
  * of event.h: one object, and at least one of them writes it) and no
- * other step orders them: the happens-before order is built with vector
- * clocks over program order and conflicting steps, as the partial-order
- * reduction (dpor.h) builds it.  So another schedule could run the two in
- * the other order, and a failure that rests on their order is a race.
+ * other step orders them in the happens-before order of hb.h, the one
+ * the partial-order reduction (dpor.h) reverses races by.  So another
+ * schedule could run the two in the other order, and a failure that rests
+ * on their order is a race.
  *
  * As in the reduction, a step that waits for its object (a blocking
  * acquire, a blocking join) races with the last step on the object before
