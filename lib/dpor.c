@@ -164,9 +164,6 @@ static int grow(void **p, size_t *cap, size_t n, size_t sz)
 
 /* ---- races ---- */
 
-/* The most race candidates of one event taken: the first found (hb.h) */
-#define MAX_CANDIDATES 8
-
 /* The race (i, j), j an event of task q with clock vc_j at position j
  * (j may be the end of the run: a virtual event): at node i, make sure
  * some task that can start the reordering "j before i" is in backtrack. */
@@ -233,12 +230,12 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 			 struct ploom_obj obj, long after, int blocking)
 {
 	struct ploom_access a[2];
-	long c[MAX_CANDIDATES + 1];
+	long *c;
 	int na = ploom_pending_accesses(a, q, op, obj), nc, i;
 
 	if (ploom_hb_clock(d->hb, n, q, a, na, after) < 0)
 		return -1;
-	nc = ploom_hb_candidates(d->hb, c, MAX_CANDIDATES, q, a, na, blocking);
+	nc = ploom_hb_candidates(d->hb, &c, q, a, na, blocking);
 	if (nc < 0)
 		return -1;
 	if (after >= 0 && !ploom_hb_ordered(d->hb, after, q))
@@ -396,13 +393,13 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 					      : last_step_exits(run);
 		struct ploom_access acc[2];
 		int nacc = ploom_op_accesses(acc, s->task, s->op, s->obj, exits);
-		long c[MAX_CANDIDATES];
+		long *c;
 		int nc, i;
 
 		if (ploom_hb_clock(d->hb, j, s->task, acc, nacc, -1) < 0)
 			return ploom_err_oom(err);
 		if ((size_t)j >= from) {
-			nc = ploom_hb_candidates(d->hb, c, MAX_CANDIDATES, s->task, acc, nacc,
+			nc = ploom_hb_candidates(d->hb, &c, s->task, acc, nacc,
 						 ploom_hb_waits(s->op, s->mode));
 			if (nc < 0)
 				return ploom_err_oom(err);

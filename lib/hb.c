@@ -7,6 +7,7 @@
  * in one array. */
 #include "hb.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ struct ploom_hb {
 	size_t task_cap, vc_cap, last_of_cap;
 	struct obj_state *objs; /* open addressing, a power of two */
 	size_t objs_cap, objs_used;
+	long *cand;             /* ploom_hb_candidates()' answer */
+	size_t cand_cap;
 };
 
 int ploom_hb_new(struct ploom_hb **out)
@@ -67,6 +70,7 @@ void ploom_hb_free(struct ploom_hb *hb)
 	free(hb->task);
 	free(hb->vc);
 	free(hb->last_of);
+	free(hb->cand);
 	free(hb);
 }
 
@@ -275,44 +279,57 @@ int ploom_hb_clock(struct ploom_hb *hb, long j, int q, const struct ploom_access
 
 /* ---- races ---- */
 
-int ploom_hb_candidates(struct ploom_hb *hb, long *out, int max, int q,
+int ploom_hb_candidates(struct ploom_hb *hb, long **out, int q,
 			const struct ploom_access *a, int na, int waits)
 {
+	size_t bound = 1; /* the room for one more that hb.h promises */
+	long *c;
 	int k, n = 0;
 
+	*out = NULL;
+	/* every candidate is taken: one dropped for room could be the only
+	 * race that leads to a schedule of another class */
+	for (k = 0; k < na; k++) {
+		struct obj_state *o = obj_get(hb, a[k].obj);
+		if (!o)
+			return -1;
+		bound += o->nreads + 2;
+	}
+	if (bound > (size_t)INT_MAX ||
+	    ensure((void **)&hb->cand, &hb->cand_cap, bound, sizeof(*hb->cand)) < 0)
+		return -1;
+	c = hb->cand;
 	for (k = 0; k < na; k++) {
 		struct obj_state *o = obj_get(hb, a[k].obj);
 		/* only the first access is of the object waited for */
 		int w = waits && k == 0, kept = 0;
 		size_t r;
 
-		if (!o)
-			return -1;
 		if (a[k].write && o->nreads) {
-			for (r = 0; r < o->nreads && n < max; r++) {
+			for (r = 0; r < o->nreads; r++) {
 				if (w && !o->reads[r].free)
 					continue;
 				kept++;
-				out[n++] = o->reads[r].ev;
+				c[n++] = o->reads[r].ev;
 			}
 		} else if (o->last_write >= 0 && !(w && !o->last_write_free)) {
 			kept++;
-			if (n < max)
-				out[n++] = o->last_write;
+			c[n++] = o->last_write;
 		}
-		if (w && !kept && n < max) {
+		if (w && !kept) {
 			/* a read conflicts with writes only */
 			long f = a[k].write ? o->last_free : o->last_free_write;
 			if (f >= 0)
-				out[n++] = f;
+				c[n++] = f;
 		}
 	}
 	for (k = 0; k < n;) {
-		if (ordered(hb, out[k], q))
-			out[k] = out[--n];
+		if (ordered(hb, c[k], q))
+			c[k] = c[--n];
 		else
 			k++;
 	}
+	*out = c;
 	return n;
 }
 

@@ -32,14 +32,14 @@
  * with other task ids maps them).  One pass, event by event:
  *
  *     struct ploom_hb *hb = NULL;
- *     long c[8];
+ *     long *c;
  *
  *     ploom_hb_new(&hb);
  *     ploom_hb_reset(hb, ntasks, nevents);
  *     for each step j, of task q:
  *         na = ploom_op_accesses(a, task, op, obj, exits);
  *         ploom_hb_clock(hb, j, q, a, na, -1);
- *         nc = ploom_hb_candidates(hb, c, 8, q, a, na, ploom_hb_waits(op, mode));
+ *         nc = ploom_hb_candidates(hb, &c, q, a, na, ploom_hb_waits(op, mode));
  *         nc = ploom_hb_maximal(hb, c, nc);
  *         ...the races (c[i], j)...
  *         ploom_hb_step(hb, j, q, op, a, na, exits);
@@ -97,10 +97,12 @@ int ploom_hb_clock(struct ploom_hb *hb, long j, int q, const struct ploom_access
  * the conflicting earlier events, but for those of q itself and those
  * that happen before q's latest event (ploom_hb_ordered()); still with
  * those ordered before another candidate (ploom_hb_maximal() drops them).
- * Writes at most max of them, the first found (each object's reads, or
- * its last write, in the order of a), into out[0..max) in no particular
- * order, and returns how many; -1 when out of memory. */
-int ploom_hb_candidates(struct ploom_hb *hb, long *out, int max, int q,
+ * All of them, however many: *out points to them, in no particular
+ * order, in an array owned by the analysis with room for one more, which
+ * the caller may reorder, shorten or append that one to; valid until the
+ * next ploom_hb_candidates(), ploom_hb_reset() or ploom_hb_free().
+ * Returns how many; -1 when out of memory (*out NULL). */
+int ploom_hb_candidates(struct ploom_hb *hb, long **out, int q,
 			const struct ploom_access *a, int na, int waits);
 
 /* Keeps, of the events c[0..n), those that happen before no other of

@@ -13,9 +13,6 @@
 
 #include "hb.h"
 
-/* The most race candidates of one event taken: the first found (hb.h) */
-#define MAX_CANDIDATES 16
-
 struct ev {
 	struct ploom_access acc[2];
 	int nacc;
@@ -132,7 +129,7 @@ static int analyse(struct analysis *an, const char *finished)
 	const struct ploom_run *run = an->run;
 	const struct ploom_outcome *oc = &run->outcome;
 	size_t n = run->nsteps, k;
-	long j, c[MAX_CANDIDATES];
+	long j, *c;
 	long *last_of_task = NULL;
 	int nc, i, ret = -1;
 
@@ -152,7 +149,7 @@ static int analyse(struct analysis *an, const char *finished)
 		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, exits);
 		if (ploom_hb_clock(an->hb, j, q, ev->acc, ev->nacc, -1) < 0)
 			goto done;
-		nc = ploom_hb_candidates(an->hb, c, MAX_CANDIDATES, q, ev->acc, ev->nacc,
+		nc = ploom_hb_candidates(an->hb, &c, q, ev->acc, ev->nacc,
 					 ploom_hb_waits(s->op, s->mode));
 		if (nc < 0)
 			goto done;
@@ -176,7 +173,7 @@ static int analyse(struct analysis *an, const char *finished)
 		na = ploom_op_accesses(acc, w->task, w->op, obj, 0);
 		if (ploom_hb_clock(an->hb, (long)(n + k), q, acc, na, -1) < 0)
 			goto done;
-		nc = ploom_hb_candidates(an->hb, c, MAX_CANDIDATES, q, acc, na, 1);
+		nc = ploom_hb_candidates(an->hb, &c, q, acc, na, 1);
 		if (nc < 0)
 			goto done;
 		nc = ploom_hb_maximal(an->hb, c, nc);

@@ -3,7 +3,8 @@
  * Each test program calls CHECK* as it goes (one line printed per failed
  * check, naming file and line) and ends main() with
  * `return check_report();`, which prints "N passed, N failed" and
- * returns nonzero if any check failed. */
+ * returns nonzero if any check failed.  The helpers are inline, so a test
+ * that uses only some of them compiles without warnings. */
 #ifndef PLOOM_TEST_CHECK_H
 #define PLOOM_TEST_CHECK_H
 
@@ -12,7 +13,7 @@
 
 static int check_passed, check_failed;
 
-static int check_true(int ok, const char *what, const char *file, int line)
+static inline int check_true(int ok, const char *what, const char *file, int line)
 {
 	if (ok) {
 		check_passed++;
@@ -23,7 +24,7 @@ static int check_true(int ok, const char *what, const char *file, int line)
 	return ok;
 }
 
-static int check_long(long got, long want, const char *what, const char *file, int line)
+static inline int check_long(long got, long want, const char *what, const char *file, int line)
 {
 	if (got == want) {
 		check_passed++;
@@ -34,7 +35,7 @@ static int check_long(long got, long want, const char *what, const char *file, i
 	return 0;
 }
 
-static int check_str(const char *got, const char *want, const char *what, const char *file,
+static inline int check_str(const char *got, const char *want, const char *what, const char *file,
 		     int line)
 {
 	if (got && want && !strcmp(got, want)) {
@@ -55,7 +56,7 @@ static int check_str(const char *got, const char *want, const char *what, const 
 #define CHECK_INT(got, want) check_long((long)(got), (long)(want), #got, __FILE__, __LINE__)
 #define CHECK_STR(got, want) check_str((got), (want), #got, __FILE__, __LINE__)
 
-static int check_report(void)
+static inline int check_report(void)
 {
 	printf("%d passed, %d failed\n", check_passed, check_failed);
 	return check_failed ? 1 : 0;

@@ -1,0 +1,110 @@
+/* Tests of the happens-before analysis (lib/hb) that the partial-order
+ * reduction and the racing pairs share: above all that an event's race
+ * candidates are all there, however many reads came before it. */
+#include <stdlib.h>
+
+#include "../../lib/event.h"
+#include "../../lib/hb.h"
+#include "check.h"
+
+struct ev {
+	int task;
+	enum ploom_op op;
+};
+
+/* Feeds events[0..n) on cell#0 to a fresh analysis of ntasks tasks and
+ * returns the maximal race candidates of the last one, sorted, in out
+ * (at most cap); -1 on error. */
+static int candidates_of_last(long *out, int cap, const struct ev *events, int n, int ntasks)
+{
+	struct ploom_hb *hb = NULL;
+	struct ploom_obj cell = {PLOOM_OBJ_CELL, 0};
+	long *c = NULL;
+	int j, k, nc = -1;
+
+	if (ploom_hb_new(&hb) < 0 || ploom_hb_reset(hb, ntasks, (size_t)n) < 0)
+		goto done;
+	for (j = 0; j < n; j++) {
+		struct ploom_access a[2];
+		int na = ploom_op_accesses(a, events[j].task, events[j].op, cell, 0);
+
+		if (ploom_hb_clock(hb, j, events[j].task, a, na, -1) < 0)
+			goto done;
+		if (j == n - 1) {
+			nc = ploom_hb_candidates(hb, &c, events[j].task, a, na, 0);
+			if (nc < 0)
+				goto done;
+			nc = ploom_hb_maximal(hb, c, nc);
+			break;
+		}
+		if (ploom_hb_step(hb, j, events[j].task, events[j].op, a, na, 0) < 0)
+			goto done;
+	}
+	if (nc > cap)
+		nc = cap;
+	for (j = 0; j < nc; j++)
+		out[j] = c[j];
+	/* sorted, for the comparisons */
+	for (j = 1; j < nc; j++)
+		for (k = j; k > 0 && out[k - 1] > out[k]; k--) {
+			long t = out[k];
+			out[k] = out[k - 1];
+			out[k - 1] = t;
+		}
+done:
+	ploom_hb_free(hb);
+	return nc;
+}
+
+static void a_write_races_with_every_concurrent_read_before_it(void)
+{
+	enum { READERS = 40 };
+	struct ev events[READERS + 1];
+	long got[READERS + 1];
+	int i, n;
+
+	for (i = 0; i < READERS; i++)
+		events[i] = (struct ev){i, PLOOM_OP_READ};
+	events[READERS] = (struct ev){READERS, PLOOM_OP_WRITE};
+	n = candidates_of_last(got, READERS + 1, events, READERS + 1, READERS + 1);
+	CHECK_INT(n, READERS);
+	for (i = 0; i < n && i < READERS; i++)
+		CHECK_INT(got[i], i);
+}
+
+static void a_read_of_another_task_after_many_of_its_own_is_a_candidate(void)
+{
+	/* task 0 reads 20 times, task 1 once, then task 0 writes: the write
+	 * races with task 1's read however many reads of its own came first */
+	struct ev events[22];
+	long got[22];
+	int i, n;
+
+	for (i = 0; i < 20; i++)
+		events[i] = (struct ev){0, PLOOM_OP_READ};
+	events[20] = (struct ev){1, PLOOM_OP_READ};
+	events[21] = (struct ev){0, PLOOM_OP_WRITE};
+	n = candidates_of_last(got, 22, events, 22, 2);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_INT(got[0], 20);
+}
+
+static void a_read_races_with_the_last_write_only(void)
+{
+	struct ev events[] = {{0, PLOOM_OP_WRITE}, {1, PLOOM_OP_WRITE}, {2, PLOOM_OP_READ}};
+	long got[3];
+	int n = candidates_of_last(got, 3, events, 3, 3);
+
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_INT(got[0], 1);
+}
+
+int main(void)
+{
+	a_write_races_with_every_concurrent_read_before_it();
+	a_read_of_another_task_after_many_of_its_own_is_a_candidate();
+	a_read_races_with_the_last_write_only();
+	return check_report();
+}
