@@ -4,8 +4,9 @@ pyproject.toml holds the metadata; this file adds what a wheel needs beyond
 pure Python, so that `pip install .`, `pip wheel .`, `uv build` and
 `uv sync` give a working ploom without the Makefile:
 
-- the extension ploom._ploom, from pyext/_ploom.c and the two files of lib/
-  it uses (event.c, the record buffer; err.c);
+- the extension ploom._ploom, from pyext/_ploom.c and the three files of
+  lib/ it uses (event.c, the record buffer; err.c; policy.c, the choices past
+  a schedule's prefix);
 - the six utilities (ploom-explore, ...), each a cmd/ploom-*.c linked with
   every lib/*.c, cJSON and libgit2.  They are built by the build_scripts
   step, so the wheel carries them in ploom-*.data/scripts/ and the installer
@@ -146,7 +147,7 @@ class BuildUtilities(build_scripts):
 
 EXTENSION = Extension(
     "ploom._ploom",
-    sources=["pyext/_ploom.c", "lib/event.c", "lib/err.c"],
+    sources=["pyext/_ploom.c", "lib/event.c", "lib/err.c", "lib/policy.c"],
     depends=sorted(glob("lib/*.h")),
     include_dirs=["lib"],
     define_macros=MACROS,

@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -524,6 +525,7 @@ void ploom_enc_done(struct ploom_buf *b, long nsteps)
 
 void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd)
 {
+	const struct ploom_policy_spec *p = &cmd->policy;
 	size_t i;
 
 	ploom_buf_addf(b, "run %ld %ld %zu", cmd->max_steps, cmd->timeout_ms, cmd->nchoices);
@@ -532,6 +534,11 @@ void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd)
 	ploom_buf_addf(b, " %zu", cmd->nsleep);
 	for (i = 0; i < cmd->nsleep; i++)
 		ploom_buf_addf(b, " %d", cmd->sleep[i]);
+	ploom_buf_addf(b, " %s", ploom_policy_name(p->kind));
+	if (p->kind == PLOOM_POLICY_RANDOM || p->kind == PLOOM_POLICY_PCT)
+		ploom_buf_addf(b, " %" PRIu64, p->seed);
+	if (p->kind == PLOOM_POLICY_PCT)
+		ploom_buf_addf(b, " %d %ld", p->depth, p->k);
 	ploom_buf_add(b, "\n", 1);
 }
 
@@ -583,6 +590,36 @@ static int read_ids(int **out, size_t *out_n, const char *line, size_t len, size
 	return 0;
 }
 
+/* The POLICY of a `run` command at line[*pos..len). */
+static int read_policy(struct ploom_policy_spec *out, const char *line, size_t len, size_t *pos)
+{
+	size_t i = *pos, end;
+	long v;
+	int kind;
+
+	if (i >= len || line[i] != ' ')
+		return -1;
+	for (end = ++i; end < len && line[end] != ' '; end++)
+		;
+	kind = ploom_policy_parse_name(line + i, end - i);
+	if (kind < 0)
+		return -1;
+	*pos = end;
+	out->kind = (enum ploom_policy_kind)kind;
+	if (kind == PLOOM_POLICY_DEFAULT)
+		return 0;
+	if (next_long(&v, line, len, pos, 0, (long)PLOOM_POLICY_MAX_SEED) < 0)
+		return -1;
+	out->seed = (uint64_t)v;
+	if (kind == PLOOM_POLICY_RANDOM)
+		return 0;
+	if (next_long(&v, line, len, pos, 1, PLOOM_PCT_MAX_DEPTH) < 0 ||
+	    next_long(&out->k, line, len, pos, 0, PLOOM_PCT_MAX_K) < 0)
+		return -1;
+	out->depth = (int)v;
+	return 0;
+}
+
 int ploom_run_cmd_parse(struct ploom_run_cmd *out, const char *line, size_t len,
 			struct ploom_err *err)
 {
@@ -594,7 +631,7 @@ int ploom_run_cmd_parse(struct ploom_run_cmd *out, const char *line, size_t len,
 	    next_long(&out->timeout_ms, line, len, &pos, 0, LONG_MAX / 2) < 0 ||
 	    read_ids(&out->choices, &out->nchoices, line, len, &pos, PLOOM_MAX_CHOICES) < 0 ||
 	    read_ids(&out->sleep, &out->nsleep, line, len, &pos, PLOOM_MAX_TASK_ID) < 0 ||
-	    pos != len)
+	    read_policy(&out->policy, line, len, &pos) < 0 || pos != len)
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "bad run command");
 	return 0;
 }

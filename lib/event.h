@@ -33,7 +33,7 @@
  *           is the empty string.  A str field may hold any byte, NUL included.
  *
  * Commands (utility -> worker, fd 0)
- *   run MAX_STEPS TIMEOUT_MS N C1 ... CN M S1 ... SM
+ *   run MAX_STEPS TIMEOUT_MS N C1 ... CN M S1 ... SM POLICY
  *       Run one schedule.  C1..CN are the task ids to pick at the first N
  *       branch points (steps where more than one task is enabled).
  *       S1..SM is a sleep set: tasks asleep at the step where choice CN is
@@ -45,6 +45,12 @@
  *       previous step if it is, else the lowest id.  When every enabled
  *       task is asleep it ends the schedule with `outcome sleep-blocked`.
  *       With M = 0 nothing is ever asleep: plain defaults.
+ *       POLICY says how the child picks past the choices instead of the
+ *       default (policy.h): "default"; "random SEED" (uniformly among the
+ *       enabled tasks that are awake); "pct SEED DEPTH K" (PCT with depth
+ *       DEPTH, its change points drawn among the branch points 1..K).
+ *       SEED is the 48-bit start state of the generator (0 to 2^48 - 1),
+ *       DEPTH from 1 to 1000, K from 0 to 10000000.
  *       MAX_STEPS bounds the steps of the schedule (0: no bound); TIMEOUT_MS
  *       is the wall-clock limit of the child (0: none).
  *   quit
@@ -154,13 +160,16 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "policy.h"
 
 /* 3: the FLAGS word "timed".  "timed" on a join is protocol 3 too: a
  * reader that knows it only on an acquire refuses the record as
  * malformed, never misreads it, and worker and utilities ship together.
  * 4: the `code` and `name` records, and WHERE on `step` and `wait` (a
- * reader of 3 would refuse their field count) */
-#define PLOOM_PROTOCOL_VERSION 4
+ * reader of 3 would refuse their field count)
+ * 5: POLICY at the end of the `run` command (a worker of 4 would refuse
+ * the command) */
+#define PLOOM_PROTOCOL_VERSION 5
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -372,11 +381,12 @@ struct ploom_run_cmd {
 	size_t nchoices;
 	int *sleep;             /* malloc'd by ploom_run_cmd_parse() */
 	size_t nsleep;
+	struct ploom_policy_spec policy; /* zeroed: "default" */
 };
 
 /* Limits a worker accepts in a `run` command, and the longest command
  * line they allow: every choice and sleeping task at most 7 digits and a
- * space, plus the four numbers of the header. */
+ * space, plus the four numbers of the header and the policy. */
 #define PLOOM_MAX_CHOICES 10000000L
 #define PLOOM_MAX_TASK_ID 1000000
 #define PLOOM_MAX_RUN_CMD_BYTES ((size_t)(PLOOM_MAX_CHOICES + PLOOM_MAX_TASK_ID) * 8 + 128)

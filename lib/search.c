@@ -284,7 +284,8 @@ static int take_work(struct ploom_search *s, int i, struct ploom_err *err)
 static int send_run(struct ploom_search *s, struct job *job, struct ploom_err *err)
 {
 	const struct ploom_strategy_ops *ops = job->part->ops;
-	struct ploom_run_cmd cmd = {s->o->config->max_steps, s->timeout_ms, NULL, 0, NULL, 0};
+	struct ploom_run_cmd cmd = {.max_steps = s->o->config->max_steps,
+				   .timeout_ms = s->timeout_ms};
 
 	cmd.choices = (int *)ops->prefix(job->part, &cmd.nchoices);
 	if (ops->sleep)

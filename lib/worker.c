@@ -583,7 +583,8 @@ done:
 static int send_run(struct ploom_worker *w, const int *choices, size_t n, long max_steps,
 		    long timeout_ms, struct ploom_err *err)
 {
-	struct ploom_run_cmd rc = {max_steps, timeout_ms, (int *)choices, n, NULL, 0};
+	struct ploom_run_cmd rc = {.max_steps = max_steps, .timeout_ms = timeout_ms,
+				  .choices = (int *)choices, .nchoices = n};
 
 	return send_cmd(w, &rc, err);
 }
@@ -647,7 +648,8 @@ int ploom_worker_send_cmd(struct ploom_worker *w, const struct ploom_run_cmd *cm
 int ploom_worker_send_run(struct ploom_worker *w, const int *choices, size_t n,
 			  long max_steps, long timeout_ms, struct ploom_err *err)
 {
-	struct ploom_run_cmd rc = {max_steps, timeout_ms, (int *)choices, n, NULL, 0};
+	struct ploom_run_cmd rc = {.max_steps = max_steps, .timeout_ms = timeout_ms,
+				  .choices = (int *)choices, .nchoices = n};
 
 	return ploom_worker_send_cmd(w, &rc, err);
 }

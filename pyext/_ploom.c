@@ -9,7 +9,8 @@
  * scenario on its main thread as task 0.  Every ploom.Thread is a real OS
  * thread, but only the task holding the baton runs: before each operation a
  * task stops at a scheduling point, picks the next task (following the
- * requested choices, then the default), records the step (see record_area)
+ * requested choices, then the `run` command's policy: lib/policy.h's
+ * default, random or pct), records the step (see record_area)
  * and, if it picked another task, posts that task's semaphore and sleeps on
  * its own.  So scheduler state is only ever touched by the baton holder, and
  * sem_post/sem_wait order those accesses: no other lock is needed, with or
@@ -139,6 +140,11 @@ struct sched {
 	size_t nsleep;
 	int sleep_active;    /* ...in effect from its last choice on */
 	char *asleep;        /* per task, cap entries */
+	/* how the child picks past the choices: the run command's policy,
+	 * and the policy that a schedule's child starts from it */
+	struct ploom_policy_spec policy_spec;
+	struct ploom_policy policy;
+	int *cand;           /* scratch, cap entries: the tasks the policy picks from */
 	int last_task;       /* the previous step, for waking sleepers */
 	enum ploom_op last_op;
 	struct ploom_obj last_obj;
@@ -687,6 +693,22 @@ static int default_choice(struct sched *s, const int *enabled, int n)
 	return first;
 }
 
+/* The choice past the run command's choices: the default, or its
+ * policy's among the enabled tasks that are awake; -1 when all sleep. */
+static int policy_choice(struct sched *s, int n)
+{
+	int i, m = 0;
+
+	if (s->policy.spec.kind == PLOOM_POLICY_DEFAULT)
+		return default_choice(s, s->enabled, n);
+	for (i = 0; i < n; i++)
+		if (!(s->sleep_active && s->asleep[s->enabled[i]]))
+			s->cand[m++] = s->enabled[i];
+	if (!m)
+		return -1;
+	return ploom_policy_choose(&s->policy, s->cand, (size_t)m, s->prev);
+}
+
 static _Noreturn void sched_sleep_blocked(struct sched *s)
 {
 	int i;
@@ -747,7 +769,7 @@ static struct task *sched_pick(struct sched *s)
 		if (s->next_choice == s->nchoices && s->nsleep)
 			sleep_start(s);
 	} else {
-		c = default_choice(s, s->enabled, n);
+		c = policy_choice(s, n);
 		if (c < 0)
 			sched_sleep_blocked(s);
 	}
@@ -862,7 +884,10 @@ static struct task *task_new(struct sched *s, ThreadObject *th)
 			s->asleep = asleep;
 			memset(asleep + s->cap, 0, (size_t)(cap - s->cap));
 		}
-		if (!tasks || !enabled || !pending || !asleep) {
+		int *cand = realloc(s->cand, (size_t)cap * sizeof(*cand));
+		if (cand)
+			s->cand = cand;
+		if (!tasks || !enabled || !pending || !asleep || !cand) {
 			free(t);
 			return NULL;
 		}
@@ -871,6 +896,11 @@ static struct task *task_new(struct sched *s, ThreadObject *th)
 	t->id = s->ntasks;
 	t->sched = s;
 	t->thread = th;
+	/* pct gives the task its rank as it is created */
+	if (ploom_policy_add_task(&s->policy, t->id, NULL) < 0) {
+		free(t);
+		return NULL;
+	}
 	Py_XINCREF(th);
 	if (sem_init(&t->go, 0, 0) < 0) {
 		Py_XDECREF(th);
@@ -1826,6 +1856,8 @@ static _Noreturn void run_schedule(module_state *st, PyObject *scenario)
 	struct task *t0, *next;
 	PyObject *r;
 
+	if (ploom_policy_init(&s->policy, &s->policy_spec, NULL) < 0)
+		_exit(121);
 	t0 = task_new(s, NULL);
 	if (!t0)
 		_exit(121);
@@ -1925,6 +1957,7 @@ static int parse_run(struct sched *s, const char *line, long *timeout_ms)
 	s->next_choice = 0;
 	s->sleep = cmd.sleep;
 	s->nsleep = cmd.nsleep;
+	s->policy_spec = cmd.policy;
 	return 0;
 }
 

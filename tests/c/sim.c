@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../lib/explore.h"
+#include "../../lib/policy.h"
 
 /* A simulator of the scenario semantics (DESIGN.md, /tmp/proto/sim.py)
  * for the C unit tests; sim.h documents it.
@@ -567,10 +568,13 @@ static void pending_accesses(const struct sim *s, int id, struct ploom_access ou
 	*n = ploom_pending_accesses(out, id, ploom_ops[t->pend.kind], object_of(s, &t->pend, id));
 }
 
-void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct sim_prog *prog,
-	      const int *choices, size_t nchoices, const int *sleep, size_t nsleep,
-	      long final_cells[3])
+/* sim_exec(), with a policy past the choices when policy is not NULL. */
+static void exec_run(struct ploom_run *run, const struct sim_scenario *sc,
+		     const struct sim_prog *prog, const int *choices, size_t nchoices,
+		     const int *sleep, size_t nsleep, long final_cells[3],
+		     const struct ploom_policy_spec *policy)
 {
+	struct ploom_policy pol;
 	struct sim s;
 	size_t ci = 0, i2;
 	int prev = 0, i, k, sleep_active = 0, last_task = -1, nla = 0;
@@ -594,6 +598,9 @@ void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct
 	}
 	s.ntasks = 1;
 	s.order[0] = 0;
+	if (policy && (ploom_policy_init(&pol, policy, NULL) < 0 ||
+		       ploom_policy_add_task(&pol, 0, NULL) < 0))
+		abort();
 	if (!nchoices && nsleep) {
 		sleep_active = 1;
 		for (i2 = 0; i2 < nsleep; i2++)
@@ -650,6 +657,20 @@ void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct
 					if (sleep[i2] < MAX_TASKS)
 						asleep[sleep[i2]] = 1;
 			}
+		} else if (policy) {
+			int cand[MAX_TASKS], ncand = 0;
+
+			for (k = 0; k < nen; k++)
+				if (!(sleep_active && asleep[en[k]]))
+					cand[ncand++] = en[k];
+			if (ncand)
+				c = ploom_policy_choose(&pol, cand, (size_t)ncand, prev);
+			if (c < 0) {
+				run->outcome.kind = PLOOM_OUTCOME_SLEEP_BLOCKED;
+				run->outcome.divergence_index = index;
+				add_waits(run, &s);
+				break;
+			}
 		} else {
 			for (k = 0; k < nen; k++) {
 				if (sleep_active && asleep[en[k]])
@@ -694,6 +715,8 @@ void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct
 		prev = c;
 		switch (t->pend.kind) {
 		case OP_START:
+			if (policy && ploom_policy_add_task(&pol, s.ntasks, NULL) < 0)
+				abort();
 			s.pool[t->pend.obj + 1].id = s.ntasks;
 			s.order[s.ntasks++] = t->pend.obj + 1;
 			s.pool[t->pend.obj + 1].pend.kind = OP_BEGIN;
@@ -744,7 +767,23 @@ finish:
 	if (final_cells)
 		for (i = 0; i < 3; i++)
 			final_cells[i] = s.cell[i];
+	if (policy)
+		ploom_policy_release(&pol);
 	ploom_run_finish(run, NULL);
+}
+
+void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct sim_prog *prog,
+	      const int *choices, size_t nchoices, const int *sleep, size_t nsleep,
+	      long final_cells[3])
+{
+	exec_run(run, sc, prog, choices, nchoices, sleep, nsleep, final_cells, NULL);
+}
+
+void sim_exec_policy(struct ploom_run *run, const struct sim_scenario *sc,
+		     const struct sim_prog *prog, const int *choices, size_t nchoices,
+		     const struct ploom_policy_spec *policy)
+{
+	exec_run(run, sc, prog, choices, nchoices, NULL, 0, NULL, policy);
 }
 
 void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *choices,

@@ -95,6 +95,16 @@ void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct
 	      const int *choices, size_t nchoices, const int *sleep, size_t nsleep,
 	      long final_cells[3]);
 
+/* sim_exec() without a sleep set and with a policy (policy.h) past the
+ * choices instead of the default, as the worker runs a `run` command's
+ * policy: the main task and each started thread are added to it, and it
+ * picks at every branch point past the choices.  *run is overwritten and
+ * finished. */
+struct ploom_policy_spec;
+void sim_exec_policy(struct ploom_run *run, const struct sim_scenario *sc,
+		     const struct sim_prog *prog, const int *choices, size_t nchoices,
+		     const struct ploom_policy_spec *policy);
+
 /* The first run of an unbounded depth-first search of sc (explore.h) for
  * which want(run, arg) is nonzero, moved into *out (released or zeroed by
  * the caller, who releases it after); 0 if found, -1 if none is. */

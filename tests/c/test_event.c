@@ -408,7 +408,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 {
 	struct ploom_err err = {0, ""};
 	struct ploom_hello h;
-	const char *line = "hello 4 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
+	const char *line = "hello 5 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
 			   "=/src/examples/bank_account.py";
 	const char *bad = "error load =No%20module%20named%20'nosuch'";
 
@@ -431,7 +431,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	ploom_hello_release(&h);
 	line = "hello 1 =cpython =3.13.0 1 =0 =m =q =";
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
-	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 4)");
+	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 5)");
 	ploom_hello_release(&h);
 }
 
@@ -690,18 +690,35 @@ static void encoded_records_decode_to_what_was_encoded(void)
 static void run_commands_round_trip_and_bad_ones_are_refused(void)
 {
 	int choices[] = {1, 0, 2}, sleep[] = {3, 1};
-	struct ploom_run_cmd cmd = {100, 5000, choices, 3, sleep, 2}, got;
+	struct ploom_run_cmd cmd = {100, 5000, choices, 3, sleep, 2, {0, 0, 0, 0}}, got;
 	struct ploom_buf b = {0};
 	struct ploom_err err = {0, ""};
 	static const char *const bad[] = {
 		"run", "run 1 2", "run 1 2 0", "run 1 2 1 0", "run 1 2 2 0 1 0 x",
-		"run -1 0 0 0", "run 1 2 0 0 ", "run 1 2 0 1 1000001", "runs 1 2 0 0",
-		"run 1 2 0  0", "run 1 2 99999999 0",
+		"run -1 0 0 0 default", "run 1 2 0 0 default ", "run 1 2 0 1 1000001 default",
+		"runs 1 2 0 0 default", "run 1 2 0  0 default", "run 1 2 99999999 0 default",
+		/* a policy is always there (protocol 5), and whole */
+		"run 0 0 0 0", "run 0 0 0 0 ", "run 0 0 0 0 dfs", "run 0 0 0 0 default 1",
+		"run 0 0 0 0 random", "run 0 0 0 0 random -1", "run 0 0 0 0 random 281474976710656",
+		"run 0 0 0 0 pct 1 3", "run 0 0 0 0 pct 1 0 5", "run 0 0 0 0 pct 1 1001 5",
+		"run 0 0 0 0 pct 1 3 10000001", "run 0 0 0 0 pct 1 3 5 6", "run 0 0 0 0 Pct 1 3 5",
+	};
+	static const struct {
+		struct ploom_policy_spec policy;
+		const char *line;
+	} policies[] = {
+		{{PLOOM_POLICY_DEFAULT, 0, 0, 0}, "run 0 0 0 0 default\n"},
+		{{PLOOM_POLICY_RANDOM, 7, 0, 0}, "run 0 0 0 0 random 7\n"},
+		{{PLOOM_POLICY_RANDOM, PLOOM_POLICY_MAX_SEED, 0, 0},
+		 "run 0 0 0 0 random 281474976710655\n"},
+		{{PLOOM_POLICY_PCT, 42, 3, 17}, "run 0 0 0 0 pct 42 3 17\n"},
+		{{PLOOM_POLICY_PCT, 0, 1000, PLOOM_PCT_MAX_K}, "run 0 0 0 0 pct 0 1000 10000000\n"},
+		{{PLOOM_POLICY_PCT, 0, 1, 0}, "run 0 0 0 0 pct 0 1 0\n"},
 	};
 	size_t i;
 
 	ploom_enc_run(&b, &cmd);
-	CHECK_STR(b.data, "run 100 5000 3 1 0 2 2 3 1\n");
+	CHECK_STR(b.data, "run 100 5000 3 1 0 2 2 3 1 default\n");
 	CHECK_INT(ploom_run_cmd_parse(&got, b.data, b.len - 1, &err), 0);
 	CHECK_INT(got.max_steps, 100);
 	CHECK_INT(got.timeout_ms, 5000);
@@ -709,11 +726,25 @@ static void run_commands_round_trip_and_bad_ones_are_refused(void)
 	CHECK_INT(got.choices[2], 2);
 	CHECK_INT(got.nsleep, 2);
 	CHECK_INT(got.sleep[0], 3);
+	CHECK_INT(got.policy.kind, PLOOM_POLICY_DEFAULT);
 	ploom_run_cmd_release(&got);
 	ploom_buf_release(&b);
-	CHECK_INT(ploom_run_cmd_parse(&got, "run 0 0 0 0", 11, &err), 0);
-	CHECK_INT(got.nchoices, 0);
-	ploom_run_cmd_release(&got);
+	/* each policy is written as the protocol spells it and reads back */
+	for (i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+		struct ploom_run_cmd p = {0, 0, NULL, 0, NULL, 0, policies[i].policy};
+
+		ploom_enc_run(&b, &p);
+		CHECK_STR(b.data, policies[i].line);
+		if (CHECK_INT(ploom_run_cmd_parse(&got, b.data, b.len - 1, &err), 0)) {
+			CHECK_INT(got.policy.kind, policies[i].policy.kind);
+			CHECK(got.policy.seed == policies[i].policy.seed);
+			CHECK_INT(got.policy.depth, policies[i].policy.depth);
+			CHECK_INT(got.policy.k, policies[i].policy.k);
+			CHECK(ploom_policy_problem(&got.policy) == NULL);
+		}
+		ploom_run_cmd_release(&got);
+		ploom_buf_release(&b);
+	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (!CHECK_INT(ploom_run_cmd_parse(&got, bad[i], strlen(bad[i]), &err), -1))
 			printf("  accepted '%s'\n", bad[i]);
@@ -727,7 +758,10 @@ static void a_run_command_of_40000_choices_round_trips(void)
 {
 	enum { N = 40000 };
 	int *choices = malloc(N * sizeof(*choices)), sleep[] = {PLOOM_MAX_TASK_ID};
-	struct ploom_run_cmd cmd = {0, 1000, choices, N, sleep, 1}, got;
+	/* the widest policy too */
+	struct ploom_run_cmd cmd = {0, 1000, choices, N, sleep, 1,
+				    {PLOOM_POLICY_PCT, PLOOM_POLICY_MAX_SEED, PLOOM_PCT_MAX_DEPTH,
+				     PLOOM_PCT_MAX_K}}, got;
 	struct ploom_buf b = {0};
 	struct ploom_err err = {0, ""};
 	size_t i, same = 0;
@@ -745,12 +779,19 @@ static void a_run_command_of_40000_choices_round_trips(void)
 	CHECK_INT(same, N);
 	CHECK_INT(got.nsleep, 1);
 	CHECK_INT(got.sleep[0], PLOOM_MAX_TASK_ID);
+	CHECK_INT(got.policy.kind, PLOOM_POLICY_PCT);
+	CHECK(got.policy.seed == PLOOM_POLICY_MAX_SEED);
+	CHECK_INT(got.policy.depth, PLOOM_PCT_MAX_DEPTH);
+	CHECK_INT(got.policy.k, PLOOM_PCT_MAX_K);
 	ploom_run_cmd_release(&got);
 	ploom_buf_release(&b);
 	/* the most choices the protocol allows, each of the widest id, and
-	 * as many sleeping tasks, fit the longest command the worker reads */
-	head = snprintf(NULL, 0, "run %ld %ld %ld %d", LONG_MAX / 2, LONG_MAX / 2,
-			PLOOM_MAX_CHOICES, PLOOM_MAX_TASK_ID);
+	 * as many sleeping tasks, fit the longest command the worker reads,
+	 * with the longest policy */
+	head = snprintf(NULL, 0, "run %ld %ld %ld %d pct %llu %d %ld", LONG_MAX / 2, LONG_MAX / 2,
+			PLOOM_MAX_CHOICES, PLOOM_MAX_TASK_ID,
+			(unsigned long long)PLOOM_POLICY_MAX_SEED, PLOOM_PCT_MAX_DEPTH,
+			PLOOM_PCT_MAX_K);
 	each = snprintf(NULL, 0, " %d", PLOOM_MAX_TASK_ID);
 	CHECK(head + (PLOOM_MAX_CHOICES + PLOOM_MAX_TASK_ID) * each <=
 	      (long)PLOOM_MAX_RUN_CMD_BYTES);

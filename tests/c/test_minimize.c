@@ -356,7 +356,7 @@ static void a_worker_trace_keeps_the_original_id_target_and_fingerprints(void)
 	CHECK_INT(res.schedules, 1);
 	cmds = fake_read(dir, "commands");
 	/* bound 0's first schedule: no choices; the trace's steps and timeout */
-	CHECK_STR(cmds, "run 500 2500 0 0\n");
+	CHECK_STR(cmds, "run 500 2500 0 0 default\n");
 	free(cmds);
 	ploom_trace_free(min);
 	ploom_worker_stop(w, NULL);

@@ -412,7 +412,7 @@ static void a_replay_reproduces_or_names_the_first_divergence(void)
 			ploom_trace_free(out);
 			cmds = fake_read(dir, "commands");
 			/* the trace's choices, max_steps and timeout */
-			CHECK_STR(cmds, "run 300 1500 3 1 1 1 0\n");
+			CHECK_STR(cmds, "run 300 1500 3 1 1 1 0 default\n");
 			free(cmds);
 		} else {
 			CHECK(out == NULL);

@@ -79,7 +79,7 @@ static void worker_starts_runs_and_stops(void)
 	}
 	free(text);
 	text = fake_read(dir, "cmd");
-	CHECK_STR(text, "run 100 5000 2 1 2 0\n");
+	CHECK_STR(text, "run 100 5000 2 1 2 0 default\n");
 	free(text);
 	text = fake_read(dir, "args");
 	CHECK_STR(text, "-m ploom._worker mod:fn\n");

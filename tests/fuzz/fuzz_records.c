@@ -64,8 +64,13 @@ static void run_cmd(const char *line, size_t len)
 	    again.nchoices != cmd.nchoices || again.nsleep != cmd.nsleep ||
 	    (cmd.nchoices &&
 	     memcmp(again.choices, cmd.choices, cmd.nchoices * sizeof(*cmd.choices))) ||
-	    (cmd.nsleep && memcmp(again.sleep, cmd.sleep, cmd.nsleep * sizeof(*cmd.sleep))))
+	    (cmd.nsleep && memcmp(again.sleep, cmd.sleep, cmd.nsleep * sizeof(*cmd.sleep))) ||
+	    again.policy.kind != cmd.policy.kind || again.policy.seed != cmd.policy.seed ||
+	    again.policy.depth != cmd.policy.depth || again.policy.k != cmd.policy.k)
 		fail("a run command changed through ploom_enc_run", NULL);
+	if (ploom_policy_problem(&cmd.policy))
+		fail("a run command parsed with a policy no policy takes",
+		     ploom_policy_problem(&cmd.policy));
 	ploom_run_cmd_release(&again);
 	ploom_run_cmd_release(&cmd);
 	ploom_buf_release(&b);
