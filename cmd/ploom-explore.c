@@ -1,9 +1,9 @@
-/* ploom-explore - search the schedules of a scenario depth first.
+/* ploom-explore - search the schedules of a scenario.
  *
  * Starts the workers (one, or N with -j N), runs a depth-first search
  * (lib/explore; with --shard only the part lib/shard.h tells), or the
- * order --search names, on them through the search driver (lib/search),
- * prints
+ * order --search names (a sample: lib/sample), on them through the search
+ * driver (lib/search), prints
  * what the search reports as it goes, minimizes the first failing trace
  * on a worker the search left idle (lib/minimize), and prints the
  * statistics as JSON on stdout.
@@ -23,6 +23,7 @@
 #include "json.h"
 #include "minimize.h"
 #include "render.h"
+#include "sample.h"
 #include "search.h"
 #include "shard.h"
 #include "trace.h"
@@ -33,10 +34,10 @@
 const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
-	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--python=PATH]\n"
-	"                     [--hash-seed=N] [--patch=MODULE]... [--trace-dir=DIR]\n"
-	"                     [--no-minimize] [--progress=MODE] [--shard=K/N [--shard-depth=D]]\n"
-	"                     [-q] TARGET\n"
+	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--seed=N]\n"
+	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N]\n"
+	"                     [--patch=MODULE]... [--trace-dir=DIR] [--no-minimize]\n"
+	"                     [--progress=MODE] [--shard=K/N [--shard-depth=D]] [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
@@ -54,7 +55,13 @@ const char cli_usage[] =
 	"        --reduction=MODE         none: every schedule (default); dpor: one or a few\n"
 	"                                 schedules per class of equivalent ones\n"
 	"        --search=ORDER           dfs: depth first (default); ipb: fewest preemptions\n"
-	"                                 first, every schedule with 0, then 1, ...\n"
+	"                                 first, every schedule with 0, then 1, ...; pct:\n"
+	"                                 PCT samples, at most N-1 preemptions each (see\n"
+	"                                 --pct-depth); random: uniform random choices.\n"
+	"                                 pct and random need -n or -t and never pass\n"
+	"        --seed=N                 seed of pct and random (0-4294967295, default 0)\n"
+	"        --pct-depth=N            PCT's depth d: d-1 priority change points per\n"
+	"                                 schedule (1-1000, default 3)\n"
 	"        --python=PATH            the worker's interpreter\n"
 	"        --hash-seed=N            PYTHONHASHSEED of every schedule (0-4294967295,\n"
 	"                                 default 0)\n"
@@ -83,6 +90,8 @@ enum {
 	OPT_SHARD,
 	OPT_SHARD_DEPTH,
 	OPT_SEARCH,
+	OPT_SEED,
+	OPT_PCT_DEPTH,
 };
 
 static const struct option options[] = {
@@ -95,6 +104,8 @@ static const struct option options[] = {
 	{"jobs", required_argument, NULL, 'j'},
 	{"reduction", required_argument, NULL, OPT_REDUCTION},
 	{"search", required_argument, NULL, OPT_SEARCH},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"pct-depth", required_argument, NULL, OPT_PCT_DEPTH},
 	CLI_OPTION_PYTHON,
 	CLI_OPTION_HASH_SEED,
 	CLI_OPTION_PATCH,
@@ -124,6 +135,13 @@ struct order {
 	int fewest_preemptions_first;
 	/* why --shard cannot be combined with it; NULL: it can */
 	const char *no_shard;
+	/* a sample (lib/sample), whose strategy_new is NULL: its policy,
+	 * PLOOM_POLICY_PCT or PLOOM_POLICY_RANDOM; PLOOM_POLICY_DEFAULT for
+	 * an order that walks the tree.  A sample takes --seed and needs -n
+	 * or -t. */
+	enum ploom_policy_kind sample;
+	/* why --max-preemptions cannot be combined with it; NULL: it can */
+	const char *no_bound;
 };
 
 static int dfs_new(struct ploom_strategy **out, const struct ploom_config *config,
@@ -138,8 +156,14 @@ static int ipb_new(struct ploom_strategy **out, const struct ploom_config *confi
 	return ploom_ipb_strategy_new(out, config->max_preemptions, err);
 }
 
+/* why a sample cannot be combined with --reduction=dpor and --shard */
+#define SAMPLE_NO_DPOR "a sample draws its choices in the worker, where no partial-order " \
+	"reduction runs"
+#define SAMPLE_NO_SHARD "shards split a depth-first tree; give each machine a --seed of " \
+	"its own instead"
+
 static const struct order orders[] = {
-	{"dfs", dfs_new, NULL, 0, NULL},
+	{"dfs", dfs_new, NULL, 0, NULL, PLOOM_POLICY_DEFAULT, NULL},
 	{"ipb", ipb_new,
 	 "the reduction keeps one schedule of each class of equivalent ones, not always the "
 	 "one with the fewest preemptions, so the search by preemptions could miss the "
@@ -147,7 +171,12 @@ static const struct order orders[] = {
 	 "does not have",
 	 1,
 	 "a shard walks the work units of the depth-first search, and ipb's levels "
-	 "are not split into them"},
+	 "are not split into them",
+	 PLOOM_POLICY_DEFAULT, NULL},
+	{"pct", NULL, SAMPLE_NO_DPOR, 0, SAMPLE_NO_SHARD, PLOOM_POLICY_PCT,
+	 "a pct schedule has at most --pct-depth minus 1 preemptions"},
+	{"random", NULL, SAMPLE_NO_DPOR, 0, SAMPLE_NO_SHARD, PLOOM_POLICY_RANDOM,
+	 "its choices are drawn, not bounded"},
 };
 
 #define NORDERS (sizeof(orders) / sizeof(orders[0]))
@@ -302,8 +331,11 @@ int main(int argc, char **argv)
 	double time_limit = 0;
 	int keep_going = 0, minimize = 1, jobs = 1, check_options = 0, c, i, r;
 	int shard_index = -1, shard_count = 0, shard_depth = -1;
+	int seed_given = 0, depth_given = 0;
+	struct ploom_sample_opts sample;
 	int ret = PLOOM_EXIT_USAGE;
 
+	config->pct_depth = 3;
 	while ((c = cli_getopt(argc, argv, ":p:n:t:s:kj:qhV", options)) != -1) {
 		switch (c) {
 		case 'p':
@@ -343,6 +375,20 @@ int main(int argc, char **argv)
 			ret = find_order(&order, optarg);
 			if (ret)
 				goto done;
+			break;
+		case OPT_SEED:
+			ret = cli_long_value(&v, "--seed", optarg, 0, (long)PLOOM_SAMPLE_MAX_SEED);
+			if (ret)
+				goto done;
+			config->seed = (unsigned long)v;
+			seed_given = 1;
+			break;
+		case OPT_PCT_DEPTH:
+			ret = cli_long_value(&v, "--pct-depth", optarg, 1, PLOOM_PCT_MAX_DEPTH);
+			if (ret)
+				goto done;
+			config->pct_depth = (int)v;
+			depth_given = 1;
 			break;
 		case OPT_TRACE_DIR:
 			if (!*optarg) {
@@ -433,6 +479,28 @@ int main(int argc, char **argv)
 		ret = cli_usage_error(why, NULL);
 		goto done;
 	}
+	if (order->no_bound && config->max_preemptions >= 0) {
+		char why[512];
+		snprintf(why, sizeof(why), "--search=%s cannot be combined with --max-preemptions: %s",
+			 order->name, order->no_bound);
+		ret = cli_usage_error(why, NULL);
+		goto done;
+	}
+	if (order->sample && !max_schedules && !time_limit) {
+		char why[512];
+		snprintf(why, sizeof(why), "--search=%s needs --max-schedules or --time-limit: a "
+			 "sample never completes the search", order->name);
+		ret = cli_usage_error(why, NULL);
+		goto done;
+	}
+	if (seed_given && !order->sample) {
+		ret = cli_usage_error("--seed needs --search=pct or --search=random", NULL);
+		goto done;
+	}
+	if (depth_given && order->sample != PLOOM_POLICY_PCT) {
+		ret = cli_usage_error("--pct-depth needs --search=pct", NULL);
+		goto done;
+	}
 	if (check_options) {
 		ret = PLOOM_EXIT_OK;
 		goto done;
@@ -450,6 +518,10 @@ int main(int argc, char **argv)
 		if (shard_depth >= 0)
 			shard.depth = shard_depth;
 		r = ploom_explore_strategy_new_shard(&strategy, config->max_preemptions, &shard, &err);
+	} else if (order->sample) {
+		sample = (struct ploom_sample_opts){order->sample, config->seed, config->pct_depth,
+						    max_schedules, jobs};
+		r = ploom_sample_strategy_new(&strategy, &sample, &err);
 	} else if (!strcmp(config->reduction, "dpor")) {
 		r = ploom_dpor_strategy_new(&strategy, &err);
 	} else {
@@ -545,6 +617,8 @@ int main(int argc, char **argv)
 	stats.max_preemptions = config->max_preemptions;
 	stats.reduction = config->reduction;
 	stats.search = order->name;
+	stats.seed = config->seed;
+	stats.pct_depth = config->pct_depth;
 	stats.minimal_by_construction = res.failure && order->fewest_preemptions_first;
 	stats.sleep_blocked = res.sleep_blocked;
 	stats.hash_seed = seed;

@@ -677,6 +677,13 @@ static void put_facts(struct ploom_writer *w, const struct ploom_trace *tr, cons
 		put(w, i ? "," : ", patch ");
 		put_esc(w, c->patch[i], 0);
 	}
+	if (c->search && (!strcmp(c->search, "pct") || !strcmp(c->search, "random"))) {
+		put(w, ", search ");
+		put_esc(w, c->search, 0);
+		putf(w, ", seed %lu", c->seed);
+		if (!strcmp(c->search, "pct"))
+			putf(w, ", pct_depth %d", c->pct_depth);
+	}
 	fact_close(w);
 	fact_open(w, "steps");
 	putf(w, "%zu (%zu choice%s)", run->nsteps, run->nchoices, run->nchoices == 1 ? "" : "s");

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "args.h"
+#include "sample.h"
 #include "search.h"
 #include "shard.h"
 
@@ -117,6 +118,16 @@ static void put_where(struct builder *b, cJSON *o, const struct ploom_where *w)
 	put_str(b, x, "file", w->file);
 	put_num(b, x, "line", w->line);
 	put_str(b, x, "function", w->function ? w->function : "?");
+}
+
+/* The seed of a sample (search "pct" or "random") and the depth of pct. */
+static void put_sample(struct builder *b, cJSON *o, const char *search, unsigned long seed,
+		       int pct_depth)
+{
+	if (search && (!strcmp(search, "pct") || !strcmp(search, "random")))
+		put_num(b, o, "seed", (double)seed);
+	if (search && !strcmp(search, "pct"))
+		put_num(b, o, "pct_depth", pct_depth);
 }
 
 static void put_step(struct builder *b, cJSON *arr, const struct ploom_step *s)
@@ -273,6 +284,7 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct builder *b)
 		put_num(b, o, "max_preemptions", t->config.max_preemptions);
 	put_str(b, o, "reduction", t->config.reduction ? t->config.reduction : "none");
 	put_str(b, o, "search", t->config.search ? t->config.search : "dfs");
+	put_sample(b, o, t->config.search, t->config.seed, t->config.pct_depth);
 	put_num(b, o, "max_steps", (double)t->config.max_steps);
 	put_num(b, o, "schedule_timeout_s", t->config.schedule_timeout_s);
 	/* always written, empty when none, so that a reader sees the list
@@ -585,6 +597,7 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	if (s->reduction && strcmp(s->reduction, "none"))
 		put_num(&b, root, "sleep_blocked", (double)s->sleep_blocked);
 	put_str(&b, root, "search", s->search);
+	put_sample(&b, root, s->search, s->seed, s->pct_depth);
 	if (s->jobs > 0)
 		put_num(&b, root, "jobs", s->jobs);
 	put_str(&b, root, "hash_seed", s->hash_seed);
@@ -1167,6 +1180,22 @@ static void read_patch(struct reader *r, struct ploom_config *c, const cJSON *co
 	}
 }
 
+/* config.seed and pct_depth, which a sample's search (pct, random) has,
+ * each as ploom-explore's options take them. */
+static void read_sample(struct reader *r, struct ploom_config *c, const cJSON *config)
+{
+	long seed = 0;
+
+	if (r->failed || !c->search)
+		return;
+	if (!strcmp(c->search, "pct") || !strcmp(c->search, "random")) {
+		get_long(r, &seed, config, "config.", "seed", 0, (long)PLOOM_SAMPLE_MAX_SEED);
+		c->seed = (unsigned long)seed;
+	}
+	if (!strcmp(c->search, "pct"))
+		get_int(r, &c->pct_depth, config, "config.", "pct_depth", 1, PLOOM_PCT_MAX_DEPTH);
+}
+
 /* Sets a name read from the trace, within PLOOM_NAMES_MAX objects. */
 static void set_name(struct reader *r, struct ploom_run *run, struct ploom_obj obj,
 		     const char *name, const char *prefix, const char *field)
@@ -1365,6 +1394,7 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 			t->config.schedule_timeout_s = e->valuedouble;
 	}
 	read_patch(r, &t->config, x);
+	read_sample(r, &t->config, x);
 	get_int_array(r, &t->run.choices, &t->run.nchoices, root, "", "choices",
 		      PLOOM_MAX_CHOICES);
 	get_int(r, &t->run.preemptions, root, "", "preemptions", 0, INT_MAX);

@@ -15,9 +15,10 @@
  *    "python": {"implementation", "version", "gil" (bool)},
  *    "hash_seed": "0",
  *    "config": {"max_preemptions" (int or null), "reduction", "search"
- *               (optional on read: "dfs"), "max_steps",
- *               "schedule_timeout_s", "patch": [module name...] (optional
- *               on read, always written)},
+ *               (optional on read: "dfs"), "seed" (int, with search pct
+ *               or random), "pct_depth" (int, with search pct),
+ *               "max_steps", "schedule_timeout_s", "patch": [module
+ *               name...] (optional on read, always written)},
  *    "choices": [int...], "preemptions": int,
  *    "minimized_from": int (optional: minimized traces),
  *    "tasks": [{"id", "name"}...] (optional on read, always written:
@@ -126,7 +127,11 @@ struct ploom_stats {
 	const char *stopped_by;     /* NULL, "max-schedules", "time-limit", "max-steps", "failure" */
 	int max_preemptions;        /* -1: null */
 	const char *reduction;
-	const char *search;         /* the search order: "dfs", "ipb" */
+	const char *search;         /* the search order: "dfs", "ipb", "pct", "random" */
+	/* a sample's (search "pct" or "random"): "seed" is written, and for
+	 * "pct" "pct_depth" too */
+	unsigned long seed;
+	int pct_depth;
 	/* 1: write "minimal_by_construction": true, the first failure has the
 	 * fewest preemptions of any failing schedule because the search order
 	 * ran every schedule with fewer before it; 0: not written */

@@ -759,6 +759,14 @@ static void put_header(struct writer *w, const struct ploom_trace *tr, const str
 		put(w, i ? "," : ", patch ");
 		put_text(w, c->patch[i], 0);
 	}
+	/* a sample's, which says how to run the same schedules again */
+	if (c->search && (!strcmp(c->search, "pct") || !strcmp(c->search, "random"))) {
+		put(w, ", search ");
+		put_text(w, c->search, 0);
+		putf(w, ", seed %lu", c->seed);
+		if (!strcmp(c->search, "pct"))
+			putf(w, ", pct_depth %d", c->pct_depth);
+	}
 	put(w, "\n");
 	key(w, "steps");
 	putf(w, "%zu (%zu choice%s)\n", run->nsteps, run->nchoices, run->nchoices == 1 ? "" : "s");

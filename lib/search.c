@@ -35,6 +35,7 @@ struct ploom_search {
 	long timeout_ms;
 	double t0;
 	int hit_step_limit;
+	int samples;            /* the strategy's ops' samples */
 	size_t outcomes_cap;
 	uint16_t slot[TALLY_SLOTS];
 };
@@ -290,6 +291,8 @@ static int send_run(struct ploom_search *s, struct job *job, struct ploom_err *e
 	cmd.choices = (int *)ops->prefix(job->part, &cmd.nchoices);
 	if (ops->sleep)
 		cmd.sleep = (int *)ops->sleep(job->part, &cmd.nsleep);
+	if (ops->policy)
+		cmd.policy = *ops->policy(job->part);
 	return ploom_worker_send_cmd(job->w, &cmd, err);
 }
 
@@ -317,6 +320,10 @@ static int check_opts(const struct ploom_search_opts *o, const struct ploom_stra
 		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "the '%s' search cannot be split: it runs on one worker only",
 				     strategy->ops->name);
+	if (strategy->ops->samples && !o->max_schedules && !(o->time_limit_s > 0))
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "the '%s' search samples schedules without end: it needs a "
+				     "schedule limit or a time limit", strategy->ops->name);
 	for (i = 0; i < o->nworkers; i++)
 		if (ploom_worker_busy(o->workers[i]))
 			return ploom_err_set(err, PLOOM_ERR_INPUT,
@@ -354,6 +361,7 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 	s->timeout_ms = timeout_ms;
 	for (i = 0; i < o->nworkers; i++)
 		s->job[i].w = o->workers[i];
+	s->samples = strategy->ops->samples;
 	s->job[0].part = strategy;
 	strategy = NULL;
 	s->t0 = now_s();
@@ -412,9 +420,14 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 			emit(s, PLOOM_SEARCH_PROGRESS, NULL, NULL);
 	}
 	out->elapsed_s = now_s() - s->t0;
-	/* a limit stopped the search only if it left something to search */
-	if (!stop && work_left(s))
+	/* a limit stopped the search only if it left something to search,
+	 * which a sample always does: its parts end when their share of the
+	 * schedule limit is run */
+	if (!stop && (work_left(s) || s->samples)) {
 		out->stopped_by = max_sent ? "max-schedules" : time_up ? "time-limit" : NULL;
+		if (!out->stopped_by && !work_left(s))
+			out->stopped_by = "max-schedules";
+	}
 	/* with keep_going a schedule cut by the step limit still leaves the
 	 * search incomplete */
 	if (!out->stopped_by && s->hit_step_limit)

@@ -34,7 +34,8 @@
  * the runs in flight are awaited; with a time limit, no schedule is sent
  * once it has passed, and the runs in flight are awaited too, so a limit
  * never discards a run that was started.  Either makes the search
- * incomplete when the strategies had schedules left.  A failure, or a
+ * incomplete when the strategies had schedules left, and always when the
+ * strategy samples (struct ploom_strategy_ops' samples).  A failure, or a
  * schedule that reaches the step limit, stops the search unless
  * keep_going: the runs still in flight on other workers are then
  * discarded and those workers killed.
@@ -47,6 +48,7 @@
 
 #include "err.h"
 #include "estimate.h"
+#include "policy.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -115,6 +117,19 @@ struct ploom_strategy_ops {
 	 * Asked when its run is back, before next().  May be NULL: every
 	 * schedule counts. */
 	int (*probe)(const struct ploom_strategy *self);
+
+	/* How the next schedule picks past its prefix (policy.h), sent in
+	 * its `run` command; owned as prefix()'s.  May be NULL: the
+	 * default. */
+	const struct ploom_policy_spec *(*policy)(const struct ploom_strategy *self);
+
+	/* 1: the strategy samples schedules (policy.h's random or pct)
+	 * rather than searching a tree: the search is never complete.  It
+	 * needs max_schedules or a time limit (ploom_search_run() refuses
+	 * it otherwise), a part that ends has run its share of
+	 * max_schedules, and a search whose parts all ended is stopped by
+	 * that limit. */
+	int samples;
 };
 
 struct ploom_strategy {
@@ -266,7 +281,8 @@ struct ploom_search_result {
  * saved is out->save_err instead, with 0), the strategy fails (kind
  * PLOOM_ERR_DIVERGENCE when a run did not follow its prefix), or the
  * options are not usable: more than one worker for a strategy that cannot
- * be split (kind PLOOM_ERR_INPUT). */
+ * be split, or a strategy that samples without a limit (kind
+ * PLOOM_ERR_INPUT). */
 int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *strategy,
 		     const struct ploom_search_opts *opts, struct ploom_err *err);
 

@@ -201,9 +201,13 @@ struct ploom_config {
 	 * its strings, also in a config outside a trace. */
 	char **patch;
 	size_t npatch;
-	/* the search order (--search): "dfs", "ipb"; NULL reads as "dfs",
-	 * the order of a trace that does not say */
+	/* the search order (--search): "dfs", "ipb", or a sample (sample.h),
+	 * "pct" or "random", with its seed and, for pct, its depth (0
+	 * otherwise); NULL reads as "dfs", the order of a trace that does
+	 * not say */
 	char *search;
+	unsigned long seed;
+	int pct_depth;
 };
 
 /* The most modules one config patches, and the longest name of one in

@@ -19,6 +19,7 @@
 #include "../../lib/event.h"
 #include "../../lib/explore.h"
 #include "../../lib/json.h"
+#include "../../lib/sample.h"
 #include "../../lib/search.h"
 #include "../../lib/shard.h"
 #include "../../lib/trace.h"
@@ -105,7 +106,7 @@ static void __attribute__((noreturn)) be_worker(const char *target)
 		max_steps = cmd.max_steps;
 		memcpy(choices, cmd.choices, n * sizeof(int));
 		if (sc) {
-			sim_run(&run, sc, choices, n);
+			sim_exec_policy(&run, sc, NULL, choices, n, &cmd.policy);
 			cut(&run, max_steps);
 			add_run(&b, &run);
 			ploom_buf_addf(&b, "exit code 0\ndone %zu\n", run.nsteps);
@@ -170,10 +171,10 @@ static void count_free(struct ploom_strategy *self)
 }
 
 static const struct ploom_strategy_ops count_ops = {
-	"count", count_prefix, NULL, count_next, NULL, NULL, count_free, NULL, NULL,
+	"count", count_prefix, NULL, count_next, NULL, NULL, count_free, NULL, NULL, NULL, 0,
 };
 static const struct ploom_strategy_ops count_sleep_ops = {
-	"count", count_prefix, count_sleep, count_next, NULL, NULL, count_free, NULL, NULL,
+	"count", count_prefix, count_sleep, count_next, NULL, NULL, count_free, NULL, NULL, NULL, 0,
 };
 
 /* n schedules, one after another (n < 0: without end). */
@@ -274,7 +275,7 @@ static void setup_init(struct setup *t, const char *target, int nworkers)
 	memset(t, 0, sizeof(*t));
 	t->target = target;
 	t->nworkers = nworkers;
-	t->config = (struct ploom_config){-1, (char *)"none", 10000, 10.0, NULL, 0, NULL};
+	t->config = (struct ploom_config){-1, (char *)"none", 10000, 10.0, NULL, 0, NULL, 0, 0};
 	for (i = 0; i < nworkers; i++)
 		if (ploom_worker_start(&t->w[i], &wopts, &err) < 0) {
 			printf("cannot start the stand-in worker: %s\n", err.msg);
@@ -809,6 +810,139 @@ static void the_interrupted_flag_stops_the_search(void)
 	setup_release(&t);
 }
 
+/* ---- samples (lib/sample) ---- */
+
+/* Runs a sample of kind (seed 7, depth 3) on the setup. */
+static int search_sample(struct ploom_search_result *res, struct setup *t,
+			 enum ploom_policy_kind kind, struct ploom_err *err)
+{
+	struct ploom_sample_opts o = {kind, 7, 3, t->opts.max_schedules, t->nworkers};
+	struct ploom_strategy *s = NULL;
+
+	if (ploom_sample_strategy_new(&s, &o, err) < 0)
+		abort();
+	t->config.search = (char *)ploom_policy_name(kind);
+	t->config.seed = 7;
+	t->config.pct_depth = kind == PLOOM_POLICY_PCT ? 3 : 0;
+	t->ev.last_progress = 0;
+	t->ev.last_fraction = 0;
+	return ploom_search_run(res, s, &t->opts, err);
+}
+
+/* The failing schedules among the first m of a pct sample (seed 7, depth
+ * 3) split into parts, as sample.h defines them, computed here with the
+ * simulator alone: what the driver, its workers and the protocol must
+ * give. */
+static long sample_failing(const struct sim_scenario *sc, long m, int parts)
+{
+	struct ploom_seed_stream st;
+	long i, failing = 0, k[PLOOM_SEARCH_MAX_WORKERS] = {0}, branch;
+	size_t j;
+
+	ploom_seed_stream_init(&st, 7);
+	for (i = 0; i < m; i++) {
+		struct ploom_policy_spec p = {PLOOM_POLICY_PCT, ploom_seed_stream_next(&st), 3,
+					      k[i % parts]};
+		struct ploom_run run;
+
+		sim_exec_policy(&run, sc, NULL, NULL, 0, &p);
+		failing += ploom_outcome_is_failure(run.outcome.kind);
+		for (branch = 0, j = 0; j < run.nsteps; j++)
+			branch += run.steps[j].nenabled > 1;
+		if (branch > k[i % parts])
+			k[i % parts] = branch;
+		ploom_run_release(&run);
+	}
+	return failing;
+}
+
+static void a_sample_runs_the_schedules_its_seed_and_parts_give(void)
+{
+	const struct sim_scenario *sc = sim_find("bank without the lock");
+	static const int nworkers[] = {1, 3};
+	size_t j;
+	int again;
+
+	for (j = 0; j < sizeof(nworkers) / sizeof(nworkers[0]); j++) {
+		long want = sample_failing(sc, 300, nworkers[j]);
+
+		for (again = 0; again < 2; again++) {
+			struct ploom_search_result res;
+			struct ploom_err err = {0, ""};
+			struct setup t;
+
+			setup_init(&t, sc->name, nworkers[j]);
+			t.opts.keep_going = 1;
+			t.opts.max_schedules = 300;
+			CHECK_INT(search_sample(&res, &t, PLOOM_POLICY_PCT, &err), 0);
+			CHECK_INT(res.schedules, 300);
+			/* the same schedules whatever the timing of the workers */
+			if (!CHECK_INT(res.failing, want))
+				printf("  (%d workers)\n", nworkers[j]);
+			CHECK(res.failing > 0);
+			/* never complete: a sample is not a pass */
+			CHECK_STR(res.stopped_by, "max-schedules");
+			/* the schedule limit is the sample's size */
+			CHECK(res.estimate.fraction == 1 && res.estimate.total == 300);
+			CHECK(t.ev.estimates > 0 || t.ev.progress == 0);
+			/* the trace says how to sample again */
+			if (CHECK(res.failure != NULL)) {
+				CHECK_STR(res.failure->config.search, "pct");
+				CHECK_INT(res.failure->config.seed, 7);
+				CHECK_INT(res.failure->config.pct_depth, 3);
+			}
+			ploom_search_result_release(&res);
+			setup_release(&t);
+		}
+	}
+}
+
+static void a_sample_stops_at_its_first_failure_or_its_limits(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+
+	/* random finds the overdraft, and the search stops there */
+	setup_init(&t, "bank without the lock", 2);
+	t.opts.max_schedules = 5000;
+	CHECK_INT(search_sample(&res, &t, PLOOM_POLICY_RANDOM, &err), 0);
+	CHECK_STR(res.stopped_by, "failure");
+	CHECK_INT(res.failing, 1);
+	CHECK(res.schedules < 5000);
+	if (CHECK(res.failure != NULL)) {
+		CHECK_STR(res.failure->config.search, "random");
+		CHECK_INT(res.failure->run.outcome.kind, PLOOM_OUTCOME_FAILURE);
+	}
+	ploom_search_result_release(&res);
+	setup_release(&t);
+	/* nothing to find: the limit stops it, never a pass */
+	setup_init(&t, "bank with the lock", 2);
+	t.opts.max_schedules = 50;
+	CHECK_INT(search_sample(&res, &t, PLOOM_POLICY_PCT, &err), 0);
+	CHECK_INT(res.schedules, 50);
+	CHECK_STR(res.stopped_by, "max-schedules");
+	ploom_search_result_release(&res);
+	setup_release(&t);
+	/* a time limit alone: no size, so no fraction */
+	setup_init(&t, "bank with the lock", 1);
+	t.opts.time_limit_s = 0.2;
+	CHECK_INT(search_sample(&res, &t, PLOOM_POLICY_PCT, &err), 0);
+	CHECK_STR(res.stopped_by, "time-limit");
+	CHECK(res.schedules > 0);
+	CHECK(res.estimate.fraction == -1);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+	/* without either it would never end: refused */
+	setup_init(&t, "bank with the lock", 1);
+	CHECK_INT(search_sample(&res, &t, PLOOM_POLICY_RANDOM, &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK_STR(err.msg, "the 'random' search samples schedules without end: it needs a schedule "
+			   "limit or a time limit");
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n;
@@ -833,6 +967,8 @@ int main(int argc, char **argv)
 	the_sleep_set_reaches_the_worker();
 	the_time_limit_stops_the_search();
 	the_interrupted_flag_stops_the_search();
+	a_sample_runs_the_schedules_its_seed_and_parts_give();
+	a_sample_stops_at_its_first_failure_or_its_limits();
 	fake_dir_remove(dir);
 	free(dir);
 	return check_report();
