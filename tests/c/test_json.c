@@ -810,6 +810,73 @@ static void config_search_is_optional_and_read_back(void)
 	ploom_trace_free(t);
 }
 
+/* A sample's trace gives its seed and, for pct, its depth after its
+ * search; another order's gives neither. */
+static void config_search_is_written_for_a_sample_only(void)
+{
+	static const struct {
+		const char *search;
+		int seed, depth;
+		const char *written;
+	} cases[] = {
+		{NULL, 0, 0, NULL},
+		{"pct", 4294967295, 3,
+		 "\"search\":\t\"pct\",\n\t\t\"seed\":\t4294967295,\n\t\t\"pct_depth\":\t3,\n"},
+		{"random", 12, 0, "\"search\":\t\"random\",\n\t\t\"seed\":\t12,\n"},
+	};
+	static const struct {
+		const char *from, *to, *err;
+	} edits[] = {
+		{"\"pct\"", "7", "field 'config.search' is not a string"},
+		{"\t\"seed\":\t4294967295", "\t\"seed\":\t4294967296", "field 'config.seed' is out of range"},
+		{",\n\t\t\"seed\":\t4294967295", "", "missing field 'config.seed'"},
+		{"\"pct_depth\":\t3", "\"pct_depth\":\t0", "field 'config.pct_depth' is out of range"},
+		{",\n\t\t\"pct_depth\":\t3", "", "missing field 'config.pct_depth'"},
+	};
+	struct ploom_err err = {0, ""};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ploom_trace *t = sample_trace(), *back = NULL;
+		char *text;
+
+		t->config.search = ploom_strdup(cases[i].search);
+		t->config.seed = (unsigned long)(unsigned)cases[i].seed;
+		t->config.pct_depth = cases[i].depth;
+		text = ploom_trace_to_json(t, &err);
+		if (!CHECK(text != NULL))
+			continue;
+		if (cases[i].written)
+			CHECK(strstr(text, cases[i].written) != NULL);
+		else
+			CHECK(strstr(text, "\"seed\"") == NULL && strstr(text, "pct_depth") == NULL);
+		CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
+		if (back) {
+			CHECK_STR(back->config.search, cases[i].search ? cases[i].search : "dfs");
+			CHECK_INT(back->config.seed, t->config.seed);
+			CHECK_INT(back->config.pct_depth, cases[i].depth);
+		}
+		ploom_trace_free(back);
+		if (i == 1) {
+			size_t b;
+
+			for (b = 0; b < sizeof(edits) / sizeof(edits[0]); b++) {
+				char *edited = fake_replace(text, edits[b].from, edits[b].to);
+
+				back = NULL;
+				if (!CHECK(edited != NULL))
+					continue;
+				CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+				CHECK_STR(err.msg, edits[b].err);
+				ploom_trace_free(back);
+				free(edited);
+			}
+		}
+		free(text);
+		ploom_trace_free(t);
+	}
+}
+
 /* At most 64 modules: the reader refuses more, as the options do. */
 static void config_patch_holds_at_most_64_modules(void)
 {
@@ -1216,6 +1283,18 @@ static void stats_are_written_as_json(void)
 	CHECK(strstr(buf, "\"minimal_by_construction\":\ttrue") != NULL);
 	/* without -k: no outcomes */
 	CHECK(strstr(buf, "outcomes") == NULL);
+	/* no sample: no seed */
+	CHECK(strstr(buf, "\"seed\"") == NULL && strstr(buf, "pct_depth") == NULL);
+	free(buf);
+	/* a sample's seed, and pct's depth */
+	s.search = "pct";
+	s.seed = 4294967295UL;
+	s.pct_depth = 5;
+	f = open_memstream(&buf, &len);
+	CHECK_INT(ploom_stats_write(f, &s, &err), 0);
+	fclose(f);
+	CHECK(strstr(buf, "\"search\":\t\"pct\",\n\t\"seed\":\t4294967295,\n\t\"pct_depth\":\t5,") !=
+	      NULL);
 	free(buf);
 	ploom_trace_free(t);
 }
@@ -1345,6 +1424,7 @@ int main(void)
 	copying_fingerprints_copies_the_source();
 	config_patch_is_optional_and_always_written();
 	config_search_is_optional_and_read_back();
+	config_search_is_written_for_a_sample_only();
 	config_patch_holds_at_most_64_modules();
 	module_names_to_patch_are_checked();
 	a_config_patch_list_is_added_to_and_copied();

@@ -592,9 +592,35 @@ static void the_config_line_lists_the_patched_modules(void)
 	ploom_trace_free(t);
 }
 
+static void the_config_line_gives_a_samples_seed_and_depth(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out;
+
+	if (!CHECK(t != NULL))
+		return;
+	t->config.search = strdup("pct");
+	t->config.seed = 4294967295UL;
+	t->config.pct_depth = 3;
+	out = render(t, 0, 0);
+	CHECK(out && has_line(out, "config       reduction none, max_preemptions none, "
+				   "max_steps 10000, schedule_timeout 10 s, search pct, "
+				   "seed 4294967295, pct_depth 3"));
+	free(out);
+	free(t->config.search);
+	t->config.search = strdup("random");
+	out = render(t, 0, 0);
+	CHECK(out && has_line(out, "config       reduction none, max_preemptions none, "
+				   "max_steps 10000, schedule_timeout 10 s, search random, "
+				   "seed 4294967295"));
+	free(out);
+	ploom_trace_free(t);
+}
+
 int main(void)
 {
 	failure_shows_header_table_marks_and_exception();
+	the_config_line_gives_a_samples_seed_and_depth();
 	the_source_line_shows_the_path_in_its_repository();
 	the_config_line_lists_the_patched_modules();
 	cells_sit_under_their_task_header();
