@@ -78,7 +78,21 @@ class Config:
         has the fewest preemptions of any failing schedule, so it is its
         own minimized trace, and a bug that needs few preemptions is found
         after far fewer schedules.  It cannot be combined with
-        ``reduction="dpor"``.
+        ``reduction="dpor"``.  ``"pct"`` and ``"random"`` sample: each
+        schedule's choices are drawn, by probabilistic concurrency testing
+        (Burckhardt et al., ASPLOS 2010; a schedule has at most
+        ``pct_depth - 1`` preemptions) or uniformly at each step.  A sample
+        needs ``max_schedules`` or ``time_limit``, never completes, and
+        without a failure raises :class:`IncompleteExplorationError`: a
+        sample is never a pass.  It cannot be combined with
+        ``reduction="dpor"`` or ``max_preemptions``.  The docs' page on
+        search orders states what PCT's draws promise.
+    seed (``--seed``)
+        The seed of a sample, from 0 to 2**32 - 1: the same seed gives the
+        same schedules again, recorded in the statistics and the traces.
+    pct_depth (``--pct-depth``)
+        PCT's depth d, from 1: ``d - 1`` priority change points, so at most
+        ``d - 1`` preemptions, in each schedule (the utility's default is 3).
     max_schedules (``--max-schedules``)
         Stop after this many schedules.  If schedules remained, the search
         is incomplete and :func:`check` raises
@@ -140,6 +154,8 @@ class Config:
     max_preemptions: int | None = None
     reduction: str | None = None
     search: str | None = None
+    seed: int | None = None
+    pct_depth: int | None = None
     max_schedules: int | None = None
     time_limit: float | None = None
     max_steps: int | None = None
@@ -183,6 +199,8 @@ _OPTIONS = (
     ("max_preemptions", "--max-preemptions", "int"),
     ("reduction", "--reduction", "str"),
     ("search", "--search", "str"),
+    ("seed", "--seed", "int"),
+    ("pct_depth", "--pct-depth", "int"),
     ("max_schedules", "--max-schedules", "int"),
     ("time_limit", "--time-limit", "seconds"),
     ("max_steps", "--max-steps", "int"),
@@ -363,10 +381,12 @@ class ModelCheckError(AssertionError):
 
 
 class IncompleteExplorationError(Exception):
-    """A limit stopped the search before every schedule was explored.
+    """A limit stopped the search before every schedule was explored, or a
+    sample (``search="pct"`` or ``"random"``) found no failure.
 
     A limit is never a pass: the schedules that were not run may fail.
-    ``statistics`` tells how far the search got and which limit stopped it.
+    ``statistics`` tells how far the search got and which limit stopped it
+    (and, for a sample, ``statistics.raw["seed"]``).
     """
 
     def __init__(self, message: str, statistics: Statistics | None = None) -> None:
@@ -874,10 +894,23 @@ def _limit(stopped_by: str | None, config: Config | None) -> str:
 
 
 def _incomplete_message(stats: Statistics, config: Config | None) -> str:
-    message = (
-        f"exploration incomplete: stopped by {_limit(stats.stopped_by, config)} after {stats.schedules} "
-        "schedules; a limit is never a pass, since the schedules not explored may fail"
-    )
+    search = stats.raw.get("search")
+    if search in ("pct", "random"):
+        # a sample ends at its limit, however it went: say how to draw it again
+        drawn = f"seed {stats.raw.get('seed')}"
+        if search == "pct":
+            drawn += f", depth {stats.raw.get('pct_depth')}"
+        message = (
+            f"{search} sample ({drawn}) incomplete: no failure in {stats.schedules} schedules, "
+            f"stopped by {_limit(stats.stopped_by, config)}; a sample is never a pass, since the "
+            "schedules not drawn may fail"
+        )
+    else:
+        message = (
+            f"exploration incomplete: stopped by {_limit(stats.stopped_by, config)} after "
+            f"{stats.schedules} schedules; a limit is never a pass, since the schedules not "
+            "explored may fail"
+        )
     if stats.trace:
         message += f". Trace: {stats.trace}"
     return message

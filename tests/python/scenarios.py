@@ -136,6 +136,38 @@ def racy_counter2():
     assert n.read() == 2, "lost update"
 
 
+def spinlock():
+    # A spinlock whose test-and-set is not atomic: a read of the flag, then
+    # a write.  Two threads meet in the critical section only if one is
+    # switched away between its read and its write, while it could go on,
+    # and the other is switched away inside the critical section, while it
+    # could go on too: two preemptions of runnable threads, nothing blocks.
+    # So a search with at most one preemption never sees the failure
+    # (max_preemptions=1 passes, 2 fails), nor does pct with depth 2, whose
+    # schedules have at most 1 (lib/policy.h).  The spin is bounded so that
+    # a sample never runs into the step limit.
+    flag = ploom.SharedCell(0, name="flag")
+    inside = ploom.SharedCell(0, name="inside")
+
+    def worker():
+        for _ in range(2):
+            if flag.read() == 0:
+                flag.write(1)
+                inside.write(inside.read() + 1)
+                assert inside.read() == 1, "two threads in the critical section"
+                inside.write(inside.read() - 1)
+                flag.write(0)
+                return
+            ploom.yield_now()
+
+    a = ploom.Thread(target=worker)
+    b = ploom.Thread(target=worker)
+    a.start()
+    b.start()
+    a.join()
+    b.join()
+
+
 def try_lock():
     # non-blocking acquire: exactly one of the two threads wins while the other holds it
     lock = ploom.Lock()

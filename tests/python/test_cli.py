@@ -140,7 +140,11 @@ SAMPLE_VALUES = {
 }
 OPTION_LINE = re.compile(r"^ {4}(?:(-\w), |    )(--[a-z][a-z-]*)(?:=([A-Z/]+))?(?: +(.*))?$")
 # the options that are refused without another one
-NEEDS = {"--shard-depth": ["--shard=1/4"]}
+NEEDS = {
+    "--shard-depth": ["--shard=1/4"],
+    "--seed": ["--search=random", "-n", "1"],
+    "--pct-depth": ["--search=pct", "-n", "1"],
+}
 
 
 def help_options():
