@@ -878,3 +878,79 @@ PY
 	run -0 --separate-stderr ploom-explore --check-options --search=dfs --reduction=dpor
 	[ -z "$stderr" ]
 }
+
+# ---- samples: --search=pct and --search=random ----
+
+@test "--search=pct finds the bank bug; the statistics and the trace give the seed and depth" {
+	explore_to 1 -q --search=pct --seed=11 --pct-depth=3 -n 5000 "$BANK:scenario"
+	[ "$(jq -r .search stats.json)" = pct ]
+	[ "$(jq .seed stats.json)" -eq 11 ]
+	[ "$(jq .pct_depth stats.json)" -eq 3 ]
+	[ "$(jq -r .stopped_by stats.json)" = failure ]
+	[ "$(jq .schedules stats.json)" -le 5000 ]
+	trace="$(jq -r .trace stats.json)"
+	[ "$(jq -c .config "$trace" | jq -c '{search, seed, pct_depth}')" = '{"search":"pct","seed":11,"pct_depth":3}' ]
+	# at most depth - 1 preemptions
+	[ "$(jq .preemptions "$trace")" -le 2 ]
+	# the trace replays by its choices alone
+	run -1 --separate-stderr ploom-replay -q "$trace"
+	# the minimized trace keeps the config it was found with
+	min="$(jq -r .minimized_trace stats.json)"
+	[ "$(jq -r .config.search "$min")" = pct ]
+}
+
+@test "a sample without a failure is incomplete, never a pass" {
+	explore_to 3 -q --search=random --seed=5 -n 40 "$SCN:bank_locked"
+	[ "$(jq -r .result stats.json)" = incomplete ]
+	[ "$(jq .complete stats.json)" = false ]
+	[ "$(jq -r .stopped_by stats.json)" = max-schedules ]
+	[ "$(jq .schedules stats.json)" -eq 40 ]
+	[ "$(jq -r .search stats.json)" = random ]
+	[ "$(jq .seed stats.json)" -eq 5 ]
+	[ "$(jq .pct_depth stats.json)" = null ]
+	explore_to 3 -q --search=pct -t 0.5 "$SCN:bank_locked"
+	[ "$(jq -r .stopped_by stats.json)" = time-limit ]
+	[ "$(jq .seed stats.json)" -eq 0 ]
+	[ "$(jq .pct_depth stats.json)" -eq 3 ]
+	# depth-first names its search and no seed
+	explore_to 0 -q "$SCN:bank_locked"
+	[ "$(jq -r .search stats.json)" = dfs ]
+	[ "$(jq 'has("seed")' stats.json)" = false ]
+}
+
+@test "one seed gives the same sample twice, on one worker or split over two" {
+	local jobs
+	for jobs in 1 1 2 2; do
+		explore_to 1 -q -k --search=pct --seed=99 -n 200 -j "$jobs" "$BANK:scenario"
+		jq -c '[.schedules, .failing, .outcomes]' stats.json >> "runs$jobs.txt"
+	done
+	[ "$(sort -u runs1.txt | wc -l)" -eq 1 ]
+	[ "$(sort -u runs2.txt | wc -l)" -eq 1 ]
+	[ "$(jq '.[0]' < <(head -n 1 runs2.txt))" -eq 200 ]
+}
+
+@test "a sample's option errors exit 2 with the reason" {
+	run -2 --separate-stderr ploom-explore --search=pct "$BANK:scenario"
+	[ "${stderr%%$'\n'*}" = "ploom-explore: --search=pct needs --max-schedules or --time-limit: a sample never completes the search" ]
+	run -2 --separate-stderr ploom-explore --check-options --search=random
+	[ "${stderr%%$'\n'*}" = "ploom-explore: --search=random needs --max-schedules or --time-limit: a sample never completes the search" ]
+	run -2 --separate-stderr ploom-explore --check-options --search=pct -n 9 --reduction=dpor
+	[[ "${stderr%%$'\n'*}" == "ploom-explore: --search=pct cannot be combined with --reduction=dpor: "* ]]
+	run -2 --separate-stderr ploom-explore --check-options --search=random -n 9 -p 2
+	[ "${stderr%%$'\n'*}" = "ploom-explore: --search=random cannot be combined with --max-preemptions: its choices are drawn, not bounded" ]
+	run -2 --separate-stderr ploom-explore --check-options --search=bfs
+	[ "${stderr%%$'\n'*}" = "ploom-explore: unknown --search (dfs, ipb, pct or random) 'bfs'" ]
+	run -2 --separate-stderr ploom-explore --check-options --search=pct -n 9 --seed=4294967296
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --seed '4294967296': not an integer from 0 to 4294967295" ]
+	run -2 --separate-stderr ploom-explore --check-options --search=pct -n 9 --seed=-1
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --seed '-1': not an integer from 0 to 4294967295" ]
+	run -2 --separate-stderr ploom-explore --check-options --search=pct -n 9 --pct-depth=0
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --pct-depth '0': not an integer from 1 to 1000" ]
+	run -2 --separate-stderr ploom-explore --check-options --seed=3
+	[ "${stderr%%$'\n'*}" = "ploom-explore: --seed needs --search=pct or --search=random" ]
+	run -2 --separate-stderr ploom-explore --check-options --search=random -n 9 --pct-depth=2
+	[ "${stderr%%$'\n'*}" = "ploom-explore: --pct-depth needs --search=pct" ]
+	[[ "$stderr" == *$'\n'"usage: ploom-explore "* ]]
+	run -0 --separate-stderr ploom-explore --check-options --search=pct -t 1 --seed=4294967295 --pct-depth=1000 -j 64
+	run -0 --separate-stderr ploom-explore --check-options --search=dfs -p 1
+}
