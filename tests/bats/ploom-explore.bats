@@ -938,6 +938,8 @@ PY
 	[[ "${stderr%%$'\n'*}" == "ploom-explore: --search=pct cannot be combined with --reduction=dpor: "* ]]
 	run -2 --separate-stderr ploom-explore --check-options --search=random -n 9 -p 2
 	[ "${stderr%%$'\n'*}" = "ploom-explore: --search=random cannot be combined with --max-preemptions: its choices are drawn, not bounded" ]
+	run -2 --separate-stderr ploom-explore --check-options --search=pct -n 9 --shard=0/2
+	[ "${stderr%%$'\n'*}" = "ploom-explore: --search=pct cannot be combined with --shard: shards split a depth-first tree; give each machine a --seed of its own instead" ]
 	run -2 --separate-stderr ploom-explore --check-options --search=bfs
 	[ "${stderr%%$'\n'*}" = "ploom-explore: unknown --search (dfs, ipb, pct or random) 'bfs'" ]
 	run -2 --separate-stderr ploom-explore --check-options --search=pct -n 9 --seed=4294967296
