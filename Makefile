@@ -9,7 +9,8 @@
 #   make example         ploom-explore on examples/bank_account.py
 #   make lint            shellcheck, cppcheck, ruff, groff checks, and the
 #                        extension compiled for free-threaded CPython
-#   make bench           cost of a schedule against a fresh interpreter
+#   make bench           cost of a schedule against a fresh interpreter, and
+#                        schedules to the first failure under each search order
 #   make soak            the differential test of --reduction=dpor against DFS
 #                        on 5000 generated programs (SOAK_SEEDS, from
 #                        SOAK_START; half an hour or more on 2 cores); it fails
