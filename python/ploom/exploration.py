@@ -86,7 +86,7 @@ class Config:
         without a failure raises :class:`IncompleteExplorationError`: a
         sample is never a pass.  It cannot be combined with
         ``reduction="dpor"`` or ``max_preemptions``.  The docs' page on
-        search orders states what PCT's draws promise.
+        sampling states what PCT's draws promise.
     seed (``--seed``)
         The seed of a sample, from 0 to 2**32 - 1: the same seed gives the
         same schedules again, recorded in the statistics and the traces.
