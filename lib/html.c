@@ -633,7 +633,7 @@ static void put_facts(struct ploom_writer *w, const struct ploom_trace *tr, cons
 	const struct ploom_run *run = &tr->run;
 	const char *file = tr->scenario.relpath && tr->source.root ? tr->scenario.relpath
 								    : tr->scenario.file;
-	size_t i;
+	char *label;
 
 	put(w, "<table class=\"facts\">\n");
 	fact_open(w, "scenario");
@@ -658,32 +658,10 @@ static void put_facts(struct ploom_writer *w, const struct ploom_trace *tr, cons
 	fact_open(w, "hash seed");
 	put_esc_or(w, tr->hash_seed);
 	fact_close(w);
+	label = ploom_config_label(c);
 	fact_open(w, "config");
-	put(w, "reduction ");
-	put_esc_or(w, c->reduction);
-	if (c->max_preemptions < 0)
-		put(w, ", max_preemptions none");
-	else
-		putf(w, ", max_preemptions %d", c->max_preemptions);
-	if (c->max_steps > 0)
-		putf(w, ", max_steps %ld", c->max_steps);
-	else
-		put(w, ", max_steps none");
-	if (c->schedule_timeout_s > 0)
-		putf(w, ", schedule_timeout %g s", c->schedule_timeout_s);
-	else
-		put(w, ", schedule_timeout none");
-	for (i = 0; i < c->npatch; i++) {
-		put(w, i ? "," : ", patch ");
-		put_esc(w, c->patch[i], 0);
-	}
-	if (c->search && (!strcmp(c->search, "pct") || !strcmp(c->search, "random"))) {
-		put(w, ", search ");
-		put_esc(w, c->search, 0);
-		putf(w, ", seed %lu", c->seed);
-		if (!strcmp(c->search, "pct"))
-			putf(w, ", pct_depth %d", c->pct_depth);
-	}
+	put_esc_or(w, label);
+	free(label);
 	fact_close(w);
 	fact_open(w, "steps");
 	putf(w, "%zu (%zu choice%s)", run->nsteps, run->nchoices, run->nchoices == 1 ? "" : "s");

@@ -719,7 +719,7 @@ static void put_header(struct writer *w, const struct ploom_trace *tr, const str
 {
 	const struct ploom_config *c = &tr->config;
 	const struct ploom_run *run = &tr->run;
-	size_t i;
+	char *label;
 
 	key(w, "scenario");
 	put_text(w, tr->scenario.module ? tr->scenario.module : "?", 0);
@@ -739,34 +739,10 @@ static void put_header(struct writer *w, const struct ploom_trace *tr, const str
 	key(w, "hash seed");
 	put_text(w, tr->hash_seed ? tr->hash_seed : "?", 0);
 	put(w, "\n");
+	label = ploom_config_label(c);
 	key(w, "config");
-	put(w, "reduction ");
-	put_text(w, c->reduction ? c->reduction : "?", 0);
-	if (c->max_preemptions < 0)
-		put(w, ", max_preemptions none");
-	else
-		putf(w, ", max_preemptions %d", c->max_preemptions);
-	if (c->max_steps > 0)
-		putf(w, ", max_steps %ld", c->max_steps);
-	else
-		put(w, ", max_steps none");
-	if (c->schedule_timeout_s > 0)
-		putf(w, ", schedule_timeout %g s", c->schedule_timeout_s);
-	else
-		put(w, ", schedule_timeout none");
-	/* only when there is one: most traces patch nothing */
-	for (i = 0; i < c->npatch; i++) {
-		put(w, i ? "," : ", patch ");
-		put_text(w, c->patch[i], 0);
-	}
-	/* a sample's, which says how to run the same schedules again */
-	if (c->search && (!strcmp(c->search, "pct") || !strcmp(c->search, "random"))) {
-		put(w, ", search ");
-		put_text(w, c->search, 0);
-		putf(w, ", seed %lu", c->seed);
-		if (!strcmp(c->search, "pct"))
-			putf(w, ", pct_depth %d", c->pct_depth);
-	}
+	put_text(w, label ? label : "?", 0);
+	free(label);
 	put(w, "\n");
 	key(w, "steps");
 	putf(w, "%zu (%zu choice%s)\n", run->nsteps, run->nchoices, run->nchoices == 1 ? "" : "s");

@@ -1060,3 +1060,45 @@ int ploom_where_label(char **out, const struct ploom_short_names *sn,
 	}
 	return 0;
 }
+
+char *ploom_config_label(const struct ploom_config *c)
+{
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "reduction %s", c->reduction ? c->reduction : "?");
+	if (c->max_preemptions < 0)
+		fputs(", max_preemptions none", f);
+	else
+		fprintf(f, ", max_preemptions %d", c->max_preemptions);
+	if (c->max_steps > 0)
+		fprintf(f, ", max_steps %ld", c->max_steps);
+	else
+		fputs(", max_steps none", f);
+	if (c->schedule_timeout_s > 0)
+		fprintf(f, ", schedule_timeout %g s", c->schedule_timeout_s);
+	else
+		fputs(", schedule_timeout none", f);
+	/* only when there is one: most traces patch nothing */
+	for (i = 0; i < c->npatch; i++)
+		fprintf(f, "%s%s", i ? "," : ", patch ", c->patch[i]);
+	/* a sample's, which says how to run the same schedules again */
+	if (c->search && (!strcmp(c->search, "pct") || !strcmp(c->search, "random"))) {
+		fprintf(f, ", search %s, seed %lu", c->search, c->seed);
+		if (!strcmp(c->search, "pct"))
+			fprintf(f, ", pct_depth %d", c->pct_depth);
+	}
+	if (ferror(f)) {
+		fclose(f);
+		free(text);
+		return NULL;
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}

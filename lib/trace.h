@@ -355,6 +355,13 @@ char *ploom_run_step_label(const struct ploom_run *run, const struct ploom_step 
 char *ploom_run_wait_object(const struct ploom_run *run, const char *object);
 char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt);
 
+/* The config line a person reads: "reduction none, max_preemptions none,
+ * max_steps 10000, schedule_timeout 10 s", then the patched modules and a
+ * sample's search, seed and depth when there are.  Newly malloc'd (the
+ * caller frees it and escapes it for its medium: names come from the
+ * trace), NULL when out of memory. */
+char *ploom_config_label(const struct ploom_config *c);
+
 /* "bank_account.py:20 withdraw", the file by ploom_short_name(): 0 with
  * *out malloc'd (the caller frees it), or NULL when w is nowhere known; -1
  * with *out NULL when out of memory. */
