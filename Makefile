@@ -212,7 +212,7 @@ test-python: all
 	run() { \
 		local name; name="$$("$$1/bin/python" -c '$(PY_NAME)') ($$1)"; \
 		echo "test-python: pytest on $$name$${2:+ with $$2}"; \
-		if env $${2:-} "$$1/bin/python" -m pytest tests/python $(PYTEST_FLAGS); then passed+=("$$name"); \
+		if env $${2:-} "$$1/bin/python" -m pytest tests/python -m "not soak" $(PYTEST_FLAGS); then passed+=("$$name"); \
 		else failed+=("$$name"); fi; \
 	}; \
 	list() { local out=$$1; shift; while (($$# > 1)); do out+=", $$1"; shift; done; \
@@ -268,6 +268,7 @@ SOAK_START ?= 0
 soak: all
 	PLOOM_DIFF_SEEDS=$(SOAK_SEEDS) PLOOM_DIFF_START=$(SOAK_START) PLOOM_DIFF_REQUIRE=1 \
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
+	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python -m soak $(PYTEST_FLAGS)
 
 # The sdist and the wheels a release would publish, from a clean copy of
 # the repository: the extension, the six utilities (installed to bin/),
@@ -534,7 +535,7 @@ $(EXT): $(EXT_OBJ) $(EXT_LIB) $(EXT_FLAGS_FILE) | need-python
 # command that reproduces it.  An input worth keeping goes into the seed
 # corpus by hand, where every later run executes it first.
 FUZZ_CC ?= clang
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 40
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
