@@ -850,17 +850,10 @@ static void put_outcome(struct writer *w, const struct ploom_run *run)
 		put_text(w, o->divergence_message ? o->divergence_message : "", 0);
 		put(w, "\n");
 		break;
-	default: {
-		/* the summary already says it all: drop its "kind: " */
-		const char *s = o->summary ? o->summary : "";
-		const char *name = ploom_outcome_kind_name(o->kind);
-		size_t n = strlen(name);
-		if (!strncmp(s, name, n) && !strncmp(s + n, ": ", 2))
-			s += n + 2;
-		put_text(w, s, 0);
+	default:
+		put_text(w, ploom_outcome_detail(o), 0);
 		put(w, "\n");
 		break;
-	}
 	}
 	if (o->output && *o->output) {
 		put(w, "\noutput:\n");

@@ -1102,3 +1102,15 @@ char *ploom_config_label(const struct ploom_config *c)
 	}
 	return text;
 }
+
+const char *ploom_outcome_detail(const struct ploom_outcome *o)
+{
+	const char *s = o->summary ? o->summary : "";
+	const char *name = ploom_outcome_kind_name(o->kind);
+	size_t n = strlen(name);
+
+	/* the rendering says the kind already */
+	if (!strncmp(s, name, n) && !strncmp(s + n, ": ", 2))
+		s += n + 2;
+	return s;
+}

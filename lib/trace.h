@@ -355,6 +355,10 @@ char *ploom_run_step_label(const struct ploom_run *run, const struct ploom_step 
 char *ploom_run_wait_object(const struct ploom_run *run, const char *object);
 char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt);
 
+/* An outcome's summary without its leading "KIND: ", for a rendering
+ * that has said the kind; "" when it has none.  Points into o. */
+const char *ploom_outcome_detail(const struct ploom_outcome *o);
+
 /* The config line a person reads: "reduction none, max_preemptions none,
  * max_steps 10000, schedule_timeout 10 s", then the patched modules and a
  * sample's search, seed and depth when there are.  Newly malloc'd (the
