@@ -397,17 +397,18 @@ static void exit_with_caller(void)
 }
 
 static int start_worker(struct ploom_worker **out, const char *python, const char *target,
-			const char *hash_seed, const char *expect_file,
+			const char *hash_seed, const struct ploom_fingerprint *expect,
 			const struct ploom_config *config, struct ploom_err *err)
 {
 	/* C does not convert char ** to const char *const * by itself */
 	struct ploom_worker_opts opts = {python,
 					 target,
 					 hash_seed,
-					 expect_file,
+					 expect ? expect->path : NULL,
 					 &cli_interrupted,
 					 (const char *const *)config->patch,
-					 config->npatch};
+					 config->npatch,
+					 expect ? expect->blob : NULL};
 	struct sigaction sa;
 	int i;
 
@@ -441,14 +442,14 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 			    struct ploom_trace *trace, struct ploom_err *err)
 {
-	/* a trace from another clone: its files as they are here, which
-	 * the checks then hold to the recorded blobs */
-	if (ploom_replay_locate(trace, err) < 0 || ploom_replay_check_source(trace, err) < 0)
+	/* the trace's files as they are in this clone, which the checks
+	 * then hold to the recorded blobs; nothing outside it runs */
+	if (ploom_replay_place(trace, err) < 0 || ploom_replay_check_source(trace, err) < 0)
 		return -1;
 	/* the recorded target, and the file it must be: the worker alone
 	 * tells a file target from a module one (python/ploom/_worker.py) */
 	return start_worker(out, python, trace->scenario.target, trace->hash_seed,
-			    trace->scenario.file, &trace->config, err);
+			    ploom_replay_scenario_fingerprint(trace), &trace->config, err);
 }
 
 int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err)

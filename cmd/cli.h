@@ -232,7 +232,7 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 		     struct ploom_err *err);
 
 /* cli_worker_start() for a replay of trace (replay.h): finds its files
- * here (ploom_replay_locate(), which may rewrite the trace's paths),
+ * here (ploom_replay_place(), which may rewrite the trace's paths),
  * checks that the scenario's source is the recorded one
  * (ploom_replay_check_source()),
  * then starts python on the recorded target with the trace's hash seed,

@@ -72,18 +72,24 @@ static int show(enum format f, struct ploom_trace *trace, const struct ploom_ren
 	case FORMAT_TEXT:
 		break;
 	}
-	/* "replay runs" names the file a replay from here would run; when
-	 * that cannot be found out, the recorded one, as before */
-	if (ploom_replay_locate(trace, err) < 0)
-		*err = (struct ploom_err){0, ""};
-	return ploom_render_trace(stdout, trace, ropts, err);
+	/* "replay runs" names the file a replay from here would run, by
+	 * ploom-replay's own rule, or why it would run nothing */
+	struct ploom_render_opts here = *ropts;
+	struct ploom_err why = {0, ""};
+
+	if (ploom_replay_place(trace, &why) < 0) {
+		if (why.kind == PLOOM_ERR_NOMEM)
+			return ploom_err_oom(err);
+		here.replay_refused = why.msg;
+	}
+	return ploom_render_trace(stdout, trace, &here, err);
 }
 
 int main(int argc, char **argv)
 {
 	struct ploom_trace *trace = NULL;
 	struct ploom_err err = {0, ""};
-	struct ploom_render_opts ropts = {0, PLOOM_RENDER_WIDTH};
+	struct ploom_render_opts ropts = {0, PLOOM_RENDER_WIDTH, NULL};
 	const char *path = "-";
 	enum format format = FORMAT_TEXT;
 	long v;

@@ -673,17 +673,18 @@ static void put_sources(struct writer *w, const struct ploom_trace *tr)
 }
 
 /* What ploom-replay would run, by the same rule it applies: nothing when
- * the trace does not fingerprint its scenario file. */
-static void put_replay_runs(struct writer *w, const struct ploom_trace *tr)
+ * the trace does not fingerprint its scenario file, or refused names
+ * why it would refuse to run it from here. */
+static void put_replay_runs(struct writer *w, const struct ploom_trace *tr, const char *refused)
 {
 	struct ploom_err why = {0, ""};
 	char shortid[8];
 	size_t i;
 
 	key(w, "replay runs");
-	if (ploom_replay_check_trace(tr, &why) < 0) {
+	if (refused || ploom_replay_check_trace(tr, &why) < 0) {
 		put(w, "nothing: ");
-		put_text(w, why.msg, 0);
+		put_text(w, refused ? refused : why.msg, 0);
 		put(w, "\n");
 		return;
 	}
@@ -715,7 +716,8 @@ static void put_race(struct writer *w, const struct ploom_trace *tr, const struc
 	free(line);
 }
 
-static void put_header(struct writer *w, const struct ploom_trace *tr, const struct table *t)
+static void put_header(struct writer *w, const struct ploom_trace *tr, const struct table *t,
+		       const char *refused)
 {
 	const struct ploom_config *c = &tr->config;
 	const struct ploom_run *run = &tr->run;
@@ -730,7 +732,7 @@ static void put_header(struct writer *w, const struct ploom_trace *tr, const str
 	put_text(w, tr->scenario.target ? tr->scenario.target : "?", 0);
 	put(w, "\n");
 	put_sources(w, tr);
-	put_replay_runs(w, tr);
+	put_replay_runs(w, tr, refused);
 	key(w, "python");
 	put_text(w, tr->python.implementation ? tr->python.implementation : "?", 0);
 	put(w, " ");
@@ -879,7 +881,7 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 		ploom_err_oom(err);
 		goto done;
 	}
-	put_header(&w, trace, &t);
+	put_header(&w, trace, &t, opts ? opts->replay_refused : NULL);
 	put_table(&w, &t, &trace->run);
 	put(&w, "\n");
 	put_legend(&w, &t, &trace->run);

@@ -59,6 +59,9 @@ struct ploom_render_opts {
 	int color;      /* 1: ANSI colours; 0: plain text */
 	int width;      /* column cap; 0 means PLOOM_RENDER_WIDTH, smaller
 			 * values are raised to PLOOM_RENDER_MIN_WIDTH */
+	/* why a replay from here would run nothing (ploom_replay_place()'s
+	 * message), or NULL to judge by the trace alone */
+	const char *replay_refused;
 };
 
 /* Writes the rendering of trace to out and flushes out.  opts may be NULL

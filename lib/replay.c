@@ -14,8 +14,7 @@
 /* Blob ids are shown as git shows them in one-line output. */
 #define SHORT_OID 7
 
-/* The fingerprint of the scenario file, or NULL. */
-static const struct ploom_fingerprint *scenario_fingerprint(const struct ploom_trace *trace)
+const struct ploom_fingerprint *ploom_replay_scenario_fingerprint(const struct ploom_trace *trace)
 {
 	size_t i;
 
@@ -62,26 +61,51 @@ static char *join(const char *dir, const char *rel)
 	return out;
 }
 
-int ploom_replay_locate(struct ploom_trace *trace, struct ploom_err *err)
+/* The real path of path lies at or below the real path of root (which
+ * ends in '/'): 1 yes, 0 no (or either cannot be resolved), -1 out of
+ * memory. */
+static int lies_below(const char *path, const char *root)
 {
-	char *root = NULL, *file = NULL, **paths = NULL;
+	char *real = realpath(path, NULL), *real_root = realpath(root, NULL);
+	size_t n;
+	int r = 0;
+
+	if (!real || !real_root) {
+		r = errno == ENOMEM ? -1 : 0;
+		goto done;
+	}
+	n = strlen(real_root);
+	/* "/" is the one real path that ends in '/' */
+	r = !strncmp(real, real_root, n) && (real_root[n - 1] == '/' || real[n] == '/');
+done:
+	free(real);
+	free(real_root);
+	return r;
+}
+
+/* ploom_replay_locate(), and the root it used in *root (malloc'd, NULL
+ * when there was none). */
+static int locate(struct ploom_trace *trace, char **root, struct ploom_err *err)
+{
+	char *file = NULL, **paths = NULL;
 	struct stat st;
 	size_t i;
 	int ret = -1, r;
 
+	*root = NULL;
 	/* the reader refuses unsafe relpaths; a trace built in memory may
 	 * have them */
-	if (!scenario_fingerprint(trace) || !trace->source.root || !trace->scenario.relpath ||
+	if (!ploom_replay_scenario_fingerprint(trace) || !trace->source.root || !trace->scenario.relpath ||
 	    !ploom_relpath_is_safe(trace->scenario.relpath))
 		return 0;
 	/* The clone the replay runs in wins over the recorded paths, even
 	 * when those still exist: a module target resolves from the current
 	 * directory, so only this clone's file can pass the worker's check,
 	 * and whoever replays from a clone means that clone's code. */
-	r = local_root(&root, trace->source.root, err);
+	r = local_root(root, trace->source.root, err);
 	if (r <= 0)
 		return r;
-	file = join(root, trace->scenario.relpath);
+	file = join(*root, trace->scenario.relpath);
 	paths = calloc(trace->nfingerprints ? trace->nfingerprints : 1, sizeof(*paths));
 	if (!file || !paths) {
 		ploom_err_oom(err);
@@ -95,7 +119,7 @@ int ploom_replay_locate(struct ploom_trace *trace, struct ploom_err *err)
 		const char *rel = trace->fingerprints[i].relpath;
 		if (!rel || !ploom_relpath_is_safe(rel))
 			continue;
-		paths[i] = join(root, rel);
+		paths[i] = join(*root, rel);
 		if (!paths[i]) {
 			ploom_err_oom(err);
 			goto done;
@@ -118,6 +142,79 @@ done:
 		free(paths[i]);
 	free(paths);
 	free(file);
+	return ret;
+}
+
+int ploom_replay_locate(struct ploom_trace *trace, struct ploom_err *err)
+{
+	char *root = NULL;
+	int r = locate(trace, &root, err);
+
+	free(root);
+	return r;
+}
+
+int ploom_replay_place(struct ploom_trace *trace, struct ploom_err *err)
+{
+	const char *rel = trace->scenario.relpath;
+	char *root = NULL;
+	size_t i;
+	int r, ret = -1;
+
+	if (!trace->source.root || !rel)
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "the trace records no relative path of its scenario file: a "
+				     "replay runs only the file at that path in the repository or "
+				     "folder it starts in");
+	if (!ploom_relpath_is_safe(rel))
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "the trace's scenario path '%s' leaves its root", rel);
+	r = locate(trace, &root, err);
+	if (r < 0)
+		goto done;
+	if (r == 0 && !root && !strcmp(trace->source.root, "repository")) {
+		ploom_err_set(err, PLOOM_ERR_INPUT,
+			      "the trace's scenario '%s' is in a git repository and this "
+			      "directory is in none: replay from inside a clone that holds it",
+			      rel);
+		goto done;
+	}
+	if (r == 0 && !root) {
+		ploom_err_set(err, PLOOM_ERR_INPUT,
+			      "the trace records its scenario '%s' under a root this ploom does "
+			      "not know ('%s')",
+			      rel, trace->source.root);
+		goto done;
+	}
+	if (r == 0) {
+		ploom_err_set(err, PLOOM_ERR_INPUT,
+			      "the trace's scenario '%s' is not in %s '%s': a replay runs only "
+			      "the file at the trace's relative path there",
+			      rel,
+			      strcmp(trace->source.root, "repository") ? "the current directory"
+								       : "this repository",
+			      root);
+		goto done;
+	}
+	/* a symbolic link in the clone may point anywhere: the recorder
+	 * refuses to fingerprint through one that leaves its root, and so
+	 * does the replay */
+	for (i = 0; i < trace->nfingerprints; i++) {
+		r = lies_below(trace->fingerprints[i].path, root);
+		if (r < 0) {
+			ploom_err_oom(err);
+			goto done;
+		}
+		if (!r) {
+			ploom_err_set(err, PLOOM_ERR_INPUT,
+				      "the trace's file '%s' leads out of '%s' (a symbolic link?): "
+				      "a replay runs only files inside it",
+				      trace->fingerprints[i].path, root);
+			goto done;
+		}
+	}
+	ret = 0;
+done:
 	free(root);
 	return ret;
 }

@@ -30,9 +30,10 @@
  *   step 7 differs: recorded task 1 read cell#0, got task 1 write cell#0
  *   outcome differs: recorded SUMMARY, got SUMMARY
  *
- * Before check 1, ploom_replay_locate() moves a trace recorded in another
+ * Before check 1, ploom_replay_place() moves a trace recorded in another
  * clone of the repository (or another copy of the folder) to the files
- * of this one.
+ * of this one, and refuses a trace whose scenario is not there: a replay
+ * runs only a file of the repository or folder it starts in.
  *
  * ploom-minimize uses check 1 too, before it searches.
  */
@@ -61,6 +62,24 @@
  * when they did not, -1 with err filled (out of memory, or the current
  * directory cannot be read). */
 int ploom_replay_locate(struct ploom_trace *trace, struct ploom_err *err);
+
+/* The fingerprint of the trace's scenario file, or NULL; owned by the
+ * trace. */
+const struct ploom_fingerprint *ploom_replay_scenario_fingerprint(const struct ploom_trace *trace);
+
+/* Where a replay runs: ploom_replay_locate(), which must find the
+ * trace's scenario file at its relative path in the current repository
+ * or folder, and every fingerprinted file must lie inside that root once
+ * symbolic links are resolved.  Nothing else may run: a forged trace
+ * naming an absolute path elsewhere (a standard library module, say)
+ * is refused here, before any file is hashed or imported.  Returns 0
+ * with the trace's paths moved here, or -1 with err filled (kind
+ * PLOOM_ERR_INPUT, or out of memory):
+ *   the trace records no relative path of its scenario file: ...
+ *   the trace's scenario 'a/f.py' is in a git repository and this directory is in none: ...
+ *   the trace's scenario 'a/f.py' is not in this repository '/clone/': ...
+ *   the trace's file '/clone/a/f.py' leads out of '/clone/' (a symbolic link?): ... */
+int ploom_replay_place(struct ploom_trace *trace, struct ploom_err *err);
 
 /* The part of check 1 that reads no file: the trace names an absolute
  * scenario file and one of its fingerprints is that file's.  Returns 0,

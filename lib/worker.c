@@ -407,9 +407,9 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 {
 	struct ploom_worker *w = NULL;
 	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1};
-	char **argv = NULL, *expect = NULL;
+	char **argv = NULL, *expect = NULL, *blob = NULL;
 	char **env = NULL;
-	size_t i, argc = 0;
+	size_t i, argc = 0, first_patch = 0;
 	const char *line;
 	size_t len;
 	ssize_t n;
@@ -440,17 +440,29 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		ploom_err_oom(err);
 		goto done;
 	}
-	/* PYTHON -m ploom._worker [--expect=FILE] [--patch=MOD]... TARGET */
-	argv = calloc(opts->npatch + 6, sizeof(*argv));
+	if (opts->expect_blob && asprintf(&blob, "--expect-blob=%s", opts->expect_blob) < 0) {
+		blob = NULL;
+		ploom_err_oom(err);
+		goto done;
+	}
+	/* PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MOD]... TARGET
+	 * -P: the folder the utility runs in is not on sys.path, so that an
+	 * inspect.py or a ploom/ there cannot run before the worker's checks;
+	 * the worker adds what a module target needs itself. */
+	argv = calloc(opts->npatch + 8, sizeof(*argv));
 	if (!argv) {
 		ploom_err_oom(err);
 		goto done;
 	}
 	argv[argc++] = (char *)opts->python;
+	argv[argc++] = (char *)"-P";
 	argv[argc++] = (char *)"-m";
 	argv[argc++] = (char *)"ploom._worker";
 	if (expect)
 		argv[argc++] = expect;
+	if (expect && blob)
+		argv[argc++] = blob;
+	first_patch = argc;
 	for (i = 0; i < opts->npatch; i++) {
 		const char *problem = ploom_patch_problem(opts->patch[i]);
 		if (problem) {
@@ -516,9 +528,10 @@ done:
 	}
 	/* the --patch=MOD strings are ours, the rest borrowed */
 	for (i = 0; argv && i < opts->npatch; i++)
-		free(argv[(expect ? 4 : 3) + i]);
+		free(argv[first_patch + i]);
 	free(argv);
 	free(expect);
+	free(blob);
 	ploom_worker_free(w);
 	return ret;
 }

@@ -10,7 +10,8 @@
  *     ...
  *     ploom_worker_stop(w, &err);               // quit, wait, free
  *
- * The worker is `PYTHON -m ploom._worker [--expect=FILE] [--patch=MOD]... TARGET`,
+ * The worker is `PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]]
+ * [--patch=MOD]... TARGET`,
  * started with fd 0 = the
  * command pipe, fd 3 = the record pipe, stdout and stderr inherited, every
  * other descriptor closed, PYTHONHASHSEED set, in its own process group
@@ -65,6 +66,12 @@ struct ploom_worker_opts {
 	 * it as a scenario that cannot be loaded. */
 	const char *const *patch;
 	size_t npatch;
+	/* Optional, with expect_file: its recorded git blob id.  The worker
+	 * reads the file once, hashes those bytes and compiles those same
+	 * bytes (no bytecode cache), so neither a file swapped after the
+	 * utility's check nor a planted __pycache__ entry runs; a mismatch
+	 * is the same `error source` record. */
+	const char *expect_blob;
 };
 
 /* The default interpreter, as a malloc'd string the caller frees (NULL

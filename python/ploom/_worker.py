@@ -1,5 +1,5 @@
 """The worker process that ploom's utilities start:
-``python -m ploom._worker [--expect=FILE] [--patch=MODULE]... TARGET``.
+``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... TARGET``.
 
 It imports the scenario once, then serves ``run`` commands on fd 0 by forking
 one child per schedule (see ``lib/event.h`` for the protocol).  It never runs
@@ -19,22 +19,85 @@ CMD_FD = 0
 EVENT_FD = 3
 
 
-def _load_file(path):
+def _load_file(path, checked=None):
     path = os.path.abspath(path)
-    if not os.path.isfile(path):
+    if checked is None and not os.path.isfile(path):
         raise FileNotFoundError(f"no such file: {path!r}")
     stem = os.path.splitext(os.path.basename(path))[0]
     name = stem if stem.isidentifier() and stem not in sys.modules else "__ploom_scenario__"
     # like `python path/to/file.py`: its folder comes first on sys.path
     sys.path.insert(0, os.path.dirname(path))
+    if checked is not None:
+        loader = _CheckedLoader(path, checked)
     # a script without .py (run as `python script`) is source all the same
-    loader = None if path.endswith(tuple(importlib.machinery.all_suffixes())) else (
-        importlib.machinery.SourceFileLoader(name, path))
+    elif path.endswith(tuple(importlib.machinery.all_suffixes())):
+        loader = None
+    else:
+        loader = importlib.machinery.SourceFileLoader(name, path)
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _read_checked(path, blob):
+    """The bytes of path, which must hash to blob, git's id of them.
+
+    A replay runs these bytes and no others: the file is read once, here,
+    so it cannot be swapped between the check and the import, and no
+    bytecode cache (an unchecked hash-based .pyc, say) stands in for it."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if blob is not None:
+        import hashlib
+
+        # git's blob id: "blob <size>\0" and the content, as git hash-object
+        found = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        if found != blob:
+            raise SourceMismatch(
+                f"the scenario's source changed: {path!r} (recorded blob {blob[:7]}, now {found[:7]})"
+            )
+    return data
+
+
+class _CheckedLoader:
+    """Loads one module from bytes already checked, compiling them each
+    time and writing no bytecode (importlib's loader protocol)."""
+
+    def __init__(self, path, data):
+        self.path = path
+        self.data = data
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        code = compile(self.data, self.path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)  # noqa: S102 - the scenario's own, checked source
+
+    def is_package(self, name):
+        return os.path.basename(self.path).startswith("__init__.")
+
+    def get_source(self, name):
+        return importlib.util.decode_source(self.data)
+
+    def get_filename(self, name):
+        return self.path
+
+
+class _CheckedFinder:
+    """Finds the replayed module by its name, for whoever imports it first
+    (the worker, or its own package's __init__), from the checked bytes."""
+
+    def __init__(self, name, path, data):
+        self.name = name
+        self.loader = _CheckedLoader(path, data)
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.name:
+            return None
+        return importlib.util.spec_from_file_location(name, self.loader.path, loader=self.loader)
 
 
 def scenario_problem(obj):
@@ -186,24 +249,30 @@ def split_target(target):
     return where, qualname, is_file
 
 
-def load(target, expect=None):
+def load(target, expect=None, expect_blob=None):
     """Return (function, module name, qualname, source file) for TARGET.
 
     With EXPECT (a replay: the trace's fingerprinted source file), the
     target must be that file, and this is checked before any of the
-    target's code runs: otherwise SourceMismatch.  A file target then
-    loads the recorded file itself, so a trace replays from any folder."""
+    target's code runs: otherwise SourceMismatch.  With EXPECT_BLOB, its
+    recorded blob id, the file is read once and must hash to it, and
+    those bytes are what runs.  A file target then loads the recorded
+    file itself, so a trace replays from any folder of its clone."""
     where, qualname, is_file = split_target(target)
+    checked = None if expect is None else _read_checked(expect, expect_blob)
     if is_file:
-        module = _load_file(where if expect is None else expect)
-    else:
-        # like `python -m`: the current folder comes first on sys.path;
-        # a replay puts the recorded package's root before it, so that
-        # it finds the recorded file from any folder
+        module = _load_file(where if expect is None else expect, checked)
+    elif expect is None:
+        # like `python -m`: the current folder comes first on sys.path
+        # (the worker itself starts with -P, so it is there only now)
         sys.path.insert(0, os.getcwd())
-        if expect is not None:
-            sys.path.insert(0, root_above(expect, where))
-            _refuse_other_file(target, _origin(where), expect)
+        module = importlib.import_module(where)
+    else:
+        # a replay searches the recorded package's root, not the folder
+        # it was started in
+        sys.path.insert(0, root_above(expect, where))
+        _refuse_other_file(target, _origin(where), expect)
+        sys.meta_path.insert(0, _CheckedFinder(where, os.path.abspath(expect), checked))
         module = importlib.import_module(where)
     obj = module
     for part in qualname.split("."):
@@ -230,16 +299,22 @@ def _apply_patches(names):
 
 
 def main(argv):
-    expect = None
+    expect = expect_blob = None
     patch = []
     args = argv[1:]
-    # fixed order, as lib/worker.c writes it: [--expect=FILE] [--patch=MODULE]... TARGET
+    # fixed order, as lib/worker.c writes it:
+    # [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... TARGET
     if args and args[0].startswith("--expect="):
         expect = args.pop(0)[len("--expect="):]
+        if args and args[0].startswith("--expect-blob="):
+            expect_blob = args.pop(0)[len("--expect-blob="):]
     while args and args[0].startswith("--patch="):
         patch.append(args.pop(0)[len("--patch="):])
     if len(args) != 1:
-        print("usage: python -m ploom._worker [--expect=FILE] [--patch=MODULE]... TARGET", file=sys.stderr)
+        print(
+            "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... TARGET",
+            file=sys.stderr,
+        )
         return 2
     target = args[0]
     # stdout belongs to the utility (its JSON): what the scenario's module
@@ -250,7 +325,7 @@ def main(argv):
     # while this process imports it
     os.environ["PLOOM_WORKER"] = "1"
     try:
-        scenario, module, qualname, source = load(target, expect)
+        scenario, module, qualname, source = load(target, expect, expect_blob)
         # after the scenario's module, which imported the modules to patch
         _apply_patches(patch)
     except SourceMismatch as exc:

@@ -102,7 +102,7 @@ static struct ploom_trace *trace_of(const char *steps, const char *outcome)
 /* The rendering as a string (the caller frees it), NULL on error. */
 static char *render(const struct ploom_trace *t, int color, int width)
 {
-	struct ploom_render_opts opts = {color, width};
+	struct ploom_render_opts opts = {color, width, NULL};
 	struct ploom_err err = {0, ""};
 	char *buf = NULL;
 	size_t len = 0;

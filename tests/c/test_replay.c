@@ -493,10 +493,75 @@ static void a_trace_moves_to_the_copy_of_its_folder(void)
 	free(here);
 }
 
+/* A replay runs only the file at the trace's relative path under the
+ * current folder or repository: a trace whose scenario is not here, has
+ * no relative path, or reaches out through a symbolic link is refused
+ * before anything is hashed or run. */
+static void a_replay_runs_only_a_file_here(void)
+{
+	char *here = getcwd(NULL, 0);
+	char *a = fake_dir("place-a"), *b = fake_dir("place-b"), *c = fake_dir("place-c");
+	char *fa = fake_write(a, "mod.py", "print('v1')\n", 0);
+	char *fb = fake_write(b, "mod.py", "print('v1')\n", 0);
+	struct ploom_trace *t = trace_of(failing, fa);
+	struct ploom_err err = {0, ""};
+	char *real_b = realpath(fb, NULL), link[512];
+
+	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
+
+	/* not here: refused, and the recorded file is not run instead */
+	CHECK_INT(chdir(c), 0);
+	CHECK_INT(ploom_replay_place(t, &err), -1);
+	CHECK_INT((int)err.kind, PLOOM_ERR_INPUT);
+	CHECK(strstr(err.msg, "the trace's scenario 'mod.py' is not in the current directory") ==
+	      err.msg);
+
+	/* a symbolic link in the copy that leads out of it */
+	snprintf(link, sizeof(link), "%s/mod.py", c);
+	CHECK_INT(symlink(fa, link), 0);
+	CHECK_INT(ploom_replay_place(t, &err), -1);
+	CHECK(strstr(err.msg, "leads out of") != NULL);
+	CHECK_INT(unlink(link), 0);
+
+	CHECK_INT(chdir(b), 0);
+	CHECK_INT(ploom_replay_place(t, &err), 0);
+	CHECK_STR(t->scenario.file, real_b);
+	CHECK_INT(ploom_replay_check_source(t, &err), 0);
+
+	/* an absolute path alone is never enough */
+	free(t->scenario.relpath);
+	t->scenario.relpath = NULL;
+	CHECK_INT(ploom_replay_place(t, &err), -1);
+	CHECK(strstr(err.msg, "the trace records no relative path") == err.msg);
+	t->scenario.relpath = strdup("../mod.py");
+	CHECK_INT(ploom_replay_place(t, &err), -1);
+	CHECK(strstr(err.msg, "leaves its root") != NULL);
+	free(t->scenario.relpath);
+	t->scenario.relpath = strdup("mod.py");
+	free(t->source.root);
+	t->source.root = strdup("import-path");
+	CHECK_INT(ploom_replay_place(t, &err), -1);
+	CHECK(strstr(err.msg, "under a root this ploom does not know") != NULL);
+
+	CHECK_INT(chdir(here), 0);
+	ploom_trace_free(t);
+	fake_dir_remove(a);
+	fake_dir_remove(b);
+	fake_dir_remove(c);
+	free(real_b);
+	free(fa);
+	free(fb);
+	free(a);
+	free(b);
+	free(c);
+	free(here);
+}
+
 int main(void)
 {
 	a_changed_or_missing_source_is_a_divergence();
 	a_trace_moves_to_the_copy_of_its_folder();
+	a_replay_runs_only_a_file_here();
 	the_loaded_file_must_be_the_recorded_one();
 	only_the_minor_python_version_matters();
 	the_first_step_that_differs_is_named();
