@@ -161,6 +161,8 @@ int ploom_replay_place(struct ploom_trace *trace, struct ploom_err *err)
 	size_t i;
 	int r, ret = -1;
 
+	if (ploom_replay_check_trace(trace, err) < 0)
+		return -1;
 	if (!trace->source.root || !rel)
 		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "the trace records no relative path of its scenario file: a "

@@ -6,12 +6,16 @@ one child per schedule (see ``lib/event.h`` for the protocol).  It never runs
 a scenario itself, so nothing a schedule does survives it.
 """
 
+import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
 import inspect
+import linecache
 import os
 import sys
+import sysconfig
+import traceback
 
 from ploom import _ploom
 
@@ -50,8 +54,6 @@ def _read_checked(path, blob):
     with open(path, "rb") as f:
         data = f.read()
     if blob is not None:
-        import hashlib
-
         # git's blob id: "blob <size>\0" and the content, as git hash-object
         found = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
         if found != blob:
@@ -59,6 +61,22 @@ def _read_checked(path, blob):
                 f"the scenario's source changed: {path!r} (recorded blob {blob[:7]}, now {found[:7]})"
             )
     return data
+
+
+def _refuse_installed(path):
+    """A replay runs a scenario of the project it starts in, never code
+    installed with Python or into its environment: a forged trace that
+    names os.py with its real blob id, replayed from the standard
+    library's own folder, still runs nothing."""
+    real = os.path.realpath(path)
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        root = paths.get(key)
+        if root and os.path.commonpath([real, os.path.realpath(root)]) == os.path.realpath(root):
+            raise ValueError(
+                f"the trace's scenario file {path!r} is installed code ({key} {root!r}): "
+                "a replay runs only a scenario of the project it starts in"
+            )
 
 
 class _CheckedLoader:
@@ -259,6 +277,8 @@ def load(target, expect=None, expect_blob=None):
     those bytes are what runs.  A file target then loads the recorded
     file itself, so a trace replays from any folder of its clone."""
     where, qualname, is_file = split_target(target)
+    if expect is not None:
+        _refuse_installed(expect)
     checked = None if expect is None else _read_checked(expect, expect_blob)
     if is_file:
         module = _load_file(where if expect is None else expect, checked)
@@ -356,9 +376,6 @@ def _warm_up_tracebacks(source):
     the source files it shows; done once here, every schedule's child
     inherits that instead of paying for it in each failing schedule (about
     3 ms, more than the rest of a schedule)."""
-    import linecache
-    import traceback
-
     try:
         raise RuntimeError("warm-up")
     except RuntimeError as exc:

@@ -14,6 +14,13 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || exit 1
 }
 
+# scenarios_here: a copy of the Python tests' scenarios in the test's
+# directory, as ./scenarios.py: a replay runs only a file of the folder or
+# repository it starts in, so a trace to replay from here is made from it
+scenarios_here() {
+	cp "$SCN" scenarios.py
+}
+
 # traces: explores a copy of the unlocked bank in the test's directory;
 # sets $orig and $min ($output is bats' run's)
 # shellcheck disable=SC2154

@@ -11,9 +11,11 @@ bats_require_minimum_version 1.5.0
 
 load helpers
 
-# original: explores the unlocked bank without minimizing; $orig is the trace
+# original: explores a copy of the unlocked bank without minimizing; $orig
+# is the trace
 original() {
-	run -1 --separate-stderr ploom-explore -q --no-minimize "$BANK:scenario"
+	cp "$BANK" bank.py
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
 	orig="$(echo "$output" | jq -r .trace)"
 	[ -f "$orig" ]
 }
@@ -42,7 +44,7 @@ original() {
 	original
 	ploom-minimize -q "$orig" > min.json
 	mapfile -t choices < <(jq '.choices[]' min.json)
-	run -1 --separate-stderr ploom-run-one "$BANK:scenario" "${choices[@]}"
+	run -1 --separate-stderr ploom-run-one bank.py:scenario "${choices[@]}"
 	echo "$output" > again.json
 	[ "$(jq -r .outcome.summary again.json)" = "builtins.AssertionError: the account is overdrawn" ]
 	[ "$(jq .preemptions again.json)" -eq 1 ]
@@ -74,7 +76,8 @@ original() {
 }
 
 @test "a deadlock minimizes to a deadlock" {
-	run -1 --separate-stderr ploom-explore -q --no-minimize "$SCN:abba"
+	scenarios_here
+	run -1 --separate-stderr ploom-explore -q --no-minimize scenarios.py:abba
 	deadlock="$(echo "$output" | jq -r .trace)"
 	run -0 --separate-stderr ploom-minimize "$deadlock"
 	echo "$output" > min.json

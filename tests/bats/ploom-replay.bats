@@ -74,9 +74,10 @@ steps() {
 		[ -z "$output" ]
 		[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$(pwd -P)/bank.py' (recorded blob $before, now $after)" ]
 	done
+	# gone from here: nothing to run (a file elsewhere never stands in)
 	rm bank.py
-	run -4 --separate-stderr ploom-replay "$orig"
-	[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$(pwd -P)/bank.py' (recorded blob $before, now unreadable: No such file or directory)" ]
+	run -2 --separate-stderr ploom-replay "$orig"
+	[ "$stderr" = "ploom-replay: the trace's scenario 'bank.py' is not in the current directory '$(pwd -P)/': a replay runs only the file at the trace's relative path there" ]
 }
 
 @test "an operation edited in the trace is a divergence naming the step" {
@@ -137,21 +138,29 @@ steps() {
 }
 
 @test "a passing trace exits 0 and a step-limit trace 3" {
-	ploom-run-one "$BANK:scenario" > pass.json
+	cp "$BANK" bank.py
+	scenarios_here
+	ploom-run-one bank.py:scenario > pass.json
 	run -0 --separate-stderr ploom-replay pass.json
 	[ "$stderr" = "ploom-replay: reproduced: pass" ]
 	[ "$(echo "$output" | jq -r .outcome.kind)" = pass ]
-	run -3 --separate-stderr ploom-run-one -s 20 "$SCN:spins_forever"
+	run -3 --separate-stderr ploom-run-one -s 20 scenarios.py:spins_forever
 	echo "$output" > limit.json
 	run -3 --separate-stderr ploom-replay limit.json
 	[ "$stderr" = "ploom-replay: reproduced: step-limit: the schedule reached 20 steps" ]
 }
 
-@test "a trace replays from another directory" {
+@test "a trace replays only from the folder that holds its scenario" {
 	traces
 	mkdir elsewhere
 	cd elsewhere
-	run -1 --separate-stderr ploom-replay "../$orig"
+	run -2 --separate-stderr ploom-replay "../$orig"
+	[ "$stderr" = "ploom-replay: the trace's scenario 'bank.py' is not in the current directory '$(pwd -P)/': a replay runs only the file at the trace's relative path there" ]
+	# nor does ploom-show say it would run the recorded file
+	run -0 ploom-show "../$orig"
+	[[ "$output" == *"replay runs  nothing: the trace's scenario 'bank.py' is not in the current directory"* ]]
+	cd ..
+	run -1 --separate-stderr ploom-replay "$PWD/$orig"
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
 }
 
@@ -175,15 +184,27 @@ steps() {
 	[ "$stderr" = "ploom-replay: cannot read trace 'bad.json': field 'config.patch[0]' is not a module name (Python identifiers joined by '.')" ]
 }
 
-@test "a module target replays from any folder, found under the recorded package root" {
+@test "a module target replays from a folder of its repository, found under the recorded package root" {
 	mkdir -p proj/pkg
+	git init -q proj
 	touch proj/pkg/__init__.py
 	cp "$BANK" proj/pkg/bankmod.py
 	(cd proj && run -1 --separate-stderr ploom-explore -q pkg.bankmod:scenario && echo "$output" > ../stats.json)
+	trace="$PWD/proj/$(jq -r .trace stats.json)"
+	# the folder replay starts in is not on the worker's path: a module
+	# there named like the package cannot stand in for it
+	mkdir -p proj/sub/pkg
+	printf 'open("%s/ran.txt", "w").close()\n' "$PWD" > proj/sub/pkg/__init__.py
+	cp proj/sub/pkg/__init__.py proj/sub/pkg/bankmod.py
+	cd proj/sub
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	[ ! -e ../../ran.txt ]
+	cd ../..
 	mkdir elsewhere
 	cd elsewhere
-	run -1 --separate-stderr ploom-replay "../proj/$(jq -r .trace ../stats.json)"
-	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	run -2 --separate-stderr ploom-replay "$trace"
+	[[ "$stderr" == "ploom-replay: the trace's scenario 'pkg/bankmod.py' is in a git repository and this directory is in none"* ]]
 }
 
 @test "a malformed or unknown-version trace exits 2 naming the file" {
@@ -229,7 +250,8 @@ steps() {
 }
 
 @test "a deadlock replays as the same deadlock" {
-	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
+	scenarios_here
+	run -1 --separate-stderr ploom-explore -q scenarios.py:abba
 	deadlock="$(echo "$output" | jq -r .minimized_trace)"
 	run -1 --separate-stderr ploom-replay "$deadlock"
 	[ "$stderr" = "ploom-replay: reproduced: $(jq -r .outcome.summary "$deadlock")" ]
@@ -265,8 +287,9 @@ steps() {
 }
 
 @test "no control character of a scenario or a trace reaches the terminal" {
+	scenarios_here
 	run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir="$BATS_TEST_TMPDIR" \
-		"$SCN:raises_terminal_escapes"
+		scenarios.py:raises_terminal_escapes
 	[[ "$stderr" == *"failed: builtins.RuntimeError: ?[2J?[Hcleared"* ]]
 	[[ "$stderr" != *$'\x1b'* ]]
 	local trace

@@ -191,7 +191,8 @@ column() {
 }
 
 @test "the bank's failure names its threads and cell, where each step stopped, and its race" {
-	trace="$(failing_trace "$BANK:scenario")"
+	cp "$BANK" bank_account.py
+	trace="$(failing_trace bank_account.py:scenario)"
 	ploom-minimize "$trace" > min.json 2> /dev/null
 	run -0 --separate-stderr ploom-show min.json
 	echo "$output" > shown.txt
@@ -281,7 +282,8 @@ column() {
 @test "ploom-minimize and ploom-replay feed ploom-show" {
 	command -v ploom-minimize > /dev/null || skip "ploom-minimize is not built"
 	command -v ploom-replay > /dev/null || skip "ploom-replay is not built"
-	trace="$(failing_trace "$BANK:scenario")"
+	cp "$BANK" bank_account.py
+	trace="$(failing_trace bank_account.py:scenario)"
 	ploom-minimize "$trace" > minimized.json 2> /dev/null
 	run -0 --separate-stderr ploom-show minimized.json
 	[[ "$output" == *$'\n'"failure: task 0 raised builtins.AssertionError: the account is overdrawn"$'\n'* ]]

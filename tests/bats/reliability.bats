@@ -56,6 +56,73 @@ payload() {
 	[[ "$output" == *"replay runs  scenario in $PWD/bank.py, only while its blob is ${blob:0:7}"* ]]
 }
 
+# forge_os: forged.json, the bank's trace made to run os:abort from the
+# os.py of the worker's Python, with that file's real blob id
+forge_os() {
+	traces
+	os_py="$(python3 -c 'import os; print(os.path.realpath(os.__file__))')"
+	jq --arg f "$os_py" --arg b "$(git hash-object "$os_py")" \
+		'.scenario = {target: "os:abort", module: "os", qualname: "abort", file: $f, relpath: "os.py"}
+		| .fingerprints = [{path: $f, blob: $b, relpath: "os.py"}]' "$orig" > forged.json
+}
+
+@test "replay trust: a forged trace naming os.py with its real blob id runs nothing, from any folder" {
+	forge_os
+	want="the trace's scenario 'os.py' is not in the current directory '$(pwd -P)/': a replay runs only the file at the trace's relative path there"
+	run -2 --separate-stderr ploom-replay forged.json
+	[ "$stderr" = "ploom-replay: $want" ]
+	run -2 --separate-stderr ploom-minimize forged.json
+	[ "$stderr" = "ploom-minimize: $want" ]
+	[ -z "$output" ]
+	run -2 --separate-stderr python3 -m ploom replay forged.json
+	[[ "$stderr" == *"$want"* ]]
+	[[ "$stderr" != *"signal"* ]]
+	# pytest: the test's own scenario is not the forged one, and nothing runs
+	printf 'import bank\n\ndef test_bank(ploom_check):\n    ploom_check(bank.scenario)\n' > test_bank.py
+	run -1 python3 -m pytest -q -p no:cacheprovider test_bank.py --ploom-replay=forged.json
+	[[ "$output" == *"trace 'forged.json' records scenario 'os:abort', this test checks 'bank:scenario'"* ]]
+	# from the standard library's own folder the file is there, but it is
+	# installed code, not a scenario of a project
+	trace="$PWD/forged.json"
+	cd "$(dirname "$os_py")"
+	run -2 --separate-stderr ploom-replay "$trace"
+	[[ "$stderr" == "ploom-replay: cannot load scenario 'os:abort': ValueError: the trace's scenario file '$os_py' is installed code (stdlib "*"): a replay runs only a scenario of the project it starts in" ]]
+	run -2 --separate-stderr ploom-minimize "$trace"
+	[[ "$stderr" == *"is installed code (stdlib "* ]]
+}
+
+@test "replay trust: a planted .pyc, an inspect.py or a ploom/ in the folder replay runs from do not run" {
+	git init -q repo
+	cp "$BANK" repo/bank.py
+	cd repo
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
+	orig="$PWD/$(echo "$output" | jq -r .trace)"
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank:scenario
+	mod="$PWD/$(echo "$output" | jq -r .trace)"
+	# an unchecked hash-based .pyc of other code, where Python looks first
+	planted='open("'"$BATS_TEST_TMPDIR"'/ran.txt", "w").close()'
+	printf '%s\ndef scenario():\n    pass\n' "$planted" > evil.py
+	pyc="$(python3 -c 'import importlib.util; print(importlib.util.cache_from_source("bank.py"))')"
+	python3 -c 'import py_compile, sys; py_compile.compile("evil.py", cfile=sys.argv[1], dfile="bank.py", invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)' "$pyc"
+	rm evil.py
+	# and modules that shadow what the worker imports, in the folder the
+	# replay starts in (an unpacked CI artifact, say)
+	mkdir -p artifact/ploom
+	printf '%s\n' "$planted" > artifact/inspect.py
+	printf '%s\n' "$planted" > artifact/ploom/__init__.py
+	cd artifact
+	for trace in "$orig" "$mod"; do
+		run -1 --separate-stderr ploom-replay "$trace"
+		[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+		[ ! -e "$BATS_TEST_TMPDIR/ran.txt" ]
+	done
+	run -0 --separate-stderr ploom-minimize -q "$orig"
+	[ ! -e "$BATS_TEST_TMPDIR/ran.txt" ]
+	# the .pyc is what a plain import runs: the test plants what it says
+	(cd .. && python3 -c 'import bank')
+	[ -e "$BATS_TEST_TMPDIR/ran.txt" ]
+}
+
 @test "replay trust: a trace with a duplicate key is refused by every reader" {
 	traces
 	payload
@@ -86,7 +153,8 @@ payload() {
 }
 
 @test "a schedule of over 40,000 branch points is explored and replays" {
-	run -1 --separate-stderr ploom-explore -q -n 1 -s 0 "$SCN:long_then_fails"
+	scenarios_here
+	run -1 --separate-stderr ploom-explore -q -n 1 -s 0 scenarios.py:long_then_fails
 	trace="$(echo "$output" | jq -r .trace)"
 	[ "$(jq '.choices | length' "$trace")" -gt 40000 ]
 	# the replay's `run` command is about 100 KB long

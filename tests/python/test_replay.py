@@ -25,9 +25,11 @@ from ploom.exploration import (
 
 @pytest.fixture
 def bank(tmp_path, monkeypatch):
-    """The bank module, importable, in tmp_path."""
+    """The bank module, importable, in tmp_path, which is the current
+    folder: a replay runs only a file of the folder it starts in."""
     path = write_bank(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
     module = importlib.import_module(path.stem)
     yield module
     sys.modules.pop(path.stem, None)
