@@ -438,8 +438,11 @@ def made_by_hand(name, path):
         (made_by_hand, "ploom_test_handmade"),
     ],
 )
-def test_a_scenario_no_other_process_imports_by_its_name_is_loaded_from_its_file(tmp_path, load, name):
+def test_a_scenario_no_other_process_imports_by_its_name_is_loaded_from_its_file(tmp_path, load, name,
+                                                                                monkeypatch):
     path = write_bank(tmp_path)
+    # a replay runs only a file of the folder it starts in
+    monkeypatch.chdir(tmp_path)
     module = load(name, path)
     assert module.scenario.__module__ == name
     with pytest.raises(ModelCheckError) as info:
