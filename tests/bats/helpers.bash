@@ -21,6 +21,16 @@ scenarios_here() {
 	cp "$SCN" scenarios.py
 }
 
+# replay_in_root [OPTION]... TRACE: ploom-replay started in the repository,
+# where a trace of $BANK or $SCN finds its file (a replay runs only a file
+# of the repository or folder it starts in); TRACE is relative to the
+# test's directory or absolute
+replay_in_root() {
+	local args=("$@")
+	[[ "${args[-1]}" == /* ]] || args[-1]="$PWD/${args[-1]}"
+	(cd "$ROOT" && ploom-replay "${args[@]}")
+}
+
 # traces: explores a copy of the unlocked bank in the test's directory;
 # sets $orig and $min ($output is bats' run's)
 # shellcheck disable=SC2154

@@ -579,7 +579,7 @@ interrupted() {
 	[ "$(jq .preemptions "$min")" -eq 1 ]
 	[[ "$stderr" == *"ploom-explore: minimized trace written to '$min'"* ]]
 	# the trace replays like one from a single worker
-	run -1 --separate-stderr ploom-replay -q "$trace"
+	run -1 --separate-stderr replay_in_root -q "$trace"
 	run -1 pgrep -f "$BANK:scenario"
 }
 
@@ -639,8 +639,8 @@ interrupted() {
 	orig=$(echo "$output" | jq -r .trace)
 	min=$(echo "$output" | jq -r .minimized_trace)
 	[ "$(jq -r .config.reduction "$orig")" = dpor ]
-	run -1 ploom-replay "$orig"
-	run -1 ploom-replay "$min"
+	run -1 replay_in_root "$orig"
+	run -1 replay_in_root "$min"
 }
 
 @test "--reduction=dpor finds the bug that needs one order of two critical sections" {
@@ -826,8 +826,8 @@ PY
 		"$(jq -c '[.choices, .steps, .outcome, .id]' "$trace")" ]
 	[ "$(jq .minimized_from "$min")" -eq 1 ]
 	[[ "$stderr" == *"ploom-explore: minimized trace written to '$min' (1 -> 1 preemptions: the fewest by construction, --search=ipb ran every schedule with fewer)"* ]]
-	run -1 ploom-replay "$trace"
-	run -1 ploom-replay "$min"
+	run -1 replay_in_root "$trace"
+	run -1 replay_in_root "$min"
 }
 
 @test "the statistics and the traces say the search order, dfs by default" {
@@ -893,7 +893,7 @@ PY
 	# at most depth - 1 preemptions
 	[ "$(jq .preemptions "$trace")" -le 2 ]
 	# the trace replays by its choices alone
-	run -1 --separate-stderr ploom-replay -q "$trace"
+	run -1 --separate-stderr replay_in_root -q "$trace"
 	# the minimized trace keeps the config it was found with
 	min="$(jq -r .minimized_trace stats.json)"
 	[ "$(jq -r .config.search "$min")" = pct ]

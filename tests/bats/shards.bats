@@ -101,7 +101,7 @@ shards() {
 		[ "$(jq -r .stopped_by "s$k.json")" = failure ]
 		[ "$(jq '.shard.failure_unit % 4' "s$k.json")" -eq "$k" ]
 		# the trace replays and shows like any other
-		run -1 --separate-stderr ploom-replay -q "$trace"
+		run -1 --separate-stderr replay_in_root -q "$trace"
 	done
 	run -1 --separate-stderr ploom-merge s0.json s1.json s2.json s3.json
 	got=$(echo "$output" | jq -r .trace)
