@@ -249,6 +249,14 @@ def raises_terminal_escapes():
     raise RuntimeError("\x1b[2J\x1b[Hcleared")
 
 
+def raises_a_huge_message():
+    # 100 MB of message, and as much again in the traceback: the record
+    # carries the first 64 KiB of each and how much it left out
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    raise ValueError("x" * 100_000_000)
+
+
 def spins_forever():
     def spin():
         while True:
