@@ -347,6 +347,21 @@ class Statistics:
             raise RuntimeError(f"ploom: unexpected statistics from {_EXPLORE}: {exc!r} in {data!r}") from None
 
 
+# What a summary line never shows as it is, since a terminal would act on
+# it: the C0 controls but newline and tab, DEL, the C1 controls, and the
+# bidirectional controls that reorder what follows them.  Each is written
+# as its escape, \x1b or \u202e, so the reader sees it was there.
+_ESCAPES = {
+    **{c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A)},
+    **{c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))},
+}
+
+
+def _printable(text: str) -> str:
+    """``text`` with the characters of ``_ESCAPES`` escaped."""
+    return text.translate(_ESCAPES)
+
+
 class ModelCheckError(AssertionError):
     """A schedule of the scenario failed.
 
@@ -359,6 +374,10 @@ class ModelCheckError(AssertionError):
     a replay, a step limit); ``statistics`` the :class:`Statistics` of the
     exploration (None after a replay).  Paths are as the utility printed
     them, made relative to the current folder when they lie under it.
+    ``summary`` is the trace's text as it is; in the message its control
+    characters (the C0 and C1 controls but newline and tab, DEL, and the
+    bidirectional controls) are escaped as ``\\x1b`` or ``\\u202e``, so
+    that printing it cannot drive a terminal.
     """
 
     def __init__(
@@ -368,7 +387,7 @@ class ModelCheckError(AssertionError):
         minimized_trace: str | None = None,
         statistics: Statistics | None = None,
     ) -> None:
-        message = summary
+        message = _printable(summary)
         if original_trace:
             message += f" Original trace: {original_trace}"
         if minimized_trace:
@@ -613,7 +632,7 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
         if code == 1:
             raise ModelCheckError(outcome.get("summary") or "the schedule failed", shown)
         raise IncompleteExplorationError(
-            f"replay incomplete: {outcome.get('summary') or 'the schedule reached its step limit'}; "
+            f"replay incomplete: {_printable(outcome.get('summary') or 'the schedule reached its step limit')}; "
             f"a limit is never a pass. Trace: {shown}"
         )
     lines = [line for line in stderr.splitlines() if line.strip()]
