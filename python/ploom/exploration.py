@@ -25,6 +25,7 @@ import json
 import os
 import selectors
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -584,7 +585,9 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
     """Runs the one schedule saved in ``trace`` again, exactly; never searches.
 
     ``trace`` is the path of a trace file (``.ploom/<id>-original.json`` or
-    ``-minimized.json``), or ``"-"`` to read it from standard input;
+    ``-minimized.json``), or ``"-"`` to read it from standard input; a
+    path that is a pipe, such as the ``/dev/fd/63`` of bash's ``<(...)``,
+    is read once, as standard input is;
     ``python`` the interpreter of the worker (default: this one, whose minor
     version must be the trace's).
 
@@ -606,11 +609,16 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
     path = os.fspath(trace)
     if not isinstance(path, str):
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
-    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", path]
-    from_stdin = path == "-"
-    stdin = None if from_stdin else subprocess.DEVNULL
-    code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=stdin)
-    # a trace read from standard input has no path to replay it by again
+    pipe = None if path == "-" else _open_if_pipe(path)
+    from_stdin = path == "-" or pipe is not None
+    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", "-" if from_stdin else path]
+    stdin = pipe if pipe is not None else None if from_stdin else subprocess.DEVNULL
+    try:
+        code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=stdin)
+    finally:
+        if pipe is not None:
+            pipe.close()
+    # a trace read from standard input or a pipe has no path to replay it by again
     shown = None if from_stdin else _shown_path(path)
     if code == 4:
         marker = "ReplayDivergenceError: "
@@ -639,6 +647,21 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
     if lines and code == 2:
         raise RuntimeError("\n".join(lines[-20:]))
     raise RuntimeError(f"ploom: {_REPLAY} failed on {path!r} (exit {code})" + _stderr_tail(stderr))
+
+
+def _open_if_pipe(path: str):
+    """The file at ``path`` opened for reading when it is neither a regular
+    file nor a folder, such as the /dev/fd/63 of bash's ``<(...)``: another
+    process could not open that again (the descriptor is ours, and a pipe
+    is read once), so ploom-replay gets it on its standard input.  None
+    otherwise, and when it cannot be opened: ploom-replay then says why."""
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+            return None
+        return open(path, "rb")
+    except OSError:
+        return None
 
 
 def _env_with_root(import_root: str | None) -> dict:

@@ -278,6 +278,30 @@ def test_check_and_replay_escape_control_characters_in_the_summary(project):
         assert c not in result.stdout
 
 
+def test_replay_reads_a_trace_from_a_process_substitution_or_a_fifo(project):
+    original, _ = check_failure(project)
+    failure = "ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn"
+    result = subprocess.run(
+        f"{sys.executable} -m ploom replay <(cat {original})",
+        shell=True,
+        executable="/bin/bash",
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (result.returncode, result.stderr) == (1, "")
+    # a pipe is read once: there is no path to replay it by again
+    assert lines(result.stdout) == [failure]
+    os.mkfifo(project / "fifo")
+    writer = subprocess.Popen(["cp", original, "fifo"], cwd=project)
+    try:
+        result = ploom(project, "replay", "fifo")
+    finally:
+        writer.wait(timeout=120)
+    assert (result.returncode, lines(result.stdout)) == (1, [failure])
+
+
 def test_replay_after_an_edit_exits_4_naming_the_source(project):
     _, minimized = check_failure(project)
     with open(project / "bank.py", "a", encoding="utf-8") as f:
