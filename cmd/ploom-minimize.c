@@ -95,6 +95,8 @@ int main(int argc, char **argv)
 		goto fail;
 	if (ploom_replay_check_loaded(trace, ploom_worker_hello(worker), &err) < 0)
 		goto fail;
+	/* the trace comes from a file: its failure may no longer happen */
+	mopts.reproduce_first = 1;
 	last_progress = cli_now_s();
 	if (!opts.quiet) {
 		mopts.progress = progress;

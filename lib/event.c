@@ -300,6 +300,33 @@ void ploom_buf_add_str(struct ploom_buf *b, const char *s, size_t len)
 	b->data[b->len] = '\0';
 }
 
+/* Appends " " and s[0..len) as a str field, cut as PLOOM_MESSAGE_MAX
+ * says: the kept head and the marker make one field. */
+static void add_message(struct ploom_buf *b, const char *s, size_t len)
+{
+	char marker[64];
+	char *copy;
+	size_t keep = PLOOM_MESSAGE_MAX;
+	int n;
+
+	if (len <= PLOOM_MESSAGE_MAX) {
+		ploom_buf_add_str(b, s, len);
+		return;
+	}
+	/* back off to the first byte of the character the cut splits */
+	while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
+		keep--;
+	n = snprintf(marker, sizeof(marker), "... [cut: %zu bytes]", len - keep);
+	assert(n > 0 && (size_t)n < sizeof(marker));
+	copy = malloc(keep + (size_t)n);
+	if (!copy)
+		abort();
+	memcpy(copy, s, keep);
+	memcpy(copy + keep, marker, (size_t)n);
+	ploom_buf_add_str(b, copy, keep + (size_t)n);
+	free(copy);
+}
+
 int ploom_buf_flush_fd(struct ploom_buf *b, int fd)
 {
 	size_t off = 0;
@@ -382,7 +409,7 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len)
 {
 	ploom_buf_addf(b, "error %s", kind);
-	ploom_buf_add_str(b, msg, len);
+	add_message(b, msg, len);
 	ploom_buf_add(b, "\n", 1);
 }
 
@@ -464,9 +491,9 @@ void ploom_enc_outcome_failure(struct ploom_buf *b, int task, const char *type,
 			       const char *tb, size_t tb_len)
 {
 	ploom_buf_addf(b, "outcome failure %d", task);
-	ploom_buf_add_str(b, type, type_len);
-	ploom_buf_add_str(b, msg, msg_len);
-	ploom_buf_add_str(b, tb, tb_len);
+	add_message(b, type, type_len);
+	add_message(b, msg, msg_len);
+	add_message(b, tb, tb_len);
 	ploom_buf_add(b, "\n", 1);
 }
 

@@ -113,6 +113,8 @@
  *   outcome failure TASK TYPE MESSAGE TRACEBACK
  *       An uncaught exception in TASK; TYPE str ("builtins.AssertionError"),
  *       MESSAGE str (str(exc)), TRACEBACK str (formatted, may be "=").
+ *       Each of the three at most PLOOM_MESSAGE_MAX bytes and a marker:
+ *       the encoder cuts a longer one (see ploom_enc_outcome_failure()).
  *   outcome deadlock
  *       No task enabled while one is unfinished.  Followed by one
  *       `wait TASK OP OBJECT HOLDER WHERE` per unfinished task, HOLDER int
@@ -175,6 +177,14 @@
  * FUNCTION, in bytes. */
 #define PLOOM_PATH_MAX 4096
 #define PLOOM_NAME_MAX 128
+
+/* The most bytes of an exception's type, message or traceback in a
+ * `failure` outcome, and of an `error` record's message, before the
+ * marker "... [cut: N bytes]" that replaces the rest.  A scenario may
+ * raise a message of any size; the encoders cut it so that a record stays
+ * small enough for the utilities to read at once, and the trace small
+ * enough to be written.  man/ploom-trace.5 states the limit. */
+#define PLOOM_MESSAGE_MAX (64 * 1024)
 
 /* The most objects one run names: the worker sends no `name` record for
  * a further object, which goes by its object name. */
@@ -338,6 +348,7 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     const char *hash_seed, size_t hash_seed_len, const char *module,
 		     size_t module_len, const char *qualname, size_t qualname_len,
 		     const char *file, size_t file_len);
+/* error: the message cut as the failure outcome's are */
 void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len);
 /* code: a label made of file and function, each cleaned and cut as the
  * protocol's Labels say (an empty one is written as "?").  name: nothing
@@ -356,6 +367,9 @@ void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
 		    size_t npending, struct ploom_wire_where where);
 void ploom_enc_value(struct ploom_buf *b, long index, const char *text, size_t len);
 void ploom_enc_outcome_pass(struct ploom_buf *b);
+/* failure: a type, message or traceback longer than PLOOM_MESSAGE_MAX
+ * bytes is cut to at most that many, at a UTF-8 character boundary, and
+ * ends in "... [cut: N bytes]", N the bytes left out. */
 void ploom_enc_outcome_failure(struct ploom_buf *b, int task, const char *type,
 			       size_t type_len, const char *msg, size_t msg_len,
 			       const char *tb, size_t tb_len);

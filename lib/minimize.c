@@ -39,6 +39,20 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 	res->from = res->to = ploom_run_count_preemptions(original);
 	if (!ploom_outcome_is_failure(original->outcome.kind))
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "the trace does not record a failure");
+	if (opts && opts->reproduce_first) {
+		/* else a trace whose failure is gone (or was never there) would
+		 * come back unchanged, as if it were the shortest */
+		if (run(ctx, &r, original->choices, original->nchoices, err) < 0)
+			goto done;
+		res->schedules++;
+		if (!ploom_minimize_same_failure(&original->outcome, &r.outcome)) {
+			ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
+				      "the recorded failure did not reproduce: recorded %s, got %s",
+				      original->outcome.summary ? original->outcome.summary : "?",
+				      r.outcome.summary ? r.outcome.summary : "?");
+			goto done;
+		}
+	}
 	for (bound = 0; bound < res->from; bound++) {
 		ploom_explore_free(ex);
 		ex = NULL;

@@ -48,6 +48,11 @@ struct ploom_minimize_opts {
 	long max_schedules;     /* budget; <= 0: PLOOM_MINIMIZE_DEFAULT_BUDGET */
 	ploom_minimize_progress_fn progress;    /* may be NULL */
 	void *progress_ctx;
+	/* 1: before searching, run the original's choices and require its
+	 * failure, for a trace that comes from a file rather than from a
+	 * search that has just run it (a failure that no longer happens has
+	 * no minimized trace) */
+	int reproduce_first;
 };
 
 struct ploom_minimize_result {
@@ -71,8 +76,12 @@ int ploom_minimize_same_failure(const struct ploom_outcome *want,
  * receives it and the caller releases it with ploom_run_release(); 0
  * when there is none or the budget ran out first (res->exhausted), *out
  * untouched; -1 with err filled when run failed, a schedule did not
- * follow its choices (kind PLOOM_ERR_DIVERGENCE), or the original is not
- * a failure (PLOOM_ERR_INPUT).  *res is filled in every case.  opts may be NULL. */
+ * follow its choices (kind PLOOM_ERR_DIVERGENCE), with reproduce_first
+ * the original's choices did not fail the same way (kind
+ * PLOOM_ERR_DIVERGENCE: "the recorded failure did not reproduce:
+ * recorded SUMMARY, got SUMMARY"), or the original is not a failure
+ * (PLOOM_ERR_INPUT).  The run of reproduce_first counts among the
+ * schedules and the budget.  *res is filled in every case.  opts may be NULL. */
 int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *res,
 			  const struct ploom_run *original,
 			  const struct ploom_minimize_opts *opts, ploom_minimize_run_fn run,

@@ -27,6 +27,10 @@ struct linebuf {
 	char *data;
 	size_t len;     /* bytes held */
 	size_t start;   /* first byte not yet returned */
+	/* bytes from start known to hold no '\n': a long record arrives
+	 * in many reads, and scanning it afresh after each would be
+	 * quadratic in its length */
+	size_t scanned;
 	size_t cap;
 };
 
@@ -124,14 +128,17 @@ static long now_ms(void)
  * and *len (without '\n'), else 0. */
 static int take_line(struct linebuf *lb, const char **line, size_t *len)
 {
-	char *nl = lb->len > lb->start ?
-		memchr(lb->data + lb->start, '\n', lb->len - lb->start) : NULL;
+	size_t from = lb->start + lb->scanned;
+	char *nl = lb->len > from ? memchr(lb->data + from, '\n', lb->len - from) : NULL;
 
-	if (!nl)
+	if (!nl) {
+		lb->scanned = lb->len - lb->start;
 		return 0;
+	}
 	*line = lb->data + lb->start;
 	*len = (size_t)(nl - *line);
 	lb->start = (size_t)(nl - lb->data) + 1;
+	lb->scanned = 0;
 	return 1;
 }
 

@@ -93,7 +93,9 @@ def _error(message: str) -> int:
 
 
 def _print_failure(exc, *, replayed: bool = False) -> None:
-    print(f"ploom.exploration.ModelCheckError: {exc.summary}")
+    from ploom.exploration import _printable
+
+    print(f"ploom.exploration.ModelCheckError: {_printable(exc.summary)}")
     if exc.original_trace:
         # a replay reproduces whichever trace it was given, minimized or not
         label = "Replayed trace" if replayed else "Original trace"
@@ -139,14 +141,14 @@ def _replay(args) -> int:
         _print_failure(exc, replayed=True)
         return EXIT_FAILURE
     except exploration.ReplayDivergenceError as exc:
-        print(f"ploom.exploration.ReplayDivergenceError: {exc}")
+        print(f"ploom.exploration.ReplayDivergenceError: {exploration._printable(str(exc))}")
         return EXIT_DIVERGENCE
     except exploration.IncompleteExplorationError as exc:
         print(f"ploom.exploration.IncompleteExplorationError: {exc}")
         return EXIT_INCOMPLETE
     except RuntimeError as exc:
         return _error(str(exc))
-    print(f"reproduced: {trace['outcome'].get('summary', 'pass')}")
+    print(f"reproduced: {exploration._printable(trace['outcome'].get('summary', 'pass'))}")
     return EXIT_OK
 
 

@@ -25,6 +25,7 @@ import json
 import os
 import selectors
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -347,6 +348,21 @@ class Statistics:
             raise RuntimeError(f"ploom: unexpected statistics from {_EXPLORE}: {exc!r} in {data!r}") from None
 
 
+# What a summary line never shows as it is, since a terminal would act on
+# it: the C0 controls but newline and tab, DEL, the C1 controls, and the
+# bidirectional controls that reorder what follows them.  Each is written
+# as its escape, \x1b or \u202e, so the reader sees it was there.
+_ESCAPES = {
+    **{c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A)},
+    **{c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))},
+}
+
+
+def _printable(text: str) -> str:
+    """``text`` with the characters of ``_ESCAPES`` escaped."""
+    return text.translate(_ESCAPES)
+
+
 class ModelCheckError(AssertionError):
     """A schedule of the scenario failed.
 
@@ -359,6 +375,10 @@ class ModelCheckError(AssertionError):
     a replay, a step limit); ``statistics`` the :class:`Statistics` of the
     exploration (None after a replay).  Paths are as the utility printed
     them, made relative to the current folder when they lie under it.
+    ``summary`` is the trace's text as it is; in the message its control
+    characters (the C0 and C1 controls but newline and tab, DEL, and the
+    bidirectional controls) are escaped as ``\\x1b`` or ``\\u202e``, so
+    that printing it cannot drive a terminal.
     """
 
     def __init__(
@@ -368,7 +388,7 @@ class ModelCheckError(AssertionError):
         minimized_trace: str | None = None,
         statistics: Statistics | None = None,
     ) -> None:
-        message = summary
+        message = _printable(summary)
         if original_trace:
             message += f" Original trace: {original_trace}"
         if minimized_trace:
@@ -565,7 +585,9 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
     """Runs the one schedule saved in ``trace`` again, exactly; never searches.
 
     ``trace`` is the path of a trace file (``.ploom/<id>-original.json`` or
-    ``-minimized.json``), or ``"-"`` to read it from standard input;
+    ``-minimized.json``), or ``"-"`` to read it from standard input; a
+    path that is a pipe, such as the ``/dev/fd/63`` of bash's ``<(...)``,
+    is read once, as standard input is;
     ``python`` the interpreter of the worker (default: this one, whose minor
     version must be the trace's).
 
@@ -587,11 +609,16 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
     path = os.fspath(trace)
     if not isinstance(path, str):
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
-    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", path]
-    from_stdin = path == "-"
-    stdin = None if from_stdin else subprocess.DEVNULL
-    code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=stdin)
-    # a trace read from standard input has no path to replay it by again
+    pipe = None if path == "-" else _open_if_pipe(path)
+    from_stdin = path == "-" or pipe is not None
+    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", "-" if from_stdin else path]
+    stdin = pipe if pipe is not None else None if from_stdin else subprocess.DEVNULL
+    try:
+        code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=stdin)
+    finally:
+        if pipe is not None:
+            pipe.close()
+    # a trace read from standard input or a pipe has no path to replay it by again
     shown = None if from_stdin else _shown_path(path)
     if code == 4:
         marker = "ReplayDivergenceError: "
@@ -613,13 +640,28 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
         if code == 1:
             raise ModelCheckError(outcome.get("summary") or "the schedule failed", shown)
         raise IncompleteExplorationError(
-            f"replay incomplete: {outcome.get('summary') or 'the schedule reached its step limit'}; "
+            f"replay incomplete: {_printable(outcome.get('summary') or 'the schedule reached its step limit')}; "
             f"a limit is never a pass. Trace: {shown}"
         )
     lines = [line for line in stderr.splitlines() if line.strip()]
     if lines and code == 2:
         raise RuntimeError("\n".join(lines[-20:]))
     raise RuntimeError(f"ploom: {_REPLAY} failed on {path!r} (exit {code})" + _stderr_tail(stderr))
+
+
+def _open_if_pipe(path: str):
+    """The file at ``path`` opened for reading when it is neither a regular
+    file nor a folder, such as the /dev/fd/63 of bash's ``<(...)``: another
+    process could not open that again (the descriptor is ours, and a pipe
+    is read once), so ploom-replay gets it on its standard input.  None
+    otherwise, and when it cannot be opened: ploom-replay then says why."""
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+            return None
+        return open(path, "rb")
+    except OSError:
+        return None
 
 
 def _env_with_root(import_root: str | None) -> dict:

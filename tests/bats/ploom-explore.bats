@@ -222,6 +222,16 @@ same_with_jobs() {
 	[ "$(jq .outcome.task "$trace")" -ge 1 ]
 }
 
+@test "a 100 MB exception message is a failure with the message cut, and its traces are written" {
+	run -1 --separate-stderr ploom-explore -q "$SCN:raises_a_huge_message"
+	echo "$output" > stats.json
+	[ "$(jq -r .failure.kind stats.json)" = failure ]
+	[[ "$(jq -r .failure.summary stats.json)" == "builtins.ValueError: xxxxx"*"x... [cut: 99934464 bytes]" ]]
+	[[ "$stderr" == *"failed: builtins.ValueError: xxxxx"*"x... [cut: 99934464 bytes]"* ]]
+	[[ "$(jq -r .outcome.exception.message "$(jq -r .trace stats.json)")" == *"x... [cut: 99934464 bytes]" ]]
+	[ -f "$(jq -r .minimized_trace stats.json)" ]
+}
+
 @test "-n stops the search and makes it incomplete" {
 	run -3 --separate-stderr ploom-explore -q -n 5 "$SCN:bank_locked"
 	echo "$output" > stats.json

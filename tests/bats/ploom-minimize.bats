@@ -103,6 +103,21 @@ original() {
 	[ "$stderr" = "ploom-minimize: trace 'pass.json' does not record a failure" ]
 }
 
+@test "a recorded failure that does not reproduce is a divergence, and no trace is written" {
+	# a passing schedule's trace that says it failed: the source and
+	# its fingerprint are unchanged, only the outcome is not what it is
+	ploom-run-one "$BANK:scenario" > pass.json
+	jq '.outcome = {"kind": "failure", "summary": "builtins.AssertionError: the account is overdrawn",
+		"task": 0, "exception": {"type": "builtins.AssertionError", "message": "the account is overdrawn"},
+		"traceback": ""}' pass.json > forged.json
+	run -4 --separate-stderr ploom-minimize forged.json
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-minimize: the recorded failure did not reproduce: recorded builtins.AssertionError: the account is overdrawn, got pass" ]
+	run -4 --separate-stderr ploom-minimize -q -o min.json forged.json
+	[ ! -e min.json ]
+	[ ! -e min.json.tmp ]
+}
+
 @test "a malformed or unknown-version trace is refused, naming the file" {
 	echo '{"format": "ploom-trace",' > bad.json
 	run -2 --separate-stderr ploom-minimize bad.json

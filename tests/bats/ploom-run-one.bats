@@ -79,6 +79,20 @@ load helpers
 	run -1 pgrep -f "$SCN:blocks_outside"
 }
 
+@test "a 100 MB exception message is a failure whose message and traceback are cut at 64 KiB" {
+	run -1 --separate-stderr ploom-run-one "$SCN:raises_a_huge_message"
+	echo "$output" > trace.json
+	[ "$(jq -r .outcome.kind trace.json)" = failure ]
+	jq -r .outcome.exception.message trace.json > message
+	jq -r .outcome.traceback trace.json > traceback
+	[ "$(head -c 5 message)" = xxxxx ]
+	[ "$(wc -c < message)" -eq $((65536 + 26)) ]
+	[[ "$(tail -c 40 message)" == *"x... [cut: 99934464 bytes]" ]]
+	[[ "$(head -c 200 traceback)" == "Traceback (most recent call last):"* ]]
+	[[ "$(tail -c 40 traceback)" == *"x... [cut: "*" bytes]" ]]
+	[ "$(wc -c < trace.json)" -lt 300000 ]
+}
+
 @test "--hash-seed reaches the trace" {
 	run -0 --separate-stderr ploom-run-one --hash-seed 42 "$SCN:bank_locked"
 	[ "$(echo "$output" | jq -r .hash_seed)" = 42 ]

@@ -798,6 +798,54 @@ static void a_run_command_of_40000_choices_round_trips(void)
 	free(choices);
 }
 
+/* A scenario may raise any message: the record carries its first
+ * PLOOM_MESSAGE_MAX bytes, cut at a character boundary, and says how
+ * much it left out. */
+static void a_long_failure_message_is_cut_and_marked(void)
+{
+	size_t len = PLOOM_MESSAGE_MAX + 1000, i;
+	char *msg = malloc(len);
+	char want_tail[64];
+	struct ploom_buf b = {0};
+	struct ploom_run run;
+	struct ploom_err err = {0, ""};
+	size_t ml;
+
+	CHECK(msg != NULL);
+	for (i = 0; i < len; i++)
+		msg[i] = 'x';
+	/* an "é" (two bytes) straddles the limit: it is left out whole */
+	msg[PLOOM_MESSAGE_MAX - 1] = '\xc3';
+	msg[PLOOM_MESSAGE_MAX] = '\xa9';
+	ploom_enc_outcome_failure(&b, 0, "builtins.ValueError", 19, msg, len, msg, len);
+	ploom_enc_exit(&b, "code", 0);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_STR(err.msg, "");
+	snprintf(want_tail, sizeof(want_tail), "x... [cut: %zu bytes]",
+		 len - (PLOOM_MESSAGE_MAX - 1));
+	ml = strlen(run.outcome.exc_message);
+	CHECK_INT(ml, PLOOM_MESSAGE_MAX - 1 + strlen("... [cut: 1001 bytes]"));
+	CHECK_STR(run.outcome.exc_message + PLOOM_MESSAGE_MAX - 2, want_tail);
+	CHECK_STR(run.outcome.traceback, run.outcome.exc_message);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	/* at the limit nothing is cut */
+	msg[PLOOM_MESSAGE_MAX - 1] = 'x';
+	ploom_enc_outcome_failure(&b, 0, "builtins.ValueError", 19, msg, PLOOM_MESSAGE_MAX,
+				  "", 0);
+	ploom_enc_exit(&b, "code", 0);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 0, &err), 0);
+	CHECK_INT(strlen(run.outcome.exc_message), PLOOM_MESSAGE_MAX);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+	free(msg);
+}
+
 int main(void)
 {
 	str_round_trips_every_byte();
@@ -816,6 +864,7 @@ int main(void)
 	op_and_object_names_round_trip();
 	conflicts_follow_the_dependence_relation();
 	encoded_records_decode_to_what_was_encoded();
+	a_long_failure_message_is_cut_and_marked();
 	run_commands_round_trip_and_bad_ones_are_refused();
 	a_run_command_of_40000_choices_round_trips();
 	return check_report();

@@ -203,6 +203,53 @@ static void a_minimal_run_is_left_alone_after_the_lower_bounds(void)
 	ploom_run_release(&orig);
 }
 
+static void a_failure_that_does_not_reproduce_is_a_divergence(void)
+{
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
+	struct ploom_minimize_opts opts = {0};
+	struct ploom_minimize_result res;
+	struct ploom_run orig = {0}, forged, out = {0};
+	struct ploom_err err = {0, ""};
+
+	/* the default schedule passes; its trace is edited to say it failed */
+	sim_run(&forged, ctx.sc, NULL, 0);
+	CHECK_INT(forged.outcome.kind, PLOOM_OUTCOME_PASS);
+	free(forged.outcome.summary);
+	forged.outcome.kind = PLOOM_OUTCOME_FAILURE;
+	forged.outcome.exc_type = strdup("builtins.AssertionError");
+	forged.outcome.exc_message = strdup("the account is overdrawn");
+	forged.outcome.summary = strdup("builtins.AssertionError: the account is overdrawn");
+	/* without reproduce_first it would come back as the shortest */
+	CHECK_INT(ploom_minimize_search(&out, &res, &forged, NULL, run_sim, &ctx, &err), 0);
+	CHECK_INT(res.schedules, 0);
+	opts.reproduce_first = 1;
+	CHECK_INT(ploom_minimize_search(&out, &res, &forged, &opts, run_sim, &ctx, &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
+	CHECK_STR(err.msg, "the recorded failure did not reproduce: recorded "
+			   "builtins.AssertionError: the account is overdrawn, got pass");
+	CHECK_INT(res.schedules, 1);
+	CHECK_INT(ctx.runs, 1);
+	CHECK(out.steps == NULL);
+	ploom_run_release(&forged);
+
+	/* a real failure, in a scenario that has changed since */
+	find_failure(&orig, ctx.sc, 0);
+	ctx.sc = sim_find("bank with the lock");
+	CHECK_INT(ploom_minimize_search(&out, &res, &orig, &opts, run_sim, &ctx, &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
+	CHECK(strncmp(err.msg, "the recorded failure did not reproduce: ", 40) == 0);
+
+	/* a failure that does reproduce costs one schedule more, and the
+	 * search is the same */
+	ctx.sc = sim_find("bank without the lock");
+	ctx.runs = 0;
+	CHECK_INT(ploom_minimize_search(&out, &res, &orig, &opts, run_sim, &ctx, &err), 1);
+	CHECK_INT(res.to, 1);
+	CHECK_INT(res.schedules, ctx.runs);
+	ploom_run_release(&out);
+	ploom_run_release(&orig);
+}
+
 static void only_the_same_failure_counts(void)
 {
 	/* failures with fewer than 2 preemptions get another message, so
@@ -233,7 +280,7 @@ static void progress_counts(void *ctx, long schedules, int bound)
 static void the_budget_stops_the_search_and_says_so(void)
 {
 	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
-	struct ploom_minimize_opts opts = {2, progress_counts, NULL};
+	struct ploom_minimize_opts opts = {2, progress_counts, NULL, 0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0};
 	long calls[1] = {0};
@@ -458,6 +505,7 @@ int main(void)
 	the_bank_failure_found_first_minimizes_to_one_preemption();
 	every_failing_schedule_minimizes_to_the_fewest_preemptions();
 	a_minimal_run_is_left_alone_after_the_lower_bounds();
+	a_failure_that_does_not_reproduce_is_a_divergence();
 	only_the_same_failure_counts();
 	the_budget_stops_the_search_and_says_so();
 	errors_stop_the_search();

@@ -249,6 +249,22 @@ def raises_terminal_escapes():
     raise RuntimeError("\x1b[2J\x1b[Hcleared")
 
 
+def raises_invisible_controls():
+    # a bell, C1's CSI, and bidirectional overrides that would reorder the
+    # rest of the line if printed raw; the tab is left alone
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    raise RuntimeError("\x1b[2J\x07\x9b\u202eevil\u2066\u200f\u061c\x7f\tend")
+
+
+def raises_a_huge_message():
+    # 100 MB of message, and as much again in the traceback: the record
+    # carries the first 64 KiB of each and how much it left out
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    raise ValueError("x" * 100_000_000)
+
+
 def spins_forever():
     def spin():
         while True:

@@ -72,6 +72,17 @@ def test_bank_without_the_lock_raises_model_check_error(tmp_path):
     assert trace["outcome"]["exception"]["type"] == "builtins.AssertionError"
 
 
+def test_model_check_errors_message_escapes_control_characters(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.raises_invisible_controls, ploom.Config(trace_dir=str(tmp_path)))
+    exc = info.value
+    # the summary is the trace's text; the message is safe to print
+    assert exc.summary == "builtins.RuntimeError: \x1b[2J\x07\x9b\u202eevil\u2066\u200f\u061c\x7f\tend"
+    escaped = r"builtins.RuntimeError: \x1b[2J\x07\x9b\u202eevil\u2066\u200f\u061c\x7f" + "\tend"
+    assert str(exc).startswith(f"{escaped} Original trace: ")
+    assert not re.search("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", str(exc))
+
+
 def test_model_check_error_is_an_assertion_error():
     # so a test that calls check() fails the way an assert does
     assert issubclass(ModelCheckError, AssertionError)

@@ -257,6 +257,51 @@ def test_replay_reproduces_the_failure_and_exits_1(project):
         ]
 
 
+SCENARIOS = os.path.join(os.path.dirname(__file__), "scenarios.py")
+# scenarios.raises_invisible_controls's message, as a summary line shows it
+ESCAPED = r"builtins.RuntimeError: \x1b[2J\x07\x9b\u202eevil\u2066\u200f\u061c\x7f" + "\tend"
+
+
+def test_check_and_replay_escape_control_characters_in_the_summary(project):
+    result = ploom(project, "check", "-q", f"{SCENARIOS}:raises_invisible_controls")
+    assert result.returncode == 1, result.stderr
+    out = lines(result.stdout)
+    assert out[0] == f"ploom.exploration.ModelCheckError: {ESCAPED}"
+    trace = out[1].removeprefix("Original trace: ")
+    with open(project / trace, encoding="utf-8") as f:
+        # the trace keeps the message as it was
+        assert json.load(f)["outcome"]["exception"]["message"].startswith("\x1b[2J\x07\x9b\u202e")
+    result = ploom(project, "replay", trace)
+    assert result.returncode == 1
+    assert lines(result.stdout)[0] == f"ploom.exploration.ModelCheckError: {ESCAPED}"
+    for c in "\x1b\x07\x7f\x9b\u202e\u2066\u200f\u061c":
+        assert c not in result.stdout
+
+
+def test_replay_reads_a_trace_from_a_process_substitution_or_a_fifo(project):
+    original, _ = check_failure(project)
+    failure = "ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn"
+    result = subprocess.run(
+        f"{sys.executable} -m ploom replay <(cat {original})",
+        shell=True,
+        executable="/bin/bash",
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (result.returncode, result.stderr) == (1, "")
+    # a pipe is read once: there is no path to replay it by again
+    assert lines(result.stdout) == [failure]
+    os.mkfifo(project / "fifo")
+    writer = subprocess.Popen(["cp", original, "fifo"], cwd=project)
+    try:
+        result = ploom(project, "replay", "fifo")
+    finally:
+        writer.wait(timeout=120)
+    assert (result.returncode, lines(result.stdout)) == (1, [failure])
+
+
 def test_replay_after_an_edit_exits_4_naming_the_source(project):
     _, minimized = check_failure(project)
     with open(project / "bank.py", "a", encoding="utf-8") as f:

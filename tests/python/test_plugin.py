@@ -133,6 +133,25 @@ def test_the_printed_command_replays_one_schedule_and_fails_the_same_way(bank_te
     assert replay_line(replayed) == command
 
 
+def test_a_trace_from_a_process_substitution_replays(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw")
+    minimized = re.search(r"Minimized trace: (\S+\.json)", result.stdout.str()).group(1)
+    replayed = subprocess.run(
+        f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider test_bank.py::test_withdraw "
+        f"--ploom-replay=<(cat {shlex.quote(minimized)})",
+        shell=True,
+        executable="/bin/bash",
+        cwd=bank_tests.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert replayed.returncode == 1, replayed.stdout
+    assert "1 failed" in replayed.stdout
+    assert "ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn" in replayed.stdout
+    assert "No such file or directory" not in replayed.stdout
+
+
 def test_replaying_the_minimized_trace_fails_the_same_way(bank_tests):
     result = bank_tests.runpytest("test_bank.py::test_withdraw")
     minimized = re.search(r"Minimized trace: (\S+\.json)", result.stdout.str()).group(1)
