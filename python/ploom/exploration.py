@@ -610,16 +610,26 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
     if not isinstance(path, str):
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
     pipe = None if path == "-" else _open_if_pipe(path)
-    from_stdin = path == "-" or pipe is not None
-    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", "-" if from_stdin else path]
-    stdin = pipe if pipe is not None else None if from_stdin else subprocess.DEVNULL
     try:
-        code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=stdin)
+        return _replay_from(path, pipe, python)
     finally:
         if pipe is not None:
             pipe.close()
+
+
+def _replay_from(path: str, stdin: Any, python: str | None, named: bool = False) -> dict:
+    """replay(): of ``path``, or of the trace read from the file object
+    ``stdin`` when it is not None (or when ``path`` is "-": this process's
+    standard input).  With named, ``stdin`` holds the bytes of ``path``, as
+    the caller read and checked them, and errors name ``path``."""
+    __tracebackhide__ = True
+    from_stdin = path == "-" or stdin is not None
+    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", "-" if from_stdin else path]
+    if stdin is None and not from_stdin:
+        stdin = subprocess.DEVNULL
+    code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=stdin)
     # a trace read from standard input or a pipe has no path to replay it by again
-    shown = None if from_stdin else _shown_path(path)
+    shown = _shown_path(path) if named or not from_stdin else None
     if code == 4:
         marker = "ReplayDivergenceError: "
         for line in stderr.splitlines():

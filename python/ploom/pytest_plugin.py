@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import stat
+import tempfile
 
 import pytest
 
@@ -175,8 +175,15 @@ def _replay(request, scenario, path):
     from ploom import exploration
 
     absolute = os.path.join(request.config.invocation_params.dir, os.path.expanduser(path))
-    recorded = _recorded_scenario(absolute)
-    if recorded is not None:
+    data = _read_trace(absolute)
+    if data is not None:
+        try:
+            recorded = _recorded_scenario(data)
+        except ValueError as exc:
+            pytest.fail(
+                f"cannot read trace '{path}': {exc}",
+                pytrace=False,
+            )
         ours, matches = _scenario_of(scenario, recorded)
         if not matches:
             pytest.fail(
@@ -184,36 +191,79 @@ def _replay(request, scenario, path):
                 f"this test checks '{ours}'",
                 pytrace=False,
             )
-    # a trace that cannot be read is ploom-replay's to explain
     try:
-        return exploration.replay(absolute)
+        if data is None:
+            # a trace that cannot be opened, or is too large, is
+            # ploom-replay's to explain, and it runs nothing then
+            return exploration.replay(absolute)
+        # ploom-replay gets the very bytes checked here: a pipe is read
+        # once, and a file may change after this check
+        with tempfile.TemporaryFile() as f:
+            f.write(data)
+            f.seek(0)
+            return exploration._replay_from(absolute, f, None, named=True)
     except exploration.ModelCheckError:
         _remember(request.node, absolute)
         raise
 
 
-# This check only names a mismatch early; what may run is ploom-replay's to
-# decide, with its own limits.  A trace that is not a regular file or is
-# larger than this is left to it alone.
-_PEEK_MAX_BYTES = 16 << 20
+# ploom-replay's own limit (PLOOM_TRACE_MAX_BYTES): a larger trace is
+# refused by it, and runs nothing.
+_TRACE_MAX_BYTES = 256 << 20
 
 
-def _recorded_scenario(path):
-    """The trace's "scenario" object, or None if the trace cannot be read."""
+def _read_trace(path):
+    """The bytes of the trace at path, or None when it cannot be opened or
+    is larger than ploom-replay reads."""
+    try:
+        if os.path.isdir(path):
+            return None
+        with open(path, "rb") as f:
+            data = f.read(_TRACE_MAX_BYTES + 1)
+    except OSError:
+        return None
+    return None if len(data) > _TRACE_MAX_BYTES else data
+
+
+def _recorded_scenario(data):
+    """The trace's "scenario" object, read as strictly as ploom-replay
+    reads it: ValueError when the trace is not valid UTF-8 JSON, holds a
+    NUL character in a string (a C reader would see a shorter one), or
+    names no scenario."""
     from ploom import exploration
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        with open(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > _PEEK_MAX_BYTES:
-                return None
-            scenario = exploration.loads_strict(f.read(_PEEK_MAX_BYTES).decode("utf-8"))["scenario"]
-        if all(isinstance(scenario.get(k), str) for k in ("target", "module", "qualname")):
-            return scenario
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
-    return None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"invalid UTF-8 at byte {exc.start}") from None
+    try:
+        trace = exploration.loads_strict(text)
+        scenario = trace["scenario"]
+    except (KeyError, TypeError, RecursionError):
+        raise ValueError("it names no scenario") from None
+    if _holds_nul(trace):
+        raise ValueError("a string holds a NUL character")
+    if not isinstance(scenario, dict) or not all(
+        isinstance(scenario.get(k), str) for k in ("target", "module", "qualname")
+    ):
+        raise ValueError("it names no scenario")
+    return scenario
+
+
+def _holds_nul(value):
+    """Whether a string of the JSON value, a key or a value, holds NUL."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if "\0" in v:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 def _scenario_of(scenario, recorded):

@@ -6,6 +6,8 @@ Each test writes a test module into pytester's folder and runs pytest there,
 as a user would; the plugin comes from its pytest11 entry point."""
 
 import fcntl
+import hashlib
+import json
 import os
 import pty
 import re
@@ -256,6 +258,48 @@ def test_a_trace_with_two_scenario_keys_cannot_pass_the_plugins_check(bank_tests
     replayed = bank_tests.runpytest("test_bank.py::test_withdraw", "--ploom-replay=forged.json")
     replayed.assert_outcomes(failed=1)
     replayed.stdout.fnmatch_lines(["*cannot read trace '*forged.json': duplicate key 'scenario'"])
+    assert not (bank_tests.path / "ran.txt").exists()
+
+
+def _forged_payload_trace(bank_tests, text):
+    """The bank's trace made to run payload:locked, a module in the test's
+    folder that leaves ran.txt when imported, with its real blob id: what
+    ploom-replay would run if the plugin's scenario check let it through."""
+    payload = bank_tests.path / "payload.py"
+    source = b'open("ran.txt", "w").close()\ndef locked():\n    pass\n'
+    payload.write_bytes(source)
+    blob = hashlib.sha1(b"blob %d\0" % len(source) + source).hexdigest()
+    trace = json.loads(text)
+    trace["scenario"] = {"target": "payload:locked", "module": "payload", "qualname": "locked",
+                         "file": str(payload), "relpath": "payload.py"}
+    trace["source"] = {"root": "folder"}
+    trace["fingerprints"] = [{"path": str(payload), "blob": blob, "relpath": "payload.py"}]
+    return json.dumps(trace, indent=1)
+
+
+@pytest.mark.parametrize(
+    ("forge", "message"),
+    [
+        # invalid UTF-8, which Python's reader refused and a C reader read
+        (lambda t: t.replace('"outcome": {', '"outcome": {"x": "\udcff", ', 1).encode("utf-8", "surrogateescape"),
+         "cannot read trace 'forged.json': invalid UTF-8 at byte *"),
+        # a NUL in a key, which a C reader cuts short
+        (lambda t: t.replace('"outcome": {', '"outcome": {"x\\u0000": 1, ', 1).encode(),
+         "cannot read trace 'forged.json': a string holds a NUL character"),
+        # larger than the plugin once looked at
+        (lambda t: (t + " " * (17 << 20)).encode(),
+         "trace 'forged.json' records scenario 'payload:locked', this test checks 'bank:scenario'"),
+    ],
+    ids=["invalid-utf8", "nul", "17MiB"],
+)
+def test_a_trace_the_plugin_cannot_check_runs_nothing(bank_tests, forge, message):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw")
+    trace = replay_line(result)[2].removeprefix("--ploom-replay=")
+    text = _forged_payload_trace(bank_tests, (bank_tests.path / trace).read_text(encoding="utf-8"))
+    (bank_tests.path / "forged.json").write_bytes(forge(text))
+    replayed = bank_tests.runpytest("test_bank.py::test_withdraw", "--ploom-replay=forged.json")
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines([f"*{message}"])
     assert not (bank_tests.path / "ran.txt").exists()
 
 
