@@ -65,31 +65,56 @@ static void color(struct writer *w, const char *code)
 		put(w, code);
 }
 
-static int is_control(unsigned char c)
+/* The length in bytes of the control character that s starts with, 0
+ * when it starts with none: the C0 controls and DEL, the C1 controls
+ * (U+0080 to U+009F) a terminal may act on as it does on ESC sequences,
+ * and the bidirectional controls (U+061C, U+200E, U+200F, U+202A to
+ * U+202E, U+2066 to U+2069) that reorder the text after them. */
+static size_t control_len(const char *s)
 {
-	return c < 0x20 || c == 0x7f;
+	const unsigned char *u = (const unsigned char *)s;
+
+	if (u[0] < 0x20 || u[0] == 0x7f)
+		return 1;
+	if ((u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) || (u[0] == 0xd8 && u[1] == 0x9c))
+		return 2;
+	if (u[0] == 0xe2 && u[1] == 0x80 &&
+	    (u[2] == 0x8e || u[2] == 0x8f || (u[2] >= 0xaa && u[2] <= 0xae)))
+		return 3;
+	if (u[0] == 0xe2 && u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)
+		return 3;
+	return 0;
 }
 
 void ploom_put_printable(FILE *out, const char *s)
 {
-	for (; *s; s++)
-		fputc(is_control((unsigned char)*s) ? '?' : *s, out);
+	size_t n;
+
+	while (*s) {
+		n = control_len(s);
+		fputc(n ? '?' : *s, out);
+		s += n ? n : 1;
+	}
 }
 
 /* Writes a string of the trace; control characters become '?' (except
- * newlines and tabs when multiline), so a trace cannot move the cursor or
- * change colours. */
+ * newlines and tabs when multiline), so a trace cannot move the cursor,
+ * change colours or reorder what a reader sees. */
 static void put_text(struct writer *w, const char *s, int multiline)
 {
 	const char *run = s;
+	size_t n;
 
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (!is_control(c) || (multiline && (c == '\n' || c == '\t')))
+	while (*s) {
+		n = control_len(s);
+		if (!n || (multiline && (*s == '\n' || *s == '\t'))) {
+			s++;
 			continue;
+		}
 		put_bytes(w, run, (size_t)(s - run));
 		put(w, "?");
-		run = s + 1;
+		s += n;
+		run = s;
 	}
 	put_bytes(w, run, (size_t)(s - run));
 }
@@ -145,9 +170,15 @@ static size_t text_width(const char *s)
 /* Replaces control characters with '?' in place. */
 static void sanitize(char *s)
 {
-	for (; *s; s++)
-		if (is_control((unsigned char)*s))
-			*s = '?';
+	char *to = s;
+	size_t n;
+
+	while (*s) {
+		n = control_len(s);
+		*to++ = n ? '?' : *s;
+		s += n ? n : 1;
+	}
+	*to = '\0';
 }
 
 /* The first n code points of s (malloc'd) and "..." when s is longer

@@ -526,6 +526,42 @@ done:
 	ploom_trace_free(t);
 }
 
+/* C1 controls (U+009B is a terminal's one-byte CSI) and the
+ * bidirectional controls that reorder text are shown as '?' too, in the
+ * table, the header and the one-line messages of the utilities. */
+static void c1_and_bidi_controls_are_shown_as_question_marks(void)
+{
+	static const char steps[] =
+		" \"steps\": [{\"index\": 0, \"task\": 0, \"op\": \"read\", \"object\": \"cell#0\","
+		" \"enabled\": [0], \"value\": \"a\\u009b31mb\\u202ec\\u2066d\\u00e9\"}],\n";
+	static const char failure[] =
+		" \"outcome\": {\"kind\": \"failure\", \"summary\": \"T: x\\u200fy\\u061cz\",\n"
+		"  \"task\": 0, \"exception\": {\"type\": \"T\", \"message\": \"x\\u200fy\\u061cz\"}}}\n";
+	struct ploom_trace *t = trace_of(steps, failure);
+	char *out = render(t, 0, 0), *msg = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK(out);
+	if (!out)
+		goto done;
+	CHECK(!strstr(out, "\xc2\x9b"));
+	CHECK(!strstr(out, "\xe2\x80\xae"));
+	CHECK(has_line(out, " !    0  read cell#0 -> a?31mb?c?d\xc3\xa9"));
+	CHECK(has_line(out, "outcome      T: x?y?z"));
+	f = open_memstream(&msg, &len);
+	CHECK(f != NULL);
+	if (f) {
+		ploom_put_printable(f, "a\xc2\x9b" "b\xe2\x81\xa9" "c\x1b" "d\xe2\x80\x94");
+		fclose(f);
+		CHECK_STR(msg, "a?b?c?d\xe2\x80\x94");
+	}
+done:
+	free(msg);
+	free(out);
+	ploom_trace_free(t);
+}
+
 static void color_is_only_there_when_asked(void)
 {
 	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
@@ -630,6 +666,7 @@ int main(void)
 	a_deadlock_adds_a_wait_row_and_lists_the_waits();
 	every_outcome_kind_ends_the_rendering();
 	control_characters_are_shown_as_question_marks();
+	c1_and_bidi_controls_are_shown_as_question_marks();
 	color_is_only_there_when_asked();
 	write_errors_are_reported_with_errno();
 	return check_report();
