@@ -1665,6 +1665,7 @@ void ploom_stats_in_free(struct ploom_stats_in *in)
 	free(in->target);
 	free(in->stopped_by);
 	free(in->reduction);
+	free(in->search);
 	free(in->hash_seed);
 	free(in->trace);
 	free(in->minimized_trace);
@@ -1840,6 +1841,28 @@ static void read_stats_shard(struct reader *r, struct ploom_stats_in *in, const 
 	in->stats.shard = sh;
 }
 
+/* "search", optional (statistics written before the search orders came
+ * from dfs), and a sample's seed and pct_depth, as the trace's config
+ * has them. */
+static void read_stats_search(struct reader *r, struct ploom_stats_in *in, const cJSON *root)
+{
+	static const char *const searches[] = {"dfs", "ipb", "pct", "random", NULL};
+	struct ploom_stats *s = &in->stats;
+	long seed = 0;
+
+	if (r->failed || !cJSON_GetObjectItemCaseSensitive(root, "search"))
+		return;
+	get_name(r, &in->search, root, "", "search", 0, searches);
+	if (r->failed)
+		return;
+	if (!strcmp(in->search, "pct") || !strcmp(in->search, "random")) {
+		get_long(r, &seed, root, "", "seed", 0, (long)PLOOM_SAMPLE_MAX_SEED);
+		s->seed = (unsigned long)seed;
+	}
+	if (!strcmp(in->search, "pct"))
+		get_int(r, &s->pct_depth, root, "", "pct_depth", 1, PLOOM_PCT_MAX_DEPTH);
+}
+
 static void read_stats(struct reader *r, struct ploom_stats_in *in, const cJSON *root)
 {
 	static const char *const results[] = {"pass", "failure", "incomplete", NULL};
@@ -1867,6 +1890,7 @@ static void read_stats(struct reader *r, struct ploom_stats_in *in, const cJSON 
 	get_long_or_null(r, &v, root, "", "max_preemptions", 0, INT_MAX);
 	s->max_preemptions = (int)v;
 	get_str(r, &in->reduction, root, "", "reduction", 1, 0);
+	read_stats_search(r, in, root);
 	get_str(r, &in->hash_seed, root, "", "hash_seed", 1, 0);
 	get_measure(r, &s->elapsed_s, root, "elapsed_s");
 	get_measure(r, &s->schedules_per_second, root, "schedules_per_second");
@@ -1885,6 +1909,7 @@ static void read_stats(struct reader *r, struct ploom_stats_in *in, const cJSON 
 	s->target = in->target;
 	s->stopped_by = in->stopped_by;
 	s->reduction = in->reduction;
+	s->search = in->search ? in->search : "dfs";
 	s->hash_seed = in->hash_seed;
 	s->trace = in->trace;
 	s->minimized_trace = in->minimized_trace;

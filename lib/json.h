@@ -171,7 +171,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *stats,
  * struct, which owns everything. */
 struct ploom_stats_in {
 	struct ploom_stats stats;
-	char *result, *target, *stopped_by, *reduction, *hash_seed, *trace, *minimized_trace;
+	char *result, *target, *stopped_by, *reduction, *search, *hash_seed, *trace,
+	     *minimized_trace;
 	struct ploom_outcome failure;           /* stats.failure points here, if set */
 	struct ploom_search_outcome *outcomes;  /* stats.outcomes */
 	struct ploom_shard *shard;              /* stats.shard */
@@ -182,7 +183,8 @@ struct ploom_stats_in {
 
 /* Parses what ploom_stats_write() wrote, checking every field it reads
  * (the fields of ploom_stats, the sleep_blocked and jobs counts left
- * out) as the trace reader does, duplicate keys included, and that the
+ * out; "search" is optional, "dfs" when absent, as statistics written
+ * before the search orders came from dfs) as the trace reader does, duplicate keys included, and that the
  * counts agree with each other (failing <= schedules, a failure exactly
  * when failing > 0, complete exactly when stopped_by is null, a shard's
  * failure_unit exactly when there is a failure).  "missing" is not read:
