@@ -1509,15 +1509,95 @@ static size_t line_of(const char *text, size_t off)
 	return line;
 }
 
-/* The JSON document that is the len bytes at text, whole, without a key
- * twice in an object; NULL with err filled when it is not one. */
+/* The length of the UTF-8 sequence at s (at most n bytes), or 0 when it
+ * is not one: no overlong form, no surrogate, nothing above U+10FFFF
+ * (RFC 3629). */
+static size_t utf8_sequence(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t k, need;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		need = 1;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		need = 2;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		need = 3;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (need >= n)
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (k = 2; k <= need; k++)
+		if (s[k] < 0x80 || s[k] > 0xbf)
+			return 0;
+	return need + 1;
+}
+
+/* What cJSON lets through and other readers do not: bytes that are not
+ * UTF-8 (cJSON copies them into strings as they come), a control
+ * character inside a string (JSON forbids them), and a \u0000 escape (a
+ * cJSON string ends at its first NUL, so the key or value would be read
+ * cut short, where Python's json reads it whole).  Refused before parsing,
+ * so that a trace means one thing to every reader.  Returns 0, or -1 with
+ * err filled, naming the byte (counted from 1). */
+static int check_text(const char *text, size_t len, struct ploom_err *err)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0, n;
+	int in_string = 0;
+
+	while (i < len) {
+		if (s[i] >= 0x80) {
+			n = utf8_sequence(s + i, len - i);
+			if (!n)
+				return ploom_err_set(err, PLOOM_ERR_INPUT, "invalid UTF-8 at byte %zu",
+						     i + 1);
+			i += n;
+			continue;
+		}
+		if (s[i] == '"') {
+			in_string = !in_string;
+		} else if (in_string && s[i] < 0x20) {
+			return ploom_err_set(err, PLOOM_ERR_INPUT,
+					     "a string holds a control character at byte %zu", i + 1);
+		} else if (in_string && s[i] == '\\' && i + 1 < len) {
+			if (len - i >= 6 && !memcmp(s + i + 1, "u0000", 5))
+				return ploom_err_set(err, PLOOM_ERR_INPUT,
+						     "a string holds a NUL character (\\u0000) at "
+						     "byte %zu", i + 1);
+			/* the escaped character cannot end the string */
+			i++;
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* The JSON document that is the len bytes at text, whole, UTF-8 without
+ * a NUL character in a string (check_text()), without a key twice in an
+ * object; NULL with err filled when it is not one. */
 static cJSON *parse_document(const char *text, size_t len, struct ploom_err *err)
 {
 	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	cJSON *root;
 	char path[256];
 	size_t off;
 
+	if (check_text(text, len, err) < 0)
+		return NULL;
+	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {
 		off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
 		ploom_err_set(err, PLOOM_ERR_INPUT, "not valid JSON (line %zu)",

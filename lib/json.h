@@ -48,6 +48,11 @@
  * are doubles.  Readers ignore fields they do not know, so adding an
  * optional field does not bump the version.
  *
+ * The readers take UTF-8 only, and refuse a string that holds a NUL
+ * character (an escaped \u0000: cJSON's strings end at a NUL, so it would
+ * be read cut short) or a raw control character, naming the byte (from
+ * 1): "invalid UTF-8 at byte 312".
+ *
  * Errors from the readers name the problem in one line without the file
  * name (the caller knows it): "unknown format version 9 (this ploom reads
  * 1 to 2)", "missing field 'steps'", "field 'steps[2].task' is not an
