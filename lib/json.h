@@ -189,10 +189,11 @@ struct ploom_stats_in {
 /* Parses what ploom_stats_write() wrote, checking every field it reads
  * (the fields of ploom_stats, the sleep_blocked and jobs counts left
  * out; "search" is optional, "dfs" when absent, as statistics written
- * before the search orders came from dfs) as the trace reader does, duplicate keys included, and that the
- * counts agree with each other (failing <= schedules, a failure exactly
- * when failing > 0, complete exactly when stopped_by is null, a shard's
- * failure_unit exactly when there is a failure).  "missing" is not read:
+ * before the search orders came from dfs) as the trace reader does,
+ * duplicate keys included, and that the counts agree with each other
+ * (failing <= schedules, a failure exactly when failing > 0, complete
+ * exactly when stopped_by is null, a shard's failure_unit exactly when
+ * there is a failure).  "missing" is not read:
  * a merge's output is not a shard's.  On success the caller owns *out and
  * frees it with ploom_stats_in_free(); on error returns -1 with err filled
  * (PLOOM_ERR_INPUT with the field's path, or PLOOM_ERR_NOMEM). */
