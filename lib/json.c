@@ -800,9 +800,9 @@ static void get_int(struct reader *r, int *out, const cJSON *obj, const char *pr
 	*out = (int)v;
 }
 
-/* An array of at most max non-negative ints. */
+/* An array of at most max ints, each from 0 to max_value. */
 static void get_int_array(struct reader *r, int **out, size_t *out_len, const cJSON *obj,
-			  const char *prefix, const char *name, size_t max)
+			  const char *prefix, const char *name, size_t max, long max_value)
 {
 	const cJSON *x = get(r, obj, prefix, name, 1), *e;
 	char sub[200];
@@ -835,7 +835,7 @@ static void get_int_array(struct reader *r, int **out, size_t *out_len, const cJ
 	n = 0;
 	cJSON_ArrayForEach(e, x) {
 		snprintf(sub, sizeof(sub), "%s[%zu]", name, n);
-		if (number_to_long(r, &v, e, 0, INT_MAX, prefix, sub) < 0)
+		if (number_to_long(r, &v, e, 0, max_value, prefix, sub) < 0)
 			return;
 		(*out)[n++] = (int)v;
 	}
@@ -940,7 +940,7 @@ static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, si
 	get_int(r, &s->task, x, prefix, "task", 0, INT_MAX);
 	get_op(r, &s->op, x, prefix, "op");
 	get_object_name(r, &s->object, &s->obj, x, prefix, "object");
-	get_int_array(r, &s->enabled, &s->nenabled, x, prefix, "enabled", SIZE_MAX);
+	get_int_array(r, &s->enabled, &s->nenabled, x, prefix, "enabled", SIZE_MAX, INT_MAX);
 	for (k = 1; !r->failed && k < s->nenabled; k++)
 		if (s->enabled[k] <= s->enabled[k - 1])
 			fail(r, "is not ascending", prefix, "enabled");
@@ -1395,8 +1395,10 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	}
 	read_patch(r, &t->config, x);
 	read_sample(r, &t->config, x);
+	/* a replay sends them to the worker, whose run command takes no task
+	 * id above PLOOM_MAX_TASK_ID (and no more choices than its own max) */
 	get_int_array(r, &t->run.choices, &t->run.nchoices, root, "", "choices",
-		      PLOOM_MAX_CHOICES);
+		      PLOOM_MAX_CHOICES, PLOOM_MAX_TASK_ID);
 	get_int(r, &t->run.preemptions, root, "", "preemptions", 0, INT_MAX);
 	if (get(r, root, "", "minimized_from", 0))
 		get_int(r, &t->minimized_from, root, "", "minimized_from", 0, INT_MAX);

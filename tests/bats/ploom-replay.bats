@@ -221,6 +221,16 @@ steps() {
 	sed 's/"schedule_timeout_s":[^,}]*/"schedule_timeout_s": 1e999/' "$orig" > inf.json
 	run -2 --separate-stderr ploom-replay inf.json
 	[ "$stderr" = "ploom-replay: cannot read trace 'inf.json': field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9" ]
+	# a choice is a task id, which a run command to the worker bounds
+	for c in 1000001 2147483647 -1; do
+		jq ".choices[0] = $c" "$orig" > choice.json
+		run -2 --separate-stderr ploom-replay choice.json
+		[ -z "$output" ]
+		[ "$stderr" = "ploom-replay: cannot read trace 'choice.json': field 'choices[0]' is out of range" ]
+	done
+	jq '.choices[0] = 1000000' "$orig" > choice.json
+	run -4 --separate-stderr ploom-replay choice.json
+	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: "*"choice 0 asks for task 1000000, which is not enabled" ]]
 	head -c $((256 * 1024 * 1024 + 1)) /dev/zero > big.json
 	run -2 --separate-stderr ploom-replay big.json
 	[ "$stderr" = "ploom-replay: cannot read trace 'big.json': larger than 256 MiB" ]
