@@ -944,6 +944,13 @@ static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, si
 	for (k = 1; !r->failed && k < s->nenabled; k++)
 		if (s->enabled[k] <= s->enabled[k - 1])
 			fail(r, "is not ascending", prefix, "enabled");
+	/* the step's task ran there, so it was enabled: the worker's step
+	 * records hold to this, and what reads a trace (the branch points,
+	 * the preemptions, the races) counts on it */
+	if (!r->failed && !s->nenabled)
+		fail(r, "is empty", prefix, "enabled");
+	else if (!r->failed && !ploom_step_is_enabled(s, s->task))
+		fail(r, "does not hold the step's task", prefix, "enabled");
 	b = get(r, x, prefix, "blocking", 0);
 	if (b) {
 		if (!cJSON_IsBool(b))

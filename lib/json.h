@@ -29,7 +29,8 @@
  *    "shard": {"index", "count", "depth", "unit"} (optional: found by a
  *             shard of a search, shard.h),
  *    "steps": [{"index", "task", "op", "object" (string or null),
- *               "enabled": [int...], "blocking" (acquire only, bool),
+ *               "enabled": [int...] (not empty, holding "task"),
+ *               "blocking" (acquire only, bool),
  *               "timeout" (true on a timed acquire or join only, absent
  *               elsewhere; version 2), "value" (optional string),
  *               "where": {"file", "line", "function"} (optional)}...],

@@ -228,6 +228,13 @@ steps() {
 		[ -z "$output" ]
 		[ "$stderr" = "ploom-replay: cannot read trace 'choice.json': field 'choices[0]' is out of range" ]
 	done
+	# the step's task ran, so it was enabled there
+	jq '.steps[3].enabled = []' "$orig" > enabled.json
+	run -2 --separate-stderr ploom-replay enabled.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'enabled.json': field 'steps[3].enabled' is empty" ]
+	jq '.steps[3].enabled -= [.steps[3].task]' "$orig" > enabled.json
+	run -2 --separate-stderr ploom-replay enabled.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'enabled.json': field 'steps[3].enabled' does not hold the step's task" ]
 	jq '.choices[0] = 1000000' "$orig" > choice.json
 	run -4 --separate-stderr ploom-replay choice.json
 	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: "*"choice 0 asks for task 1000000, which is not enabled" ]]

@@ -345,6 +345,12 @@ static const struct {
 	 "field 'objects[1].object' names an object a second time"},
 	{"\"name\":\t\"balance\"", "\"name\":\t\"\\u007f\"",
 	 "field 'objects[0].name' holds a control character"},
+	/* the step's task ran, so it was enabled there */
+	{"\"enabled\":\t[0]", "\"enabled\":\t[]", "field 'steps[0].enabled' is empty"},
+	{"\"enabled\":\t[0, 1]", "\"enabled\":\t[0]",
+	 "field 'steps[1].enabled' does not hold the step's task"},
+	{"\"enabled\":\t[0, 1]", "\"enabled\":\t[0, 2]",
+	 "field 'steps[1].enabled' does not hold the step's task"},
 };
 
 static void bad_traces_are_rejected_with_a_named_problem(void)
