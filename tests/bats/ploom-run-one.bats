@@ -64,6 +64,8 @@ load helpers
 	# a choice beyond the protocol's bound, and no command at all; the run
 	# after them runs whole
 	printf 'run 100 1000 1 2000000 0 default\nfly\nrun 100 1000 0 0 default\nquit\n' >cmds.txt
+	# fd 3 is bats' own: the worker's goes to a file in a shell of its own
+	# shellcheck disable=SC2016
 	run -0 --separate-stderr bash -c 'python3 -m ploom._worker "$1" <cmds.txt 3>events.txt' _ "$SCN:bank_locked"
 	[ -z "$stderr" ]
 	[[ "$(sed -n 1p events.txt)" == "hello "* ]]
