@@ -245,6 +245,22 @@ steps() {
 	[ "$stderr" = "ploom-replay: cannot read trace '<stdin>': larger than 256 MiB" ]
 }
 
+@test "--schedule-timeout lowers the trace's schedule timeout, never raises it" {
+	run -1 --separate-stderr ploom-explore -q --no-minimize --schedule-timeout 0.5 "$SCN:blocks_outside"
+	trace="$(echo "$output" | jq -r .trace)"
+	# a trace may ask for 1e9 s (31 years): the command line's limit holds
+	jq '.config.schedule_timeout_s = 1e9' "$trace" > long.json
+	run -1 --separate-stderr timeout 30 ploom-replay --schedule-timeout=0.5 long.json
+	[ "$stderr" = "ploom-replay: reproduced: timeout: the schedule ran longer than 0.5 s" ]
+	[ "$(echo "$output" | jq .config.schedule_timeout_s)" = 0.5 ]
+	# a longer one, or 0 (none), leaves the trace's: the scenario sleeps 60 s
+	for t in 30 0; do
+		run -1 --separate-stderr timeout 20 ploom-replay --schedule-timeout=$t "$trace"
+		[ "$stderr" = "ploom-replay: reproduced: timeout: the schedule ran longer than 0.5 s" ]
+		[ "$(echo "$output" | jq .config.schedule_timeout_s)" = 0.5 ]
+	done
+}
+
 @test "a deadlock replays as the same deadlock" {
 	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
 	deadlock="$(echo "$output" | jq -r .minimized_trace)"
