@@ -67,7 +67,11 @@ int main(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (ploom_merge_result(&stats, merge, &err) < 0 || ploom_stats_write(stdout, stats, &err) < 0)
+	if (ploom_merge_result(&stats, merge, &err) < 0) {
+		ret = cli_fail(&err, "cannot merge the statistics: ");
+		goto done;
+	}
+	if (ploom_stats_write(stdout, stats, &err) < 0)
 		goto fail;
 	/* as ploom-explore exits for the same statistics */
 	ret = stats->failing ? PLOOM_EXIT_FAILURE

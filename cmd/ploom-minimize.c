@@ -20,12 +20,15 @@
 
 const char cli_prog[] = PROG;
 const char cli_usage[] =
-	"usage: ploom-minimize [-o FILE] [-n N] [--python=PATH] [-q] [TRACE]\n"
+	"usage: ploom-minimize [-o FILE] [-n N] [--python=PATH] [--schedule-timeout=SECONDS]\n"
+	"                      [-q] [TRACE]\n"
 	"       ploom-minimize -h | --help | -V | --version\n"
 	"\n"
 	"    -o, --output=FILE            write the trace to FILE (default: standard output)\n"
 	"    -n, --max-schedules=N        give up after N schedules (default 100000)\n"
 	"        --python=PATH            the worker's interpreter\n"
+	"        --schedule-timeout=SECONDS  wall clock of each schedule, when shorter than\n"
+	"                                 the trace's (0: the trace's)\n"
 	"    -q, --quiet                  no progress or result lines\n"
 	"\n"
 	"TRACE is a failing trace, or - (the default) for standard input.\n";
@@ -33,6 +36,7 @@ const char cli_usage[] =
 static const struct option options[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"max-schedules", required_argument, NULL, 'n'},
+	CLI_OPTION_SCHEDULE_TIMEOUT,
 	CLI_OPTION_PYTHON,
 	CLI_OPTION_QUIET,
 	CLI_OPTIONS_END,
@@ -58,6 +62,9 @@ int main(int argc, char **argv)
 	const char *path, *output = NULL;
 	double last_progress;
 	int c, ret = PLOOM_EXIT_USAGE;
+
+	/* no --schedule-timeout: the trace's */
+	opts.config.schedule_timeout_s = 0;
 
 	while ((c = cli_getopt(argc, argv, ":o:n:qhV", options)) != -1) {
 		switch (c) {
@@ -98,6 +105,7 @@ int main(int argc, char **argv)
 	/* the trace comes from a file: its failure may no longer happen */
 	mopts.reproduce_first = 1;
 	last_progress = cli_now_s();
+	mopts.schedule_timeout_s = opts.config.schedule_timeout_s;
 	if (!opts.quiet) {
 		mopts.progress = progress;
 		mopts.progress_ctx = &last_progress;

@@ -27,7 +27,8 @@ const char cli_usage[] =
 	"       ploom-replay -h | --help | -V | --version\n"
 	"\n"
 	"        --python=PATH            the worker's interpreter\n"
-	"        --schedule-timeout=SECONDS  wall clock of the schedule (default: the trace's)\n"
+	"        --schedule-timeout=SECONDS  wall clock of the schedule, when shorter than the\n"
+	"                                 trace's (0: the trace's)\n"
 	"    -q, --quiet                  no \"reproduced\" line\n"
 	"\n"
 	"TRACE is a trace, or - (the default) for standard input.\n";

@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	for (i = optind; i < argc; i++) {
-		if (ploom_args_long(&v, argv[i], 0, 1000000) < 0) {
+		if (ploom_args_long(&v, argv[i], 0, PLOOM_MAX_TASK_ID) < 0) {
 			ret = cli_usage_error("invalid CHOICE", argv[i]);
 			goto done;
 		}

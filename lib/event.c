@@ -1145,6 +1145,25 @@ static int finish(struct ploom_run_parser *p, const char *line, size_t len,
 	return ploom_run_finish(p->run, err);
 }
 
+/* `error command MESSAGE`, in place of a run's records: the worker could
+ * not take the command (it goes on reading commands). */
+static int parse_refusal(struct ploom_run_parser *p, const struct field *f, int nf,
+			 const char *line, size_t len, struct ploom_err *err)
+{
+	char *msg;
+	size_t i;
+
+	if (p->nrecords != 1 || nf != 3 || !field_is(&f[1], "command") || !(msg = dup_str(&f[2])))
+		return malformed(err, line, len, "expected error command MESSAGE, first");
+	/* the message stays one line and cannot drive the terminal */
+	for (i = 0; msg[i]; i++)
+		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+			msg[i] = '?';
+	ploom_err_set(err, PLOOM_ERR_WORKER, "the worker refused the command: %s", msg);
+	free(msg);
+	return -1;
+}
+
 int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t len,
 			  struct ploom_err *err)
 {
@@ -1154,11 +1173,14 @@ int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t l
 
 	if (p->done)
 		return malformed(err, line, len, "record after done");
+	p->nrecords++;
 	if (memchr(line, '\0', len))
 		return malformed(err, line, len, "NUL byte");
 	nf = split(f, line, len);
 	if (nf < 1)
 		return malformed(err, line, len, "bad field separators");
+	if (field_is(&f[0], "error"))
+		return parse_refusal(p, f, nf, line, len, err);
 	if (field_is(&f[0], "step"))
 		return parse_step(p, f, nf, line, len, err);
 	if (!field_is(&f[0], "wait"))

@@ -69,6 +69,10 @@
  *       was started with --expect=FILE and the target is another file
  *       (nothing of it was run).  MESSAGE str: for "source" the whole
  *       sentence ("the scenario's source changed: ...").
+ *       Or, KIND "command", from the worker in place of a run's records
+ *       when it cannot take a command (not `run` or `quit`, or a `run`
+ *       beyond its limits); MESSAGE str says why.  Nothing was run, and
+ *       the worker reads the next command.
  *   code INDEX FILE FUNCTION
  *       Defines source location INDEX for the step and wait records that
  *       follow: FILE str, the source file of a Python function (absolute,
@@ -435,6 +439,7 @@ struct ploom_hello {
 struct ploom_run_parser {
 	struct ploom_run *run;
 	long timeout_ms;        /* for a "timeout" exit */
+	long nrecords;          /* of this run so far */
 	long nstep_records;
 	int have_outcome;
 	int in_deadlock;        /* wait records allowed */
@@ -452,7 +457,9 @@ void ploom_run_parser_init(struct ploom_run_parser *p, struct ploom_run *run,
 /* Parses one record (len bytes, without the newline).  Returns 1 after
  * `done` (the run is then finished with ploom_run_finish()), 0 when more
  * records are expected, -1 with err filled on a malformed or unexpected
- * record ("malformed record from the worker: 'RECORD' (WHY)"). */
+ * record ("malformed record from the worker: 'RECORD' (WHY)"), or on the
+ * worker's `error command` ("the worker refused the command: WHY"); all
+ * PLOOM_ERR_WORKER. */
 int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t len,
 			  struct ploom_err *err);
 

@@ -800,9 +800,9 @@ static void get_int(struct reader *r, int *out, const cJSON *obj, const char *pr
 	*out = (int)v;
 }
 
-/* An array of at most max non-negative ints. */
+/* An array of at most max ints, each from 0 to max_value. */
 static void get_int_array(struct reader *r, int **out, size_t *out_len, const cJSON *obj,
-			  const char *prefix, const char *name, size_t max)
+			  const char *prefix, const char *name, size_t max, long max_value)
 {
 	const cJSON *x = get(r, obj, prefix, name, 1), *e;
 	char sub[200];
@@ -835,7 +835,7 @@ static void get_int_array(struct reader *r, int **out, size_t *out_len, const cJ
 	n = 0;
 	cJSON_ArrayForEach(e, x) {
 		snprintf(sub, sizeof(sub), "%s[%zu]", name, n);
-		if (number_to_long(r, &v, e, 0, INT_MAX, prefix, sub) < 0)
+		if (number_to_long(r, &v, e, 0, max_value, prefix, sub) < 0)
 			return;
 		(*out)[n++] = (int)v;
 	}
@@ -940,10 +940,17 @@ static void read_step(struct reader *r, struct ploom_step *s, const cJSON *x, si
 	get_int(r, &s->task, x, prefix, "task", 0, INT_MAX);
 	get_op(r, &s->op, x, prefix, "op");
 	get_object_name(r, &s->object, &s->obj, x, prefix, "object");
-	get_int_array(r, &s->enabled, &s->nenabled, x, prefix, "enabled", SIZE_MAX);
+	get_int_array(r, &s->enabled, &s->nenabled, x, prefix, "enabled", SIZE_MAX, INT_MAX);
 	for (k = 1; !r->failed && k < s->nenabled; k++)
 		if (s->enabled[k] <= s->enabled[k - 1])
 			fail(r, "is not ascending", prefix, "enabled");
+	/* the step's task ran there, so it was enabled: the worker's step
+	 * records hold to this, and what reads a trace (the branch points,
+	 * the preemptions, the races) counts on it */
+	if (!r->failed && !s->nenabled)
+		fail(r, "is empty", prefix, "enabled");
+	else if (!r->failed && !ploom_step_is_enabled(s, s->task))
+		fail(r, "does not hold the step's task", prefix, "enabled");
 	b = get(r, x, prefix, "blocking", 0);
 	if (b) {
 		if (!cJSON_IsBool(b))
@@ -1395,8 +1402,10 @@ static void read_trace(struct reader *r, struct ploom_trace *t, const cJSON *roo
 	}
 	read_patch(r, &t->config, x);
 	read_sample(r, &t->config, x);
+	/* a replay sends them to the worker, whose run command takes no task
+	 * id above PLOOM_MAX_TASK_ID (and no more choices than its own max) */
 	get_int_array(r, &t->run.choices, &t->run.nchoices, root, "", "choices",
-		      PLOOM_MAX_CHOICES);
+		      PLOOM_MAX_CHOICES, PLOOM_MAX_TASK_ID);
 	get_int(r, &t->run.preemptions, root, "", "preemptions", 0, INT_MAX);
 	if (get(r, root, "", "minimized_from", 0))
 		get_int(r, &t->minimized_from, root, "", "minimized_from", 0, INT_MAX);
@@ -1509,15 +1518,95 @@ static size_t line_of(const char *text, size_t off)
 	return line;
 }
 
-/* The JSON document that is the len bytes at text, whole, without a key
- * twice in an object; NULL with err filled when it is not one. */
+/* The length of the UTF-8 sequence at s (at most n bytes), or 0 when it
+ * is not one: no overlong form, no surrogate, nothing above U+10FFFF
+ * (RFC 3629). */
+static size_t utf8_sequence(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t k, need;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		need = 1;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		need = 2;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		need = 3;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (need >= n)
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (k = 2; k <= need; k++)
+		if (s[k] < 0x80 || s[k] > 0xbf)
+			return 0;
+	return need + 1;
+}
+
+/* What cJSON lets through and other readers do not: bytes that are not
+ * UTF-8 (cJSON copies them into strings as they come), a control
+ * character inside a string (JSON forbids them), and a \u0000 escape (a
+ * cJSON string ends at its first NUL, so the key or value would be read
+ * cut short, where Python's json reads it whole).  Refused before parsing,
+ * so that a trace means one thing to every reader.  Returns 0, or -1 with
+ * err filled, naming the byte (counted from 1). */
+static int check_text(const char *text, size_t len, struct ploom_err *err)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0, n;
+	int in_string = 0;
+
+	while (i < len) {
+		if (s[i] >= 0x80) {
+			n = utf8_sequence(s + i, len - i);
+			if (!n)
+				return ploom_err_set(err, PLOOM_ERR_INPUT, "invalid UTF-8 at byte %zu",
+						     i + 1);
+			i += n;
+			continue;
+		}
+		if (s[i] == '"') {
+			in_string = !in_string;
+		} else if (in_string && s[i] < 0x20) {
+			return ploom_err_set(err, PLOOM_ERR_INPUT,
+					     "a string holds a control character at byte %zu", i + 1);
+		} else if (in_string && s[i] == '\\' && i + 1 < len) {
+			if (len - i >= 6 && !memcmp(s + i + 1, "u0000", 5))
+				return ploom_err_set(err, PLOOM_ERR_INPUT,
+						     "a string holds a NUL character (\\u0000) at "
+						     "byte %zu", i + 1);
+			/* the escaped character cannot end the string */
+			i++;
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* The JSON document that is the len bytes at text, whole, UTF-8 without
+ * a NUL character in a string (check_text()), without a key twice in an
+ * object; NULL with err filled when it is not one. */
 static cJSON *parse_document(const char *text, size_t len, struct ploom_err *err)
 {
 	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	cJSON *root;
 	char path[256];
 	size_t off;
 
+	if (check_text(text, len, err) < 0)
+		return NULL;
+	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {
 		off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
 		ploom_err_set(err, PLOOM_ERR_INPUT, "not valid JSON (line %zu)",
@@ -1665,6 +1754,7 @@ void ploom_stats_in_free(struct ploom_stats_in *in)
 	free(in->target);
 	free(in->stopped_by);
 	free(in->reduction);
+	free(in->search);
 	free(in->hash_seed);
 	free(in->trace);
 	free(in->minimized_trace);
@@ -1840,6 +1930,28 @@ static void read_stats_shard(struct reader *r, struct ploom_stats_in *in, const 
 	in->stats.shard = sh;
 }
 
+/* "search", optional (statistics written before the search orders came
+ * from dfs), and a sample's seed and pct_depth, as the trace's config
+ * has them. */
+static void read_stats_search(struct reader *r, struct ploom_stats_in *in, const cJSON *root)
+{
+	static const char *const searches[] = {"dfs", "ipb", "pct", "random", NULL};
+	struct ploom_stats *s = &in->stats;
+	long seed = 0;
+
+	if (r->failed || !cJSON_GetObjectItemCaseSensitive(root, "search"))
+		return;
+	get_name(r, &in->search, root, "", "search", 0, searches);
+	if (r->failed)
+		return;
+	if (!strcmp(in->search, "pct") || !strcmp(in->search, "random")) {
+		get_long(r, &seed, root, "", "seed", 0, (long)PLOOM_SAMPLE_MAX_SEED);
+		s->seed = (unsigned long)seed;
+	}
+	if (!strcmp(in->search, "pct"))
+		get_int(r, &s->pct_depth, root, "", "pct_depth", 1, PLOOM_PCT_MAX_DEPTH);
+}
+
 static void read_stats(struct reader *r, struct ploom_stats_in *in, const cJSON *root)
 {
 	static const char *const results[] = {"pass", "failure", "incomplete", NULL};
@@ -1867,6 +1979,7 @@ static void read_stats(struct reader *r, struct ploom_stats_in *in, const cJSON 
 	get_long_or_null(r, &v, root, "", "max_preemptions", 0, INT_MAX);
 	s->max_preemptions = (int)v;
 	get_str(r, &in->reduction, root, "", "reduction", 1, 0);
+	read_stats_search(r, in, root);
 	get_str(r, &in->hash_seed, root, "", "hash_seed", 1, 0);
 	get_measure(r, &s->elapsed_s, root, "elapsed_s");
 	get_measure(r, &s->schedules_per_second, root, "schedules_per_second");
@@ -1885,6 +1998,7 @@ static void read_stats(struct reader *r, struct ploom_stats_in *in, const cJSON 
 	s->target = in->target;
 	s->stopped_by = in->stopped_by;
 	s->reduction = in->reduction;
+	s->search = in->search ? in->search : "dfs";
 	s->hash_seed = in->hash_seed;
 	s->trace = in->trace;
 	s->minimized_trace = in->minimized_trace;

@@ -29,7 +29,8 @@
  *    "shard": {"index", "count", "depth", "unit"} (optional: found by a
  *             shard of a search, shard.h),
  *    "steps": [{"index", "task", "op", "object" (string or null),
- *               "enabled": [int...], "blocking" (acquire only, bool),
+ *               "enabled": [int...] (not empty, holding "task"),
+ *               "blocking" (acquire only, bool),
  *               "timeout" (true on a timed acquire or join only, absent
  *               elsewhere; version 2), "value" (optional string),
  *               "where": {"file", "line", "function"} (optional)}...],
@@ -47,6 +48,11 @@
  * 64-bit values (the hash seed) travel as strings, because cJSON numbers
  * are doubles.  Readers ignore fields they do not know, so adding an
  * optional field does not bump the version.
+ *
+ * The readers take UTF-8 only, and refuse a string that holds a NUL
+ * character (an escaped \u0000: cJSON's strings end at a NUL, so it would
+ * be read cut short) or a raw control character, naming the byte (from
+ * 1): "invalid UTF-8 at byte 312".
  *
  * Errors from the readers name the problem in one line without the file
  * name (the caller knows it): "unknown format version 9 (this ploom reads
@@ -171,7 +177,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *stats,
  * struct, which owns everything. */
 struct ploom_stats_in {
 	struct ploom_stats stats;
-	char *result, *target, *stopped_by, *reduction, *hash_seed, *trace, *minimized_trace;
+	char *result, *target, *stopped_by, *reduction, *search, *hash_seed, *trace,
+	     *minimized_trace;
 	struct ploom_outcome failure;           /* stats.failure points here, if set */
 	struct ploom_search_outcome *outcomes;  /* stats.outcomes */
 	struct ploom_shard *shard;              /* stats.shard */
@@ -182,10 +189,12 @@ struct ploom_stats_in {
 
 /* Parses what ploom_stats_write() wrote, checking every field it reads
  * (the fields of ploom_stats, the sleep_blocked and jobs counts left
- * out) as the trace reader does, duplicate keys included, and that the
- * counts agree with each other (failing <= schedules, a failure exactly
- * when failing > 0, complete exactly when stopped_by is null, a shard's
- * failure_unit exactly when there is a failure).  "missing" is not read:
+ * out; "search" is optional, "dfs" when absent, as statistics written
+ * before the search orders came from dfs) as the trace reader does,
+ * duplicate keys included, and that the counts agree with each other
+ * (failing <= schedules, a failure exactly when failing > 0, complete
+ * exactly when stopped_by is null, a shard's failure_unit exactly when
+ * there is a failure).  "missing" is not read:
  * a merge's output is not a shard's.  On success the caller owns *out and
  * frees it with ploom_stats_in_free(); on error returns -1 with err filled
  * (PLOOM_ERR_INPUT with the field's path, or PLOOM_ERR_NOMEM). */

@@ -1,6 +1,7 @@
 /* Merging shards' statistics; merge.h documents the result. */
 #include "merge.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,13 @@ static int other_search(const struct ploom_stats *a, const struct ploom_stats *b
 				     "its max_preemptions is not that of '%s'", name);
 	if (!same_str(a->reduction, b->reduction))
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "its reduction is not that of '%s'", name);
+	if (!same_str(a->search, b->search))
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "its search is not that of '%s'", name);
+	/* the reader leaves them 0 where the search has none */
+	if (a->seed != b->seed)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "its seed is not that of '%s'", name);
+	if (a->pct_depth != b->pct_depth)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "its pct_depth is not that of '%s'", name);
 	if (!same_str(a->hash_seed, b->hash_seed))
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "its hash_seed is not that of '%s'", name);
 	if (x->index == y->index)
@@ -120,6 +128,18 @@ int ploom_merge_add(struct ploom_merge *m, struct ploom_stats_in *in, const char
 	return 0;
 }
 
+/* *sum += v, for a count of the shards' named by field; a sum beyond
+ * LONG_MAX is bad input (the counts are not of one real search), not
+ * undefined behaviour. */
+static int add_count(long *sum, long v, const char *field, struct ploom_err *err)
+{
+	if (__builtin_add_overflow(*sum, v, sum))
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "field '%s' adds up to more than %ld over the shards", field,
+				     LONG_MAX);
+	return 0;
+}
+
 static int by_index(const void *a, const void *b)
 {
 	const struct part *x = a, *y = b;
@@ -156,7 +176,9 @@ static int merge_outcomes(struct ploom_merge *m, struct ploom_err *err)
 				    !strcmp(m->outcomes[k].summary, o->summary))
 					break;
 			if (k < s->noutcomes) {
-				m->outcomes[k].schedules += o->schedules;
+				if (add_count(&m->outcomes[k].schedules, o->schedules,
+					      "outcomes[].schedules", err) < 0)
+					return -1;
 			} else if (s->noutcomes == PLOOM_SEARCH_MAX_OUTCOMES) {
 				s->outcomes_truncated = 1;
 			} else {
@@ -193,6 +215,9 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	s->target = first->target;
 	s->max_preemptions = first->max_preemptions;
 	s->reduction = first->reduction;
+	s->search = first->search;
+	s->seed = first->seed;
+	s->pct_depth = first->pct_depth;
 	s->hash_seed = first->hash_seed;
 	s->complete = (size_t)count == m->n;
 	m->shard.index = -1;
@@ -205,8 +230,11 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 		const struct ploom_stats *in = &m->parts[i].in->stats;
 		const struct ploom_shard *sh = in->shard;
 
-		s->schedules += in->schedules;
-		s->failing += in->failing;
+		if (add_count(&s->schedules, in->schedules, "schedules", err) < 0 ||
+		    add_count(&s->failing, in->failing, "failing", err) < 0 ||
+		    add_count(&m->shard.owned, sh->owned, "shard.owned", err) < 0 ||
+		    add_count(&m->shard.probes, sh->probes, "shard.probes", err) < 0)
+			return -1;
 		if (in->max_depth > s->max_depth)
 			s->max_depth = in->max_depth;
 		if (in->elapsed_s > s->elapsed_s)
@@ -217,8 +245,6 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 		}
 		if (in->complete && m->shard.units < 0)
 			m->shard.units = sh->units;
-		m->shard.owned += sh->owned;
-		m->shard.probes += sh->probes;
 		if (sh->failure_unit >= 0 &&
 		    (!failed || sh->failure_unit < failed->shard->failure_unit))
 			failed = in;

@@ -9,10 +9,12 @@
  *     ploom_merge_free(m);
  *
  * The shards must be of one search (shard.h): the same target, bound,
- * reduction, hash seed, shard count and unit depth, each index once.  The
- * merged statistics are shaped as ploom-explore's:
+ * reduction, search order (and a sample's seed and depth), hash seed,
+ * shard count and unit depth, each index once.  The merged statistics are
+ * shaped as ploom-explore's:
  *
- *   - schedules, failing: the sums; max_depth, elapsed_s: the largest (the
+ *   - schedules, failing: the sums (a sum beyond LONG_MAX is refused as
+ *     bad input); max_depth, elapsed_s: the largest (the
  *     shards' wall clock when they ran at once); schedules_per_second:
  *     schedules / elapsed_s;
  *   - complete: all N shards are there, and each is complete; stopped_by:
@@ -50,7 +52,9 @@ int ploom_merge_add(struct ploom_merge *m, struct ploom_stats_in *in, const char
 
 /* The merged statistics of the shards added (at least one), as above.
  * *out is owned by m and valid until ploom_merge_free().  Returns 0, or
- * -1 with err filled (no shard added: PLOOM_ERR_INPUT; out of memory). */
+ * -1 with err filled (no shard added, or a sum beyond LONG_MAX:
+ * PLOOM_ERR_INPUT, the message naming the field, "field 'schedules' adds
+ * up to more than 9223372036854775807 over the shards"; out of memory). */
 int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 		       struct ploom_err *err);
 

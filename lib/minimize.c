@@ -152,6 +152,8 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 {
 	struct ploom_trace *t = NULL;
 	struct ploom_run found = {0};
+	/* shallow: its lists stay original's */
+	struct ploom_config config = original->config;
 	struct worker_ctx ctx;
 	char id[17];
 	int r, ret = -1;
@@ -159,17 +161,20 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 	*out = NULL;
 	ctx.w = w;
 	ctx.max_steps = original->config.max_steps;
-	if (ploom_timeout_ms(&ctx.timeout_ms, original->config.schedule_timeout_s) < 0) {
+	/* the trace is untrusted: the caller's limit holds whatever it says */
+	if (opts && opts->schedule_timeout_s > 0)
+		config.schedule_timeout_s = ploom_timeout_min(config.schedule_timeout_s,
+							      opts->schedule_timeout_s);
+	if (ploom_timeout_ms(&ctx.timeout_ms, config.schedule_timeout_s) < 0) {
 		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
-			      original->config.schedule_timeout_s);
+			      config.schedule_timeout_s);
 		goto done;
 	}
 	r = ploom_minimize_search(&found, res, &original->run, opts, run_on_worker, &ctx, err);
 	if (r < 0)
 		goto done;
 	if (r == 1) {
-		if (ploom_worker_trace(&t, w, original->hash_seed, &original->config, &found,
-				       err) < 0)
+		if (ploom_worker_trace(&t, w, original->hash_seed, &config, &found, err) < 0)
 			goto done;
 		/* the worker may have been given an absolute form of the
 		 * target: keep the user's spelling */

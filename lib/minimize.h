@@ -53,6 +53,9 @@ struct ploom_minimize_opts {
 	 * search that has just run it (a failure that no longer happens has
 	 * no minimized trace) */
 	int reproduce_first;
+	/* seconds per schedule at most, when shorter than the trace's
+	 * schedule_timeout_s (ploom_timeout_min()); <= 0: the trace's */
+	double schedule_timeout_s;
 };
 
 struct ploom_minimize_result {
@@ -89,10 +92,11 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 
 /* Minimizes a trace with a running worker, which must run original's
  * scenario with original's hash seed.  Schedules run with original's
- * max_steps and schedule timeout.  On success returns 0 and the caller
- * owns *out (ploom_trace_free()):
+ * max_steps and schedule timeout, or opts' when shorter.  On success
+ * returns 0 and the caller owns *out (ploom_trace_free()):
  *   - a shorter run found: a trace of it made with the worker's hello and
- *     original's target, hash seed, configuration and fingerprints, with
+ *     original's target, hash seed, configuration (with the schedule
+ *     timeout it ran under) and fingerprints, with
  *     original's id, and minimized_from = original's minimized_from if
  *     set, else its preemptions;
  *   - none shorter: a copy of original with the same minimized_from;

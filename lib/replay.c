@@ -434,8 +434,10 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 	if (ploom_replay_check_loaded(recorded, hello, err) < 0 ||
 	    ploom_replay_check_python(recorded, hello->python_version, err) < 0)
 		goto done;
+	/* the trace is untrusted: the command line's limit holds whatever
+	 * it says, and the trace's holds when the command line's is longer */
 	if (timeout_s >= 0)
-		config.schedule_timeout_s = timeout_s;
+		config.schedule_timeout_s = ploom_timeout_min(config.schedule_timeout_s, timeout_s);
 	if (ploom_timeout_ms(&timeout_ms, config.schedule_timeout_s) < 0) {
 		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
 			      config.schedule_timeout_s);

@@ -127,7 +127,9 @@ int ploom_replay_same_outcome(const struct ploom_outcome *recorded,
 /* Checks 2 to 4 with a running worker started on the recorded target
  * and the trace's hash seed (the caller has run check 1):
  * runs the trace's choices with its max_steps and a wall-clock limit of
- * timeout_s seconds per schedule (< 0: the trace's schedule_timeout_s).
+ * the trace's schedule_timeout_s, or of timeout_s seconds when that is
+ * shorter (ploom_timeout_min(): 0 is none; < 0: the trace's alone); the
+ * new trace records the limit it ran under.
  * On success returns 0 and the caller owns *out (ploom_trace_free()): the
  * new run's trace, with the recorded target, fingerprints, id and
  * minimized_from and the worker's Python.  On error returns -1 with err

@@ -23,6 +23,15 @@ int ploom_timeout_ms(long *out, double seconds)
 	return 0;
 }
 
+double ploom_timeout_min(double a, double b)
+{
+	if (a <= 0)
+		return b;
+	if (b <= 0)
+		return a;
+	return a < b ? a : b;
+}
+
 char *ploom_strdup(const char *s)
 {
 	return s ? strdup(s) : NULL;

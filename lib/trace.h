@@ -253,6 +253,11 @@ void ploom_config_release_patch(struct ploom_config *config);
  * untouched). */
 int ploom_timeout_ms(long *out, double seconds);
 
+/* The shorter of two schedule timeouts in seconds, 0 being none (longer
+ * than any): what a trace's timeout becomes under a limit of the
+ * command line's, which may lower it but not raise it. */
+double ploom_timeout_min(double a, double b);
+
 /* A source file of the scenario and its git blob id (`git hash-object
  * PATH`) when the trace was made; replay compares it with the file as it
  * is now. */

@@ -1939,12 +1939,14 @@ static int read_line(struct cmd_reader *r, char **line)
 	}
 }
 
-/* Takes a `run` command into the scheduler's state. */
-static int parse_run(struct sched *s, const char *line, long *timeout_ms)
+/* Takes a `run` command into the scheduler's state.  Returns 0, or -1
+ * with err filled. */
+static int parse_run(struct sched *s, const char *line, long *timeout_ms,
+		     struct ploom_err *err)
 {
 	struct ploom_run_cmd cmd;
 
-	if (ploom_run_cmd_parse(&cmd, line, strlen(line), NULL) < 0) {
+	if (ploom_run_cmd_parse(&cmd, line, strlen(line), err) < 0) {
 		ploom_run_cmd_release(&cmd);
 		return -1;
 	}
@@ -2220,6 +2222,7 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 	s->area = area;
 
 	for (;;) {
+		struct ploom_err why = {0, ""};
 		long timeout_ms = 0;
 		char *line;
 		int rc = read_line(reader, &line), status, timed_out;
@@ -2236,9 +2239,15 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 		}
 		if (rc == 0 || strcmp(line, "quit") == 0)
 			break;
-		if (strncmp(line, "run ", 4) != 0 || parse_run(s, line, &timeout_ms) < 0) {
-			PyErr_Format(PyExc_ValueError, "serve: bad command '%.100s'", line);
-			goto done;
+		if (strncmp(line, "run ", 4) != 0 || parse_run(s, line, &timeout_ms, &why) < 0) {
+			/* the utility's mistake, not the end of the worker: it
+			 * hears why in place of the run, and can go on */
+			if (strncmp(line, "run ", 4) != 0)
+				snprintf(why.msg, sizeof(why.msg), "unknown command '%.60s'", line);
+			ploom_enc_error(&relay.out, "command", why.msg, strlen(why.msg));
+			if (ploom_buf_flush_fd(&relay.out, event_fd) < 0)
+				break; /* the utility went away */
+			continue;
 		}
 		if (ftruncate(memfd, 0) < 0 || lseek(memfd, 0, SEEK_SET) < 0) {
 			PyErr_SetFromErrno(PyExc_OSError);

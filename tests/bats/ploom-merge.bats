@@ -121,6 +121,10 @@ edit() {
 	shard 1 2 "$SCN:abba"
 	run -2 --separate-stderr ploom-merge s0.json s1.json
 	[ "$stderr" = "ploom-merge: cannot merge 's1.json': its target is not that of 's0.json'" ]
+	# a hand-made shard of another search order
+	edit keep.json other.json '.search = "ipb"'
+	run -2 --separate-stderr ploom-merge s0.json other.json
+	[ "$stderr" = "ploom-merge: cannot merge 'other.json': its search is not that of 's0.json'" ]
 	# the same target, another scenario behind it: the walks disagree
 	edit keep.json other.json '.shard.units += 1'
 	run -2 --separate-stderr ploom-merge s0.json other.json
@@ -159,6 +163,8 @@ edit() {
 		del(.failure.summary)|missing field 'failure.summary'
 		.elapsed_s = -1|field 'elapsed_s' is not a number from 0
 		.max_preemptions = "none"|field 'max_preemptions' is not an integer
+		.search = "bfs"|field 'search' is not a known value
+		.search = "pct"|missing field 'seed'
 		del(.shard.count)|missing field 'shard.count'
 		.shard.count = 0|field 'shard.count' is out of range
 		.shard.index = 2|field 'shard.index' is not below shard.count
@@ -198,6 +204,23 @@ edit() {
 	# unknown fields are ignored, as in traces
 	edit s0.json extra.json '.new_field = [1, 2]'
 	run -1 --separate-stderr ploom-merge extra.json
+}
+
+@test "counts that add up beyond what a count holds are refused with the field, exit 2" {
+	for k in 0 1; do shard "$k" 2 "$SCN:bank_locked"; done
+	# each fits alone; the sum would wrap to a negative count
+	edit s0.json big0.json '.schedules = 9e18 | .outcomes[0].schedules = 9e18'
+	edit s1.json big1.json '.schedules = 9e18 | .outcomes[0].schedules = 9e18'
+	run -2 --separate-stderr ploom-merge big0.json big1.json
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-merge: cannot merge the statistics: field 'schedules' adds up to more than 9223372036854775807 over the shards" ]
+	edit s0.json big0.json '.shard.probes = 9e18'
+	edit s1.json big1.json '.shard.probes = 9e18'
+	run -2 --separate-stderr ploom-merge big0.json big1.json
+	[ "$stderr" = "ploom-merge: cannot merge the statistics: field 'shard.probes' adds up to more than 9223372036854775807 over the shards" ]
+	# the merged statistics say the search order
+	run -0 --separate-stderr ploom-merge s0.json s1.json
+	[ "$(echo "$output" | jq -r .search)" = dfs ]
 }
 
 @test "usage: STATS are needed, standard input at most once; --help and --version" {

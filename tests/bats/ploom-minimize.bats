@@ -75,6 +75,40 @@ original() {
 	[[ "$stderr" =~ ^"ploom-minimize: 1 -> 1 preemptions after "[0-9]+" schedules"$ ]]
 }
 
+@test "--schedule-timeout lowers the trace's schedule timeout for every schedule run" {
+	cat > hang.py <<-'EOF'
+		import time
+
+		import ploom
+
+
+		def scenario():
+		    # the worker fails only when it runs before main's write (one
+		    # preemption); every schedule where main goes on sleeps 60 s
+		    flag = ploom.SharedCell(0)
+
+		    def worker():
+		        assert flag.read() == 1, "ran early"
+
+		    t = ploom.Thread(target=worker)
+		    t.start()
+		    flag.write(1)
+		    t.join()
+		    time.sleep(60)
+	EOF
+	run -1 --separate-stderr ploom-run-one hang.py:scenario 1
+	echo "$output" > fail.json
+	[ "$(jq .preemptions fail.json)" -eq 1 ]
+	# a trace may ask for 1e9 s (31 years) per schedule: the schedule
+	# without a preemption would sleep its 60 s
+	jq '.config.schedule_timeout_s = 1e9' fail.json > long.json
+	run -0 --separate-stderr timeout 30 ploom-minimize --schedule-timeout=0.5 long.json
+	[ "$stderr" = "ploom-minimize: 1 -> 1 preemptions after 1 schedules" ]
+	[ "$(echo "$output" | jq .minimized_from)" -eq 1 ]
+	run -2 --separate-stderr ploom-minimize --schedule-timeout=1e10 long.json
+	[[ "$stderr" == "ploom-minimize: invalid --schedule-timeout '1e10': not a number of seconds from 0 to 1000000000"* ]]
+}
+
 @test "a deadlock minimizes to a deadlock" {
 	scenarios_here
 	run -1 --separate-stderr ploom-explore -q --no-minimize scenarios.py:abba

@@ -242,11 +242,44 @@ steps() {
 	sed 's/"schedule_timeout_s":[^,}]*/"schedule_timeout_s": 1e999/' "$orig" > inf.json
 	run -2 --separate-stderr ploom-replay inf.json
 	[ "$stderr" = "ploom-replay: cannot read trace 'inf.json': field 'config.schedule_timeout_s' is not a number of seconds from 0 to 1e9" ]
+	# a choice is a task id, which a run command to the worker bounds
+	for c in 1000001 2147483647 -1; do
+		jq ".choices[0] = $c" "$orig" > choice.json
+		run -2 --separate-stderr ploom-replay choice.json
+		[ -z "$output" ]
+		[ "$stderr" = "ploom-replay: cannot read trace 'choice.json': field 'choices[0]' is out of range" ]
+	done
+	# the step's task ran, so it was enabled there
+	jq '.steps[3].enabled = []' "$orig" > enabled.json
+	run -2 --separate-stderr ploom-replay enabled.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'enabled.json': field 'steps[3].enabled' is empty" ]
+	jq '.steps[3].enabled -= [.steps[3].task]' "$orig" > enabled.json
+	run -2 --separate-stderr ploom-replay enabled.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'enabled.json': field 'steps[3].enabled' does not hold the step's task" ]
+	jq '.choices[0] = 1000000' "$orig" > choice.json
+	run -4 --separate-stderr ploom-replay choice.json
+	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: "*"choice 0 asks for task 1000000, which is not enabled" ]]
 	head -c $((256 * 1024 * 1024 + 1)) /dev/zero > big.json
 	run -2 --separate-stderr ploom-replay big.json
 	[ "$stderr" = "ploom-replay: cannot read trace 'big.json': larger than 256 MiB" ]
 	run -2 --separate-stderr ploom-replay - < big.json
 	[ "$stderr" = "ploom-replay: cannot read trace '<stdin>': larger than 256 MiB" ]
+}
+
+@test "--schedule-timeout lowers the trace's schedule timeout, never raises it" {
+	run -1 --separate-stderr ploom-explore -q --no-minimize --schedule-timeout 0.5 "$SCN:blocks_outside"
+	trace="$(echo "$output" | jq -r .trace)"
+	# a trace may ask for 1e9 s (31 years): the command line's limit holds
+	jq '.config.schedule_timeout_s = 1e9' "$trace" > long.json
+	run -1 --separate-stderr timeout 30 ploom-replay --schedule-timeout=0.5 long.json
+	[ "$stderr" = "ploom-replay: reproduced: timeout: the schedule ran longer than 0.5 s" ]
+	[ "$(echo "$output" | jq .config.schedule_timeout_s)" = 0.5 ]
+	# a longer one, or 0 (none), leaves the trace's: the scenario sleeps 60 s
+	for t in 30 0; do
+		run -1 --separate-stderr timeout 20 ploom-replay --schedule-timeout=$t "$trace"
+		[ "$stderr" = "ploom-replay: reproduced: timeout: the schedule ran longer than 0.5 s" ]
+		[ "$(echo "$output" | jq .config.schedule_timeout_s)" = 0.5 ]
+	done
 }
 
 @test "a deadlock replays as the same deadlock" {

@@ -53,6 +53,28 @@ load helpers
 	[ "$(echo "$output" | jq -r .outcome.kind)" = divergence ]
 }
 
+@test "a CHOICE is a task id up to the most a run command carries" {
+	run -4 --separate-stderr ploom-run-one "$BANK:scenario" 1000000
+	[ "$(echo "$output" | jq -r .outcome.kind)" = divergence ]
+	run -2 --separate-stderr ploom-run-one "$BANK:scenario" 1000001
+	[[ "$stderr" == "ploom-run-one: invalid CHOICE '1000001'"* ]]
+}
+
+@test "the worker answers a command it cannot take with an error record, and goes on" {
+	# a choice beyond the protocol's bound, and no command at all; the run
+	# after them runs whole
+	printf 'run 100 1000 1 2000000 0 default\nfly\nrun 100 1000 0 0 default\nquit\n' >cmds.txt
+	# fd 3 is bats' own: the worker's goes to a file in a shell of its own
+	# shellcheck disable=SC2016
+	run -0 --separate-stderr bash -c 'python3 -m ploom._worker "$1" <cmds.txt 3>events.txt' _ "$SCN:bank_locked"
+	[ -z "$stderr" ]
+	[[ "$(sed -n 1p events.txt)" == "hello "* ]]
+	[ "$(sed -n 2p events.txt)" = "error command =bad%20run%20command" ]
+	[ "$(sed -n 3p events.txt)" = "error command =unknown%20command%20'fly'" ]
+	grep -q '^outcome pass$' events.txt
+	[[ "$(tail -n 1 events.txt)" == "done "* ]]
+}
+
 @test "a deadlock exits 1" {
 	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
 	trace="$(echo "$output" | jq -r .trace)"

@@ -254,6 +254,30 @@ column() {
 	[ "$stderr" = "ploom-show: cannot read trace 'obj.json': field 'objects[0].object' is not a cell or a lock (tasks are named in 'tasks')" ]
 }
 
+@test "a NUL escape, bytes that are not UTF-8 and raw control characters are refused at their byte" {
+	ploom-run-one "$SCN:bank_locked" > run.json
+	# cJSON would read the name cut at the NUL, Python's json whole
+	jq '.tasks[1].name = "ma\u0000thieu"' run.json > nul.json
+	at=$(grep -bo 'ma\\u0000' nul.json | cut -d: -f1)
+	run -2 --separate-stderr ploom-show nul.json
+	[ -z "$output" ]
+	[ "$stderr" = "ploom-show: cannot read trace 'nul.json': a string holds a NUL character (\u0000) at byte $((at + 3))" ]
+	jq '.tasks[1].name = "maXthieu"' run.json | sed 's/maXthieu/ma\xffthieu/' > latin.json
+	at=$(LC_ALL=C grep -boa 'ma.thieu' latin.json | cut -d: -f1)
+	run -2 --separate-stderr ploom-show latin.json
+	[ "$stderr" = "ploom-show: cannot read trace 'latin.json': invalid UTF-8 at byte $((at + 3))" ]
+	jq '.tasks[1].name = "maXthieu"' run.json | sed 's/maXthieu/ma\tthieu/' > tab.json
+	run -2 --separate-stderr ploom-show tab.json
+	[ "$stderr" = "ploom-show: cannot read trace 'tab.json': a string holds a control character at byte $((at + 3))" ]
+	# a replay reads traces with the same reader
+	run -2 --separate-stderr ploom-replay nul.json
+	[[ "$stderr" == "ploom-replay: cannot read trace 'nul.json': a string holds a NUL character (\u0000) at byte "* ]]
+	# UTF-8 is read as it is
+	jq '.tasks[1].name = "mathieu \u00e9\u20ac\ud83d\ude00"' run.json > utf8.json
+	run -0 --separate-stderr ploom-show utf8.json
+	[[ "$output" == *"mathieu é€😀"* ]]
+}
+
 @test "crash, exit and timeout mark the last step" {
 	ploom-run-one "$SCN:crashes" > crash.json || [ $? -eq 1 ]
 	run -0 ploom-show crash.json

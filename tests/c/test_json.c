@@ -345,6 +345,12 @@ static const struct {
 	 "field 'objects[1].object' names an object a second time"},
 	{"\"name\":\t\"balance\"", "\"name\":\t\"\\u007f\"",
 	 "field 'objects[0].name' holds a control character"},
+	/* the step's task ran, so it was enabled there */
+	{"\"enabled\":\t[0]", "\"enabled\":\t[]", "field 'steps[0].enabled' is empty"},
+	{"\"enabled\":\t[0, 1]", "\"enabled\":\t[0]",
+	 "field 'steps[1].enabled' does not hold the step's task"},
+	{"\"enabled\":\t[0, 1]", "\"enabled\":\t[0, 2]",
+	 "field 'steps[1].enabled' does not hold the step's task"},
 };
 
 static void bad_traces_are_rejected_with_a_named_problem(void)
@@ -506,6 +512,85 @@ static void duplicate_keys_are_refused(void)
 	doc = insert_before(text, "\"scenario\"", "\"Scenario\": 1, ");
 	CHECK_INT(ploom_trace_parse(&back, doc, strlen(doc), &err), 0);
 	ploom_trace_free(back);
+	free(doc);
+	free(text);
+	ploom_trace_free(t);
+}
+
+/* The byte (from 1) where needle starts in doc. */
+static size_t byte_of(const char *doc, const char *needle)
+{
+	const char *p = strstr(doc, needle);
+
+	CHECK(p != NULL);
+	return p ? (size_t)(p - doc) + 1 : 0;
+}
+
+/* A cJSON string ends at its first NUL: an escaped one would cut the key
+ * or value short, where Python's json reads it whole, so the readers
+ * refuse it, as they refuse bytes that are not UTF-8 (cJSON copies them
+ * as they come) and raw control characters (JSON forbids them). */
+static void nul_escapes_bad_utf8_and_raw_controls_are_refused(void)
+{
+	static const struct {
+		const char *from, *to, *at, *want;
+	} cases[] = {
+		/* a value: read as "with" before */
+		{"\"function\":\t\"withdraw\"", "\"function\":\t\"with\\u0000draw\"", "\\u0000",
+		 "a string holds a NUL character (\\u0000)"},
+		/* a key: read as "scenario", a second one */
+		{"\"scenario\"", "\"scenario\\u0000x\": 1, \"scenario\"", "\\u0000",
+		 "a string holds a NUL character (\\u0000)"},
+		{"\"function\":\t\"withdraw\"", "\"function\":\t\"with\xff\"", "\xff",
+		 "invalid UTF-8"},
+		/* overlong '/', a surrogate, beyond U+10FFFF, a cut sequence */
+		{"\"function\":\t\"withdraw\"", "\"function\":\t\"\xc0\xaf\"", "\xc0",
+		 "invalid UTF-8"},
+		{"\"function\":\t\"withdraw\"", "\"function\":\t\"\xed\xa0\x80\"", "\xed",
+		 "invalid UTF-8"},
+		{"\"function\":\t\"withdraw\"", "\"function\":\t\"\xf4\x90\x80\x80\"", "\xf4",
+		 "invalid UTF-8"},
+		{"\"function\":\t\"withdraw\"", "\"function\":\t\"\xe2\x82\"", "\xe2",
+		 "invalid UTF-8"},
+		/* outside a string too */
+		{"\"steps\":", "\xa0\"steps\":", "\xa0", "invalid UTF-8"},
+		{"\"function\":\t\"withdraw\"", "\"function\":\t\"with\tdraw\"", "\tdraw",
+		 "a string holds a control character"},
+	};
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text = ploom_trace_to_json(t, NULL), *doc, want[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		doc = fake_replace(text, cases[i].from, cases[i].to);
+		if (!CHECK(doc != NULL))
+			continue;
+		snprintf(want, sizeof(want), "%s at byte %zu", cases[i].want, byte_of(doc, cases[i].at));
+		CHECK_INT(ploom_trace_parse(&back, doc, strlen(doc), &err), -1);
+		CHECK(back == NULL);
+		CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+		if (!CHECK_STR(err.msg, want))
+			printf("  case %zu\n", i);
+		free(doc);
+	}
+	/* UTF-8 of 2, 3 and 4 bytes, and an escaped backslash before u0000,
+	 * are read as written */
+	doc = fake_replace(text, "\"function\":\t\"withdraw\"",
+			   "\"function\":\t\"w\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\\\\u0000\"");
+	if (CHECK_INT(ploom_trace_parse(&back, doc, strlen(doc), &err), 0))
+		CHECK_STR(back->run.steps[2].where.function,
+			  "w\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\\u0000");
+	ploom_trace_free(back);
+	free(doc);
+	/* the statistics reader too */
+	doc = strdup("{\"result\": \"pass\\u0000\"}");
+	CHECK_INT(ploom_stats_parse(&(struct ploom_stats_in *){NULL}, doc, strlen(doc), &err), -1);
+	CHECK_STR(err.msg, "a string holds a NUL character (\\u0000) at byte 17");
+	free(doc);
+	doc = strdup("{\"result\": \"pass\xff\"}");
+	CHECK_INT(ploom_stats_parse(&(struct ploom_stats_in *){NULL}, doc, strlen(doc), &err), -1);
+	CHECK_STR(err.msg, "invalid UTF-8 at byte 17");
 	free(doc);
 	free(text);
 	ploom_trace_free(t);
@@ -1415,6 +1500,7 @@ int main(void)
 	trailing_garbage_and_truncation_are_errors();
 	a_trace_larger_than_256_mib_is_refused();
 	duplicate_keys_are_refused();
+	nul_escapes_bad_utf8_and_raw_controls_are_refused();
 	a_nul_byte_is_refused_as_it_comes();
 	unknown_fields_are_ignored();
 	a_version_1_trace_is_read();

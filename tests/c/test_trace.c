@@ -226,6 +226,17 @@ static void timeouts_convert_to_milliseconds_within_the_limit(void)
 	CHECK_INT(ms, 42);
 }
 
+/* 0 is no limit, longer than any */
+static void the_shorter_timeout_of_two_is_the_limit(void)
+{
+	CHECK(ploom_timeout_min(10, 2.5) == 2.5);
+	CHECK(ploom_timeout_min(2.5, 10) == 2.5);
+	CHECK(ploom_timeout_min(PLOOM_MAX_TIMEOUT_S, 1) == 1);
+	CHECK(ploom_timeout_min(0, 3) == 3);
+	CHECK(ploom_timeout_min(3, 0) == 3);
+	CHECK(ploom_timeout_min(0, 0) == 0);
+}
+
 static void failing_and_step_limit_traces_get_an_id(void)
 {
 	struct ploom_trace *t = ploom_trace_new();
@@ -485,5 +496,6 @@ int main(void)
 	kind_names_round_trip();
 	option_values_are_strict();
 	timeouts_convert_to_milliseconds_within_the_limit();
+	the_shorter_timeout_of_two_is_the_limit();
 	return check_report();
 }

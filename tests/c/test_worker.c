@@ -123,6 +123,31 @@ static void a_worker_that_dies_is_an_error(void)
 	free(mid);
 }
 
+/* A command the worker cannot take is answered in place of the run, and
+ * the worker is still there to take the next one (here: quit). */
+static void a_refused_command_is_an_error_with_the_reason(void)
+{
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_run run = {0};
+	char *py = script("refuses", HELLO "read cmd\n"
+			  "echo 'error command =bad%20run%20command%0a' >&3\n"
+			  "read cmd\n"
+			  "[ \"$cmd\" = quit ] && exit 0\n"
+			  "exit 1\n");
+
+	CHECK_INT(fake_start(&w, py, "x:f", "0", &err), 0);
+	if (w) {
+		CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 0, &err), -1);
+		CHECK_INT(err.kind, PLOOM_ERR_WORKER);
+		/* one line: the newline is shown as '?' */
+		CHECK_STR(err.msg, "the worker refused the command: bad run command?");
+		CHECK_INT(ploom_worker_stop(w, &err), 0);
+	}
+	ploom_run_release(&run);
+	free(py);
+}
+
 static void a_malformed_record_is_an_error_naming_it(void)
 {
 	struct ploom_worker *w = NULL;
@@ -241,6 +266,7 @@ int main(void)
 	worker_starts_runs_and_stops();
 	an_error_record_means_the_scenario_cannot_load();
 	a_worker_that_dies_is_an_error();
+	a_refused_command_is_an_error_with_the_reason();
 	a_malformed_record_is_an_error_naming_it();
 	expect_and_patch_come_before_the_target_in_order();
 	a_module_name_that_is_not_one_is_refused_before_the_start();

@@ -1,0 +1,182 @@
+/* Tests of lib/merge: shards' statistics, read by lib/json, added up, and
+ * shards of another search refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../lib/json.h"
+#include "../../lib/merge.h"
+#include "../../lib/search.h"
+#include "../../lib/shard.h"
+#include "check.h"
+
+/* The statistics of passing shard index of 2, as ploom-explore -k
+ * --shard writes them, with the counts given; search NULL leaves the
+ * field out, as statistics older than it did. */
+static struct ploom_stats_in *shard(int index, const char *schedules, const char *probes,
+				    const char *outcome_schedules, const char *search)
+{
+	struct ploom_err err = {0, ""};
+	struct ploom_stats_in *in = NULL;
+	char text[2048], field[64] = "";
+
+	if (search)
+		snprintf(field, sizeof(field), "\"search\": %s,", search);
+	snprintf(text, sizeof(text),
+		 "{\"result\": \"pass\", \"target\": \"t.py:s\", \"schedules\": %s,"
+		 " \"failing\": 0, \"complete\": true, \"stopped_by\": null,"
+		 " \"max_preemptions\": null, \"reduction\": \"none\", %s"
+		 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
+		 " \"max_depth\": 3, \"trace\": null, \"minimized_trace\": null,"
+		 " \"failure\": null,"
+		 " \"outcomes\": [{\"kind\": \"pass\", \"summary\": \"pass\", \"schedules\": %s}],"
+		 " \"outcomes_truncated\": false,"
+		 " \"shard\": {\"index\": %d, \"count\": 2, \"depth\": 4, \"units\": 16,"
+		 " \"owned\": 8, \"probes\": %s, \"failure_unit\": null}}",
+		 schedules, field, outcome_schedules, index, probes);
+	if (!CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), 0))
+		printf("  %s\n", err.msg);
+	return in;
+}
+
+/* The merge of shards 0 and 1: 0 with err filled by the merge's result,
+ * -1 when a shard is refused (err filled too). */
+static int merge_two(struct ploom_stats_in *a, struct ploom_stats_in *b,
+		     const struct ploom_stats **out, struct ploom_merge **m,
+		     struct ploom_err *err)
+{
+	*out = NULL;
+	if (ploom_merge_new(m, err) < 0)
+		return -1;
+	if (ploom_merge_add(*m, a, "s0.json", err) < 0) {
+		ploom_stats_in_free(b);
+		return -1;
+	}
+	if (ploom_merge_add(*m, b, "s1.json", err) < 0)
+		return -1;
+	ploom_merge_result(out, *m, err);
+	return 0;
+}
+
+static void merge_adds_up_the_counts_of_the_shards(void)
+{
+	struct ploom_err err = {0, ""};
+	const struct ploom_stats *s;
+	struct ploom_merge *m = NULL;
+
+	CHECK_INT(merge_two(shard(0, "3", "1", "3", "\"dfs\""), shard(1, "4", "2", "4", "\"dfs\""),
+			    &s, &m, &err), 0);
+	if (CHECK(s != NULL)) {
+		CHECK_INT(s->schedules, 7);
+		CHECK_INT(s->shard->probes, 3);
+		CHECK_INT(s->shard->owned, 16);
+		CHECK_INT(s->noutcomes, 1);
+		CHECK_INT(s->outcomes[0].schedules, 7);
+		CHECK_STR(s->search, "dfs");
+		CHECK(s->complete);
+	}
+	ploom_merge_free(m);
+}
+
+/* Each count fits a long alone; their sum does not, and would wrap to a
+ * negative count (undefined behaviour besides). */
+static void merge_refuses_counts_that_add_up_beyond_long_max(void)
+{
+	static const struct {
+		const char *schedules, *probes, *outcome, *msg;
+	} cases[] = {
+		{"9e18", "0", "1", "field 'schedules' adds up to more than 9223372036854775807 "
+				   "over the shards"},
+		{"1", "9e18", "1", "field 'shard.probes' adds up to more than 9223372036854775807 "
+				   "over the shards"},
+		{"1", "0", "9e18", "field 'outcomes[].schedules' adds up to more than "
+				   "9223372036854775807 over the shards"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ploom_err err = {0, ""};
+		const struct ploom_stats *s;
+		struct ploom_merge *m = NULL;
+
+		CHECK_INT(merge_two(shard(0, cases[i].schedules, cases[i].probes, cases[i].outcome,
+					  "\"dfs\""),
+				    shard(1, cases[i].schedules, cases[i].probes, cases[i].outcome,
+					  "\"dfs\""),
+				    &s, &m, &err), 0);
+		CHECK(s == NULL);
+		CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+		CHECK_STR(err.msg, cases[i].msg);
+		ploom_merge_free(m);
+	}
+}
+
+static void merge_refuses_shards_of_another_search_order(void)
+{
+	struct ploom_err err = {0, ""};
+	const struct ploom_stats *s;
+	struct ploom_merge *m = NULL;
+
+	CHECK_INT(merge_two(shard(0, "3", "0", "3", "\"dfs\""), shard(1, "4", "0", "4", "\"ipb\""),
+			    &s, &m, &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK_STR(err.msg, "its search is not that of 's0.json'");
+	ploom_merge_free(m);
+}
+
+/* statistics without "search" came from dfs, the only order then */
+static void merge_takes_statistics_without_search_as_dfs(void)
+{
+	struct ploom_err err = {0, ""};
+	const struct ploom_stats *s;
+	struct ploom_merge *m = NULL;
+
+	CHECK_INT(merge_two(shard(0, "3", "0", "3", NULL), shard(1, "4", "0", "4", "\"dfs\""),
+			    &s, &m, &err), 0);
+	if (CHECK(s != NULL))
+		CHECK_STR(s->search, "dfs");
+	ploom_merge_free(m);
+	CHECK_INT(merge_two(shard(0, "3", "0", "3", NULL), shard(1, "4", "0", "4", "\"ipb\""),
+			    &s, &m, &err), -1);
+	CHECK_STR(err.msg, "its search is not that of 's0.json'");
+	ploom_merge_free(m);
+}
+
+static void stats_parse_checks_the_search_order(void)
+{
+	static const struct {
+		const char *search, *msg;
+	} cases[] = {
+		{"\"bfs\"", "field 'search' is not a known value"},
+		{"null", "field 'search' is not a string"},
+		{"3", "field 'search' is not a string"},
+		{"\"pct\"", "missing field 'seed'"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ploom_err err = {0, ""};
+		struct ploom_stats_in *in = NULL;
+		char text[512];
+
+		snprintf(text, sizeof(text),
+			 "{\"result\": \"pass\", \"target\": \"t.py:s\", \"schedules\": 1,"
+			 " \"failing\": 0, \"complete\": true, \"stopped_by\": null,"
+			 " \"max_preemptions\": null, \"reduction\": \"none\", \"search\": %s,"
+			 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
+			 " \"max_depth\": 3, \"trace\": null, \"minimized_trace\": null,"
+			 " \"failure\": null}", cases[i].search);
+		CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), -1);
+		CHECK_STR(err.msg, cases[i].msg);
+		CHECK(in == NULL);
+	}
+}
+
+int main(void)
+{
+	merge_adds_up_the_counts_of_the_shards();
+	merge_refuses_counts_that_add_up_beyond_long_max();
+	merge_refuses_shards_of_another_search_order();
+	merge_takes_statistics_without_search_as_dfs();
+	stats_parse_checks_the_search_order();
+	return check_report();
+}
