@@ -2,6 +2,7 @@
  * and event.h the protocol. */
 #include "worker.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -278,44 +279,143 @@ static int note_reaped(pid_t pid, int status)
 	return 0;
 }
 
-/* 1 when every child this process has left is a worker that has not been
- * reaped (so that no orphan remains to wait for), 0 when another is left
- * or when the kernel cannot tell (no /proc/PID/task/TID/children). */
-static int only_workers_left(void)
+/* 1 when pid is a worker of this process that has not been reaped. */
+static int is_live_worker(long pid)
 {
-	char path[64];
-	FILE *f;
-	long pid;
-	int only = 1;
+	struct ploom_worker *w;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (only && fscanf(f, "%ld", &pid) == 1) {
-		struct ploom_worker *w;
-		only = 0;
-		for (w = live_workers; w; w = w->next_live)
-			if ((long)w->pid == pid && !w->reaped)
-				only = 1;
-	}
-	fclose(f);
-	return only;
+	for (w = live_workers; w; w = w->next_live)
+		if ((long)w->pid == pid && !w->reaped)
+			return 1;
+	return 0;
 }
 
-/* The worker's schedule child dies with the worker (PR_SET_PDEATHSIG) but
- * a moment later, as an orphan.  This process is their subreaper (see
- * ploom_worker_start), so it can wait for them and keep the promise that
- * no process outlives the utility.  Bounded: a process that a scenario
- * detached some other way is not waited for beyond `ms`. */
-static void reap_orphans(long ms)
+/* Kills (SIGKILL) the child pid unless it is a live worker.  Returns 1 if
+ * it is another child, killed or already a zombie, else 0. */
+static int kill_orphan(long pid)
+{
+	if (pid <= 0 || is_live_worker(pid))
+		return 0;
+	(void)kill((pid_t)pid, SIGKILL);
+	return 1;
+}
+
+/* This process's children file (/proc/PID/task/PID/children: a
+ * single-threaded process's children are its main thread's), opened once
+ * for as long as it has workers: it is read after every schedule, and
+ * reading it again costs a fraction of opening it.  The pid it was opened
+ * for tells whether a fork of ours would read its parent's. */
+static int children_fd = -1;
+static pid_t children_owner;
+
+/* children_fd, opened if need be: -1 when the kernel has no such file. */
+static int open_children(void)
+{
+	char path[64];
+
+	if (children_fd >= 0 && children_owner == getpid())
+		return children_fd;
+	close_fd(&children_fd);
+	children_owner = getpid();
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)children_owner);
+	children_fd = open(path, O_RDONLY | O_CLOEXEC);
+	return children_fd;
+}
+
+/* kill_orphans() by /proc/PID/stat, for a kernel without the children
+ * file: reads every process's parent, so it is dear. */
+static int kill_orphans_by_scan(void)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	long self = (long)getpid();
+	int n = 0;
+
+	if (!proc)
+		return -1;
+	/* one thread reads this directory stream: readdir() is safe here, and
+	 * readdir_r() is deprecated */
+	/* cppcheck-suppress readdirCalled */
+	while ((e = readdir(proc))) {
+		char path[300], buf[512], *paren;
+		long pid, ppid;
+		FILE *f;
+
+		pid = strtol(e->d_name, &paren, 10);
+		if (pid <= 0 || *paren)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* PID (COMM) STATE PPID ...: COMM may hold spaces and ')' */
+		buf[0] = '\0';
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+		paren = strrchr(buf, ')');
+		if (paren && sscanf(paren + 1, " %*c %ld", &ppid) == 1 && ppid == self)
+			n += kill_orphan(pid);
+	}
+	closedir(proc);
+	return n;
+}
+
+/* Kills every child of this process that is not a live worker: as their
+ * subreaper (see ploom_worker_start), this process inherits whatever a
+ * schedule left behind once the schedule's process is gone, a program in
+ * a session of its own included, which neither the kill of the schedule's
+ * process group nor a parent-death signal reaches.  Returns how many such
+ * children there were (0: only workers are left), or -1 when the kernel
+ * cannot tell; `scan` allows the dear way. */
+static int kill_orphans(int scan)
+{
+	int fd = open_children(), n = 0;
+	off_t off = 0;
+
+	if (fd < 0)
+		return scan ? kill_orphans_by_scan() : -1;
+	for (;;) {
+		char buf[4096], *p, *next, *end;
+		ssize_t len = pread(fd, buf, sizeof(buf) - 1, off);
+
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len < 0)
+			return scan ? kill_orphans_by_scan() : -1;
+		if (len == 0)
+			return n;
+		buf[len] = '\0';
+		/* "PID PID ... ": a chunk may end inside a pid, so it is taken
+		 * up to its last space, where the next chunk starts */
+		end = strrchr(buf, ' ');
+		if (!end)
+			return n;
+		*end = '\0';
+		for (p = buf;; p = next) {
+			long pid = strtol(p, &next, 10);
+			if (next == p)
+				break;
+			n += kill_orphan(pid);
+		}
+		off += end + 1 - buf;
+	}
+}
+
+/* Kills and reaps the children of this process that are not its workers
+ * (kill_orphans), again until none is left, since a killed one's own
+ * children come to us in turn.  Bounded: waits at most `ms` for them to
+ * die.  The workers that die meanwhile keep their status for their own
+ * reap().  `scan`: see kill_orphans; without it, a kernel that cannot list
+ * the children makes this only reap those that are dead already. */
+static void reap_orphans(long ms, int scan)
 {
 	long deadline = now_ms() + ms;
 
 	for (;;) {
-		int status;
+		int status, n;
 		pid_t r = waitpid(-1, &status, WNOHANG | __WALL);
-		struct timespec ts = {0, 1000 * 1000};
+		struct timespec ts = {0, 100 * 1000};
 
 		if (r > 0) {
 			note_reaped(r, status);
@@ -323,10 +423,10 @@ static void reap_orphans(long ms)
 		}
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0 || now_ms() >= deadline)
-			return;
-		/* other workers still run: do not wait for them */
-		if (live_workers && only_workers_left())
+		if (r < 0)
+			return; /* no child at all */
+		n = kill_orphans(scan);
+		if (n <= 0 || now_ms() >= deadline)
 			return;
 		nanosleep(&ts, NULL);
 	}
@@ -363,7 +463,7 @@ static int reap(struct ploom_worker *w, long ms, int *status)
 	}
 	w->pid = -1;
 	unlist(w);
-	reap_orphans(1000);
+	reap_orphans(1000, 1);
 	return r > 0 ? 0 : -1;
 }
 
@@ -466,7 +566,8 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		argc++;
 	}
 	argv[argc] = (char *)opts->target;
-	/* orphans of the worker (its schedule child) come to us, see reap_orphans */
+	/* orphans of the worker and of its schedules come to us, see
+	 * kill_orphans */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	w->pid = fork();
 	if (w->pid < 0) {
@@ -625,6 +726,9 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 			break;
 	}
 	ret = 0;
+	/* the schedule's process is gone: what it left behind is ours now,
+	 * and goes before the next schedule (cheap when it left nothing) */
+	reap_orphans(1000, 0);
 done:
 	return ret;
 }
@@ -684,6 +788,8 @@ int ploom_worker_read_run(struct ploom_worker *w, struct ploom_run *out,
 			if (r == 1) {
 				w->in_run = 0;
 				ploom_run_move(out, &w->pending);
+				/* as in ploom_worker_run() */
+				reap_orphans(1000, 0);
 				return 1;
 			}
 			continue;
@@ -803,9 +909,11 @@ void ploom_worker_free(struct ploom_worker *w)
 				;
 		}
 		unlist(w);
-		reap_orphans(1000);
+		reap_orphans(1000, 1);
 	}
 	unlist(w);
+	if (!live_workers)
+		close_fd(&children_fd);
 	ploom_run_release(&w->pending);
 	free(w->lb.data);
 	ploom_hello_release(&w->hello);

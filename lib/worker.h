@@ -18,6 +18,16 @@
  * the worker), and with PR_SET_PDEATHSIG = SIGKILL so that it dies with
  * the utility.  The worker arranges the same for the children it forks.
  *
+ * No process a schedule starts outlives its schedule: the calling process
+ * becomes a child subreaper, so that what a schedule's process leaves
+ * behind (a program in a session of its own included, which neither the
+ * kill of the schedule's process group nor a parent-death signal reaches)
+ * becomes its child once that process is gone; each call that reads a
+ * whole run, and each stop or free of a worker, then kills (SIGKILL) and
+ * reaps every child of the calling process that is not one of its
+ * workers, again until none is left.  So a process that starts workers
+ * must have no other children of its own while it has workers.
+ *
  * Writing a command to a worker that died raises SIGPIPE: a utility must
  * ignore SIGPIPE (then the write fails with EPIPE and the call returns an
  * error).
@@ -77,7 +87,8 @@ char *ploom_worker_default_python(void);
 /* Starts the worker and reads its `hello`.  On success the caller owns
  * *out and releases it with ploom_worker_stop() or ploom_worker_free().
  * Makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER), so
- * that stopping the worker also reaps the schedule it was running. */
+ * that stopping the worker also kills and reaps the schedule it was
+ * running, and what schedules left behind (see above). */
 int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts *opts,
 		       struct ploom_err *err);
 
@@ -107,8 +118,12 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
  *     ...poll ploom_worker_fd(w) for POLLIN (at least once a second)...
  *     r = ploom_worker_read_run(w, &run, &err);   // 1: run complete
  *
- * Workers started in one process know each other: stopping or freeing one
- * reaps its orphans without waiting for the others, which stay usable. */
+ * Workers started in one process know each other: stopping or freeing one,
+ * or reading a run of one, kills and reaps the orphans without waiting for
+ * the others, which stay usable.  What a schedule that still runs leaves
+ * behind stays its own (the worker makes each schedule's process a
+ * subreaper too), so it is not taken for an orphan before that schedule
+ * ends. */
 
 /* Sends the command of one schedule (as ploom_worker_run() does) and
  * returns without waiting for the run.  One run at a time: -1 with err

@@ -2,6 +2,8 @@
  * in for the Python interpreter: they get the same arguments, fds and
  * environment as the real worker and answer with canned records. */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -84,6 +86,55 @@ static void worker_starts_runs_and_stops(void)
 	text = fake_read(dir, "args");
 	CHECK_STR(text, "-m ploom._worker mod:fn\n");
 	free(text);
+done:
+	ploom_run_release(&run);
+	free(py);
+}
+
+/* 1 when the process pid has been reaped: gone, not even a zombie. */
+static int gone(long pid)
+{
+	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/* The stand-in's schedule leaves, orphaned at once (its subshell exits)
+ * and in a session of its own, a shell that waits for a sleep it started:
+ * as the schedule process of a real worker would leave them when it ends.
+ * The shell goes when the run ends, then the sleep, orphaned in turn; the
+ * worker itself stays usable. */
+static void what_a_schedule_leaves_behind_goes_when_the_run_ends(void)
+{
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_run run = {0};
+	long shell = 0, sleeper = 0;
+	char *py, *text;
+
+	py = script("leaves", HELLO
+		    "d=$(dirname \"$0\")\n"
+		    "while read cmd && [ \"$cmd\" != quit ]; do\n"
+		    "  rm -f \"$d/orphans\"\n"
+		    "  (setsid sh -c 'sleep 300 & echo $$ $! > \"$1.tmp\"; mv \"$1.tmp\" \"$1\"; wait'"
+		    " sh \"$d/orphans\" < /dev/null > /dev/null 2>&1 &)\n"
+		    "  while [ ! -e \"$d/orphans\" ]; do sleep 0.01; done\n"
+		    "  echo 'outcome pass' >&3\n"
+		    "  echo 'exit code 0' >&3\n"
+		    "  echo 'done 0' >&3\n"
+		    "done\n"
+		    "exit 0\n");
+	CHECK_INT(fake_start(&w, py, "mod:fn", "0", &err), 0);
+	if (!w)
+		goto done;
+	CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 5000, &err), 0);
+	text = fake_read(dir, "orphans");
+	CHECK(text && sscanf(text, "%ld %ld", &shell, &sleeper) == 2);
+	free(text);
+	CHECK(gone(shell));
+	CHECK(gone(sleeper));
+	ploom_run_release(&run);
+	CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 5000, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
 done:
 	ploom_run_release(&run);
 	free(py);
@@ -239,6 +290,7 @@ int main(void)
 		return 1;
 	}
 	worker_starts_runs_and_stops();
+	what_a_schedule_leaves_behind_goes_when_the_run_ends();
 	an_error_record_means_the_scenario_cannot_load();
 	a_worker_that_dies_is_an_error();
 	a_malformed_record_is_an_error_naming_it();
