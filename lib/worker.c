@@ -45,27 +45,82 @@ struct ploom_worker {
 	long timeout_ms;
 	struct ploom_run_parser parser;
 	struct ploom_run pending;
-	/* the workers of this process that have not been reaped, so that
-	 * reaping one's orphans neither waits for the others nor loses their
-	 * exit status (see reap_orphans) */
-	struct ploom_worker *next_live;
+	int slot;                       /* in the pool, -1: none */
 	int reaped;                     /* reaped by reap_orphans: status is... */
 	int reaped_status;              /* ...this */
 };
 
-/* The utilities are single-threaded: a plain list will do. */
-static struct ploom_worker *live_workers;
+/* ---- the pool ----
+ *
+ * The one owner of this process's workers: each worker it started and has
+ * not reaped has a slot, so that its orphans are told from its workers
+ * (kill_orphans), reaping one worker's orphans neither waits for the others
+ * nor loses their exit status (note_reaped), and a signal handler can kill
+ * them all (ploom_worker_kill_all).  The utilities are single-threaded:
+ * plain arrays will do. */
+static struct {
+	struct ploom_worker *worker[PLOOM_WORKER_MAX]; /* NULL: a free slot */
+	/* what ploom_worker_kill_all reads: the pid of the slot's worker
+	 * while it runs, else 0 */
+	volatile sig_atomic_t pid[PLOOM_WORKER_MAX];
+	/* this process's children file (open_children), opened for the pid
+	 * in children_owner */
+	int children_fd;
+	pid_t children_owner;
+} pool = {.children_fd = -1};
 
-static void unlist(struct ploom_worker *w)
+_Static_assert(sizeof(sig_atomic_t) >= sizeof(pid_t), "a pid fits in a sig_atomic_t");
+
+/* Takes a free slot for w.  Returns 0, or -1 when the pool is full. */
+static int pool_add(struct ploom_worker *w)
 {
-	struct ploom_worker **p;
+	int i;
 
-	for (p = &live_workers; *p; p = &(*p)->next_live)
-		if (*p == w) {
-			*p = w->next_live;
-			break;
+	for (i = 0; i < PLOOM_WORKER_MAX; i++)
+		if (!pool.worker[i]) {
+			pool.worker[i] = w;
+			w->slot = i;
+			return 0;
 		}
-	w->next_live = NULL;
+	return -1;
+}
+
+/* Gives w's pid to ploom_worker_kill_all (0: none). */
+static void pool_arm(struct ploom_worker *w, pid_t pid)
+{
+	if (w->slot >= 0)
+		pool.pid[w->slot] = pid;
+}
+
+/* Frees w's slot, if it has one. */
+static void pool_remove(struct ploom_worker *w)
+{
+	if (w->slot < 0)
+		return;
+	pool.pid[w->slot] = 0;
+	pool.worker[w->slot] = NULL;
+	w->slot = -1;
+}
+
+static int pool_empty(void)
+{
+	int i;
+
+	for (i = 0; i < PLOOM_WORKER_MAX; i++)
+		if (pool.worker[i])
+			return 0;
+	return 1;
+}
+
+void ploom_worker_kill_all(void)
+{
+	int i;
+
+	for (i = 0; i < PLOOM_WORKER_MAX; i++) {
+		pid_t pid = (pid_t)pool.pid[i];
+		if (pid > 0)
+			kill(pid, SIGKILL);
+	}
 }
 
 /* ---- the process ---- */
@@ -268,25 +323,30 @@ static void close_fd(int *fd)
  * status for its own reap().  Returns 1 if it was one. */
 static int note_reaped(pid_t pid, int status)
 {
-	struct ploom_worker *w;
+	int i;
 
-	for (w = live_workers; w; w = w->next_live)
-		if (w->pid == pid && !w->reaped) {
+	for (i = 0; i < PLOOM_WORKER_MAX; i++) {
+		struct ploom_worker *w = pool.worker[i];
+		if (w && w->pid == pid && !w->reaped) {
+			pool.pid[i] = 0;
 			w->reaped = 1;
 			w->reaped_status = status;
 			return 1;
 		}
+	}
 	return 0;
 }
 
 /* 1 when pid is a worker of this process that has not been reaped. */
 static int is_live_worker(long pid)
 {
-	struct ploom_worker *w;
+	int i;
 
-	for (w = live_workers; w; w = w->next_live)
-		if ((long)w->pid == pid && !w->reaped)
+	for (i = 0; i < PLOOM_WORKER_MAX; i++) {
+		const struct ploom_worker *w = pool.worker[i];
+		if (w && (long)w->pid == pid && !w->reaped)
 			return 1;
+	}
 	return 0;
 }
 
@@ -303,23 +363,20 @@ static int kill_orphan(long pid)
 /* This process's children file (/proc/PID/task/PID/children: a
  * single-threaded process's children are its main thread's), opened once
  * for as long as it has workers: it is read after every schedule, and
- * reading it again costs a fraction of opening it.  The pid it was opened
- * for tells whether a fork of ours would read its parent's. */
-static int children_fd = -1;
-static pid_t children_owner;
-
-/* children_fd, opened if need be: -1 when the kernel has no such file. */
+ * reading it again costs a fraction of opening it.  Returns its descriptor,
+ * -1 when the kernel has no such file. */
 static int open_children(void)
 {
 	char path[64];
 
-	if (children_fd >= 0 && children_owner == getpid())
-		return children_fd;
-	close_fd(&children_fd);
-	children_owner = getpid();
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)children_owner);
-	children_fd = open(path, O_RDONLY | O_CLOEXEC);
-	return children_fd;
+	/* a fork of ours would read its parent's */
+	if (pool.children_fd >= 0 && pool.children_owner == getpid())
+		return pool.children_fd;
+	close_fd(&pool.children_fd);
+	pool.children_owner = getpid();
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)pool.children_owner);
+	pool.children_fd = open(path, O_RDONLY | O_CLOEXEC);
+	return pool.children_fd;
 }
 
 /* kill_orphans() by /proc/PID/stat, for a kernel without the children
@@ -462,7 +519,7 @@ static int reap(struct ploom_worker *w, long ms, int *status)
 		}
 	}
 	w->pid = -1;
-	unlist(w);
+	pool_remove(w);
 	reap_orphans(1000, 1);
 	return r > 0 ? 0 : -1;
 }
@@ -523,6 +580,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		goto done;
 	}
 	w->pid = -1;
+	w->slot = -1;
 	w->cmd_fd = w->rec_fd = -1;
 	w->target = strdup(opts->target);
 	w->interrupted = opts->interrupted;
@@ -569,6 +627,12 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	/* orphans of the worker and of its schedules come to us, see
 	 * kill_orphans */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (pool_add(w) < 0) {
+		ploom_err_set(err, PLOOM_ERR_WORKER,
+			      "cannot start the worker: %d run already, the most at once",
+			      PLOOM_WORKER_MAX);
+		goto done;
+	}
 	w->pid = fork();
 	if (w->pid < 0) {
 		ploom_err_set(err, PLOOM_ERR_WORKER, "cannot start the worker: %s", strerror(errno));
@@ -576,8 +640,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	}
 	if (w->pid == 0)
 		child_exec(opts->python, argv, env, cmd[0], rec[1], ep[1], parent);
-	w->next_live = live_workers;
-	live_workers = w;
+	pool_arm(w, w->pid);
 	close_fd(&cmd[0]);
 	close_fd(&rec[1]);
 	close_fd(&ep[1]);
@@ -903,17 +966,19 @@ void ploom_worker_free(struct ploom_worker *w)
 	close_fd(&w->cmd_fd);
 	close_fd(&w->rec_fd);
 	if (w->pid > 0) {
+		/* killed here: the handler must not, once its pid is free */
+		pool_arm(w, 0);
 		if (!w->reaped) {
 			kill(w->pid, SIGKILL);
 			while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
 				;
 		}
-		unlist(w);
+		pool_remove(w);
 		reap_orphans(1000, 1);
 	}
-	unlist(w);
-	if (!live_workers)
-		close_fd(&children_fd);
+	pool_remove(w);
+	if (pool_empty())
+		close_fd(&pool.children_fd);
 	ploom_run_release(&w->pending);
 	free(w->lb.data);
 	ploom_hello_release(&w->hello);

@@ -54,6 +54,10 @@
 
 struct ploom_worker;
 
+/* The most workers one process runs at once: ploom_worker_start() refuses
+ * another one. */
+#define PLOOM_WORKER_MAX 64
+
 struct ploom_worker_opts {
 	const char *python;     /* interpreter: a path, or a name looked up in PATH */
 	const char *target;     /* "module:function" or "file.py:function" */
@@ -95,9 +99,17 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 /* Borrowed: valid until the worker is freed. */
 const struct ploom_hello *ploom_worker_hello(const struct ploom_worker *w);
 
-/* The worker's process id, for a signal handler that must kill it;
- * -1 once it has been reaped. */
+/* The worker's process id; -1 once it has been reaped. */
 pid_t ploom_worker_pid(const struct ploom_worker *w);
+
+/* For a SIGINT or SIGTERM handler (async-signal-safe): kills (SIGKILL)
+ * every worker of this process that runs, at once, so that no schedule
+ * outlives the utility; their schedules die with them.  The caller then
+ * frees the workers as usual (ploom_worker_free()), which reaps them and
+ * kills what their schedules left behind.  Install the handler without
+ * SA_RESTART, so that the waits for a worker are interrupted (see
+ * interrupted above). */
+void ploom_worker_kill_all(void);
 
 /* Runs one schedule following choices[0..n) at the first branch points,
  * with at most max_steps steps (0: no bound but PLOOM_MAX_STEPS, which
@@ -118,9 +130,10 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
  *     ...poll ploom_worker_fd(w) for POLLIN (at least once a second)...
  *     r = ploom_worker_read_run(w, &run, &err);   // 1: run complete
  *
- * Workers started in one process know each other: stopping or freeing one,
- * or reading a run of one, kills and reaps the orphans without waiting for
- * the others, which stay usable.  What a schedule that still runs leaves
+ * The workers of one process are one pool, up to PLOOM_WORKER_MAX of them,
+ * which this file keeps: stopping or freeing one, or reading a run of one,
+ * kills and reaps the orphans without waiting for the others, which stay
+ * usable, and ploom_worker_kill_all() kills them all.  What a schedule that still runs leaves
  * behind stays its own (the worker makes each schedule's process a
  * subreaper too), so it is not taken for an orphan before that schedule
  * ends. */

@@ -140,6 +140,28 @@ done:
 	free(py);
 }
 
+/* What a utility's SIGINT/SIGTERM handler calls: every worker dies, so
+ * none exits cleanly on `quit` as it would have. */
+static void kill_all_kills_every_worker(void)
+{
+	struct ploom_worker *w[2] = {NULL, NULL};
+	struct ploom_err err = {0, ""};
+	char *py = script("quits", HELLO "read cmd\n[ \"$cmd\" = quit ] && exit 0\nexit 1\n");
+	/* as a utility does (worker.h): `quit` to a dead worker is EPIPE */
+	void (*was)(int) = signal(SIGPIPE, SIG_IGN);
+	int i;
+
+	for (i = 0; i < 2; i++)
+		CHECK_INT(fake_start(&w[i], py, "mod:fn", "0", &err), 0);
+	ploom_worker_kill_all();
+	for (i = 0; i < 2; i++)
+		if (w[i])
+			CHECK_INT(ploom_worker_stop(w[i], &err), -1);
+	CHECK_STR(err.msg, "the worker did not exit cleanly");
+	signal(SIGPIPE, was);
+	free(py);
+}
+
 static void an_error_record_means_the_scenario_cannot_load(void)
 {
 	struct ploom_worker *w = NULL;
@@ -291,6 +313,7 @@ int main(void)
 	}
 	worker_starts_runs_and_stops();
 	what_a_schedule_leaves_behind_goes_when_the_run_ends();
+	kill_all_kills_every_worker();
 	an_error_record_means_the_scenario_cannot_load();
 	a_worker_that_dies_is_an_error();
 	a_malformed_record_is_an_error_naming_it();
