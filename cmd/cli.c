@@ -19,41 +19,11 @@
 
 volatile sig_atomic_t cli_interrupted;
 
-/* The workers the signal handler kills (ploom-explore -j runs several):
- * pid 0 in a free slot.  The handler reads only the pids. */
-#define MAX_WORKERS 65
-static const struct ploom_worker *worker_of[MAX_WORKERS];
-static volatile pid_t worker_pid[MAX_WORKERS];
-
+/* every worker of ours, however many ploom-explore -j runs */
 static void on_signal(int sig)
 {
-	int i;
-
 	cli_interrupted = sig;
-	for (i = 0; i < MAX_WORKERS; i++)
-		if (worker_pid[i] > 0)
-			kill(worker_pid[i], SIGKILL);
-}
-
-/* The slot of w, or -1. */
-static int worker_slot(const struct ploom_worker *w)
-{
-	int i;
-
-	for (i = 0; w && i < MAX_WORKERS; i++)
-		if (worker_of[i] == w)
-			return i;
-	return -1;
-}
-
-/* Forgets the worker in slot i (if any) once it is reaped, so that the
- * handler does not kill its pid after. */
-static void forget_worker(int i)
-{
-	if (i < 0)
-		return;
-	worker_pid[i] = 0;
-	worker_of[i] = NULL;
+	ploom_worker_kill_all();
 }
 
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
@@ -410,7 +380,6 @@ static int start_worker(struct ploom_worker **out, const char *python, const cha
 					 config->npatch,
 					 expect ? expect->blob : NULL};
 	struct sigaction sa;
-	int i;
 
 	/* no SA_RESTART: a signal must interrupt the wait for the worker */
 	memset(&sa, 0, sizeof(sa));
@@ -421,15 +390,7 @@ static int start_worker(struct ploom_worker **out, const char *python, const cha
 	signal(SIGPIPE, SIG_IGN);
 	exit_with_caller();
 
-	if (ploom_worker_start(out, &opts, err) < 0)
-		return -1;
-	for (i = 0; i < MAX_WORKERS; i++)
-		if (!worker_of[i]) {
-			worker_of[i] = *out;
-			worker_pid[i] = ploom_worker_pid(*out);
-			break;
-		}
-	return 0;
+	return ploom_worker_start(out, &opts, err);
 }
 
 int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
@@ -454,20 +415,10 @@ int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 
 int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err)
 {
-	int slot = worker_slot(*worker);
 	int r = ploom_worker_stop(*worker, err);
 
 	*worker = NULL;
-	forget_worker(slot);
 	return r;
-}
-
-void cli_worker_free(struct ploom_worker *worker)
-{
-	int slot = worker_slot(worker);
-
-	ploom_worker_free(worker);
-	forget_worker(slot);
 }
 
 int cli_fail(const struct ploom_err *err, const char *prefix)

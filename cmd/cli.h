@@ -35,7 +35,7 @@
  * fail:
  *     ret = cli_fail(&err, "");
  * done:
- *     cli_worker_free(worker);
+ *     ploom_worker_free(worker);
  *     cli_opts_release(&opts);
  *     ...
  *     return cli_exit(ret, "the trace", CLI_EPIPE_QUIET);
@@ -219,13 +219,13 @@ void cli_status_show(struct cli_status *st, const char *line);
 void cli_status_clear(struct cli_status *st);
 
 /* Installs the SIGINT/SIGTERM handler, which sets cli_interrupted and
- * kills the worker at once so that no schedule outlives us (every worker
- * started this way and not yet stopped or freed, up to 65 of them); ignores
+ * kills the workers at once so that no schedule outlives us (every worker
+ * of this process, ploom_worker_kill_all()); ignores
  * SIGPIPE, so that a dead worker is an error from write() and not our
  * death; then starts the worker (ploom_worker_start()) with config's
  * patch list (its other fields are for the runs), whose waits the
  * handler interrupts.  On success the caller owns *out and releases it
- * with cli_worker_stop() or cli_worker_free().  Returns 0, or -1 with
+ * with cli_worker_stop() or ploom_worker_free().  Returns 0, or -1 with
  * err filled (nothing printed). */
 int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
 		     const char *hash_seed, const struct ploom_config *config,
@@ -244,10 +244,6 @@ int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 /* ploom_worker_stop(*worker), which frees it even when it fails: *worker
  * is NULL after.  Returns 0, or -1 with err filled (nothing printed). */
 int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err);
-
-/* ploom_worker_free(worker), which kills and reaps it if it still runs.
- * Accepts NULL. */
-void cli_worker_free(struct ploom_worker *worker);
 
 /* Prints "PROG: PREFIXMSG" for err, unless a signal stopped us (then
  * cli_exit() tells the signal).  Returns cli_exit_code(err). */

@@ -566,7 +566,7 @@ int main(int argc, char **argv)
 	worker = workers[res.idle_worker];
 	workers[res.idle_worker] = NULL;
 	for (i = 0; i < jobs; i++) {
-		cli_worker_free(workers[i]);
+		ploom_worker_free(workers[i]);
 		workers[i] = NULL;
 	}
 
@@ -649,8 +649,8 @@ fail:
 done:
 	cli_status_clear(&rep.status);
 	for (i = 0; i < PLOOM_SEARCH_MAX_WORKERS; i++)
-		cli_worker_free(workers[i]);
-	cli_worker_free(worker);
+		ploom_worker_free(workers[i]);
+	ploom_worker_free(worker);
 	ploom_strategy_free(strategy);
 	ploom_search_result_release(&res);
 	ploom_trace_free(min);

@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 fail:
 	ret = cli_fail(&err, "");
 done:
-	cli_worker_free(worker);
+	ploom_worker_free(worker);
 	ploom_trace_free(trace);
 	ploom_trace_free(min);
 	free(python);

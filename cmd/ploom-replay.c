@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 fail:
 	ret = cli_fail(&err, err.kind == PLOOM_ERR_DIVERGENCE ? DIVERGENCE : "");
 done:
-	cli_worker_free(worker);
+	ploom_worker_free(worker);
 	ploom_trace_free(trace);
 	ploom_trace_free(again);
 	free(python);

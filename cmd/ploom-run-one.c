@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 fail:
 	ret = cli_fail(&err, "");
 done:
-	cli_worker_free(worker);
+	ploom_worker_free(worker);
 	ploom_run_release(&run);
 	ploom_trace_free(trace);
 	free(choices);

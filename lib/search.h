@@ -141,8 +141,9 @@ void ploom_strategy_free(struct ploom_strategy *s);
 
 /* ---- the driver ---- */
 
-/* At most this many workers at once. */
-#define PLOOM_SEARCH_MAX_WORKERS 64
+/* At most this many workers at once: as many as one process runs
+ * (worker.h). */
+#define PLOOM_SEARCH_MAX_WORKERS PLOOM_WORKER_MAX
 
 /* At most this many distinct outcomes are tallied (res->outcomes). */
 #define PLOOM_SEARCH_MAX_OUTCOMES 1000

@@ -2,6 +2,7 @@
  * and event.h the protocol. */
 #include "worker.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -48,27 +49,82 @@ struct ploom_worker {
 	long timeout_ms;
 	struct ploom_run_parser parser;
 	struct ploom_run pending;
-	/* the workers of this process that have not been reaped, so that
-	 * reaping one's orphans neither waits for the others nor loses their
-	 * exit status (see reap_orphans) */
-	struct ploom_worker *next_live;
+	int slot;                       /* in the pool, -1: none */
 	int reaped;                     /* reaped by reap_orphans: status is... */
 	int reaped_status;              /* ...this */
 };
 
-/* The utilities are single-threaded: a plain list will do. */
-static struct ploom_worker *live_workers;
+/* ---- the pool ----
+ *
+ * The one owner of this process's workers: each worker it started and has
+ * not reaped has a slot, so that its orphans are told from its workers
+ * (kill_orphans), reaping one worker's orphans neither waits for the others
+ * nor loses their exit status (note_reaped), and a signal handler can kill
+ * them all (ploom_worker_kill_all).  The utilities are single-threaded:
+ * plain arrays will do. */
+static struct {
+	struct ploom_worker *worker[PLOOM_WORKER_MAX]; /* NULL: a free slot */
+	/* what ploom_worker_kill_all reads: the pid of the slot's worker
+	 * while it runs, else 0 */
+	volatile sig_atomic_t pid[PLOOM_WORKER_MAX];
+	/* this process's children file (open_children), opened for the pid
+	 * in children_owner */
+	int children_fd;
+	pid_t children_owner;
+} pool = {.children_fd = -1};
 
-static void unlist(struct ploom_worker *w)
+_Static_assert(sizeof(sig_atomic_t) >= sizeof(pid_t), "a pid fits in a sig_atomic_t");
+
+/* Takes a free slot for w.  Returns 0, or -1 when the pool is full. */
+static int pool_add(struct ploom_worker *w)
 {
-	struct ploom_worker **p;
+	int i;
 
-	for (p = &live_workers; *p; p = &(*p)->next_live)
-		if (*p == w) {
-			*p = w->next_live;
-			break;
+	for (i = 0; i < PLOOM_WORKER_MAX; i++)
+		if (!pool.worker[i]) {
+			pool.worker[i] = w;
+			w->slot = i;
+			return 0;
 		}
-	w->next_live = NULL;
+	return -1;
+}
+
+/* Gives w's pid to ploom_worker_kill_all (0: none). */
+static void pool_arm(struct ploom_worker *w, pid_t pid)
+{
+	if (w->slot >= 0)
+		pool.pid[w->slot] = pid;
+}
+
+/* Frees w's slot, if it has one. */
+static void pool_remove(struct ploom_worker *w)
+{
+	if (w->slot < 0)
+		return;
+	pool.pid[w->slot] = 0;
+	pool.worker[w->slot] = NULL;
+	w->slot = -1;
+}
+
+static int pool_empty(void)
+{
+	int i;
+
+	for (i = 0; i < PLOOM_WORKER_MAX; i++)
+		if (pool.worker[i])
+			return 0;
+	return 1;
+}
+
+void ploom_worker_kill_all(void)
+{
+	int i;
+
+	for (i = 0; i < PLOOM_WORKER_MAX; i++) {
+		pid_t pid = (pid_t)pool.pid[i];
+		if (pid > 0)
+			kill(pid, SIGKILL);
+	}
 }
 
 /* ---- the process ---- */
@@ -274,55 +330,156 @@ static void close_fd(int *fd)
  * status for its own reap().  Returns 1 if it was one. */
 static int note_reaped(pid_t pid, int status)
 {
-	struct ploom_worker *w;
+	int i;
 
-	for (w = live_workers; w; w = w->next_live)
-		if (w->pid == pid && !w->reaped) {
+	for (i = 0; i < PLOOM_WORKER_MAX; i++) {
+		struct ploom_worker *w = pool.worker[i];
+		if (w && w->pid == pid && !w->reaped) {
+			pool.pid[i] = 0;
 			w->reaped = 1;
 			w->reaped_status = status;
 			return 1;
 		}
+	}
 	return 0;
 }
 
-/* 1 when every child this process has left is a worker that has not been
- * reaped (so that no orphan remains to wait for), 0 when another is left
- * or when the kernel cannot tell (no /proc/PID/task/TID/children). */
-static int only_workers_left(void)
+/* 1 when pid is a worker of this process that has not been reaped. */
+static int is_live_worker(long pid)
 {
-	char path[64];
-	FILE *f;
-	long pid;
-	int only = 1;
+	int i;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (only && fscanf(f, "%ld", &pid) == 1) {
-		struct ploom_worker *w;
-		only = 0;
-		for (w = live_workers; w; w = w->next_live)
-			if ((long)w->pid == pid && !w->reaped)
-				only = 1;
+	for (i = 0; i < PLOOM_WORKER_MAX; i++) {
+		const struct ploom_worker *w = pool.worker[i];
+		if (w && (long)w->pid == pid && !w->reaped)
+			return 1;
 	}
-	fclose(f);
-	return only;
+	return 0;
 }
 
-/* The worker's schedule child dies with the worker (PR_SET_PDEATHSIG) but
- * a moment later, as an orphan.  This process is their subreaper (see
- * ploom_worker_start), so it can wait for them and keep the promise that
- * no process outlives the utility.  Bounded: a process that a scenario
- * detached some other way is not waited for beyond `ms`. */
-static void reap_orphans(long ms)
+/* Kills (SIGKILL) the child pid unless it is a live worker.  Returns 1 if
+ * it is another child, killed or already a zombie, else 0. */
+static int kill_orphan(long pid)
+{
+	if (pid <= 0 || is_live_worker(pid))
+		return 0;
+	(void)kill((pid_t)pid, SIGKILL);
+	return 1;
+}
+
+/* This process's children file (/proc/PID/task/PID/children: a
+ * single-threaded process's children are its main thread's), opened once
+ * for as long as it has workers: it is read after every schedule, and
+ * reading it again costs a fraction of opening it.  Returns its descriptor,
+ * -1 when the kernel has no such file. */
+static int open_children(void)
+{
+	char path[64];
+
+	/* a fork of ours would read its parent's */
+	if (pool.children_fd >= 0 && pool.children_owner == getpid())
+		return pool.children_fd;
+	close_fd(&pool.children_fd);
+	pool.children_owner = getpid();
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)pool.children_owner);
+	pool.children_fd = open(path, O_RDONLY | O_CLOEXEC);
+	return pool.children_fd;
+}
+
+/* kill_orphans() by /proc/PID/stat, for a kernel without the children
+ * file: reads every process's parent, so it is dear. */
+static int kill_orphans_by_scan(void)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	long self = (long)getpid();
+	int n = 0;
+
+	if (!proc)
+		return -1;
+	/* one thread reads this directory stream: readdir() is safe here, and
+	 * readdir_r() is deprecated */
+	/* cppcheck-suppress readdirCalled */
+	while ((e = readdir(proc))) {
+		char path[300], buf[512], *paren;
+		long pid, ppid;
+		FILE *f;
+
+		pid = strtol(e->d_name, &paren, 10);
+		if (pid <= 0 || *paren)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* PID (COMM) STATE PPID ...: COMM may hold spaces and ')' */
+		buf[0] = '\0';
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+		paren = strrchr(buf, ')');
+		if (paren && sscanf(paren + 1, " %*c %ld", &ppid) == 1 && ppid == self)
+			n += kill_orphan(pid);
+	}
+	closedir(proc);
+	return n;
+}
+
+/* Kills every child of this process that is not a live worker: as their
+ * subreaper (see ploom_worker_start), this process inherits whatever a
+ * schedule left behind once the schedule's process is gone, a program in
+ * a session of its own included, which neither the kill of the schedule's
+ * process group nor a parent-death signal reaches.  Returns how many such
+ * children there were (0: only workers are left), or -1 when the kernel
+ * cannot tell; `scan` allows the dear way. */
+static int kill_orphans(int scan)
+{
+	int fd = open_children(), n = 0;
+	off_t off = 0;
+
+	if (fd < 0)
+		return scan ? kill_orphans_by_scan() : -1;
+	for (;;) {
+		char buf[4096], *p, *next, *end;
+		ssize_t len = pread(fd, buf, sizeof(buf) - 1, off);
+
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len < 0)
+			return scan ? kill_orphans_by_scan() : -1;
+		if (len == 0)
+			return n;
+		buf[len] = '\0';
+		/* "PID PID ... ": a chunk may end inside a pid, so it is taken
+		 * up to its last space, where the next chunk starts */
+		end = strrchr(buf, ' ');
+		if (!end)
+			return n;
+		*end = '\0';
+		for (p = buf;; p = next) {
+			long pid = strtol(p, &next, 10);
+			if (next == p)
+				break;
+			n += kill_orphan(pid);
+		}
+		off += end + 1 - buf;
+	}
+}
+
+/* Kills and reaps the children of this process that are not its workers
+ * (kill_orphans), again until none is left, since a killed one's own
+ * children come to us in turn.  Bounded: waits at most `ms` for them to
+ * die.  The workers that die meanwhile keep their status for their own
+ * reap().  `scan`: see kill_orphans; without it, a kernel that cannot list
+ * the children makes this only reap those that are dead already. */
+static void reap_orphans(long ms, int scan)
 {
 	long deadline = now_ms() + ms;
 
 	for (;;) {
-		int status;
+		int status, n;
 		pid_t r = waitpid(-1, &status, WNOHANG | __WALL);
-		struct timespec ts = {0, 1000 * 1000};
+		struct timespec ts = {0, 100 * 1000};
 
 		if (r > 0) {
 			note_reaped(r, status);
@@ -330,10 +487,10 @@ static void reap_orphans(long ms)
 		}
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0 || now_ms() >= deadline)
-			return;
-		/* other workers still run: do not wait for them */
-		if (live_workers && only_workers_left())
+		if (r < 0)
+			return; /* no child at all */
+		n = kill_orphans(scan);
+		if (n <= 0 || now_ms() >= deadline)
 			return;
 		nanosleep(&ts, NULL);
 	}
@@ -369,8 +526,8 @@ static int reap(struct ploom_worker *w, long ms, int *status)
 		}
 	}
 	w->pid = -1;
-	unlist(w);
-	reap_orphans(1000);
+	pool_remove(w);
+	reap_orphans(1000, 1);
 	return r > 0 ? 0 : -1;
 }
 
@@ -430,6 +587,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		goto done;
 	}
 	w->pid = -1;
+	w->slot = -1;
 	w->cmd_fd = w->rec_fd = -1;
 	w->target = strdup(opts->target);
 	w->interrupted = opts->interrupted;
@@ -485,8 +643,15 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		argc++;
 	}
 	argv[argc] = (char *)opts->target;
-	/* orphans of the worker (its schedule child) come to us, see reap_orphans */
+	/* orphans of the worker and of its schedules come to us, see
+	 * kill_orphans */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (pool_add(w) < 0) {
+		ploom_err_set(err, PLOOM_ERR_WORKER,
+			      "cannot start the worker: %d run already, the most at once",
+			      PLOOM_WORKER_MAX);
+		goto done;
+	}
 	w->pid = fork();
 	if (w->pid < 0) {
 		ploom_err_set(err, PLOOM_ERR_WORKER, "cannot start the worker: %s", strerror(errno));
@@ -494,8 +659,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	}
 	if (w->pid == 0)
 		child_exec(opts->python, argv, env, cmd[0], rec[1], ep[1], parent);
-	w->next_live = live_workers;
-	live_workers = w;
+	pool_arm(w, w->pid);
 	close_fd(&cmd[0]);
 	close_fd(&rec[1]);
 	close_fd(&ep[1]);
@@ -645,6 +809,9 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 			break;
 	}
 	ret = 0;
+	/* the schedule's process is gone: what it left behind is ours now,
+	 * and goes before the next schedule (cheap when it left nothing) */
+	reap_orphans(1000, 0);
 done:
 	return ret;
 }
@@ -704,6 +871,8 @@ int ploom_worker_read_run(struct ploom_worker *w, struct ploom_run *out,
 			if (r == 1) {
 				w->in_run = 0;
 				ploom_run_move(out, &w->pending);
+				/* as in ploom_worker_run() */
+				reap_orphans(1000, 0);
 				return 1;
 			}
 			continue;
@@ -817,15 +986,19 @@ void ploom_worker_free(struct ploom_worker *w)
 	close_fd(&w->cmd_fd);
 	close_fd(&w->rec_fd);
 	if (w->pid > 0) {
+		/* killed here: the handler must not, once its pid is free */
+		pool_arm(w, 0);
 		if (!w->reaped) {
 			kill(w->pid, SIGKILL);
 			while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
 				;
 		}
-		unlist(w);
-		reap_orphans(1000);
+		pool_remove(w);
+		reap_orphans(1000, 1);
 	}
-	unlist(w);
+	pool_remove(w);
+	if (pool_empty())
+		close_fd(&pool.children_fd);
 	ploom_run_release(&w->pending);
 	free(w->lb.data);
 	ploom_hello_release(&w->hello);

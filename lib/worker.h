@@ -19,6 +19,16 @@
  * the worker), and with PR_SET_PDEATHSIG = SIGKILL so that it dies with
  * the utility.  The worker arranges the same for the children it forks.
  *
+ * No process a schedule starts outlives its schedule: the calling process
+ * becomes a child subreaper, so that what a schedule's process leaves
+ * behind (a program in a session of its own included, which neither the
+ * kill of the schedule's process group nor a parent-death signal reaches)
+ * becomes its child once that process is gone; each call that reads a
+ * whole run, and each stop or free of a worker, then kills (SIGKILL) and
+ * reaps every child of the calling process that is not one of its
+ * workers, again until none is left.  So a process that starts workers
+ * must have no other children of its own while it has workers.
+ *
  * Writing a command to a worker that died raises SIGPIPE: a utility must
  * ignore SIGPIPE (then the write fails with EPIPE and the call returns an
  * error).
@@ -44,6 +54,10 @@
 #include "trace.h"
 
 struct ploom_worker;
+
+/* The most workers one process runs at once: ploom_worker_start() refuses
+ * another one. */
+#define PLOOM_WORKER_MAX 64
 
 struct ploom_worker_opts {
 	const char *python;     /* interpreter: a path, or a name looked up in PATH */
@@ -84,16 +98,25 @@ char *ploom_worker_default_python(void);
 /* Starts the worker and reads its `hello`.  On success the caller owns
  * *out and releases it with ploom_worker_stop() or ploom_worker_free().
  * Makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER), so
- * that stopping the worker also reaps the schedule it was running. */
+ * that stopping the worker also kills and reaps the schedule it was
+ * running, and what schedules left behind (see above). */
 int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts *opts,
 		       struct ploom_err *err);
 
 /* Borrowed: valid until the worker is freed. */
 const struct ploom_hello *ploom_worker_hello(const struct ploom_worker *w);
 
-/* The worker's process id, for a signal handler that must kill it;
- * -1 once it has been reaped. */
+/* The worker's process id; -1 once it has been reaped. */
 pid_t ploom_worker_pid(const struct ploom_worker *w);
+
+/* For a SIGINT or SIGTERM handler (async-signal-safe): kills (SIGKILL)
+ * every worker of this process that runs, at once, so that no schedule
+ * outlives the utility; their schedules die with them.  The caller then
+ * frees the workers as usual (ploom_worker_free()), which reaps them and
+ * kills what their schedules left behind.  Install the handler without
+ * SA_RESTART, so that the waits for a worker are interrupted (see
+ * interrupted above). */
+void ploom_worker_kill_all(void);
 
 /* Runs one schedule following choices[0..n) at the first branch points,
  * with at most max_steps steps (0: no bound but PLOOM_MAX_STEPS, which
@@ -114,8 +137,13 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
  *     ...poll ploom_worker_fd(w) for POLLIN (at least once a second)...
  *     r = ploom_worker_read_run(w, &run, &err);   // 1: run complete
  *
- * Workers started in one process know each other: stopping or freeing one
- * reaps its orphans without waiting for the others, which stay usable. */
+ * The workers of one process are one pool, up to PLOOM_WORKER_MAX of them,
+ * which this file keeps: stopping or freeing one, or reading a run of one,
+ * kills and reaps the orphans without waiting for the others, which stay
+ * usable, and ploom_worker_kill_all() kills them all.  What a schedule that still runs leaves
+ * behind stays its own (the worker makes each schedule's process a
+ * subreaper too), so it is not taken for an orphan before that schedule
+ * ends. */
 
 /* Sends the command of one schedule (as ploom_worker_run() does) and
  * returns without waiting for the run.  One run at a time: -1 with err

@@ -2267,6 +2267,11 @@ static PyObject *ploom_serve(PyObject *module, PyObject *args)
 			int devnull;
 			PyOS_AfterFork_Child();
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			/* what the scenario orphans stays with the schedule while it
+			 * runs: the utility, the next subreaper up, kills what it
+			 * inherits, and must inherit it only once the schedule is over
+			 * (other workers' schedules end meanwhile) */
+			prctl(PR_SET_CHILD_SUBREAPER, 1);
 			pin_to_one_cpu();
 			if (getppid() != worker)
 				_exit(122);

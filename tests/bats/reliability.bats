@@ -2,8 +2,8 @@
 # A trace is untrusted input and every fault ends as a clean failure: one
 # test per case of that contract (what replay runs, a kill at any byte of
 # the record stream, long schedules, no false pass, trace files, bounded
-# input, numbers, fork).  Needs the utilities and the worker's python3 on
-# PATH (.venv/bin).
+# input, numbers, fork, no process left behind).  Needs the utilities and
+# the worker's python3 on PATH (.venv/bin).
 
 # $output, $stderr and $status are set by bats' run, ROOT, SCN and BANK by
 # helpers.bash
@@ -242,4 +242,69 @@ forge_os() {
 	jq '.fingerprints += [{"path": "'"$PWD"'/fifo.py", "blob": "0123456789012345678901234567890123456789"}]' "$orig" > fifo.json
 	run -4 --separate-stderr timeout 20 ploom-replay fifo.json
 	[[ "$stderr" == "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$PWD/fifo.py' (recorded blob 0123456, now unreadable: "* ]]
+}
+
+# The scenarios that start a program in a session of its own run `sleep
+# $PLOOM_TEST_SLEEP` (tests/python/scenarios.py): a duration of this test's
+# own, by which leftovers finds what they left behind.
+sessions() {
+	export PLOOM_TEST_SLEEP="300.$RANDOM$RANDOM"
+}
+
+# leftovers: the pids of this test's sleeps that are still running
+leftovers() {
+	pgrep -f "^sleep $PLOOM_TEST_SLEEP\$"
+}
+
+teardown() {
+	if [ -n "${PLOOM_TEST_SLEEP-}" ]; then
+		pkill -KILL -f "^sleep $PLOOM_TEST_SLEEP\$" || true
+	fi
+}
+
+@test "no orphans: a program a schedule starts in a session of its own ends with its schedule" {
+	sessions
+	run -0 --separate-stderr ploom-explore -q --no-minimize "$SCN:starts_sessions_one_at_a_time"
+	[ "$(echo "$output" | jq .schedules)" -gt 1 ]
+	run -1 leftovers
+	run -0 --separate-stderr ploom-run-one "$SCN:starts_a_session"
+	run -1 leftovers
+}
+
+@test "no orphans: -j 2 leaves no program that a schedule started in a session of its own" {
+	sessions
+	run -0 --separate-stderr ploom-explore -q -j 2 "$SCN:starts_a_session"
+	[ "$(echo "$output" | jq .jobs)" -eq 2 ]
+	[ "$(echo "$output" | jq .schedules)" -gt 1 ]
+	run -1 leftovers
+}
+
+@test "no orphans: nor the programs such a program starts, nor one orphaned during its schedule" {
+	sessions
+	run -0 --separate-stderr ploom-explore -q "$SCN:starts_a_session_that_forks"
+	run -1 leftovers
+	run -0 --separate-stderr ploom-explore -q -j 2 "$SCN:starts_a_session_that_forks"
+	run -1 leftovers
+}
+
+@test "no orphans: SIGTERM leaves no program that the schedule started in a session of its own" {
+	sessions
+	local pid code=0 tries=0
+	ploom-explore -q "$SCN:starts_a_session_and_blocks" > out.json 2> err.txt &
+	pid=$!
+	while ! leftovers > /dev/null && ((tries++ < 100)); do
+		sleep 0.1
+	done
+	leftovers
+	kill -TERM "$pid"
+	wait "$pid" || code=$?
+	[ "$code" -eq 143 ]
+	run -1 leftovers
+}
+
+@test "no orphans: -j 2 kills a schedule's orphan only once its schedule is over" {
+	sessions
+	run -0 --separate-stderr ploom-explore -q --no-minimize -j 2 "$SCN:keeps_its_orphan"
+	[ "$(echo "$output" | jq .schedules)" -gt 1 ]
+	run -1 leftovers
 }

@@ -2,6 +2,8 @@
  * in for the Python interpreter: they get the same arguments, fds and
  * environment as the real worker and answer with canned records. */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -86,6 +88,77 @@ static void worker_starts_runs_and_stops(void)
 	free(text);
 done:
 	ploom_run_release(&run);
+	free(py);
+}
+
+/* 1 when the process pid has been reaped: gone, not even a zombie. */
+static int gone(long pid)
+{
+	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/* The stand-in's schedule leaves, orphaned at once (its subshell exits)
+ * and in a session of its own, a shell that waits for a sleep it started:
+ * as the schedule process of a real worker would leave them when it ends.
+ * The shell goes when the run ends, then the sleep, orphaned in turn; the
+ * worker itself stays usable. */
+static void what_a_schedule_leaves_behind_goes_when_the_run_ends(void)
+{
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_run run = {0};
+	long shell = 0, sleeper = 0;
+	char *py, *text;
+
+	py = script("leaves", HELLO
+		    "d=$(dirname \"$0\")\n"
+		    "while read cmd && [ \"$cmd\" != quit ]; do\n"
+		    "  rm -f \"$d/orphans\"\n"
+		    "  (setsid sh -c 'sleep 300 & echo $$ $! > \"$1.tmp\"; mv \"$1.tmp\" \"$1\"; wait'"
+		    " sh \"$d/orphans\" < /dev/null > /dev/null 2>&1 &)\n"
+		    "  while [ ! -e \"$d/orphans\" ]; do sleep 0.01; done\n"
+		    "  echo 'outcome pass' >&3\n"
+		    "  echo 'exit code 0' >&3\n"
+		    "  echo 'done 0' >&3\n"
+		    "done\n"
+		    "exit 0\n");
+	CHECK_INT(fake_start(&w, py, "mod:fn", "0", &err), 0);
+	if (!w)
+		goto done;
+	CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 5000, &err), 0);
+	text = fake_read(dir, "orphans");
+	CHECK(text && sscanf(text, "%ld %ld", &shell, &sleeper) == 2);
+	free(text);
+	CHECK(gone(shell));
+	CHECK(gone(sleeper));
+	ploom_run_release(&run);
+	CHECK_INT(ploom_worker_run(w, &run, NULL, 0, 0, 5000, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+done:
+	ploom_run_release(&run);
+	free(py);
+}
+
+/* What a utility's SIGINT/SIGTERM handler calls: every worker dies, so
+ * none exits cleanly on `quit` as it would have. */
+static void kill_all_kills_every_worker(void)
+{
+	struct ploom_worker *w[2] = {NULL, NULL};
+	struct ploom_err err = {0, ""};
+	char *py = script("quits", HELLO "read cmd\n[ \"$cmd\" = quit ] && exit 0\nexit 1\n");
+	/* as a utility does (worker.h): `quit` to a dead worker is EPIPE */
+	void (*was)(int) = signal(SIGPIPE, SIG_IGN);
+	int i;
+
+	for (i = 0; i < 2; i++)
+		CHECK_INT(fake_start(&w[i], py, "mod:fn", "0", &err), 0);
+	ploom_worker_kill_all();
+	for (i = 0; i < 2; i++)
+		if (w[i])
+			CHECK_INT(ploom_worker_stop(w[i], &err), -1);
+	CHECK_STR(err.msg, "the worker did not exit cleanly");
+	signal(SIGPIPE, was);
 	free(py);
 }
 
@@ -264,6 +337,8 @@ int main(void)
 		return 1;
 	}
 	worker_starts_runs_and_stops();
+	what_a_schedule_leaves_behind_goes_when_the_run_ends();
+	kill_all_kills_every_worker();
 	an_error_record_means_the_scenario_cannot_load();
 	a_worker_that_dies_is_an_error();
 	a_refused_command_is_an_error_with_the_reason();

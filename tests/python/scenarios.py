@@ -370,6 +370,101 @@ def runs_a_program_in_threads():
         thread.join()
 
 
+def _sleeper():
+    # a test names its sleeps by the duration (`sleep 300.123`) to find
+    # those left behind, and none of another run's
+    return ["sleep", os.environ.get("PLOOM_TEST_SLEEP", "300")]
+
+
+def _sleepers_running():
+    """Pids of the processes that run _sleeper()'s command line."""
+    want = ("\0".join(_sleeper()) + "\0").encode()
+    pids = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if f.read() == want:
+                    pids.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def starts_a_session():
+    # a program in a session of its own: the kill of the schedule's process
+    # group misses it, and it has no parent-death signal
+    import subprocess
+
+    cell = ploom.SharedCell(0)
+
+    def start():
+        cell.write(1)
+
+    threads = [ploom.Thread(target=start) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    subprocess.Popen(_sleeper(), start_new_session=True)
+
+
+def starts_sessions_one_at_a_time():
+    # with one worker, the program the schedule before started is gone
+    # before the next schedule starts
+    left = _sleepers_running()
+    assert not left, f"left running by an earlier schedule: {left}"
+    starts_a_session()
+
+
+def starts_a_session_that_forks():
+    # a program in a session of its own that starts another, and one that
+    # leaves its child behind at once (the shell exits): the second is
+    # orphaned while the schedule still runs
+    import subprocess
+
+    sleep = " ".join(_sleeper())
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    subprocess.Popen(["sh", "-c", f"{sleep} & exec {sleep}"], start_new_session=True)
+    subprocess.run(["sh", "-c", f"{sleep} &"], start_new_session=True, check=True)
+    cell.write(2)
+
+
+def keeps_its_orphan():
+    # a program orphaned at once (its shell exits), in a session of its
+    # own, still runs while its schedule does, however many other
+    # schedules end meanwhile (-j 2)
+    import subprocess
+
+    cell = ploom.SharedCell(0)
+
+    def start():
+        cell.write(1)
+
+    threads = [ploom.Thread(target=start) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    sleep = " ".join(_sleeper())
+    started = subprocess.run(
+        ["sh", "-c", f"{sleep} >/dev/null 2>&1 & echo $!"], start_new_session=True, check=True, capture_output=True
+    )
+    pid = int(started.stdout)
+    for _ in range(10):
+        time.sleep(0.03)
+        assert pid in _sleepers_running(), "the schedule's orphan was killed while it ran"
+
+
+def starts_a_session_and_blocks():
+    import subprocess
+
+    cell = ploom.SharedCell(0)
+    cell.write(1)
+    subprocess.Popen(_sleeper(), start_new_session=True)
+    time.sleep(60)
+
+
 # Not scenarios at all, though they look like ones: calling them does not run
 # their body (a coroutine or a generator comes back), or needs arguments that
 # a schedule has none of.  Each fails on purpose: were its body to run, the

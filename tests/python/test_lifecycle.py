@@ -8,6 +8,7 @@ import sys
 import time
 
 import ploom
+import scenarios
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -74,3 +75,16 @@ def test_killing_the_caller_of_check_stops_the_search(tmp_path):
         if caller.poll() is None:
             caller.kill()
             caller.wait()
+
+
+def test_a_program_started_in_a_session_of_its_own_does_not_outlive_check(tmp_path, monkeypatch):
+    # the scenario's sleeps, and no other test's (scenarios._sleeper)
+    duration = f"300.{os.getpid()}{time.monotonic_ns() % 100000}"
+    monkeypatch.setenv("PLOOM_TEST_SLEEP", duration)
+    try:
+        stats = ploom.check(scenarios.starts_a_session, ploom.Config(trace_dir=str(tmp_path)))
+        assert stats.schedules > 1
+        assert not scenarios._sleepers_running()
+    finally:
+        for pid in scenarios._sleepers_running():
+            os.kill(pid, signal.SIGKILL)
