@@ -660,14 +660,15 @@ def _replay_from(path: str, stdin: Any, python: str | None, named: bool = False)
 
 
 def _open_if_pipe(path: str):
-    """The file at ``path`` opened for reading when it is neither a regular
-    file nor a folder, such as the /dev/fd/63 of bash's ``<(...)``: another
+    """The file at ``path`` opened for reading when it is a pipe or a
+    socket, such as the /dev/fd/63 of bash's ``<(...)``: another
     process could not open that again (the descriptor is ours, and a pipe
     is read once), so ploom-replay gets it on its standard input.  None
     otherwise, and when it cannot be opened: ploom-replay then says why."""
     try:
         mode = os.stat(path).st_mode
-        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        # a device such as /dev/zero ploom-replay opens and refuses itself
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
             return None
         return open(path, "rb")
     except OSError:
