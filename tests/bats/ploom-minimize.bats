@@ -103,7 +103,8 @@ original() {
 	# without a preemption would sleep its 60 s
 	jq '.config.schedule_timeout_s = 1e9' fail.json > long.json
 	run -0 --separate-stderr timeout 30 ploom-minimize --schedule-timeout=0.5 long.json
-	[ "$stderr" = "ploom-minimize: 1 -> 1 preemptions after 1 schedules" ]
+	# the recorded schedule once, then the one without a preemption
+	[ "$stderr" = "ploom-minimize: 1 -> 1 preemptions after 2 schedules" ]
 	[ "$(echo "$output" | jq .minimized_from)" -eq 1 ]
 	run -2 --separate-stderr ploom-minimize --schedule-timeout=1e10 long.json
 	[[ "$stderr" == "ploom-minimize: invalid --schedule-timeout '1e10': not a number of seconds from 0 to 1000000000"* ]]
