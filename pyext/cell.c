@@ -1,5 +1,9 @@
 /* cell.c - ploom.SharedCell, a value shared by tasks whose read() and
  * write() are scheduling points.
+ *
+ * The value is read and replaced under the object's critical section:
+ * outside a check several OS threads may use one cell at once on a
+ * free-threaded build.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -107,7 +111,7 @@ static PyObject *Cell_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 		Py_XDECREF(name);
 		return NULL;
 	}
-	self->oid = st->next_cell++;
+	self->oid = atomic_fetch_add_explicit(&st->next_cell, 1, memory_order_relaxed);
 	self->value = Py_NewRef(value);
 	self->name = name;
 	return (PyObject *)self;

@@ -1,5 +1,11 @@
 /* lock.c - ploom.Lock, a lock like threading.Lock whose operations are
  * scheduling points.
+ *
+ * Outside a check several OS threads may use one Lock at once on a
+ * free-threaded build, so the operations read and set holder under the
+ * object's critical section.  Inside one only the task holding the baton
+ * runs, so the section is never contended there, and with the GIL it
+ * compiles to nothing.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -21,7 +27,7 @@ static PyObject *Lock_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 		Py_XDECREF(name);
 		return NULL;
 	}
-	self->oid = st->next_lock++;
+	self->oid = atomic_fetch_add_explicit(&st->next_lock, 1, memory_order_relaxed);
 	self->holder = HOLDER_NONE;
 	self->name = name;
 	return (PyObject *)self;
@@ -34,6 +40,30 @@ static PyObject *Lock_get_name(PyObject *op, void *Py_UNUSED(closure))
 	return name_or(self->name, "lock", self->oid);
 }
 
+/* Takes the lock for holder if it is free: 1 if taken, else 0. */
+static int lock_take(LockObject *self, int holder)
+{
+	int taken;
+
+	Py_BEGIN_CRITICAL_SECTION((PyObject *)self);
+	taken = self->holder == HOLDER_NONE;
+	if (taken)
+		self->holder = holder;
+	Py_END_CRITICAL_SECTION();
+	return taken;
+}
+
+/* The lock's holder, read under its critical section. */
+static int lock_holder(LockObject *self)
+{
+	int holder;
+
+	Py_BEGIN_CRITICAL_SECTION((PyObject *)self);
+	holder = self->holder;
+	Py_END_CRITICAL_SECTION();
+	return holder;
+}
+
 static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mode)
 {
 	module_state *st = state_of_type(Py_TYPE(self));
@@ -43,10 +73,8 @@ static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mod
 	if (err)
 		return NULL;
 	if (!t) {
-		if (self->holder == HOLDER_NONE) {
-			self->holder = HOLDER_OUTSIDE;
+		if (lock_take(self, HOLDER_OUTSIDE))
 			Py_RETURN_TRUE;
-		}
 		/* no other thread could release it: a timed acquire would
 		 * time out, so it does at once (ploom has no clock) */
 		if (mode != PLOOM_ACQUIRE_BLOCKING)
@@ -56,8 +84,7 @@ static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mod
 		return NULL;
 	}
 	sched_point(&st->sched, t, PLOOM_OP_ACQUIRE, (PyObject *)self, mode);
-	if (self->holder == HOLDER_NONE) {
-		self->holder = t->id;
+	if (lock_take(self, t->id)) {
 		if (mode != PLOOM_ACQUIRE_BLOCKING)
 			add_value(&st->sched, Py_True);
 		Py_RETURN_TRUE;
@@ -107,14 +134,18 @@ static PyObject *Lock_release(PyObject *op, PyObject *Py_UNUSED(ignored))
 	LockObject *self = (LockObject *)op;
 	module_state *st = state_of_type(Py_TYPE(self));
 	struct task *t;
+	int held;
 
 	if (op_begin(st, PLOOM_OP_RELEASE, op, &t) < 0)
 		return NULL;
-	if (self->holder == HOLDER_NONE) {
+	Py_BEGIN_CRITICAL_SECTION(op);
+	held = self->holder != HOLDER_NONE;
+	self->holder = HOLDER_NONE;
+	Py_END_CRITICAL_SECTION();
+	if (!held) {
 		PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
 		return NULL;
 	}
-	self->holder = HOLDER_NONE;
 	Py_RETURN_NONE;
 }
 
@@ -132,7 +163,7 @@ static PyObject *Lock_locked(PyObject *op, PyObject *Py_UNUSED(ignored))
 
 	if (op_begin(st, PLOOM_OP_LOCKED, op, &t) < 0)
 		return NULL;
-	r = self->holder == HOLDER_NONE ? Py_False : Py_True;
+	r = lock_holder(self) == HOLDER_NONE ? Py_False : Py_True;
 	op_value(st, t, r);
 	return Py_NewRef(r);
 }
@@ -140,7 +171,7 @@ static PyObject *Lock_locked(PyObject *op, PyObject *Py_UNUSED(ignored))
 static PyObject *Lock_repr(PyObject *op)
 {
 	LockObject *self = (LockObject *)op;
-	const char *state = self->holder == HOLDER_NONE ? "unlocked" : "locked";
+	const char *state = lock_holder(self) == HOLDER_NONE ? "unlocked" : "locked";
 
 	if (self->name)
 		return PyUnicode_FromFormat("<ploom.Lock %R lock#%ld %s>", self->name, self->oid,
@@ -230,6 +261,7 @@ PyObject *ploom_held_lock(PyObject *module, PyObject *Py_UNUSED(ignored))
 	Py_DECREF(empty);
 	if (!lock)
 		return NULL;
+	/* a new object, which no other thread can see yet: no guard */
 	lock->holder = t ? t->id : HOLDER_OUTSIDE;
 	return (PyObject *)lock;
 }

@@ -98,6 +98,8 @@ static int module_exec(PyObject *m)
 {
 	module_state *st = PyModule_GetState(m);
 
+	atomic_init(&st->next_lock, 0);
+	atomic_init(&st->next_cell, 0);
 	st->lock_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Lock_spec, NULL);
 	if (!st->lock_type || PyModule_AddType(m, st->lock_type) < 0)
 		return -1;
@@ -195,8 +197,9 @@ static PyModuleDef_Slot module_slots[] = {
 #ifdef Py_mod_gil
 	/* Tasks never run Python code at the same time: only the baton holder
 	 * runs, and the baton's semaphores order every access to scheduler and
-	 * object state.  Outside a check, cell state is guarded by critical
-	 * sections.  So the module is safe without the GIL (3.13+). */
+	 * object state.  Outside a check, a Lock's holder, a cell's value and
+	 * a thread's name are guarded by critical sections, and the object
+	 * counters are atomic.  So the module is safe without the GIL (3.13+). */
 	{Py_mod_gil, Py_MOD_GIL_NOT_USED},
 #endif
 	{0, NULL},

@@ -31,6 +31,11 @@
  * finished, an exception, a deadlock, the step limit): it writes the outcome
  * and _exit()s the child, so no interpreter teardown runs after a schedule.
  *
+ * Outside a check (no schedule runs in the process) the operations act at
+ * once, and several OS threads may call them together on a free-threaded
+ * build: per-object state is guarded by critical sections there, and the
+ * object counters are atomic.
+ *
  * lib/event.h documents the records written here; it is the one header of
  * lib/ the extension includes (with the err.h and policy.h it includes):
  * the extension encodes records and never decodes them.
@@ -59,6 +64,8 @@
 typedef struct {
 	PyObject_HEAD
 	long oid;
+	/* a task id, or HOLDER_*; the operations read and set it under the
+	 * object's critical section, the scheduler as the baton holder */
 	int holder;
 	PyObject *name;   /* str given, NULL for none (the default "lock#N") */
 	int announced;    /* its `name` record is sent in this schedule */
@@ -184,8 +191,10 @@ typedef struct {
 	PyTypeObject *lock_type;
 	PyTypeObject *cell_type;
 	PyTypeObject *thread_type;
-	long next_lock;
-	long next_cell;
+	/* object ids; atomic, as outside a check several OS threads may make
+	 * Locks and SharedCells at once on a free-threaded build */
+	atomic_long next_lock;
+	atomic_long next_cell;
 	struct sched sched;
 	/* main_thread(): task 0's Thread, made on first use in a schedule's
 	 * process (one per schedule, as each runs in a fork of its own) */
