@@ -4,7 +4,7 @@ pyproject.toml holds the metadata; this file adds what a wheel needs beyond
 pure Python, so that `pip install .`, `pip wheel .`, `uv build` and
 `uv sync` give a working ploom without the Makefile:
 
-- the extension ploom._ploom, from pyext/_ploom.c and the three files of
+- the extension ploom._ploom, from pyext/*.c and the three files of
   lib/ it uses (event.c, the record buffer; err.c; policy.c, the choices past
   a schedule's prefix);
 - the six utilities (ploom-explore, ...), each a cmd/ploom-*.c linked with
@@ -147,8 +147,8 @@ class BuildUtilities(build_scripts):
 
 EXTENSION = Extension(
     "ploom._ploom",
-    sources=["pyext/_ploom.c", "lib/event.c", "lib/err.c", "lib/policy.c"],
-    depends=sorted(glob("lib/*.h")),
+    sources=[*sorted(glob("pyext/*.c")), "lib/event.c", "lib/err.c", "lib/policy.c"],
+    depends=sorted(glob("lib/*.h") + glob("pyext/*.h")),
     include_dirs=["lib"],
     define_macros=MACROS,
     # -fno-strict-aliasing as CPython builds its extensions; hidden

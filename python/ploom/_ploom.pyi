@@ -1,4 +1,4 @@
-"""Type stubs for ploom._ploom, the C extension (pyext/_ploom.c): the
+"""Type stubs for ploom._ploom, the C extension (pyext/*.c): the
 operations a scenario uses, and the worker's fork server.
 
 Every operation is a scheduling point inside a check; outside one (plain

@@ -110,6 +110,38 @@ def test_lock_works_outside_a_check_without_blocking():
         lock.release()
 
 
+def test_a_lock_outside_a_check_has_one_holder_at_a_time():
+    # several OS threads at once, in parallel on a free-threaded build: the
+    # acquires that win never overlap, and new objects get distinct names
+    lock = ploom.Lock()
+    inside, overlaps, errors, names = [0], [], [], []
+    start = threading.Barrier(4)
+
+    def worker():
+        try:
+            start.wait()
+            for _ in range(2000):
+                if lock.acquire(blocking=False):
+                    inside[0] += 1
+                    if inside[0] != 1:
+                        overlaps.append(inside[0])
+                    inside[0] -= 1
+                    lock.release()
+            names.extend([ploom.Lock().name for _ in range(100)])
+            names.extend([ploom.SharedCell().name for _ in range(100)])
+        except Exception as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and overlaps == []
+    assert lock.locked() is False
+    assert len(set(names)) == len(names) == 800
+
+
 # ---- timed acquire -------------------------------------------------------
 
 

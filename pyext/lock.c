@@ -1,0 +1,267 @@
+/* lock.c - ploom.Lock, a lock like threading.Lock whose operations are
+ * scheduling points.
+ *
+ * Outside a check several OS threads may use one Lock at once on a
+ * free-threaded build, so the operations read and set holder under the
+ * object's critical section.  Inside one only the task holding the baton
+ * runs, so the section is never contended there, and with the GIL it
+ * compiles to nothing.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "ploom.h"
+
+static PyObject *Lock_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {KW("name"), NULL};
+	module_state *st = state_of_type(tp);
+	PyObject *name_obj = Py_None, *name;
+	LockObject *self;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$O:Lock", kwlist, &name_obj) ||
+	    name_arg(&name, name_obj) < 0)
+		return NULL;
+	self = (LockObject *)tp->tp_alloc(tp, 0);
+	if (!self) {
+		Py_XDECREF(name);
+		return NULL;
+	}
+	self->oid = atomic_fetch_add_explicit(&st->next_lock, 1, memory_order_relaxed);
+	self->holder = HOLDER_NONE;
+	self->name = name;
+	return (PyObject *)self;
+}
+
+static PyObject *Lock_get_name(PyObject *op, void *Py_UNUSED(closure))
+{
+	LockObject *self = (LockObject *)op;
+
+	return name_or(self->name, "lock", self->oid);
+}
+
+/* Takes the lock for holder if it is free: 1 if taken, else 0. */
+static int lock_take(LockObject *self, int holder)
+{
+	int taken;
+
+	Py_BEGIN_CRITICAL_SECTION((PyObject *)self);
+	taken = self->holder == HOLDER_NONE;
+	if (taken)
+		self->holder = holder;
+	Py_END_CRITICAL_SECTION();
+	return taken;
+}
+
+/* The lock's holder, read under its critical section. */
+static int lock_holder(LockObject *self)
+{
+	int holder;
+
+	Py_BEGIN_CRITICAL_SECTION((PyObject *)self);
+	holder = self->holder;
+	Py_END_CRITICAL_SECTION();
+	return holder;
+}
+
+static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mode)
+{
+	module_state *st = state_of_type(Py_TYPE(self));
+	int err;
+	struct task *t = op_task(st, &err);
+
+	if (err)
+		return NULL;
+	if (!t) {
+		if (lock_take(self, HOLDER_OUTSIDE))
+			Py_RETURN_TRUE;
+		/* no other thread could release it: a timed acquire would
+		 * time out, so it does at once (ploom has no clock) */
+		if (mode != PLOOM_ACQUIRE_BLOCKING)
+			Py_RETURN_FALSE;
+		PyErr_SetString(PyExc_RuntimeError,
+				"ploom.Lock.acquire() on a held lock would block forever outside ploom.check()");
+		return NULL;
+	}
+	sched_point(&st->sched, t, PLOOM_OP_ACQUIRE, (PyObject *)self, mode);
+	if (lock_take(self, t->id)) {
+		if (mode != PLOOM_ACQUIRE_BLOCKING)
+			add_value(&st->sched, Py_True);
+		Py_RETURN_TRUE;
+	}
+	/* only a nonblocking or timed acquire runs while the lock is held:
+	 * it returns False (a timed one has timed out) */
+	add_value(&st->sched, Py_False);
+	Py_RETURN_FALSE;
+}
+
+/* The arguments and their errors are threading.Lock.acquire()'s, in its
+ * order: the timeout's type and value, then a timeout on a nonblocking
+ * call, then a negative timeout other than -1 (which means none). */
+static PyObject *Lock_acquire(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {KW("blocking"), KW("timeout"), NULL};
+	int blocking = 1;
+	PyObject *timeout_obj = NULL;
+	double timeout = -1;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|pO:acquire", kwlist, &blocking,
+					 &timeout_obj))
+		return NULL;
+	if (timeout_obj && timeout_seconds(timeout_obj, &timeout) < 0)
+		return NULL;
+	if (!blocking && timeout != -1) {
+		PyErr_SetString(PyExc_ValueError, "can't specify a timeout for a non-blocking call");
+		return NULL;
+	}
+	if (timeout < 0 && timeout != -1) {
+		PyErr_SetString(PyExc_ValueError, "timeout value must be a non-negative number");
+		return NULL;
+	}
+	if (!blocking)
+		return lock_acquire_impl((LockObject *)self, PLOOM_ACQUIRE_NONBLOCKING);
+	return lock_acquire_impl((LockObject *)self, timeout == -1 ? PLOOM_ACQUIRE_BLOCKING
+								   : PLOOM_ACQUIRE_TIMED);
+}
+
+static PyObject *Lock_enter(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+	return lock_acquire_impl((LockObject *)self, PLOOM_ACQUIRE_BLOCKING);
+}
+
+static PyObject *Lock_release(PyObject *op, PyObject *Py_UNUSED(ignored))
+{
+	LockObject *self = (LockObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+	struct task *t;
+	int held;
+
+	if (op_begin(st, PLOOM_OP_RELEASE, op, &t) < 0)
+		return NULL;
+	Py_BEGIN_CRITICAL_SECTION(op);
+	held = self->holder != HOLDER_NONE;
+	self->holder = HOLDER_NONE;
+	Py_END_CRITICAL_SECTION();
+	if (!held) {
+		PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *Lock_exit(PyObject *op, PyObject *Py_UNUSED(args))
+{
+	return Lock_release(op, NULL);
+}
+
+static PyObject *Lock_locked(PyObject *op, PyObject *Py_UNUSED(ignored))
+{
+	LockObject *self = (LockObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+	struct task *t;
+	PyObject *r;
+
+	if (op_begin(st, PLOOM_OP_LOCKED, op, &t) < 0)
+		return NULL;
+	r = lock_holder(self) == HOLDER_NONE ? Py_False : Py_True;
+	op_value(st, t, r);
+	return Py_NewRef(r);
+}
+
+static PyObject *Lock_repr(PyObject *op)
+{
+	LockObject *self = (LockObject *)op;
+	const char *state = lock_holder(self) == HOLDER_NONE ? "unlocked" : "locked";
+
+	if (self->name)
+		return PyUnicode_FromFormat("<ploom.Lock %R lock#%ld %s>", self->name, self->oid,
+					    state);
+	return PyUnicode_FromFormat("<ploom.Lock lock#%ld %s>", self->oid, state);
+}
+
+static int Lock_traverse(PyObject *self, visitproc visit, void *arg)
+{
+	Py_VISIT(Py_TYPE(self));
+	return 0;
+}
+
+static void Lock_dealloc(PyObject *self)
+{
+	PyTypeObject *tp = Py_TYPE(self);
+	PyObject_GC_UnTrack(self);
+	/* a str: no cycle runs through it, so no traverse visits it */
+	Py_CLEAR(((LockObject *)self)->name);
+	tp->tp_free(self);
+	Py_DECREF(tp);
+}
+
+static PyGetSetDef Lock_getset[] = {
+	{"name", Lock_get_name, NULL,
+	 "The name given (as str()), which traces and ploom-show use; by default\n"
+	 "\"lock#N\", the lock's object name in traces.", NULL},
+	{NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef Lock_methods[] = {
+	{"acquire", (PyCFunction)(void (*)(void))Lock_acquire, METH_VARARGS | METH_KEYWORDS,
+	 "acquire($self, /, blocking=True, timeout=-1)\n--\n\n"
+	 "Take the lock; a scheduling point.  Blocking (timeout=-1): waits until the\n"
+	 "lock is free (the task is not enabled meanwhile) and returns True.\n"
+	 "Nonblocking: returns False at once if the lock is held.  Timed (timeout >= 0,\n"
+	 "an int or float whose value ploom never uses: it has no clock and never\n"
+	 "sleeps): the task stays enabled; when it runs it takes the lock and returns\n"
+	 "True if the lock is free, else returns False (it timed out).  So the search\n"
+	 "tries both waiting for the lock and timing out, and a timed acquire is\n"
+	 "never part of a deadlock.  Outside a check a timed acquire of a held lock\n"
+	 "returns False at once.  Arguments and errors as threading.Lock.acquire()."},
+	{"release", Lock_release, METH_NOARGS,
+	 "release($self, /)\n--\n\nRelease the lock; any task may.  RuntimeError if it is not held."},
+	{"locked", Lock_locked, METH_NOARGS,
+	 "locked($self, /)\n--\n\nWhether the lock is held; a scheduling point."},
+	{"__enter__", Lock_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nacquire()"},
+	{"__exit__", Lock_exit, METH_VARARGS, "__exit__($self, /, *exc_info)\n--\n\nrelease()"},
+	{NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot Lock_slots[] = {
+	{Py_tp_new, Lock_new},
+	{Py_tp_methods, Lock_methods},
+	{Py_tp_getset, Lock_getset},
+	{Py_tp_repr, Lock_repr},
+	{Py_tp_traverse, Lock_traverse},
+	{Py_tp_dealloc, Lock_dealloc},
+	{Py_tp_doc, (void *)"Lock(*, name=None)\n--\n\n"
+		    "A lock like threading.Lock whose operations are scheduling points.\n"
+		    "Any task may release it; acquiring it twice from one task blocks.\n"
+		    "name (as str()) names it in traces and ploom-show."},
+	{0, NULL},
+};
+
+PyType_Spec Lock_spec = {
+	.name = "ploom.Lock",
+	.basicsize = sizeof(LockObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+	.slots = Lock_slots,
+};
+
+/* A Lock that the calling task already holds, without an acquire: no
+ * other task can know a lock before it exists, so taking it at once is
+ * the same in every order, and a step there would only multiply the
+ * schedules.  ploom.threading parks each Condition waiter on one. */
+PyObject *ploom_held_lock(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+	PyObject *empty = PyTuple_New(0);
+	struct task *t = sched_running_task(&st->sched);
+	LockObject *lock;
+
+	if (!empty)
+		return NULL;
+	lock = (LockObject *)Lock_new(st->lock_type, empty, NULL);
+	Py_DECREF(empty);
+	if (!lock)
+		return NULL;
+	/* a new object, which no other thread can see yet: no guard */
+	lock->holder = t ? t->id : HOLDER_OUTSIDE;
+	return (PyObject *)lock;
+}

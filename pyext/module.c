@@ -1,0 +1,223 @@
+/* module.c - the module ploom._ploom: its definition, state, functions
+ * and GC slots.  ploom.h says how the files of the module divide the work
+ * and how a schedule runs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ploom.h"
+
+static struct PyModuleDef module_def;
+
+/* By definition rather than PyType_GetModuleState(): a Python subclass of
+ * Thread has no module of its own, so the lookup must walk the MRO. */
+module_state *state_of_type(PyTypeObject *tp)
+{
+	PyObject *m = PyType_GetModuleByDef(tp, &module_def);
+
+	assert(m); /* every type reaching here derives from one of ours */
+	return (module_state *)PyModule_GetState(m);
+}
+
+static PyObject *ploom_yield_now(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+	struct task *t;
+
+	if (op_begin(st, PLOOM_OP_YIELD_NOW, NULL, &t) < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+/* Not an operation: which task runs is the scheduler's own state, not
+ * shared state a schedule could order differently, so no scheduling point. */
+static PyObject *ploom_current_task(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+	struct task *t = sched_running_task(&st->sched);
+
+	if (!t)
+		Py_RETURN_NONE;
+	return PyLong_FromLong(t->id);
+}
+
+/* Not an operation, as current_task(): the Thread of the running task. */
+static PyObject *ploom_current_thread(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+	struct task *t = sched_running_task(&st->sched);
+
+	if (!t)
+		Py_RETURN_NONE;
+	if (t->id == 0)
+		return main_thread_of(st);
+	return Py_NewRef(t->thread);
+}
+
+static PyObject *ploom_main_thread(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	module_state *st = PyModule_GetState(module);
+
+	if (!sched_running_task(&st->sched))
+		Py_RETURN_NONE;
+	return main_thread_of(st);
+}
+
+static PyMethodDef module_methods[] = {
+	{"held_lock", ploom_held_lock, METH_NOARGS,
+	 "held_lock()\n--\n\nA new Lock, held by the calling task, made without a scheduling\n"
+	 "point.  Internal (ploom.threading's Condition)."},
+	{"yield_now", ploom_yield_now, METH_NOARGS,
+	 "yield_now()\n--\n\nA scheduling point with no effect: lets another task run.\n"
+	 "Outside a check it does nothing."},
+	{"current_task", ploom_current_task, METH_NOARGS,
+	 "current_task()\n--\n\nThe id of the task that calls it inside a schedule: 0 for the\n"
+	 "scenario's main task, then 1, 2, ... in start order.  None outside a check,\n"
+	 "and on a thread ploom does not schedule.  Not a scheduling point."},
+	{"current_thread", ploom_current_thread, METH_NOARGS,
+	 "current_thread()\n--\n\nThe ploom.Thread of the task that calls it inside a schedule;\n"
+	 "for task 0 (the scenario's own) the one main_thread() returns.  None outside\n"
+	 "a check, and on a thread ploom does not schedule.  Not a scheduling point."},
+	{"main_thread", ploom_main_thread, METH_NOARGS,
+	 "main_thread()\n--\n\nTask 0's ploom.Thread inside a schedule: named \"MainThread\",\n"
+	 "ident 0, not a daemon, alive until the scenario returns; one object per\n"
+	 "schedule.  None outside a check, and on a thread ploom does not schedule.\n"
+	 "Not a scheduling point."},
+	{"serve", ploom_serve, METH_VARARGS,
+	 "serve(scenario, hello, cmd_fd, event_fd, /)\n--\n\n"
+	 "The fork server loop of ploom's worker (see lib/event.h).  Internal."},
+	{"write_error", ploom_write_error, METH_VARARGS,
+	 "write_error(fd, kind, message, /)\n--\n\nWrite an error record.  Internal."},
+	{NULL, NULL, 0, NULL},
+};
+
+static int module_exec(PyObject *m)
+{
+	module_state *st = PyModule_GetState(m);
+
+	atomic_init(&st->next_lock, 0);
+	atomic_init(&st->next_cell, 0);
+	st->lock_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Lock_spec, NULL);
+	if (!st->lock_type || PyModule_AddType(m, st->lock_type) < 0)
+		return -1;
+	st->cell_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Cell_spec, NULL);
+	if (!st->cell_type || PyModule_AddType(m, st->cell_type) < 0)
+		return -1;
+	st->thread_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Thread_spec, NULL);
+	if (!st->thread_type || PyModule_AddType(m, st->thread_type) < 0)
+		return -1;
+	if (PyModule_AddIntConstant(m, "PROTOCOL_VERSION", PLOOM_PROTOCOL_VERSION) < 0)
+		return -1;
+	return 0;
+}
+
+/* The state's Python objects: the types, the main thread and, in a
+ * schedule's child, the tasks' Threads and the codes a step stopped in
+ * (the worker runs no schedule, so it holds none). */
+static int module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+	module_state *st = PyModule_GetState(m);
+	struct sched *s;
+	size_t i;
+	int k;
+
+	if (!st)
+		return 0;
+	s = &st->sched;
+	Py_VISIT(st->lock_type);
+	Py_VISIT(st->cell_type);
+	Py_VISIT(st->thread_type);
+	Py_VISIT(st->main_thread);
+	for (k = 0; k < s->ntasks; k++)
+		Py_VISIT(s->tasks[k]->thread);
+	for (i = 0; i < s->codes_cap; i++)
+		Py_VISIT(s->codes[i].code);
+	return 0;
+}
+
+static int module_clear(PyObject *m)
+{
+	module_state *st = PyModule_GetState(m);
+	struct sched *s;
+	size_t i;
+	int k;
+
+	if (!st)
+		return 0;
+	s = &st->sched;
+	Py_CLEAR(st->lock_type);
+	Py_CLEAR(st->cell_type);
+	Py_CLEAR(st->thread_type);
+	Py_CLEAR(st->main_thread);
+	for (k = 0; k < s->ntasks; k++)
+		Py_CLEAR(s->tasks[k]->thread);
+	for (i = 0; i < s->codes_cap; i++)
+		Py_CLEAR(s->codes[i].code);
+	s->codes_used = 0;
+	return 0;
+}
+
+/* The scheduler's C memory.  In the worker that is the last `run`
+ * command's choices and sleep set; a schedule's child _exit()s and never
+ * frees its tasks, but they are freed here too should a module that ran
+ * one ever be freed.  A task's OS thread could still wait on its
+ * semaphore then, so the semaphores are left alone. */
+static void module_free(void *m)
+{
+	module_state *st = PyModule_GetState((PyObject *)m);
+	struct sched *s;
+	int k;
+
+	(void)module_clear((PyObject *)m);
+	if (!st)
+		return;
+	s = &st->sched;
+	for (k = 0; k < s->ntasks; k++)
+		free(s->tasks[k]);
+	free(s->tasks);
+	free(s->enabled);
+	free(s->pending);
+	free(s->asleep);
+	free(s->cand);
+	free(s->choices);
+	free(s->sleep);
+	free(s->codes);
+	free(s->ploom_dir);
+	free(s->cwd);
+	ploom_policy_release(&s->policy);
+	ploom_buf_release(&s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+static PyModuleDef_Slot module_slots[] = {
+	{Py_mod_exec, module_exec},
+#ifdef Py_mod_gil
+	/* Tasks never run Python code at the same time: only the baton holder
+	 * runs, and the baton's semaphores order every access to scheduler and
+	 * object state.  Outside a check, a Lock's holder, a cell's value and
+	 * a thread's name are guarded by critical sections, and the object
+	 * counters are atomic.  So the module is safe without the GIL (3.13+). */
+	{Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+	{0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "ploom._ploom",
+	.m_doc = "ploom's operations, scheduler and fork server.",
+	.m_size = sizeof(module_state),
+	.m_methods = module_methods,
+	.m_slots = module_slots,
+	.m_traverse = module_traverse,
+	.m_clear = module_clear,
+	.m_free = module_free,
+};
+
+PyMODINIT_FUNC PyInit__ploom(void)
+{
+	return PyModuleDef_Init(&module_def);
+}

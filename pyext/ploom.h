@@ -1,0 +1,306 @@
+/* ploom.h - the declarations the files of ploom._ploom share.
+ *
+ * ploom._ploom holds the operations a scenario uses, the scheduler that
+ * runs them one task at a time, and the fork server that runs one schedule
+ * per child process.  Like CPython's Modules/_io, it is one module built
+ * from several files, all internal to it:
+ *
+ *   module.c    the module: its definition, state, functions and GC slots
+ *   sched.c     the in-process scheduler: tasks, scheduling points, picks
+ *   protocol.c  the records a schedule's child writes (lib/event.h's
+ *               encoders) and where they go: the record area
+ *   lock.c      the Lock type
+ *   cell.c      the SharedCell type
+ *   thread.c    the Thread type
+ *   args.c      arguments the types take as threading takes them
+ *   serve.c     the fork server: serve() and write_error()
+ *
+ * How a schedule runs
+ * -------------------
+ * The worker (python -m ploom._worker) imports the scenario once and calls
+ * serve().  For each `run` command serve() forks; the child runs the
+ * scenario on its main thread as task 0.  Every ploom.Thread is a real OS
+ * thread, but only the task holding the baton runs: before each operation a
+ * task stops at a scheduling point, picks the next task (following the
+ * requested choices, then the `run` command's policy: lib/policy.h's
+ * default, random or pct), records the step (see struct record_area)
+ * and, if it picked another task, posts that task's semaphore and sleeps on
+ * its own.  So scheduler state is only ever touched by the baton holder, and
+ * sem_post/sem_wait order those accesses: no other lock is needed, with or
+ * without the GIL.  The schedule ends in whichever task sees the end (all
+ * finished, an exception, a deadlock, the step limit): it writes the outcome
+ * and _exit()s the child, so no interpreter teardown runs after a schedule.
+ *
+ * Outside a check (no schedule runs in the process) the operations act at
+ * once, and several OS threads may call them together on a free-threaded
+ * build: per-object state is guarded by critical sections there, and the
+ * object counters are atomic.
+ *
+ * lib/event.h documents the records written here; it is the one header of
+ * lib/ the extension includes (with the err.h and policy.h it includes):
+ * the extension encodes records and never decodes them.
+ */
+#ifndef PLOOM_PYEXT_H
+#define PLOOM_PYEXT_H
+
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "../lib/event.h"
+
+/* Everything declared here is internal to the extension: hidden, so that
+ * only PyInit__ploom (which PyMODINIT_FUNC exports) is in the module's
+ * dynamic symbol table, as when the module was one file of statics. */
+#pragma GCC visibility push(hidden)
+
+/* CPython's keyword lists are char *, our literals const under -Wwrite-strings */
+#define KW(s) ((char *)(s))
+
+/* Lock.holder when nobody holds it, and when code outside a check holds it. */
+#define HOLDER_NONE (-1)
+#define HOLDER_OUTSIDE (-2)
+
+typedef struct {
+	PyObject_HEAD
+	long oid;
+	/* a task id, or HOLDER_*; the operations read and set it under the
+	 * object's critical section, the scheduler as the baton holder */
+	int holder;
+	PyObject *name;   /* str given, NULL for none (the default "lock#N") */
+	int announced;    /* its `name` record is sent in this schedule */
+} LockObject;
+
+typedef struct {
+	PyObject_HEAD
+	long oid;
+	PyObject *value;
+	PyObject *name;   /* str given, NULL for none (the default "cell#N") */
+	int announced;    /* its `name` record is sent in this schedule */
+} CellObject;
+
+typedef struct {
+	PyObject_HEAD
+	PyObject *target;
+	PyObject *args;
+	PyObject *kwargs;
+	PyObject *name; /* str given or set, NULL for the default (Thread_get_name) */
+	int daemon;   /* kept for threading's API: ploom waits for every task */
+	int tid;      /* task id once started, else -1 */
+	int finished; /* its task has finished */
+} ThreadObject;
+
+enum task_state { TASK_AT_POINT, TASK_RUNNING, TASK_FINISHED };
+
+struct sched;
+
+struct task {
+	int id;
+	enum task_state state;
+	enum ploom_op op;         /* pending operation while at a point */
+	PyObject *obj;      /* its object, borrowed: the op's caller keeps it alive */
+	enum ploom_acquire_mode mode; /* of a pending acquire */
+	sem_t go;           /* posted to hand this task the baton */
+	ThreadObject *thread; /* strong; for the main task NULL until main_thread_of() */
+	struct sched *sched;
+	struct ploom_wire_where where; /* where it stopped for op (event.h's WHERE) */
+	int named;          /* its thread's `name` record is sent */
+};
+
+/* The child's records do not go to the event fd as they happen: every write
+ * would wake the utility, which then competes with the schedule for the
+ * CPU (that doubled the cost of a schedule).  They go to this area, shared
+ * with the worker, which sends them on once the child has ended, however
+ * it ended: memory written before a crash or a kill is not lost.
+ *
+ * The worker is the only writer of the event fd.  A child writing there
+ * itself could be killed (by the schedule's timeout) halfway through a
+ * record, and the utility would read a cut line.  So when the area is
+ * full the child asks the worker to empty it (drain_req, then the drain
+ * eventfd) and waits on `drained`; the worker forwards the whole lines and
+ * keeps a cut tail until the rest comes.  A child killed at any byte
+ * leaves whole records in the area, except the tail of one larger than the
+ * area, and the worker drops a tail that never ended. */
+#define RECORD_AREA_SIZE (4u << 20)
+#define RECORD_AREA_HEAD 128
+
+struct record_area {
+	atomic_size_t len;      /* bytes of data in use */
+	/* 1 while the child waits for the worker to empty the area: the
+	 * child does not touch the area then, so the worker may */
+	atomic_int drain_req;
+	sem_t drained;          /* posted by the worker once it has emptied it */
+	char data[RECORD_AREA_SIZE - RECORD_AREA_HEAD];
+};
+
+/* A code in sched.codes: index >= 0, the INDEX of its `code` record;
+ * CODE_PLOOM, code of the ploom package, which a where looks past;
+ * CODE_NONE, code whose file cannot be named (no UTF-8 for it, too long). */
+#define CODE_PLOOM (-2)
+#define CODE_NONE (-1)
+struct code_slot {
+	PyObject *code;     /* strong, NULL for a free slot */
+	long index;
+};
+
+struct sched {
+	int active;          /* this process is running a schedule */
+	struct task **tasks;
+	int ntasks;
+	int cap;
+	int prev;            /* task that ran the previous step */
+	long step;           /* steps taken so far */
+	long max_steps;      /* 0: unbounded */
+	int *choices;
+	int nchoices;
+	int next_choice;
+	int *sleep;          /* the run command's sleep set... */
+	size_t nsleep;
+	int sleep_active;    /* ...in effect from its last choice on */
+	char *asleep;        /* per task, cap entries */
+	/* how the child picks past the choices: the run command's policy,
+	 * and the policy that a schedule's child starts from it */
+	struct ploom_policy_spec policy_spec;
+	struct ploom_policy policy;
+	int *cand;           /* scratch, cap entries: the tasks the policy picks from */
+	int last_task;       /* the previous step, for waking sleepers */
+	enum ploom_op last_op;
+	struct ploom_obj last_obj;
+	struct ploom_pending *pending; /* scratch, cap entries */
+	struct record_area *area; /* where the child's records go, see above */
+	int drain_fd;        /* eventfd: the child asks the worker to empty the area */
+	struct ploom_buf buf;
+	int *enabled;        /* scratch, cap entries */
+	/* The code objects a step stopped in, each with the INDEX of its
+	 * `code` record or CODE_PLOOM: a schedule's child fills it (the
+	 * worker runs no schedule, so each child starts empty) and keeps
+	 * every code a reference, so that no address is reused. */
+	struct code_slot *codes;
+	size_t codes_cap, codes_used;
+	long ncodes;         /* `code` records sent */
+	int nnamed;          /* objects a `name` record named */
+	char *ploom_dir;     /* the ploom package's folder, with a final '/' */
+	size_t ploom_dir_len;
+	char *cwd;           /* the worker's, for a code's relative file */
+};
+
+/* The module's state.  The scheduler lives here too: a schedule's child
+ * is a fork of the worker, so each child has its own copy of it, and its
+ * task threads reach it through their struct task. */
+typedef struct {
+	PyTypeObject *lock_type;
+	PyTypeObject *cell_type;
+	PyTypeObject *thread_type;
+	/* object ids; atomic, as outside a check several OS threads may make
+	 * Locks and SharedCells at once on a free-threaded build */
+	atomic_long next_lock;
+	atomic_long next_cell;
+	struct sched sched;
+	/* main_thread(): task 0's Thread, made on first use in a schedule's
+	 * process (one per schedule, as each runs in a fork of its own) */
+	PyObject *main_thread;
+} module_state;
+
+/* ---- module.c ---------------------------------------------------------- */
+
+/* The state of the module that defined tp, or a base of tp. */
+module_state *state_of_type(PyTypeObject *tp);
+
+/* ---- args.c ------------------------------------------------------------ */
+
+/* str(name) into *out for a name given, NULL for None; -1 with an
+ * exception when str() raises.  As threading.Thread takes a thread's name. */
+int name_arg(PyObject **out, PyObject *name);
+
+/* The name given, else the object's own ("lock#3", "cell#0"); new reference. */
+PyObject *name_or(PyObject *name, const char *kind, long oid);
+
+/* A timeout as threading.Lock.acquire() takes it into *out (seconds);
+ * -1 with threading's exception for a bad one (see args.c). */
+int timeout_seconds(PyObject *o, double *out);
+
+/* ---- protocol.c: the records of a schedule's child ---------------------- */
+
+/* Moves the records buffered in s->buf to the record area. */
+void sched_flush(struct sched *s);
+
+/* The object of a pending operation, as the records name it. */
+struct ploom_obj op_obj(struct sched *s, PyObject *obj, enum ploom_op op);
+
+/* Records repr(v) as the value of the step just taken, and flushes. */
+void add_value(struct sched *s, PyObject *v);
+
+/* Where the calling task stopped: the innermost frame outside ploom. */
+struct ploom_wire_where locate(struct sched *s);
+
+/* Where a thread's first step stops: the first line of what it runs. */
+struct ploom_wire_where locate_function(struct sched *s, ThreadObject *th);
+
+/* Sends the name of the cell or lock an operation names, once. */
+void announce_obj(struct sched *s, PyObject *obj, enum ploom_op op);
+
+/* Sends a thread's name, again when it changes: the last one counts. */
+void announce_thread(struct sched *s, struct task *t, PyObject *name);
+
+/* The UTF-8 of a str, "" for NULL or when it has none; valid while o lives. */
+const char *utf8_of(PyObject *o, size_t *len);
+
+/* Flushes sys.stdout and sys.stderr, ignoring errors. */
+void flush_python_stdio(void);
+
+/* ---- sched.c: the scheduler -------------------------------------------- */
+
+/* The task the calling OS thread runs while s runs a schedule, else NULL
+ * (outside a check, or on a thread ploom does not schedule). */
+struct task *sched_running_task(const struct sched *s);
+
+/* The current task stops before `op` on `obj` (an acquire or a join in
+ * `mode`, which every other op passes as PLOOM_ACQUIRE_BLOCKING); returns
+ * when the scheduler has picked it again, at which point the op is enabled. */
+void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
+		 enum ploom_acquire_mode mode);
+
+/* For operations: the task if a schedule is running on this thread, NULL
+ * without error outside a check, NULL with RuntimeError (and *err set) on
+ * a thread ploom does not schedule. */
+struct task *op_task(module_state *st, int *err);
+
+/* Stops the calling task at the scheduling point before `op` on `obj`;
+ * *out is the task, NULL outside a check.  Returns -1 with RuntimeError
+ * on a thread ploom does not schedule. */
+int op_begin(module_state *st, enum ploom_op op, PyObject *obj, struct task **out);
+
+/* Records what the operation of task t (NULL: none) read, wrote or returned. */
+void op_value(module_state *st, struct task *t, PyObject *v);
+
+/* A new task of s for th (NULL: the main task), at no point yet; NULL
+ * when memory runs out. */
+struct task *task_new(struct sched *s, ThreadObject *th);
+
+/* Starts the OS thread of task t, which waits for the baton.  Returns 0,
+ * or an errno value. */
+int task_spawn(struct task *t);
+
+/* Runs one schedule of scenario in this (forked) process; never returns. */
+_Noreturn void sched_run(module_state *st, PyObject *scenario);
+
+/* ---- the types, and the module functions that belong with them ---------- */
+
+extern PyType_Spec Lock_spec;
+extern PyType_Spec Cell_spec;
+extern PyType_Spec Thread_spec;
+
+/* held_lock(): a new Lock that the calling task already holds. */
+PyObject *ploom_held_lock(PyObject *module, PyObject *ignored);
+
+/* Task 0's Thread, made on first use in a schedule; new reference. */
+PyObject *main_thread_of(module_state *st);
+
+/* ---- serve.c ----------------------------------------------------------- */
+
+PyObject *ploom_serve(PyObject *module, PyObject *args);
+PyObject *ploom_write_error(PyObject *module, PyObject *args);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,493 @@
+/* sched.c - the in-process scheduler: a schedule's tasks, the scheduling
+ * point each operation stops at, and the pick of the task that runs next
+ * (ploom.h says how a schedule runs).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ploom.h"
+
+#define TASK_STACK_SIZE (4 * 1024 * 1024)
+
+/* The task the calling OS thread runs, NULL on threads ploom does not
+ * schedule.  Per OS thread by nature, so not module state; plain C state,
+ * so a thread-local is fine in every build. */
+static _Thread_local struct task *current_task;
+
+struct task *sched_running_task(const struct sched *s)
+{
+	return s->active ? current_task : NULL;
+}
+
+/* ---- ending a schedule ------------------------------------------------ */
+
+/* Called with the GIL (or an attached thread state): writes what is
+ * buffered plus the outcome and ends the child. */
+static _Noreturn void sched_end(struct sched *s)
+{
+	flush_python_stdio();
+	sched_flush(s);
+	_exit(0);
+}
+
+static PyObject *exception_type_name(PyObject *exc)
+{
+	PyObject *tp = (PyObject *)Py_TYPE(exc);
+	PyObject *mod = PyObject_GetAttrString(tp, "__module__");
+	PyObject *qual = PyObject_GetAttrString(tp, "__qualname__");
+	PyObject *r = NULL;
+
+	if (mod && qual && PyUnicode_Check(mod))
+		r = PyUnicode_FromFormat("%U.%U", mod, qual);
+	else if (qual)
+		r = PyObject_Str(qual);
+	PyErr_Clear();
+	Py_XDECREF(mod);
+	Py_XDECREF(qual);
+	return r;
+}
+
+static PyObject *format_traceback(PyObject *exc)
+{
+	PyObject *tb_mod = PyImport_ImportModule("traceback");
+	PyObject *lines = NULL, *empty = NULL, *r = NULL;
+
+	if (!tb_mod)
+		goto done;
+	lines = PyObject_CallMethod(tb_mod, "format_exception", "O", exc);
+	if (!lines)
+		goto done;
+	empty = PyUnicode_FromString("");
+	if (!empty)
+		goto done;
+	r = PyUnicode_Join(empty, lines);
+done:
+	PyErr_Clear();
+	Py_XDECREF(tb_mod);
+	Py_XDECREF(lines);
+	Py_XDECREF(empty);
+	return r;
+}
+
+/* The task's code raised: that is the schedule's outcome. */
+static _Noreturn void sched_fail(struct sched *s, struct task *t)
+{
+	PyObject *exc = PyErr_GetRaisedException();
+	PyObject *type = NULL, *msg = NULL, *tb = NULL;
+	const char *tu, *mu, *bu;
+	size_t tl, ml, bl;
+
+	if (exc) {
+		type = exception_type_name(exc);
+		msg = PyObject_Str(exc);
+		if (!msg)
+			PyErr_Clear();
+		tb = format_traceback(exc);
+	}
+	tu = utf8_of(type, &tl);
+	mu = utf8_of(msg, &ml);
+	bu = utf8_of(tb, &bl);
+	ploom_enc_outcome_failure(&s->buf, t->id, tu, tl, mu, ml, bu, bl);
+	sched_end(s);
+}
+
+/* ---- picking the next task ------------------------------------------- */
+
+static int task_enabled(struct sched *s, struct task *t)
+{
+	(void)s;
+	if (t->state != TASK_AT_POINT)
+		return 0;
+	/* a nonblocking or timed acquire runs on a held lock too: it returns
+	 * False there; a timed join runs on a live thread: it returns None */
+	if (t->op == PLOOM_OP_ACQUIRE && t->mode == PLOOM_ACQUIRE_BLOCKING)
+		return ((LockObject *)t->obj)->holder == HOLDER_NONE;
+	if (t->op == PLOOM_OP_JOIN && t->mode == PLOOM_ACQUIRE_BLOCKING) {
+		ThreadObject *th = (ThreadObject *)t->obj;
+		/* joining an unstarted thread or oneself raises when it runs */
+		return th->tid < 0 || th->tid == t->id || th->finished;
+	}
+	return 1;
+}
+
+static int holder_of(struct task *t)
+{
+	if (t->op == PLOOM_OP_ACQUIRE)
+		return ((LockObject *)t->obj)->holder;
+	if (t->op == PLOOM_OP_JOIN)
+		return ((ThreadObject *)t->obj)->tid;
+	return -1;
+}
+
+static _Noreturn void sched_deadlock(struct sched *s)
+{
+	int i;
+
+	/* before the outcome: wait records follow it with nothing between */
+	for (i = 0; i < s->ntasks; i++)
+		if (s->tasks[i]->state != TASK_FINISHED)
+			announce_obj(s, s->tasks[i]->obj, s->tasks[i]->op);
+	ploom_enc_outcome_deadlock(&s->buf);
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *t = s->tasks[i];
+		if (t->state == TASK_FINISHED)
+			continue;
+		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t),
+			       t->where);
+	}
+	sched_end(s);
+}
+
+/* The accesses of the operation task t waits to do (event.h). */
+static int pending_accesses(struct sched *s, struct task *t, struct ploom_access out[2])
+{
+	return ploom_pending_accesses(out, t->id, t->op, op_obj(s, t->obj, t->op));
+}
+
+/* Wakes every sleeping task whose pending operation conflicts with the
+ * step just taken (with its exit, if that step ended its task). */
+static void sleep_after_step(struct sched *s)
+{
+	struct ploom_access last[2], mine[2];
+	int nlast, i;
+
+	nlast = ploom_op_accesses(last, s->last_task, s->last_op, s->last_obj,
+				  s->tasks[s->last_task]->state == TASK_FINISHED);
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *t = s->tasks[i];
+		if (!s->asleep[i] || t->state == TASK_FINISHED)
+			continue;
+		if (ploom_conflicts(last, nlast, mine, pending_accesses(s, t, mine)))
+			s->asleep[i] = 0;
+	}
+}
+
+/* The sleep set of the `run` command takes effect where its last choice is
+ * made (or at the first step). */
+static void sleep_start(struct sched *s)
+{
+	size_t i;
+
+	s->sleep_active = 1;
+	for (i = 0; i < s->nsleep; i++)
+		if (s->sleep[i] < s->ntasks)
+			s->asleep[s->sleep[i]] = 1;
+}
+
+/* The default choice among the enabled tasks that are awake: the task
+ * of the previous step, else the lowest; -1 when all sleep. */
+static int default_choice(struct sched *s, const int *enabled, int n)
+{
+	int i, first = -1;
+
+	for (i = 0; i < n; i++) {
+		if (s->sleep_active && s->asleep[enabled[i]])
+			continue;
+		if (enabled[i] == s->prev)
+			return s->prev;
+		if (first < 0)
+			first = enabled[i];
+	}
+	return first;
+}
+
+/* The choice past the run command's choices: the default, or its
+ * policy's among the enabled tasks that are awake; -1 when all sleep. */
+static int policy_choice(struct sched *s, int n)
+{
+	int i, m = 0;
+
+	if (s->policy.spec.kind == PLOOM_POLICY_DEFAULT)
+		return default_choice(s, s->enabled, n);
+	for (i = 0; i < n; i++)
+		if (!(s->sleep_active && s->asleep[s->enabled[i]]))
+			s->cand[m++] = s->enabled[i];
+	if (!m)
+		return -1;
+	return ploom_policy_choose(&s->policy, s->cand, (size_t)m, s->prev);
+}
+
+static _Noreturn void sched_sleep_blocked(struct sched *s)
+{
+	int i;
+
+	ploom_enc_outcome_sleep_blocked(&s->buf, s->step);
+	/* what the blocked tasks wait for: the search still looks for races
+	 * with those operations */
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *t = s->tasks[i];
+		if (t->state == TASK_FINISHED || task_enabled(s, t))
+			continue;
+		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t),
+			       t->where);
+	}
+	sched_end(s);
+}
+
+/* Picks the task that runs the next step and records the step.  Ends the
+ * schedule instead when nothing can run or a limit is reached. */
+static struct task *sched_pick(struct sched *s)
+{
+	int n = 0, i, unfinished = 0, c, np = 0;
+	struct task *t;
+
+	for (i = 0; i < s->ntasks; i++) {
+		t = s->tasks[i];
+		if (t->state != TASK_FINISHED)
+			unfinished++;
+		if (task_enabled(s, t))
+			s->enabled[n++] = i;
+	}
+	if (!n) {
+		if (!unfinished) {
+			ploom_enc_outcome_pass(&s->buf);
+			sched_end(s);
+		}
+		sched_deadlock(s);
+	}
+	if (s->max_steps && s->step >= s->max_steps) {
+		ploom_enc_outcome_step_limit(&s->buf, s->max_steps);
+		sched_end(s);
+	}
+	if (s->sleep_active && s->step > 0)
+		sleep_after_step(s);
+	if (n == 1 && !(s->sleep_active && s->asleep[s->enabled[0]])) {
+		c = s->enabled[0];
+	} else if (n > 1 && s->next_choice < s->nchoices) {
+		c = s->choices[s->next_choice++];
+		for (i = 0; i < n && s->enabled[i] != c; i++)
+			;
+		if (i == n) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "choice %d asks for task %d, which is not enabled",
+				 s->next_choice - 1, c);
+			ploom_enc_outcome_divergence(&s->buf, s->step, msg, strlen(msg));
+			sched_end(s);
+		}
+		if (s->next_choice == s->nchoices && s->nsleep)
+			sleep_start(s);
+	} else {
+		c = policy_choice(s, n);
+		if (c < 0)
+			sched_sleep_blocked(s);
+	}
+	t = s->tasks[c];
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *o = s->tasks[i];
+		if (i == c || o->state == TASK_FINISHED)
+			continue;
+		s->pending[np++] = (struct ploom_pending){i, o->op, op_obj(s, o->obj, o->op)};
+	}
+	s->last_task = c;
+	s->last_op = t->op;
+	s->last_obj = op_obj(s, t->obj, t->op);
+	announce_obj(s, t->obj, t->op);
+	ploom_enc_step(&s->buf, s->step, c, t->op, s->last_obj, s->enabled, (size_t)n,
+		       t->mode, s->pending, (size_t)np, t->where);
+	s->step++;
+	s->prev = c;
+	t->state = TASK_RUNNING;
+	sched_flush(s);
+	return t;
+}
+
+static void sem_wait_nointr(sem_t *sem)
+{
+	while (sem_wait(sem) < 0 && errno == EINTR)
+		;
+}
+
+void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
+			enum ploom_acquire_mode mode)
+{
+	struct task *next;
+
+	t->op = op;
+	t->obj = obj;
+	t->mode = mode;
+	t->where = locate(s);
+	t->state = TASK_AT_POINT;
+	next = sched_pick(s);
+	if (next == t)
+		return;
+	Py_BEGIN_ALLOW_THREADS
+	sem_post(&next->go);
+	sem_wait_nointr(&t->go);
+	Py_END_ALLOW_THREADS
+}
+
+struct task *op_task(module_state *st, int *err)
+{
+	*err = 0;
+	if (!st->sched.active)
+		return NULL;
+	if (!current_task) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"ploom operation called from a thread that ploom does not schedule");
+		*err = 1;
+		return NULL;
+	}
+	return current_task;
+}
+
+int op_begin(module_state *st, enum ploom_op op, PyObject *obj, struct task **out)
+{
+	int err;
+
+	*out = op_task(st, &err);
+	if (err)
+		return -1;
+	if (*out)
+		sched_point(&st->sched, *out, op, obj, PLOOM_ACQUIRE_BLOCKING);
+	return 0;
+}
+
+void op_value(module_state *st, struct task *t, PyObject *v)
+{
+	if (t)
+		add_value(&st->sched, v);
+}
+
+struct task *task_new(struct sched *s, ThreadObject *th)
+{
+	struct task *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	if (s->ntasks == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 8;
+		/* each block that grew replaces the old one, which realloc freed;
+		 * cap moves only once all have grown */
+		struct task **tasks = realloc(s->tasks, (size_t)cap * sizeof(*tasks));
+		if (tasks)
+			s->tasks = tasks;
+		int *enabled = realloc(s->enabled, (size_t)cap * sizeof(*enabled));
+		if (enabled)
+			s->enabled = enabled;
+		struct ploom_pending *pending = realloc(s->pending, (size_t)cap * sizeof(*pending));
+		if (pending)
+			s->pending = pending;
+		char *asleep = realloc(s->asleep, (size_t)cap);
+		if (asleep) {
+			s->asleep = asleep;
+			memset(asleep + s->cap, 0, (size_t)(cap - s->cap));
+		}
+		int *cand = realloc(s->cand, (size_t)cap * sizeof(*cand));
+		if (cand)
+			s->cand = cand;
+		if (!tasks || !enabled || !pending || !asleep || !cand) {
+			free(t);
+			return NULL;
+		}
+		s->cap = cap;
+	}
+	t->id = s->ntasks;
+	t->sched = s;
+	t->thread = th;
+	/* pct gives the task its rank as it is created */
+	if (ploom_policy_add_task(&s->policy, t->id, NULL) < 0) {
+		free(t);
+		return NULL;
+	}
+	Py_XINCREF(th);
+	if (sem_init(&t->go, 0, 0) < 0) {
+		Py_XDECREF(th);
+		free(t);
+		return NULL;
+	}
+	s->tasks[s->ntasks++] = t;
+	return t;
+}
+
+/* The task's code has returned: mark it finished and pass the baton on.
+ * Returns the task to wake (never NULL: sched_pick ends the schedule). */
+static struct task *task_finish(struct sched *s, struct task *t)
+{
+	t->state = TASK_FINISHED;
+	t->obj = NULL;
+	if (t->thread)
+		t->thread->finished = 1;
+	return sched_pick(s);
+}
+
+static _Noreturn void *task_main(void *arg)
+{
+	struct task *t = arg;
+	struct sched *s = t->sched;
+	struct task *next;
+	PyGILState_STATE g;
+	PyObject *r;
+
+	/* the begin point: wait until the scheduler first picks this task */
+	sem_wait_nointr(&t->go);
+	g = PyGILState_Ensure();
+	current_task = t;
+	r = PyObject_CallMethod((PyObject *)t->thread, "run", NULL);
+	if (!r)
+		sched_fail(s, t);
+	Py_DECREF(r);
+	next = task_finish(s, t);
+	current_task = NULL;
+	/* Park rather than exit: the schedule ends with _exit() anyway, and
+	 * tearing down the thread state and the thread costs a good part of a
+	 * whole schedule. */
+	(void)g;
+	(void)PyEval_SaveThread();
+	sem_post(&next->go);
+	for (;;)
+		pause();
+}
+
+
+int task_spawn(struct task *t)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	int rc;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, TASK_STACK_SIZE);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&th, &attr, task_main, t);
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+_Noreturn void sched_run(module_state *st, PyObject *scenario)
+{
+	struct sched *s = &st->sched;
+	struct task *t0, *next;
+	PyObject *r;
+
+	if (ploom_policy_init(&s->policy, &s->policy_spec, NULL) < 0)
+		_exit(121);
+	t0 = task_new(s, NULL);
+	if (!t0)
+		_exit(121);
+	t0->state = TASK_RUNNING;
+	s->prev = 0;
+	s->active = 1;
+	if (!s->nchoices && s->nsleep)
+		sleep_start(s);
+	current_task = t0;
+	r = PyObject_CallNoArgs(scenario);
+	if (!r)
+		sched_fail(s, t0);
+	Py_DECREF(r);
+	next = task_finish(s, t0);
+	current_task = NULL;
+	/* the last task to finish ends the schedule; this thread only waits */
+	Py_BEGIN_ALLOW_THREADS
+	sem_post(&next->go);
+	for (;;)
+		pause();
+	Py_END_ALLOW_THREADS
+}
