@@ -280,7 +280,7 @@ static void progress_counts(void *ctx, long schedules, int bound)
 static void the_budget_stops_the_search_and_says_so(void)
 {
 	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
-	struct ploom_minimize_opts opts = {2, progress_counts, NULL, 0};
+	struct ploom_minimize_opts opts = {2, progress_counts, NULL, 0, 0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0};
 	long calls[1] = {0};

@@ -268,7 +268,7 @@ struct setup {
 
 static void setup_init(struct setup *t, const char *target, int nworkers)
 {
-	struct ploom_worker_opts wopts = {self, target, "0", NULL, NULL, NULL, 0};
+	struct ploom_worker_opts wopts = {self, target, "0", NULL, NULL, NULL, 0, NULL};
 	struct ploom_err err = {0, ""};
 	int i;
 

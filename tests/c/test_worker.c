@@ -243,7 +243,7 @@ static void a_malformed_record_is_an_error_naming_it(void)
 static void expect_and_patch_come_before_the_target_in_order(void)
 {
 	static const char *const patch[] = {"mylib.pool", "other"};
-	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2};
+	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	char *py = script("patched", "echo \"$*\" > \"$(dirname \"$0\")/args\"\n" HELLO
@@ -264,7 +264,7 @@ static void expect_and_patch_come_before_the_target_in_order(void)
 static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 {
 	static const char *const patch[] = {"ok", "not-a-name"};
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -277,7 +277,7 @@ static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 
 static void a_missing_interpreter_is_named(void)
 {
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
