@@ -38,7 +38,8 @@ struct ploom_hb {
 	int *task;              /* per event */
 	int *vc;                /* vc[j * ntasks + t]: t's last event at or before j, plus 1 */
 	long *last_of;          /* per task: its latest event so far, -1 */
-	size_t task_cap, vc_cap, last_of_cap;
+	long *latest;           /* per task: ploom_hb_maximal()'s scratch */
+	size_t task_cap, vc_cap, last_of_cap, latest_cap;
 	struct obj_state *objs; /* open addressing, a power of two */
 	size_t objs_cap, objs_used;
 	long *cand;             /* ploom_hb_candidates()' answer */
@@ -70,6 +71,7 @@ void ploom_hb_free(struct ploom_hb *hb)
 	free(hb->task);
 	free(hb->vc);
 	free(hb->last_of);
+	free(hb->latest);
 	free(hb->cand);
 	free(hb);
 }
@@ -107,7 +109,9 @@ int ploom_hb_reset(struct ploom_hb *hb, int ntasks, size_t nevents)
 	if (ensure((void **)&hb->task, &hb->task_cap, nevents, sizeof(*hb->task)) < 0 ||
 	    ensure((void **)&hb->vc, &hb->vc_cap, nevents * (size_t)ntasks, sizeof(*hb->vc)) < 0 ||
 	    ensure((void **)&hb->last_of, &hb->last_of_cap, (size_t)ntasks,
-		   sizeof(*hb->last_of)) < 0)
+		   sizeof(*hb->last_of)) < 0 ||
+	    ensure((void **)&hb->latest, &hb->latest_cap, (size_t)ntasks,
+		   sizeof(*hb->latest)) < 0)
 		return -1;
 	for (t = 0; t < ntasks; t++)
 		hb->last_of[t] = -1;
@@ -333,19 +337,35 @@ int ploom_hb_candidates(struct ploom_hb *hb, long **out, int q,
 	return n;
 }
 
-int ploom_hb_maximal(const struct ploom_hb *hb, long *c, int n)
+int ploom_hb_maximal(struct ploom_hb *hb, long *c, int n)
 {
-	int i, j, m = 0;
+	long *latest = hb->latest;
+	int i, j, m = 0, k;
 
-	for (i = 0; i < n; i++) {
+	/* An event happens before every later event of its task, so only
+	 * each task's latest candidate can be maximal, and one that happens
+	 * before any candidate happens before its task's latest: comparing
+	 * those alone keeps the same events as comparing every pair, in
+	 * time linear in n rather than quadratic (a write after thousands
+	 * of reads has each read as a candidate). */
+	for (i = 0; i < n; i++)
+		latest[hb->task[c[i]]] = -1;
+	for (i = 0; i < n; i++)
+		if (c[i] > latest[hb->task[c[i]]])
+			latest[hb->task[c[i]]] = c[i];
+	for (i = 0; i < n; i++)
+		if (c[i] == latest[hb->task[c[i]]])
+			c[m++] = c[i];
+	/* at most one event a task, each perhaps more than once */
+	for (i = 0, k = 0; i < m; i++) {
 		int dominated = 0;
-		for (j = 0; j < n && !dominated; j++)
+		for (j = 0; j < m && !dominated; j++)
 			if (c[j] != c[i] && before(hb, vc_of(hb, c[j]), c[i]))
 				dominated = 1;
 		if (!dominated)
-			c[m++] = c[i];
+			c[k++] = c[i];
 	}
-	return m;
+	return k;
 }
 
 int ploom_hb_step(struct ploom_hb *hb, long j, int q, enum ploom_op op,

@@ -106,8 +106,10 @@ int ploom_hb_candidates(struct ploom_hb *hb, long **out, int q,
 			const struct ploom_access *a, int na, int waits);
 
 /* Keeps, of the events c[0..n), those that happen before no other of
- * them, in their order; returns how many. */
-int ploom_hb_maximal(const struct ploom_hb *hb, long *c, int n);
+ * them, in their order; returns how many.  Takes time linear in n (and
+ * quadratic in the tasks at most), using scratch memory of the
+ * analysis. */
+int ploom_hb_maximal(struct ploom_hb *hb, long *c, int n);
 
 /* Then event j changes its objects, as an operation op of task q with
  * accesses a[0..na) (those of its ploom_hb_clock()), and becomes q's

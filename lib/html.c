@@ -153,6 +153,9 @@ struct layout {
 	long failing;           /* ploom_run_failing_step() */
 	struct ploom_race *races;       /* ploom_trace_races() */
 	size_t nraces;
+	/* the places of every box and race tooltip: built once, as building
+	 * them reads every step */
+	struct ploom_short_names *sn;
 	long key;               /* ploom_races_key(), or -1 */
 	long lines;             /* text lines in a box */
 	long row_h;
@@ -187,6 +190,7 @@ static void layout_release(struct layout *lay, size_t nsteps)
 	free(lay->lane_start);
 	free(lay->waits);
 	free(lay->races);
+	ploom_short_names_free(lay->sn);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -279,7 +283,6 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 	const struct ploom_run *run = &trace->run;
 	const struct ploom_outcome *o = &run->outcome;
 	size_t i, l, n = run->nsteps ? run->nsteps : 1, rows, *widest = NULL;
-	struct ploom_short_names *sn = NULL;
 	struct ploom_err why = {0, ""};
 	char num[32];
 	long x;
@@ -302,14 +305,14 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 			goto done;
 		widest[l] = text_width(lay->titles[l]);
 	}
-	if (ploom_short_names_new(&sn, run, NULL) < 0)
+	if (ploom_short_names_new(&lay->sn, run, NULL) < 0)
 		goto done;
 	lay->lines = 1;
 	for (i = 0; i < run->nsteps; i++) {
 		l = lane_of_task(lay, run->steps[i].task);
 		lay->lane_of[i] = l;
 		if (box_set(&lay->boxes[i], step_caption(run, &run->steps[i]), &widest[l]) < 0 ||
-		    where_set(&lay->boxes[i], sn, &run->steps[i].where, &widest[l]) < 0)
+		    where_set(&lay->boxes[i], lay->sn, &run->steps[i].where, &widest[l]) < 0)
 			goto done;
 		if (lay->boxes[i].where)
 			lay->lines = 2;
@@ -326,7 +329,7 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 			memset(&lay->waits[l], 0, sizeof(lay->waits[l]));
 			if (box_set(&lay->waits[l], ploom_run_wait_label(run, &o->waits[i]),
 				    &widest[l]) < 0 ||
-			    where_set(&lay->waits[l], sn, &o->waits[i].where, &widest[l]) < 0)
+			    where_set(&lay->waits[l], lay->sn, &o->waits[i].where, &widest[l]) < 0)
 				goto done;
 			if (lay->waits[l].where)
 				lay->lines = 2;
@@ -358,7 +361,6 @@ static int layout_build(struct layout *lay, const struct ploom_trace *trace)
 	lay->height = (long)rows * lay->row_h;
 	ret = 0;
 done:
-	ploom_short_names_free(sn);
 	free(widest);
 	return ret;
 }
@@ -537,7 +539,7 @@ static void put_races(struct ploom_writer *w, const struct layout *lay,
 		char *why;
 		if (r->second < 0)
 			continue;
-		why = ploom_race_explain(trace, r);
+		why = ploom_race_explain_with(trace, r, lay->sn);
 		put_arrow(w, lay, (size_t)r->first, (size_t)r->second,
 			  "race", (long)k == lay->key ? " key" : "", why ? why : "race");
 		free(why);
@@ -682,7 +684,7 @@ static void put_facts(struct ploom_writer *w, const struct ploom_trace *tr, cons
 	fact_close(w);
 	if (lay->key >= 0) {
 		/* without the memory for it the page says less, not wrong */
-		char *why = ploom_race_explain(tr, &lay->races[lay->key]);
+		char *why = ploom_race_explain_with(tr, &lay->races[lay->key], lay->sn);
 		if (why) {
 			fact_open(w, "race");
 			put(w, "<span class=\"race\">");

@@ -411,12 +411,24 @@ static void add_place(struct ploom_buf *b, const struct ploom_short_names *sn,
 
 char *ploom_race_explain(const struct ploom_trace *trace, const struct ploom_race *race)
 {
+	struct ploom_short_names *sn = NULL;
+	char *line;
+
+	if (ploom_short_names_new(&sn, &trace->run, NULL) < 0)
+		return NULL;
+	line = ploom_race_explain_with(trace, race, sn);
+	ploom_short_names_free(sn);
+	return line;
+}
+
+char *ploom_race_explain_with(const struct ploom_trace *trace, const struct ploom_race *race,
+			      const struct ploom_short_names *sn)
+{
 	const struct ploom_run *run = &trace->run;
 	const struct ploom_step *a = &run->steps[race->first];
 	const struct ploom_step *b = race->second >= 0 ? &run->steps[race->second] : NULL;
 	const struct ploom_wait *w = b ? NULL : &run->outcome.waits[race->wait];
 	const struct ploom_where *bw = b ? &b->where : &w->where;
-	struct ploom_short_names *sn = NULL;
 	struct ploom_buf out = {0};
 	char *ta = NULL, *tb = NULL, *obj = NULL;
 	const char *past_a, *plain_a, *past_b, *plain_b;
@@ -425,7 +437,7 @@ char *ploom_race_explain(const struct ploom_trace *trace, const struct ploom_rac
 	ta = ploom_run_task_name(run, a->task);
 	tb = ploom_run_task_name(run, b ? b->task : w->task);
 	obj = ploom_run_display_name(run, race->obj);
-	if (!ta || !tb || !obj || ploom_short_names_new(&sn, run, NULL) < 0)
+	if (!ta || !tb || !obj)
 		goto done;
 	verbs(a, race->obj, &past_a, &plain_a);
 	if (b) {
@@ -453,11 +465,10 @@ char *ploom_race_explain(const struct ploom_trace *trace, const struct ploom_rac
 		ploom_buf_addf(&out, " before %s %s it", tb, past_b);
 	add_place(&out, sn, bw);
 done:
-	ploom_short_names_free(sn);
 	free(ta);
 	free(tb);
 	free(obj);
-	if (out.data && (!ta || !tb || !obj || !sn)) {
+	if (out.data && (!ta || !tb || !obj)) {
 		ploom_buf_release(&out);
 		return NULL;
 	}

@@ -89,4 +89,11 @@ long ploom_races_key(const struct ploom_trace *trace, const struct ploom_race *r
  * frees it), NULL when out of memory. */
 char *ploom_race_explain(const struct ploom_trace *trace, const struct ploom_race *race);
 
+/* ploom_race_explain() with the short names of sn (ploom_short_names_new()
+ * of trace's run), which a rendering that explains many races builds
+ * once: collecting them reads every step, so building them per race
+ * would make the whole quadratic in the steps. */
+char *ploom_race_explain_with(const struct ploom_trace *trace, const struct ploom_race *race,
+			      const struct ploom_short_names *sn);
+
 #endif

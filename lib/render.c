@@ -279,6 +279,9 @@ struct table {
 	struct ploom_race *races;
 	size_t nraces;
 	long key;               /* the race explained above the table, or -1 */
+	/* the places of the where column, the race line and the waits:
+	 * built once, as building them reads every step */
+	struct ploom_short_names *sn;
 };
 
 static void cells_free(struct cell *cells, size_t n)
@@ -304,6 +307,7 @@ static void table_release(struct table *t, size_t nsteps)
 	free(t->preempted);
 	free(t->tags);
 	free(t->races);
+	ploom_short_names_free(t->sn);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -369,7 +373,6 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 {
 	const struct ploom_run *run = &trace->run;
 	const struct ploom_outcome *o = &run->outcome;
-	struct ploom_short_names *sn = NULL;
 	size_t i, c, n = run->nsteps ? run->nsteps : 1;
 	char head[32];
 	int oom = 0, ret = -1;
@@ -385,7 +388,7 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 	t->wheres = calloc(n + 1, sizeof(*t->wheres));
 	t->tags = calloc(n + 1, sizeof(*t->tags));
 	if (!t->widths || !t->heads || !t->steps || !t->column || !t->preempted || !t->wheres ||
-	    !t->tags || ploom_short_names_new(&sn, run, NULL) < 0)
+	    !t->tags || ploom_short_names_new(&t->sn, run, NULL) < 0)
 		goto done;
 	for (c = 0; c < t->ntasks; c++) {
 		char *name = ploom_run_task_name(run, t->tasks[c]);
@@ -407,7 +410,7 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 		if (t->steps[i].width > t->widths[c])
 			t->widths[c] = t->steps[i].width;
 		t->preempted[i] = (char)ploom_run_is_preemption(run, i);
-		if (ploom_where_label(&text, sn, &s->where) < 0)
+		if (ploom_where_label(&text, t->sn, &s->where) < 0)
 			oom = 1;
 		if (oom || (text && cell_set(&t->wheres[i], text, NULL, (size_t)-1) < 0)) {
 			free(text);
@@ -444,7 +447,6 @@ static int table_build(struct table *t, const struct ploom_trace *trace, size_t 
 		t->wherew = 5; /* "where" */
 	ret = 0;
 done:
-	ploom_short_names_free(sn);
 	return ret;
 }
 
@@ -738,7 +740,7 @@ static void put_race(struct writer *w, const struct ploom_trace *tr, const struc
 
 	if (t->key < 0)
 		return;
-	line = ploom_race_explain(tr, &t->races[t->key]);
+	line = ploom_race_explain_with(tr, &t->races[t->key], t->sn);
 	if (!line)
 		return; /* out of memory: the rest still renders, as a lost block does */
 	key(w, "race");
@@ -824,10 +826,9 @@ static void put_task(struct writer *w, const struct ploom_run *run, int task)
 	}
 }
 
-static void put_outcome(struct writer *w, const struct ploom_run *run)
+static void put_outcome(struct writer *w, const struct table *t, const struct ploom_run *run)
 {
 	const struct ploom_outcome *o = &run->outcome;
-	struct ploom_short_names *sn = NULL;
 	size_t i;
 
 	title(w, o);
@@ -851,9 +852,6 @@ static void put_outcome(struct writer *w, const struct ploom_run *run)
 		break;
 	case PLOOM_OUTCOME_DEADLOCK:
 		put(w, "no task can run\n");
-		/* without the memory for short names, places are left out */
-		if (ploom_short_names_new(&sn, run, NULL) < 0)
-			sn = NULL;
 		for (i = 0; i < o->nwaits; i++) {
 			const struct ploom_wait *wt = &o->waits[i];
 			char *obj = ploom_run_wait_object(run, wt->object);
@@ -868,15 +866,14 @@ static void put_outcome(struct writer *w, const struct ploom_run *run)
 				put(w, " held by ");
 				put_task(w, run, wt->holder);
 			}
-			if (sn && wt->where.file) {
+			if (wt->where.file) {
 				put(w, " at ");
-				put_text(w, ploom_short_name(sn, wt->where.file), 0);
+				put_text(w, ploom_short_name(t->sn, wt->where.file), 0);
 				putf(w, ":%d ", wt->where.line);
 				put_text(w, wt->where.function ? wt->where.function : "?", 0);
 			}
 			put(w, "\n");
 		}
-		ploom_short_names_free(sn);
 		break;
 	case PLOOM_OUTCOME_DIVERGENCE:
 		putf(w, "at step %ld: ", o->divergence_index);
@@ -916,7 +913,7 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 	put_table(&w, &t, &trace->run);
 	put(&w, "\n");
 	put_legend(&w, &t, &trace->run);
-	put_outcome(&w, &trace->run);
+	put_outcome(&w, &t, &trace->run);
 	if (ploom_writer_finish(&w.out, err) < 0)
 		goto done;
 	ret = 0;
