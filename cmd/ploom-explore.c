@@ -409,7 +409,8 @@ static int minimize_failure(char **out_path, const struct ploom_search_result *r
 	if (ret < 0)
 		goto done;
 	if (mres.exhausted)
-		fprintf(stderr, PROG ": the minimizer gave up after %ld schedules\n", mres.schedules);
+		fprintf(stderr, PROG ": the minimizer gave up after %ld schedules\n",
+			mres.schedules);
 	if (ploom_trace_save(out_path, min, o->trace_dir, "minimized", err) < 0)
 		ploom_err_set(save_err, err->kind, "cannot save the minimized trace: %s", err->msg);
 	else if (kind->flags & PLOOM_KIND_MINIMAL)

@@ -64,7 +64,8 @@ static const struct plan_case cases[] = {
 	{"random", "none", -1, 1, 0, 0, 0, 0, -1, NULL,
 	 "--search=random needs --max-schedules or --time-limit: a sample never completes the "
 	 "search"},
-	{"dfs", "dpor", -1, 1, 0, 1, 0, 0, -1, NULL, "--seed needs --search=pct or --search=random"},
+	{"dfs", "dpor", -1, 1, 0, 1, 0, 0, -1, NULL,
+	 "--seed needs --search=pct or --search=random"},
 	{"random", "none", -1, 1, 10, 0, 1, 0, -1, NULL, "--pct-depth needs --search=pct"},
 	{"dfs", "none", -1, 1, 0, 0, 0, 0, 3, NULL, "--shard-depth needs --shard"},
 	/* several refused: the first in the table's order, which puts --reduction
