@@ -1,12 +1,11 @@
 /* ploom-explore - search the schedules of a scenario.
  *
- * Starts the workers (one, or N with -j N), runs a depth-first search
- * (lib/explore; with --shard only the part lib/shard.h tells), or the
- * order --search names (a sample: lib/sample), on them through the search
- * driver (lib/search), prints
- * what the search reports as it goes, minimizes the first failing trace
- * on a worker the search left idle (lib/minimize), and prints the
- * statistics as JSON on stdout.
+ * Parses the options into a plan (lib/plan), which names the search and
+ * refuses what does not combine with it; starts the workers (one, or N
+ * with -j N); runs the plan's search on them through the search driver
+ * (lib/search), printing what the search reports as it goes; minimizes
+ * the first failing trace on a worker the search left idle (lib/minimize);
+ * and prints the statistics as JSON on stdout.
  * man/ploom-explore.1 is the reference. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +14,11 @@
 
 #include "args.h"
 #include "cli.h"
-#include "dpor.h"
 #include "err.h"
 #include "estimate.h"
-#include "explore.h"
-#include "ipb.h"
 #include "json.h"
 #include "minimize.h"
+#include "plan.h"
 #include "render.h"
 #include "sample.h"
 #include "search.h"
@@ -118,89 +115,6 @@ static const struct option options[] = {
 	CLI_OPTION_QUIET,
 	CLI_OPTIONS_END,
 };
-
-/* ---- the search orders (--search) ----
- * A new order is one entry of orders[]: its name, the strategy it runs,
- * and what it combines with. */
-
-struct order {
-	const char *name;
-	/* the strategy of a search without reduction */
-	int (*strategy_new)(struct ploom_strategy **out, const struct ploom_config *config,
-			    struct ploom_err *err);
-	/* why --reduction=dpor cannot be combined with it; NULL: it can */
-	const char *no_dpor;
-	/* 1: it runs every schedule with fewer preemptions before the first
-	 * failure, so no minimizer can find a shorter one */
-	int fewest_preemptions_first;
-	/* why --shard cannot be combined with it; NULL: it can */
-	const char *no_shard;
-	/* a sample (lib/sample), whose strategy_new is NULL: its policy,
-	 * PLOOM_POLICY_PCT or PLOOM_POLICY_RANDOM; PLOOM_POLICY_DEFAULT for
-	 * an order that walks the tree.  A sample takes --seed and needs -n
-	 * or -t. */
-	enum ploom_policy_kind sample;
-	/* why --max-preemptions cannot be combined with it; NULL: it can */
-	const char *no_bound;
-};
-
-static int dfs_new(struct ploom_strategy **out, const struct ploom_config *config,
-		   struct ploom_err *err)
-{
-	return ploom_explore_strategy_new(out, config->max_preemptions, err);
-}
-
-static int ipb_new(struct ploom_strategy **out, const struct ploom_config *config,
-		   struct ploom_err *err)
-{
-	return ploom_ipb_strategy_new(out, config->max_preemptions, err);
-}
-
-/* why a sample cannot be combined with --reduction=dpor and --shard */
-#define SAMPLE_NO_DPOR "a sample draws its choices in the worker, where no partial-order " \
-	"reduction runs"
-#define SAMPLE_NO_SHARD "shards split a depth-first tree; give each machine a --seed of " \
-	"its own instead"
-
-static const struct order orders[] = {
-	{"dfs", dfs_new, NULL, 0, NULL, PLOOM_POLICY_DEFAULT, NULL},
-	{"ipb", ipb_new,
-	 "the reduction keeps one schedule of each class of equivalent ones, not always the "
-	 "one with the fewest preemptions, so the search by preemptions could miss the "
-	 "failure with the fewest; that needs bounded partial-order reduction, which ploom "
-	 "does not have",
-	 1,
-	 "a shard walks the work units of the depth-first search, and ipb's levels "
-	 "are not split into them",
-	 PLOOM_POLICY_DEFAULT, NULL},
-	{"pct", NULL, SAMPLE_NO_DPOR, 0, SAMPLE_NO_SHARD, PLOOM_POLICY_PCT,
-	 "a pct schedule has at most --pct-depth minus 1 preemptions"},
-	{"random", NULL, SAMPLE_NO_DPOR, 0, SAMPLE_NO_SHARD, PLOOM_POLICY_RANDOM,
-	 "its choices are drawn, not bounded"},
-};
-
-#define NORDERS (sizeof(orders) / sizeof(orders[0]))
-
-/* *out = the order called name: returns 0, or PLOOM_EXIT_USAGE after a
- * usage error naming the known ones. */
-static int find_order(const struct order **out, const char *name)
-{
-	char what[256];
-	size_t i, n;
-
-	for (i = 0; i < NORDERS; i++)
-		if (!strcmp(orders[i].name, name)) {
-			*out = &orders[i];
-			return 0;
-		}
-	n = (size_t)snprintf(what, sizeof(what), "unknown --search (");
-	for (i = 0; i < NORDERS && n < sizeof(what); i++)
-		n += (size_t)snprintf(what + n, sizeof(what) - n, "%s%s",
-				      i == 0 ? "" : i + 1 < NORDERS ? ", " : " or ", orders[i].name);
-	if (n < sizeof(what))
-		snprintf(what + n, sizeof(what) - n, ")");
-	return cli_usage_error(what, name);
-}
 
 /* How progress is shown on stderr (--progress). */
 enum progress {
@@ -308,251 +222,284 @@ static void minimize_progress(void *ctx, long schedules, int bound)
 		fprintf(stderr, "%s\n", line);
 }
 
+/* The options of one run: its search's plan and the rest. */
+struct run_opts {
+	struct ploom_plan plan;
+	struct cli_opts common;     /* common.config: what the workers are given */
+	const char *target;         /* NULL: --check-options without TARGET */
+	const char *trace_dir;
+	int keep_going;
+	int minimize;
+	int check_options;
+	enum progress progress;
+};
+
+/* What an option's parse returns when parsing goes on. */
+#define PARSE_ON (-1)
+
+/* Takes option c (cli_getopt()'s) into o.  Returns PARSE_ON, or the exit
+ * status main() ends with: a usage error was printed, or -h or -V. */
+static int parse_option(struct run_opts *o, int c, char **argv)
+{
+	struct ploom_plan *plan = &o->plan;
+	char why[256];
+	long v = 0;
+	int ret = PLOOM_EXIT_OK;
+
+	switch (c) {
+	case 'p':
+		ret = cli_long_value(&v, "--max-preemptions", optarg, 0, 1000000);
+		plan->max_preemptions = (int)v;
+		break;
+	case 'n':
+		ret = cli_long_value(&plan->max_schedules, "--max-schedules", optarg, 1,
+				     1000000000000L);
+		break;
+	case 't':
+		ret = cli_seconds_value(&plan->time_limit_s, "--time-limit", optarg, 1);
+		break;
+	case 'k':
+		o->keep_going = 1;
+		break;
+	case 'j':
+		ret = cli_long_value(&v, "--jobs", optarg, 1, PLOOM_SEARCH_MAX_WORKERS);
+		plan->jobs = (int)v;
+		break;
+	case OPT_REDUCTION:
+		if (ploom_plan_set_reduction(plan, optarg, why, sizeof(why)) < 0)
+			ret = cli_usage_error(why, optarg);
+		break;
+	case OPT_SEARCH:
+		if (ploom_plan_set_search(plan, optarg, why, sizeof(why)) < 0)
+			ret = cli_usage_error(why, optarg);
+		break;
+	case OPT_SEED:
+		ret = cli_long_value(&v, "--seed", optarg, 0, (long)PLOOM_SAMPLE_MAX_SEED);
+		plan->seed = (unsigned long)v;
+		plan->seed_given = 1;
+		break;
+	case OPT_PCT_DEPTH:
+		ret = cli_long_value(&v, "--pct-depth", optarg, 1, PLOOM_PCT_MAX_DEPTH);
+		plan->pct_depth = (int)v;
+		plan->pct_depth_given = 1;
+		break;
+	case OPT_TRACE_DIR:
+		if (!*optarg)
+			ret = cli_usage_error("empty --trace-dir", NULL);
+		o->trace_dir = optarg;
+		break;
+	case OPT_NO_MINIMIZE:
+		o->minimize = 0;
+		break;
+	case OPT_CHECK_OPTIONS:
+		o->check_options = 1;
+		break;
+	case OPT_PROGRESS:
+		if (!strcmp(optarg, "auto"))
+			o->progress = PROGRESS_AUTO;
+		else if (!strcmp(optarg, "json"))
+			o->progress = PROGRESS_JSON;
+		else if (!strcmp(optarg, "none"))
+			o->progress = PROGRESS_NONE;
+		else
+			ret = cli_usage_error("unknown --progress (auto, json or none)", optarg);
+		break;
+	case OPT_SHARD:
+		if (ploom_shard_parse(&plan->shard_index, &plan->shard_count, optarg) < 0)
+			ret = cli_usage_error("invalid --shard (K/N with 0 <= K < N <= 1000000)",
+					      optarg);
+		break;
+	case OPT_SHARD_DEPTH:
+		ret = cli_long_value(&v, "--shard-depth", optarg, 0, PLOOM_SHARD_MAX_DEPTH);
+		plan->shard_depth = (int)v;
+		break;
+	case 'q':
+		/* --progress=none: the later of the two wins */
+		o->progress = PROGRESS_NONE;
+		break;
+	default:
+		if (!cli_common_option(&ret, &o->common, c, argv))
+			return ret;
+		break;
+	}
+	return ret ? ret : PARSE_ON;
+}
+
+/* Parses the command line into o and checks its plan.  Returns PARSE_ON,
+ * or the exit status main() ends with, as parse_option(). */
+static int parse_options(struct run_opts *o, int argc, char **argv)
+{
+	char why[512];
+	int c, ret;
+
+	while ((c = cli_getopt(argc, argv, ":p:n:t:s:kj:qhV", options)) != -1) {
+		ret = parse_option(o, c, argv);
+		if (ret != PARSE_ON)
+			return ret;
+	}
+	if (optind != argc - 1 && !(o->check_options && optind == argc))
+		return cli_usage_error(optind == argc ? "missing TARGET" : "too many arguments",
+				       NULL);
+	o->target = argv[optind];
+	/* the combinations that would be unsound or are not built */
+	if (ploom_plan_check(&o->plan, why, sizeof(why)) < 0)
+		return cli_usage_error(why, NULL);
+	ploom_plan_configure(&o->plan, &o->common.config);
+	return PARSE_ON;
+}
+
+/* Runs strategy (which it frees) on the workers; as ploom_search_run(). */
+static int run_search(struct ploom_search_result *out, struct ploom_strategy *strategy,
+		      struct ploom_worker **workers, struct run_opts *o, struct report *rep,
+		      struct ploom_err *err)
+{
+	struct ploom_search_opts sopts = {
+		.workers = workers,
+		.nworkers = o->plan.jobs,
+		.hash_seed = o->common.hash_seed,
+		.config = &o->common.config,
+		.trace_dir = o->trace_dir,
+		.max_schedules = o->plan.max_schedules,
+		.time_limit_s = o->plan.time_limit_s,
+		.keep_going = o->keep_going,
+		.tally_outcomes = o->keep_going,
+		.interrupted = &cli_interrupted,
+		.event = search_event,
+		.event_ctx = rep,
+		.annotate = o->plan.shard_count ? ploom_shard_annotate : NULL,
+		.annotate_ctx = &o->plan.shard,
+	};
+	int r;
+
+	rep->tty = rep->progress == PROGRESS_AUTO && isatty(STDERR_FILENO);
+	rep->last_progress = cli_now_s();
+	r = ploom_search_run(out, strategy, &sopts, err);
+	cli_status_clear(&rep->status);
+	/* the closing line, whatever ended the search, unless a signal cut it */
+	if (rep->progress == PROGRESS_JSON && !cli_interrupted)
+		write_json(&out->estimate);
+	return r;
+}
+
+/* Minimizes the search's failure on worker and saves the result, its path
+ * in *out_path.  Returns 0, or -1 with err filled; a trace that cannot be
+ * saved is no failure of the run: it fills save_err. */
+static int minimize_failure(char **out_path, const struct ploom_search_result *res,
+			    struct ploom_worker *worker, const struct run_opts *o,
+			    struct report *rep, struct ploom_err *save_err, struct ploom_err *err)
+{
+	const struct ploom_search_kind *kind = o->plan.kind;
+	struct ploom_minimize_opts mopts = {0};
+	struct ploom_minimize_result mres = {0};
+	struct ploom_trace *min = NULL;
+	int ret = -1;
+
+	rep->last_progress = cli_now_s();
+	if (rep->progress == PROGRESS_AUTO) {
+		mopts.progress = minimize_progress;
+		mopts.progress_ctx = rep;
+	}
+	/* the search ran every schedule with fewer preemptions: the minimizer
+	 * would run them again to find none */
+	if (kind->flags & PLOOM_KIND_MINIMAL)
+		ret = ploom_minimize_known_minimal(&min, &mres, res->failure, err);
+	else
+		ret = ploom_minimize_trace(&min, &mres, res->failure, worker, &mopts, err);
+	cli_status_clear(&rep->status);
+	if (ret < 0)
+		goto done;
+	if (mres.exhausted)
+		fprintf(stderr, PROG ": the minimizer gave up after %ld schedules\n",
+			mres.schedules);
+	if (ploom_trace_save(out_path, min, o->trace_dir, "minimized", err) < 0)
+		ploom_err_set(save_err, err->kind, "cannot save the minimized trace: %s", err->msg);
+	else if (kind->flags & PLOOM_KIND_MINIMAL)
+		fprintf(stderr,
+			PROG ": minimized trace written to '%s' (%d -> %d preemptions: the "
+			"fewest by construction, %s ran every schedule with fewer)\n",
+			*out_path, mres.from, mres.to, kind->spelling);
+	else
+		fprintf(stderr, PROG ": minimized trace written to '%s' (%d -> %d preemptions)\n",
+			*out_path, mres.from, mres.to);
+	ret = 0;
+done:
+	ploom_trace_free(min);
+	return ret;
+}
+
+/* The statistics of the run on stdout. */
+static int write_stats(const struct ploom_search_result *res, const struct run_opts *o,
+		       const char *min_path, struct ploom_err *err)
+{
+	const struct ploom_config *config = &o->common.config;
+	struct ploom_stats stats = {
+		.result = res->failing ? "failure" : res->stopped_by ? "incomplete" : "pass",
+		.target = o->target,
+		.schedules = res->schedules,
+		.failing = res->failing,
+		.complete = !res->stopped_by,
+		.stopped_by = res->stopped_by,
+		.max_preemptions = config->max_preemptions,
+		.reduction = config->reduction,
+		.search = config->search,
+		.seed = config->seed,
+		.pct_depth = config->pct_depth,
+		.minimal_by_construction = res->failure &&
+					   (o->plan.kind->flags & PLOOM_KIND_MINIMAL),
+		.sleep_blocked = res->sleep_blocked,
+		.hash_seed = o->common.hash_seed,
+		.elapsed_s = res->elapsed_s,
+		.schedules_per_second =
+			res->elapsed_s > 0 ? (double)res->schedules / res->elapsed_s : 0,
+		.max_depth = res->max_depth,
+		.trace = res->failure_path ? res->failure_path : res->limit_path,
+		.minimized_trace = min_path,
+		.failure = res->failure ? &res->failure->run.outcome : NULL,
+		.jobs = o->plan.jobs,
+		.with_outcomes = o->keep_going,
+		.outcomes = res->outcomes,
+		.noutcomes = res->noutcomes,
+		.outcomes_truncated = res->outcomes_truncated,
+		.shard = o->plan.shard_count ? &o->plan.shard : NULL,
+	};
+
+	return ploom_stats_write(stdout, &stats, err);
+}
+
 int main(int argc, char **argv)
 {
 	struct ploom_worker *workers[PLOOM_SEARCH_MAX_WORKERS] = {NULL};
 	struct ploom_worker *worker = NULL;
 	struct ploom_strategy *strategy = NULL;
-	struct ploom_trace *min = NULL;
-	struct ploom_minimize_opts mopts = {0};
-	struct ploom_minimize_result mres = {0};
-	struct ploom_search_opts sopts = {0};
 	struct ploom_search_result res = {0};
 	struct ploom_err err = {0, ""}, save_err = {0, ""};
-	struct ploom_stats stats = {0};
-	struct cli_opts opts = CLI_OPTS_INIT;
-	struct ploom_config *config = &opts.config;
+	struct run_opts o = {PLOOM_PLAN_INIT, CLI_OPTS_INIT, NULL, ".ploom", 0, 1, 0,
+			     PROGRESS_AUTO};
 	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
-	struct ploom_shard shard = {0};
-	const struct order *order = &orders[0];
 	char *python = NULL, *min_path = NULL;
-	const char *trace_dir = ".ploom", *target, *seed = opts.hash_seed;
-	long max_schedules = 0, v;
-	double time_limit = 0;
-	int keep_going = 0, minimize = 1, jobs = 1, check_options = 0, c, i, r;
-	int shard_index = -1, shard_count = 0, shard_depth = -1;
-	int seed_given = 0, depth_given = 0;
-	struct ploom_sample_opts sample;
-	int ret = PLOOM_EXIT_USAGE;
+	int i, r;
+	int ret = parse_options(&o, argc, argv);
 
-	config->pct_depth = 3;
-	while ((c = cli_getopt(argc, argv, ":p:n:t:s:kj:qhV", options)) != -1) {
-		switch (c) {
-		case 'p':
-			ret = cli_long_value(&v, "--max-preemptions", optarg, 0, 1000000);
-			if (ret)
-				goto done;
-			config->max_preemptions = (int)v;
-			break;
-		case 'n':
-			ret = cli_long_value(&max_schedules, "--max-schedules", optarg, 1,
-					     1000000000000L);
-			if (ret)
-				goto done;
-			break;
-		case 't':
-			ret = cli_seconds_value(&time_limit, "--time-limit", optarg, 1);
-			if (ret)
-				goto done;
-			break;
-		case 'k':
-			keep_going = 1;
-			break;
-		case 'j':
-			ret = cli_long_value(&v, "--jobs", optarg, 1, PLOOM_SEARCH_MAX_WORKERS);
-			if (ret)
-				goto done;
-			jobs = (int)v;
-			break;
-		case OPT_REDUCTION:
-			if (strcmp(optarg, "none") && strcmp(optarg, "dpor")) {
-				ret = cli_usage_error("unknown --reduction (none or dpor)", optarg);
-				goto done;
-			}
-			config->reduction = optarg;
-			break;
-		case OPT_SEARCH:
-			ret = find_order(&order, optarg);
-			if (ret)
-				goto done;
-			break;
-		case OPT_SEED:
-			ret = cli_long_value(&v, "--seed", optarg, 0, (long)PLOOM_SAMPLE_MAX_SEED);
-			if (ret)
-				goto done;
-			config->seed = (unsigned long)v;
-			seed_given = 1;
-			break;
-		case OPT_PCT_DEPTH:
-			ret = cli_long_value(&v, "--pct-depth", optarg, 1, PLOOM_PCT_MAX_DEPTH);
-			if (ret)
-				goto done;
-			config->pct_depth = (int)v;
-			depth_given = 1;
-			break;
-		case OPT_TRACE_DIR:
-			if (!*optarg) {
-				ret = cli_usage_error("empty --trace-dir", NULL);
-				goto done;
-			}
-			trace_dir = optarg;
-			break;
-		case OPT_NO_MINIMIZE:
-			minimize = 0;
-			break;
-		case OPT_CHECK_OPTIONS:
-			check_options = 1;
-			break;
-		case OPT_PROGRESS:
-			if (!strcmp(optarg, "auto"))
-				rep.progress = PROGRESS_AUTO;
-			else if (!strcmp(optarg, "json"))
-				rep.progress = PROGRESS_JSON;
-			else if (!strcmp(optarg, "none"))
-				rep.progress = PROGRESS_NONE;
-			else {
-				ret = cli_usage_error("unknown --progress (auto, json or none)", optarg);
-				goto done;
-			}
-			break;
-		case OPT_SHARD:
-			if (ploom_shard_parse(&shard_index, &shard_count, optarg) < 0) {
-				ret = cli_usage_error("invalid --shard (K/N with 0 <= K < N <= 1000000)",
-						      optarg);
-				goto done;
-			}
-			break;
-		case OPT_SHARD_DEPTH:
-			ret = cli_long_value(&v, "--shard-depth", optarg, 0, PLOOM_SHARD_MAX_DEPTH);
-			if (ret)
-				goto done;
-			shard_depth = (int)v;
-			break;
-		case 'q':
-			/* --progress=none: the later of the two wins */
-			rep.progress = PROGRESS_NONE;
-			break;
-		default:
-			if (!cli_common_option(&ret, &opts, c, argv))
-				goto done;
-			break;
-		}
-	}
-	if (optind != argc - 1 && !(check_options && optind == argc)) {
-		ret = cli_usage_error(optind == argc ? "missing TARGET" : "too many arguments", NULL);
+	if (ret != PARSE_ON)
 		goto done;
-	}
-	config->search = (char *)order->name;
-	/* the combinations that would be unsound or are not built */
-	if (!strcmp(config->reduction, "dpor") && order->no_dpor) {
-		char why[512];
-		snprintf(why, sizeof(why), "--search=%s cannot be combined with --reduction=dpor: %s",
-			 order->name, order->no_dpor);
-		ret = cli_usage_error(why, NULL);
-		goto done;
-	}
-	if (!strcmp(config->reduction, "dpor") && config->max_preemptions >= 0) {
-		ret = cli_usage_error("--reduction=dpor cannot be combined with --max-preemptions: a "
-				      "preemption bound needs bounded partial-order reduction, which "
-				      "ploom does not have", NULL);
-		goto done;
-	}
-	if (!strcmp(config->reduction, "dpor") && jobs > 1) {
-		ret = cli_usage_error("--reduction=dpor cannot be combined with --jobs above 1: its "
-				      "search is not split between workers", NULL);
-		goto done;
-	}
-	if (shard_depth >= 0 && !shard_count) {
-		ret = cli_usage_error("--shard-depth needs --shard", NULL);
-		goto done;
-	}
-	if (!strcmp(config->reduction, "dpor") && shard_count) {
-		ret = cli_usage_error("--reduction=dpor cannot be combined with --shard: DPOR's tree is "
-				      "not fixed ahead, so the shards could not number its work units "
-				      "alike", NULL);
-		goto done;
-	}
-	if (shard_count && order->no_shard) {
-		char why[512];
-		snprintf(why, sizeof(why), "--search=%s cannot be combined with --shard: %s",
-			 order->name, order->no_shard);
-		ret = cli_usage_error(why, NULL);
-		goto done;
-	}
-	if (order->no_bound && config->max_preemptions >= 0) {
-		char why[512];
-		snprintf(why, sizeof(why), "--search=%s cannot be combined with --max-preemptions: %s",
-			 order->name, order->no_bound);
-		ret = cli_usage_error(why, NULL);
-		goto done;
-	}
-	if (order->sample && !max_schedules && !time_limit) {
-		char why[512];
-		snprintf(why, sizeof(why), "--search=%s needs --max-schedules or --time-limit: a "
-			 "sample never completes the search", order->name);
-		ret = cli_usage_error(why, NULL);
-		goto done;
-	}
-	if (seed_given && !order->sample) {
-		ret = cli_usage_error("--seed needs --search=pct or --search=random", NULL);
-		goto done;
-	}
-	if (depth_given && order->sample != PLOOM_POLICY_PCT) {
-		ret = cli_usage_error("--pct-depth needs --search=pct", NULL);
-		goto done;
-	}
-	if (check_options) {
+	ret = PLOOM_EXIT_USAGE;
+	if (o.check_options) {
 		ret = PLOOM_EXIT_OK;
 		goto done;
 	}
-	target = argv[optind];
-	python = cli_python(opts.python);
+	python = cli_python(o.common.python);
 	if (!python)
 		goto done;
 
-	for (i = 0; i < jobs; i++)
-		if (cli_worker_start(&workers[i], python, target, seed, config, &err) < 0)
+	for (i = 0; i < o.plan.jobs; i++)
+		if (cli_worker_start(&workers[i], python, o.target, o.common.hash_seed,
+				     &o.common.config, &err) < 0)
 			goto fail;
-	if (shard_count) {
-		ploom_shard_init(&shard, shard_index, shard_count);
-		if (shard_depth >= 0)
-			shard.depth = shard_depth;
-		r = ploom_explore_strategy_new_shard(&strategy, config->max_preemptions, &shard, &err);
-	} else if (order->sample) {
-		sample = (struct ploom_sample_opts){order->sample, config->seed, config->pct_depth,
-						    max_schedules, jobs};
-		r = ploom_sample_strategy_new(&strategy, &sample, &err);
-	} else if (!strcmp(config->reduction, "dpor")) {
-		r = ploom_dpor_strategy_new(&strategy, &err);
-	} else {
-		r = order->strategy_new(&strategy, config, &err);
-	}
-	if (r < 0)
+	if (ploom_plan_strategy_new(&strategy, &o.plan, &err) < 0)
 		goto fail;
-	rep.tty = rep.progress == PROGRESS_AUTO && isatty(STDERR_FILENO);
-	rep.last_progress = cli_now_s();
-	sopts = (struct ploom_search_opts){
-		.workers = workers,
-		.nworkers = jobs,
-		.hash_seed = seed,
-		.config = config,
-		.trace_dir = trace_dir,
-		.max_schedules = max_schedules,
-		.time_limit_s = time_limit,
-		.keep_going = keep_going,
-		.tally_outcomes = keep_going,
-		.interrupted = &cli_interrupted,
-		.event = search_event,
-		.event_ctx = &rep,
-		.annotate = shard_count ? ploom_shard_annotate : NULL,
-		.annotate_ctx = &shard,
-	};
-	r = ploom_search_run(&res, strategy, &sopts, &err);
+	rep.progress = o.progress;
+	r = run_search(&res, strategy, workers, &o, &rep, &err);
 	strategy = NULL;
-	cli_status_clear(&rep.status);
-	/* the closing line, whatever ended the search, unless a signal cut it */
-	if (rep.progress == PROGRESS_JSON && !cli_interrupted)
-		write_json(&res.estimate);
 	if (r < 0)
 		goto fail;
 	if (r > 0) {
@@ -565,7 +512,7 @@ int main(int argc, char **argv)
 	/* the minimizer runs on the idle worker; the others go now */
 	worker = workers[res.idle_worker];
 	workers[res.idle_worker] = NULL;
-	for (i = 0; i < jobs; i++) {
+	for (i = 0; i < o.plan.jobs; i++) {
 		ploom_worker_free(workers[i]);
 		workers[i] = NULL;
 	}
@@ -575,66 +522,12 @@ int main(int argc, char **argv)
 	 * would only fail to save too */
 	save_err = res.save_err;
 	/* after the search, so that its statistics measure the search only */
-	if (res.failure && minimize && !save_err.kind) {
-		rep.last_progress = cli_now_s();
-		if (rep.progress == PROGRESS_AUTO) {
-			mopts.progress = minimize_progress;
-			mopts.progress_ctx = &rep;
-		}
-		/* the search ran every schedule with fewer preemptions: the
-		 * minimizer would run them again to find none */
-		r = order->fewest_preemptions_first
-			    ? ploom_minimize_known_minimal(&min, &mres, res.failure, &err)
-			    : ploom_minimize_trace(&min, &mres, res.failure, worker, &mopts, &err);
-		cli_status_clear(&rep.status);
-		if (r < 0)
-			goto fail;
-		if (mres.exhausted)
-			fprintf(stderr, PROG ": the minimizer gave up after %ld schedules\n",
-				mres.schedules);
-		if (ploom_trace_save(&min_path, min, trace_dir, "minimized", &err) < 0)
-			ploom_err_set(&save_err, err.kind, "cannot save the minimized trace: %s",
-				      err.msg);
-		else if (order->fewest_preemptions_first)
-			fprintf(stderr,
-				PROG ": minimized trace written to '%s' (%d -> %d preemptions: the "
-				"fewest by construction, --search=%s ran every schedule with fewer)\n",
-				min_path, mres.from, mres.to, order->name);
-		else
-			fprintf(stderr,
-				PROG ": minimized trace written to '%s' (%d -> %d preemptions)\n",
-				min_path, mres.from, mres.to);
-	}
+	if (res.failure && o.minimize && !save_err.kind &&
+	    minimize_failure(&min_path, &res, worker, &o, &rep, &save_err, &err) < 0)
+		goto fail;
 	if (cli_worker_stop(&worker, &err) < 0)
 		goto fail;
-
-	stats.result = res.failing ? "failure" : res.stopped_by ? "incomplete" : "pass";
-	stats.target = target;
-	stats.schedules = res.schedules;
-	stats.failing = res.failing;
-	stats.complete = !res.stopped_by;
-	stats.stopped_by = res.stopped_by;
-	stats.max_preemptions = config->max_preemptions;
-	stats.reduction = config->reduction;
-	stats.search = order->name;
-	stats.seed = config->seed;
-	stats.pct_depth = config->pct_depth;
-	stats.minimal_by_construction = res.failure && order->fewest_preemptions_first;
-	stats.sleep_blocked = res.sleep_blocked;
-	stats.hash_seed = seed;
-	stats.elapsed_s = res.elapsed_s;
-	stats.schedules_per_second = res.elapsed_s > 0 ? (double)res.schedules / res.elapsed_s : 0;
-	stats.max_depth = res.max_depth;
-	stats.trace = res.failure_path ? res.failure_path : res.limit_path;
-	stats.minimized_trace = min_path;
-	stats.failure = res.failure ? &res.failure->run.outcome : NULL;
-	stats.jobs = jobs;
-	stats.with_outcomes = keep_going;
-	stats.outcomes = res.outcomes;
-	stats.noutcomes = res.noutcomes;
-	stats.outcomes_truncated = res.outcomes_truncated;
-	stats.shard = shard_count ? &shard : NULL;
-	if (ploom_stats_write(stdout, &stats, &err) < 0)
+	if (write_stats(&res, &o, min_path, &err) < 0)
 		goto fail;
 	if (save_err.kind) {
 		err = save_err;
@@ -653,9 +546,8 @@ done:
 	ploom_worker_free(worker);
 	ploom_strategy_free(strategy);
 	ploom_search_result_release(&res);
-	ploom_trace_free(min);
 	free(python);
 	free(min_path);
-	cli_opts_release(&opts);
+	cli_opts_release(&o.common);
 	return cli_exit(ret, "the statistics", CLI_EPIPE_FAILS);
 }

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "args.h"
+#include "plan.h"
 #include "sample.h"
 #include "search.h"
 #include "shard.h"
@@ -120,13 +121,13 @@ static void put_where(struct builder *b, cJSON *o, const struct ploom_where *w)
 	put_str(b, x, "function", w->function ? w->function : "?");
 }
 
-/* The seed of a sample (search "pct" or "random") and the depth of pct. */
+/* The seed of a sample and the depth of pct (plan.h's flags). */
 static void put_sample(struct builder *b, cJSON *o, const char *search, unsigned long seed,
 		       int pct_depth)
 {
-	if (search && (!strcmp(search, "pct") || !strcmp(search, "random")))
+	if (ploom_search_flags(search) & PLOOM_KIND_SAMPLE)
 		put_num(b, o, "seed", (double)seed);
-	if (search && !strcmp(search, "pct"))
+	if (ploom_search_flags(search) & PLOOM_KIND_PCT_DEPTH)
 		put_num(b, o, "pct_depth", pct_depth);
 }
 
@@ -1195,11 +1196,11 @@ static void read_sample(struct reader *r, struct ploom_config *c, const cJSON *c
 
 	if (r->failed || !c->search)
 		return;
-	if (!strcmp(c->search, "pct") || !strcmp(c->search, "random")) {
+	if (ploom_search_flags(c->search) & PLOOM_KIND_SAMPLE) {
 		get_long(r, &seed, config, "config.", "seed", 0, (long)PLOOM_SAMPLE_MAX_SEED);
 		c->seed = (unsigned long)seed;
 	}
-	if (!strcmp(c->search, "pct"))
+	if (ploom_search_flags(c->search) & PLOOM_KIND_PCT_DEPTH)
 		get_int(r, &c->pct_depth, config, "config.", "pct_depth", 1, PLOOM_PCT_MAX_DEPTH);
 }
 
@@ -1935,20 +1936,21 @@ static void read_stats_shard(struct reader *r, struct ploom_stats_in *in, const 
  * has them. */
 static void read_stats_search(struct reader *r, struct ploom_stats_in *in, const cJSON *root)
 {
-	static const char *const searches[] = {"dfs", "ipb", "pct", "random", NULL};
 	struct ploom_stats *s = &in->stats;
 	long seed = 0;
 
 	if (r->failed || !cJSON_GetObjectItemCaseSensitive(root, "search"))
 		return;
-	get_name(r, &in->search, root, "", "search", 0, searches);
+	get_str(r, &in->search, root, "", "search", 1, 0);
+	if (!r->failed && !ploom_search_kind_find(in->search, NULL))
+		fail(r, "is not a known value", "", "search");
 	if (r->failed)
 		return;
-	if (!strcmp(in->search, "pct") || !strcmp(in->search, "random")) {
+	if (ploom_search_flags(in->search) & PLOOM_KIND_SAMPLE) {
 		get_long(r, &seed, root, "", "seed", 0, (long)PLOOM_SAMPLE_MAX_SEED);
 		s->seed = (unsigned long)seed;
 	}
-	if (!strcmp(in->search, "pct"))
+	if (ploom_search_flags(in->search) & PLOOM_KIND_PCT_DEPTH)
 		get_int(r, &s->pct_depth, root, "", "pct_depth", 1, PLOOM_PCT_MAX_DEPTH);
 }
 

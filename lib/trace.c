@@ -10,6 +10,7 @@
 
 #include "event.h"
 #include "fingerprint.h"
+#include "plan.h"
 
 /* the bound's milliseconds fit a `run` command's TIMEOUT_MS */
 _Static_assert(LONG_MAX / 2 / 1000 >= (long)PLOOM_MAX_TIMEOUT_S, "long too small");
@@ -1095,9 +1096,9 @@ char *ploom_config_label(const struct ploom_config *c)
 	for (i = 0; i < c->npatch; i++)
 		fprintf(f, "%s%s", i ? "," : ", patch ", c->patch[i]);
 	/* a sample's, which says how to run the same schedules again */
-	if (c->search && (!strcmp(c->search, "pct") || !strcmp(c->search, "random"))) {
+	if (ploom_search_flags(c->search) & PLOOM_KIND_SAMPLE) {
 		fprintf(f, ", search %s, seed %lu", c->search, c->seed);
-		if (!strcmp(c->search, "pct"))
+		if (ploom_search_flags(c->search) & PLOOM_KIND_PCT_DEPTH)
 			fprintf(f, ", pct_depth %d", c->pct_depth);
 	}
 	if (ferror(f)) {

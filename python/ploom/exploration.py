@@ -948,10 +948,12 @@ def _limit(stopped_by: str | None, config: Config | None) -> str:
 
 def _incomplete_message(stats: Statistics, config: Config | None) -> str:
     search = stats.raw.get("search")
-    if search in ("pct", "random"):
+    # the utility writes a seed for a sample only, and a depth for a search
+    # that takes one (lib/plan.c's flags): the statistics say what it is
+    if "seed" in stats.raw:
         # a sample ends at its limit, however it went: say how to draw it again
         drawn = f"seed {stats.raw.get('seed')}"
-        if search == "pct":
+        if "pct_depth" in stats.raw:
             drawn += f", depth {stats.raw.get('pct_depth')}"
         message = (
             f"{search} sample ({drawn}) incomplete: no failure in {stats.schedules} schedules, "

@@ -1,0 +1,329 @@
+/* The registry of search kinds and the table of what combines with
+ * them; plan.h documents the rules.  A new search is a row of kinds[],
+ * its driver beside the others, and its rows of refusals[]. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpor.h"
+#include "explore.h"
+#include "ipb.h"
+#include "plan.h"
+#include "policy.h"
+#include "sample.h"
+#include "trace.h"
+
+/* ---- the drivers ---- */
+
+static int dfs_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
+{
+	if (plan->shard_count)
+		return ploom_explore_strategy_new_shard(out, plan->max_preemptions, &plan->shard,
+							err);
+	return ploom_explore_strategy_new(out, plan->max_preemptions, err);
+}
+
+static int dpor_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
+{
+	(void)plan;
+	return ploom_dpor_strategy_new(out, err);
+}
+
+static int ipb_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
+{
+	return ploom_ipb_strategy_new(out, plan->max_preemptions, err);
+}
+
+static int sample_new(struct ploom_strategy **out, const struct ploom_plan *plan,
+		      enum ploom_policy_kind policy, struct ploom_err *err)
+{
+	struct ploom_sample_opts opts = {policy, plan->seed, plan->pct_depth, plan->max_schedules,
+					 plan->jobs};
+
+	return ploom_sample_strategy_new(out, &opts, err);
+}
+
+static int pct_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
+{
+	return sample_new(out, plan, PLOOM_POLICY_PCT, err);
+}
+
+static int random_new(struct ploom_strategy **out, struct ploom_plan *plan,
+		      struct ploom_err *err)
+{
+	return sample_new(out, plan, PLOOM_POLICY_RANDOM, err);
+}
+
+/* ---- the registry ---- */
+
+/* In the order the usage errors list the names: the first row of a
+ * --search or --reduction is where its name is listed. */
+static const struct ploom_search_kind kinds[PLOOM_PLAN_NKINDS] = {
+	{PLOOM_PLAN_DFS, "dfs", "dfs", "none", "--search=dfs", 0, dfs_new},
+	{PLOOM_PLAN_DPOR, "dpor", "dfs", "dpor", "--reduction=dpor", 0, dpor_new},
+	{PLOOM_PLAN_IPB, "ipb", "ipb", "none", "--search=ipb", PLOOM_KIND_MINIMAL, ipb_new},
+	{PLOOM_PLAN_PCT, "pct", "pct", "none", "--search=pct",
+	 PLOOM_KIND_SAMPLE | PLOOM_KIND_PCT_DEPTH, pct_new},
+	{PLOOM_PLAN_RANDOM, "random", "random", "none", "--search=random", PLOOM_KIND_SAMPLE,
+	 random_new},
+};
+
+/* why a sample cannot be combined with --reduction=dpor and --shard */
+#define SAMPLE_NO_DPOR "a sample draws its choices in the worker, where no partial-order " \
+	"reduction runs"
+#define SAMPLE_NO_SHARD "shards split a depth-first tree; give each machine a --seed of " \
+	"its own instead"
+
+/* Every pair of a kind and an option that does not combine, with why.
+ * ploom_plan_check() refuses the first row that applies, so when several
+ * do, the order decides which one the user reads.  A --search spelled
+ * with --reduction=dpor that no kind is (every one but dfs) must have a
+ * PLOOM_PLAN_OPT_REDUCTION row. */
+static const struct refusal {
+	enum ploom_plan_kind kind;
+	enum ploom_plan_option option;
+	const char *why;
+} refusals[] = {
+	{PLOOM_PLAN_IPB, PLOOM_PLAN_OPT_REDUCTION,
+	 "the reduction keeps one schedule of each class of equivalent ones, not always the "
+	 "one with the fewest preemptions, so the search by preemptions could miss the "
+	 "failure with the fewest; that needs bounded partial-order reduction, which ploom "
+	 "does not have"},
+	{PLOOM_PLAN_PCT, PLOOM_PLAN_OPT_REDUCTION, SAMPLE_NO_DPOR},
+	{PLOOM_PLAN_RANDOM, PLOOM_PLAN_OPT_REDUCTION, SAMPLE_NO_DPOR},
+	{PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_MAX_PREEMPTIONS,
+	 "a preemption bound needs bounded partial-order reduction, which ploom does not have"},
+	{PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_JOBS, "its search is not split between workers"},
+	{PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_SHARD,
+	 "DPOR's tree is not fixed ahead, so the shards could not number its work units alike"},
+	{PLOOM_PLAN_IPB, PLOOM_PLAN_OPT_SHARD,
+	 "a shard walks the work units of the depth-first search, and ipb's levels are not "
+	 "split into them"},
+	{PLOOM_PLAN_PCT, PLOOM_PLAN_OPT_SHARD, SAMPLE_NO_SHARD},
+	{PLOOM_PLAN_RANDOM, PLOOM_PLAN_OPT_SHARD, SAMPLE_NO_SHARD},
+	{PLOOM_PLAN_PCT, PLOOM_PLAN_OPT_MAX_PREEMPTIONS,
+	 "a pct schedule has at most --pct-depth minus 1 preemptions"},
+	{PLOOM_PLAN_RANDOM, PLOOM_PLAN_OPT_MAX_PREEMPTIONS, "its choices are drawn, not bounded"},
+};
+
+#define NREFUSALS (sizeof(refusals) / sizeof(refusals[0]))
+
+/* how a refusal names the option */
+static const char *const option_spellings[] = {
+	[PLOOM_PLAN_OPT_REDUCTION] = "--reduction=dpor",
+	[PLOOM_PLAN_OPT_MAX_PREEMPTIONS] = "--max-preemptions",
+	[PLOOM_PLAN_OPT_JOBS] = "--jobs above 1",
+	[PLOOM_PLAN_OPT_SHARD] = "--shard",
+};
+
+const struct ploom_search_kind *ploom_search_kind_find(const char *search,
+						       const char *reduction)
+{
+	size_t i;
+
+	if (!search)
+		search = "dfs";
+	if (!reduction)
+		reduction = "none";
+	for (i = 0; i < PLOOM_PLAN_NKINDS; i++)
+		if (!strcmp(kinds[i].search, search) && !strcmp(kinds[i].reduction, reduction))
+			return &kinds[i];
+	return NULL;
+}
+
+unsigned ploom_search_flags(const char *search)
+{
+	const struct ploom_search_kind *k = ploom_search_kind_find(search, NULL);
+
+	return k ? k->flags : 0;
+}
+
+const char *ploom_plan_refusal(enum ploom_plan_kind kind, enum ploom_plan_option option)
+{
+	size_t i;
+
+	for (i = 0; i < NREFUSALS; i++)
+		if (refusals[i].kind == kind && refusals[i].option == option)
+			return refusals[i].why;
+	return NULL;
+}
+
+/* ---- parsing and checking ---- */
+
+/* The field of a kind that --search or --reduction spells. */
+static const char *search_of(const struct ploom_search_kind *k)
+{
+	return k->search;
+}
+
+static const char *reduction_of(const struct ploom_search_kind *k)
+{
+	return k->reduction;
+}
+
+static const char *spelling_of(const struct ploom_search_kind *k)
+{
+	return k->spelling;
+}
+
+/* The i-th of n names listed in a message: "a", "a or b", "a, b or c". */
+static const char *separator(size_t i, size_t n)
+{
+	return i == 0 ? "" : i + 1 < n ? ", " : " or ";
+}
+
+/* Writes to out the distinct values field gives the kinds with every flag
+ * of flags, listed as separator() says. */
+static void list_names(char *out, size_t size,
+		       const char *(*field)(const struct ploom_search_kind *), unsigned flags)
+{
+	const char *names[PLOOM_PLAN_NKINDS];
+	size_t i, j, n = 0, len = 0;
+
+	for (i = 0; i < PLOOM_PLAN_NKINDS; i++) {
+		if ((kinds[i].flags & flags) != flags)
+			continue;
+		for (j = 0; j < n && strcmp(names[j], field(&kinds[i])); j++)
+			;
+		if (j == n)
+			names[n++] = field(&kinds[i]);
+	}
+	out[0] = '\0';
+	for (i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s%s", separator(i, n), names[i]);
+}
+
+/* Sets *out to name when a kind has it as field, else writes the usage
+ * error about option to why. */
+static int set_name(const char **out, const char *name,
+		    const char *(*field)(const struct ploom_search_kind *), const char *option,
+		    char *why, size_t size)
+{
+	char list[256];
+	size_t i;
+
+	for (i = 0; i < PLOOM_PLAN_NKINDS; i++)
+		if (!strcmp(field(&kinds[i]), name)) {
+			*out = field(&kinds[i]);
+			return 0;
+		}
+	list_names(list, sizeof(list), field, 0);
+	snprintf(why, size, "unknown %s (%s)", option, list);
+	return -1;
+}
+
+int ploom_plan_set_search(struct ploom_plan *plan, const char *name, char *why, size_t size)
+{
+	return set_name(&plan->search, name, search_of, "--search", why, size);
+}
+
+int ploom_plan_set_reduction(struct ploom_plan *plan, const char *name, char *why,
+			     size_t size)
+{
+	return set_name(&plan->reduction, name, reduction_of, "--reduction", why, size);
+}
+
+/* 1 when the plan gives the option to kind k. */
+static int given(const struct ploom_plan *plan, const struct ploom_search_kind *k,
+		 enum ploom_plan_option option)
+{
+	switch (option) {
+	case PLOOM_PLAN_OPT_REDUCTION:
+		/* a reduction other than the one the kind is spelled with */
+		return strcmp(plan->reduction, k->reduction) != 0;
+	case PLOOM_PLAN_OPT_MAX_PREEMPTIONS:
+		return plan->max_preemptions >= 0;
+	case PLOOM_PLAN_OPT_JOBS:
+		return plan->jobs > 1;
+	case PLOOM_PLAN_OPT_SHARD:
+		return plan->shard_count > 0;
+	}
+	return 0;
+}
+
+/* The first row of refusals[] that applies to kind k, or NULL. */
+static const struct refusal *refused(const struct ploom_plan *plan,
+				     const struct ploom_search_kind *k, int *shard_depth_alone)
+{
+	size_t i;
+
+	for (i = 0; i < NREFUSALS; i++) {
+		/* --shard-depth is checked with the shard options, where their
+		 * rows begin; a row of --shard never applies without it */
+		if (refusals[i].option == PLOOM_PLAN_OPT_SHARD && plan->shard_depth >= 0 &&
+		    !plan->shard_count) {
+			*shard_depth_alone = 1;
+			return NULL;
+		}
+		if (refusals[i].kind == k->kind && given(plan, k, refusals[i].option))
+			return &refusals[i];
+	}
+	return NULL;
+}
+
+int ploom_plan_check(struct ploom_plan *plan, char *why, size_t size)
+{
+	const struct ploom_search_kind *k = ploom_search_kind_find(plan->search, plan->reduction);
+	const struct refusal *r;
+	int shard_depth_alone = 0;
+	char list[256];
+
+	/* a --search and a --reduction that no kind is: the search's own
+	 * kind refuses the reduction */
+	if (!k)
+		k = ploom_search_kind_find(plan->search, NULL);
+	/* plan->search is a name ploom_plan_set_search() took */
+	if (!k)
+		abort();
+	r = refused(plan, k, &shard_depth_alone);
+	if (r) {
+		snprintf(why, size, "%s cannot be combined with %s: %s", k->spelling,
+			 option_spellings[r->option], r->why);
+		return -1;
+	}
+	if (shard_depth_alone || (plan->shard_depth >= 0 && !plan->shard_count)) {
+		snprintf(why, size, "--shard-depth needs --shard");
+		return -1;
+	}
+	/* a --search that combines with no --reduction but its own has a row
+	 * of PLOOM_PLAN_OPT_REDUCTION */
+	if (strcmp(k->reduction, plan->reduction))
+		abort();
+	if ((k->flags & PLOOM_KIND_SAMPLE) && !plan->max_schedules && !plan->time_limit_s) {
+		snprintf(why, size, "%s needs --max-schedules or --time-limit: a sample never "
+			 "completes the search", k->spelling);
+		return -1;
+	}
+	if (plan->seed_given && !(k->flags & PLOOM_KIND_SAMPLE)) {
+		list_names(list, sizeof(list), spelling_of, PLOOM_KIND_SAMPLE);
+		snprintf(why, size, "--seed needs %s", list);
+		return -1;
+	}
+	if (plan->pct_depth_given && !(k->flags & PLOOM_KIND_PCT_DEPTH)) {
+		list_names(list, sizeof(list), spelling_of, PLOOM_KIND_PCT_DEPTH);
+		snprintf(why, size, "--pct-depth needs %s", list);
+		return -1;
+	}
+	plan->kind = k;
+	if (plan->shard_count) {
+		ploom_shard_init(&plan->shard, plan->shard_index, plan->shard_count);
+		if (plan->shard_depth >= 0)
+			plan->shard.depth = plan->shard_depth;
+	}
+	return 0;
+}
+
+void ploom_plan_configure(const struct ploom_plan *plan, struct ploom_config *config)
+{
+	config->max_preemptions = plan->max_preemptions;
+	config->reduction = (char *)plan->kind->reduction;
+	config->search = (char *)plan->kind->search;
+	config->seed = plan->seed;
+	config->pct_depth = plan->pct_depth;
+}
+
+int ploom_plan_strategy_new(struct ploom_strategy **out, struct ploom_plan *plan,
+			    struct ploom_err *err)
+{
+	return plan->kind->strategy_new(out, plan, err);
+}

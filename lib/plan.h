@@ -1,0 +1,152 @@
+/* plan.h - the searches ploom-explore runs, and the plan of one run.
+ *
+ * A search kind is one row of the registry in plan.c: its name, how the
+ * options spell it (--search and --reduction, which are also the
+ * "search" and "reduction" of traces and statistics), what it is (its
+ * flags), and its driver, which builds the strategy search.h runs.
+ *
+ * A plan is the options of one run that shape its search.  The command
+ * fills it as it parses; ploom_plan_check() resolves the kind and refuses
+ * the combinations that would be unsound or are not built, from one table
+ * of refusals in plan.c with the reason for each, the way git's
+ * parse-options refuses incompatible options:
+ *
+ *     struct ploom_plan plan = PLOOM_PLAN_INIT;
+ *     char why[512];
+ *     ...
+ *     if (ploom_plan_set_search(&plan, optarg, why, sizeof(why)) < 0)
+ *             usage error: why
+ *     ...
+ *     if (ploom_plan_check(&plan, why, sizeof(why)) < 0)
+ *             usage error: why
+ *     ploom_plan_configure(&plan, &config);
+ *     ploom_plan_strategy_new(&strategy, &plan, &err);
+ *
+ * Everything here is static: a kind is never freed, a plan owns nothing. */
+#ifndef PLOOM_PLAN_H
+#define PLOOM_PLAN_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "shard.h"
+
+struct ploom_config;
+struct ploom_strategy;
+struct ploom_plan;
+
+/* The kinds, in the registry's order. */
+enum ploom_plan_kind {
+	PLOOM_PLAN_DFS,
+	PLOOM_PLAN_DPOR,
+	PLOOM_PLAN_IPB,
+	PLOOM_PLAN_PCT,
+	PLOOM_PLAN_RANDOM,
+	PLOOM_PLAN_NKINDS,
+};
+
+/* What a kind is: the answers to the questions the utilities and the
+ * codecs of traces and statistics ask of a search. */
+enum {
+	/* draws its schedules (sample.h): takes --seed, needs -n or -t, never
+	 * passes; traces and statistics carry its seed */
+	PLOOM_KIND_SAMPLE = 1 << 0,
+	/* takes --pct-depth; traces and statistics carry it */
+	PLOOM_KIND_PCT_DEPTH = 1 << 1,
+	/* runs every schedule with fewer preemptions before the first
+	 * failure, so that failure is minimal by construction and no
+	 * minimizer runs */
+	PLOOM_KIND_MINIMAL = 1 << 2,
+};
+
+struct ploom_search_kind {
+	enum ploom_plan_kind kind;
+	const char *name;           /* "dfs", "dpor", "ipb", "pct", "random" */
+	const char *search;         /* its --search: "dfs" for dpor */
+	const char *reduction;      /* its --reduction: "none", or "dpor" */
+	const char *spelling;       /* how a refusal names it: "--search=ipb",
+				     * "--reduction=dpor" */
+	unsigned flags;             /* PLOOM_KIND_* */
+	/* the driver: a new strategy for plan (which ploom_plan_check()
+	 * accepted), as ploom_plan_strategy_new() documents */
+	int (*strategy_new)(struct ploom_strategy **out, struct ploom_plan *plan,
+			    struct ploom_err *err);
+};
+
+/* The options a kind may refuse (the columns of the table of refusals);
+ * ploom_plan_refusal() tells whether a kind takes one. */
+enum ploom_plan_option {
+	PLOOM_PLAN_OPT_REDUCTION,       /* --reduction=dpor */
+	PLOOM_PLAN_OPT_MAX_PREEMPTIONS, /* -p, --max-preemptions */
+	PLOOM_PLAN_OPT_JOBS,            /* -j, --jobs above 1 */
+	PLOOM_PLAN_OPT_SHARD,           /* --shard */
+};
+
+struct ploom_plan {
+	/* as parsed */
+	const char *search;         /* a known --search (ploom_plan_set_search()) */
+	const char *reduction;      /* a known --reduction (ploom_plan_set_reduction()) */
+	int max_preemptions;        /* -1: no bound */
+	int jobs;                   /* workers, from 1 */
+	long max_schedules;         /* 0: none */
+	double time_limit_s;        /* 0: none */
+	unsigned long seed;
+	int seed_given;
+	int pct_depth;
+	int pct_depth_given;
+	int shard_index;
+	int shard_count;            /* 0: no --shard */
+	int shard_depth;            /* -1: the default */
+	/* set by ploom_plan_check() */
+	const struct ploom_search_kind *kind;
+	struct ploom_shard shard;   /* with --shard: the shard this run walks */
+};
+
+/* dfs, no bound, one worker, no limit, seed 0, pct depth 3, no shard */
+#define PLOOM_PLAN_INIT {"dfs", "none", -1, 1, 0, 0, 0, 0, 3, 0, -1, 0, -1, NULL, {0}}
+
+/* The kind of the search spelled --search=search --reduction=reduction
+ * (NULL reads as "dfs" and "none", as in a trace that does not say), or
+ * NULL when no kind is spelled so.  Owned by the registry. */
+const struct ploom_search_kind *ploom_search_kind_find(const char *search,
+						       const char *reduction);
+
+/* The flags of --search=search without reduction: the answer for the
+ * "search" of a trace or statistics; 0 for NULL ("dfs") or a name no kind
+ * has. */
+unsigned ploom_search_flags(const char *search);
+
+/* NULL when kind takes option, else why not (a static string, without
+ * the kind's or the option's name). */
+const char *ploom_plan_refusal(enum ploom_plan_kind kind, enum ploom_plan_option option);
+
+/* Set plan's --search or --reduction to name, a static or argv string the
+ * plan points to.  Returns 0, or -1 when no kind spells itself so, with
+ * why (of size bytes) the usage error without the value:
+ * "unknown --search (dfs, ipb, pct or random)". */
+int ploom_plan_set_search(struct ploom_plan *plan, const char *name, char *why, size_t size);
+int ploom_plan_set_reduction(struct ploom_plan *plan, const char *name, char *why,
+			     size_t size);
+
+/* Resolves plan->kind and refuses what does not combine, checking in the
+ * order of the table of refusals, then what a kind needs (a sample's
+ * limit) and what an option needs (--seed a sample, --pct-depth pct,
+ * --shard-depth --shard).  Returns 0 with plan->kind set (and
+ * plan->shard, with --shard), or -1 with why (of size bytes) the usage
+ * error: "--reduction=dpor cannot be combined with --shard: ...". */
+int ploom_plan_check(struct ploom_plan *plan, char *why, size_t size);
+
+/* Writes the checked plan's search into config (max_preemptions,
+ * reduction, search, seed, pct_depth), which then points to static
+ * strings: for the workers, the traces and the statistics. */
+void ploom_plan_configure(const struct ploom_plan *plan, struct ploom_config *config);
+
+/* A new strategy for the checked plan: its kind's driver.  On success the
+ * caller owns *out and frees it with ploom_strategy_free(), or hands it
+ * to ploom_search_run(), which frees it; with --shard the strategy points
+ * to plan->shard, so the plan outlives it.  Returns 0, or -1 with err
+ * filled. */
+int ploom_plan_strategy_new(struct ploom_strategy **out, struct ploom_plan *plan,
+			    struct ploom_err *err);
+
+#endif
