@@ -267,7 +267,8 @@ steps() {
 }
 
 @test "--schedule-timeout lowers the trace's schedule timeout, never raises it" {
-	run -1 --separate-stderr ploom-explore -q --no-minimize --schedule-timeout 0.5 "$SCN:blocks_outside"
+	scenarios_here
+	run -1 --separate-stderr ploom-explore -q --no-minimize --schedule-timeout 0.5 scenarios.py:blocks_outside
 	trace="$(echo "$output" | jq -r .trace)"
 	# a trace may ask for 1e9 s (31 years): the command line's limit holds
 	jq '.config.schedule_timeout_s = 1e9' "$trace" > long.json
