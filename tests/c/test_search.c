@@ -1,6 +1,6 @@
 /* Tests of lib/search, the search driver, over real worker processes that
  * run no Python: each is this program again, started by
- * ploom_worker_start() as `SELF -m ploom._worker TARGET`, which answers
+ * ploom_worker_start() as `SELF -P -m ploom._worker TARGET`, which answers
  * the worker protocol (event.h) from the simulator (sim.h).  So the
  * driver's processes, pipes and polls are the real ones, and REFERENCE.md's
  * counts must come out for any number of workers.
@@ -947,8 +947,15 @@ int main(int argc, char **argv)
 {
 	ssize_t n;
 
-	if (argc == 4 && !strcmp(argv[1], "-m"))
-		be_worker(argv[3]);
+	/* as a worker: anything else would start the tests over, and each
+	 * of their workers again */
+	if (argc == 5 && !strcmp(argv[1], "-P") && !strcmp(argv[2], "-m"))
+		be_worker(argv[4]);
+	if (argc > 1) {
+		fprintf(stderr, "test_search: unexpected arguments (a worker is "
+				"SELF -P -m ploom._worker TARGET)\n");
+		return 2;
+	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
 		abort();
