@@ -44,7 +44,7 @@ static void worker_starts_runs_and_stops(void)
 	char *py, *text;
 	const int choices[] = {1, 2};
 
-	py = script("good", "echo \"$1 $2 $3\" > " "\"$(dirname \"$0\")/args\"\n"
+	py = script("good", "echo \"$1 $2 $3 $4\" > " "\"$(dirname \"$0\")/args\"\n"
 		    /* no pipe or command substitution of the shell may be open
 		     * while ls looks: list into a file, sort after */
 		    "d=$(dirname \"$0\")\n"
@@ -84,7 +84,7 @@ static void worker_starts_runs_and_stops(void)
 	CHECK_STR(text, "run 100 5000 2 1 2 0 default\n");
 	free(text);
 	text = fake_read(dir, "args");
-	CHECK_STR(text, "-m ploom._worker mod:fn\n");
+	CHECK_STR(text, "-P -m ploom._worker mod:fn\n");
 	free(text);
 done:
 	ploom_run_release(&run);
@@ -255,8 +255,18 @@ static void expect_and_patch_come_before_the_target_in_order(void)
 	CHECK_STR(err.msg, "");
 	CHECK_INT(ploom_worker_stop(w, &err), 0);
 	text = fake_read(dir, "args");
-	CHECK_STR(text, "-m ploom._worker --expect=/x/mod.py --patch=mylib.pool --patch=other "
+	/* -P: the folder the utility runs in is not on the worker's path */
+	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py --patch=mylib.pool --patch=other "
 			"mod:fn\n");
+	free(text);
+	/* with the file's blob id, which the worker holds the bytes it runs to */
+	opts.expect_blob = "0123456789012345678901234567890123456789";
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py "
+			"--expect-blob=0123456789012345678901234567890123456789 "
+			"--patch=mylib.pool --patch=other mod:fn\n");
 	free(text);
 	free(py);
 }
