@@ -13,7 +13,7 @@
 #include "args.h"
 #include "jsonutil.h"
 #include "plan.h"
-#include "sample.h"
+#include "policy.h"
 #include "shard.h"
 #include "store.h"
 
