@@ -7,8 +7,10 @@
 #                        sanitizers, the fuzzers, doc examples, packaging, pytest on
 #                        CPython 3.13 and 3.14 (and $PLOOM_PYTHON_FT, if set)
 #   make example         ploom-explore on examples/bank_account.py
-#   make lint            shellcheck, cppcheck, ruff, groff checks, and the
-#                        extension compiled for free-threaded CPython
+#   make lint            no include cycle among lib/'s modules
+#                        (scripts/check-includes), shellcheck, cppcheck, ruff,
+#                        groff checks, and the extension compiled for
+#                        free-threaded CPython
 #   make bench           cost of a schedule against a fresh interpreter, and
 #                        schedules to the first failure under each search order
 #   make soak            the differential test of --reduction=dpor against DFS
@@ -246,6 +248,7 @@ test-python: all
 	((! $${#failed[@]}))
 
 lint: $(VENV_STAMP) | $(DEPS_STAMP)
+	scripts/check-includes
 	shellcheck $(SHELL_SCRIPTS)
 	$(if $(BATS_FILES)$(BATS_HELPERS),shellcheck -s bash $(BATS_FILES) $(BATS_HELPERS))
 	$(CPPCHECK) lib cmd

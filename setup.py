@@ -154,11 +154,9 @@ EXTENSION = Extension(
     # -fno-strict-aliasing as CPython builds its extensions; hidden
     # visibility keeps lib/'s functions out of the module's symbol table
     # (PyInit__ploom is exported by PyMODINIT_FUNC).  The extension only
-    # encodes records: with a section per function the linker drops
-    # event.c's decoder, and with it the decoder's calls into the trace
-    # model, which the extension does not link.
-    extra_compile_args=[*C_FLAGS, "-fno-strict-aliasing", "-fvisibility=hidden", "-ffunction-sections"],
-    extra_link_args=["-Wl,--gc-sections"],
+    # encodes records: the decoder, which builds runs of the trace model,
+    # is decode.c's, which it does not link.
+    extra_compile_args=[*C_FLAGS, "-fno-strict-aliasing", "-fvisibility=hidden"],
 )
 
 setup(

@@ -23,6 +23,7 @@
 #include "sample.h"
 #include "search.h"
 #include "shard.h"
+#include "stats.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -432,37 +433,22 @@ static int write_stats(const struct ploom_search_result *res, const struct run_o
 		       const char *min_path, struct ploom_err *err)
 {
 	const struct ploom_config *config = &o->common.config;
-	struct ploom_stats stats = {
-		.result = res->failing ? "failure" : res->stopped_by ? "incomplete" : "pass",
+	const struct ploom_stats_search asked = {
 		.target = o->target,
-		.schedules = res->schedules,
-		.failing = res->failing,
-		.complete = !res->stopped_by,
-		.stopped_by = res->stopped_by,
+		.hash_seed = o->common.hash_seed,
 		.max_preemptions = config->max_preemptions,
 		.reduction = config->reduction,
 		.search = config->search,
 		.seed = config->seed,
 		.pct_depth = config->pct_depth,
-		.minimal_by_construction = res->failure &&
-					   (o->plan.kind->flags & PLOOM_KIND_MINIMAL),
-		.sleep_blocked = res->sleep_blocked,
-		.hash_seed = o->common.hash_seed,
-		.elapsed_s = res->elapsed_s,
-		.schedules_per_second =
-			res->elapsed_s > 0 ? (double)res->schedules / res->elapsed_s : 0,
-		.max_depth = res->max_depth,
-		.trace = res->failure_path ? res->failure_path : res->limit_path,
-		.minimized_trace = min_path,
-		.failure = res->failure ? &res->failure->run.outcome : NULL,
+		.fewest_preemptions_first = (o->plan.kind->flags & PLOOM_KIND_MINIMAL) != 0,
 		.jobs = o->plan.jobs,
 		.with_outcomes = o->keep_going,
-		.outcomes = res->outcomes,
-		.noutcomes = res->noutcomes,
-		.outcomes_truncated = res->outcomes_truncated,
 		.shard = o->plan.shard_count ? &o->plan.shard : NULL,
 	};
+	struct ploom_stats stats;
 
+	ploom_stats_from_search(&stats, &asked, res, min_path);
 	return ploom_stats_write(stdout, &stats, err);
 }
 

@@ -1,7 +1,7 @@
 /* ploom-merge - the statistics of a search's shards as one.
  *
  * Reads the statistics that `ploom-explore --shard K/N` printed, one file
- * per shard (lib/json's reader checks each), checks that they are shards
+ * per shard (lib/stats's reader checks each), checks that they are shards
  * of one search and merges them (lib/merge), prints the merged statistics
  * as ploom-explore would have, and exits as it would have.
  * man/ploom-merge.1 is the reference. */
@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "err.h"
-#include "json.h"
+#include "stats.h"
 #include "merge.h"
 
 #define PROG "ploom-merge"

@@ -1,4 +1,6 @@
-/* json.h - traces and exploration statistics as JSON.
+/* json.h - the trace codec: traces as JSON, and JSON back as traces.
+ * (The statistics ploom-explore prints are JSON too: stats.h.  Files are
+ * written whole through store.h.)
  *
  * The trace format (version PLOOM_TRACE_VERSION, see trace.h and
  * man/ploom-trace.5):
@@ -106,8 +108,8 @@ int ploom_trace_write(FILE *out, const struct ploom_trace *trace,
  * (PATH.XXXXXX.tmp, created with O_EXCL and O_NOFOLLOW, mode 0644 less the
  * umask), then renames it to path, so that a reader never sees half a
  * trace, writers at once into one folder do not collide, and a link planted
- * in the folder redirects nothing.  Returns 0, or -1 with err filled with
- * the reason (the temporary file is then removed). */
+ * in the folder redirects nothing (ploom_store_write()).  Returns 0, or -1
+ * with err filled with the reason (the temporary file is then removed). */
 int ploom_trace_write_file(const char *path, const struct ploom_trace *trace,
 			   struct ploom_err *err);
 
@@ -118,95 +120,5 @@ int ploom_trace_write_file(const char *path, const struct ploom_trace *trace,
  * caller owns *out (the path written, malloc'd). */
 int ploom_trace_save(char **out, const struct ploom_trace *trace, const char *dir,
 		     const char *suffix, struct ploom_err *err);
-
-struct ploom_search_outcome;    /* search.h */
-struct ploom_shard;             /* shard.h */
-
-/* The statistics of one exploration, as printed by ploom-explore.  All
- * pointers are borrowed; NULL strings are written as null. */
-struct ploom_stats {
-	const char *result;         /* "pass", "failure", "incomplete" */
-	const char *target;
-	long schedules;
-	long failing;
-	int complete;
-	const char *stopped_by;     /* NULL, "max-schedules", "time-limit", "max-steps", "failure" */
-	int max_preemptions;        /* -1: null */
-	const char *reduction;
-	const char *search;         /* the search order: "dfs", "ipb", "pct", "random" */
-	/* a sample's (search "pct" or "random"): "seed" is written, and for
-	 * "pct" "pct_depth" too */
-	unsigned long seed;
-	int pct_depth;
-	/* 1: write "minimal_by_construction": true, the first failure has the
-	 * fewest preemptions of any failing schedule because the search order
-	 * ran every schedule with fewer before it; 0: not written */
-	int minimal_by_construction;
-	const char *hash_seed;
-	double elapsed_s;
-	double schedules_per_second;
-	long max_depth;
-	const char *trace;          /* path of the trace written, or NULL */
-	const char *minimized_trace; /* path of the minimized trace, or NULL */
-	const struct ploom_outcome *failure; /* the first failure, or NULL */
-	int jobs;                   /* workers run at once; 0: not written */
-	long sleep_blocked;         /* runs the reduction stopped half way; written
-				     * when reduction is not "none" */
-	/* 1: write "outcomes", the distinct outcomes of the schedules as
-	 * {"kind", "summary", "schedules"} in this order, and
-	 * "outcomes_truncated"; 0: write neither */
-	int with_outcomes;
-	const struct ploom_search_outcome *outcomes;
-	size_t noutcomes;
-	int outcomes_truncated;     /* more distinct outcomes came than these */
-	/* a shard's search (--shard), or a merge of shards (index -1): written
-	 * as "shard": {"index" (null in a merge), "count", "depth", "units"
-	 * (null: -1), "owned", "probes", "failure_unit" (null: -1), and in a
-	 * merge "missing": [index...]}; NULL: not written */
-	const struct ploom_shard *shard;
-};
-
-/* Writes the statistics as one indented JSON object and a newline.
- * Returns 0, or -1 with err filled. */
-int ploom_stats_write(FILE *out, const struct ploom_stats *stats,
-		      struct ploom_err *err);
-
-/* ---- statistics read back (ploom-merge) ---- */
-
-/* Statistics as ploom_stats_parse() reads them: stats points into the
- * struct, which owns everything. */
-struct ploom_stats_in {
-	struct ploom_stats stats;
-	char *result, *target, *stopped_by, *reduction, *search, *hash_seed, *trace,
-	     *minimized_trace;
-	struct ploom_outcome failure;           /* stats.failure points here, if set */
-	struct ploom_search_outcome *outcomes;  /* stats.outcomes */
-	struct ploom_shard *shard;              /* stats.shard */
-};
-
-/* The largest statistics the reader accepts. */
-#define PLOOM_STATS_MAX_BYTES ((size_t)16 << 20)
-
-/* Parses what ploom_stats_write() wrote, checking every field it reads
- * (the fields of ploom_stats, the sleep_blocked and jobs counts left
- * out; "search" is optional, "dfs" when absent, as statistics written
- * before the search orders came from dfs) as the trace reader does,
- * duplicate keys included, and that the counts agree with each other
- * (failing <= schedules, a failure exactly when failing > 0, complete
- * exactly when stopped_by is null, a shard's failure_unit exactly when
- * there is a failure).  "missing" is not read:
- * a merge's output is not a shard's.  On success the caller owns *out and
- * frees it with ploom_stats_in_free(); on error returns -1 with err filled
- * (PLOOM_ERR_INPUT with the field's path, or PLOOM_ERR_NOMEM). */
-int ploom_stats_parse(struct ploom_stats_in **out, const char *text, size_t len,
-		      struct ploom_err *err);
-
-/* Reads the file at path ("-": standard input), at most
- * PLOOM_STATS_MAX_BYTES, then parses it as above. */
-int ploom_stats_read_file(struct ploom_stats_in **out, const char *path,
-			  struct ploom_err *err);
-
-/* Frees the statistics; accepts NULL. */
-void ploom_stats_in_free(struct ploom_stats_in *in);
 
 #endif

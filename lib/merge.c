@@ -16,7 +16,9 @@ struct part {
 struct ploom_merge {
 	struct part *parts;
 	size_t n, cap;
-	/* the result, pointing into parts */
+	/* the result, pointing into parts: the shards' counts added up as a
+	 * search's result, and the statistics made from it */
+	struct ploom_search_result sum;
 	struct ploom_stats stats;
 	struct ploom_shard shard;
 	struct ploom_search_outcome *outcomes;
@@ -147,11 +149,11 @@ static int by_index(const void *a, const void *b)
 	return x->in->stats.shard->index - y->in->stats.shard->index;
 }
 
-/* The shards' tallies added up, into m->outcomes; only when every shard
- * has them. */
-static int merge_outcomes(struct ploom_merge *m, struct ploom_err *err)
+/* The shards' tallies added up, into m->outcomes and m->sum; only when
+ * every shard has them.  Sets *with_outcomes to 1 when they do. */
+static int merge_outcomes(struct ploom_merge *m, int *with_outcomes, struct ploom_err *err)
 {
-	struct ploom_stats *s = &m->stats;
+	struct ploom_search_result *s = &m->sum;
 	size_t i, j, k, total = 0;
 
 	for (i = 0; i < m->n; i++) {
@@ -162,7 +164,7 @@ static int merge_outcomes(struct ploom_merge *m, struct ploom_err *err)
 	m->outcomes = calloc(total + 1, sizeof(*m->outcomes));
 	if (!m->outcomes)
 		return ploom_err_oom(err);
-	s->with_outcomes = 1;
+	*with_outcomes = 1;
 	s->outcomes = m->outcomes;
 	for (i = 0; i < m->n; i++) {
 		const struct ploom_stats *in = &m->parts[i].in->stats;
@@ -193,10 +195,12 @@ static int merge_outcomes(struct ploom_merge *m, struct ploom_err *err)
 int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 		       struct ploom_err *err)
 {
-	struct ploom_stats *s = &m->stats;
-	const struct ploom_stats *first, *failed = NULL, *traced = NULL;
+	struct ploom_search_result *s = &m->sum;
+	struct ploom_stats_search asked = {0};
+	const struct ploom_stats *first;
+	const struct ploom_stats_in *failed = NULL, *traced = NULL;
 	size_t i;
-	int k, count;
+	int k, count, complete;
 
 	*out = NULL;
 	if (!m->n)
@@ -212,14 +216,15 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	m->missing = malloc(((size_t)count - m->n + 1) * sizeof(*m->missing));
 	if (!m->missing)
 		return ploom_err_oom(err);
-	s->target = first->target;
-	s->max_preemptions = first->max_preemptions;
-	s->reduction = first->reduction;
-	s->search = first->search;
-	s->seed = first->seed;
-	s->pct_depth = first->pct_depth;
-	s->hash_seed = first->hash_seed;
-	s->complete = (size_t)count == m->n;
+	asked.target = first->target;
+	asked.hash_seed = first->hash_seed;
+	asked.max_preemptions = first->max_preemptions;
+	asked.reduction = first->reduction;
+	asked.search = first->search;
+	asked.seed = first->seed;
+	asked.pct_depth = first->pct_depth;
+	asked.shard = &m->shard;
+	complete = (size_t)count == m->n;
 	m->shard.index = -1;
 	m->shard.count = count;
 	m->shard.depth = first->shard->depth;
@@ -227,7 +232,8 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	m->shard.failure_unit = -1;
 	m->shard.last_unit = -1;
 	for (i = 0; i < m->n; i++) {
-		const struct ploom_stats *in = &m->parts[i].in->stats;
+		const struct ploom_stats_in *part = m->parts[i].in;
+		const struct ploom_stats *in = &part->stats;
 		const struct ploom_shard *sh = in->shard;
 
 		if (add_count(&s->schedules, in->schedules, "schedules", err) < 0 ||
@@ -239,17 +245,17 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 			s->max_depth = in->max_depth;
 		if (in->elapsed_s > s->elapsed_s)
 			s->elapsed_s = in->elapsed_s;
-		if (!in->complete && s->complete) {
-			s->complete = 0;
+		if (!in->complete && complete) {
+			complete = 0;
 			s->stopped_by = in->stopped_by;
 		}
 		if (in->complete && m->shard.units < 0)
 			m->shard.units = sh->units;
 		if (sh->failure_unit >= 0 &&
-		    (!failed || sh->failure_unit < failed->shard->failure_unit))
-			failed = in;
+		    (!failed || sh->failure_unit < failed->stats.shard->failure_unit))
+			failed = part;
 		if (in->trace && !traced)
-			traced = in;
+			traced = part;
 	}
 	for (k = 0, i = 0; k < count; k++) {
 		if (i < m->n && m->parts[i].in->stats.shard->index == k)
@@ -259,22 +265,22 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	}
 	m->shard.missing = m->missing;
 	/* every shard given is complete, and some are not given */
-	if (!s->complete && !s->stopped_by)
+	if (!complete && !s->stopped_by)
 		s->stopped_by = "missing-shards";
+	/* the traces of the first failure, else of the first shard with one */
 	if (failed) {
-		s->failure = failed->failure;
-		s->trace = failed->trace;
-		s->minimized_trace = failed->minimized_trace;
-		m->shard.failure_unit = failed->shard->failure_unit;
+		s->failure_path = failed->trace;
+		m->shard.failure_unit = failed->stats.shard->failure_unit;
 	} else if (traced) {
-		s->trace = traced->trace;
-		s->minimized_trace = traced->minimized_trace;
+		s->limit_path = traced->trace;
 	}
-	s->result = s->failing ? "failure" : s->complete ? "pass" : "incomplete";
-	s->schedules_per_second = s->elapsed_s > 0 ? (double)s->schedules / s->elapsed_s : 0;
-	s->shard = &m->shard;
-	if (merge_outcomes(m, err) < 0)
+	if (merge_outcomes(m, &asked.with_outcomes, err) < 0)
 		return -1;
-	*out = s;
+	ploom_stats_from_search(&m->stats, &asked, s,
+				failed ? failed->minimized_trace
+				       : traced ? traced->minimized_trace : NULL);
+	/* a shard's failure comes back as an outcome, not as a trace */
+	m->stats.failure = failed ? failed->stats.failure : NULL;
+	*out = &m->stats;
 	return 0;
 }

@@ -2,7 +2,7 @@
  *
  *     ploom_merge_new(&m, &err);
  *     for each file:
- *         ploom_stats_read_file(&in, path, &err);     // json.h
+ *         ploom_stats_read_file(&in, path, &err);     // stats.h
  *         ploom_merge_add(m, in, path, &err);          // takes in
  *     ploom_merge_result(&stats, m, &err);
  *     ploom_stats_write(stdout, stats, &err);
@@ -34,7 +34,7 @@
 #define PLOOM_MERGE_H
 
 #include "err.h"
-#include "json.h"
+#include "stats.h"
 
 struct ploom_merge;
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decode.h"
 #include "event.h"
 #include "fingerprint.h"
 

@@ -41,15 +41,13 @@
 
 #include "err.h"
 #include "policy.h"
+#include "trace.h"
 
 struct ploom_strategy;
 
-/* The largest search seed. */
-#define PLOOM_SAMPLE_MAX_SEED 4294967295UL
-
 struct ploom_sample_opts {
 	enum ploom_policy_kind kind;    /* PLOOM_POLICY_RANDOM or PLOOM_POLICY_PCT */
-	unsigned long seed;             /* 0 to PLOOM_SAMPLE_MAX_SEED */
+	unsigned long seed;             /* 0 to PLOOM_SAMPLE_MAX_SEED (trace.h) */
 	int depth;                      /* pct: d, 1 to PLOOM_PCT_MAX_DEPTH */
 	long max_schedules;             /* the driver's; 0: none */
 	int parts;                      /* the driver's workers, from 1 */

@@ -206,9 +206,13 @@ struct ploom_config {
 	 * otherwise); NULL reads as "dfs", the order of a trace that does
 	 * not say */
 	char *search;
-	unsigned long seed;
+	unsigned long seed;     /* 0 to PLOOM_SAMPLE_MAX_SEED */
 	int pct_depth;
 };
+
+/* The largest seed of a sample's search (--seed), which a config and the
+ * statistics record. */
+#define PLOOM_SAMPLE_MAX_SEED 4294967295UL
 
 /* The most modules one config patches, and the longest name of one in
  * bytes: far more than a scenario needs, and small enough that the

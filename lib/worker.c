@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "decode.h"
 #include "event.h"
 
 extern char **environ;

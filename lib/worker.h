@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "decode.h"
 #include "err.h"
 #include "event.h"
 #include "trace.h"

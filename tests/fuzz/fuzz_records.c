@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/decode.h"
 #include "../../lib/event.h"
 #include "../../lib/trace.h"
 
