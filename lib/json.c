@@ -12,7 +12,7 @@
 
 #include "args.h"
 #include "jsonutil.h"
-#include "plan.h"
+#include "kind.h"
 #include "policy.h"
 #include "shard.h"
 #include "store.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
+#include "kind.h"
 
 /* ---- writing ---- */
 

@@ -1,6 +1,7 @@
-/* The registry of search kinds and the table of what combines with
- * them; plan.h documents the rules.  A new search is a row of kinds[],
- * its driver beside the others, and its rows of refusals[]. */
+/* The drivers of the search kinds and the table of what combines with
+ * them; plan.h documents the rules.  A new search is a row of
+ * ploom_search_kinds[] (kind.c), its driver beside the others here, and
+ * its rows of refusals[]. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,16 +57,17 @@ static int random_new(struct ploom_strategy **out, struct ploom_plan *plan,
 
 /* ---- the registry ---- */
 
-/* In the order the usage errors list the names: the first row of a
- * --search or --reduction is where its name is listed. */
-static const struct ploom_search_kind kinds[PLOOM_PLAN_NKINDS] = {
-	{PLOOM_PLAN_DFS, "dfs", "dfs", "none", "--search=dfs", 0, dfs_new},
-	{PLOOM_PLAN_DPOR, "dpor", "dfs", "dpor", "--reduction=dpor", 0, dpor_new},
-	{PLOOM_PLAN_IPB, "ipb", "ipb", "none", "--search=ipb", PLOOM_KIND_MINIMAL, ipb_new},
-	{PLOOM_PLAN_PCT, "pct", "pct", "none", "--search=pct",
-	 PLOOM_KIND_SAMPLE | PLOOM_KIND_PCT_DEPTH, pct_new},
-	{PLOOM_PLAN_RANDOM, "random", "random", "none", "--search=random", PLOOM_KIND_SAMPLE,
-	 random_new},
+/* Each kind's driver, by enum ploom_plan_kind: a new strategy for plan
+ * (which ploom_plan_check() accepted), as ploom_plan_strategy_new()
+ * documents. */
+static int (*const drivers[PLOOM_PLAN_NKINDS])(struct ploom_strategy **out,
+						struct ploom_plan *plan,
+						struct ploom_err *err) = {
+	[PLOOM_PLAN_DFS] = dfs_new,
+	[PLOOM_PLAN_DPOR] = dpor_new,
+	[PLOOM_PLAN_IPB] = ipb_new,
+	[PLOOM_PLAN_PCT] = pct_new,
+	[PLOOM_PLAN_RANDOM] = random_new,
 };
 
 /* why a sample cannot be combined with --reduction=dpor and --shard */
@@ -116,28 +118,6 @@ static const char *const option_spellings[] = {
 	[PLOOM_PLAN_OPT_SHARD] = "--shard",
 };
 
-const struct ploom_search_kind *ploom_search_kind_find(const char *search,
-						       const char *reduction)
-{
-	size_t i;
-
-	if (!search)
-		search = "dfs";
-	if (!reduction)
-		reduction = "none";
-	for (i = 0; i < PLOOM_PLAN_NKINDS; i++)
-		if (!strcmp(kinds[i].search, search) && !strcmp(kinds[i].reduction, reduction))
-			return &kinds[i];
-	return NULL;
-}
-
-unsigned ploom_search_flags(const char *search)
-{
-	const struct ploom_search_kind *k = ploom_search_kind_find(search, NULL);
-
-	return k ? k->flags : 0;
-}
-
 const char *ploom_plan_refusal(enum ploom_plan_kind kind, enum ploom_plan_option option)
 {
 	size_t i;
@@ -181,12 +161,12 @@ static void list_names(char *out, size_t size,
 	size_t i, j, n = 0, len = 0;
 
 	for (i = 0; i < PLOOM_PLAN_NKINDS; i++) {
-		if ((kinds[i].flags & flags) != flags)
+		if ((ploom_search_kinds[i].flags & flags) != flags)
 			continue;
-		for (j = 0; j < n && strcmp(names[j], field(&kinds[i])); j++)
+		for (j = 0; j < n && strcmp(names[j], field(&ploom_search_kinds[i])); j++)
 			;
 		if (j == n)
-			names[n++] = field(&kinds[i]);
+			names[n++] = field(&ploom_search_kinds[i]);
 	}
 	out[0] = '\0';
 	for (i = 0; i < n && len < size; i++)
@@ -203,8 +183,8 @@ static int set_name(const char **out, const char *name,
 	size_t i;
 
 	for (i = 0; i < PLOOM_PLAN_NKINDS; i++)
-		if (!strcmp(field(&kinds[i]), name)) {
-			*out = field(&kinds[i]);
+		if (!strcmp(field(&ploom_search_kinds[i]), name)) {
+			*out = field(&ploom_search_kinds[i]);
 			return 0;
 		}
 	list_names(list, sizeof(list), field, 0);
@@ -325,5 +305,5 @@ void ploom_plan_configure(const struct ploom_plan *plan, struct ploom_config *co
 int ploom_plan_strategy_new(struct ploom_strategy **out, struct ploom_plan *plan,
 			    struct ploom_err *err)
 {
-	return plan->kind->strategy_new(out, plan, err);
+	return drivers[plan->kind->kind](out, plan, err);
 }

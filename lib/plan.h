@@ -1,9 +1,10 @@
 /* plan.h - the searches ploom-explore runs, and the plan of one run.
  *
- * A search kind is one row of the registry in plan.c: its name, how the
+ * A search kind is one row of the registry in kind.c: its name, how the
  * options spell it (--search and --reduction, which are also the
- * "search" and "reduction" of traces and statistics), what it is (its
- * flags), and its driver, which builds the strategy search.h runs.
+ * "search" and "reduction" of traces and statistics) and what it is (its
+ * flags); its driver, which builds the strategy search.h runs, is in
+ * plan.c.
  *
  * A plan is the options of one run that shape its search.  The command
  * fills it as it parses; ploom_plan_check() resolves the kind and refuses
@@ -29,49 +30,12 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "kind.h"
 #include "shard.h"
 
 struct ploom_config;
 struct ploom_strategy;
 struct ploom_plan;
-
-/* The kinds, in the registry's order. */
-enum ploom_plan_kind {
-	PLOOM_PLAN_DFS,
-	PLOOM_PLAN_DPOR,
-	PLOOM_PLAN_IPB,
-	PLOOM_PLAN_PCT,
-	PLOOM_PLAN_RANDOM,
-	PLOOM_PLAN_NKINDS,
-};
-
-/* What a kind is: the answers to the questions the utilities and the
- * codecs of traces and statistics ask of a search. */
-enum {
-	/* draws its schedules (sample.h): takes --seed, needs -n or -t, never
-	 * passes; traces and statistics carry its seed */
-	PLOOM_KIND_SAMPLE = 1 << 0,
-	/* takes --pct-depth; traces and statistics carry it */
-	PLOOM_KIND_PCT_DEPTH = 1 << 1,
-	/* runs every schedule with fewer preemptions before the first
-	 * failure, so that failure is minimal by construction and no
-	 * minimizer runs */
-	PLOOM_KIND_MINIMAL = 1 << 2,
-};
-
-struct ploom_search_kind {
-	enum ploom_plan_kind kind;
-	const char *name;           /* "dfs", "dpor", "ipb", "pct", "random" */
-	const char *search;         /* its --search: "dfs" for dpor */
-	const char *reduction;      /* its --reduction: "none", or "dpor" */
-	const char *spelling;       /* how a refusal names it: "--search=ipb",
-				     * "--reduction=dpor" */
-	unsigned flags;             /* PLOOM_KIND_* */
-	/* the driver: a new strategy for plan (which ploom_plan_check()
-	 * accepted), as ploom_plan_strategy_new() documents */
-	int (*strategy_new)(struct ploom_strategy **out, struct ploom_plan *plan,
-			    struct ploom_err *err);
-};
 
 /* The options a kind may refuse (the columns of the table of refusals);
  * ploom_plan_refusal() tells whether a kind takes one. */
@@ -105,16 +69,7 @@ struct ploom_plan {
 /* dfs, no bound, one worker, no limit, seed 0, pct depth 3, no shard */
 #define PLOOM_PLAN_INIT {"dfs", "none", -1, 1, 0, 0, 0, 0, 3, 0, -1, 0, -1, NULL, {0}}
 
-/* The kind of the search spelled --search=search --reduction=reduction
- * (NULL reads as "dfs" and "none", as in a trace that does not say), or
- * NULL when no kind is spelled so.  Owned by the registry. */
-const struct ploom_search_kind *ploom_search_kind_find(const char *search,
-						       const char *reduction);
 
-/* The flags of --search=search without reduction: the answer for the
- * "search" of a trace or statistics; 0 for NULL ("dfs") or a name no kind
- * has. */
-unsigned ploom_search_flags(const char *search);
 
 /* NULL when kind takes option, else why not (a static string, without
  * the kind's or the option's name). */

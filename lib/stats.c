@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "jsonutil.h"
-#include "plan.h"
+#include "kind.h"
 #include "sample.h"
 #include "search.h"
 #include "shard.h"

@@ -10,7 +10,7 @@
 
 #include "event.h"
 #include "fingerprint.h"
-#include "plan.h"
+#include "kind.h"
 
 /* the bound's milliseconds fit a `run` command's TIMEOUT_MS */
 _Static_assert(LONG_MAX / 2 / 1000 >= (long)PLOOM_MAX_TIMEOUT_S, "long too small");

@@ -1,0 +1,61 @@
+/* kind.h - the registry of search kinds: what each search ploom runs is
+ * called and what it is.
+ *
+ * A leaf module: the codecs of traces and statistics ask it whether a
+ * recorded search is a sample, and plan.c builds each kind's search,
+ * without either depending on the other.  A new search is a row of
+ * ploom_search_kinds[] (kind.c) and its driver in plan.c. */
+#ifndef PLOOM_KIND_H
+#define PLOOM_KIND_H
+
+/* The kinds, in the registry's order. */
+enum ploom_plan_kind {
+	PLOOM_PLAN_DFS,
+	PLOOM_PLAN_DPOR,
+	PLOOM_PLAN_IPB,
+	PLOOM_PLAN_PCT,
+	PLOOM_PLAN_RANDOM,
+	PLOOM_PLAN_NKINDS,
+};
+
+/* What a kind is: the answers to the questions the utilities and the
+ * codecs of traces and statistics ask of a search. */
+enum {
+	/* draws its schedules (sample.h): takes --seed, needs -n or -t, never
+	 * passes; traces and statistics carry its seed */
+	PLOOM_KIND_SAMPLE = 1 << 0,
+	/* takes --pct-depth; traces and statistics carry it */
+	PLOOM_KIND_PCT_DEPTH = 1 << 1,
+	/* runs every schedule with fewer preemptions before the first
+	 * failure, so that failure is minimal by construction and no
+	 * minimizer runs */
+	PLOOM_KIND_MINIMAL = 1 << 2,
+};
+
+struct ploom_search_kind {
+	enum ploom_plan_kind kind;
+	const char *name;           /* "dfs", "dpor", "ipb", "pct", "random" */
+	const char *search;         /* its --search: "dfs" for dpor */
+	const char *reduction;      /* its --reduction: "none", or "dpor" */
+	const char *spelling;       /* how a refusal names it: "--search=ipb",
+				     * "--reduction=dpor" */
+	unsigned flags;             /* PLOOM_KIND_* */
+};
+
+/* The registry, one row per kind, in the order of enum ploom_plan_kind
+ * and in the order the usage errors list the names: the first row of a
+ * --search or --reduction is where its name is listed. */
+extern const struct ploom_search_kind ploom_search_kinds[PLOOM_PLAN_NKINDS];
+
+/* The kind of the search spelled --search=search --reduction=reduction
+ * (NULL reads as "dfs" and "none", as in a trace that does not say), or
+ * NULL when no kind is spelled so.  Owned by the registry. */
+const struct ploom_search_kind *ploom_search_kind_find(const char *search,
+						       const char *reduction);
+
+/* The flags of --search=search without reduction: the answer for the
+ * "search" of a trace or statistics; 0 for NULL ("dfs") or a name no kind
+ * has. */
+unsigned ploom_search_flags(const char *search);
+
+#endif
