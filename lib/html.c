@@ -83,31 +83,11 @@ static char *row_caption(const struct ploom_view_row *r)
 	return text;
 }
 
-/* UTF-8 code points: every byte that does not continue a sequence. */
-static size_t text_width(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xC0) != 0x80)
-			n++;
-	return n;
-}
-
 /* Cuts s in place to PLOOM_HTML_CAPTION_MAX code points, the last three
  * "...", on a code point's boundary; s must be longer than that. */
 static void cut_caption(char *s)
 {
-	size_t i, n = 0;
-
-	for (i = 0; s[i]; i++) {
-		if (((unsigned char)s[i] & 0xC0) != 0x80) {
-			if (n == PLOOM_HTML_CAPTION_MAX - 3)
-				break;
-			n++;
-		}
-	}
-	memcpy(s + i, "...", 4);
+	memcpy(s + ploom_view_prefix(s, PLOOM_HTML_CAPTION_MAX - 3), "...", 4);
 }
 
 /* ---- layout ---------------------------------------------------------------
@@ -185,7 +165,7 @@ static int box_set(struct box *b, char *caption, size_t *widest)
 	if (!caption)
 		return -1;
 	b->caption = caption;
-	n = text_width(caption);
+	n = ploom_view_text_width(caption);
 	if (n > PLOOM_HTML_CAPTION_MAX) {
 		b->whole = strdup(caption);
 		if (!b->whole)
@@ -209,7 +189,7 @@ static int where_set(struct box *b, const char *where, size_t *widest)
 	b->where = strdup(where);
 	if (!b->where)
 		return -1;
-	n = text_width(b->where);
+	n = ploom_view_text_width(b->where);
 	if (n > PLOOM_HTML_CAPTION_MAX) {
 		cut_caption(b->where);
 		n = PLOOM_HTML_CAPTION_MAX;
@@ -261,7 +241,7 @@ static int layout_build(struct layout *lay, const struct ploom_view *v)
 	if (!lay->lane_x || !lay->lane_w || !lay->boxes || !widest)
 		goto done;
 	for (l = 0; l < v->nlanes; l++)
-		widest[l] = text_width(v->names[l]);
+		widest[l] = ploom_view_text_width(v->names[l]);
 	lay->lines = 1;
 	for (i = 0; i < v->nrows; i++) {
 		const struct ploom_view_row *r = &v->rows[i];
@@ -278,7 +258,7 @@ static int layout_build(struct layout *lay, const struct ploom_view *v)
 		if (!lay->waits)
 			goto done;
 		for (i = 0; i < v->nwaits; i++) {
-			const struct ploom_view_row *r = &v->waits[i];
+			const struct ploom_view_wait *r = &v->waits[i];
 			l = r->lane;
 			box_release(&lay->waits[l]);
 			memset(&lay->waits[l], 0, sizeof(lay->waits[l]));
@@ -603,23 +583,9 @@ static const char *outcome_class(enum ploom_outcome_kind kind)
 	return kind == PLOOM_OUTCOME_PASS ? "pass" : "other";
 }
 
-/* "task N", then " (NAME)" when the scenario named its thread, as the
- * text rendering says it. */
-static void put_task(struct ploom_writer *w, const struct ploom_run *run, int task)
+static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 {
-	const char *name = ploom_run_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
-
-	putf(w, "task %d", task);
-	if (name) {
-		put(w, " (");
-		put_esc(w, name, 0);
-		put(w, ")");
-	}
-}
-
-static void put_outcome(struct ploom_writer *w, const struct ploom_run *run)
-{
-	const struct ploom_outcome *o = &run->outcome;
+	const struct ploom_outcome *o = &v->trace->run.outcome;
 	size_t i;
 
 	putf(w, "<h2>Outcome</h2>\n<p><span class=\"kind %s\">%s</span>%s", outcome_class(o->kind),
@@ -629,7 +595,7 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_run *run)
 		put(w, "every task finished</p>\n");
 		break;
 	case PLOOM_OUTCOME_FAILURE:
-		put_task(w, run, o->task);
+		put_esc(w, v->failed_task, 0);
 		put(w, " raised ");
 		put_esc_or(w, o->exc_type);
 		if (o->exc_message && *o->exc_message) {
@@ -647,17 +613,15 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_run *run)
 		break;
 	case PLOOM_OUTCOME_DEADLOCK:
 		put(w, "no task can run</p>\n<ul class=\"waits\">\n");
-		for (i = 0; i < o->nwaits; i++) {
-			const struct ploom_wait *wt = &o->waits[i];
-			char *obj = ploom_run_wait_object(run, wt->object);
+		for (i = 0; i < v->nwaits; i++) {
+			const struct ploom_view_wait *wt = &v->waits[i];
 			put(w, "<li>");
-			put_task(w, run, wt->task);
-			putf(w, " waits to %s ", ploom_op_name(wt->op));
-			put_esc(w, obj ? obj : "?", 0);
-			free(obj);
-			if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
+			put_esc(w, wt->who, 0);
+			putf(w, " waits to %s ", wt->op);
+			put_esc(w, wt->object, 0);
+			if (wt->holder) {
 				put(w, " held by ");
-				put_task(w, run, wt->holder);
+				put_esc(w, wt->holder, 0);
 			}
 			put(w, "</li>\n");
 		}
@@ -766,7 +730,7 @@ int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_er
 	put_facts(&w, &v);
 	put_diagram(&w, &lay);
 	put_legend(&w, &v);
-	put_outcome(&w, run);
+	put_outcome(&w, &v);
 	put(&w, "</body>\n</html>\n");
 	if (ploom_writer_finish(&w, err) < 0)
 		goto done;

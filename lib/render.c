@@ -156,17 +156,6 @@ struct cell {
 	size_t width;   /* in code points */
 };
 
-/* UTF-8 code points: every byte that does not continue a sequence. */
-static size_t text_width(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xC0) != 0x80)
-			n++;
-	return n;
-}
-
 /* Replaces control characters with '?' in place. */
 static void sanitize(char *s)
 {
@@ -185,20 +174,14 @@ static void sanitize(char *s)
  * than max code points; else a copy.  NULL when out of memory. */
 static char *cut(const char *s, size_t max, size_t *out_width)
 {
-	size_t i, n = 0, w = text_width(s);
+	size_t i, w = ploom_view_text_width(s);
 	char *p;
 
 	if (w <= max) {
 		*out_width = w;
 		return strdup(s);
 	}
-	for (i = 0; s[i]; i++) {
-		if (((unsigned char)s[i] & 0xC0) != 0x80) {
-			if (n == max - 3)
-				break;
-			n++;
-		}
-	}
+	i = ploom_view_prefix(s, max - 3);
 	p = malloc(i + 4);
 	if (!p)
 		return NULL;
@@ -657,19 +640,6 @@ static void title(struct writer *w, const struct ploom_outcome *o)
 	put(w, o->kind == PLOOM_OUTCOME_DIVERGENCE ? " " : ": ");
 }
 
-/* "task 1", then " (mathieu)" when the scenario named it. */
-static void put_task(struct writer *w, const struct ploom_run *run, int task)
-{
-	const char *name = ploom_run_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
-
-	putf(w, "task %d", task);
-	if (name) {
-		put(w, " (");
-		put_text(w, name, 0);
-		put(w, ")");
-	}
-}
-
 static void put_outcome(struct writer *w, const struct ploom_view *v)
 {
 	const struct ploom_run *run = &v->trace->run;
@@ -682,7 +652,7 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 		put(w, "every task finished\n");
 		break;
 	case PLOOM_OUTCOME_FAILURE:
-		put_task(w, run, o->task);
+		put_text(w, v->failed_task, 0);
 		put(w, " raised ");
 		put_text(w, o->exc_type ? o->exc_type : "?", 0);
 		if (o->exc_message && *o->exc_message) {
@@ -697,25 +667,21 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 		break;
 	case PLOOM_OUTCOME_DEADLOCK:
 		put(w, "no task can run\n");
-		for (i = 0; i < o->nwaits; i++) {
-			const struct ploom_wait *wt = &o->waits[i];
-			char *obj = ploom_run_wait_object(run, wt->object);
+		for (i = 0; i < v->nwaits; i++) {
+			const struct ploom_view_wait *wt = &v->waits[i];
 			put(w, "  ");
-			put_task(w, run, wt->task);
+			put_text(w, wt->who, 0);
 			put(w, " waits to ");
-			put_text(w, ploom_op_name(wt->op), 0);
+			put_text(w, wt->op, 0);
 			put(w, " ");
-			put_text(w, obj ? obj : "?", 0);
-			free(obj);
-			if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
+			put_text(w, wt->object, 0);
+			if (wt->holder) {
 				put(w, " held by ");
-				put_task(w, run, wt->holder);
+				put_text(w, wt->holder, 0);
 			}
-			if (wt->where.file) {
+			if (wt->where) {
 				put(w, " at ");
-				put_text(w, ploom_short_name(v->sn, wt->where.file), 0);
-				putf(w, ":%d ", wt->where.line);
-				put_text(w, wt->where.function ? wt->where.function : "?", 0);
+				put_text(w, wt->where, 0);
 			}
 			put(w, "\n");
 		}

@@ -28,6 +28,40 @@ size_t ploom_view_lane_of(const struct ploom_view *v, int task)
 	return p ? (size_t)(p - v->tasks) : 0;
 }
 
+size_t ploom_view_text_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+size_t ploom_view_prefix(const char *s, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; s[i]; i++) {
+		if (((unsigned char)s[i] & 0xC0) != 0x80) {
+			if (k == n)
+				break;
+			k++;
+		}
+	}
+	return i;
+}
+
+static void wait_release(struct ploom_view_wait *wt)
+{
+	free(wt->label);
+	free(wt->where);
+	free(wt->who);
+	free(wt->object);
+	free(wt->holder);
+	memset(wt, 0, sizeof(*wt));
+}
+
 static void row_release(struct ploom_view_row *r)
 {
 	free(r->label);
@@ -45,7 +79,7 @@ void ploom_view_release(struct ploom_view *v)
 	for (i = 0; v->rows && i < v->nrows; i++)
 		row_release(&v->rows[i]);
 	for (i = 0; v->waits && i < v->nwaits; i++)
-		row_release(&v->waits[i]);
+		wait_release(&v->waits[i]);
 	for (i = 0; v->facts && i < v->nfacts; i++)
 		free(v->facts[i].value);
 	free(v->tasks);
@@ -53,6 +87,7 @@ void ploom_view_release(struct ploom_view *v)
 	free(v->rows);
 	free(v->waits);
 	free(v->lane_wait);
+	free(v->failed_task);
 	free(v->facts);
 	free(v->races);
 	ploom_short_names_free(v->sn);
@@ -126,6 +161,18 @@ static int view_rows(struct ploom_view *v)
 	return 0;
 }
 
+/* "task N", then " (NAME)" when the scenario named its thread;
+ * NULL when out of memory. */
+static char *task_words(const struct ploom_run *run, int task)
+{
+	const char *name = ploom_run_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
+	char *s;
+
+	if ((name ? asprintf(&s, "task %d (%s)", task, name) : asprintf(&s, "task %d", task)) < 0)
+		return NULL;
+	return s;
+}
+
 /* A deadlock's waits, and the one each lane shows: its task's last. */
 static int view_waits(struct ploom_view *v)
 {
@@ -133,6 +180,8 @@ static int view_waits(struct ploom_view *v)
 	const struct ploom_outcome *o = &run->outcome;
 	size_t i;
 
+	if (o->kind == PLOOM_OUTCOME_FAILURE && !(v->failed_task = task_words(run, o->task)))
+		return -1;
 	if (o->kind != PLOOM_OUTCOME_DEADLOCK || !o->nwaits)
 		return 0;
 	v->waits = calloc(o->nwaits, sizeof(*v->waits));
@@ -142,12 +191,19 @@ static int view_waits(struct ploom_view *v)
 	for (i = 0; i < v->nlanes; i++)
 		v->lane_wait[i] = -1;
 	for (i = 0; i < o->nwaits; i++) {
-		struct ploom_view_row *r = &v->waits[i];
-		r->lane = ploom_view_lane_of(v, o->waits[i].task);
+		const struct ploom_wait *w = &o->waits[i];
+		struct ploom_view_wait *r = &v->waits[i];
+		r->lane = ploom_view_lane_of(v, w->task);
 		v->lane_wait[r->lane] = (long)i;
 		v->nwaits++;
-		r->label = ploom_run_wait_label(run, &o->waits[i]);
-		if (!r->label || ploom_where_label(&r->where, v->sn, &o->waits[i].where) < 0)
+		r->label = ploom_run_wait_label(run, w);
+		r->who = task_words(run, w->task);
+		r->op = ploom_op_name(w->op);
+		r->object = ploom_run_wait_object(run, w->object);
+		if (!r->label || !r->who || !r->object ||
+		    ploom_where_label(&r->where, v->sn, &w->where) < 0)
+			return -1;
+		if (w->holder >= 0 && w->op != PLOOM_OP_JOIN && !(r->holder = task_words(run, w->holder)))
 			return -1;
 	}
 	return 0;

@@ -18,7 +18,9 @@
  *     (ploom_races_key());
  *   - what the legend lists: whether any step is a preemption, and the
  *     failing mark's words (ploom_run_mark_legend());
- *   - the header facts both drawings share, as name and value.
+ *   - the header facts both drawings share, as name and value;
+ *   - the outcome's tasks in words: "task N", then " (NAME)" when the
+ *     scenario named its thread.
  * The strings are the trace's, not escaped and not cut: how a string is
  * made safe and how long it may be is the emitter's business.
  */
@@ -43,6 +45,17 @@ struct ploom_view_row {
 	char tags[PLOOM_VIEW_TAGS_MAX + 2];     /* "" when no race */
 };
 
+/* A deadlock's wait: its row's cell, and the words of the outcome. */
+struct ploom_view_wait {
+	size_t lane;
+	char *label;            /* ploom_run_wait_label() */
+	char *where;            /* NULL: the trace does not say */
+	char *who;              /* "task 1 (mathieu)" */
+	const char *op;         /* ploom_op_name() */
+	char *object;           /* ploom_run_wait_object() */
+	char *holder;           /* "task 2": who holds it; NULL: none said */
+};
+
 struct ploom_view_fact {
 	const char *name;
 	char *value;
@@ -62,7 +75,7 @@ struct ploom_view {
 	/* a deadlock's waits in the outcome's order, NULL otherwise; a lane
 	 * shows the last of its task's (lane_wait), but each one counts when
 	 * the lane is sized */
-	struct ploom_view_row *waits;
+	struct ploom_view_wait *waits;
 	size_t nwaits;
 	long *lane_wait;        /* per lane with waits: the wait, or -1 */
 	char wait_tags[PLOOM_VIEW_TAGS_MAX + 2];
@@ -74,6 +87,7 @@ struct ploom_view {
 	long key;               /* the race the failure rests on, or -1 */
 	struct ploom_view_fact *facts;
 	size_t nfacts;
+	char *failed_task;      /* a failure's "task 1 (mathieu)"; else NULL */
 	/* the places of the rows, the waits and the races' words: built
 	 * once, as building them reads every step */
 	struct ploom_short_names *sn;
@@ -92,6 +106,14 @@ void ploom_view_release(struct ploom_view *v);
 
 /* The tag of race k: a to z, then A to Z, then '+' for the rest. */
 char ploom_view_race_tag(size_t k);
+
+/* The number of code points (UTF-8: every byte that does not continue a
+ * sequence) of s. */
+size_t ploom_view_text_width(const char *s);
+
+/* The length in bytes of the first n code points of s, all of s when it
+ * has no more. */
+size_t ploom_view_prefix(const char *s, size_t n);
 
 /* The lane of task, 0 for a task the view has no lane for. */
 size_t ploom_view_lane_of(const struct ploom_view *v, int task);
