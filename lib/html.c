@@ -591,9 +591,6 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 	putf(w, "<h2>Outcome</h2>\n<p><span class=\"kind %s\">%s</span>%s", outcome_class(o->kind),
 	     ploom_outcome_kind_name(o->kind), o->kind == PLOOM_OUTCOME_DIVERGENCE ? " " : ": ");
 	switch (o->kind) {
-	case PLOOM_OUTCOME_PASS:
-		put(w, "every task finished</p>\n");
-		break;
 	case PLOOM_OUTCOME_FAILURE:
 		put_esc(w, v->failed_task, 0);
 		put(w, " raised ");
@@ -627,13 +624,8 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 		}
 		put(w, "</ul>\n");
 		break;
-	case PLOOM_OUTCOME_DIVERGENCE:
-		putf(w, "at step %ld: ", o->divergence_index);
-		put_esc(w, o->divergence_message ? o->divergence_message : "", 0);
-		put(w, "</p>\n");
-		break;
 	default:
-		put_esc(w, ploom_outcome_detail(o), 0);
+		put_esc(w, v->outcome_words, 0);
 		put(w, "</p>\n");
 		break;
 	}

@@ -648,9 +648,6 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 
 	title(w, o);
 	switch (o->kind) {
-	case PLOOM_OUTCOME_PASS:
-		put(w, "every task finished\n");
-		break;
 	case PLOOM_OUTCOME_FAILURE:
 		put_text(w, v->failed_task, 0);
 		put(w, " raised ");
@@ -686,13 +683,8 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 			put(w, "\n");
 		}
 		break;
-	case PLOOM_OUTCOME_DIVERGENCE:
-		putf(w, "at step %ld: ", o->divergence_index);
-		put_text(w, o->divergence_message ? o->divergence_message : "", 0);
-		put(w, "\n");
-		break;
 	default:
-		put_text(w, ploom_outcome_detail(o), 0);
+		put_text(w, v->outcome_words, 0);
 		put(w, "\n");
 		break;
 	}

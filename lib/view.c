@@ -62,22 +62,16 @@ static void wait_release(struct ploom_view_wait *wt)
 	memset(wt, 0, sizeof(*wt));
 }
 
-static void row_release(struct ploom_view_row *r)
-{
-	free(r->label);
-	free(r->where);
-	r->label = NULL;
-	r->where = NULL;
-}
-
 void ploom_view_release(struct ploom_view *v)
 {
 	size_t i;
 
 	for (i = 0; v->names && i < v->nlanes; i++)
 		free(v->names[i]);
-	for (i = 0; v->rows && i < v->nrows; i++)
-		row_release(&v->rows[i]);
+	for (i = 0; v->rows && i < v->nrows; i++) {
+		free(v->rows[i].label);
+		free(v->rows[i].where);
+	}
 	for (i = 0; v->waits && i < v->nwaits; i++)
 		wait_release(&v->waits[i]);
 	for (i = 0; v->facts && i < v->nfacts; i++)
@@ -88,6 +82,7 @@ void ploom_view_release(struct ploom_view *v)
 	free(v->waits);
 	free(v->lane_wait);
 	free(v->failed_task);
+	free(v->outcome_words);
 	free(v->facts);
 	free(v->races);
 	ploom_short_names_free(v->sn);
@@ -173,6 +168,32 @@ static char *task_words(const struct ploom_run *run, int task)
 	return s;
 }
 
+/* The outcome's words, but for a deadlock's waits. */
+static int view_outcome(struct ploom_view *v)
+{
+	const struct ploom_outcome *o = &v->trace->run.outcome;
+
+	switch (o->kind) {
+	case PLOOM_OUTCOME_FAILURE:
+		v->failed_task = task_words(&v->trace->run, o->task);
+		return v->failed_task ? 0 : -1;
+	case PLOOM_OUTCOME_DEADLOCK:
+		return 0;
+	case PLOOM_OUTCOME_PASS:
+		v->outcome_words = strdup("every task finished");
+		break;
+	case PLOOM_OUTCOME_DIVERGENCE:
+		if (asprintf(&v->outcome_words, "at step %ld: %s", o->divergence_index,
+			     o->divergence_message ? o->divergence_message : "") < 0)
+			v->outcome_words = NULL;
+		break;
+	default:
+		v->outcome_words = strdup(ploom_outcome_detail(o));
+		break;
+	}
+	return v->outcome_words ? 0 : -1;
+}
+
 /* A deadlock's waits, and the one each lane shows: its task's last. */
 static int view_waits(struct ploom_view *v)
 {
@@ -180,8 +201,6 @@ static int view_waits(struct ploom_view *v)
 	const struct ploom_outcome *o = &run->outcome;
 	size_t i;
 
-	if (o->kind == PLOOM_OUTCOME_FAILURE && !(v->failed_task = task_words(run, o->task)))
-		return -1;
 	if (o->kind != PLOOM_OUTCOME_DEADLOCK || !o->nwaits)
 		return 0;
 	v->waits = calloc(o->nwaits, sizeof(*v->waits));
@@ -284,7 +303,7 @@ int ploom_view_build(struct ploom_view *out, const struct ploom_trace *trace,
 	v->trace = trace;
 	v->key = -1;
 	if (ploom_short_names_new(&v->sn, &trace->run, NULL) < 0 || view_rows(v) < 0 ||
-	    view_waits(v) < 0 || view_races(v) < 0 || view_facts(v) < 0) {
+	    view_waits(v) < 0 || view_outcome(v) < 0 || view_races(v) < 0 || view_facts(v) < 0) {
 		ploom_err_oom(err);
 		return -1;
 	}

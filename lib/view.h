@@ -88,6 +88,10 @@ struct ploom_view {
 	struct ploom_view_fact *facts;
 	size_t nfacts;
 	char *failed_task;      /* a failure's "task 1 (mathieu)"; else NULL */
+	/* what follows the outcome's kind, for a kind other than a failure
+	 * or a deadlock: "every task finished", "at step 3: MESSAGE", or
+	 * ploom_outcome_detail(); else NULL */
+	char *outcome_words;
 	/* the places of the rows, the waits and the races' words: built
 	 * once, as building them reads every step */
 	struct ploom_short_names *sn;
