@@ -591,23 +591,6 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 	putf(w, "<h2>Outcome</h2>\n<p><span class=\"kind %s\">%s</span>%s", outcome_class(o->kind),
 	     ploom_outcome_kind_name(o->kind), o->kind == PLOOM_OUTCOME_DIVERGENCE ? " " : ": ");
 	switch (o->kind) {
-	case PLOOM_OUTCOME_FAILURE:
-		put_esc(w, v->failed_task, 0);
-		put(w, " raised ");
-		put_esc_or(w, o->exc_type);
-		if (o->exc_message && *o->exc_message) {
-			put(w, ": ");
-			put_esc(w, o->exc_message, 0);
-		}
-		put(w, "</p>\n");
-		if (o->traceback && *o->traceback) {
-			/* a parser drops the newline that follows <pre>: this
-			 * one, not the traceback's first */
-			put(w, "<pre class=\"traceback\">\n");
-			put_esc(w, o->traceback, 1);
-			put(w, "</pre>\n");
-		}
-		break;
 	case PLOOM_OUTCOME_DEADLOCK:
 		put(w, "no task can run</p>\n<ul class=\"waits\">\n");
 		for (i = 0; i < v->nwaits; i++) {
@@ -626,7 +609,18 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 		break;
 	default:
 		put_esc(w, v->outcome_words, 0);
+		if (o->kind == PLOOM_OUTCOME_FAILURE && o->exc_message && *o->exc_message) {
+			put(w, ": ");
+			put_esc(w, o->exc_message, 0);
+		}
 		put(w, "</p>\n");
+		if (o->kind == PLOOM_OUTCOME_FAILURE && o->traceback && *o->traceback) {
+			/* a parser drops the newline that follows <pre>: this
+			 * one, not the traceback's first */
+			put(w, "<pre class=\"traceback\">\n");
+			put_esc(w, o->traceback, 1);
+			put(w, "</pre>\n");
+		}
 		break;
 	}
 	if (o->output && *o->output) {

@@ -648,20 +648,6 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 
 	title(w, o);
 	switch (o->kind) {
-	case PLOOM_OUTCOME_FAILURE:
-		put_text(w, v->failed_task, 0);
-		put(w, " raised ");
-		put_text(w, o->exc_type ? o->exc_type : "?", 0);
-		if (o->exc_message && *o->exc_message) {
-			put(w, ": ");
-			put_text(w, o->exc_message, 1);
-		}
-		put(w, "\n");
-		if (o->traceback && *o->traceback) {
-			put(w, "\n");
-			put_block(w, o->traceback, "");
-		}
-		break;
 	case PLOOM_OUTCOME_DEADLOCK:
 		put(w, "no task can run\n");
 		for (i = 0; i < v->nwaits; i++) {
@@ -685,7 +671,15 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 		break;
 	default:
 		put_text(w, v->outcome_words, 0);
+		if (o->kind == PLOOM_OUTCOME_FAILURE && o->exc_message && *o->exc_message) {
+			put(w, ": ");
+			put_text(w, o->exc_message, 1);
+		}
 		put(w, "\n");
+		if (o->kind == PLOOM_OUTCOME_FAILURE && o->traceback && *o->traceback) {
+			put(w, "\n");
+			put_block(w, o->traceback, "");
+		}
 		break;
 	}
 	if (o->output && *o->output) {

@@ -81,7 +81,6 @@ void ploom_view_release(struct ploom_view *v)
 	free(v->rows);
 	free(v->waits);
 	free(v->lane_wait);
-	free(v->failed_task);
 	free(v->outcome_words);
 	free(v->facts);
 	free(v->races);
@@ -172,11 +171,16 @@ static char *task_words(const struct ploom_run *run, int task)
 static int view_outcome(struct ploom_view *v)
 {
 	const struct ploom_outcome *o = &v->trace->run.outcome;
+	char *who;
 
 	switch (o->kind) {
 	case PLOOM_OUTCOME_FAILURE:
-		v->failed_task = task_words(&v->trace->run, o->task);
-		return v->failed_task ? 0 : -1;
+		who = task_words(&v->trace->run, o->task);
+		if (!who || asprintf(&v->outcome_words, "%s raised %s", who,
+				     o->exc_type ? o->exc_type : "?") < 0)
+			v->outcome_words = NULL;
+		free(who);
+		break;
 	case PLOOM_OUTCOME_DEADLOCK:
 		return 0;
 	case PLOOM_OUTCOME_PASS:

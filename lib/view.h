@@ -87,10 +87,10 @@ struct ploom_view {
 	long key;               /* the race the failure rests on, or -1 */
 	struct ploom_view_fact *facts;
 	size_t nfacts;
-	char *failed_task;      /* a failure's "task 1 (mathieu)"; else NULL */
-	/* what follows the outcome's kind, for a kind other than a failure
-	 * or a deadlock: "every task finished", "at step 3: MESSAGE", or
-	 * ploom_outcome_detail(); else NULL */
+	/* what follows the outcome's kind, but for a deadlock (NULL): "every
+	 * task finished", "task 1 (mathieu) raised TYPE" (the message and the
+	 * traceback, whose lines each drawing keeps its own way, are the
+	 * outcome's), "at step 3: MESSAGE", or ploom_outcome_detail() */
 	char *outcome_words;
 	/* the places of the rows, the waits and the races' words: built
 	 * once, as building them reads every step */
