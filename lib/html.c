@@ -688,7 +688,7 @@ int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_er
 {
 	struct ploom_writer w = {out, 0, 0};
 	struct ploom_view v = {0};
-	struct layout lay = {&v, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0};
+	struct layout lay = {.v = &v};
 	const struct ploom_run *run = &trace->run;
 	int ret = -1;
 

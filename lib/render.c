@@ -376,7 +376,7 @@ static void row_where(struct writer *w, const struct table *t, size_t c, size_t 
 	put_text(w, where->text, 0);
 }
 
-/* Writes cells[0..ntasks) (NULL texts are empty), padding each to its
+/* Writes cells[0..nlanes) (NULL texts are empty), padding each to its
  * column, with nothing after the last non-empty one. */
 static void row_cells(struct writer *w, const struct table *t, const struct cell *cells,
 		      const char *code)
@@ -693,7 +693,7 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 {
 	struct writer w = {{out, 0, 0}, 0};
 	struct ploom_view v = {0};
-	struct table t = {&v, NULL, NULL, NULL, NULL, 0, NULL, 0, 0};
+	struct table t = {.v = &v};
 	size_t cap = PLOOM_RENDER_WIDTH;
 	int ret = -1;
 

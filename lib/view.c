@@ -80,7 +80,6 @@ void ploom_view_release(struct ploom_view *v)
 	free(v->names);
 	free(v->rows);
 	free(v->waits);
-	free(v->lane_wait);
 	free(v->outcome_words);
 	free(v->facts);
 	free(v->races);
@@ -198,7 +197,7 @@ static int view_outcome(struct ploom_view *v)
 	return v->outcome_words ? 0 : -1;
 }
 
-/* A deadlock's waits, and the one each lane shows: its task's last. */
+/* A deadlock's waits, in words. */
 static int view_waits(struct ploom_view *v)
 {
 	const struct ploom_run *run = &v->trace->run;
@@ -208,16 +207,12 @@ static int view_waits(struct ploom_view *v)
 	if (o->kind != PLOOM_OUTCOME_DEADLOCK || !o->nwaits)
 		return 0;
 	v->waits = calloc(o->nwaits, sizeof(*v->waits));
-	v->lane_wait = malloc((v->nlanes ? v->nlanes : 1) * sizeof(*v->lane_wait));
-	if (!v->waits || !v->lane_wait)
+	if (!v->waits)
 		return -1;
-	for (i = 0; i < v->nlanes; i++)
-		v->lane_wait[i] = -1;
 	for (i = 0; i < o->nwaits; i++) {
 		const struct ploom_wait *w = &o->waits[i];
 		struct ploom_view_wait *r = &v->waits[i];
 		r->lane = ploom_view_lane_of(v, w->task);
-		v->lane_wait[r->lane] = (long)i;
 		v->nwaits++;
 		r->label = ploom_run_wait_label(run, w);
 		r->who = task_words(run, w->task);

@@ -11,15 +11,17 @@
  *     (ploom_run_step_label()) and value, where it stopped
  *     (ploom_where_label()), whether it is a preemption
  *     (ploom_run_is_preemption()), and the tags of its races;
- *   - for a deadlock, its waits (ploom_run_wait_label(), and where the
- *     task waits), and the tags of the races of those operations;
+ *   - for a deadlock, its waits (ploom_run_wait_label(), where the task
+ *     waits, and in words who waits for what, held by whom), and the
+ *     tags of the races of those operations;
  *   - the failing step (ploom_run_failing_step()), the racing pairs
  *     (ploom_trace_races()) and the one the failure rests on
  *     (ploom_races_key());
  *   - what the legend lists: whether any step is a preemption, and the
  *     failing mark's words (ploom_run_mark_legend());
- *   - the header facts both drawings share, as name and value;
- *   - the outcome's tasks in words: "task N", then " (NAME)" when the
+ *   - the header facts both drawings share, as name and value, the race
+ *     the failure rests on (ploom_race_explain()) last;
+ *   - the outcome in words, a task as "task N", then " (NAME)" when the
  *     scenario named its thread.
  * The strings are the trace's, not escaped and not cut: how a string is
  * made safe and how long it may be is the emitter's business.
@@ -73,11 +75,10 @@ struct ploom_view {
 	struct ploom_view_row *rows;    /* per step */
 	size_t nrows;
 	/* a deadlock's waits in the outcome's order, NULL otherwise; a lane
-	 * shows the last of its task's (lane_wait), but each one counts when
-	 * the lane is sized */
+	 * shows the last of its task's, but each one counts when the lane is
+	 * sized */
 	struct ploom_view_wait *waits;
 	size_t nwaits;
-	long *lane_wait;        /* per lane with waits: the wait, or -1 */
 	char wait_tags[PLOOM_VIEW_TAGS_MAX + 2];
 	long failing;           /* the step marked '!', or -1 */
 	int any_preempted;
