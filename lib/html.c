@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "races.h"
+#include "view.h"
 #include "writer.h"
 
 /* ---- output: writer.h's, under short names ---- */
@@ -70,45 +70,24 @@ static void put_esc_or(struct ploom_writer *w, const char *s)
 
 /* ---- what the boxes and lanes say -------------------------------------- */
 
-/* A step's caption, whole, malloc'd, or NULL when out of memory: the
- * text rendering's label (ploom_run_step_label()), then " -> VALUE". */
-static char *step_caption(const struct ploom_run *run, const struct ploom_step *s)
+/* A row's caption, whole, malloc'd, or NULL when out of memory: the
+ * text rendering's label, then " -> VALUE". */
+static char *row_caption(const struct ploom_view_row *r)
 {
-	char *label = ploom_run_step_label(run, s), *text = NULL;
+	char *text = NULL;
 
-	if (!label || !s->value)
-		return label;
-	if (asprintf(&text, "%s -> %s", label, s->value) < 0)
+	if (!r->value)
+		return strdup(r->label);
+	if (asprintf(&text, "%s -> %s", r->label, r->value) < 0)
 		text = NULL;
-	free(label);
 	return text;
-}
-
-/* UTF-8 code points: every byte that does not continue a sequence. */
-static size_t text_width(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xC0) != 0x80)
-			n++;
-	return n;
 }
 
 /* Cuts s in place to PLOOM_HTML_CAPTION_MAX code points, the last three
  * "...", on a code point's boundary; s must be longer than that. */
 static void cut_caption(char *s)
 {
-	size_t i, n = 0;
-
-	for (i = 0; s[i]; i++) {
-		if (((unsigned char)s[i] & 0xC0) != 0x80) {
-			if (n == PLOOM_HTML_CAPTION_MAX - 3)
-				break;
-			n++;
-		}
-	}
-	memcpy(s + i, "...", 4);
+	memcpy(s + ploom_view_prefix(s, PLOOM_HTML_CAPTION_MAX - 3), "...", 4);
 }
 
 /* ---- layout ---------------------------------------------------------------
@@ -139,24 +118,14 @@ struct box {
 };
 
 struct layout {
-	int *tasks;             /* one lane each, ascending */
-	size_t ntasks;
-	char **titles;          /* per lane */
+	const struct ploom_view *v;
 	long *lane_x, *lane_w;  /* per lane */
 	struct box *boxes;      /* per step */
-	size_t *lane_of;        /* per step */
 	/* the steps lane by lane, each lane's in order: lane l's are
 	 * by_lane[lane_start[l] .. lane_start[l + 1]) */
 	size_t *by_lane, *lane_start;
 	struct box *waits;      /* per lane, a deadlock's; NULL otherwise */
 	size_t wait_row;        /* the row of the waits, after the steps' */
-	long failing;           /* ploom_run_failing_step() */
-	struct ploom_race *races;       /* ploom_trace_races() */
-	size_t nraces;
-	/* the places of every box and race tooltip: built once, as building
-	 * them reads every step */
-	struct ploom_short_names *sn;
-	long key;               /* ploom_races_key(), or -1 */
 	long lines;             /* text lines in a box */
 	long row_h;
 	long gutter_w;
@@ -170,41 +139,20 @@ static void box_release(struct box *b)
 	free(b->where);
 }
 
-static void layout_release(struct layout *lay, size_t nsteps)
+static void layout_release(struct layout *lay)
 {
 	size_t i;
 
-	for (i = 0; lay->titles && i < lay->ntasks; i++)
-		free(lay->titles[i]);
-	for (i = 0; lay->boxes && i < nsteps; i++)
+	for (i = 0; lay->boxes && i < lay->v->nrows; i++)
 		box_release(&lay->boxes[i]);
-	for (i = 0; lay->waits && i < lay->ntasks; i++)
+	for (i = 0; lay->waits && i < lay->v->nlanes; i++)
 		box_release(&lay->waits[i]);
-	free(lay->tasks);
-	free(lay->titles);
 	free(lay->lane_x);
 	free(lay->lane_w);
 	free(lay->boxes);
-	free(lay->lane_of);
 	free(lay->by_lane);
 	free(lay->lane_start);
 	free(lay->waits);
-	free(lay->races);
-	ploom_short_names_free(lay->sn);
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-static size_t lane_of_task(const struct layout *lay, int task)
-{
-	const int *p = bsearch(&task, lay->tasks, lay->ntasks, sizeof(int), cmp_int);
-
-	return p ? (size_t)(p - lay->tasks) : 0;
 }
 
 /* Takes caption (malloc'd, or NULL after an allocation failed) into b,
@@ -217,7 +165,7 @@ static int box_set(struct box *b, char *caption, size_t *widest)
 	if (!caption)
 		return -1;
 	b->caption = caption;
-	n = text_width(caption);
+	n = ploom_view_text_width(caption);
 	if (n > PLOOM_HTML_CAPTION_MAX) {
 		b->whole = strdup(caption);
 		if (!b->whole)
@@ -230,19 +178,18 @@ static int box_set(struct box *b, char *caption, size_t *widest)
 	return 0;
 }
 
-/* Sets b's second line to where the step stopped, widening *widest.
- * Returns 0 (no line for a step that stopped nowhere known), or -1 when
- * out of memory. */
-static int where_set(struct box *b, const struct ploom_short_names *sn,
-		     const struct ploom_where *where, size_t *widest)
+/* Sets b's second line to a copy of where (NULL: the step stopped
+ * nowhere known), widening *widest.  Returns 0, or -1 when out of memory. */
+static int where_set(struct box *b, const char *where, size_t *widest)
 {
 	size_t n;
 
-	if (ploom_where_label(&b->where, sn, where) < 0)
-		return -1;
-	if (!b->where)
+	if (!where)
 		return 0;
-	n = text_width(b->where);
+	b->where = strdup(where);
+	if (!b->where)
+		return -1;
+	n = ploom_view_text_width(b->where);
 	if (n > PLOOM_HTML_CAPTION_MAX) {
 		cut_caption(b->where);
 		n = PLOOM_HTML_CAPTION_MAX;
@@ -255,107 +202,85 @@ static int where_set(struct box *b, const struct ploom_short_names *sn,
 /* Groups the steps by lane (a counting sort, stable), so that drawing the
  * lanes one after another takes one pass over the steps, however many
  * tasks the trace names.  Returns 0, or -1 when out of memory. */
-static int group_by_lane(struct layout *lay, size_t nsteps)
+static int group_by_lane(struct layout *lay)
 {
-	size_t i, l, *next;
+	const struct ploom_view *v = lay->v;
+	size_t i, l, *next, nsteps = v->nrows;
 
 	lay->by_lane = calloc(nsteps ? nsteps : 1, sizeof(*lay->by_lane));
-	lay->lane_start = calloc(lay->ntasks + 1, sizeof(*lay->lane_start));
-	next = calloc(lay->ntasks, sizeof(*next));
+	lay->lane_start = calloc(v->nlanes + 1, sizeof(*lay->lane_start));
+	next = calloc(v->nlanes ? v->nlanes : 1, sizeof(*next));
 	if (!lay->by_lane || !lay->lane_start || !next) {
 		free(next);
 		return -1;
 	}
 	for (i = 0; i < nsteps; i++)
-		lay->lane_start[lay->lane_of[i] + 1]++;
-	for (l = 0; l < lay->ntasks; l++) {
+		lay->lane_start[v->rows[i].lane + 1]++;
+	for (l = 0; l < v->nlanes; l++) {
 		lay->lane_start[l + 1] += lay->lane_start[l];
 		next[l] = lay->lane_start[l];
 	}
 	for (i = 0; i < nsteps; i++)
-		lay->by_lane[next[lay->lane_of[i]]++] = i;
+		lay->by_lane[next[v->rows[i].lane]++] = i;
 	free(next);
 	return 0;
 }
 
-static int layout_build(struct layout *lay, const struct ploom_trace *trace)
+static int layout_build(struct layout *lay, const struct ploom_view *v)
 {
-	const struct ploom_run *run = &trace->run;
-	const struct ploom_outcome *o = &run->outcome;
-	size_t i, l, n = run->nsteps ? run->nsteps : 1, rows, *widest = NULL;
-	struct ploom_err why = {0, ""};
+	size_t i, l, n = v->nrows ? v->nrows : 1, rows, *widest = NULL;
 	char num[32];
 	long x;
 	int ret = -1;
 
-	if (ploom_run_tasks(&lay->tasks, &lay->ntasks, run, NULL) < 0)
-		return -1;
-	lay->titles = calloc(lay->ntasks, sizeof(*lay->titles));
-	lay->lane_x = calloc(lay->ntasks, sizeof(*lay->lane_x));
-	lay->lane_w = calloc(lay->ntasks, sizeof(*lay->lane_w));
+	lay->v = v;
+	lay->lane_x = calloc(v->nlanes, sizeof(*lay->lane_x));
+	lay->lane_w = calloc(v->nlanes, sizeof(*lay->lane_w));
 	lay->boxes = calloc(n, sizeof(*lay->boxes));
-	lay->lane_of = calloc(n, sizeof(*lay->lane_of));
-	widest = calloc(lay->ntasks, sizeof(*widest));
-	if (!lay->titles || !lay->lane_x || !lay->lane_w || !lay->boxes || !lay->lane_of ||
-	    !widest)
+	widest = calloc(v->nlanes, sizeof(*widest));
+	if (!lay->lane_x || !lay->lane_w || !lay->boxes || !widest)
 		goto done;
-	for (l = 0; l < lay->ntasks; l++) {
-		lay->titles[l] = ploom_run_task_name(run, lay->tasks[l]);
-		if (!lay->titles[l])
-			goto done;
-		widest[l] = text_width(lay->titles[l]);
-	}
-	if (ploom_short_names_new(&lay->sn, run, NULL) < 0)
-		goto done;
+	for (l = 0; l < v->nlanes; l++)
+		widest[l] = ploom_view_text_width(v->names[l]);
 	lay->lines = 1;
-	for (i = 0; i < run->nsteps; i++) {
-		l = lane_of_task(lay, run->steps[i].task);
-		lay->lane_of[i] = l;
-		if (box_set(&lay->boxes[i], step_caption(run, &run->steps[i]), &widest[l]) < 0 ||
-		    where_set(&lay->boxes[i], lay->sn, &run->steps[i].where, &widest[l]) < 0)
+	for (i = 0; i < v->nrows; i++) {
+		const struct ploom_view_row *r = &v->rows[i];
+		if (box_set(&lay->boxes[i], row_caption(r), &widest[r->lane]) < 0 ||
+		    where_set(&lay->boxes[i], r->where, &widest[r->lane]) < 0)
 			goto done;
-		if (lay->boxes[i].where)
+		if (r->where)
 			lay->lines = 2;
 	}
-	if (group_by_lane(lay, run->nsteps) < 0)
+	if (group_by_lane(lay) < 0)
 		goto done;
-	if (o->kind == PLOOM_OUTCOME_DEADLOCK && o->nwaits) {
-		lay->waits = calloc(lay->ntasks, sizeof(*lay->waits));
+	if (v->waits) {
+		lay->waits = calloc(v->nlanes, sizeof(*lay->waits));
 		if (!lay->waits)
 			goto done;
-		for (i = 0; i < o->nwaits; i++) {
-			l = lane_of_task(lay, o->waits[i].task);
+		for (i = 0; i < v->nwaits; i++) {
+			const struct ploom_view_wait *r = &v->waits[i];
+			l = r->lane;
 			box_release(&lay->waits[l]);
 			memset(&lay->waits[l], 0, sizeof(lay->waits[l]));
-			if (box_set(&lay->waits[l], ploom_run_wait_label(run, &o->waits[i]),
-				    &widest[l]) < 0 ||
-			    where_set(&lay->waits[l], lay->sn, &o->waits[i].where, &widest[l]) < 0)
+			if (box_set(&lay->waits[l], strdup(r->label), &widest[l]) < 0 ||
+			    where_set(&lay->waits[l], r->where, &widest[l]) < 0)
 				goto done;
-			if (lay->waits[l].where)
+			if (r->where)
 				lay->lines = 2;
 		}
 	}
-	lay->failing = ploom_run_failing_step(run);
-	/* a trace too large to analyse shows no race, as the text does */
-	lay->key = -1;
-	if (ploom_trace_races(&lay->races, &lay->nraces, trace, &why) < 0) {
-		if (why.kind == PLOOM_ERR_NOMEM)
-			goto done;
-	} else {
-		lay->key = ploom_races_key(trace, lay->races, lay->nraces);
-	}
 	lay->row_h = BOX_H + (lay->lines - 1) * LINE_PX + ROW_GAP;
-	n = (size_t)snprintf(num, sizeof(num), "%zu", run->nsteps ? run->nsteps - 1 : 0);
+	n = (size_t)snprintf(num, sizeof(num), "%zu", v->nrows ? v->nrows - 1 : 0);
 	lay->gutter_w = GUTTER_MARK + text_px(n < 4 ? 4 : n) + PAD;
 	x = lay->gutter_w;
-	for (l = 0; l < lay->ntasks; l++) {
+	for (l = 0; l < v->nlanes; l++) {
 		long w = text_px(widest[l]) + 2 * (PAD + MARGIN);
 		lay->lane_x[l] = x;
 		lay->lane_w[l] = w < LANE_MIN ? LANE_MIN : w;
 		x += lay->lane_w[l];
 	}
 	/* with no steps, row 0 says so */
-	lay->wait_row = run->nsteps ? run->nsteps : 1;
+	lay->wait_row = v->nrows ? v->nrows : 1;
 	rows = lay->wait_row + (lay->waits ? 1 : 0);
 	lay->width = x;
 	lay->height = (long)rows * lay->row_h;
@@ -403,14 +328,14 @@ static void put_box(struct ploom_writer *w, const struct layout *lay, size_t lan
 
 static void put_lane(struct ploom_writer *w, const struct layout *lay, size_t lane)
 {
-	int task = lay->tasks[lane];
+	int task = lay->v->tasks[lane];
 	size_t k;
 
 	putf(w, "<g class=\"lane\" id=\"lane-%d\" data-task=\"%d\">\n", task, task);
 	for (k = lay->lane_start[lane]; k < lay->lane_start[lane + 1] && !w->failed; k++) {
 		size_t i = lay->by_lane[k];
 		putf(w, "<g class=\"step%s\" id=\"step-%zu\" data-task=\"%d\">",
-		     (long)i == lay->failing ? " failing" : "", i, task);
+		     (long)i == lay->v->failing ? " failing" : "", i, task);
 		put_box(w, lay, lane, i, &lay->boxes[i]);
 		put(w, "</g>\n");
 	}
@@ -427,7 +352,7 @@ static void put_bands(struct ploom_writer *w, const struct layout *lay, long h)
 {
 	size_t l;
 
-	for (l = 0; l < lay->ntasks && !w->failed; l++)
+	for (l = 0; l < lay->v->nlanes && !w->failed; l++)
 		putf(w, "<rect class=\"band%s\" x=\"%ld\" y=\"0\" width=\"%ld\" height=\"%ld\"/>\n",
 		     l % 2 ? " odd" : "", lay->lane_x[l], lay->lane_w[l], h);
 }
@@ -443,32 +368,33 @@ static void put_heads(struct ploom_writer *w, const struct layout *lay)
 	     lay->width, HEAD_H);
 	put_bands(w, lay, HEAD_H);
 	putf(w, "<text class=\"n\" x=\"%ld\" y=\"19\">step</text>\n", lay->gutter_w - PAD);
-	for (l = 0; l < lay->ntasks && !w->failed; l++) {
+	for (l = 0; l < lay->v->nlanes && !w->failed; l++) {
 		putf(w, "<text class=\"lane-title\" data-task=\"%d\" x=\"%ld\" y=\"19\">",
-		     lay->tasks[l], lay->lane_x[l] + MARGIN);
-		put_esc(w, lay->titles[l], 0);
+		     lay->v->tasks[l], lay->lane_x[l] + MARGIN);
+		put_esc(w, lay->v->names[l], 0);
 		put(w, "</text>\n");
 	}
 	put(w, "</svg>\n");
 }
 
 /* The step numbers, and the marks beside them. */
-static void put_gutter(struct ploom_writer *w, const struct layout *lay, const struct ploom_run *run)
+static void put_gutter(struct ploom_writer *w, const struct layout *lay)
 {
+	const struct ploom_view *v = lay->v;
 	long x = lay->gutter_w - PAD, y;
 	size_t i;
 
 	put(w, "<g class=\"gutter\">\n");
-	for (i = 0; i < run->nsteps && !w->failed; i++) {
+	for (i = 0; i < v->nrows && !w->failed; i++) {
 		y = row_y(lay, i) + BASELINE;
 		putf(w, "<text class=\"n\" x=\"%ld\" y=\"%ld\">%zu</text>", x, y, i);
-		if (ploom_run_is_preemption(run, i))
+		if (v->rows[i].preempted)
 			putf(w, "<text class=\"mark preemption\" x=\"4\" y=\"%ld\">*</text>", y);
-		if ((long)i == lay->failing)
+		if ((long)i == v->failing)
 			putf(w, "<text class=\"mark failing\" x=\"4\" y=\"%ld\">!</text>", y);
 		put(w, "\n");
 	}
-	if (!run->nsteps)
+	if (!v->nrows)
 		putf(w, "<text class=\"n\" x=\"%ld\" y=\"%ld\">(no steps)</text>\n",
 		     lay->lane_x[0] + MARGIN + text_px(10), row_y(lay, 0) + BASELINE);
 	if (lay->waits) {
@@ -492,7 +418,7 @@ static const char *const arrow_kinds[] = {"preemption", "race"};
 static void put_arrow(struct ploom_writer *w, const struct layout *lay, size_t from, size_t to,
 		      const char *kind, const char *extra, const char *title)
 {
-	size_t la = lay->lane_of[from], lb = lay->lane_of[to];
+	size_t la = lay->v->rows[from].lane, lb = lay->v->rows[to].lane;
 	long ya = row_y(lay, from) + box_h(lay) / 2, yb = row_y(lay, to) + box_h(lay) / 2;
 	long left_a = lay->lane_x[la] + MARGIN, right_a = lay->lane_x[la] + lay->lane_w[la] - MARGIN;
 	long left_b = lay->lane_x[lb] + MARGIN, right_b = lay->lane_x[lb] + lay->lane_w[lb] - MARGIN;
@@ -529,27 +455,26 @@ static void put_arrow(struct ploom_writer *w, const struct layout *lay, size_t f
  * bold (class "key").  A race with an operation that never ran (blocked
  * at a deadlock) has no box to point at: the outcome and the header's
  * race line tell it. */
-static void put_races(struct ploom_writer *w, const struct layout *lay,
-		      const struct ploom_trace *trace)
+static void put_races(struct ploom_writer *w, const struct layout *lay)
 {
+	const struct ploom_view *v = lay->v;
 	size_t k;
 
-	for (k = 0; k < lay->nraces && !w->failed; k++) {
-		const struct ploom_race *r = &lay->races[k];
+	for (k = 0; k < v->nraces && !w->failed; k++) {
+		const struct ploom_race *r = &v->races[k];
 		char *why;
 		if (r->second < 0)
 			continue;
-		why = ploom_race_explain_with(trace, r, lay->sn);
+		why = ploom_race_explain_with(v->trace, r, v->sn);
 		put_arrow(w, lay, (size_t)r->first, (size_t)r->second,
-			  "race", (long)k == lay->key ? " key" : "", why ? why : "race");
+			  "race", (long)k == v->key ? " key" : "", why ? why : "race");
 		free(why);
 	}
 }
 
-static void put_diagram(struct ploom_writer *w, const struct layout *lay,
-			const struct ploom_trace *trace)
+static void put_diagram(struct ploom_writer *w, const struct layout *lay)
 {
-	const struct ploom_run *run = &trace->run;
+	const struct ploom_view *v = lay->v;
 	size_t i, l;
 
 	put(w, "<div class=\"diagram\">\n");
@@ -572,48 +497,40 @@ static void put_diagram(struct ploom_writer *w, const struct layout *lay,
 	putf(w, "<rect fill=\"url(#rows)\" width=\"%ld\" height=\"%ld\"/>\n", lay->width,
 	     lay->height);
 	put(w, "<g class=\"lanes\">\n");
-	for (l = 0; l < lay->ntasks && !w->failed; l++)
+	for (l = 0; l < lay->v->nlanes && !w->failed; l++)
 		put_lane(w, lay, l);
 	put(w, "</g>\n");
-	put_gutter(w, lay, run);
+	put_gutter(w, lay);
 	put(w, "<g class=\"arrows\">\n");
-	for (i = 1; i < run->nsteps && !w->failed; i++) {
-		char *name, *title = NULL;
-		if (!ploom_run_is_preemption(run, i))
+	for (i = 1; i < v->nrows && !w->failed; i++) {
+		char *title = NULL;
+		if (!v->rows[i].preempted)
 			continue;
-		name = ploom_run_task_name(run, run->steps[i - 1].task);
-		if (!name || asprintf(&title, "preemption: %s could have continued", name) < 0)
+		if (asprintf(&title, "preemption: %s could have continued",
+			     v->names[v->rows[i - 1].lane]) < 0)
 			title = NULL;
 		put_arrow(w, lay, i - 1, i, "preemption", "",
 			  title ? title : "preemption: the previous task could have continued");
 		free(title);
-		free(name);
 	}
-	put_races(w, lay, trace);
+	put_races(w, lay);
 	put(w, "</g>\n</svg>\n</div>\n");
 }
 
-static void put_legend(struct ploom_writer *w, const struct layout *lay, const struct ploom_run *run)
+static void put_legend(struct ploom_writer *w, const struct ploom_view *v)
 {
-	const char *what = NULL;
-	size_t i;
-	int any = 0;
-
-	for (i = 0; i < run->nsteps && !any; i++)
-		any = ploom_run_is_preemption(run, i);
-	what = ploom_run_mark_legend(run);
-	if (!any && !what && !lay->nraces)
+	if (!v->any_preempted && !v->mark_legend && !v->nraces)
 		return;
 	put(w, "<ul class=\"legend\">\n");
-	if (any)
+	if (v->any_preempted)
 		put(w, "<li><span class=\"key preemption\">* &#8594;</span> preemption: a switch "
 		       "away from a task that could have continued (the arrow)</li>\n");
-	if (lay->nraces)
+	if (v->nraces)
 		put(w, "<li><span class=\"key race\">&#8674;</span> racing pair: steps of two "
 		       "tasks on one object that another schedule could run the other way round "
 		       "(the dashed arrow; solid: the race the failure rests on)</li>\n");
-	if (what)
-		putf(w, "<li><span class=\"key failing\">!</span> %s</li>\n", what);
+	if (v->mark_legend)
+		putf(w, "<li><span class=\"key failing\">!</span> %s</li>\n", v->mark_legend);
 	put(w, "</ul>\n");
 }
 
@@ -629,70 +546,31 @@ static void fact_close(struct ploom_writer *w)
 	put(w, "</td></tr>\n");
 }
 
-static void put_facts(struct ploom_writer *w, const struct ploom_trace *tr, const struct layout *lay)
+/* The view's facts, with the scenario's source file after the first of
+ * them. */
+static void put_facts(struct ploom_writer *w, const struct ploom_view *v)
 {
-	const struct ploom_config *c = &tr->config;
-	const struct ploom_run *run = &tr->run;
+	const struct ploom_trace *tr = v->trace;
 	const char *file = tr->scenario.relpath && tr->source.root ? tr->scenario.relpath
 								    : tr->scenario.file;
-	char *label;
+	int race;
+	size_t i;
 
 	put(w, "<table class=\"facts\">\n");
-	fact_open(w, "scenario");
-	put_esc_or(w, tr->scenario.module);
-	put(w, ":");
-	put_esc_or(w, tr->scenario.qualname);
-	fact_close(w);
-	fact_open(w, "target");
-	put_esc_or(w, tr->scenario.target);
-	fact_close(w);
-	if (file) {
-		fact_open(w, "source");
-		put_esc(w, file, 0);
-		fact_close(w);
-	}
-	fact_open(w, "python");
-	put_esc_or(w, tr->python.implementation);
-	put(w, " ");
-	put_esc_or(w, tr->python.version);
-	put(w, tr->python.gil ? ", GIL enabled" : ", GIL disabled");
-	fact_close(w);
-	fact_open(w, "hash seed");
-	put_esc_or(w, tr->hash_seed);
-	fact_close(w);
-	label = ploom_config_label(c);
-	fact_open(w, "config");
-	put_esc_or(w, label);
-	free(label);
-	fact_close(w);
-	fact_open(w, "steps");
-	putf(w, "%zu (%zu choice%s)", run->nsteps, run->nchoices, run->nchoices == 1 ? "" : "s");
-	fact_close(w);
-	if (tr->id) {
-		fact_open(w, "id");
-		put_esc(w, tr->id, 0);
-		fact_close(w);
-	}
-	fact_open(w, "preemptions");
-	putf(w, "%d", run->preemptions);
-	if (tr->minimized_from >= 0)
-		putf(w, " (minimized from %d)", tr->minimized_from);
-	fact_close(w);
-	fact_open(w, "outcome");
-	put_esc(w, run->outcome.summary ? run->outcome.summary
-					: ploom_outcome_kind_name(run->outcome.kind), 0);
-	fact_close(w);
-	if (lay->key >= 0) {
-		/* without the memory for it the page says less, not wrong */
-		char *why = ploom_race_explain_with(tr, &lay->races[lay->key], lay->sn);
-		if (why) {
-			fact_open(w, "race");
-			put(w, "<span class=\"race\">");
-			put_esc(w, why, 0);
-			put(w, "</span>");
+	for (i = 0; i < v->nfacts; i++) {
+		if (i == PLOOM_VIEW_FACTS_BEFORE_SOURCE && file) {
+			fact_open(w, "source");
+			put_esc(w, file, 0);
 			fact_close(w);
 		}
-		free(why);
+		race = !strcmp(v->facts[i].name, "race");
+		fact_open(w, v->facts[i].name);
+		if (race)
+			put(w, "<span class=\"race\">");
+		put_esc(w, v->facts[i].value, 0);
+		if (race)
+			put(w, "</span>");
+		fact_close(w);
 	}
 	put(w, "</table>\n");
 }
@@ -705,74 +583,44 @@ static const char *outcome_class(enum ploom_outcome_kind kind)
 	return kind == PLOOM_OUTCOME_PASS ? "pass" : "other";
 }
 
-/* "task N", then " (NAME)" when the scenario named its thread, as the
- * text rendering says it. */
-static void put_task(struct ploom_writer *w, const struct ploom_run *run, int task)
+static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 {
-	const char *name = ploom_run_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
-
-	putf(w, "task %d", task);
-	if (name) {
-		put(w, " (");
-		put_esc(w, name, 0);
-		put(w, ")");
-	}
-}
-
-static void put_outcome(struct ploom_writer *w, const struct ploom_run *run)
-{
-	const struct ploom_outcome *o = &run->outcome;
+	const struct ploom_outcome *o = &v->trace->run.outcome;
 	size_t i;
 
 	putf(w, "<h2>Outcome</h2>\n<p><span class=\"kind %s\">%s</span>%s", outcome_class(o->kind),
 	     ploom_outcome_kind_name(o->kind), o->kind == PLOOM_OUTCOME_DIVERGENCE ? " " : ": ");
 	switch (o->kind) {
-	case PLOOM_OUTCOME_PASS:
-		put(w, "every task finished</p>\n");
+	case PLOOM_OUTCOME_DEADLOCK:
+		put(w, "no task can run</p>\n<ul class=\"waits\">\n");
+		for (i = 0; i < v->nwaits; i++) {
+			const struct ploom_view_wait *wt = &v->waits[i];
+			put(w, "<li>");
+			put_esc(w, wt->who, 0);
+			putf(w, " waits to %s ", wt->op);
+			put_esc(w, wt->object, 0);
+			if (wt->holder) {
+				put(w, " held by ");
+				put_esc(w, wt->holder, 0);
+			}
+			put(w, "</li>\n");
+		}
+		put(w, "</ul>\n");
 		break;
-	case PLOOM_OUTCOME_FAILURE:
-		put_task(w, run, o->task);
-		put(w, " raised ");
-		put_esc_or(w, o->exc_type);
-		if (o->exc_message && *o->exc_message) {
+	default:
+		put_esc(w, v->outcome_words, 0);
+		if (o->kind == PLOOM_OUTCOME_FAILURE && o->exc_message && *o->exc_message) {
 			put(w, ": ");
 			put_esc(w, o->exc_message, 0);
 		}
 		put(w, "</p>\n");
-		if (o->traceback && *o->traceback) {
+		if (o->kind == PLOOM_OUTCOME_FAILURE && o->traceback && *o->traceback) {
 			/* a parser drops the newline that follows <pre>: this
 			 * one, not the traceback's first */
 			put(w, "<pre class=\"traceback\">\n");
 			put_esc(w, o->traceback, 1);
 			put(w, "</pre>\n");
 		}
-		break;
-	case PLOOM_OUTCOME_DEADLOCK:
-		put(w, "no task can run</p>\n<ul class=\"waits\">\n");
-		for (i = 0; i < o->nwaits; i++) {
-			const struct ploom_wait *wt = &o->waits[i];
-			char *obj = ploom_run_wait_object(run, wt->object);
-			put(w, "<li>");
-			put_task(w, run, wt->task);
-			putf(w, " waits to %s ", ploom_op_name(wt->op));
-			put_esc(w, obj ? obj : "?", 0);
-			free(obj);
-			if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
-				put(w, " held by ");
-				put_task(w, run, wt->holder);
-			}
-			put(w, "</li>\n");
-		}
-		put(w, "</ul>\n");
-		break;
-	case PLOOM_OUTCOME_DIVERGENCE:
-		putf(w, "at step %ld: ", o->divergence_index);
-		put_esc(w, o->divergence_message ? o->divergence_message : "", 0);
-		put(w, "</p>\n");
-		break;
-	default:
-		put_esc(w, ploom_outcome_detail(o), 0);
-		put(w, "</p>\n");
 		break;
 	}
 	if (o->output && *o->output) {
@@ -839,11 +687,14 @@ static const char page_style[] =
 int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_err *err)
 {
 	struct ploom_writer w = {out, 0, 0};
-	struct layout lay = {0};
+	struct ploom_view v = {0};
+	struct layout lay = {.v = &v};
 	const struct ploom_run *run = &trace->run;
 	int ret = -1;
 
-	if (layout_build(&lay, trace) < 0) {
+	if (ploom_view_build(&v, trace, err) < 0)
+		goto done;
+	if (layout_build(&lay, &v) < 0) {
 		ploom_err_oom(err);
 		goto done;
 	}
@@ -862,15 +713,16 @@ int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_er
 	put_esc(&w, run->outcome.summary ? run->outcome.summary
 					 : ploom_outcome_kind_name(run->outcome.kind), 0);
 	put(&w, "</p>\n");
-	put_facts(&w, trace, &lay);
-	put_diagram(&w, &lay, trace);
-	put_legend(&w, &lay, run);
-	put_outcome(&w, run);
+	put_facts(&w, &v);
+	put_diagram(&w, &lay);
+	put_legend(&w, &v);
+	put_outcome(&w, &v);
 	put(&w, "</body>\n</html>\n");
 	if (ploom_writer_finish(&w, err) < 0)
 		goto done;
 	ret = 0;
 done:
-	layout_release(&lay, run->nsteps ? run->nsteps : 1);
+	layout_release(&lay);
+	ploom_view_release(&v);
 	return ret;
 }

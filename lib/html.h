@@ -40,6 +40,9 @@
  * tabs kept in the traceback and the output), as the text rendering does.
  * UTF-8 passes through; the page declares it.
  *
+ * What the page shows it takes from the view of the trace (view.h), as
+ * the text rendering does, so that the two agree on every row and mark.
+ *
  * The markup that tests and style sheets may rely on:
  *   <g class="lane" id="lane-T" data-task="T">      one per task, holding
  *     <text class="lane-title">                       its title and

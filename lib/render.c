@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "races.h"
 #include "replay.h"
+#include "view.h"
 #include "writer.h"
 
 #define KEY_WIDTH 13 /* "preemptions" and two spaces */
@@ -156,17 +156,6 @@ struct cell {
 	size_t width;   /* in code points */
 };
 
-/* UTF-8 code points: every byte that does not continue a sequence. */
-static size_t text_width(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xC0) != 0x80)
-			n++;
-	return n;
-}
-
 /* Replaces control characters with '?' in place. */
 static void sanitize(char *s)
 {
@@ -185,20 +174,14 @@ static void sanitize(char *s)
  * than max code points; else a copy.  NULL when out of memory. */
 static char *cut(const char *s, size_t max, size_t *out_width)
 {
-	size_t i, n = 0, w = text_width(s);
+	size_t i, w = ploom_view_text_width(s);
 	char *p;
 
 	if (w <= max) {
 		*out_width = w;
 		return strdup(s);
 	}
-	for (i = 0; s[i]; i++) {
-		if (((unsigned char)s[i] & 0xC0) != 0x80) {
-			if (n == max - 3)
-				break;
-			n++;
-		}
-	}
+	i = ploom_view_prefix(s, max - 3);
 	p = malloc(i + 4);
 	if (!p)
 		return NULL;
@@ -256,32 +239,20 @@ done:
 	return ret;
 }
 
-/* ---- the table ------------------------------------------------------------ */
-
-/* At most this many race tags show beside a step, then a '+'. */
-#define TAGS_MAX 3
+/* ---- the table ------------------------------------------------------------
+ * The view's rows as cells: cut to the cap and sized, so that each column
+ * is as wide as its widest cell. */
 
 struct table {
-	int *tasks;             /* the columns: distinct task ids, ascending */
-	size_t ntasks;
-	struct cell *heads;     /* per column: the task's name */
-	size_t *widths;         /* per column */
+	const struct ploom_view *v;
+	struct cell *heads;     /* per lane: the task's name */
+	size_t *widths;         /* per lane */
 	struct cell *steps;     /* one per step */
-	size_t *column;         /* the column of each step */
-	char *preempted;        /* 1 per step that is a preemption */
-	long failing;           /* the step marked '!', or -1 */
-	struct cell *waits;     /* per column, deadlock only; NULL otherwise */
+	struct cell *waits;     /* per lane, deadlock only; NULL otherwise */
 	size_t numw;            /* width of the step column */
-	struct cell *wheres;    /* per step, then one for the wait row */
+	struct cell *wheres;    /* per step */
 	size_t wherew;          /* width of the where column; 0: none */
-	char (*tags)[TAGS_MAX + 2]; /* per step, then one for the wait row */
 	size_t tagw;            /* width of the tag column; 0: no race */
-	struct ploom_race *races;
-	size_t nraces;
-	long key;               /* the race explained above the table, or -1 */
-	/* the places of the where column, the race line and the waits:
-	 * built once, as building them reads every step */
-	struct ploom_short_names *sn;
 };
 
 static void cells_free(struct cell *cells, size_t n)
@@ -295,159 +266,68 @@ static void cells_free(struct cell *cells, size_t n)
 	free(cells);
 }
 
-static void table_release(struct table *t, size_t nsteps)
+static void table_release(struct table *t)
 {
-	cells_free(t->steps, nsteps);
-	cells_free(t->waits, t->ntasks);
-	cells_free(t->heads, t->ntasks);
-	cells_free(t->wheres, nsteps + 1);
-	free(t->tasks);
+	size_t n = t->v->nrows ? t->v->nrows : 1;
+
+	cells_free(t->steps, n);
+	cells_free(t->waits, t->v->nlanes);
+	cells_free(t->heads, t->v->nlanes);
+	cells_free(t->wheres, n);
 	free(t->widths);
-	free(t->column);
-	free(t->preempted);
-	free(t->tags);
-	free(t->races);
-	ploom_short_names_free(t->sn);
 }
 
-static int cmp_int(const void *a, const void *b)
+static void widen(size_t *width, size_t w)
 {
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
+	if (w > *width)
+		*width = w;
 }
 
-static size_t column_of(const struct table *t, int task)
+static int table_build(struct table *t, const struct ploom_view *v, size_t cap)
 {
-	const int *p = bsearch(&task, t->tasks, t->ntasks, sizeof(int), cmp_int);
-
-	return p ? (size_t)(p - t->tasks) : 0;
-}
-
-/* The letter of race k: a to z, then A to Z, then '+' for the rest. */
-static char race_tag(size_t k)
-{
-	if (k < 26)
-		return (char)('a' + k);
-	if (k < 52)
-		return (char)('A' + k - 26);
-	return '+';
-}
-
-static void add_tag(char *tags, char c)
-{
-	size_t n = strlen(tags);
-
-	if (n < TAGS_MAX && !strchr(tags, c))
-		tags[n] = c;
-	else if (n == TAGS_MAX && c != tags[n - 1] && !strchr(tags, c))
-		tags[n] = '+';
-}
-
-/* The races, their tags and the one explained: a trace too large to
- * analyse shows none, as one with none. */
-static int table_races(struct table *t, const struct ploom_trace *trace)
-{
-	const struct ploom_run *run = &trace->run;
-	struct ploom_err why = {0, ""};
-	size_t k, n;
-
-	t->key = -1;
-	if (ploom_trace_races(&t->races, &t->nraces, trace, &why) < 0)
-		return why.kind == PLOOM_ERR_NOMEM ? -1 : 0;
-	t->key = ploom_races_key(trace, t->races, t->nraces);
-	for (k = 0; k < t->nraces; k++) {
-		const struct ploom_race *r = &t->races[k];
-		add_tag(t->tags[r->first], race_tag(k));
-		add_tag(t->tags[r->second >= 0 ? (size_t)r->second : run->nsteps], race_tag(k));
-	}
-	for (k = 0; k <= run->nsteps; k++) {
-		n = strlen(t->tags[k]);
-		if (n > t->tagw)
-			t->tagw = n;
-	}
-	return 0;
-}
-
-static int table_build(struct table *t, const struct ploom_trace *trace, size_t cap)
-{
-	const struct ploom_run *run = &trace->run;
-	const struct ploom_outcome *o = &run->outcome;
-	size_t i, c, n = run->nsteps ? run->nsteps : 1;
+	size_t i, c, n = v->nrows ? v->nrows : 1;
 	char head[32];
-	int oom = 0, ret = -1;
-	long last;
 
-	if (ploom_run_tasks(&t->tasks, &t->ntasks, run, NULL) < 0)
-		return -1;
-	t->widths = calloc(t->ntasks, sizeof(*t->widths));
-	t->heads = calloc(t->ntasks, sizeof(*t->heads));
+	t->v = v;
+	t->widths = calloc(v->nlanes, sizeof(*t->widths));
+	t->heads = calloc(v->nlanes, sizeof(*t->heads));
 	t->steps = calloc(n, sizeof(*t->steps));
-	t->column = calloc(n, sizeof(*t->column));
-	t->preempted = calloc(n, 1);
-	t->wheres = calloc(n + 1, sizeof(*t->wheres));
-	t->tags = calloc(n + 1, sizeof(*t->tags));
-	if (!t->widths || !t->heads || !t->steps || !t->column || !t->preempted || !t->wheres ||
-	    !t->tags || ploom_short_names_new(&t->sn, run, NULL) < 0)
-		goto done;
-	for (c = 0; c < t->ntasks; c++) {
-		char *name = ploom_run_task_name(run, t->tasks[c]);
-		int rc = name ? cell_set(&t->heads[c], name, NULL, cap) : -1;
-		free(name);
-		if (rc < 0)
-			goto done;
+	t->wheres = calloc(n, sizeof(*t->wheres));
+	if (!t->widths || !t->heads || !t->steps || !t->wheres)
+		return -1;
+	for (c = 0; c < v->nlanes; c++) {
+		if (cell_set(&t->heads[c], v->names[c], NULL, cap) < 0)
+			return -1;
 		t->widths[c] = t->heads[c].width;
 	}
-	for (i = 0; i < run->nsteps; i++) {
-		const struct ploom_step *s = &run->steps[i];
-		char *text = ploom_run_step_label(run, s);
-		int rc = text ? cell_set(&t->steps[i], text, s->value, cap) : -1;
-		free(text);
-		if (rc < 0)
-			goto done;
-		c = column_of(t, s->task);
-		t->column[i] = c;
-		if (t->steps[i].width > t->widths[c])
-			t->widths[c] = t->steps[i].width;
-		t->preempted[i] = (char)ploom_run_is_preemption(run, i);
-		if (ploom_where_label(&text, t->sn, &s->where) < 0)
-			oom = 1;
-		if (oom || (text && cell_set(&t->wheres[i], text, NULL, (size_t)-1) < 0)) {
-			free(text);
-			goto done;
-		}
-		free(text);
-		if (t->wheres[i].width > t->wherew)
-			t->wherew = t->wheres[i].width;
+	for (i = 0; i < v->nrows; i++) {
+		const struct ploom_view_row *r = &v->rows[i];
+		if (cell_set(&t->steps[i], r->label, r->value, cap) < 0 ||
+		    (r->where && cell_set(&t->wheres[i], r->where, NULL, (size_t)-1) < 0))
+			return -1;
+		widen(&t->widths[r->lane], t->steps[i].width);
+		widen(&t->wherew, t->wheres[i].width);
+		widen(&t->tagw, strlen(r->tags));
 	}
-	if (o->kind == PLOOM_OUTCOME_DEADLOCK && o->nwaits) {
-		t->waits = calloc(t->ntasks, sizeof(*t->waits));
+	widen(&t->tagw, strlen(v->wait_tags));
+	if (v->waits) {
+		t->waits = calloc(v->nlanes, sizeof(*t->waits));
 		if (!t->waits)
-			goto done;
-		for (i = 0; i < o->nwaits; i++) {
-			c = column_of(t, o->waits[i].task);
+			return -1;
+		for (i = 0; i < v->nwaits; i++) {
+			c = v->waits[i].lane;
 			free(t->waits[c].text);
-			char *text = ploom_run_wait_label(run, &o->waits[i]);
-			int rc = text ? cell_set(&t->waits[c], text, NULL, cap) : -1;
-			free(text);
-			if (rc < 0)
-				goto done;
-			if (t->waits[c].width > t->widths[c])
-				t->widths[c] = t->waits[c].width;
+			t->waits[c].text = NULL;
+			if (cell_set(&t->waits[c], v->waits[i].label, NULL, cap) < 0)
+				return -1;
+			widen(&t->widths[c], t->waits[c].width);
 		}
 	}
-	if (table_races(t, trace) < 0)
-		goto done;
-	t->failing = ploom_run_failing_step(run);
-	last = run->nsteps ? (long)run->nsteps - 1 : 0;
-	t->numw = (size_t)snprintf(head, sizeof(head), "%ld", last);
-	if (t->numw < 4)
-		t->numw = 4;
-	if (t->wherew && t->wherew < 5)
-		t->wherew = 5; /* "where" */
-	ret = 0;
-done:
-	return ret;
+	t->numw = (size_t)snprintf(head, sizeof(head), "%zu", v->nrows ? v->nrows - 1 : 0);
+	widen(&t->numw, 4);
+	if (t->wherew)
+		widen(&t->wherew, 5); /* "where" */
+	return 0;
 }
 
 /* The two mark characters, the race tags, the step column and its gap. */
@@ -490,18 +370,18 @@ static void row_where(struct writer *w, const struct table *t, size_t c, size_t 
 
 	if (!where->text)
 		return;
-	for (k = c + 1; k < t->ntasks; k++)
+	for (k = c + 1; k < t->v->nlanes; k++)
 		pad += t->widths[k] + 2;
 	spaces(w, pad + 2);
 	put_text(w, where->text, 0);
 }
 
-/* Writes cells[0..ntasks) (NULL texts are empty), padding each to its
+/* Writes cells[0..nlanes) (NULL texts are empty), padding each to its
  * column, with nothing after the last non-empty one. */
 static void row_cells(struct writer *w, const struct table *t, const struct cell *cells,
 		      const char *code)
 {
-	size_t c, last = t->ntasks, pad = 2;
+	size_t c, last = t->v->nlanes, pad = 2;
 
 	while (last > 0 && !cells[last - 1].text)
 		last--;
@@ -521,18 +401,19 @@ static void row_cells(struct writer *w, const struct table *t, const struct cell
 	put(w, "\n");
 }
 
-static void put_table(struct writer *w, const struct table *t, const struct ploom_run *run)
+static void put_table(struct writer *w, const struct table *t)
 {
+	const struct ploom_view *v = t->v;
 	char head[32];
 	size_t i, c;
 
 	row_start(w, t, 0, 0, "", "step");
-	for (c = 0; c < t->ntasks; c++) {
+	for (c = 0; c < v->nlanes; c++) {
 		spaces(w, 2);
 		color(w, C_BOLD);
 		put_text(w, t->heads[c].text, 0);
 		color(w, C_RESET);
-		if (c + 1 < t->ntasks || t->wherew)
+		if (c + 1 < v->nlanes || t->wherew)
 			spaces(w, t->widths[c] - t->heads[c].width);
 	}
 	if (t->wherew) {
@@ -544,7 +425,7 @@ static void put_table(struct writer *w, const struct table *t, const struct ploo
 	put(w, "\n   ");
 	for (i = 0; i < t->numw + (t->tagw ? t->tagw + 1 : 0); i++)
 		put(w, "-");
-	for (c = 0; c < t->ntasks; c++) {
+	for (c = 0; c < v->nlanes; c++) {
 		put(w, "  ");
 		for (i = 0; i < t->widths[c]; i++)
 			put(w, "-");
@@ -555,12 +436,13 @@ static void put_table(struct writer *w, const struct table *t, const struct ploo
 			put(w, "-");
 	}
 	put(w, "\n");
-	for (i = 0; i < run->nsteps && !w->out.failed; i++) {
-		int failing = (long)i == t->failing;
+	for (i = 0; i < v->nrows && !w->out.failed; i++) {
+		const struct ploom_view_row *r = &v->rows[i];
+		int failing = (long)i == v->failing;
 		snprintf(head, sizeof(head), "%zu", i);
-		row_start(w, t, t->preempted[i], failing, t->tags[i], head);
+		row_start(w, t, r->preempted, failing, r->tags, head);
 		/* every column before the step's is empty */
-		for (c = 0; c < t->column[i]; c++)
+		for (c = 0; c < r->lane; c++)
 			spaces(w, t->widths[c] + 2);
 		spaces(w, 2);
 		if (failing)
@@ -568,62 +450,55 @@ static void put_table(struct writer *w, const struct table *t, const struct ploo
 		put_text(w, t->steps[i].text, 0);
 		if (failing)
 			color(w, C_RESET);
-		row_where(w, t, t->column[i], t->steps[i].width, &t->wheres[i]);
+		row_where(w, t, r->lane, t->steps[i].width, &t->wheres[i]);
 		put(w, "\n");
 	}
-	if (!run->nsteps)
+	if (!v->nrows)
 		put(w, "        (no steps)\n");
 	if (t->waits) {
-		row_start(w, t, 0, 1, t->tags[run->nsteps], "wait");
+		row_start(w, t, 0, 1, v->wait_tags, "wait");
 		row_cells(w, t, t->waits, C_RED);
 	}
 }
 
 /* "a" or "a-c": the tags of the races the table shows. */
-static void put_tag_range(struct writer *w, const struct table *t)
+static void put_tag_range(struct writer *w, const struct ploom_view *v)
 {
-	char tag[4] = {race_tag(0), '\0', '\0', '\0'};
+	char tag[4] = {ploom_view_race_tag(0), '\0', '\0', '\0'};
 
-	if (t->nraces > 1) {
+	if (v->nraces > 1) {
 		tag[1] = '-';
-		tag[2] = race_tag(t->nraces - 1 < 51 ? t->nraces - 1 : 51);
+		tag[2] = ploom_view_race_tag(v->nraces - 1 < 51 ? v->nraces - 1 : 51);
 	}
 	color(w, C_CYAN);
 	put(w, tag);
 	color(w, C_RESET);
 }
 
-static void put_legend(struct writer *w, const struct table *t, const struct ploom_run *run)
+static void put_legend(struct writer *w, const struct ploom_view *v)
 {
-	const char *what = NULL;
-	size_t i;
-	int any = 0;
-
-	for (i = 0; i < run->nsteps; i++)
-		any |= t->preempted[i];
-	if (any) {
+	if (v->any_preempted) {
 		color(w, C_YELLOW);
 		put(w, "*");
 		color(w, C_RESET);
 		put(w, " preemption: a switch away from a task that could have continued\n");
 	}
-	what = ploom_run_mark_legend(run);
-	if (what) {
+	if (v->mark_legend) {
 		color(w, C_RED);
 		put(w, "!");
 		color(w, C_RESET);
-		putf(w, " %s\n", what);
+		putf(w, " %s\n", v->mark_legend);
 	}
-	if (t->nraces) {
-		put_tag_range(w, t);
-		put(w, t->nraces > 1 ? " racing pairs" : " racing pair");
+	if (v->nraces) {
+		put_tag_range(w, v);
+		put(w, v->nraces > 1 ? " racing pairs" : " racing pair");
 		put(w, ": steps of two tasks on one object that another schedule could run in "
 		       "the other order");
-		if (t->key >= 0)
-			putf(w, "; %c is the race above", race_tag((size_t)t->key));
+		if (v->key >= 0)
+			putf(w, "; %c is the race above", ploom_view_race_tag((size_t)v->key));
 		put(w, "\n");
 	}
-	if (any || what || t->nraces)
+	if (v->any_preempted || v->mark_legend || v->nraces)
 		put(w, "\n");
 }
 
@@ -733,69 +608,21 @@ static void put_replay_runs(struct writer *w, const struct ploom_trace *tr, cons
 	put(w, "\n");
 }
 
-/* The line of the race the failure rests on: ploom_race_explain(). */
-static void put_race(struct writer *w, const struct ploom_trace *tr, const struct table *t)
+/* The view's facts, with the source lines and what a replay runs after
+ * the first of them. */
+static void put_header(struct writer *w, const struct ploom_view *v, const char *refused)
 {
-	char *line;
+	size_t i;
 
-	if (t->key < 0)
-		return;
-	line = ploom_race_explain_with(tr, &t->races[t->key], t->sn);
-	if (!line)
-		return; /* out of memory: the rest still renders, as a lost block does */
-	key(w, "race");
-	put_text(w, line, 0);
-	put(w, "\n");
-	free(line);
-}
-
-static void put_header(struct writer *w, const struct ploom_trace *tr, const struct table *t,
-		       const char *refused)
-{
-	const struct ploom_config *c = &tr->config;
-	const struct ploom_run *run = &tr->run;
-	char *label;
-
-	key(w, "scenario");
-	put_text(w, tr->scenario.module ? tr->scenario.module : "?", 0);
-	put(w, ":");
-	put_text(w, tr->scenario.qualname ? tr->scenario.qualname : "?", 0);
-	put(w, "\n");
-	key(w, "target");
-	put_text(w, tr->scenario.target ? tr->scenario.target : "?", 0);
-	put(w, "\n");
-	put_sources(w, tr);
-	put_replay_runs(w, tr, refused);
-	key(w, "python");
-	put_text(w, tr->python.implementation ? tr->python.implementation : "?", 0);
-	put(w, " ");
-	put_text(w, tr->python.version ? tr->python.version : "?", 0);
-	put(w, tr->python.gil ? ", GIL enabled\n" : ", GIL disabled\n");
-	key(w, "hash seed");
-	put_text(w, tr->hash_seed ? tr->hash_seed : "?", 0);
-	put(w, "\n");
-	label = ploom_config_label(c);
-	key(w, "config");
-	put_text(w, label ? label : "?", 0);
-	free(label);
-	put(w, "\n");
-	key(w, "steps");
-	putf(w, "%zu (%zu choice%s)\n", run->nsteps, run->nchoices, run->nchoices == 1 ? "" : "s");
-	if (tr->id) {
-		key(w, "id");
-		put_text(w, tr->id, 0);
+	for (i = 0; i < v->nfacts; i++) {
+		if (i == PLOOM_VIEW_FACTS_BEFORE_SOURCE) {
+			put_sources(w, v->trace);
+			put_replay_runs(w, v->trace, refused);
+		}
+		key(w, v->facts[i].name);
+		put_text(w, v->facts[i].value, 0);
 		put(w, "\n");
 	}
-	key(w, "preemptions");
-	putf(w, "%d", run->preemptions);
-	if (tr->minimized_from >= 0)
-		putf(w, " (minimized from %d)", tr->minimized_from);
-	put(w, "\n");
-	key(w, "outcome");
-	put_text(w, run->outcome.summary ? run->outcome.summary
-					 : ploom_outcome_kind_name(run->outcome.kind), 0);
-	put(w, "\n");
-	put_race(w, tr, t);
 	put(w, "\n");
 }
 
@@ -813,76 +640,46 @@ static void title(struct writer *w, const struct ploom_outcome *o)
 	put(w, o->kind == PLOOM_OUTCOME_DIVERGENCE ? " " : ": ");
 }
 
-/* "task 1", then " (mathieu)" when the scenario named it. */
-static void put_task(struct writer *w, const struct ploom_run *run, int task)
+static void put_outcome(struct writer *w, const struct ploom_view *v)
 {
-	const char *name = ploom_run_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
-
-	putf(w, "task %d", task);
-	if (name) {
-		put(w, " (");
-		put_text(w, name, 0);
-		put(w, ")");
-	}
-}
-
-static void put_outcome(struct writer *w, const struct table *t, const struct ploom_run *run)
-{
+	const struct ploom_run *run = &v->trace->run;
 	const struct ploom_outcome *o = &run->outcome;
 	size_t i;
 
 	title(w, o);
 	switch (o->kind) {
-	case PLOOM_OUTCOME_PASS:
-		put(w, "every task finished\n");
+	case PLOOM_OUTCOME_DEADLOCK:
+		put(w, "no task can run\n");
+		for (i = 0; i < v->nwaits; i++) {
+			const struct ploom_view_wait *wt = &v->waits[i];
+			put(w, "  ");
+			put_text(w, wt->who, 0);
+			put(w, " waits to ");
+			put_text(w, wt->op, 0);
+			put(w, " ");
+			put_text(w, wt->object, 0);
+			if (wt->holder) {
+				put(w, " held by ");
+				put_text(w, wt->holder, 0);
+			}
+			if (wt->where) {
+				put(w, " at ");
+				put_text(w, wt->where, 0);
+			}
+			put(w, "\n");
+		}
 		break;
-	case PLOOM_OUTCOME_FAILURE:
-		put_task(w, run, o->task);
-		put(w, " raised ");
-		put_text(w, o->exc_type ? o->exc_type : "?", 0);
-		if (o->exc_message && *o->exc_message) {
+	default:
+		put_text(w, v->outcome_words, 0);
+		if (o->kind == PLOOM_OUTCOME_FAILURE && o->exc_message && *o->exc_message) {
 			put(w, ": ");
 			put_text(w, o->exc_message, 1);
 		}
 		put(w, "\n");
-		if (o->traceback && *o->traceback) {
+		if (o->kind == PLOOM_OUTCOME_FAILURE && o->traceback && *o->traceback) {
 			put(w, "\n");
 			put_block(w, o->traceback, "");
 		}
-		break;
-	case PLOOM_OUTCOME_DEADLOCK:
-		put(w, "no task can run\n");
-		for (i = 0; i < o->nwaits; i++) {
-			const struct ploom_wait *wt = &o->waits[i];
-			char *obj = ploom_run_wait_object(run, wt->object);
-			put(w, "  ");
-			put_task(w, run, wt->task);
-			put(w, " waits to ");
-			put_text(w, ploom_op_name(wt->op), 0);
-			put(w, " ");
-			put_text(w, obj ? obj : "?", 0);
-			free(obj);
-			if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
-				put(w, " held by ");
-				put_task(w, run, wt->holder);
-			}
-			if (wt->where.file) {
-				put(w, " at ");
-				put_text(w, ploom_short_name(t->sn, wt->where.file), 0);
-				putf(w, ":%d ", wt->where.line);
-				put_text(w, wt->where.function ? wt->where.function : "?", 0);
-			}
-			put(w, "\n");
-		}
-		break;
-	case PLOOM_OUTCOME_DIVERGENCE:
-		putf(w, "at step %ld: ", o->divergence_index);
-		put_text(w, o->divergence_message ? o->divergence_message : "", 0);
-		put(w, "\n");
-		break;
-	default:
-		put_text(w, ploom_outcome_detail(o), 0);
-		put(w, "\n");
 		break;
 	}
 	if (o->output && *o->output) {
@@ -895,7 +692,8 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 		       const struct ploom_render_opts *opts, struct ploom_err *err)
 {
 	struct writer w = {{out, 0, 0}, 0};
-	struct table t = {0};
+	struct ploom_view v = {0};
+	struct table t = {.v = &v};
 	size_t cap = PLOOM_RENDER_WIDTH;
 	int ret = -1;
 
@@ -905,19 +703,22 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
 			cap = opts->width < PLOOM_RENDER_MIN_WIDTH ? PLOOM_RENDER_MIN_WIDTH
 								   : (size_t)opts->width;
 	}
-	if (table_build(&t, trace, cap) < 0) {
+	if (ploom_view_build(&v, trace, err) < 0)
+		goto done;
+	if (table_build(&t, &v, cap) < 0) {
 		ploom_err_oom(err);
 		goto done;
 	}
-	put_header(&w, trace, &t, opts ? opts->replay_refused : NULL);
-	put_table(&w, &t, &trace->run);
+	put_header(&w, &v, opts ? opts->replay_refused : NULL);
+	put_table(&w, &t);
 	put(&w, "\n");
-	put_legend(&w, &t, &trace->run);
-	put_outcome(&w, &t, &trace->run);
+	put_legend(&w, &v);
+	put_outcome(&w, &v);
 	if (ploom_writer_finish(&w.out, err) < 0)
 		goto done;
 	ret = 0;
 done:
-	table_release(&t, trace->run.nsteps ? trace->run.nsteps : 1);
+	table_release(&t);
+	ploom_view_release(&v);
 	return ret;
 }

@@ -37,6 +37,9 @@
  *      captured output, if any.  A task the scenario named is "task N
  *      (NAME)" there.
  *
+ * The rows, marks, tags, facts and outcome are the view's (view.h),
+ * which the HTML page (html.h) shows too.
+ *
  * The text is plain ASCII apart from what the trace's own strings hold
  * (UTF-8 is passed through, and counted in code points when columns are
  * sized); control characters in those strings are shown as '?' so that

@@ -1,0 +1,312 @@
+/* The view of a trace that both drawings emit; view.h documents it. */
+#include "view.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char ploom_view_race_tag(size_t k)
+{
+	if (k < 26)
+		return (char)('a' + k);
+	if (k < 52)
+		return (char)('A' + k - 26);
+	return '+';
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+size_t ploom_view_lane_of(const struct ploom_view *v, int task)
+{
+	const int *p = bsearch(&task, v->tasks, v->nlanes, sizeof(int), cmp_int);
+
+	return p ? (size_t)(p - v->tasks) : 0;
+}
+
+size_t ploom_view_text_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+size_t ploom_view_prefix(const char *s, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; s[i]; i++) {
+		if (((unsigned char)s[i] & 0xC0) != 0x80) {
+			if (k == n)
+				break;
+			k++;
+		}
+	}
+	return i;
+}
+
+static void wait_release(struct ploom_view_wait *wt)
+{
+	free(wt->label);
+	free(wt->where);
+	free(wt->who);
+	free(wt->object);
+	free(wt->holder);
+	memset(wt, 0, sizeof(*wt));
+}
+
+void ploom_view_release(struct ploom_view *v)
+{
+	size_t i;
+
+	for (i = 0; v->names && i < v->nlanes; i++)
+		free(v->names[i]);
+	for (i = 0; v->rows && i < v->nrows; i++) {
+		free(v->rows[i].label);
+		free(v->rows[i].where);
+	}
+	for (i = 0; v->waits && i < v->nwaits; i++)
+		wait_release(&v->waits[i]);
+	for (i = 0; v->facts && i < v->nfacts; i++)
+		free(v->facts[i].value);
+	free(v->tasks);
+	free(v->names);
+	free(v->rows);
+	free(v->waits);
+	free(v->outcome_words);
+	free(v->facts);
+	free(v->races);
+	ploom_short_names_free(v->sn);
+	memset(v, 0, sizeof(*v));
+}
+
+/* Adds tag c to tags unless it is there: up to PLOOM_VIEW_TAGS_MAX of
+ * them, then a '+' that says there are more. */
+static void add_tag(char *tags, char c)
+{
+	size_t n = strlen(tags);
+
+	if (n < PLOOM_VIEW_TAGS_MAX && !strchr(tags, c))
+		tags[n] = c;
+	else if (n == PLOOM_VIEW_TAGS_MAX && c != tags[n - 1] && !strchr(tags, c))
+		tags[n] = '+';
+}
+
+/* The races, their tags and the one the failure rests on.  Returns 0, or
+ * -1 when out of memory. */
+static int view_races(struct ploom_view *v)
+{
+	struct ploom_err why = {0, ""};
+	size_t k;
+
+	v->key = -1;
+	if (ploom_trace_races(&v->races, &v->nraces, v->trace, &why) < 0)
+		return why.kind == PLOOM_ERR_NOMEM ? -1 : 0;
+	v->key = ploom_races_key(v->trace, v->races, v->nraces);
+	for (k = 0; k < v->nraces; k++) {
+		const struct ploom_race *r = &v->races[k];
+		char tag = ploom_view_race_tag(k);
+		add_tag(v->rows[r->first].tags, tag);
+		add_tag(r->second >= 0 ? v->rows[r->second].tags : v->wait_tags, tag);
+	}
+	return 0;
+}
+
+/* The lanes and the rows of the steps.  Returns 0, or -1 when out of
+ * memory. */
+static int view_rows(struct ploom_view *v)
+{
+	const struct ploom_run *run = &v->trace->run;
+	size_t i, l;
+
+	if (ploom_run_tasks(&v->tasks, &v->nlanes, run, NULL) < 0)
+		return -1;
+	v->names = calloc(v->nlanes ? v->nlanes : 1, sizeof(*v->names));
+	/* one row more than the steps, so that a race's index always has
+	 * a row to tag, even in a trace of no steps */
+	v->rows = calloc(run->nsteps + 1, sizeof(*v->rows));
+	if (!v->names || !v->rows)
+		return -1;
+	v->nrows = run->nsteps;
+	for (l = 0; l < v->nlanes; l++) {
+		v->names[l] = ploom_run_task_name(run, v->tasks[l]);
+		if (!v->names[l])
+			return -1;
+	}
+	for (i = 0; i < run->nsteps; i++) {
+		const struct ploom_step *s = &run->steps[i];
+		struct ploom_view_row *r = &v->rows[i];
+		r->lane = ploom_view_lane_of(v, s->task);
+		r->label = ploom_run_step_label(run, s);
+		r->value = s->value;
+		r->preempted = ploom_run_is_preemption(run, i);
+		v->any_preempted |= r->preempted;
+		if (!r->label || ploom_where_label(&r->where, v->sn, &s->where) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* "task N", then " (NAME)" when the scenario named its thread;
+ * NULL when out of memory. */
+static char *task_words(const struct ploom_run *run, int task)
+{
+	const char *name = ploom_run_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
+	char *s;
+
+	if ((name ? asprintf(&s, "task %d (%s)", task, name) : asprintf(&s, "task %d", task)) < 0)
+		return NULL;
+	return s;
+}
+
+/* The outcome's words, but for a deadlock's waits. */
+static int view_outcome(struct ploom_view *v)
+{
+	const struct ploom_outcome *o = &v->trace->run.outcome;
+	char *who;
+
+	switch (o->kind) {
+	case PLOOM_OUTCOME_FAILURE:
+		who = task_words(&v->trace->run, o->task);
+		if (!who || asprintf(&v->outcome_words, "%s raised %s", who,
+				     o->exc_type ? o->exc_type : "?") < 0)
+			v->outcome_words = NULL;
+		free(who);
+		break;
+	case PLOOM_OUTCOME_DEADLOCK:
+		return 0;
+	case PLOOM_OUTCOME_PASS:
+		v->outcome_words = strdup("every task finished");
+		break;
+	case PLOOM_OUTCOME_DIVERGENCE:
+		if (asprintf(&v->outcome_words, "at step %ld: %s", o->divergence_index,
+			     o->divergence_message ? o->divergence_message : "") < 0)
+			v->outcome_words = NULL;
+		break;
+	default:
+		v->outcome_words = strdup(ploom_outcome_detail(o));
+		break;
+	}
+	return v->outcome_words ? 0 : -1;
+}
+
+/* A deadlock's waits, in words. */
+static int view_waits(struct ploom_view *v)
+{
+	const struct ploom_run *run = &v->trace->run;
+	const struct ploom_outcome *o = &run->outcome;
+	size_t i;
+
+	if (o->kind != PLOOM_OUTCOME_DEADLOCK || !o->nwaits)
+		return 0;
+	v->waits = calloc(o->nwaits, sizeof(*v->waits));
+	if (!v->waits)
+		return -1;
+	for (i = 0; i < o->nwaits; i++) {
+		const struct ploom_wait *w = &o->waits[i];
+		struct ploom_view_wait *r = &v->waits[i];
+		r->lane = ploom_view_lane_of(v, w->task);
+		v->nwaits++;
+		r->label = ploom_run_wait_label(run, w);
+		r->who = task_words(run, w->task);
+		r->op = ploom_op_name(w->op);
+		r->object = ploom_run_wait_object(run, w->object);
+		if (!r->label || !r->who || !r->object ||
+		    ploom_where_label(&r->where, v->sn, &w->where) < 0)
+			return -1;
+		if (w->holder >= 0 && w->op != PLOOM_OP_JOIN && !(r->holder = task_words(run, w->holder)))
+			return -1;
+	}
+	return 0;
+}
+
+static int add_fact(struct ploom_view *v, const char *name, char *value)
+{
+	v->facts[v->nfacts].name = name;
+	v->facts[v->nfacts++].value = value;
+	return value ? 0 : -1;
+}
+
+static char *dup_or(const char *s)
+{
+	return strdup(s ? s : "?");
+}
+
+static char *joined(const char *a, const char *sep, const char *b)
+{
+	char *s;
+
+	if (asprintf(&s, "%s%s%s", a ? a : "?", sep, b ? b : "?") < 0)
+		return NULL;
+	return s;
+}
+
+/* The header facts both drawings have.  A config's label that cannot be
+ * made reads "?", as the drawings always had it. */
+#define MAX_FACTS 10
+static int view_facts(struct ploom_view *v)
+{
+	const struct ploom_trace *tr = v->trace;
+	const struct ploom_run *run = &tr->run;
+	const struct ploom_python *py = &tr->python;
+	char *s = NULL;
+
+	v->facts = calloc(MAX_FACTS, sizeof(*v->facts));
+	if (!v->facts ||
+	    add_fact(v, "scenario", joined(tr->scenario.module, ":", tr->scenario.qualname)) < 0 ||
+	    add_fact(v, "target", dup_or(tr->scenario.target)) < 0)
+		return -1;
+	if (asprintf(&s, "%s %s, GIL %s", py->implementation ? py->implementation : "?",
+		     py->version ? py->version : "?", py->gil ? "enabled" : "disabled") < 0)
+		s = NULL;
+	if (add_fact(v, "python", s) < 0 || add_fact(v, "hash seed", dup_or(tr->hash_seed)) < 0)
+		return -1;
+	s = ploom_config_label(&tr->config);
+	if (add_fact(v, "config", s ? s : strdup("?")) < 0)
+		return -1;
+	if (asprintf(&s, "%zu (%zu choice%s)", run->nsteps, run->nchoices,
+		     run->nchoices == 1 ? "" : "s") < 0)
+		s = NULL;
+	if (add_fact(v, "steps", s) < 0 || (tr->id && add_fact(v, "id", strdup(tr->id)) < 0))
+		return -1;
+	if ((tr->minimized_from >= 0
+		     ? asprintf(&s, "%d (minimized from %d)", run->preemptions, tr->minimized_from)
+		     : asprintf(&s, "%d", run->preemptions)) < 0)
+		s = NULL;
+	if (add_fact(v, "preemptions", s) < 0 ||
+	    add_fact(v, "outcome", strdup(run->outcome.summary ? run->outcome.summary
+					  : ploom_outcome_kind_name(run->outcome.kind))) < 0)
+		return -1;
+	if (v->key >= 0) {
+		/* without the memory for it the drawing says less, not wrong */
+		s = ploom_race_explain_with(tr, &v->races[v->key], v->sn);
+		if (s)
+			add_fact(v, "race", s);
+	}
+	return 0;
+}
+
+int ploom_view_build(struct ploom_view *out, const struct ploom_trace *trace,
+		     struct ploom_err *err)
+{
+	struct ploom_view *v = out;
+
+	memset(v, 0, sizeof(*v));
+	v->trace = trace;
+	v->key = -1;
+	if (ploom_short_names_new(&v->sn, &trace->run, NULL) < 0 || view_rows(v) < 0 ||
+	    view_waits(v) < 0 || view_outcome(v) < 0 || view_races(v) < 0 || view_facts(v) < 0) {
+		ploom_err_oom(err);
+		return -1;
+	}
+	v->failing = ploom_run_failing_step(&trace->run);
+	v->mark_legend = ploom_run_mark_legend(&trace->run);
+	return 0;
+}
