@@ -159,7 +159,7 @@ steps() {
 	# nor does ploom-show say it would run the recorded file
 	run -0 ploom-show "../$orig"
 	[[ "$output" == *"replay runs  nothing: the trace's scenario 'bank.py' is not in the current directory"* ]]
-	cd ..
+	cd "$BATS_TEST_TMPDIR"
 	run -1 --separate-stderr ploom-replay "$PWD/$orig"
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
 }

@@ -96,7 +96,7 @@ forge_os() {
 	cp "$BANK" repo/bank.py
 	cd repo
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
-	orig="$PWD/$(echo "$output" | jq -r .trace)"
+	file_trace="$PWD/$(echo "$output" | jq -r .trace)"
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank:scenario
 	mod="$PWD/$(echo "$output" | jq -r .trace)"
 	# an unchecked hash-based .pyc of other code, where Python looks first
@@ -111,12 +111,12 @@ forge_os() {
 	printf '%s\n' "$planted" > artifact/inspect.py
 	printf '%s\n' "$planted" > artifact/ploom/__init__.py
 	cd artifact
-	for trace in "$orig" "$mod"; do
+	for trace in "$file_trace" "$mod"; do
 		run -1 --separate-stderr ploom-replay "$trace"
 		[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
 		[ ! -e "$BATS_TEST_TMPDIR/ran.txt" ]
 	done
-	run -0 --separate-stderr ploom-minimize -q "$orig"
+	run -0 --separate-stderr ploom-minimize -q "$file_trace"
 	[ ! -e "$BATS_TEST_TMPDIR/ran.txt" ]
 	# the .pyc is what a plain import runs: the test plants what it says
 	(cd .. && python3 -c 'import bank')
