@@ -157,7 +157,7 @@ static const char *separator(size_t i, size_t n)
 static void list_names(char *out, size_t size,
 		       const char *(*field)(const struct ploom_search_kind *), unsigned flags)
 {
-	const char *names[PLOOM_PLAN_NKINDS];
+	const char *names[PLOOM_PLAN_NKINDS] = {NULL};
 	size_t i, j, n = 0, len = 0;
 
 	for (i = 0; i < PLOOM_PLAN_NKINDS; i++) {
