@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the input's length picks the colour and the column cap, so both
 	 * code paths of the rendering get exercised without a format of our
 	 * own in front of the JSON */
-	struct ploom_render_opts ropts = {(int)(size & 1), (int)(size % 41)};
+	struct ploom_render_opts ropts = {(int)(size & 1), (int)(size % 41), NULL};
 	char *json = NULL, *json2 = NULL, *page = NULL;
 	size_t page_len = 0;
 	FILE *f;
