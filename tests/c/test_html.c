@@ -12,6 +12,7 @@
 #include "../../lib/html.h"
 #include "../../lib/json.h"
 #include "../../lib/trace.h"
+#include "bigtrace.h"
 #include "check.h"
 
 /* A trace of the bank's failure, minimized: STEPS and OUTCOME are
@@ -90,23 +91,6 @@ static char *page(const struct ploom_trace *t)
 	return buf;
 }
 
-/* How many times needle occurs in text, not overlapping.  By hand: the
- * sanitizers' strstr() and memmem() check the whole rest of the text at
- * each call, which makes counting in a page of megabytes quadratic. */
-static long count(const char *text, const char *needle)
-{
-	size_t k = strlen(needle);
-	long n = 0;
-
-	for (; *text; text++) {
-		if (*text == *needle && !strncmp(text, needle, k)) {
-			n++;
-			text += k - 1;
-		}
-	}
-	return n;
-}
-
 /* 1 if every '<' of the page opens or closes one of the elements the
  * renderer writes (or is its doctype), so no string of the trace made
  * an element of its own. */
@@ -164,14 +148,14 @@ static void the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step(vo
 	CHECK(strstr(out, "<tr><th>preemptions</th><td>1 (minimized from 2)</td></tr>"));
 	CHECK(strstr(out, "<tr><th>outcome</th><td>builtins.AssertionError: overdrawn</td></tr>"));
 	/* a lane per task, titled; each step's box in its task's lane */
-	CHECK_INT(count(out, "<g class=\"lane\""), 3);
+	CHECK_INT(bigtrace_count(out, "<g class=\"lane\""), 3);
 	CHECK(strstr(out, "<g class=\"lane\" id=\"lane-0\" data-task=\"0\">"));
 	CHECK(strstr(out, "<g class=\"lane\" id=\"lane-2\" data-task=\"2\">"));
 	/* titled as the text's columns: task 0 is threading's MainThread */
 	CHECK(strstr(out, ">MainThread</text>"));
 	CHECK(strstr(out, ">thread#2</text>"));
-	CHECK_INT(count(out, "class=\"lane-title\""), 3);
-	CHECK_INT(count(out, "<g class=\"step"), 8);
+	CHECK_INT(bigtrace_count(out, "class=\"lane-title\""), 3);
+	CHECK_INT(bigtrace_count(out, "<g class=\"step"), 8);
 	CHECK(strstr(out, "id=\"step-3\" data-task=\"1\">"));
 	CHECK(strstr(out, ">read cell#0 -&gt; 100</text>"));
 	CHECK(strstr(out, ">start thread#1</text>"));
@@ -180,15 +164,15 @@ static void the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step(vo
 	CHECK(strstr(out, "id=\"lane-1\"") < strstr(out, "id=\"step-3\""));
 	CHECK(strstr(out, "id=\"step-3\"") < strstr(out, "id=\"lane-2\""));
 	/* the failing step: task 0's last, alone in red */
-	CHECK_INT(count(out, "class=\"step failing\""), 1);
+	CHECK_INT(bigtrace_count(out, "class=\"step failing\""), 1);
 	CHECK(strstr(out, "<g class=\"step failing\" id=\"step-7\" data-task=\"0\">"));
-	CHECK_INT(count(out, "class=\"mark failing\""), 1);
+	CHECK_INT(bigtrace_count(out, "class=\"mark failing\""), 1);
 	/* the one preemption, step 3 (task 1) to step 4 (task 2): an arrow
 	 * and a mark */
-	CHECK_INT(count(out, "<path class=\"arrow preemption\""), 1);
+	CHECK_INT(bigtrace_count(out, "<path class=\"arrow preemption\""), 1);
 	CHECK(strstr(out, "<path class=\"arrow preemption\" data-from=\"3\" data-to=\"4\""));
 	CHECK(strstr(out, "<title>preemption: thread#1 could have continued</title>"));
-	CHECK_INT(count(out, "class=\"mark preemption\""), 1);
+	CHECK_INT(bigtrace_count(out, "class=\"mark preemption\""), 1);
 	CHECK(strstr(out, "<marker id=\"head-preemption\""));
 	/* the legend and the outcome, the traceback whole in a <pre> */
 	CHECK(strstr(out, "the failing step: the last step of the task that raised"));
@@ -241,14 +225,14 @@ static void names_places_and_races_come_from_the_trace(void)
 	CHECK(strstr(out, ">read balance -&gt; 100</text>"));
 	CHECK(!strstr(out, "cell#0"));
 	/* each box's second line: where the step stopped */
-	CHECK_INT(count(out, "<text class=\"where\""), 9);
+	CHECK_INT(bigtrace_count(out, "<text class=\"where\""), 9);
 	CHECK(strstr(out, ">bank.py:21 withdraw</text>"));
 	/* the racing pairs as arrows: mathieu's read (3) before lucas's write
 	 * (6), lucas's write before mathieu's (7); one is the key */
 	CHECK(strstr(out, "<path class=\"arrow race\" data-from=\"3\" data-to=\"6\"") ||
 	      strstr(out, "<path class=\"arrow race key\" data-from=\"3\" data-to=\"6\""));
-	CHECK(count(out, "<path class=\"arrow race") >= 2);
-	CHECK_INT(count(out, "<path class=\"arrow race key\""), 1);
+	CHECK(bigtrace_count(out, "<path class=\"arrow race") >= 2);
+	CHECK_INT(bigtrace_count(out, "<path class=\"arrow race key\""), 1);
 	CHECK(strstr(out, "<marker id=\"head-race\""));
 	/* the race the failure rests on, in words, among the facts */
 	CHECK(strstr(out, "<tr><th>race</th><td><span class=\"race\">mathieu read balance "
@@ -334,7 +318,7 @@ static void every_string_of_the_trace_is_escaped(void)
 	CHECK(only_our_tags(out));
 	CHECK(!strstr(out, "<script"));
 	CHECK(!strstr(out, "<img"));
-	CHECK_INT(count(out, "<style>"), 1);
+	CHECK_INT(bigtrace_count(out, "<style>"), 1);
 	CHECK(!strchr(out, '\033'));
 	CHECK(!strchr(out, '\a'));
 	CHECK(strstr(out, "<h1>&lt;script&gt;alert(6)&lt;/script&gt;:scenario</h1>"));
@@ -396,7 +380,7 @@ static void a_long_caption_is_cut_and_whole_in_its_tooltip(void)
 	snprintf(want, sizeof(want), "<title>write cell#0 -&gt; &#39;%s&#39;</title>", value);
 	CHECK(strstr(out, want));
 	/* a caption that fits has no tooltip; the mode is worded as in text */
-	CHECK_INT(count(out, "<title>"), 2); /* the page's and the cut box's */
+	CHECK_INT(bigtrace_count(out, "<title>"), 2); /* the page's and the cut box's */
 	CHECK(strstr(out, ">acquire lock#0 (nonblocking) -&gt; False</text>"));
 	/* no failing step, no preemption: neither mark nor legend */
 	CHECK(!strstr(out, "class=\"mark"));
@@ -427,8 +411,8 @@ static void a_deadlock_adds_a_wait_row(void)
 	if (!CHECK(out))
 		goto done;
 	/* task 2 took no step but waits: it has a lane */
-	CHECK_INT(count(out, "<g class=\"lane\""), 3);
-	CHECK_INT(count(out, "<g class=\"wait\""), 3);
+	CHECK_INT(bigtrace_count(out, "<g class=\"lane\""), 3);
+	CHECK_INT(bigtrace_count(out, "<g class=\"wait\""), 3);
 	CHECK(strstr(out, "<g class=\"wait\" data-task=\"0\">"));
 	CHECK(strstr(out, ">join thread#1</text>"));
 	CHECK(strstr(out, ">acquire lock#1 (held by thread#2)</text>"));
@@ -475,8 +459,8 @@ static void every_outcome_kind_is_told(void)
 		if (CHECK(out)) {
 			if (!CHECK(strstr(out, cases[i].said)))
 				printf("  case %zu: want '%s'\n", i, cases[i].said);
-			CHECK_INT(count(out, "class=\"step failing\""), cases[i].marked);
-			CHECK_INT(count(out, "<g class=\"lane\""), 1);
+			CHECK_INT(bigtrace_count(out, "class=\"step failing\""), cases[i].marked);
+			CHECK_INT(bigtrace_count(out, "<g class=\"lane\""), 1);
 		}
 		if (out && cases[i].steps == no_steps)
 			CHECK(strstr(out, ">(no steps)</text>"));
@@ -523,39 +507,13 @@ static void a_large_trace_renders_whole(void)
 	if (!CHECK(out))
 		goto done;
 	len = strlen(out);
-	CHECK_INT(count(out, "<g class=\"step"), (long)n);
-	CHECK_INT(count(out, "<path class=\"arrow preemption\""), (long)n / 10 - 1);
+	CHECK_INT(bigtrace_count(out, "<g class=\"step"), (long)n);
+	CHECK_INT(bigtrace_count(out, "<path class=\"arrow preemption\""), (long)n / 10 - 1);
 	CHECK(strstr(out, "id=\"step-19999\" data-task=\"1\""));
 	CHECK(len < n * 300);
 done:
 	free(out);
 	ploom_trace_free(t);
-}
-
-/* Appends a step of task on cell#0 at file:line, the only task enabled.
- * Returns 0, or -1 when out of memory. */
-static int add_cell_step(struct ploom_run *run, int task, enum ploom_op op, const char *file,
-			 int line)
-{
-	struct ploom_step *s = ploom_run_add_step(run);
-
-	if (!s)
-		return -1;
-	s->index = (long)run->nsteps - 1;
-	s->task = task;
-	s->op = op;
-	s->object = strdup("cell#0");
-	s->obj = (struct ploom_obj){PLOOM_OBJ_CELL, 0};
-	s->value = strdup("1");
-	s->enabled = malloc(sizeof(int));
-	s->where.file = strdup(file);
-	s->where.function = strdup("work");
-	s->where.line = line;
-	if (!s->object || !s->value || !s->enabled || !s->where.file || !s->where.function)
-		return -1;
-	s->enabled[0] = task;
-	s->nenabled = 1;
-	return 0;
 }
 
 /* Fifty thousand steps with twenty-five thousand racing pairs: tasks 1
@@ -570,31 +528,25 @@ static void fifty_thousand_steps_with_many_racing_pairs_render_whole(void)
 	enum { WRITES = 25000, READS = 24999, N = WRITES + READS + 1 };
 	struct ploom_trace *t = trace_of(" \"steps\": [],\n",
 					 " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\"}}");
-	const char *files[] = {"/src/bank.py", "/a/util.py", "/b/util.py"};
 	char *out = NULL, want[160];
-	long i;
 
 	if (!CHECK(t))
 		return;
-	for (i = 0; i < N; i++) {
-		int task = i == N - 1 ? 0 : 1 + (int)(i % 2);
-		enum ploom_op op = i < WRITES || i == N - 1 ? PLOOM_OP_WRITE : PLOOM_OP_READ;
-		if (add_cell_step(&t->run, task, op, files[task], 10 * task + 5) < 0) {
-			CHECK(!"out of memory");
-			goto done;
-		}
+	if (bigtrace_fill(&t->run, WRITES, READS) < 0) {
+		CHECK(!"out of memory");
+		goto done;
 	}
 	CHECK_INT(ploom_run_finish(&t->run, NULL), 0);
 	out = page(t);
 	if (!CHECK(out))
 		goto done;
-	CHECK_INT(count(out, "<g class=\"step"), N);
-	CHECK_INT(count(out, "<text class=\"where\""), N);
+	CHECK_INT(bigtrace_count(out, "<g class=\"step"), N);
+	CHECK_INT(bigtrace_count(out, "<text class=\"where\""), N);
 	/* a row number per step, and the column's title */
-	CHECK_INT(count(out, "<text class=\"n\""), N + 1);
-	CHECK_INT(count(out, "<path class=\"arrow race\""), WRITES - 1 + 1 + 2);
-	CHECK_INT(count(out, "<path class=\"arrow preemption\""), 0);
-	CHECK_INT(count(out, "<title>thread#"), WRITES - 1 + 1 + 2);
+	CHECK_INT(bigtrace_count(out, "<text class=\"n\""), N + 1);
+	CHECK_INT(bigtrace_count(out, "<path class=\"arrow race\""), WRITES - 1 + 1 + 2);
+	CHECK_INT(bigtrace_count(out, "<path class=\"arrow preemption\""), 0);
+	CHECK_INT(bigtrace_count(out, "<title>thread#"), WRITES - 1 + 1 + 2);
 	/* the races of the last steps, and a tooltip with the places by
 	 * their whole path, as two files share a last component */
 	snprintf(want, sizeof(want), "data-from=\"%d\" data-to=\"%d\"", WRITES - 1, WRITES);
@@ -603,9 +555,9 @@ static void fifty_thousand_steps_with_many_racing_pairs_render_whole(void)
 	CHECK(strstr(out, want));
 	snprintf(want, sizeof(want), "data-from=\"%d\" data-to=\"%d\"", N - 2, N - 1);
 	CHECK(strstr(out, want));
-	CHECK_INT(count(out, "<title>thread#1 wrote cell#0 (/a/util.py:15) before thread#2 "
+	CHECK_INT(bigtrace_count(out, "<title>thread#1 wrote cell#0 (/a/util.py:15) before thread#2 "
 			     "wrote it (/b/util.py:25)</title>"), WRITES / 2);
-	CHECK_INT(count(out, "<title>thread#2 read cell#0 (/b/util.py:25) before MainThread "
+	CHECK_INT(bigtrace_count(out, "<title>thread#2 read cell#0 (/b/util.py:25) before MainThread "
 			     "wrote it (bank.py:5)</title>"), 1);
 	snprintf(want, sizeof(want), "id=\"step-%d\" data-task=\"0\"", N - 1);
 	CHECK(strstr(out, want));

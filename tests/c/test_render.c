@@ -12,6 +12,7 @@
 #include "../../lib/json.h"
 #include "../../lib/render.h"
 #include "../../lib/trace.h"
+#include "bigtrace.h"
 #include "check.h"
 
 /* A trace of the bank's failure, minimized: STEPS and OUTCOME are
@@ -654,49 +655,6 @@ static void the_config_line_gives_a_samples_seed_and_depth(void)
 	ploom_trace_free(t);
 }
 
-/* How many times needle occurs in text, not overlapping.  By hand: the
- * sanitizers' strstr() and memmem() check the whole rest of the text at
- * each call, which makes counting in a page of megabytes quadratic. */
-static long count(const char *text, const char *needle)
-{
-	size_t k = strlen(needle);
-	long n = 0;
-
-	for (; *text; text++) {
-		if (*text == *needle && !strncmp(text, needle, k)) {
-			n++;
-			text += k - 1;
-		}
-	}
-	return n;
-}
-
-/* Appends a step of task on cell#0 at file:line, the only task enabled.
- * Returns 0, or -1 when out of memory. */
-static int add_cell_step(struct ploom_run *run, int task, enum ploom_op op, const char *file,
-			 int line)
-{
-	struct ploom_step *s = ploom_run_add_step(run);
-
-	if (!s)
-		return -1;
-	s->index = (long)run->nsteps - 1;
-	s->task = task;
-	s->op = op;
-	s->object = strdup("cell#0");
-	s->obj = (struct ploom_obj){PLOOM_OBJ_CELL, 0};
-	s->value = strdup("1");
-	s->enabled = malloc(sizeof(int));
-	s->where.file = strdup(file);
-	s->where.function = strdup("work");
-	s->where.line = line;
-	if (!s->object || !s->value || !s->enabled || !s->where.file || !s->where.function)
-		return -1;
-	s->enabled[0] = task;
-	s->nenabled = 1;
-	return 0;
-}
-
 /* Fifty thousand steps with twenty-five thousand racing pairs: tasks 1
  * and 2 take turns writing cell#0 (each write races with the one
  * before), then take turns reading it (the first read races with the
@@ -708,30 +666,24 @@ static void fifty_thousand_steps_with_many_racing_pairs_render_whole(void)
 	enum { WRITES = 25000, READS = 24999, N = WRITES + READS + 1 };
 	struct ploom_trace *t = trace_of(" \"steps\": [],\n",
 					 " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\"}}");
-	const char *files[] = {"/src/bank.py", "/a/util.py", "/b/util.py"};
 	char *out = NULL;
-	long i;
 
 	if (!CHECK(t))
 		return;
-	for (i = 0; i < N; i++) {
-		int task = i == N - 1 ? 0 : 1 + (int)(i % 2);
-		enum ploom_op op = i < WRITES || i == N - 1 ? PLOOM_OP_WRITE : PLOOM_OP_READ;
-		if (add_cell_step(&t->run, task, op, files[task], 10 * task + 5) < 0) {
-			CHECK(!"out of memory");
-			goto done;
-		}
+	if (bigtrace_fill(&t->run, WRITES, READS) < 0) {
+		CHECK(!"out of memory");
+		goto done;
 	}
 	CHECK_INT(ploom_run_finish(&t->run, NULL), 0);
 	out = render(t, 0, 0);
 	if (!CHECK(out))
 		goto done;
-	CHECK_INT(count(out, " /a/util.py:15 work\n"), WRITES / 2 + (READS + 1) / 2);
-	CHECK_INT(count(out, " /b/util.py:25 work\n"), WRITES / 2 + READS / 2);
-	CHECK_INT(count(out, " bank.py:5 work\n"), 1);
+	CHECK_INT(bigtrace_count(out, " /a/util.py:15 work\n"), WRITES / 2 + (READS + 1) / 2);
+	CHECK_INT(bigtrace_count(out, " /b/util.py:25 work\n"), WRITES / 2 + READS / 2);
+	CHECK_INT(bigtrace_count(out, " bank.py:5 work\n"), 1);
 	/* tagged '+' alone: the rows of steps 53 to the first read, and the
 	 * last three; the reads between race with nothing */
-	CHECK_INT(count(out, "\n   +  "), WRITES - 52 + 3);
+	CHECK_INT(bigtrace_count(out, "\n   +  "), WRITES - 52 + 3);
 	CHECK(strstr(out, "\n   +  49999  write cell#0 -> 1  "));
 	CHECK(strstr(out, "\n      49996                     read cell#0 -> 1  "));
 	CHECK(has_line(out, "a-Z racing pairs: steps of two tasks on one object that another "
