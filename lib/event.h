@@ -175,8 +175,9 @@
  * 4: the `code` and `name` records, and WHERE on `step` and `wait` (a
  * reader of 3 would refuse their field count)
  * 5: POLICY at the end of the `run` command (a worker of 4 would refuse
- * the command) */
-#define PLOOM_PROTOCOL_VERSION 5
+ * the command)
+ * 6: the object kind plain#N (a utility of 5 would refuse the record) */
+#define PLOOM_PROTOCOL_VERSION 6
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -253,6 +254,8 @@ enum ploom_obj_kind {
 	PLOOM_OBJ_CELL,         /* cell#N: a SharedCell */
 	PLOOM_OBJ_LOCK,         /* lock#N: a Lock */
 	PLOOM_OBJ_THREAD,       /* thread#N: the thread of task N */
+	PLOOM_OBJ_PLAIN,        /* plain#N: plain state of instrumented code (an
+				 * attribute, a global, a container's content) */
 };
 
 struct ploom_obj {

@@ -732,8 +732,9 @@ static void read_objects(struct ploom_json_reader *r, struct ploom_run *run, con
 		get_object_name(r, &object, &obj, e, prefix, "object");
 		if (!r->failed && !object)
 			ploom_json_fail(r, "is not an object name", prefix, "object");
-		if (!r->failed && obj.kind != PLOOM_OBJ_CELL && obj.kind != PLOOM_OBJ_LOCK)
-			ploom_json_fail(r, "is not a cell or a lock (tasks are named in 'tasks')",
+		if (!r->failed && obj.kind != PLOOM_OBJ_CELL && obj.kind != PLOOM_OBJ_LOCK &&
+		    obj.kind != PLOOM_OBJ_PLAIN)
+			ploom_json_fail(r, "is not a cell, a lock or plain state (tasks are named in 'tasks')",
 					prefix, "object");
 		if (!r->failed && ploom_run_name(run, obj))
 			ploom_json_fail(r, "names an object a second time", prefix, "object");

@@ -12,6 +12,7 @@
  *   lock.c      the Lock type
  *   cell.c      the SharedCell type
  *   thread.c    the Thread type
+ *   plain.c     plain state as operations: the hooks instrumented code calls
  *   args.c      arguments the types take as threading takes them
  *   serve.c     the fork server: serve() and write_error()
  *
@@ -89,6 +90,26 @@ typedef struct {
 	int tid;      /* task id once started, else -1 */
 	int finished; /* its task has finished */
 } ThreadObject;
+
+/* What a plain access touches in one schedule (plain.c): an attribute of
+ * an object, a global of a module (target its dict), or the content of a
+ * mutable container (attr NULL). */
+typedef struct {
+	PyObject_HEAD
+	long oid;         /* plain#N: numbered in the order a schedule first touches them */
+	PyObject *target; /* strong, so that no other object takes its address */
+	PyObject *attr;   /* strong; NULL for a container */
+	Py_hash_t hash;
+	PyObject *name;   /* its label (Pool.num_connections), NULL for none */
+	int announced;    /* its `name` record is sent in this schedule */
+} PlainObject;
+
+/* The plain objects of a schedule, by (target, attr): open addressing,
+ * never more than half full.  Only a schedule's child fills it. */
+struct plain_table {
+	PlainObject **slot;
+	size_t cap, used;
+};
 
 enum task_state { TASK_AT_POINT, TASK_RUNNING, TASK_FINISHED };
 
@@ -182,6 +203,8 @@ struct sched {
 	char *ploom_dir;     /* the ploom package's folder, with a final '/' */
 	size_t ploom_dir_len;
 	char *cwd;           /* the worker's, for a code's relative file */
+	PyTypeObject *plain_type; /* op_obj() tells a plain object from a cell by it */
+	struct plain_table plain;
 };
 
 /* The module's state.  The scheduler lives here too: a schedule's child
@@ -191,6 +214,11 @@ typedef struct {
 	PyTypeObject *lock_type;
 	PyTypeObject *cell_type;
 	PyTypeObject *thread_type;
+	PyTypeObject *plain_type;
+	PyTypeObject *plain_iter_type;
+	PyTypeObject *deque_type;   /* collections.deque, a container plain.c knows */
+	PyObject *site_text;        /* list: the text of each instrumented access site */
+	PyObject *view_dicts;       /* a schedule's dict views and their dicts (plain.c) */
 	/* object ids; atomic, as outside a check several OS threads may make
 	 * Locks and SharedCells at once on a free-threaded build */
 	atomic_long next_lock;
@@ -229,6 +257,9 @@ struct ploom_obj op_obj(struct sched *s, PyObject *obj, enum ploom_op op);
 
 /* Records repr(v) as the value of the step just taken, and flushes. */
 void add_value(struct sched *s, PyObject *v);
+
+/* The same with the text of str r as it is. */
+void add_value_text(struct sched *s, PyObject *r);
 
 /* Where the calling task stopped: the innermost frame outside ploom. */
 struct ploom_wire_where locate(struct sched *s);
@@ -289,6 +320,11 @@ _Noreturn void sched_run(module_state *st, PyObject *scenario);
 extern PyType_Spec Lock_spec;
 extern PyType_Spec Cell_spec;
 extern PyType_Spec Thread_spec;
+extern PyType_Spec Plain_spec;
+extern PyType_Spec PlainIter_spec;
+
+/* The hooks of instrumented code (plain.c), added to the module. */
+extern PyMethodDef plain_methods[];
 
 /* held_lock(): a new Lock that the calling task already holds. */
 PyObject *ploom_held_lock(PyObject *module, PyObject *ignored);

@@ -251,7 +251,7 @@ column() {
 	[ "$stderr" = "ploom-show: cannot read trace 'line.json': field 'steps[2].where.line' is out of range" ]
 	jq '.objects = [{"object": "thread#1", "name": "x"}]' run.json > obj.json
 	run -2 --separate-stderr ploom-show obj.json
-	[ "$stderr" = "ploom-show: cannot read trace 'obj.json': field 'objects[0].object' is not a cell or a lock (tasks are named in 'tasks')" ]
+	[ "$stderr" = "ploom-show: cannot read trace 'obj.json': field 'objects[0].object' is not a cell, a lock or plain state (tasks are named in 'tasks')" ]
 }
 
 @test "a NUL escape, bytes that are not UTF-8 and raw control characters are refused at their byte" {

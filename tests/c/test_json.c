@@ -337,7 +337,7 @@ static const struct {
 	{"\"name\":\t\"mathieu\"", "\"name\":\t1", "field 'tasks[1].name' is not a string"},
 	{"\"objects\":\t[", "\"objects\":\t{}, \"x\":\t[", "field 'objects' is not an array"},
 	{"\"object\":\t\"cell#0\"", "\"object\":\t\"thread#1\"",
-	 "field 'objects[0].object' is not a cell or a lock (tasks are named in 'tasks')"},
+	 "field 'objects[0].object' is not a cell, a lock or plain state (tasks are named in 'tasks')"},
 	{"\"object\":\t\"cell#0\"", "\"object\":\tnull",
 	 "field 'objects[0].object' is not an object name"},
 	{"\"object\":\t\"cell#0\"", "\"object\":\t\"cell0\"",

@@ -1,0 +1,128 @@
+"""Plain state as operations: the hooks of ploom._ploom that instrumented
+code calls (ploom._instrument writes those calls; the scenarios here call
+the hooks by hand, so that these tests hold the scheduler side alone).
+
+Each hook is a scheduling point inside a schedule once a second task
+exists, a read or a write of plain#N, and the plain operation outside one.
+The scenarios are in plain_scenarios.py.
+"""
+
+import json
+import operator
+import subprocess
+
+import pytest
+
+import ploom
+from plain_scenarios import (
+    cm, da, dg, di, ga, gg, gi, io, it, rd, sa, sg, si,
+    close_twice, code_baseline, code_is_not_state, deque_and_iteration, global_counter,
+    hits_locked, hits_unlocked, list_appends, private_work, view_iteration,
+)
+from ploom.exploration import ModelCheckError, _find_utility
+
+def check(scenario, tmp_path, **kw):
+    return ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path), **kw))
+
+
+def test_outside_a_schedule_the_hooks_are_the_plain_operations():
+    class C:
+        pass
+
+    c = C()
+    assert sa(c, "x", 1, 0) is None and ga(c, "x", 0) == 1
+    assert da(c, "x", 0) is None and not hasattr(c, "x")
+    d = {}
+    si(d, "k", [1], 0)
+    assert gi(d, "k", 0) == [1]
+    assert cm(gi(d, "k", 0), "append", 0, 2) is None and d["k"] == [1, 2]
+    assert cm(d, "get", 0, "zz", 5) == 5
+    assert cm(lst0 := [3, 1], "sort", 0, reverse=False) is None and lst0 == [1, 3]
+    di(d, "k", 0)
+    assert d == {}
+    lst = [1, 2]
+    assert rd(lst, 0) is lst
+    assert list(it(lst, 0)) == [1, 2]
+    assert io(operator.iadd, lst, [3], 0) is lst and lst == [1, 2, 3]
+    g = {"__name__": "m"}
+    sg(g, "V", 3, 0)
+    assert gg(g, "V", 0) == 3 and gg(g, "len", 0) is len
+    dg(g, "V", 0)
+    with pytest.raises(NameError):
+        gg(g, "V", 0)
+    with pytest.raises(NameError):
+        dg(g, "V", 0)
+    with pytest.raises(AttributeError):
+        ga(c, "missing", 0)
+    with pytest.raises(KeyError):
+        gi(d, "missing", 0)
+    with pytest.raises(TypeError):
+        ga(c)
+
+
+def test_a_dict_entry_that_decides_the_operations_fails_under_the_reduction(tmp_path):
+    """The reduction must not prune the order where both tasks see the
+    entry: with the entry a plain dict it used to pass in 1 schedule."""
+    with pytest.raises(ModelCheckError) as info:
+        check(close_twice, tmp_path, reduction="dpor")
+    assert "returned 2 times" in info.value.summary
+    with pytest.raises(ModelCheckError):
+        check(close_twice, tmp_path)
+
+
+def test_an_unlocked_attribute_increment_fails_and_its_locked_twin_passes(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        check(hits_unlocked, tmp_path, reduction="dpor")
+    assert info.value.summary == "builtins.AssertionError: 1"
+    with pytest.raises(ModelCheckError):
+        check(hits_unlocked, tmp_path)
+    stats = check(hits_locked, tmp_path, reduction="dpor")
+    assert stats.complete and stats.schedules <= 6
+
+
+def test_the_trace_names_plain_state_and_replays(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        check(hits_unlocked, tmp_path, reduction="dpor")
+    path = info.value.minimized_trace or info.value.trace
+    trace = json.loads(open(path).read())
+    names = {o["object"]: o["name"] for o in trace["objects"]}
+    assert "Stats.hits" in names.values()
+    plain = [s for s in trace["steps"] if (s["object"] or "").startswith("plain#")]
+    assert {s["op"] for s in plain} == {"read", "write"}
+    assert all(s["where"]["function"] == "work" for s in plain)
+    assert any(s.get("value") == "0" for s in plain if s["op"] == "read")
+    shown = subprocess.run(
+        [_find_utility("ploom-show"), path], capture_output=True, text=True, check=False
+    )
+    assert "read Stats.hits -> 0" in shown.stdout
+    assert "write Stats.hits -> 1" in shown.stdout
+    assert "read Stats.hits" in shown.stdout.split("race", 1)[1].splitlines()[0]
+    replayed = subprocess.run(
+        [_find_utility("ploom-replay"), path], capture_output=True, text=True, check=False
+    )
+    assert replayed.returncode == 1, replayed.stderr
+    assert "reproduced" in replayed.stderr
+
+
+@pytest.mark.parametrize(
+    "scenario", [list_appends, deque_and_iteration, global_counter, view_iteration],
+    ids=lambda f: f.__name__,
+)
+def test_containers_and_globals_are_shared_state(tmp_path, scenario):
+    """Each fails in some order, which the reduction must not prune."""
+    with pytest.raises(ModelCheckError):
+        check(scenario, tmp_path, reduction="dpor")
+
+
+def test_method_lookups_and_module_functions_are_no_points(tmp_path):
+    """Reading s.lock is state (an instance attribute), a point; looking up
+    its acquire and release, and ploom.SharedCell, is code, no point."""
+    hooked = check(code_is_not_state, tmp_path)
+    baseline = check(code_baseline, tmp_path)
+    assert hooked.complete and baseline.complete
+    assert hooked.schedules == baseline.schedules
+
+
+def test_independent_plain_work_adds_no_schedule_under_the_reduction(tmp_path):
+    a = check(private_work, tmp_path, reduction="dpor")
+    assert a.complete and a.schedules == 1
