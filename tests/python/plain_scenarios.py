@@ -152,7 +152,7 @@ def code_baseline():
 
     def work():
         ga(h, "cell", 0).write(1)
-        ploom.SharedCell
+        _ = ploom.SharedCell
 
     _run_tasks(work)
 

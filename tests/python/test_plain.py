@@ -15,11 +15,32 @@ import pytest
 
 import ploom
 from plain_scenarios import (
-    cm, da, dg, di, ga, gg, gi, io, it, rd, sa, sg, si,
-    close_twice, code_baseline, code_is_not_state, deque_and_iteration, global_counter,
-    hits_locked, hits_unlocked, list_appends, private_work, view_iteration,
+    close_twice,
+    cm,
+    code_baseline,
+    code_is_not_state,
+    da,
+    deque_and_iteration,
+    dg,
+    di,
+    ga,
+    gg,
+    gi,
+    global_counter,
+    hits_locked,
+    hits_unlocked,
+    io,
+    it,
+    list_appends,
+    private_work,
+    rd,
+    sa,
+    sg,
+    si,
+    view_iteration,
 )
 from ploom.exploration import ModelCheckError, _find_utility
+
 
 def check(scenario, tmp_path, **kw):
     return ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path), **kw))
