@@ -55,6 +55,7 @@ static int invalid_value(const char *option, const char *arg, const char *fmt, .
 void cli_opts_release(struct cli_opts *opts)
 {
 	ploom_config_release_patch(&opts->config);
+	ploom_config_release_plain_points(&opts->config);
 }
 
 int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
@@ -378,7 +379,9 @@ static int start_worker(struct ploom_worker **out, const char *python, const cha
 					 &cli_interrupted,
 					 (const char *const *)config->patch,
 					 config->npatch,
-					 expect ? expect->blob : NULL};
+					 expect ? expect->blob : NULL,
+					 (const char *const *)config->plain_points,
+					 config->nplain_points};
 	struct sigaction sa;
 
 	/* no SA_RESTART: a signal must interrupt the wait for the worker */

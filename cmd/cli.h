@@ -87,7 +87,7 @@ struct cli_opts {
 
 /* hash seed 0, no preemption bound, no reduction, 10000 steps, 10 s, no
  * module patched */
-#define CLI_OPTS_INIT {NULL, "0", {-1, (char *)"none", 10000, 10.0, NULL, 0, NULL, 0, 0}, 0}
+#define CLI_OPTS_INIT {NULL, "0", {-1, (char *)"none", 10000, 10.0, NULL, 0, NULL, 0, 0, NULL, 0}, 0}
 
 /* Frees what cli_common_option() took into opts (the --patch list).
  * For a utility that lists CLI_OPTION_PATCH, at its done: label. */

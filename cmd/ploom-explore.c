@@ -463,6 +463,7 @@ int main(int argc, char **argv)
 			     PROGRESS_AUTO};
 	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
 	char *python = NULL, *min_path = NULL;
+	long refinements = 0, refined_schedules = 0;
 	int i, r;
 	int ret = parse_options(&o, argc, argv);
 
@@ -477,17 +478,42 @@ int main(int argc, char **argv)
 	if (!python)
 		goto done;
 
-	for (i = 0; i < o.plan.jobs; i++)
-		if (cli_worker_start(&workers[i], python, o.target, o.common.hash_seed,
-				     &o.common.config, &err) < 0)
-			goto fail;
-	if (ploom_plan_strategy_new(&strategy, &o.plan, &err) < 0)
-		goto fail;
 	rep.progress = o.progress;
-	r = run_search(&res, strategy, workers, &o, &rep, &err);
-	strategy = NULL;
-	if (r < 0)
-		goto fail;
+	/* A search that finds plain state shared at access sites that were no
+	 * points (outcome refine) starts again, with those sites as points
+	 * too, on workers that know them: what it ran so far had too few
+	 * points to count.  Each round adds a site, so the rounds end. */
+	for (;;) {
+		for (i = 0; i < o.plan.jobs; i++)
+			if (cli_worker_start(&workers[i], python, o.target, o.common.hash_seed,
+					     &o.common.config, &err) < 0)
+				goto fail;
+		if (ploom_plan_strategy_new(&strategy, &o.plan, &err) < 0)
+			goto fail;
+		r = run_search(&res, strategy, workers, &o, &rep, &err);
+		strategy = NULL;
+		if (r < 0)
+			goto fail;
+		if (r > 0 || !res.refine || cli_interrupted)
+			break;
+		if (ploom_config_add_plain_points(&o.common.config, res.refine,
+						  strlen(res.refine), &err) <= 0) {
+			if (err.kind == 0)
+				ploom_err_set(&err, PLOOM_ERR_WORKER,
+					      "the worker asked again for points it has: %s",
+					      res.refine);
+			goto fail;
+		}
+		refined_schedules += res.schedules;
+		refinements++;
+		for (i = 0; i < o.plan.jobs; i++) {
+			ploom_worker_free(workers[i]);
+			workers[i] = NULL;
+		}
+		ploom_search_result_release(&res);
+	}
+	res.refined = refinements;
+	res.refined_schedules = refined_schedules;
 	if (r > 0) {
 		/* a schedule diverged: search_event() told which */
 		ret = cli_outcome_exit(PLOOM_OUTCOME_DIVERGENCE);

@@ -523,6 +523,13 @@ void ploom_enc_outcome_sleep_blocked(struct ploom_buf *b, long index)
 	ploom_buf_addf(b, "outcome sleep-blocked %ld\n", index);
 }
 
+void ploom_enc_outcome_refine(struct ploom_buf *b, const char *sites, size_t len)
+{
+	ploom_buf_addf(b, "outcome refine");
+	ploom_buf_add_str(b, sites, len);
+	ploom_buf_add(b, "\n", 1);
+}
+
 void ploom_enc_exit(struct ploom_buf *b, const char *how, int code)
 {
 	ploom_buf_addf(b, "exit %s %d\n", how, code);

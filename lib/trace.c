@@ -84,6 +84,7 @@ static void outcome_release(struct ploom_outcome *o)
 	}
 	free(o->waits);
 	free(o->divergence_message);
+	free(o->sites);
 	free(o->output);
 }
 
@@ -351,6 +352,7 @@ static const char *const kind_names[] = {
 	[PLOOM_OUTCOME_TIMEOUT] = "timeout",
 	[PLOOM_OUTCOME_DIVERGENCE] = "divergence",
 	[PLOOM_OUTCOME_SLEEP_BLOCKED] = "sleep-blocked",
+	[PLOOM_OUTCOME_REFINE] = "refine",
 };
 
 const char *ploom_outcome_kind_name(enum ploom_outcome_kind kind)
@@ -445,6 +447,9 @@ char *ploom_outcome_summary(const struct ploom_outcome *o)
 	case PLOOM_OUTCOME_SLEEP_BLOCKED:
 		ploom_buf_addf(&b, "sleep-blocked: every task enabled at step %ld was asleep",
 			       o->divergence_index);
+		break;
+	case PLOOM_OUTCOME_REFINE:
+		ploom_buf_addf(&b, "refine: shared plain state at %s", o->sites ? o->sites : "");
 		break;
 	}
 	return b.data;
@@ -544,6 +549,117 @@ void ploom_config_release_patch(struct ploom_config *config)
 	config->npatch = 0;
 }
 
+const char *ploom_plain_point_problem(const char *key)
+{
+	const char *colon = strrchr(key, ':');
+	char module[PLOOM_PATCH_NAME_MAX + 1];
+	size_t n, i;
+
+	if (!colon || !colon[1])
+		return "not a site key (MODULE:K)";
+	n = (size_t)(colon - key);
+	if (n > PLOOM_PATCH_NAME_MAX)
+		return "a module name longer than 200 bytes";
+	memcpy(module, key, n);
+	module[n] = 0;
+	if (ploom_patch_problem(module))
+		return "not a site key (MODULE:K)";
+	for (i = 1; colon[i]; i++)
+		if (colon[i] < '0' || colon[i] > '9' || i > 9)
+			return "not a site key (MODULE:K)";
+	if (colon[1] == '0' && colon[2])
+		return "not a site key (MODULE:K)";
+	return NULL;
+}
+
+static int has_plain_point(const struct ploom_config *c, const char *key, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < c->nplain_points; i++)
+		if (strlen(c->plain_points[i]) == len && !memcmp(c->plain_points[i], key, len))
+			return 1;
+	return 0;
+}
+
+int ploom_config_add_plain_points(struct ploom_config *config, const char *keys, size_t len,
+				  struct ploom_err *err)
+{
+	size_t i = 0, j;
+	int added = 0;
+
+	while (i < len) {
+		const char *problem;
+		char *copy, **list;
+		while (i < len && (keys[i] == ' ' || keys[i] == ','))
+			i++;
+		for (j = i; j < len && keys[j] != ' ' && keys[j] != ','; j++)
+			;
+		if (j == i)
+			break;
+		copy = strndup(keys + i, j - i);
+		if (!copy)
+			return ploom_err_oom(err);
+		problem = strlen(copy) != j - i ? "not a site key (MODULE:K)"
+						: ploom_plain_point_problem(copy);
+		if (problem) {
+			ploom_err_set(err, PLOOM_ERR_INPUT, "bad site key '%.220s': %s", copy,
+				      problem);
+			free(copy);
+			return -1;
+		}
+		i = j;
+		if (has_plain_point(config, copy, strlen(copy))) {
+			free(copy);
+			continue;
+		}
+		if (config->nplain_points >= PLOOM_PLAIN_POINTS_MAX) {
+			free(copy);
+			return ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d plain points",
+					     PLOOM_PLAIN_POINTS_MAX);
+		}
+		list = realloc(config->plain_points,
+			       (config->nplain_points + 1) * sizeof(*list));
+		if (!list) {
+			free(copy);
+			return ploom_err_oom(err);
+		}
+		list[config->nplain_points++] = copy;
+		config->plain_points = list;
+		added++;
+	}
+	return added;
+}
+
+int ploom_config_copy_plain_points(struct ploom_config *to, const struct ploom_config *from,
+				   struct ploom_err *err)
+{
+	struct ploom_config copy = {0};
+	size_t i;
+
+	for (i = 0; i < from->nplain_points; i++)
+		if (ploom_config_add_plain_points(&copy, from->plain_points[i],
+						  strlen(from->plain_points[i]), err) < 0) {
+			ploom_config_release_plain_points(&copy);
+			return -1;
+		}
+	ploom_config_release_plain_points(to);
+	to->plain_points = copy.plain_points;
+	to->nplain_points = copy.nplain_points;
+	return 0;
+}
+
+void ploom_config_release_plain_points(struct ploom_config *config)
+{
+	size_t i;
+
+	for (i = 0; i < config->nplain_points; i++)
+		free(config->plain_points[i]);
+	free(config->plain_points);
+	config->plain_points = NULL;
+	config->nplain_points = 0;
+}
+
 static void fingerprints_release(struct ploom_trace *t)
 {
 	size_t i;
@@ -577,6 +693,7 @@ void ploom_trace_free(struct ploom_trace *trace)
 	free(trace->config.reduction);
 	free(trace->config.search);
 	ploom_config_release_patch(&trace->config);
+	ploom_config_release_plain_points(&trace->config);
 	ploom_run_release(&trace->run);
 	free(trace);
 }
@@ -1095,6 +1212,9 @@ char *ploom_config_label(const struct ploom_config *c)
 	/* only when there is one: most traces patch nothing */
 	for (i = 0; i < c->npatch; i++)
 		fprintf(f, "%s%s", i ? "," : ", patch ", c->patch[i]);
+	if (c->nplain_points)
+		fprintf(f, ", %zu plain point%s", c->nplain_points,
+			c->nplain_points == 1 ? "" : "s");
 	/* a sample's, which says how to run the same schedules again */
 	if (ploom_search_flags(c->search) & PLOOM_KIND_SAMPLE) {
 		fprintf(f, ", search %s, seed %lu", c->search, c->seed);

@@ -92,6 +92,7 @@ enum ploom_outcome_kind {
 	PLOOM_OUTCOME_TIMEOUT,
 	PLOOM_OUTCOME_DIVERGENCE,   /* a requested choice was not enabled */
 	PLOOM_OUTCOME_SLEEP_BLOCKED, /* stopped unfinished: every enabled task asleep */
+	PLOOM_OUTCOME_REFINE,       /* stopped: shared plain state needs more points */
 };
 
 /* One unfinished task of a deadlock. */
@@ -118,6 +119,7 @@ struct ploom_outcome {
 	long timeout_ms;        /* timeout: the limit that was exceeded */
 	long divergence_index;  /* divergence, sleep-blocked: the step */
 	char *divergence_message; /* divergence */
+	char *sites;            /* refine: the site keys, space-separated */
 	char *output;           /* captured stdout+stderr, NULL if none */
 };
 
@@ -208,6 +210,13 @@ struct ploom_config {
 	char *search;
 	unsigned long seed;     /* 0 to PLOOM_SAMPLE_MAX_SEED */
 	int pct_depth;
+	/* The access sites of instrumented code that are scheduling points
+	 * (keys MODULE:K, see the outcome refine in event.h): the sites the
+	 * search found touching plain state that tasks share.  Every other
+	 * site is watched, not a point.  Owned through the
+	 * ploom_config_*_plain_points() functions below. */
+	char **plain_points;
+	size_t nplain_points;
 };
 
 /* The largest seed of a sample's search (--seed), which a config and the
@@ -245,6 +254,27 @@ int ploom_config_copy_patch(struct ploom_config *to, const struct ploom_config *
 /* Frees config's patch list and empties it (patch NULL, npatch 0); the
  * config itself is the caller's.  Safe on an empty list. */
 void ploom_config_release_patch(struct ploom_config *config);
+
+/* The most access sites one config makes points of. */
+#define PLOOM_PLAIN_POINTS_MAX 100000
+
+/* Why key is not a site key (MODULE:K, a module name as
+ * ploom_patch_problem() takes it and a decimal K), or NULL. */
+const char *ploom_plain_point_problem(const char *key);
+
+/* Adds the site keys of keys[0..len), separated by spaces or commas, to
+ * config's plain points, each once, in order.  Returns how many were new,
+ * or -1 with err filled (PLOOM_ERR_INPUT naming a bad key, or more than
+ * PLOOM_PLAIN_POINTS_MAX; PLOOM_ERR_NOMEM); the list may then hold the
+ * keys before the bad one. */
+int ploom_config_add_plain_points(struct ploom_config *config, const char *keys, size_t len,
+				  struct ploom_err *err);
+
+/* As ploom_config_copy_patch() and ploom_config_release_patch(), for the
+ * plain points. */
+int ploom_config_copy_plain_points(struct ploom_config *to, const struct ploom_config *from,
+				   struct ploom_err *err);
+void ploom_config_release_plain_points(struct ploom_config *config);
 
 /* The longest schedule_timeout_s a trace or an option may give, in
  * seconds (about 31 years): a finite number whose milliseconds a `run`

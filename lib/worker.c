@@ -572,7 +572,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 {
 	struct ploom_worker *w = NULL;
 	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1};
-	char **argv = NULL, *expect = NULL, *blob = NULL;
+	char **argv = NULL, *expect = NULL, *blob = NULL, *points = NULL;
 	char **env = NULL;
 	size_t i, argc = 0, first_patch = 0;
 	const char *line;
@@ -615,7 +615,21 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	 * -P: the folder the utility runs in is not on sys.path, so that an
 	 * inspect.py or a ploom/ there cannot run before the worker's checks;
 	 * the worker adds what a module target needs itself. */
-	argv = calloc(opts->npatch + 8, sizeof(*argv));
+	if (opts->nplain_points) {
+		struct ploom_buf b = {0};
+		ploom_buf_addf(&b, "--plain-points=");
+		for (i = 0; i < opts->nplain_points; i++) {
+			if (ploom_plain_point_problem(opts->plain_points[i])) {
+				ploom_buf_release(&b);
+				ploom_err_set(err, PLOOM_ERR_INPUT, "bad site key '%.220s'",
+					      opts->plain_points[i]);
+				goto done;
+			}
+			ploom_buf_addf(&b, "%s%s", i ? "," : "", opts->plain_points[i]);
+		}
+		points = b.data;
+	}
+	argv = calloc(opts->npatch + 9, sizeof(*argv));
 	if (!argv) {
 		ploom_err_oom(err);
 		goto done;
@@ -643,6 +657,8 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		}
 		argc++;
 	}
+	if (points)
+		argv[argc++] = points;
 	argv[argc] = (char *)opts->target;
 	/* orphans of the worker and of its schedules come to us, see
 	 * kill_orphans */
@@ -704,6 +720,7 @@ done:
 	free(argv);
 	free(expect);
 	free(blob);
+	free(points);
 	ploom_worker_free(w);
 	return ret;
 }
@@ -941,13 +958,16 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	t->config = *config;
 	t->config.reduction = strdup(config->reduction ? config->reduction : "none");
 	t->config.search = strdup(config->search ? config->search : "dfs");
-	/* the trace's own copy of the list the `=` shared */
+	/* the trace's own copy of the lists the `=` shared */
 	t->config.patch = NULL;
 	t->config.npatch = 0;
+	t->config.plain_points = NULL;
+	t->config.nplain_points = 0;
 	if (!t->scenario.target || !t->scenario.module || !t->scenario.qualname ||
 	    (h->file && !t->scenario.file) || !t->python.implementation ||
 	    !t->python.version || !t->hash_seed || !t->config.reduction || !t->config.search ||
-	    ploom_config_copy_patch(&t->config, config, err) < 0) {
+	    ploom_config_copy_patch(&t->config, config, err) < 0 ||
+	    ploom_config_copy_plain_points(&t->config, config, err) < 0) {
 		ploom_trace_free(t);
 		return ploom_err_oom(err);
 	}

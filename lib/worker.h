@@ -87,6 +87,12 @@ struct ploom_worker_opts {
 	 * utility's check nor a planted __pycache__ entry runs; a mismatch
 	 * is the same `error source` record. */
 	const char *expect_blob;
+	/* Optional: the access sites of instrumented code that are points
+	 * (struct ploom_config's plain_points), passed as one
+	 * --plain-points=KEY,KEY...; a key ploom_plain_point_problem()
+	 * refuses fails the start with PLOOM_ERR_INPUT. */
+	const char *const *plain_points;
+	size_t nplain_points;
 };
 
 /* The default interpreter, as a malloc'd string the caller frees (NULL

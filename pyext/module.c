@@ -159,6 +159,8 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
 	Py_VISIT(st->deque_type);
 	Py_VISIT(st->site_text);
 	Py_VISIT(st->view_dicts);
+	Py_VISIT(st->site_key);
+	Py_VISIT(st->shared_sites);
 	Py_VISIT(st->main_thread);
 	for (k = 0; k < s->ntasks; k++)
 		Py_VISIT(s->tasks[k]->thread);
@@ -186,6 +188,8 @@ static int module_clear(PyObject *m)
 	Py_CLEAR(st->deque_type);
 	Py_CLEAR(st->site_text);
 	Py_CLEAR(st->view_dicts);
+	Py_CLEAR(st->site_key);
+	Py_CLEAR(st->shared_sites);
 	Py_CLEAR(st->main_thread);
 	for (k = 0; k < s->ntasks; k++)
 		Py_CLEAR(s->tasks[k]->thread);
@@ -223,6 +227,7 @@ static void module_free(void *m)
 	for (k = 0; (size_t)k < s->plain.cap; k++)
 		Py_XDECREF((PyObject *)s->plain.slot[k]);
 	free(s->plain.slot);
+	free(st->site_point);
 	free(s->ploom_dir);
 	free(s->cwd);
 	ploom_policy_release(&s->policy);

@@ -46,6 +46,7 @@ static void Plain_dealloc(PyObject *op)
 	Py_XDECREF(self->target);
 	Py_XDECREF(self->attr);
 	Py_XDECREF(self->name);
+	free(self->sites);
 	tp->tp_free(op);
 	Py_DECREF(tp);
 }
@@ -166,11 +167,16 @@ static PlainObject *plain_of(module_state *st, PyObject *target, PyObject *attr,
 	p = PyObject_New(PlainObject, st->plain_type);
 	if (!p)
 		return NULL;
-	p->oid = tb->used;
+	p->oid = -1;
 	p->target = Py_NewRef(target);
 	p->attr = Py_XNewRef(attr);
 	p->hash = h;
 	p->announced = 0;
+	p->owner = -1;
+	p->shared = 0;
+	p->written = 0;
+	p->sites = NULL;
+	p->nsites = p->capsites = 0;
 	p->name = plain_label(st, target, attr, site);
 	if (!p->name)
 		PyErr_Clear();
@@ -194,16 +200,109 @@ static struct task *hook_task(module_state *st)
 	return t;
 }
 
-/* Stops t before op on (target, attr).  0, or -1 with an exception. */
-static int point(module_state *st, struct task *t, enum ploom_op op, PyObject *target,
-		 PyObject *attr, long site)
+/* ---- which accesses are points ----------------------------------------
+ *
+ * An access site (one place in instrumented code, registered by
+ * _i_sites()) is a point only when the search says so: its key is among
+ * the sites the worker was given (_i_shared()).  Every other access is
+ * watched here instead: who touched each plain object, whether any wrote
+ * it, and at which sites without a point.  Once two tasks touched an
+ * object and one wrote it, a site that touched it without a point could
+ * hide an order that matters, and the schedule ends with the outcome
+ * refine, naming those sites; the search then starts again with them
+ * among the points.  Objects only one task touches, or that every task
+ * only reads, never make a point.
+ *
+ * Why no order is lost (the Guarantees page says it for users): take any
+ * execution with every access a point, and its first access that makes
+ * an object touched by two tasks, one writing, through a site that is no
+ * point.  Before it, each access without a point touches an object that
+ * no other task writes or touches, so it commutes with every step of the
+ * other tasks: moved next to the point before it, the execution becomes
+ * one the search runs up to the order of independent steps.  The search
+ * reaches each such class, and the accesses of a class do not depend on
+ * its order: so some schedule it runs makes the same two accesses and
+ * ends in refine.  When none does, no execution has such an access, and
+ * the points the search made are all the orders there are.  A site
+ * unknown here (a hook called by hand) is always a point. */
+
+static int site_is_point(module_state *st, long site)
+{
+	if (site < 0 || (size_t)site >= st->cap_site_point || !st->site_key ||
+	    site >= PyList_GET_SIZE(st->site_key))
+		return 1;
+	return st->site_point[site];
+}
+
+static int add_site(PlainObject *p, long site)
+{
+	size_t i;
+
+	/* a loop touches an object from one site many times: the last one
+	 * first */
+	if (p->nsites && p->sites[p->nsites - 1] == site)
+		return 0;
+	for (i = 0; i < p->nsites; i++)
+		if (p->sites[i] == site)
+			return 0;
+	if (p->nsites == p->capsites) {
+		size_t cap = p->capsites ? 2 * p->capsites : 4;
+		long *n = realloc(p->sites, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		p->sites = n;
+		p->capsites = cap;
+	}
+	p->sites[p->nsites++] = site;
+	return 0;
+}
+
+/* Ends the schedule with refine for the no-point sites of p. */
+static _Noreturn void refine(module_state *st, PlainObject *p)
+{
+	struct ploom_buf b = {0};
+	size_t i, len;
+
+	for (i = 0; i < p->nsites; i++) {
+		PyObject *key = PyList_GET_ITEM(st->site_key, p->sites[i]);
+		const char *u = utf8_of(key, &len);
+		if (i)
+			ploom_buf_add(&b, " ", 1);
+		ploom_buf_add(&b, u, len);
+	}
+	sched_refine(&st->sched, b.data ? b.data : "", b.len);
+}
+
+/* Task t is about to do op on (target, attr) at site: watches the access,
+ * and stops t at a point if the site is one.  Returns 1 after a point, 0
+ * without one, -1 with an exception; ends the schedule with refine when
+ * the access shows a site that must be a point. */
+static int access_plain(module_state *st, struct task *t, enum ploom_op op, PyObject *target,
+			PyObject *attr, long site)
 {
 	PlainObject *p = plain_of(st, target, attr, site);
+	int is_point = site_is_point(st, site);
 
 	if (!p)
 		return -1;
+	if (p->owner < 0)
+		p->owner = t->id;
+	else if (p->owner != t->id)
+		p->shared = 1;
+	if (op == PLOOM_OP_WRITE)
+		p->written = 1;
+	if (!is_point && add_site(p, site) < 0) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	if (p->shared && p->written && p->nsites)
+		refine(st, p);
+	if (!is_point)
+		return 0;
+	if (p->oid < 0)
+		p->oid = st->sched.plain_next++;
 	sched_point(&st->sched, t, op, (PyObject *)p, PLOOM_ACQUIRE_BLOCKING);
-	return 0;
+	return 1;
 }
 
 /* Records what a plain access read or wrote: the repr of a value of a
@@ -365,38 +464,86 @@ static PyObject *i_sites(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 	if (want_args("_i_sites", nargs, 3) < 0)
 		return NULL;
 	sites = args[2];
-	if (!PyTuple_Check(sites)) {
-		PyErr_SetString(PyExc_TypeError, "_i_sites(): sites must be a tuple");
+	if (!PyUnicode_Check(args[0]) || !PyTuple_Check(sites)) {
+		PyErr_SetString(PyExc_TypeError, "_i_sites(): a module name and a tuple of sites");
 		return NULL;
 	}
 	if (!st->site_text && !(st->site_text = PyList_New(0)))
 		return NULL;
+	if (!st->site_key && !(st->site_key = PyList_New(0)))
+		return NULL;
 	base = PyList_GET_SIZE(st->site_text);
 	n = PyTuple_GET_SIZE(sites);
+	if ((size_t)(base + n) > st->cap_site_point) {
+		size_t cap = st->cap_site_point ? st->cap_site_point : 1024;
+		char *q;
+		while (cap < (size_t)(base + n))
+			cap *= 2;
+		q = realloc(st->site_point, cap);
+		if (!q)
+			return PyErr_NoMemory();
+		memset(q + st->cap_site_point, 1, cap - st->cap_site_point);
+		st->site_point = q;
+		st->cap_site_point = cap;
+	}
 	for (i = 0; i < n; i++) {
-		PyObject *s = PyTuple_GET_ITEM(sites, i), *text = Py_None;
+		PyObject *s = PyTuple_GET_ITEM(sites, i), *text = Py_None, *key;
+		int in;
 		if (PyTuple_Check(s) && PyTuple_GET_SIZE(s) >= 3)
 			text = PyTuple_GET_ITEM(s, 2);
-		if (PyList_Append(st->site_text, text) < 0)
+		/* the key of a site: its module and its place among the
+		 * module's sites, the same in every process that instruments
+		 * the same source */
+		key = PyUnicode_FromFormat("%U:%zd", args[0], i);
+		if (!key)
 			return NULL;
+		in = st->shared_sites ? PySet_Contains(st->shared_sites, key) : 0;
+		if (in < 0 || PyList_Append(st->site_text, text) < 0 ||
+		    PyList_Append(st->site_key, key) < 0) {
+			Py_DECREF(key);
+			return NULL;
+		}
+		Py_DECREF(key);
+		st->site_point[base + i] = (char)in;
 	}
 	return PyLong_FromSsize_t(base);
+}
+
+/* The sites that are points, from the worker's command line: before any
+ * instrumented module registers its sites. */
+static PyObject *i_shared(PyObject *mod, PyObject *arg)
+{
+	module_state *st = STATE(mod);
+	PyObject *set = PySet_New(arg);
+
+	if (!set)
+		return NULL;
+	if (st->site_key && PyList_GET_SIZE(st->site_key)) {
+		Py_DECREF(set);
+		PyErr_SetString(PyExc_RuntimeError,
+				"_i_shared() after instrumented code registered its sites");
+		return NULL;
+	}
+	Py_XSETREF(st->shared_sites, set);
+	Py_RETURN_NONE;
 }
 
 static PyObject *i_getattr(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
 	module_state *st = STATE(mod);
 	struct task *t;
+	int pt = 0;
 	PyObject *target, *v;
 
 	if (want_args("_i_getattr", nargs, 3) < 0)
 		return NULL;
 	if (!(t = hook_task(st)) || !(target = attr_target(args[0], args[1])))
 		return PyObject_GetAttr(args[0], args[1]);
-	if (point(st, t, PLOOM_OP_READ, target, args[1], site_of(args[2])) < 0)
+	if ((pt = access_plain(st, t, PLOOM_OP_READ, target, args[1], site_of(args[2]))) < 0)
 		return NULL;
 	v = PyObject_GetAttr(args[0], args[1]);
-	plain_value(st, t, v);
+	if (pt)
+		plain_value(st, t, v);
 	return v;
 }
 
@@ -404,15 +551,18 @@ static PyObject *i_setattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 {
 	module_state *st = STATE(mod);
 	struct task *t;
+	int pt = 0;
 	PyObject *target;
 
 	if (want_args("_i_setattr", nargs, 4) < 0)
 		return NULL;
 	if ((t = hook_task(st))) {
 		target = PyModule_Check(args[0]) ? PyModule_GetDict(args[0]) : args[0];
-		if (point(st, t, PLOOM_OP_WRITE, target, args[1], site_of(args[3])) < 0)
+		if ((pt = access_plain(st, t, PLOOM_OP_WRITE, target, args[1],
+				       site_of(args[3]))) < 0)
 			return NULL;
-		plain_value(st, t, args[2]);
+		if (pt)
+			plain_value(st, t, args[2]);
 	}
 	if (PyObject_SetAttr(args[0], args[1], args[2]) < 0)
 		return NULL;
@@ -429,7 +579,7 @@ static PyObject *i_delattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 		return NULL;
 	if ((t = hook_task(st))) {
 		target = PyModule_Check(args[0]) ? PyModule_GetDict(args[0]) : args[0];
-		if (point(st, t, PLOOM_OP_WRITE, target, args[1], site_of(args[2])) < 0)
+		if (access_plain(st, t, PLOOM_OP_WRITE, target, args[1], site_of(args[2])) < 0)
 			return NULL;
 	}
 	if (PyObject_DelAttr(args[0], args[1]) < 0)
@@ -455,16 +605,18 @@ static PyObject *i_getitem(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 {
 	module_state *st = STATE(mod);
 	struct task *t;
+	int pt = 0;
 	PyObject *c, *v;
 
 	if (want_args("_i_getitem", nargs, 3) < 0)
 		return NULL;
 	if (!(t = hook_task(st)) || !(c = container_of(st, args[0])) || c != args[0])
 		return PyObject_GetItem(args[0], args[1]);
-	if (point(st, t, getitem_op(c, args[1]), c, NULL, site_of(args[2])) < 0)
+	if ((pt = access_plain(st, t, getitem_op(c, args[1]), c, NULL, site_of(args[2]))) < 0)
 		return NULL;
 	v = PyObject_GetItem(args[0], args[1]);
-	plain_value(st, t, v);
+	if (pt)
+		plain_value(st, t, v);
 	return v;
 }
 
@@ -472,14 +624,16 @@ static PyObject *i_setitem(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 {
 	module_state *st = STATE(mod);
 	struct task *t;
+	int pt = 0;
 	PyObject *c;
 
 	if (want_args("_i_setitem", nargs, 4) < 0)
 		return NULL;
 	if ((t = hook_task(st)) && (c = container_of(st, args[0])) && c == args[0]) {
-		if (point(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[3])) < 0)
+		if ((pt = access_plain(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[3]))) < 0)
 			return NULL;
-		plain_value(st, t, args[2]);
+		if (pt)
+			plain_value(st, t, args[2]);
 	}
 	if (PyObject_SetItem(args[0], args[1], args[2]) < 0)
 		return NULL;
@@ -495,7 +649,7 @@ static PyObject *i_delitem(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 	if (want_args("_i_delitem", nargs, 3) < 0)
 		return NULL;
 	if ((t = hook_task(st)) && (c = container_of(st, args[0])) && c == args[0] &&
-	    point(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[2])) < 0)
+	    access_plain(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[2])) < 0)
 		return NULL;
 	if (PyObject_DelItem(args[0], args[1]) < 0)
 		return NULL;
@@ -519,10 +673,10 @@ static PyObject *i_callattr(PyObject *mod, PyObject *const *args, size_t nargsf,
 	name = args[1];
 	if ((t = hook_task(st))) {
 		if ((c = container_of(st, obj)) && c == obj) {
-			if (point(st, t, method_op(name), c, NULL, site_of(args[2])) < 0)
+			if (access_plain(st, t, method_op(name), c, NULL, site_of(args[2])) < 0)
 				return NULL;
 		} else if ((c = attr_target(obj, name))) {
-			if (point(st, t, PLOOM_OP_READ, c, name, site_of(args[2])) < 0)
+			if (access_plain(st, t, PLOOM_OP_READ, c, name, site_of(args[2])) < 0)
 				return NULL;
 		}
 	}
@@ -545,7 +699,7 @@ static PyObject *i_read(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 	if (want_args("_i_read", nargs, 2) < 0)
 		return NULL;
 	if ((t = hook_task(st)) && (c = container_of(st, args[0])) &&
-	    point(st, t, PLOOM_OP_READ, c, NULL, site_of(args[1])) < 0)
+	    access_plain(st, t, PLOOM_OP_READ, c, NULL, site_of(args[1])) < 0)
 		return NULL;
 	return Py_NewRef(args[0]);
 }
@@ -590,7 +744,7 @@ static PyObject *PlainIter_next(PyObject *op)
 	module_state *st = STATE(self->mod);
 	struct task *t = hook_task(st);
 
-	if (t && point(st, t, PLOOM_OP_READ, self->container, NULL, self->site) < 0)
+	if (t && access_plain(st, t, PLOOM_OP_READ, self->container, NULL, self->site) < 0)
 		return NULL;
 	return PyIter_Next(self->it);
 }
@@ -649,7 +803,7 @@ static PyObject *i_inplace(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 	if (want_args("_i_inplace", nargs, 4) < 0)
 		return NULL;
 	if ((t = hook_task(st)) && (c = container_of(st, args[1])) && c == args[1] &&
-	    point(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[3])) < 0)
+	    access_plain(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[3])) < 0)
 		return NULL;
 	return PyObject_CallFunctionObjArgs(args[0], args[1], args[2], NULL);
 }
@@ -664,6 +818,7 @@ static PyObject *i_getglobal(PyObject *mod, PyObject *const *args, Py_ssize_t na
 {
 	module_state *st = STATE(mod);
 	struct task *t;
+	int pt = 0;
 	PyObject *v;
 
 	if (want_args("_i_getglobal", nargs, 3) < 0)
@@ -673,7 +828,7 @@ static PyObject *i_getglobal(PyObject *mod, PyObject *const *args, Py_ssize_t na
 		return NULL;
 	}
 	if ((t = hook_task(st)) &&
-	    point(st, t, PLOOM_OP_READ, args[0], args[1], site_of(args[2])) < 0)
+	    (pt = access_plain(st, t, PLOOM_OP_READ, args[0], args[1], site_of(args[2]))) < 0)
 		return NULL;
 	if (PyDict_GetItemRef(args[0], args[1], &v) < 0)
 		return NULL;
@@ -684,7 +839,7 @@ static PyObject *i_getglobal(PyObject *mod, PyObject *const *args, Py_ssize_t na
 		if (!v)
 			return name_error(args[1]);
 	}
-	if (t)
+	if (pt > 0)
 		plain_value(st, t, v);
 	return v;
 }
@@ -693,6 +848,7 @@ static PyObject *i_setglobal(PyObject *mod, PyObject *const *args, Py_ssize_t na
 {
 	module_state *st = STATE(mod);
 	struct task *t;
+	int pt = 0;
 
 	if (want_args("_i_setglobal", nargs, 4) < 0)
 		return NULL;
@@ -701,9 +857,11 @@ static PyObject *i_setglobal(PyObject *mod, PyObject *const *args, Py_ssize_t na
 		return NULL;
 	}
 	if ((t = hook_task(st))) {
-		if (point(st, t, PLOOM_OP_WRITE, args[0], args[1], site_of(args[3])) < 0)
+		if ((pt = access_plain(st, t, PLOOM_OP_WRITE, args[0], args[1],
+				       site_of(args[3]))) < 0)
 			return NULL;
-		plain_value(st, t, args[2]);
+		if (pt)
+			plain_value(st, t, args[2]);
 	}
 	if (PyDict_SetItem(args[0], args[1], args[2]) < 0)
 		return NULL;
@@ -723,7 +881,7 @@ static PyObject *i_delglobal(PyObject *mod, PyObject *const *args, Py_ssize_t na
 		return NULL;
 	}
 	if ((t = hook_task(st)) &&
-	    point(st, t, PLOOM_OP_WRITE, args[0], args[1], site_of(args[2])) < 0)
+	    access_plain(st, t, PLOOM_OP_WRITE, args[0], args[1], site_of(args[2])) < 0)
 		return NULL;
 	r = PyDict_Pop(args[0], args[1], NULL);
 	if (r < 0)
@@ -738,6 +896,9 @@ PyMethodDef plain_methods[] = {
 	 "_i_sites(module, filename, sites, /)\n--\n\nRegisters the access sites of an "
 	 "instrumented module ((line, column, text) each); returns the id of the first.  "
 	 "Internal (ploom._instrument)."},
+	{"_i_shared", i_shared, METH_O,
+	 "_i_shared(keys, /)\n--\n\nThe keys of the access sites that are scheduling points "
+	 "(\"MODULE:K\"); every other site is watched instead.  Internal (ploom._worker)."},
 	{"_i_getattr", (PyCFunction)(void (*)(void))i_getattr, METH_FASTCALL,
 	 "_i_getattr(obj, name, site, /)\n--\n\ngetattr(obj, name), a read.  Internal."},
 	{"_i_setattr", (PyCFunction)(void (*)(void))i_setattr, METH_FASTCALL,

@@ -102,6 +102,12 @@ typedef struct {
 	Py_hash_t hash;
 	PyObject *name;   /* its label (Pool.num_connections), NULL for none */
 	int announced;    /* its `name` record is sent in this schedule */
+	/* who touched it in this schedule, and where without a point */
+	int owner;        /* the first task that did, -1 none yet */
+	int shared;       /* another task did too */
+	int written;      /* some task wrote it */
+	long *sites;      /* the access sites that are no points, each once */
+	size_t nsites, capsites;
 } PlainObject;
 
 /* The plain objects of a schedule, by (target, attr): open addressing,
@@ -205,6 +211,7 @@ struct sched {
 	char *cwd;           /* the worker's, for a code's relative file */
 	PyTypeObject *plain_type; /* op_obj() tells a plain object from a cell by it */
 	struct plain_table plain;
+	long plain_next;     /* the next plain#N a point names */
 };
 
 /* The module's state.  The scheduler lives here too: a schedule's child
@@ -219,6 +226,10 @@ typedef struct {
 	PyTypeObject *deque_type;   /* collections.deque, a container plain.c knows */
 	PyObject *site_text;        /* list: the text of each instrumented access site */
 	PyObject *view_dicts;       /* a schedule's dict views and their dicts (plain.c) */
+	PyObject *site_key;         /* list: each site's key, "MODULE:K" */
+	PyObject *shared_sites;     /* set of the keys of the sites that are points */
+	char *site_point;           /* per site: 1 if it is a point */
+	size_t cap_site_point;
 	/* object ids; atomic, as outside a check several OS threads may make
 	 * Locks and SharedCells at once on a free-threaded build */
 	atomic_long next_lock;
@@ -311,6 +322,10 @@ struct task *task_new(struct sched *s, ThreadObject *th);
 /* Starts the OS thread of task t, which waits for the baton.  Returns 0,
  * or an errno value. */
 int task_spawn(struct task *t);
+
+/* Ends the schedule with the outcome refine: sites[0..len) are the keys
+ * of sites of shared plain state that made no point, space-separated. */
+_Noreturn void sched_refine(struct sched *s, const char *sites, size_t len);
 
 /* Runs one schedule of scenario in this (forked) process; never returns. */
 _Noreturn void sched_run(module_state *st, PyObject *scenario);

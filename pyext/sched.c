@@ -77,6 +77,14 @@ done:
 	return r;
 }
 
+/* Plain state that tasks share was touched where no point is made: the
+ * schedule ends, and the search starts again with those sites as points. */
+_Noreturn void sched_refine(struct sched *s, const char *sites, size_t len)
+{
+	ploom_enc_outcome_refine(&s->buf, sites, len);
+	sched_end(s);
+}
+
 /* The task's code raised: that is the schedule's outcome. */
 static _Noreturn void sched_fail(struct sched *s, struct task *t)
 {

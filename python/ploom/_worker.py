@@ -1,5 +1,5 @@
 """The worker process that ploom's utilities start:
-``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... TARGET``.
+``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... [--plain-points=KEY,...] TARGET``.
 
 It imports the scenario once, then serves ``run`` commands on fd 0 by forking
 one child per schedule (see ``lib/event.h`` for the protocol).  It never runs
@@ -323,16 +323,21 @@ def main(argv):
     patch = []
     args = argv[1:]
     # fixed order, as lib/worker.c writes it:
-    # [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... TARGET
+    # [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... [--plain-points=KEY,...] TARGET
     if args and args[0].startswith("--expect="):
         expect = args.pop(0)[len("--expect="):]
         if args and args[0].startswith("--expect-blob="):
             expect_blob = args.pop(0)[len("--expect-blob="):]
     while args and args[0].startswith("--patch="):
         patch.append(args.pop(0)[len("--patch="):])
+    if args and args[0].startswith("--plain-points="):
+        # before anything instrumented is imported: its sites are points
+        # from their registration on
+        _ploom._i_shared(args.pop(0)[len("--plain-points="):].split(","))
     if len(args) != 1:
         print(
-            "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... TARGET",
+            "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]]"
+            " [--patch=MODULE]... [--plain-points=KEY,...] TARGET",
             file=sys.stderr,
         )
         return 2

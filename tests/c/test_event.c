@@ -224,6 +224,8 @@ static const struct {
 	{"step 0 0 read cell#0 0 - - -\nvalue 0 =1\nvalue 0 =2\n", "second value"},
 	{"outcome maybe\n", "unknown outcome"},
 	{"outcome pass\noutcome pass\n", "second outcome"},
+	{"outcome refine\n", "expected 3 fields"},
+	{"outcome refine =\n", "bad SITES"},
 	{"outcome failure 0 =T =M\n", "expected 6 fields"},
 	{"outcome failure 0 =T =M =%ZZ\n", "bad str field"},
 	{"wait 0 join thread#1 1 -\n", "wait outside a deadlock"},

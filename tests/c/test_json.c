@@ -57,6 +57,10 @@ static struct ploom_trace *sample_trace(void)
 	t->config.max_preemptions = 2;
 	ploom_config_add_patch(&t->config, "mylib.pool", NULL);
 	ploom_config_add_patch(&t->config, "_other9", NULL);
+	{
+		static const char keys[] = "mylib.pool:3,mylib.pool:17 mylib.pool:3";
+		CHECK_INT(ploom_config_add_plain_points(&t->config, keys, strlen(keys), NULL), 2);
+	}
 	add_step(&t->run, 0, "start", "thread#1", e0, 1, NULL);
 	add_step(&t->run, 1, "begin", NULL, e01, 2, NULL);
 	add_step(&t->run, 1, "read", "cell#0", e01, 2, "100");
@@ -108,6 +112,12 @@ static void trace_round_trips_through_json(void)
 		if (back->config.npatch == 2) {
 			CHECK_STR(back->config.patch[0], "mylib.pool");
 			CHECK_STR(back->config.patch[1], "_other9");
+		}
+		/* each key once, in order */
+		CHECK_INT(back->config.nplain_points, 2);
+		if (back->config.nplain_points == 2) {
+			CHECK_STR(back->config.plain_points[0], "mylib.pool:3");
+			CHECK_STR(back->config.plain_points[1], "mylib.pool:17");
 		}
 		CHECK_INT(back->run.nsteps, 6);
 		CHECK(back->run.steps[1].object == NULL);
@@ -303,6 +313,14 @@ static const struct {
 	{"\"_other9\"", "\"other-9\"",
 	 "field 'config.patch[1]' is not a module name (Python identifiers joined by '.')"},
 	{"\"_other9\"", "\"a..b\"", "field 'config.patch[1]' is not a module name"},
+	{"\"plain_points\":\t[", "\"plain_points\":\t7, \"x\":\t[",
+	 "field 'config.plain_points' is not an array"},
+	{"\"mylib.pool:17\"", "\"mylib.pool:17 --x\"",
+	 "field 'config.plain_points[1]' is not a site key (MODULE:K)"},
+	{"\"mylib.pool:17\"", "\"mylib.pool:017\"",
+	 "field 'config.plain_points[1]' is not a site key (MODULE:K)"},
+	{"\"mylib.pool:17\"", "\"mylib..pool:17\"",
+	 "field 'config.plain_points[1]' is not a site key (MODULE:K)"},
 	/* where: a place to show, checked as any string of the trace */
 	{"\"where\":\t{", "\"where\":\t7, \"x\":\t{", "field 'steps[2].where' is not an object"},
 	{"\"line\":\t20", "\"line\":\t0", "field 'steps[2].where.line' is out of range"},

@@ -243,7 +243,9 @@ static void a_malformed_record_is_an_error_naming_it(void)
 static void expect_and_patch_come_before_the_target_in_order(void)
 {
 	static const char *const patch[] = {"mylib.pool", "other"};
-	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2, NULL};
+	static const char *const points[] = {"mylib.pool:0", "mod:12"};
+	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2, NULL,
+					 NULL, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	char *py = script("patched", "echo \"$*\" > \"$(dirname \"$0\")/args\"\n" HELLO
@@ -268,13 +270,38 @@ static void expect_and_patch_come_before_the_target_in_order(void)
 			"--expect-blob=0123456789012345678901234567890123456789 "
 			"--patch=mylib.pool --patch=other mod:fn\n");
 	free(text);
+	/* the access sites that are points, in one argument */
+	opts.plain_points = points;
+	opts.nplain_points = 2;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py "
+			"--expect-blob=0123456789012345678901234567890123456789 "
+			"--patch=mylib.pool --patch=other --plain-points=mylib.pool:0,mod:12 mod:fn\n");
+	free(text);
 	free(py);
+}
+
+static void a_site_key_that_is_not_one_is_refused_before_the_start(void)
+{
+	static const char *const points[] = {"mod:1", "mod:1 --evil"};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0,
+					 NULL, points, 2};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), -1);
+	CHECK(w == NULL);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK_STR(err.msg, "bad site key 'mod:1 --evil'");
 }
 
 static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 {
 	static const char *const patch[] = {"ok", "not-a-name"};
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2, NULL};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2, NULL,
+					 NULL, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -287,7 +314,8 @@ static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 
 static void a_missing_interpreter_is_named(void)
 {
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0, NULL};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0, NULL,
+					 NULL, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -355,6 +383,7 @@ int main(void)
 	a_malformed_record_is_an_error_naming_it();
 	expect_and_patch_come_before_the_target_in_order();
 	a_module_name_that_is_not_one_is_refused_before_the_start();
+	a_site_key_that_is_not_one_is_refused_before_the_start();
 	a_missing_interpreter_is_named();
 	default_python_honours_the_environment();
 	default_python_looks_beside_argv0();

@@ -164,3 +164,43 @@ def private_work():
             si(mine, i, i, 0)
 
     _run_tasks(work)
+
+
+# Sites registered as ploom._instrument registers an instrumented
+# module's: each is watched, not a point, until the search finds that it
+# touches plain state that tasks share.
+S = _ploom._i_sites(
+    "plain_scenarios",
+    __file__,
+    ((1, 0, "c.hits"), (2, 0, "c.hits"), (3, 0, "mine.append"), (4, 0, "mine[i]")),
+)
+
+
+def hits_unlocked_sites():
+    s = Stats()
+
+    def work():
+        sa(s, "hits", io(operator.iadd, ga(s, "hits", S), 1, S), S + 1)
+
+    _run_tasks(work)
+    assert s.hits == 2, s.hits
+
+
+def own_work_sites(n=20000):
+    def work():
+        mine, d = [], {}
+        for i in range(n):
+            cm(mine, "append", S + 2, i)
+            si(d, i, i, S + 3)
+
+    _run_tasks(work)
+
+
+def own_work_plain(n=20000):
+    def work():
+        mine, d = [], {}
+        for i in range(n):
+            mine.append(i)
+            d[i] = i
+
+    _run_tasks(work)

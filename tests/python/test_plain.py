@@ -29,9 +29,12 @@ from plain_scenarios import (
     global_counter,
     hits_locked,
     hits_unlocked,
+    hits_unlocked_sites,
     io,
     it,
     list_appends,
+    own_work_plain,
+    own_work_sites,
     private_work,
     rd,
     sa,
@@ -147,3 +150,29 @@ def test_method_lookups_and_module_functions_are_no_points(tmp_path):
 def test_independent_plain_work_adds_no_schedule_under_the_reduction(tmp_path):
     a = check(private_work, tmp_path, reduction="dpor")
     assert a.complete and a.schedules == 1
+
+
+def test_a_watched_site_becomes_a_point_once_tasks_share_what_it_touches(tmp_path):
+    """The sites start as no points; the first schedule where two tasks
+    touch s.hits, one writing, ends in refine and the search starts again
+    with those sites as points, and finds the lost update."""
+    with pytest.raises(ModelCheckError) as info:
+        check(hits_unlocked_sites, tmp_path, reduction="dpor")
+    assert info.value.summary == "builtins.AssertionError: 1"
+    trace = json.loads(open(info.value.minimized_trace).read())
+    assert trace["config"]["plain_points"] == ["plain_scenarios:0", "plain_scenarios:1"]
+    replayed = subprocess.run(
+        [_find_utility("ploom-replay"), info.value.minimized_trace],
+        capture_output=True, text=True, check=False,
+    )
+    assert "reproduced" in replayed.stderr
+
+
+@pytest.mark.parametrize("reduction", [None, "dpor"])
+def test_work_on_a_tasks_own_objects_adds_no_schedule(tmp_path, reduction):
+    """Two tasks, each 20,000 appends and stores on its own list and dict:
+    the same schedules and verdict as the same work uninstrumented."""
+    hooked = check(own_work_sites, tmp_path, reduction=reduction)
+    plain = check(own_work_plain, tmp_path, reduction=reduction)
+    assert hooked.complete and plain.complete
+    assert hooked.schedules == plain.schedules
