@@ -496,6 +496,16 @@ int main(int argc, char **argv)
 			goto fail;
 		if (r > 0 || !res.refine || cli_interrupted)
 			break;
+		/* the shards of one search must make the same points, or their
+		 * parts would not add up to one search */
+		if (o.plan.shard_count) {
+			ploom_err_set(&err, PLOOM_ERR_INPUT,
+				      "plain state that tasks share is touched at access sites "
+				      "that were no scheduling points (%.300s), and a shard cannot "
+				      "start the search again on its own: run it without --shard",
+				      res.refine);
+			goto fail;
+		}
 		if (ploom_config_add_plain_points(&o.common.config, res.refine,
 						  strlen(res.refine), &err) <= 0) {
 			if (err.kind == 0)
