@@ -9,11 +9,15 @@ The scenarios are in plain_scenarios.py.
 
 import json
 import operator
+import os
+import re
 import subprocess
+import textwrap
 
 import pytest
 
 import ploom
+import progen
 from plain_scenarios import (
     close_twice,
     cm,
@@ -176,3 +180,68 @@ def test_work_on_a_tasks_own_objects_adds_no_schedule(tmp_path, reduction):
     plain = check(own_work_plain, tmp_path, reduction=reduction)
     assert hooked.complete and plain.complete
     assert hooked.schedules == plain.schedules
+
+
+# --- the reduction against plain DFS on generated programs of plain state ---
+
+PLAIN_DIFF_SEEDS = int(os.environ.get("PLOOM_PLAIN_DIFF_SEEDS", "12"))
+PLAIN_DIFF_START = int(os.environ.get("PLOOM_PLAIN_DIFF_START", "0"))
+
+
+def plain_program(seed):
+    """progen's program of SEED with its SharedCells made plain state: an
+    attribute of an object of its own, read and written through the hooks
+    at a site of its own per place in the source, each watched until the
+    search finds tasks sharing what it touches."""
+    source = progen.program(seed, "scenario")
+    sites = []
+
+    def site(text):
+        sites.append(text)
+        return f"_S + {len(sites) - 1}"
+
+    def write(m):
+        return f'{m[1]}_sa({m[2]}, "v", {m[3]}, {site(m[2] + ".v =")})'
+
+    lines = []
+    for line in source.splitlines():
+        line = re.sub(r"ploom\.SharedCell\(0\)", "_Cell()", line)
+        line = re.sub(r"^(\s*)(c\d)\.write\((.*)\)$", write, line)
+        line = re.sub(r"\b(c\d)\.read\(\)", lambda m: f'_ga({m[1]}, "v", {site(m[1] + ".v")})', line)
+        lines.append(line)
+    header = textwrap.dedent(f"""
+        from ploom import _ploom as _p
+        _ga, _sa = _p._i_getattr, _p._i_setattr
+
+
+        class _Cell:
+            def __init__(self):
+                self.v = 0
+
+
+        _S = _p._i_sites("plain_prog", __file__, {tuple((i, 0, t) for i, t in enumerate(sites))!r})
+        """)
+    return header + "\n".join(lines) + "\n", len(sites)
+
+
+@pytest.mark.parametrize("seed", range(PLAIN_DIFF_START, PLAIN_DIFF_START + PLAIN_DIFF_SEEDS))
+def test_dpor_finds_every_outcome_of_dfs_on_plain_state(tmp_path, seed):
+    """Both searches start with every site watched and refine as they find
+    plain state shared: they reach the same outcomes, DPOR in no more
+    schedules.  PLOOM_PLAIN_DIFF_SEEDS / _START choose the seeds (make soak
+    runs more)."""
+    source, nsites = plain_program(seed)
+    assert nsites and "SharedCell" not in source
+    path = tmp_path / f"plain_{seed}.py"
+    path.write_text(source)
+    found = {}
+    for reduction in ("none", "dpor"):
+        rc, stats, stderr = progen.explore(
+            f"{path}:scenario", tmp_path / "traces", f"--reduction={reduction}", limit=20000
+        )
+        assert stats is not None and rc in (0, 1), stderr
+        assert stats["complete"], stats
+        found[reduction] = stats
+    outcomes = {r: {o["summary"] for o in s["outcomes"]} for r, s in found.items()}
+    assert outcomes["dpor"] == outcomes["none"]
+    assert found["dpor"]["schedules"] <= found["none"]["schedules"]
