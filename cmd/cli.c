@@ -381,7 +381,8 @@ static int start_worker(struct ploom_worker **out, const char *python, const cha
 					 config->npatch,
 					 expect ? expect->blob : NULL,
 					 (const char *const *)config->plain_points,
-					 config->nplain_points};
+					 config->nplain_points,
+					 !ploom_config_watches_plain(config)};
 	struct sigaction sa;
 
 	/* no SA_RESTART: a signal must interrupt the wait for the worker */

@@ -572,6 +572,11 @@ const char *ploom_plain_point_problem(const char *key)
 	return NULL;
 }
 
+int ploom_config_watches_plain(const struct ploom_config *config)
+{
+	return !config->reduction || !strcmp(config->reduction, "none");
+}
+
 static int has_plain_point(const struct ploom_config *c, const char *key, size_t len)
 {
 	size_t i;

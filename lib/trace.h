@@ -270,6 +270,17 @@ const char *ploom_plain_point_problem(const char *key);
 int ploom_config_add_plain_points(struct ploom_config *config, const char *keys, size_t len,
 				  struct ploom_err *err);
 
+/* 1 when the access sites of instrumented code are watched, points only
+ * once the search finds them touching plain state tasks share (the
+ * plain_points); 0 when every site is a point.  Watching is sound for the
+ * searches that run every order of the points (depth first, bounded or
+ * not, and the samples, which promise no order): an access that a site
+ * without a point hides is found in the order where it shows.  A
+ * reduction prunes orders by the accesses it sees, so it could prune the
+ * one order that shows it: under --reduction=dpor every site is a point.
+ * The one rule; the worker learns it as --plain-points=*. */
+int ploom_config_watches_plain(const struct ploom_config *config);
+
 /* As ploom_config_copy_patch() and ploom_config_release_patch(), for the
  * plain points. */
 int ploom_config_copy_plain_points(struct ploom_config *to, const struct ploom_config *from,

@@ -615,7 +615,13 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	 * -P: the folder the utility runs in is not on sys.path, so that an
 	 * inspect.py or a ploom/ there cannot run before the worker's checks;
 	 * the worker adds what a module target needs itself. */
-	if (opts->nplain_points) {
+	if (opts->plain_all_points) {
+		points = strdup("--plain-points=*");
+		if (!points) {
+			ploom_err_oom(err);
+			goto done;
+		}
+	} else if (opts->nplain_points) {
 		struct ploom_buf b = {0};
 		ploom_buf_addf(&b, "--plain-points=");
 		for (i = 0; i < opts->nplain_points; i++) {

@@ -93,6 +93,10 @@ struct ploom_worker_opts {
 	 * refuses fails the start with PLOOM_ERR_INPUT. */
 	const char *const *plain_points;
 	size_t nplain_points;
+	/* Optional: every access site is a point (--plain-points=*), as
+	 * ploom_config_watches_plain() says for a reduction; plain_points
+	 * then do not matter. */
+	int plain_all_points;
 };
 
 /* The default interpreter, as a malloc'd string the caller frees (NULL

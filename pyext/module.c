@@ -228,6 +228,8 @@ static void module_free(void *m)
 		Py_XDECREF((PyObject *)s->plain.slot[k]);
 	free(s->plain.slot);
 	free(st->site_point);
+	free(s->fresh_addr);
+	free(s->fresh_step);
 	free(s->ploom_dir);
 	free(s->cwd);
 	ploom_policy_release(&s->policy);

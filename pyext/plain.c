@@ -187,6 +187,86 @@ static PlainObject *plain_of(module_state *st, PyObject *target, PyObject *attr,
 	return p;
 }
 
+/* ---- objects made in the current step ---------------------------------
+ *
+ * No other task runs between two scheduling points, so an object made
+ * since the last one (of any task) is reachable by the task that made it
+ * alone until the next: its accesses need no point, under any search.
+ * Instrumented code marks what it makes (_i_new(): a display or a
+ * comprehension, which always makes a new object) with the step number;
+ * an address marked with the current step holds an object made in this
+ * step, the marked one or a newer one made after it died.  Marks of
+ * older steps never count again, so a full table just drops them. */
+
+static size_t fresh_slot(const struct sched *s, uintptr_t a)
+{
+	size_t j = (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull) & (s->fresh_cap - 1);
+
+	while (s->fresh_addr[j] && s->fresh_addr[j] != a)
+		j = (j + 1) & (s->fresh_cap - 1);
+	return j;
+}
+
+static int fresh_rebuild(struct sched *s, size_t cap)
+{
+	uintptr_t *addr = calloc(cap, sizeof(*addr));
+	long *step = calloc(cap, sizeof(*step));
+	uintptr_t *old_addr = s->fresh_addr;
+	long *old_step = s->fresh_step;
+	size_t old_cap = s->fresh_cap, i;
+
+	if (!addr || !step) {
+		free(addr);
+		free(step);
+		return -1;
+	}
+	s->fresh_addr = addr;
+	s->fresh_step = step;
+	s->fresh_cap = cap;
+	s->fresh_used = 0;
+	for (i = 0; i < old_cap; i++)
+		if (old_addr[i] && old_step[i] == s->step) {
+			size_t j = fresh_slot(s, old_addr[i]);
+			s->fresh_addr[j] = old_addr[i];
+			s->fresh_step[j] = old_step[i];
+			s->fresh_used++;
+		}
+	free(old_addr);
+	free(old_step);
+	return 0;
+}
+
+static void mark_fresh(struct sched *s, PyObject *o)
+{
+	uintptr_t a = (uintptr_t)o;
+	size_t j;
+
+	if (2 * (s->fresh_used + 1) > s->fresh_cap) {
+		/* drop the marks of earlier steps; grow only if this one's fill it */
+		size_t cap = s->fresh_cap ? s->fresh_cap : 1024;
+		if (fresh_rebuild(s, cap) < 0)
+			return;
+		if (2 * (s->fresh_used + 1) > s->fresh_cap && fresh_rebuild(s, 2 * cap) < 0)
+			return;
+	}
+	j = fresh_slot(s, a);
+	if (!s->fresh_addr[j]) {
+		s->fresh_addr[j] = a;
+		s->fresh_used++;
+	}
+	s->fresh_step[j] = s->step;
+}
+
+static int is_fresh(const struct sched *s, PyObject *o)
+{
+	size_t j;
+
+	if (!s->fresh_cap)
+		return 0;
+	j = fresh_slot(s, (uintptr_t)o);
+	return s->fresh_addr[j] == (uintptr_t)o && s->fresh_step[j] == s->step;
+}
+
 /* ---- when a hook is a point ------------------------------------------- */
 
 /* The task a hook runs on when it is a point: inside a schedule, on a
@@ -228,6 +308,8 @@ static struct task *hook_task(module_state *st)
 
 static int site_is_point(module_state *st, long site)
 {
+	if (st->all_points)
+		return 1;
 	if (site < 0 || (size_t)site >= st->cap_site_point || !st->site_key ||
 	    site >= PyList_GET_SIZE(st->site_key))
 		return 1;
@@ -280,9 +362,13 @@ static _Noreturn void refine(module_state *st, PlainObject *p)
 static int access_plain(module_state *st, struct task *t, enum ploom_op op, PyObject *target,
 			PyObject *attr, long site)
 {
-	PlainObject *p = plain_of(st, target, attr, site);
-	int is_point = site_is_point(st, site);
+	PlainObject *p;
+	int is_point;
 
+	if (is_fresh(&st->sched, target))
+		return 0;
+	p = plain_of(st, target, attr, site);
+	is_point = site_is_point(st, site);
 	if (!p)
 		return -1;
 	if (p->owner < 0)
@@ -514,10 +600,21 @@ static PyObject *i_sites(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *i_shared(PyObject *mod, PyObject *arg)
 {
 	module_state *st = STATE(mod);
-	PyObject *set = PySet_New(arg);
+	PyObject *set = PySet_New(arg), *all;
+	int r;
 
 	if (!set)
 		return NULL;
+	/* "*": every site is a point (a reduction's search, see
+	 * ploom_config_watches_plain()) */
+	all = PyUnicode_FromString("*");
+	r = all ? PySet_Contains(set, all) : -1;
+	Py_XDECREF(all);
+	if (r < 0) {
+		Py_DECREF(set);
+		return NULL;
+	}
+	st->all_points = r;
 	if (st->site_key && PyList_GET_SIZE(st->site_key)) {
 		Py_DECREF(set);
 		PyErr_SetString(PyExc_RuntimeError,
@@ -526,6 +623,15 @@ static PyObject *i_shared(PyObject *mod, PyObject *arg)
 	}
 	Py_XSETREF(st->shared_sites, set);
 	Py_RETURN_NONE;
+}
+
+static PyObject *i_new(PyObject *mod, PyObject *obj)
+{
+	module_state *st = STATE(mod);
+
+	if (hook_task(st))
+		mark_fresh(&st->sched, obj);
+	return Py_NewRef(obj);
 }
 
 static PyObject *i_getattr(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
@@ -899,6 +1005,9 @@ PyMethodDef plain_methods[] = {
 	{"_i_shared", i_shared, METH_O,
 	 "_i_shared(keys, /)\n--\n\nThe keys of the access sites that are scheduling points "
 	 "(\"MODULE:K\"); every other site is watched instead.  Internal (ploom._worker)."},
+	{"_i_new", i_new, METH_O,
+	 "_i_new(obj, /)\n--\n\nobj, which instrumented code has just made (a display or a "
+	 "comprehension): its accesses in this step are no points.  Internal."},
 	{"_i_getattr", (PyCFunction)(void (*)(void))i_getattr, METH_FASTCALL,
 	 "_i_getattr(obj, name, site, /)\n--\n\ngetattr(obj, name), a read.  Internal."},
 	{"_i_setattr", (PyCFunction)(void (*)(void))i_setattr, METH_FASTCALL,

@@ -47,6 +47,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../lib/event.h"
 
@@ -212,6 +213,11 @@ struct sched {
 	PyTypeObject *plain_type; /* op_obj() tells a plain object from a cell by it */
 	struct plain_table plain;
 	long plain_next;     /* the next plain#N a point names */
+	/* objects instrumented code made, by address, with the step they
+	 * were made in (plain.c): open addressing, no references held */
+	uintptr_t *fresh_addr;
+	long *fresh_step;
+	size_t fresh_cap, fresh_used;
 };
 
 /* The module's state.  The scheduler lives here too: a schedule's child
@@ -229,6 +235,7 @@ typedef struct {
 	PyObject *site_key;         /* list: each site's key, "MODULE:K" */
 	PyObject *shared_sites;     /* set of the keys of the sites that are points */
 	char *site_point;           /* per site: 1 if it is a point */
+	int all_points;             /* every site is a point (_i_shared(["*"])) */
 	size_t cap_site_point;
 	/* object ids; atomic, as outside a check several OS threads may make
 	 * Locks and SharedCells at once on a free-threaded build */

@@ -245,7 +245,7 @@ static void expect_and_patch_come_before_the_target_in_order(void)
 	static const char *const patch[] = {"mylib.pool", "other"};
 	static const char *const points[] = {"mylib.pool:0", "mod:12"};
 	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2, NULL,
-					 NULL, 0};
+					 NULL, 0, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	char *py = script("patched", "echo \"$*\" > \"$(dirname \"$0\")/args\"\n" HELLO
@@ -280,6 +280,15 @@ static void expect_and_patch_come_before_the_target_in_order(void)
 			"--expect-blob=0123456789012345678901234567890123456789 "
 			"--patch=mylib.pool --patch=other --plain-points=mylib.pool:0,mod:12 mod:fn\n");
 	free(text);
+	/* a reduction's: every site a point */
+	opts.plain_all_points = 1;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py "
+			"--expect-blob=0123456789012345678901234567890123456789 "
+			"--patch=mylib.pool --patch=other --plain-points=* mod:fn\n");
+	free(text);
 	free(py);
 }
 
@@ -287,7 +296,7 @@ static void a_site_key_that_is_not_one_is_refused_before_the_start(void)
 {
 	static const char *const points[] = {"mod:1", "mod:1 --evil"};
 	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0,
-					 NULL, points, 2};
+					 NULL, points, 2, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -301,7 +310,7 @@ static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 {
 	static const char *const patch[] = {"ok", "not-a-name"};
 	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2, NULL,
-					 NULL, 0};
+					 NULL, 0, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -315,7 +324,7 @@ static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 static void a_missing_interpreter_is_named(void)
 {
 	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0, NULL,
-					 NULL, 0};
+					 NULL, 0, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 

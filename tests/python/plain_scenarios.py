@@ -188,7 +188,8 @@ def hits_unlocked_sites():
 
 def own_work_sites(n=20000):
     def work():
-        mine, d = [], {}
+        # as instrumented code marks what its displays make
+        mine, d = _ploom._i_new([]), _ploom._i_new({})
         for i in range(n):
             cm(mine, "append", S + 2, i)
             si(d, i, i, S + 3)

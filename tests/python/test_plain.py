@@ -159,9 +159,10 @@ def test_independent_plain_work_adds_no_schedule_under_the_reduction(tmp_path):
 def test_a_watched_site_becomes_a_point_once_tasks_share_what_it_touches(tmp_path):
     """The sites start as no points; the first schedule where two tasks
     touch s.hits, one writing, ends in refine and the search starts again
-    with those sites as points, and finds the lost update."""
+    with those sites as points, and finds the lost update.  (Depth first:
+    under the reduction every site is a point from the start.)"""
     with pytest.raises(ModelCheckError) as info:
-        check(hits_unlocked_sites, tmp_path, reduction="dpor")
+        check(hits_unlocked_sites, tmp_path)
     assert info.value.summary == "builtins.AssertionError: 1"
     trace = json.loads(open(info.value.minimized_trace).read())
     assert trace["config"]["plain_points"] == ["plain_scenarios:0", "plain_scenarios:1"]
@@ -174,8 +175,9 @@ def test_a_watched_site_becomes_a_point_once_tasks_share_what_it_touches(tmp_pat
 
 @pytest.mark.parametrize("reduction", [None, "dpor"])
 def test_work_on_a_tasks_own_objects_adds_no_schedule(tmp_path, reduction):
-    """Two tasks, each 20,000 appends and stores on its own list and dict:
-    the same schedules and verdict as the same work uninstrumented."""
+    """Two tasks, each 20,000 appends and stores on the list and dict it
+    made in the same step: the same schedules and verdict as the same work
+    uninstrumented, under the reduction (where every site is a point) too."""
     hooked = check(own_work_sites, tmp_path, reduction=reduction)
     plain = check(own_work_plain, tmp_path, reduction=reduction)
     assert hooked.complete and plain.complete
@@ -226,9 +228,9 @@ def plain_program(seed):
 
 @pytest.mark.parametrize("seed", range(PLAIN_DIFF_START, PLAIN_DIFF_START + PLAIN_DIFF_SEEDS))
 def test_dpor_finds_every_outcome_of_dfs_on_plain_state(tmp_path, seed):
-    """Both searches start with every site watched and refine as they find
-    plain state shared: they reach the same outcomes, DPOR in no more
-    schedules.  PLOOM_PLAIN_DIFF_SEEDS / _START choose the seeds (make soak
+    """Depth first starts with every site watched and refines as it finds
+    plain state shared; under the reduction every site is a point: they
+    reach the same outcomes, DPOR in no more schedules.  PLOOM_PLAIN_DIFF_SEEDS / _START choose the seeds (make soak
     runs more)."""
     source, nsites = plain_program(seed)
     assert nsites and "SharedCell" not in source
