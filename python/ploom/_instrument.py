@@ -7,39 +7,32 @@ its functions every access to plain state calls a hook of ``ploom._ploom``
 the checker can order against the others).  Module-level and class-body
 statements run at import, before any task exists: they stay as written.
 
-What the rewritten functions report (``s`` is the access's site, an int that
-names the module, line, column and source text registered with the hooks'
-``sites``):
+What the rewritten functions report (``s`` is the access's site, an int
+that names the module, line, column and source text registered through the
+hooks' ``sites``):
 
-=============================== ==============================================
-source                          becomes
-=============================== ==============================================
-``X.a``                         ``_ploom_ga(X, 'a', s)``
-``X.a = v``, ``del X.a``        ``_ploom_sa(X, 'a', v, s)``, ``_ploom_da(X, 'a', s)``
-``X.m(args)``                   ``_ploom_cm(X, 'm', s, args)``: the attribute is
-                                looked up when the call is made, after the
-                                arguments are evaluated
-``X[k]``, ``X[k] = v``,         ``_ploom_gi``, ``_ploom_si``, ``_ploom_di``
-``del X[k]`` (slices too)
-``X.a += v``, ``X[k] += v``,    load, ``_ploom_io(operator.iadd, old, v, s)``,
-``x += v``                      store: in-place changes of a shared list count
-the test of ``if``, ``while``,  ``_ploom_rd(X, s)``: a read of X's content,
-``assert``, ``x if X else y``,  when X is a name, attribute, subscript or call
-``not X``, ``X and ...``;
-``k in X``; both sides of a
-single ``==``/``!=``; the
-arguments of ``len``, ``sorted``,
-``list``, ``dict``, ``sum``,
-``str``, ``copy`` and the other
-readers (``_READERS``);
-``sep.join(X)``
-``for``, comprehensions,        ``_ploom_it(X, s)``: every ``next`` is a read of X
-``iter``, ``enumerate``,
-``zip``, ``map``, ``filter``
-a module global that some       ``_ploom_gg``, ``_ploom_sg``, ``_ploom_dg`` with the
-function declares ``global``    module's namespace (``_ploom_G``)
-and assigns
-=============================== ==============================================
+- ``X.a`` becomes ``_ploom_ga(X, 'a', s)``; ``X.a = v`` and ``del X.a``
+  become ``_ploom_sa(X, 'a', v, s)`` and ``_ploom_da(X, 'a', s)``;
+- ``X.m(args)`` becomes ``_ploom_cm(X, 'm', s, args)``: the method is looked
+  up when the call is made, after its arguments are evaluated;
+- ``X[k]``, ``X[k] = v``, ``del X[k]``, slices included, become
+  ``_ploom_gi``, ``_ploom_si``, ``_ploom_di`` (a slice as ``slice(...)``);
+- ``X.a += v``, ``X[k] += v`` and ``x += v`` load, then call
+  ``_ploom_io(operator.iadd, old, v, s)``, then store: an in-place change of
+  a shared list is seen even through a local name;
+- a read of X's content, ``_ploom_rd(X, s)``, where X is a name, attribute,
+  subscript or call: the test of ``if``, ``while``, ``assert`` and ``x if X
+  else y``; ``not X``; the operands of ``and``/``or`` whose truth is tested;
+  the container of ``in``/``not in``; both sides of a single ``==`` or
+  ``!=``; the arguments of the builtins ``len``, ``sorted``, ``list``,
+  ``dict``, ``sum``, ``min``, ``str`` and the other ``_READERS``, called by
+  their bare names; the argument of ``'sep'.join(X)``;
+- ``_ploom_it(X, s)``, an iterator whose every ``next`` is a read of X: the
+  iterable of ``for`` and of comprehensions, and the iterated arguments of
+  ``iter``, ``enumerate``, ``zip``, ``map``, ``filter``;
+- the module globals that some function declares ``global`` and assigns:
+  their loads, stores and deletions in functions become ``_ploom_gg``,
+  ``_ploom_sg``, ``_ploom_dg`` on the module's namespace (``_ploom_G``).
 
 Assignments keep Python's order exactly: the value first, then each target
 from left to right, an unpacking done into temporaries whose elements are then
@@ -52,10 +45,13 @@ Not seen, because nothing in the rewritten source names the access:
   computed name, through ``vars()``, ``__dict__``, ``globals()`` or ``locals()``;
 - what ``str.format``, f-strings, ``%`` and ``print`` read of a container, and
   the content reads of functions other than the readers above (a container
-  passed to any other function is an argument, not a read);
-- anything done in C: the methods of built-in containers read and write
-  their object as one access (the ``_ploom_cm``), but a C function that is
-  passed a container, an extension module, a ``sort`` key are not seen;
+  passed to any other function, ``copy.copy`` included, is an argument, not
+  a read);
+- what C code does inside a call: a built-in container's method is one
+  access, the ``_ploom_cm`` of its call, and what an extension module or a C
+  function given a container does with it is not seen;
+- a method of a literal (``', '.join(...)``, ``'{}'.format(...)``): a
+  constant is no shared state;
 - a bound method of a container taken once and called later
   (``push = self.items.append``; ``push(x)``): the attribute load is seen,
   the calls are not;
@@ -136,10 +132,13 @@ _READERS = frozenset({
 })
 # f(...) with f one of these iterates some of its arguments (_iterated)
 _ITERATORS = frozenset({"iter", "enumerate", "zip", "map", "filter"})
-# calls that cannot return a container: a truth test of one is not a read
-_SCALAR_CALLS = frozenset({
+# calls that return a scalar, a new container or an iterator whose reads are
+# seen already: a truth test or a reader of the result reads nothing shared
+_FRESH_CALLS = frozenset({
     "len", "bool", "any", "all", "isinstance", "issubclass", "hasattr", "callable",
     "id", "hash", "int", "float", "abs", "round", "ord", "chr", "str", "repr", "type",
+    "list", "tuple", "set", "frozenset", "dict", "sorted", "reversed", "range",
+    "iter", "enumerate", "zip", "map", "filter",
 })
 _SITE_TEXT_MAX = 60
 
@@ -151,9 +150,15 @@ class Reference:
 
     They are what :func:`default_hooks` gives while ``ploom._ploom`` has no
     ``_i_*`` hooks, and the semantics any hooks object must keep: each method
-    returns what the plain operation returns.  ``sites`` keeps the registered
-    sites in ``self.table``, so that ``table[site]`` is ``(module, filename,
-    lineno, col_offset, text)``."""
+    returns what the plain operation returns, raises what it raises.
+    ``sites`` keeps the registered sites in ``self.table``, so that
+    ``table[site]`` is ``(module, filename, lineno, col_offset, text)``.
+
+    Being Python functions, they add a frame to each access: code that looks
+    at its caller's frame (``sys._getframe(1)``, ``warnings.warn`` with a
+    ``stacklevel``, ``dataclasses.make_dataclass`` finding its module) sees
+    the hook's, and deep recursion meets the recursion limit sooner.  Hooks
+    written in C add none."""
 
     def __init__(self):
         self.table = []
@@ -391,7 +396,17 @@ def _call(name, args, keywords=()):
 
 
 def _located(new, old):
-    return ast.copy_location(new, old)
+    """new, and the nodes made with it, at old's position in the source:
+    cheaper than ast.fix_missing_locations on the whole module, and it
+    points a traceback at the access itself."""
+    ast.copy_location(new, old)
+    pending = [new]
+    while pending:
+        for child in ast.iter_child_nodes(pending.pop()):
+            if "lineno" in child._attributes and getattr(child, "lineno", None) is None:
+                ast.copy_location(child, old)
+                pending.append(child)
+    return new
 
 
 def _iterated(name, args):
@@ -415,7 +430,7 @@ def _can_hold(node):
     """Whether node's value may be a container whose content a truth test, a
     comparison or a reader reads: literals and operators make new values."""
     if isinstance(node, ast.Call):
-        return not (isinstance(node.func, ast.Name) and node.func.id in _SCALAR_CALLS)
+        return not (isinstance(node.func, ast.Name) and node.func.id in _FRESH_CALLS)
     return isinstance(node, (ast.Name, ast.Attribute, ast.Subscript))
 
 
@@ -995,7 +1010,6 @@ def rewrite(source, filename="<unknown>"):
     text = _decode(source)
     rewriter = _Rewriter(text, _assigned_globals(tree, text))
     tree = rewriter.visit(tree)
-    ast.fix_missing_locations(tree)
     return tree, tuple(rewriter.sites), rewriter.site_constants
 
 
@@ -1065,8 +1079,14 @@ def _read_source(loader, name, origin):
 
 
 def _describe(spec):
-    loader = type(spec.loader).__name__ if spec.loader is not None else "no loader"
-    return f"{spec.origin or 'no file'}, loaded by {loader}"
+    loader = spec.loader
+    if loader is None:
+        name = "no loader"
+    elif isinstance(loader, type):  # the built-in and frozen importers are classes
+        name = loader.__name__
+    else:
+        name = type(loader).__name__
+    return f"{spec.origin or 'no file'}, loaded by {name}"
 
 
 class _Loader(importlib.abc.Loader):
