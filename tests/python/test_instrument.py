@@ -11,7 +11,9 @@ ploom._ploom's, and in this process only."""
 import ast
 import importlib
 import importlib.machinery
+import importlib.resources
 import importlib.util
+import inspect
 import operator
 import os
 import py_compile
@@ -741,8 +743,15 @@ def test_a_package_and_its_submodules_are_instrumented(install, tmp_path):
     assert recorder.log == [("getattr", "o.top"), ("getattr", "o.sub")]
     assert {"ploom_pkg", "ploom_pkg.sub"} <= set(_instrument.instrumented())
     assert "ploom_pkg.compiled" not in _instrument.instrumented()
+    # what other code asks of a module and its loader still works
     assert isinstance(ploom_pkg.__loader__, _instrument._Loader)
     assert ploom_pkg.__path__ == [str(package)]
+    (package / "data.txt").write_text("resource")
+    assert importlib.resources.files("ploom_pkg").joinpath("data.txt").read_text() == "resource"
+    assert inspect.getsource(ploom_pkg.sub.get) == "def get(o):\n    return o.sub\n"
+    del recorder.log[:]
+    importlib.reload(ploom_pkg.sub).get(thing)
+    assert recorder.log == [("getattr", "o.sub")]
 
 
 def test_no_bytecode_cache_is_read_or_written(install, tmp_path):
