@@ -65,7 +65,9 @@ Not seen, because nothing in the rewritten source names the access:
   and a comprehension or generator expression at module level, even when it
   runs later;
 - code outside the instrumented modules, and the code that
-  ``exec``/``eval`` run;
+  ``exec``/``eval`` run.  A function of an instrumented module re-created
+  with other globals (``types.FunctionType(f.__code__, namespace)``) needs
+  :func:`bind` on that namespace, or it raises ``NameError`` naming a hook;
 - ``async for`` iteration and ``async with`` protocol calls (their
   expressions are rewritten, the ``__anext__`` calls are not reads).
 
@@ -94,7 +96,7 @@ import sys
 import threading
 import types
 
-__all__ = ["compile_source", "bind", "install", "instrumented", "Reference", "default_hooks", "HOOKS"]
+__all__ = ["compile_source", "bind", "install", "instrumented", "rewrite", "Reference", "default_hooks", "HOOKS"]
 
 # the attributes of a hooks object, and the hidden name each is bound to
 HOOKS = {
@@ -216,9 +218,12 @@ class Reference:
             return namespace[name]
         except KeyError:
             pass
+        # then the builtins, as the module's code would find them
+        found = namespace.get("__builtins__", builtins)
+        found = found if isinstance(found, dict) else vars(found)
         try:
-            return getattr(builtins, name)
-        except AttributeError:
+            return found[name]
+        except KeyError:
             raise NameError(f"name {name!r} is not defined", name=name) from None
 
     @staticmethod
@@ -267,7 +272,6 @@ def _mangle(classname, name):
     return f"_{stripped}{name}" if stripped else name
 
 
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
