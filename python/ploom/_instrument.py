@@ -312,6 +312,8 @@ class _Scope:
                 for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
                     if arg is not None:
                         self._bind(arg.arg)
+                for param in getattr(node, "type_params", ()):
+                    self._bind(param.name)  # in a scope of their own, between this one and the outer
                 for child in [node.body] if isinstance(node, ast.Lambda) else node.body:
                     self._collect(child)
         return self._names
@@ -481,6 +483,8 @@ class _Rewriter(ast.NodeTransformer):
             return False
         for scope in reversed(self.scopes):
             if scope.kind == "class":
+                if name in scope.bound:
+                    return False
                 continue
             if name in scope.globals:
                 return True
@@ -672,7 +676,10 @@ class _Rewriter(ast.NodeTransformer):
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
         node.bases = [self.visit(b) for b in node.bases]
         node.keywords = [self.visit(k) for k in node.keywords]
-        self.scopes.append(_Scope("class", node.name))
+        scope = _Scope("class", node.name)
+        # a class's type parameters are seen by its methods, unlike its names
+        scope.bound.update(_mangle(node.name, p.name) for p in getattr(node, "type_params", ()))
+        self.scopes.append(scope)
         node.body = self.visit_list(node.body)
         self.scopes.pop()
         return node

@@ -379,6 +379,29 @@ def test_a_global_name_bound_locally_elsewhere_stays_local():
     assert log == [("iter", "range(2)")]
 
 
+def test_type_parameters_are_not_the_global_of_their_name():
+    recorder = Recorder()
+    module = load(textwrap.dedent("""
+        T = 0
+
+        def setter():
+            global T
+            T = 1
+
+        def f[T](x: T) -> T:
+            return T
+
+        class C[T]:
+            def m(self):
+                return T
+
+        def g():
+            return T
+    """), recorder)
+    assert (module.f(1).__name__, module.C().m().__name__, module.g()) == ("T", "T", 0)
+    assert recorder.log == [("getglobal", "T")]
+
+
 def test_lambdas_and_nested_functions_are_instrumented():
     assert events("(lambda o: o.a)(self)\ndef f():\n    return self.b\nf()", self=obj(a=1, b=2)) == [
         ("getattr", "o.a"), ("getattr", "self.b")]
