@@ -126,6 +126,10 @@ def load_plain(source, name, filename):
     return module
 
 
+def obj(**attrs):
+    return types.SimpleNamespace(**attrs)
+
+
 # --- the corpus: the same results, rewritten or not --------------------------
 
 def _corpus_source():
@@ -205,9 +209,7 @@ def test_a_class_body_inside_a_function_stays_plain_but_its_methods_do_not():
                     return ns.items
             return K
     """), recorder)
-    import types as t
-
-    cls = module.make(t.SimpleNamespace(items=[1]))
+    cls = module.make(obj(items=[1]))
     assert recorder.log == []
     assert cls.size == 1
     cls().get()
@@ -231,10 +233,6 @@ def events(body, *args, prelude="", **namespace):
 
     module.run(note, *namespace.values())
     return recorder.log
-
-
-def obj(**attrs):
-    return types.SimpleNamespace(**attrs)
 
 
 def test_augmented_attribute_loads_operates_then_stores():
