@@ -113,6 +113,7 @@ HOOKS = {
     "getglobal": "_ploom_gg",
     "setglobal": "_ploom_sg",
     "delglobal": "_ploom_dg",
+    "new": "_ploom_nw",
 }
 _GLOBALS = "_ploom_G"
 _SLICE = "_ploom_slice"
@@ -236,6 +237,10 @@ class Reference:
             del namespace[name]
         except KeyError:
             raise NameError(f"name {name!r} is not defined", name=name) from None
+
+    @staticmethod
+    def new(obj, /):
+        return obj
 
 
 _default = None
@@ -706,7 +711,27 @@ class _Rewriter(ast.NodeTransformer):
         self.scopes.pop()
         return node
 
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_comprehension_node
+    def visit_made(self, node):
+        """A list, dict or set display or comprehension always makes a new
+        object, which no other task can reach before the next scheduling
+        point: ``_ploom_nw`` says so, and its accesses until then are no
+        points.  (A call, even of a class, may return an old object.)"""
+        active = self.active
+        node = self.visit_comprehension_node(node) if isinstance(
+            node, (ast.ListComp, ast.SetComp, ast.DictComp)) else self.generic_visit(node)
+        if not active:
+            return node
+        return _located(_call(HOOKS["new"], [node]), node)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_made
+    visit_GeneratorExp = visit_comprehension_node
+
+    def visit_List(self, node):
+        if not isinstance(node.ctx, ast.Load):
+            return self.generic_visit(node)
+        return self.visit_made(node)
+
+    visit_Set = visit_Dict = visit_made
 
     # --- expressions
 

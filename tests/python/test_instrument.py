@@ -50,6 +50,11 @@ class Recorder:
     def note(self, kind, site):
         self.log.append((kind, self.table[site][2]))
 
+    def new(self, obj, /):
+        # not logged: a made object is no access (test_made_objects_are_marked)
+        self.made = getattr(self, "made", 0) + 1
+        return obj
+
     def kinds(self):
         return {kind for kind, _ in self.log}
 
@@ -173,7 +178,9 @@ def test_the_corpus_calls_every_hook(corpus):
     _, instrumented, recorder = corpus
     for case in CASES:
         getattr(instrumented, case)()
-    assert recorder.kinds() == set(_instrument.HOOKS)
+    # new is no access: counted apart
+    assert recorder.kinds() == set(_instrument.HOOKS) - {"new"}
+    assert recorder.made > 0
 
 
 def test_module_level_and_class_bodies_stay_plain():
@@ -812,3 +819,38 @@ def test_modules_not_named_are_left_alone(install, tmp_path):
     assert ploom_named_not.f(obj(x=1)) == ploom_named.f(obj(x=1)) == 1
     assert recorder.log == [("getattr", "o.x")]
     assert sys.meta_path[0] is finder
+
+
+def test_made_objects_are_marked():
+    """Displays and comprehensions of lists, dicts and sets inside a
+    function go through the new hook, which no other task can reach until
+    the next point; calls, tuples, targets and module-level code do not."""
+    source = textwrap.dedent("""
+        TOP = [1, 2]
+
+        def f(xs):
+            a, b = [], {}
+            s = {1}
+            c = [x for x in xs]
+            d = {x: x for x in xs}
+            e = {x for x in xs}
+            t = (1, 2)
+            [p, q] = xs[:2]
+            g = list(xs)
+            return a, b, s, c, d, e, t, p, q, g
+        """)
+    tree, _sites, _constants = _instrument.rewrite(source)
+    text = ast.unparse(tree)
+    assert "TOP = [1, 2]" in text
+    for made in ("_ploom_nw([])", "_ploom_nw({})", "_ploom_nw({1})", "_ploom_nw([x for x in ",
+                 "_ploom_nw({x: x for x in ", "_ploom_nw({x for x in "):
+        assert made in text, (made, text)
+    assert "_ploom_nw((1, 2))" not in text and "_ploom_nw(list(" not in text
+    assert "[p, q] =" in text or "(p, q) =" in text or "p, q =" in text
+    rec = Recorder()
+    code = _instrument.compile_source(source.encode(), "<made>", "made_mod", hooks=rec)
+    namespace = {}
+    _instrument.bind(namespace, hooks=rec)
+    exec(code, namespace)
+    assert namespace["f"]([3, 4]) == ([], {}, {1}, [3, 4], {3: 3, 4: 4}, {3, 4}, (1, 2), 3, 4, [3, 4])
+    assert rec.made == 6
