@@ -214,8 +214,10 @@ static void module_free(void *m)
 	if (!st)
 		return;
 	s = &st->sched;
-	for (k = 0; k < s->ntasks; k++)
+	for (k = 0; k < s->ntasks; k++) {
+		free(s->tasks[k]->wsites);
 		free(s->tasks[k]);
+	}
 	free(s->tasks);
 	free(s->enabled);
 	free(s->pending);

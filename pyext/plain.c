@@ -339,20 +339,52 @@ static int add_site(PlainObject *p, long site)
 	return 0;
 }
 
-/* Ends the schedule with refine for the no-point sites of p. */
-static _Noreturn void refine(module_state *st, PlainObject *p)
+static int add_task_site(struct task *t, long site)
+{
+	size_t i;
+
+	for (i = 0; i < t->nwsites; i++)
+		if (t->wsites[i] == site)
+			return 0;
+	if (t->nwsites == t->capwsites) {
+		size_t cap = t->capwsites ? 2 * t->capwsites : 8;
+		long *n = realloc(t->wsites, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		t->wsites = n;
+		t->capwsites = cap;
+	}
+	t->wsites[t->nwsites++] = site;
+	return 0;
+}
+
+/* Ends the schedule with refine for sites[0..n). */
+static _Noreturn void refine(module_state *st, const long *sites, size_t n)
 {
 	struct ploom_buf b = {0};
 	size_t i, len;
 
-	for (i = 0; i < p->nsites; i++) {
-		PyObject *key = PyList_GET_ITEM(st->site_key, p->sites[i]);
+	for (i = 0; i < n; i++) {
+		PyObject *key = PyList_GET_ITEM(st->site_key, sites[i]);
 		const char *u = utf8_of(key, &len);
 		if (i)
 			ploom_buf_add(&b, " ", 1);
 		ploom_buf_add(&b, u, len);
 	}
 	sched_refine(&st->sched, b.data ? b.data : "", b.len);
+}
+
+/* A step that ends with no point after it, in the task's exit or in a
+ * failure, fixes when that exit or failure comes with respect to other
+ * tasks' steps: had a watched access in it been a point, other tasks could
+ * have run between it and the end (and a failure ends every task).  So
+ * such a step's watched sites become points too. */
+void plain_step_ends(struct sched *s, struct task *t)
+{
+	module_state *st = (module_state *)((char *)s - offsetof(module_state, sched));
+
+	if (t->nwsites)
+		refine(st, t->wsites, t->nwsites);
 }
 
 /* Task t is about to do op on (target, attr) at site: watches the access,
@@ -382,9 +414,14 @@ static int access_plain(module_state *st, struct task *t, enum ploom_op op, PyOb
 		return -1;
 	}
 	if (p->shared && p->written && p->nsites)
-		refine(st, p);
-	if (!is_point)
+		refine(st, p->sites, p->nsites);
+	if (!is_point) {
+		if ((!t->nwsites || t->wsites[t->nwsites - 1] != site) && add_task_site(t, site) < 0) {
+			PyErr_NoMemory();
+			return -1;
+		}
 		return 0;
+	}
 	if (p->oid < 0)
 		p->oid = st->sched.plain_next++;
 	sched_point(&st->sched, t, op, (PyObject *)p, PLOOM_ACQUIRE_BLOCKING);

@@ -133,6 +133,9 @@ struct task {
 	struct sched *sched;
 	struct ploom_wire_where where; /* where it stopped for op (event.h's WHERE) */
 	int named;          /* its thread's `name` record is sent */
+	/* the watched access sites (plain.c) it passed since its last point */
+	long *wsites;
+	size_t nwsites, capwsites;
 };
 
 /* The child's records do not go to the event fd as they happen: every write
@@ -329,6 +332,11 @@ struct task *task_new(struct sched *s, ThreadObject *th);
 /* Starts the OS thread of task t, which waits for the baton.  Returns 0,
  * or an errno value. */
 int task_spawn(struct task *t);
+
+/* Task t's step ends without a point, in its exit or a failure: if the
+ * step passed watched access sites, the schedule ends with refine for
+ * them (plain.c says why); else returns. */
+void plain_step_ends(struct sched *s, struct task *t);
 
 /* Ends the schedule with the outcome refine: sites[0..len) are the keys
  * of sites of shared plain state that made no point, space-separated. */

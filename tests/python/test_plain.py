@@ -226,7 +226,15 @@ def plain_program(seed):
     return header + "\n".join(lines) + "\n", len(sites)
 
 
-@pytest.mark.parametrize("seed", range(PLAIN_DIFF_START, PLAIN_DIFF_START + PLAIN_DIFF_SEEDS))
+SOAK_SEEDS = [
+    pytest.param(seed, marks=pytest.mark.soak)
+    for seed in range(PLAIN_DIFF_START + PLAIN_DIFF_SEEDS, PLAIN_DIFF_START + PLAIN_DIFF_SEEDS + 300)
+]
+
+
+@pytest.mark.parametrize(
+    "seed", [*range(PLAIN_DIFF_START, PLAIN_DIFF_START + PLAIN_DIFF_SEEDS), *SOAK_SEEDS]
+)
 def test_dpor_finds_every_outcome_of_dfs_on_plain_state(tmp_path, seed):
     """Depth first starts with every site watched and refines as it finds
     plain state shared; under the reduction every site is a point: they
