@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, Final, Literal
 
-
 PROTOCOL_VERSION: Final[int]
 """The version of the worker protocol (lib/event.h) this extension speaks."""
 
