@@ -34,8 +34,9 @@ const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--seed=N]\n"
 	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N]\n"
-	"                     [--patch=MODULE]... [--trace-dir=DIR] [--no-minimize]\n"
-	"                     [--progress=MODE] [--shard=K/N [--shard-depth=D]] [-q] TARGET\n"
+	"                     [--patch=MODULE]... [--instrument=MODULE]... [--trace-dir=DIR]\n"
+	"                     [--no-minimize] [--progress=MODE] [--shard=K/N [--shard-depth=D]]\n"
+	"                     [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
@@ -64,6 +65,10 @@ const char cli_usage[] =
 	"        --hash-seed=N            PYTHONHASHSEED of every schedule (0-4294967295,\n"
 	"                                 default 0)\n"
 	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable)\n"
+	"        --instrument=MODULE      MODULE's plain state (attributes, subscripts,\n"
+	"                                 globals) is scheduling points (repeatable); dpor\n"
+	"                                 instruments the scenario and the --patch modules\n"
+	"                                 too, unless --instrument=- (only those named)\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
 	"        --no-minimize            do not look for a trace with fewer preemptions\n"
 	"        --progress=MODE          auto: on a terminal a line with the estimated\n"
@@ -107,6 +112,7 @@ static const struct option options[] = {
 	CLI_OPTION_PYTHON,
 	CLI_OPTION_HASH_SEED,
 	CLI_OPTION_PATCH,
+	CLI_OPTION_INSTRUMENT,
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
 	{"check-options", no_argument, NULL, OPT_CHECK_OPTIONS},
@@ -346,7 +352,9 @@ static int parse_options(struct run_opts *o, int argc, char **argv)
 	if (ploom_plan_check(&o->plan, why, sizeof(why)) < 0)
 		return cli_usage_error(why, NULL);
 	ploom_plan_configure(&o->plan, &o->common.config);
-	return PARSE_ON;
+	/* what the search instruments follows from its kind, now known */
+	ret = cli_instrument_default(&o->common);
+	return ret ? ret : PARSE_ON;
 }
 
 /* Runs strategy (which it frees) on the workers; as ploom_search_run(). */

@@ -30,6 +30,12 @@ enum {
 	 * failure, so that failure is minimal by construction and no
 	 * minimizer runs */
 	PLOOM_KIND_MINIMAL = 1 << 2,
+	/* makes the plain state of the code under test scheduling points
+	 * unless told not to (ploom_config_instrument_default(), trace.h):
+	 * the reduction branches only where two steps conflict, so the many
+	 * steps plain state adds cost it little, where a search without it
+	 * would branch at every one */
+	PLOOM_KIND_INSTRUMENTS = 1 << 3,
 };
 
 struct ploom_search_kind {
