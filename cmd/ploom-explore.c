@@ -33,10 +33,9 @@ const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--seed=N]\n"
-	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N]\n"
-	"                     [--patch=MODULE]... [--instrument=MODULE]... [--trace-dir=DIR]\n"
-	"                     [--no-minimize] [--progress=MODE] [--shard=K/N [--shard-depth=D]]\n"
-	"                     [-q] TARGET\n"
+	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N] [--trace-dir=DIR]\n"
+	"                     [--patch=MODULE]... [--instrument=MODULE]... [--no-minimize]\n"
+	"                     [--progress=MODE] [--shard=K/N [--shard-depth=D]] [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
