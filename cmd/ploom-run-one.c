@@ -27,9 +27,9 @@ const char cli_usage[] =
 	"                                 most, 200000)\n"
 	"        --schedule-timeout=SECONDS  wall clock of the schedule (default 10, 0: none)\n"
 	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable)\n"
-	"        --instrument=MODULE      MODULE's plain state (attributes, subscripts,\n"
-	"                                 globals) is scheduling points (repeatable); only\n"
-	"                                 the modules named are (--instrument=-: none)\n"
+	"        --instrument=MODULE      make MODULE's plain state (attributes, subscripts,\n"
+	"                                 globals) scheduling points (repeatable); only the\n"
+	"                                 modules named are instrumented\n"
 	"\n"
 	"TARGET is module:function or path/to/file.py:function; each CHOICE is the task\n"
 	"to pick at the next branch point.\n";

@@ -498,7 +498,7 @@ same_with_jobs() {
 		--instrument=-
 	run -0 ploom-explore --help
 	[[ "$output" == *"--instrument=MODULE]..."* ]]
-	[[ "$output" == *$'\n'"        --instrument=MODULE      MODULE's plain state"* ]]
+	[[ "$output" == *$'\n'"        --instrument=MODULE      make MODULE's plain state"* ]]
 }
 
 # The worker's command line, as a logging interpreter notes it: what is
