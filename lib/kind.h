@@ -32,9 +32,9 @@ enum {
 	PLOOM_KIND_MINIMAL = 1 << 2,
 	/* makes the plain state of the code under test scheduling points
 	 * unless told not to (ploom_config_instrument_default(), trace.h):
-	 * the reduction branches only where two steps conflict, so the many
-	 * steps plain state adds cost it little, where a search without it
-	 * would branch at every one */
+	 * the reduction branches only where two steps conflict, so the
+	 * points plain state adds cost it few schedules, where a search
+	 * without it runs every order of them */
 	PLOOM_KIND_INSTRUMENTS = 1 << 3,
 };
 

@@ -139,10 +139,12 @@ class Config:
         the string ``"mylib"``.
     instrument (``--instrument``, once per module)
         Names of modules, such as ``("mylib.pool",)``, whose plain state
-        (attributes, subscripts, container methods, globals) becomes
-        scheduling points: the worker rewrites them as they are imported
-        (a package's submodules too), so that races on plain Python objects
-        are explored like races on a ``SharedCell``.  With
+        (attributes, subscripts, container methods, globals) the search
+        sees: the worker rewrites them as they are imported (a package's
+        submodules too), and their accesses become scheduling points (under
+        ``reduction="dpor"`` every one, under the other searches those found
+        touching state two tasks share), so that races on plain Python
+        objects are explored like races on a ``SharedCell``.  With
         ``reduction="dpor"`` the scenario's own module and every module of
         ``patch`` are instrumented as well, unless the names include
         ``"-"``, which instruments only the modules named; the other
