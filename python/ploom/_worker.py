@@ -294,12 +294,6 @@ def _rewriter():
     return _instrument
 
 
-def _covers(names, module):
-    """Whether instrumenting names instruments module: one of them, or a
-    submodule of one (a package named instruments its submodules)."""
-    return any(module == name or module.startswith(name + ".") for name in names)
-
-
 def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenario=False):
     """Return (function, module name, qualname, source file) for TARGET.
 
@@ -324,11 +318,14 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
     if instrument_scenario and not is_file and where not in names:
         names.append(where)
 
+    finder = None
+
     def install():
         # once the scenario's folder is on the path, where the modules
         # named are found, and before its import, which imports them
+        nonlocal finder
         if names:
-            _rewriter().install(names)
+            finder = _rewriter().install(names)
 
     if is_file:
         module = _load_file(where if expect is None else expect, checked, instrument_scenario,
@@ -346,9 +343,10 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
         _refuse_other_file(target, _origin(where), expect)
         install()
         # the checked bytes come before any finder, the rewriting's too:
-        # compiled with it here when the search instrumented the module
-        finder = _CheckedFinder(where, os.path.abspath(expect), checked, _covers(names, where))
-        sys.meta_path.insert(0, finder)
+        # compiled with it here when its finder would have instrumented
+        # the module (the module named, or a package of it)
+        covered = finder is not None and finder.covers(where)
+        sys.meta_path.insert(0, _CheckedFinder(where, os.path.abspath(expect), checked, covered))
         module = importlib.import_module(where)
     obj = module
     for part in qualname.split("."):

@@ -8,6 +8,7 @@ The stand-in rewrites nothing: what an instrumented run does is the
 rewriter's to test.  Each test loads its scenario in this process, with
 sys.path, sys.meta_path and sys.modules put back after it."""
 
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,17 @@ import pytest
 
 import ploom
 from ploom import _worker
+
+
+class Finder:
+    """What install() returns: the finder, which says which modules it
+    instruments (the real one's rule, which the worker asks it)."""
+
+    def __init__(self, names):
+        self.names = tuple(names)
+
+    def covers(self, fullname):
+        return any(fullname == name or fullname.startswith(name + ".") for name in self.names)
 
 
 class Rewriter(types.ModuleType):
@@ -33,6 +45,7 @@ class Rewriter(types.ModuleType):
 
     def install(self, modules):
         self.calls.append(("install", tuple(modules), self._imported()))
+        return Finder(modules)
 
     def compile_source(self, source, filename, modname):
         self.calls.append(("compile_source", filename, modname))
@@ -141,6 +154,19 @@ def test_a_replayed_module_scenario_compiles_its_checked_bytes_through_it(tmp_pa
     # compiled through it here, as the search's import did
     assert rewriter.calls[0][0] == "install"
     assert rewriter.calls[1:] == [("compile_source", str(path), "pkg_r.scn"), ("bind", "pkg_r.scn")]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ploom._instrument") is None,
+    reason="ploom._instrument (the plain-state rewriter) is not in this tree yet",
+)
+def test_the_real_rewriter_instruments_a_replayed_module_of_a_package_named(tmp_path, isolated):
+    from ploom import _instrument
+
+    path = package(tmp_path, "pkg_real")
+    _worker.load("pkg_real.scn:scenario", expect=str(path), instrument=("pkg_real",))
+    assert "pkg_real.scn" in _instrument.instrumented()
+    assert "_ploom_G" in vars(sys.modules["pkg_real.scn"])
 
 
 def test_a_replayed_module_scenario_not_instrumented_is_compiled_as_it_is(tmp_path, isolated):
