@@ -198,6 +198,11 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct ploom_json_builder 
 	 * the trace ran with */
 	ploom_json_put(b, o, "patch",
 		       ploom_json_str_array((const char *const *)t->config.patch, t->config.npatch));
+	/* always written too: a replay instruments exactly these */
+	ploom_json_put(b, o, "instrument",
+		       ploom_json_str_array((const char *const *)t->config.instrument,
+					    t->config.ninstrument));
+	ploom_json_put_bool(b, o, "instrument_scenario", t->config.instrument_scenario);
 	/* only when there are some: most traces instrument nothing */
 	if (t->config.nplain_points)
 		ploom_json_put(b, o, "plain_points",
@@ -639,45 +644,6 @@ static void read_plain_points(struct ploom_json_reader *r, struct ploom_config *
 	}
 }
 
-/* config.patch: optional (traces older than the field patch nothing),
- * each name as --patch accepts it, since a replay passes them on. */
-static void read_patch(struct ploom_json_reader *r, struct ploom_config *c, const cJSON *config)
-{
-	const cJSON *x = ploom_json_get(r, config, "config.", "patch", 0), *e;
-	struct ploom_err why = {0, ""};
-	char sub[32], is[96];
-	size_t i = 0;
-
-	if (!x || r->failed)
-		return;
-	if (!cJSON_IsArray(x)) {
-		ploom_json_fail(r, "is not an array", "config.", "patch");
-		return;
-	}
-	if (cJSON_GetArraySize(x) > PLOOM_PATCH_MAX) {
-		snprintf(is, sizeof(is), "has more than %d entries", PLOOM_PATCH_MAX);
-		ploom_json_fail(r, is, "config.", "patch");
-		return;
-	}
-	cJSON_ArrayForEach(e, x) {
-		snprintf(sub, sizeof(sub), "patch[%zu]", i++);
-		if (!cJSON_IsString(e) || !e->valuestring) {
-			ploom_json_fail(r, "is not a string", "config.", sub);
-			return;
-		}
-		if (ploom_config_add_patch(c, e->valuestring, &why) < 0) {
-			if (why.kind == PLOOM_ERR_NOMEM) {
-				r->failed = 1;
-				ploom_err_oom(r->err);
-			} else {
-				snprintf(is, sizeof(is), "is %s", why.msg);
-				ploom_json_fail(r, is, "config.", sub);
-			}
-			return;
-		}
-	}
-}
-
 /* config.seed and pct_depth, which a sample's search (pct, random) has,
  * each as ploom-explore's options take them. */
 static void read_sample(struct ploom_json_reader *r, struct ploom_config *c, const cJSON *config)
@@ -894,7 +860,16 @@ static void read_trace(struct ploom_json_reader *r, struct ploom_trace *t, const
 		else
 			t->config.schedule_timeout_s = e->valuedouble;
 	}
-	read_patch(r, &t->config, x);
+	/* optional (traces older than the fields patch and instrument
+	 * nothing), each name as the option of that name accepts it, since
+	 * a replay passes them on */
+	ploom_json_get_modules(r, &t->config, x, "config.", "patch", ploom_config_add_patch);
+	ploom_json_get_modules(r, &t->config, x, "config.", "instrument",
+			       ploom_config_add_instrument);
+	/* optional: a trace older than the field instruments nothing */
+	if (ploom_json_get(r, x, "config.", "instrument_scenario", 0))
+		ploom_json_get_bool(r, &t->config.instrument_scenario, x, "config.",
+				    "instrument_scenario");
 	read_plain_points(r, &t->config, x);
 	read_sample(r, &t->config, x);
 	/* a replay sends them to the worker, whose run command takes no task

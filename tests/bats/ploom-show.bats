@@ -116,6 +116,19 @@ column() {
 	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s, patch mylib.pool,other' shown.txt
 }
 
+@test "the config line lists the instrumented modules, the scenario first" {
+	ploom-run-one "$SCN:bank_locked" > run.json
+	jq '.config.patch = ["mylib.pool"] | .config.instrument = ["mylib.pool", "other"] |
+		.config.instrument_scenario = true' run.json > instrumented.json
+	run -0 --separate-stderr ploom-show instrumented.json
+	echo "$output" > shown.txt
+	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s, patch mylib.pool, instrument the scenario,mylib.pool,other' shown.txt
+	jq '.config.instrument = ["other"]' run.json > named.json
+	run -0 --separate-stderr ploom-show named.json
+	echo "$output" > shown.txt
+	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s, instrument other' shown.txt
+}
+
 @test "every cell sits under its task's header" {
 	ploom-run-one "$SCN:bank_locked" > run.json
 	ploom-show run.json > shown.txt
