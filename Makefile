@@ -33,7 +33,8 @@
 #   make install         the utilities (and man pages) under $(DESTDIR)$(PREFIX)
 #   make clean           remove what the build made (keeps .venv; see distclean)
 #
-# Options: SANITIZE=address,undefined builds lib/, cmd/ and tests/c with
+# Options: V=1 shows whole command lines, not one short line each;
+# SANITIZE=address,undefined builds lib/, cmd/ and tests/c with
 # those sanitizers, float-cast-overflow included (not the extension: it is
 # loaded by an interpreter that is not sanitized); FUZZ_SECONDS for make
 # fuzz (given to make check, it is each target's there too); PREFIX, DESTDIR for install; PLOOM_PYTHON313 picks the
@@ -50,6 +51,18 @@ comma := ,
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .DEFAULT_GOAL := all
+
+# Quiet by default: a compile or a link is one short line naming what it
+# makes ("  CC      build/obj/lib/dpor.o"); `make V=1` shows the whole
+# command lines instead, as they run.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say := @true
+else
+Q := @
+say := @printf '  %-7s %s\n'
+endif
 
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
@@ -182,7 +195,7 @@ test-c: $(TESTS)
 	echo "test-c: all $$passed test programs passed"
 
 test-bats: all
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bats tests/bats
+	$(Q)PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bats tests/bats
 
 # The C unit tests and the bats suite again, against lib/ and the utilities
 # built with AddressSanitizer and UBSan in a tree of their own (the worker
@@ -248,13 +261,18 @@ test-python: all
 	((! $${#failed[@]}))
 
 lint: $(VENV_STAMP) | $(DEPS_STAMP)
-	scripts/check-includes
-	shellcheck $(SHELL_SCRIPTS)
-	$(if $(BATS_FILES)$(BATS_HELPERS),shellcheck -s bash $(BATS_FILES) $(BATS_HELPERS))
-	$(CPPCHECK) lib cmd
-	$(if $(EXT_SRC),$(CPPCHECK) --library=python pyext)
-	$(VENV)/bin/ruff check python tests/python tests/bats examples docs setup.py
+	$(Q)scripts/check-includes
+	$(say) SHCHECK "scripts/ tests/packaging/ .ci/run"
+	$(Q)shellcheck $(SHELL_SCRIPTS)
+	$(if $(BATS_FILES)$(BATS_HELPERS),$(say) SHCHECK "tests/bats/")
+	$(Q)$(if $(BATS_FILES)$(BATS_HELPERS),shellcheck -s bash $(BATS_FILES) $(BATS_HELPERS))
+	$(say) CPPCHK "lib cmd$(if $(EXT_SRC), pyext)"
+	$(Q)$(CPPCHECK) lib cmd
+	$(Q)$(if $(EXT_SRC),$(CPPCHECK) --library=python pyext)
+	$(say) RUFF "python tests/python tests/bats examples docs setup.py"
+	$(Q)$(VENV)/bin/ruff check -q python tests/python tests/bats examples docs setup.py
 	@$(MAKE) --no-print-directory check-free-threaded-abi
+	$(say) GROFF "man/"
 	@# groff exits 0 on warnings, so any output at all is a failure.
 	@for page in $(MAN_PAGES); do \
 		out=$$(groff -man -ww -z "$$page" 2>&1); \
@@ -348,20 +366,22 @@ $(EXT_FLAGS_FILE): FORCE | $(DEPS_STAMP) need-python
 # unpinned is fetched.  ploom-dev.pth is what earlier versions of this rule
 # wrote instead.  A .venv made by `uv sync` has no pip: ensurepip adds it.
 $(VENV_STAMP): requirements-dev.txt pyproject.toml setup.py | need-python
-	if ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; \
+	$(say) VENV "$(VENV): requirements-dev.txt, and ploom in editable mode"
+	$(Q)if ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; \
 	then rm -rf $(VENV); $(PYTHON313) -m venv $(VENV); fi
-	$(VENV)/bin/python -m pip --version >/dev/null 2>&1 || $(VENV)/bin/python -m ensurepip >/dev/null
-	$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
-	$(VENV)/bin/python -m pip install --disable-pip-version-check -q --no-build-isolation \
+	$(Q)$(VENV)/bin/python -m pip --version >/dev/null 2>&1 || $(VENV)/bin/python -m ensurepip >/dev/null
+	$(Q)$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	$(Q)$(VENV)/bin/python -m pip install --disable-pip-version-check -q --no-build-isolation \
 		--no-deps -e .
-	site=$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
+	$(Q)site=$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
 	rm -f "$$site/ploom-dev.pth"
 	@touch $@
 
 # Copies, not symlinks: a utility looks for python3 beside its own
 # executable (/proc/self/exe), which must be the venv's bin/.
 $(VENV_BINS): $(VENV)/bin/%: $(BUILD)/bin/% $(VENV_STAMP)
-	install -m 755 $< $@
+	$(say) INSTALL $@
+	$(Q)install -m 755 $< $@
 
 # --- more interpreters: CPython 3.14, free-threaded CPython ----------------------
 # test-python runs the suite on 3.13 (.venv), on 3.14 (.venv-3.14, with the
@@ -403,7 +423,8 @@ check-free-threaded-abi: | $(DEPS_STAMP) need-python
 			obj=$(BUILD)/ft-abi/$$(basename "$$src" .c).o; \
 			cmd=($(CC) $(BASE_CFLAGS) -fno-strict-aliasing -DPy_GIL_DISABLED=1 -Ilib -I"$$inc" $(PKG_CFLAGS) \
 				$(CPPFLAGS) $(CFLAGS) -c -o "$$obj" "$$src"); \
-			echo "$${cmd[*]}"; \
+			if [[ '$(V)' == 1 ]]; then echo "$${cmd[*]}"; \
+			else printf '  %-7s %s (free-threaded ABI, %s)\n' CC "$$src" "$${inc##*/}"; fi; \
 			"$${cmd[@]}"; \
 		done; \
 	done; \
@@ -440,10 +461,12 @@ $(PYENV_FLAGS_FILE): FORCE | $(DEPS_STAMP)
 
 $(PYENV_BUILD)/%.o: %.c $(PYENV_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(PYENV_FLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(CC) $(PYENV_FLAGS) -MMD -MP -c -o $@ $<
 
 $(PYENV_EXT): $(PYENV_OBJ) $(EXT_LIB) $(PYENV_FLAGS_FILE)
-	$(CC) $(EXT_LDFLAGS) -o $@ $(PYENV_OBJ) $(EXT_LIB) $(C_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(EXT_LDFLAGS) -o $@ $(PYENV_OBJ) $(EXT_LIB) $(C_LIBS)
 
 # Like .venv's rule, but the interpreter has no pip of its own (Debian's
 # ensurepip wheel is missing from a provisioned 3.14, see INTERPRETERS.md):
@@ -451,10 +474,10 @@ $(PYENV_EXT): $(PYENV_OBJ) $(EXT_LIB) $(PYENV_FLAGS_FILE)
 # (pip --python), or uv when .venv has no pip.  It is made again when its
 # interpreter is not PYENV_PYTHON's build any more.
 $(PYENV_STAMP): requirements-dev.txt pyproject.toml $(VENV_STAMP)
+	$(say) VENV "$(PYENV_DIR) for $(PYENV_PYTHON): requirements-dev.txt, and ploom in editable mode"
 	@want=$$('$(PYENV_PYTHON)' -c 'import sys; print(sys.version)'); \
 	have=$$($(PYENV_DIR)/bin/python -c 'import sys; print(sys.version)' 2>/dev/null || true); \
 	if [[ "$$have" != "$$want" ]]; then \
-		echo "rm -rf $(PYENV_DIR); $(PYENV_PYTHON) -m venv --without-pip $(PYENV_DIR)"; \
 		rm -rf $(PYENV_DIR); '$(PYENV_PYTHON)' -m venv --without-pip $(PYENV_DIR); \
 	fi
 	@if $(VENV)/bin/python -m pip --version >/dev/null 2>&1; then \
@@ -464,13 +487,14 @@ $(PYENV_STAMP): requirements-dev.txt pyproject.toml $(VENV_STAMP)
 		if [[ -z "$$uv" ]]; then echo "$(PYENV_STAMP): $(VENV) has neither pip nor uv" >&2; exit 1; fi; \
 		pip=("$$uv" pip install -q --python $(PYENV_DIR)/bin/python); \
 	fi; \
-	set -x; \
+	if [[ '$(V)' == 1 ]]; then set -x; fi; \
 	"$${pip[@]}" -r requirements-dev.txt; \
 	"$${pip[@]}" --no-build-isolation --no-deps -e .
 	@touch $@
 
 $(PYENV_BINS): $(PYENV_DIR)/bin/%: $(BUILD)/bin/% $(PYENV_STAMP)
-	install -m 755 $< $@
+	$(say) INSTALL $@
+	$(Q)install -m 755 $< $@
 
 -include $(PYENV_OBJ:.o=.d)
 else
@@ -481,33 +505,40 @@ endif
 # --- compiling and linking ---------------------------------------------------------
 $(BUILD)/obj/%.o: %.c $(C_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(C_FLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(CC) $(C_FLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/nosan/%.o: %.c $(EXT_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(EXT_FLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(CC) $(EXT_FLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/ext/%.o: %.c $(EXT_FLAGS_FILE) | $(DEPS_STAMP) need-python
 	@mkdir -p $(@D)
-	$(CC) $(EXT_FLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(CC) $(EXT_FLAGS) -MMD -MP -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BUILD)/nosan/libploom.a: $(NOSAN_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BINS): $(BUILD)/bin/%: $(BUILD)/obj/cmd/%.o $(CMD_SUPPORT_OBJ) $(LIB_A) $(C_FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(C_LDFLAGS) -o $@ $< $(CMD_SUPPORT_OBJ) $(LIB_A) $(C_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(C_LDFLAGS) -o $@ $< $(CMD_SUPPORT_OBJ) $(LIB_A) $(C_LIBS)
 
 $(TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/c/%.o $(TEST_SUPPORT_OBJ) $(LIB_A) $(C_FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(C_LDFLAGS) -o $@ $< $(filter $(CMD_SUPPORT_OBJ),$^) $(TEST_SUPPORT_OBJ) $(LIB_A) \
+	$(say) LD $@
+	$(Q)$(CC) $(C_LDFLAGS) -o $@ $< $(filter $(CMD_SUPPORT_OBJ),$^) $(TEST_SUPPORT_OBJ) $(LIB_A) \
 		$(C_LIBS)
 
 # test_cli tests cmd/cli.c, so it links what the utilities share as well
@@ -515,7 +546,8 @@ $(BUILD)/tests/test_cli: $(CMD_SUPPORT_OBJ)
 
 $(EXT): $(EXT_OBJ) $(EXT_LIB) $(EXT_FLAGS_FILE) | need-python
 	$(if $(EXT_OBJ),,@echo "no pyext/*.c to build the extension from" >&2; exit 1)
-	$(CC) $(EXT_LDFLAGS) -o $@ $(EXT_OBJ) $(EXT_LIB) $(C_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(EXT_LDFLAGS) -o $@ $(EXT_OBJ) $(EXT_LIB) $(C_LIBS)
 
 -include $(LIB_OBJ:.o=.d) $(NOSAN_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(CMD_SUPPORT_OBJ:.o=.d) \
 	$(TEST_SUPPORT_OBJ:.o=.d) $(BINS:$(BUILD)/bin/%=$(BUILD)/obj/cmd/%.d) \
@@ -595,19 +627,23 @@ $(FUZZ_FLAGS_FILE): FORCE | $(DEPS_STAMP)
 
 $(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 
 $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(FUZZ_TARGETS): $(FUZZ_BUILD)/%: $(FUZZ_BUILD)/obj/tests/fuzz/%.o $(FUZZ_LIB) $(FUZZ_FLAGS_FILE)
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(C_LIBS)
+	$(say) LD $@
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(C_LIBS)
 
 $(FUZZ_BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c $(FUZZ_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -c -o $@ $<
 
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/obj/tests/fuzz/%.d)
 
@@ -622,13 +658,15 @@ DOCS_STAMP := $(VENV)/.ploom-docs-stamp
 DOCS_OUT := $(BUILD)/docs
 
 docs: all $(DOCS_STAMP)
-	rm -rf $(DOCS_OUT)
-	$(VENV)/bin/sphinx-build -W --keep-going -q -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
+	$(say) SPHINX "$(DOCS_OUT)/html"
+	$(Q)rm -rf $(DOCS_OUT)
+	$(Q)$(VENV)/bin/sphinx-build -W --keep-going -q -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
 	@echo "docs: built $(DOCS_OUT)/html/index.html"
 
 test-docs: docs
 	$(VENV)/bin/python -m pytest -p no:cacheprovider docs/test_examples.py
 
 $(DOCS_STAMP): docs/requirements.txt $(VENV_STAMP)
-	$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r docs/requirements.txt
+	$(say) PIP "docs/requirements.txt into $(VENV)"
+	$(Q)$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r docs/requirements.txt
 	@touch $@
