@@ -406,6 +406,7 @@ PY_NAME := import platform, sysconfig; print(platform.python_implementation(), \
 
 venv-3.14: all
 	@py=$$(scripts/install-python314); \
+	echo "venv-3.14: CPython 3.14 is $$py"; \
 	$(MAKE) --no-print-directory python-env PYENV_PYTHON="$$py" PYENV_DIR=$(VENV314)
 
 # No free-threaded interpreter can be installed on these machines (see
