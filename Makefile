@@ -20,7 +20,8 @@
 #                        dpor or no "outcomes" statistics yet
 #   make docs            the HTML site in build/docs/html (Sphinx, -W)
 #   make test-docs       builds the site, then runs every code example in it
-#   make test-sanitize   C tests and bats against ASan+UBSan builds of lib/ and cmd/
+#   make test-sanitize   C tests (fewer generated programs) and a slice of bats
+#                        (SAN_BATS) against ASan+UBSan builds of lib/ and cmd/
 #   make fuzz            the libFuzzer targets of tests/fuzz (trace reader, worker
 #                        records, statistics and merge), built by clang with
 #                        ASan+UBSan, FUZZ_SECONDS each (default 40); make check
@@ -197,22 +198,55 @@ test-c: $(TESTS)
 test-bats: all
 	$(Q)PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bats tests/bats
 
-# The C unit tests and the bats suite again, against lib/ and the utilities
-# built with AddressSanitizer and UBSan in a tree of their own (the worker
-# stays the .venv's: an unsanitized interpreter cannot load a sanitized
-# extension).  Any report aborts the program, so it fails its test.  The
-# differential test of the reduction compares 3000 generated programs here
-# (10000 in test-c), and test_shard the shards of 30 (100): ASan makes each
-# one about five times dearer.
+# The C unit tests and a slice of the bats suite again, against lib/ and the
+# utilities built with AddressSanitizer and UBSan in a tree of their own (the
+# worker stays the .venv's: an unsanitized interpreter cannot load a
+# sanitized extension).  Any report aborts the program, so it fails its
+# test.  ASan makes a generated program five to seven times dearer, so the
+# differential tests compare fewer of them here than in test-c: test_dpor
+# 1000 (10000), test_ipb 100 (600), and test_shard the shards of 30 (100).
+# The sanitizers see only the code that runs, and the programs past these
+# run no more of it: by gcov, lib/dpor.c's lines and branches taken are the
+# same after 1000 programs as after 3000, lib/ipb.c's after 100 as after 600.
 SAN_BUILD := $(BUILD)/san
-SAN_DPOR_PROGRAMS := 3000
+SAN_PRODUCTS := $(TESTS:$(BUILD)/%=$(SAN_BUILD)/%) $(BINS:$(BUILD)/%=$(SAN_BUILD)/%)
+SAN_DPOR_PROGRAMS := 1000
+SAN_IPB_PROGRAMS := 100
 SAN_SHARD_PROGRAMS := 30
-test-sanitize: all
-	@echo "test-sanitize: test_dpor compares $(SAN_DPOR_PROGRAMS) generated programs, not 10000, and test_shard $(SAN_SHARD_PROGRAMS), not 100, under the sanitizers"
-	@PLOOM_DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) PLOOM_SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
-		SANITIZE=address,undefined test-c $(BINS:$(BUILD)/%=$(SAN_BUILD)/%)
-	PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
-		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" bats tests/bats
+# Under the sanitizers, bats runs SAN_BATS whole: the files of the
+# utilities that read traces and statistics (ploom-replay, ploom-show,
+# ploom-minimize, ploom-merge, ploom-run-one), each of which also explores
+# to make them.  Of ploom-explore.bats and reliability.bats it runs the tests
+# whose names match SAN_BATS_SLICE (32 of 96): those of the searches, their
+# limits, the reduction and two workers, and the readers' limits.  The rest
+# (usage, progress, orphans, trust, REFERENCE.md's counts again, the shards,
+# the install) runs unsanitized in test-bats only: it goes through the same
+# readers and searches, and what it adds is what Python and the kernel do,
+# not worth twice its time in every make check.  SAN_BATS_SLICE=. runs all
+# of those two files.
+SAN_BATS := $(addprefix tests/bats/,ploom-replay.bats ploom-show.bats ploom-minimize.bats \
+	ploom-merge.bats ploom-run-one.bats)
+SAN_BATS_SLICED := tests/bats/ploom-explore.bats tests/bats/reliability.bats
+SAN_BATS_SLICE := search|reduction|-j 2|duplicate key|bounded input|out of range|FIFO
+
+.PHONY: sanitize-build test-sanitize-c test-sanitize-bats
+test-sanitize: test-sanitize-c test-sanitize-bats
+
+sanitize-build: all
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) DEPS_STAMP=$(DEPS_STAMP) \
+		SANITIZE=address,undefined $(SAN_PRODUCTS)
+
+test-sanitize-c: sanitize-build
+	@echo "test-sanitize: under the sanitizers test_dpor compares $(SAN_DPOR_PROGRAMS) generated programs, not 10000, test_ipb $(SAN_IPB_PROGRAMS), not 600, and test_shard $(SAN_SHARD_PROGRAMS), not 100"
+	@PLOOM_DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) PLOOM_IPB_PROGRAMS=$(SAN_IPB_PROGRAMS) PLOOM_SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
+		DEPS_STAMP=$(DEPS_STAMP) SANITIZE=address,undefined test-c
+
+test-sanitize-bats: sanitize-build
+	@echo "test-sanitize: bats under the sanitizers: $(notdir $(SAN_BATS)) whole; of $(notdir $(SAN_BATS_SLICED)), the tests named '$(SAN_BATS_SLICE)'"
+	$(Q)PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
+		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" bats $(SAN_BATS)
+	$(Q)PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
+		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" bats -f '$(SAN_BATS_SLICE)' $(SAN_BATS_SLICED)
 
 # The differential test of the reduction (tests/python/test_differential.py)
 # compares its 250 generated programs on 3.13; the other interpreters run
