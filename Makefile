@@ -5,7 +5,10 @@
 #                        `import ploom` works and the utilities are on bin/
 #   make check           every test: lint, C unit tests, bats tests, the
 #                        sanitizers, the fuzzers, doc examples, packaging, pytest on
-#                        CPython 3.13 and 3.14 (and $PLOOM_PYTHON_FT, if set)
+#                        CPython 3.13, and on 3.14 the files that depend on the
+#                        interpreter (and all on $PLOOM_PYTHON_FT, if set)
+#   make test-python     pytest on each interpreter, as make check runs it
+#                        (test-python-3.13, test-python-3.14, test-python-ft)
 #   make example         ploom-explore on examples/bank_account.py
 #   make lint            no include cycle among lib/'s modules
 #                        (scripts/check-includes), shellcheck, cppcheck, ruff,
@@ -20,7 +23,8 @@
 #                        dpor or no "outcomes" statistics yet
 #   make docs            the HTML site in build/docs/html (Sphinx, -W)
 #   make test-docs       builds the site, then runs every code example in it
-#   make test-sanitize   C tests and bats against ASan+UBSan builds of lib/ and cmd/
+#   make test-sanitize   C tests (fewer generated programs) and a slice of bats
+#                        (SAN_BATS) against ASan+UBSan builds of lib/ and cmd/
 #   make fuzz            the libFuzzer targets of tests/fuzz (trace reader, worker
 #                        records, statistics and merge), built by clang with
 #                        ASan+UBSan, FUZZ_SECONDS each (default 40); make check
@@ -33,7 +37,8 @@
 #   make install         the utilities (and man pages) under $(DESTDIR)$(PREFIX)
 #   make clean           remove what the build made (keeps .venv; see distclean)
 #
-# Options: SANITIZE=address,undefined builds lib/, cmd/ and tests/c with
+# Options: V=1 shows whole command lines, not one short line each;
+# SANITIZE=address,undefined builds lib/, cmd/ and tests/c with
 # those sanitizers, float-cast-overflow included (not the extension: it is
 # loaded by an interpreter that is not sanitized); FUZZ_SECONDS for make
 # fuzz (given to make check, it is each target's there too); PREFIX, DESTDIR for install; PLOOM_PYTHON313 picks the
@@ -46,10 +51,23 @@
 
 SHELL := /bin/bash
 comma := ,
+space := $() $()
 .SHELLFLAGS := -eu -o pipefail -c
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .DEFAULT_GOAL := all
+
+# Quiet by default: a compile or a link is one short line naming what it
+# makes ("  CC      build/obj/lib/dpor.o"); `make V=1` shows the whole
+# command lines instead, as they run.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say := @true
+else
+Q := @
+say := @printf '  %-7s %s\n'
+endif
 
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
@@ -159,16 +177,55 @@ MAN_PAGES := $(wildcard man/*.1 man/*.5)
 
 all: $(LIB_A) $(BINS) $(EXT) $(VENV_STAMP) $(VENV_BINS)
 
-# Run one after another (not in parallel) so each suite's output stays whole.
+# --- make check ------------------------------------------------------------------
+# Every suite, CHECK_JOBS at a time (one per CPU): first what the suites need
+# is built, in parallel too, so that no two suites build the same tree; then
+# each suite runs with its whole output in build/check/SUITE.log
+# (scripts/check-suite), saying when it starts and how it ended, and printing
+# its log when it fails (V=1: always).  The last line (scripts/check-summary)
+# gives every suite's counts and what was skipped and why; it fails when a
+# suite failed (check-SUITE itself does not, so that the others all run).
+# CHECK_SUITES is in decreasing order of time, so that the longest ones do
+# not start last.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CHECK_DIR := $(BUILD)/check
+CHECK_SUITES := pytest-3.13 bats-asan bats pytest-3.14 docs packaging c c-asan fuzz lint \
+	$(if $(PLOOM_PYTHON_FT),pytest-ft)
+.PHONY: check-build $(CHECK_SUITES:%=check-%)
+
 check: all
-	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory test-c
-	@$(MAKE) --no-print-directory test-bats
-	@$(MAKE) --no-print-directory test-sanitize
-	@$(MAKE) --no-print-directory fuzz $(CHECK_FUZZ)
-	@$(MAKE) --no-print-directory test-docs
-	@$(MAKE) --no-print-directory test-packaging
-	@$(MAKE) --no-print-directory test-python
+	@start=$$(date +%s); rm -rf $(CHECK_DIR); mkdir -p $(CHECK_DIR); \
+	case " $$MAKEFLAGS" in *\ -j*|*jobserver*) jobs= ;; *) jobs=-j$(CHECK_JOBS) ;; esac; \
+	echo "check: building what the suites need: the sanitized tree, the fuzzers, the 3.14 venv, Sphinx"; \
+	$(MAKE) --no-print-directory $$jobs check-build; \
+	echo "check: $(words $(CHECK_SUITES)) suites, $(CHECK_JOBS) at a time; each one's output is in $(CHECK_DIR)/SUITE.log"; \
+	$(MAKE) --no-print-directory -k $$jobs $(CHECK_SUITES:%=check-%) || true; \
+	$(if $(PLOOM_PYTHON_FT),,printf '%s\n' skipped "$(FT_SKIPPED)" > $(CHECK_DIR)/pytest-ft.result;) \
+	scripts/check-summary $(CHECK_DIR) "$$start" $(CHECK_SUITES) $(if $(PLOOM_PYTHON_FT),,pytest-ft)
+
+check-build: all sanitize-build $(FUZZ_TARGETS) venv-3.14 $(DOCS_STAMP)
+
+# NAME KIND TARGET: check-NAME runs `make TARGET` as the suite NAME, whose
+# output scripts/check-suite reads as KIND
+define check_suite
+check-$(1):
+	@CHECK_SHOW_LOGS=$(V) scripts/check-suite $(CHECK_DIR) $(1) $(2) $(MAKE) --no-print-directory $(3)
+endef
+$(eval $(call check_suite,lint,lint,lint))
+$(eval $(call check_suite,c,c,test-c))
+$(eval $(call check_suite,bats,bats,test-bats))
+$(eval $(call check_suite,c-asan,c,test-sanitize-c))
+$(eval $(call check_suite,bats-asan,bats,test-sanitize-bats))
+$(eval $(call check_suite,fuzz,fuzz,fuzz $$(CHECK_FUZZ)))
+$(eval $(call check_suite,docs,pytest,test-docs))
+$(eval $(call check_suite,packaging,packaging,test-packaging))
+$(eval $(call check_suite,pytest-3.13,pytest,test-python-3.13))
+$(eval $(call check_suite,pytest-3.14,pytest,test-python-3.14))
+$(eval $(call check_suite,pytest-ft,pytest,test-python-ft))
+# Not at the same time: a few tests of ploom-explore.bats and
+# ploom-run-one.bats look for processes left over by the command line of
+# their scenario, which the other run starts too.
+check-bats-asan: | check-bats
 
 test-c: $(TESTS)
 	@if [[ -z "$(TESTS)" ]]; then echo "test-c: no tests/c/test_*.c found" >&2; exit 1; fi
@@ -182,79 +239,131 @@ test-c: $(TESTS)
 	echo "test-c: all $$passed test programs passed"
 
 test-bats: all
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bats tests/bats
+	$(Q)PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bats tests/bats
 
-# The C unit tests and the bats suite again, against lib/ and the utilities
-# built with AddressSanitizer and UBSan in a tree of their own (the worker
-# stays the .venv's: an unsanitized interpreter cannot load a sanitized
-# extension).  Any report aborts the program, so it fails its test.  The
-# differential test of the reduction compares 3000 generated programs here
-# (10000 in test-c), and test_shard the shards of 30 (100): ASan makes each
-# one about five times dearer.
+# The C unit tests and a slice of the bats suite again, against lib/ and the
+# utilities built with AddressSanitizer and UBSan in a tree of their own (the
+# worker stays the .venv's: an unsanitized interpreter cannot load a
+# sanitized extension).  Any report aborts the program, so it fails its
+# test.  ASan makes a generated program five to seven times dearer, so the
+# differential tests compare fewer of them here than in test-c: test_dpor
+# 1000 (10000), test_ipb 100 (600), and test_shard the shards of 30 (100).
+# The sanitizers see only the code that runs, and the programs past these
+# run no more of it: by gcov, lib/dpor.c's lines and branches taken are the
+# same after 1000 programs as after 3000, lib/ipb.c's after 100 as after 600.
 SAN_BUILD := $(BUILD)/san
-SAN_DPOR_PROGRAMS := 3000
+SAN_PRODUCTS := $(TESTS:$(BUILD)/%=$(SAN_BUILD)/%) $(BINS:$(BUILD)/%=$(SAN_BUILD)/%)
+SAN_DPOR_PROGRAMS := 1000
+SAN_IPB_PROGRAMS := 100
 SAN_SHARD_PROGRAMS := 30
-test-sanitize: all
-	@echo "test-sanitize: test_dpor compares $(SAN_DPOR_PROGRAMS) generated programs, not 10000, and test_shard $(SAN_SHARD_PROGRAMS), not 100, under the sanitizers"
-	@PLOOM_DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) PLOOM_SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
-		SANITIZE=address,undefined test-c $(BINS:$(BUILD)/%=$(SAN_BUILD)/%)
-	PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
-		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" bats tests/bats
+# Under the sanitizers, bats runs SAN_BATS whole: the files of the
+# utilities that read traces and statistics (ploom-replay, ploom-show,
+# ploom-minimize, ploom-merge, ploom-run-one), each of which also explores
+# to make them.  Of ploom-explore.bats and reliability.bats it runs the tests
+# whose names match SAN_BATS_SLICE (32 of 96): those of the searches, their
+# limits, the reduction and two workers, and the readers' limits.  The rest
+# (usage, progress, orphans, trust, REFERENCE.md's counts again, the shards,
+# the install) runs unsanitized in test-bats only: it goes through the same
+# readers and searches, and what it adds is what Python and the kernel do,
+# not worth twice its time in every make check.  SAN_BATS_SLICE=. runs all
+# of those two files.
+SAN_BATS := $(addprefix tests/bats/,ploom-replay.bats ploom-show.bats ploom-minimize.bats \
+	ploom-merge.bats ploom-run-one.bats)
+SAN_BATS_SLICED := tests/bats/ploom-explore.bats tests/bats/reliability.bats
+SAN_BATS_SLICE := search|reduction|-j 2|duplicate key|bounded input|out of range|FIFO
 
-# The differential test of the reduction (tests/python/test_differential.py)
-# compares its 250 generated programs on 3.13; the other interpreters run
-# the first $(DIFF_SEEDS_OTHER) of them, which keeps make check within its time.
-DIFF_SEEDS_OTHER := 60
+.PHONY: sanitize-build test-sanitize-c test-sanitize-bats
+test-sanitize: test-sanitize-c test-sanitize-bats
 
-# The suite on every interpreter (see "more interpreters" below), one after
-# another; a failure on one does not stop the others.  The closing lines say
-# which interpreters it passed on, and loudly when the free-threaded run was
-# skipped.
+sanitize-build: all
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) DEPS_STAMP=$(DEPS_STAMP) \
+		SANITIZE=address,undefined $(SAN_PRODUCTS)
+
+test-sanitize-c: sanitize-build
+	@echo "test-sanitize: under the sanitizers test_dpor compares $(SAN_DPOR_PROGRAMS) generated programs, not 10000, test_ipb $(SAN_IPB_PROGRAMS), not 600, and test_shard $(SAN_SHARD_PROGRAMS), not 100"
+	@PLOOM_DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) PLOOM_IPB_PROGRAMS=$(SAN_IPB_PROGRAMS) PLOOM_SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
+		DEPS_STAMP=$(DEPS_STAMP) SANITIZE=address,undefined test-c
+
+test-sanitize-bats: sanitize-build
+	@echo "test-sanitize: bats under the sanitizers: $(notdir $(SAN_BATS)) whole; of $(notdir $(SAN_BATS_SLICED)), the tests named '$(SAN_BATS_SLICE)'"
+	$(Q)PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
+		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" bats $(SAN_BATS)
+	$(Q)PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
+		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" bats -f '$(SAN_BATS_SLICE)' $(SAN_BATS_SLICED)
+
+# --- the Python tests, on each interpreter -----------------------------------------
+# CPython 3.13 (.venv) runs the whole suite.  CPython 3.14 runs PY314_TESTS:
+# the files whose outcome can change with the interpreter, because they test
+# the extension (its operations, where each step stopped), the worker and
+# its processes, ploom.threading against CPython's threading, the patching
+# of the interpreter's own modules, and the command line and the pytest
+# plugin, whose output comes from argparse and pytest.  The rest ask the
+# same questions of the same utilities (the searches' counts and orders,
+# the differential test of DPOR, the samples, replay): a second run would
+# test lib/ again, not 3.14.  So does, in test_threading.py, the soundness
+# of the reduction on ploom.threading (PY314_DESELECT).
+# PY314_TESTS=tests/python PY314_DESELECT= runs all of it.
+# A free-threaded interpreter (PLOOM_PYTHON_FT) runs the whole suite: its
+# extension differs most.
+PY314_TESTS ?= $(addprefix tests/python/,test_operations.py test_threading.py test_where.py \
+	test_lifecycle.py test_free_threading.py test_patch.py test_cli.py test_plugin.py)
+PY314_DESELECT ?= test_dpor_reaches_exactly_the_outcomes_dfs_reaches
+# The differential test of DPOR (tests/python/test_differential.py) compares
+# the first DIFF_SEEDS of its generated programs here (16,484 DFS schedules,
+# where its default 250 have 72,788); `make soak` runs 5000.
+DIFF_SEEDS ?= 60
+PYTEST := -m pytest -m "not soak" $(PYTEST_FLAGS)
+# No free-threaded CPython can be installed on these machines (see
+# check-free-threaded-abi): its run is skipped unless PLOOM_PYTHON_FT names
+# one, and what can be checked without it is checked by make lint.
+FT_SKIPPED := as expected: PLOOM_PYTHON_FT names no free-threaded CPython, and none is \
+	packaged for Debian or on PyPI; make lint compiled the extension for its ABI instead
+
+test-python-3.13: all
+	@echo "test-python: pytest on $$($(VENV)/bin/python -c '$(PY_NAME)') ($(VENV)): the whole suite"
+	$(Q)PLOOM_DIFF_SEEDS=$(DIFF_SEEDS) $(VENV)/bin/python $(PYTEST) tests/python
+
+test-python-3.14: venv-3.14
+	@echo "test-python: pytest on $$($(VENV314)/bin/python -c '$(PY_NAME)') ($(VENV314)): only the files that depend on the interpreter (PY314_TESTS: $(notdir $(PY314_TESTS)))$(if $(PY314_DESELECT), less $(PY314_DESELECT))"
+	$(Q)PLOOM_DIFF_SEEDS=$(DIFF_SEEDS) $(VENV314)/bin/python $(PYTEST) \
+		$(if $(PY314_DESELECT),-k 'not ($(subst $(space), or ,$(strip $(PY314_DESELECT))))') $(PY314_TESTS)
+
+test-python-ft: all
+	@ft='$(PLOOM_PYTHON_FT)'; \
+	if [[ -z "$$ft" ]]; then echo "test-python: the free-threaded run is skipped, $(FT_SKIPPED)"; exit 0; fi; \
+	if ! ft_dir=$$("$$ft" -c 'import sys, sysconfig; v = sys.version_info; print(f"$(VENV)-{v[0]}.{v[1]}t") if sysconfig.get_config_var("Py_GIL_DISABLED") else sys.exit(1)'); then \
+		echo "test-python: PLOOM_PYTHON_FT='$$ft' is not a free-threaded CPython (Py_GIL_DISABLED is not set)" >&2; \
+		exit 1; \
+	fi; \
+	$(MAKE) --no-print-directory python-env PYENV_PYTHON="$$ft" PYENV_DIR="$$ft_dir"; \
+	echo "test-python: pytest on $$("$$ft_dir/bin/python" -c '$(PY_NAME)') ($$ft_dir): the whole suite"; \
+	PLOOM_DIFF_SEEDS=$(DIFF_SEEDS) "$$ft_dir/bin/python" $(PYTEST) tests/python
+
+# Each interpreter's run, one after another; a failure on one does not stop
+# the others, and the closing line says which passed.
 test-python: all
 	@passed=(); failed=(); \
-	run() { \
-		local name; name="$$("$$1/bin/python" -c '$(PY_NAME)') ($$1)"; \
-		echo "test-python: pytest on $$name$${2:+ with $$2}"; \
-		if env $${2:-} "$$1/bin/python" -m pytest tests/python -m "not soak" $(PYTEST_FLAGS); then passed+=("$$name"); \
-		else failed+=("$$name"); fi; \
-	}; \
-	list() { local out=$$1; shift; while (($$# > 1)); do out+=", $$1"; shift; done; \
-		if (($$#)); then out+=" and $$1"; fi; printf '%s' "$$out"; }; \
-	run $(VENV); \
-	py314=$$(scripts/install-python314); \
-	$(MAKE) --no-print-directory python-env PYENV_PYTHON="$$py314" PYENV_DIR=$(VENV314); \
-	run $(VENV314) PLOOM_DIFF_SEEDS=$(DIFF_SEEDS_OTHER); \
-	ft='$(PLOOM_PYTHON_FT)'; \
-	if [[ -n "$$ft" ]]; then \
-		if ! ft_dir=$$("$$ft" -c 'import sys, sysconfig; v = sys.version_info; print(f"$(VENV)-{v[0]}.{v[1]}t") if sysconfig.get_config_var("Py_GIL_DISABLED") else sys.exit(1)'); then \
-			echo "test-python: PLOOM_PYTHON_FT='$$ft' is not a free-threaded CPython (Py_GIL_DISABLED is not set)" >&2; \
-			exit 1; \
-		fi; \
-		$(MAKE) --no-print-directory python-env PYENV_PYTHON="$$ft" PYENV_DIR="$$ft_dir"; \
-		run "$$ft_dir" PLOOM_DIFF_SEEDS=$(DIFF_SEEDS_OTHER); \
-	fi; \
-	if (($${#failed[@]})); then \
-		echo "test-python: FAILED on $$(list "$${failed[@]}")"; \
-		if (($${#passed[@]})); then echo "test-python: passed on $$(list "$${passed[@]}")"; fi; \
-	else \
-		echo "test-python: passed on $$(list "$${passed[@]}")"; \
-	fi; \
-	if [[ -z "$$ft" ]]; then \
-		echo "test-python: *** SKIPPED the free-threaded run: PLOOM_PYTHON_FT is not set, and no free-threaded"; \
-		echo "test-python: *** CPython is packaged for Debian or on PyPI; set PLOOM_PYTHON_FT=/path/to/python3.14t"; \
-		echo "test-python: *** to run the suite on one.  Checked instead: \`make lint\` compiles the extension for"; \
-		echo "test-python: *** the free-threaded ABI (check-free-threaded-abi)."; \
-	fi; \
+	for py in 3.13 3.14 $(if $(PLOOM_PYTHON_FT),ft); do \
+		if $(MAKE) --no-print-directory test-python-$$py; then passed+=("$$py"); else failed+=("$$py"); fi; \
+	done; \
+	if (($${#failed[@]})); then echo "test-python: FAILED on $${failed[*]}; passed on $${passed[*]:-none}"; \
+	else echo "test-python: passed on $${passed[*]}"; fi; \
+	$(if $(PLOOM_PYTHON_FT),,echo "test-python: the free-threaded run is skipped, $(FT_SKIPPED)";) \
 	((! $${#failed[@]}))
 
 lint: $(VENV_STAMP) | $(DEPS_STAMP)
-	scripts/check-includes
-	shellcheck $(SHELL_SCRIPTS)
-	$(if $(BATS_FILES)$(BATS_HELPERS),shellcheck -s bash $(BATS_FILES) $(BATS_HELPERS))
-	$(CPPCHECK) lib cmd
-	$(if $(EXT_SRC),$(CPPCHECK) --library=python pyext)
-	$(VENV)/bin/ruff check python tests/python tests/bats examples docs setup.py
+	$(Q)scripts/check-includes
+	$(say) SHCHECK "scripts/ tests/packaging/ .ci/run"
+	$(Q)shellcheck $(SHELL_SCRIPTS)
+	$(if $(BATS_FILES)$(BATS_HELPERS),$(say) SHCHECK "tests/bats/")
+	$(Q)$(if $(BATS_FILES)$(BATS_HELPERS),shellcheck -s bash $(BATS_FILES) $(BATS_HELPERS))
+	$(say) CPPCHK "lib cmd$(if $(EXT_SRC), pyext)"
+	$(Q)$(CPPCHECK) lib cmd
+	$(Q)$(if $(EXT_SRC),$(CPPCHECK) --library=python pyext)
+	$(say) RUFF "python tests/python tests/bats examples docs setup.py"
+	$(Q)$(VENV)/bin/ruff check -q python tests/python tests/bats examples docs setup.py
 	@$(MAKE) --no-print-directory check-free-threaded-abi
+	$(say) GROFF "man/"
 	@# groff exits 0 on warnings, so any output at all is a failure.
 	@for page in $(MAN_PAGES); do \
 		out=$$(groff -man -ww -z "$$page" 2>&1); \
@@ -348,20 +457,22 @@ $(EXT_FLAGS_FILE): FORCE | $(DEPS_STAMP) need-python
 # unpinned is fetched.  ploom-dev.pth is what earlier versions of this rule
 # wrote instead.  A .venv made by `uv sync` has no pip: ensurepip adds it.
 $(VENV_STAMP): requirements-dev.txt pyproject.toml setup.py | need-python
-	if ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; \
+	$(say) VENV "$(VENV): requirements-dev.txt, and ploom in editable mode"
+	$(Q)if ! $(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; \
 	then rm -rf $(VENV); $(PYTHON313) -m venv $(VENV); fi
-	$(VENV)/bin/python -m pip --version >/dev/null 2>&1 || $(VENV)/bin/python -m ensurepip >/dev/null
-	$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
-	$(VENV)/bin/python -m pip install --disable-pip-version-check -q --no-build-isolation \
+	$(Q)$(VENV)/bin/python -m pip --version >/dev/null 2>&1 || $(VENV)/bin/python -m ensurepip >/dev/null
+	$(Q)$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	$(Q)$(VENV)/bin/python -m pip install --disable-pip-version-check -q --no-build-isolation \
 		--no-deps -e .
-	site=$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
+	$(Q)site=$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
 	rm -f "$$site/ploom-dev.pth"
 	@touch $@
 
 # Copies, not symlinks: a utility looks for python3 beside its own
 # executable (/proc/self/exe), which must be the venv's bin/.
 $(VENV_BINS): $(VENV)/bin/%: $(BUILD)/bin/% $(VENV_STAMP)
-	install -m 755 $< $@
+	$(say) INSTALL $@
+	$(Q)install -m 755 $< $@
 
 # --- more interpreters: CPython 3.14, free-threaded CPython ----------------------
 # test-python runs the suite on 3.13 (.venv), on 3.14 (.venv-3.14, with the
@@ -386,6 +497,7 @@ PY_NAME := import platform, sysconfig; print(platform.python_implementation(), \
 
 venv-3.14: all
 	@py=$$(scripts/install-python314); \
+	echo "venv-3.14: CPython 3.14 is $$py"; \
 	$(MAKE) --no-print-directory python-env PYENV_PYTHON="$$py" PYENV_DIR=$(VENV314)
 
 # No free-threaded interpreter can be installed on these machines (see
@@ -403,7 +515,8 @@ check-free-threaded-abi: | $(DEPS_STAMP) need-python
 			obj=$(BUILD)/ft-abi/$$(basename "$$src" .c).o; \
 			cmd=($(CC) $(BASE_CFLAGS) -fno-strict-aliasing -DPy_GIL_DISABLED=1 -Ilib -I"$$inc" $(PKG_CFLAGS) \
 				$(CPPFLAGS) $(CFLAGS) -c -o "$$obj" "$$src"); \
-			echo "$${cmd[*]}"; \
+			if [[ '$(V)' == 1 ]]; then echo "$${cmd[*]}"; \
+			else printf '  %-7s %s (free-threaded ABI, %s)\n' CC "$$src" "$${inc##*/}"; fi; \
 			"$${cmd[@]}"; \
 		done; \
 	done; \
@@ -440,10 +553,12 @@ $(PYENV_FLAGS_FILE): FORCE | $(DEPS_STAMP)
 
 $(PYENV_BUILD)/%.o: %.c $(PYENV_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(PYENV_FLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(CC) $(PYENV_FLAGS) -MMD -MP -c -o $@ $<
 
 $(PYENV_EXT): $(PYENV_OBJ) $(EXT_LIB) $(PYENV_FLAGS_FILE)
-	$(CC) $(EXT_LDFLAGS) -o $@ $(PYENV_OBJ) $(EXT_LIB) $(C_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(EXT_LDFLAGS) -o $@ $(PYENV_OBJ) $(EXT_LIB) $(C_LIBS)
 
 # Like .venv's rule, but the interpreter has no pip of its own (Debian's
 # ensurepip wheel is missing from a provisioned 3.14, see INTERPRETERS.md):
@@ -451,10 +566,10 @@ $(PYENV_EXT): $(PYENV_OBJ) $(EXT_LIB) $(PYENV_FLAGS_FILE)
 # (pip --python), or uv when .venv has no pip.  It is made again when its
 # interpreter is not PYENV_PYTHON's build any more.
 $(PYENV_STAMP): requirements-dev.txt pyproject.toml $(VENV_STAMP)
+	$(say) VENV "$(PYENV_DIR) for $(PYENV_PYTHON): requirements-dev.txt, and ploom in editable mode"
 	@want=$$('$(PYENV_PYTHON)' -c 'import sys; print(sys.version)'); \
 	have=$$($(PYENV_DIR)/bin/python -c 'import sys; print(sys.version)' 2>/dev/null || true); \
 	if [[ "$$have" != "$$want" ]]; then \
-		echo "rm -rf $(PYENV_DIR); $(PYENV_PYTHON) -m venv --without-pip $(PYENV_DIR)"; \
 		rm -rf $(PYENV_DIR); '$(PYENV_PYTHON)' -m venv --without-pip $(PYENV_DIR); \
 	fi
 	@if $(VENV)/bin/python -m pip --version >/dev/null 2>&1; then \
@@ -464,13 +579,14 @@ $(PYENV_STAMP): requirements-dev.txt pyproject.toml $(VENV_STAMP)
 		if [[ -z "$$uv" ]]; then echo "$(PYENV_STAMP): $(VENV) has neither pip nor uv" >&2; exit 1; fi; \
 		pip=("$$uv" pip install -q --python $(PYENV_DIR)/bin/python); \
 	fi; \
-	set -x; \
+	if [[ '$(V)' == 1 ]]; then set -x; fi; \
 	"$${pip[@]}" -r requirements-dev.txt; \
 	"$${pip[@]}" --no-build-isolation --no-deps -e .
 	@touch $@
 
 $(PYENV_BINS): $(PYENV_DIR)/bin/%: $(BUILD)/bin/% $(PYENV_STAMP)
-	install -m 755 $< $@
+	$(say) INSTALL $@
+	$(Q)install -m 755 $< $@
 
 -include $(PYENV_OBJ:.o=.d)
 else
@@ -481,33 +597,40 @@ endif
 # --- compiling and linking ---------------------------------------------------------
 $(BUILD)/obj/%.o: %.c $(C_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(C_FLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(CC) $(C_FLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/nosan/%.o: %.c $(EXT_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(EXT_FLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(CC) $(EXT_FLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/ext/%.o: %.c $(EXT_FLAGS_FILE) | $(DEPS_STAMP) need-python
 	@mkdir -p $(@D)
-	$(CC) $(EXT_FLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(CC) $(EXT_FLAGS) -MMD -MP -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BUILD)/nosan/libploom.a: $(NOSAN_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BINS): $(BUILD)/bin/%: $(BUILD)/obj/cmd/%.o $(CMD_SUPPORT_OBJ) $(LIB_A) $(C_FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(C_LDFLAGS) -o $@ $< $(CMD_SUPPORT_OBJ) $(LIB_A) $(C_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(C_LDFLAGS) -o $@ $< $(CMD_SUPPORT_OBJ) $(LIB_A) $(C_LIBS)
 
 $(TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/c/%.o $(TEST_SUPPORT_OBJ) $(LIB_A) $(C_FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(C_LDFLAGS) -o $@ $< $(filter $(CMD_SUPPORT_OBJ),$^) $(TEST_SUPPORT_OBJ) $(LIB_A) \
+	$(say) LD $@
+	$(Q)$(CC) $(C_LDFLAGS) -o $@ $< $(filter $(CMD_SUPPORT_OBJ),$^) $(TEST_SUPPORT_OBJ) $(LIB_A) \
 		$(C_LIBS)
 
 # test_cli tests cmd/cli.c, so it links what the utilities share as well
@@ -515,7 +638,8 @@ $(BUILD)/tests/test_cli: $(CMD_SUPPORT_OBJ)
 
 $(EXT): $(EXT_OBJ) $(EXT_LIB) $(EXT_FLAGS_FILE) | need-python
 	$(if $(EXT_OBJ),,@echo "no pyext/*.c to build the extension from" >&2; exit 1)
-	$(CC) $(EXT_LDFLAGS) -o $@ $(EXT_OBJ) $(EXT_LIB) $(C_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(EXT_LDFLAGS) -o $@ $(EXT_OBJ) $(EXT_LIB) $(C_LIBS)
 
 -include $(LIB_OBJ:.o=.d) $(NOSAN_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(CMD_SUPPORT_OBJ:.o=.d) \
 	$(TEST_SUPPORT_OBJ:.o=.d) $(BINS:$(BUILD)/bin/%=$(BUILD)/obj/cmd/%.d) \
@@ -595,19 +719,23 @@ $(FUZZ_FLAGS_FILE): FORCE | $(DEPS_STAMP)
 
 $(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 
 $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(FUZZ_TARGETS): $(FUZZ_BUILD)/%: $(FUZZ_BUILD)/obj/tests/fuzz/%.o $(FUZZ_LIB) $(FUZZ_FLAGS_FILE)
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(C_LIBS)
+	$(say) LD $@
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(C_LIBS)
 
 $(FUZZ_BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c $(FUZZ_FLAGS_FILE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -c -o $@ $<
+	$(say) CC $@
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -MMD -MP -c -o $@ $<
 
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/obj/tests/fuzz/%.d)
 
@@ -622,13 +750,15 @@ DOCS_STAMP := $(VENV)/.ploom-docs-stamp
 DOCS_OUT := $(BUILD)/docs
 
 docs: all $(DOCS_STAMP)
-	rm -rf $(DOCS_OUT)
-	$(VENV)/bin/sphinx-build -W --keep-going -q -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
+	$(say) SPHINX "$(DOCS_OUT)/html"
+	$(Q)rm -rf $(DOCS_OUT)
+	$(Q)$(VENV)/bin/sphinx-build -W --keep-going -q -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
 	@echo "docs: built $(DOCS_OUT)/html/index.html"
 
 test-docs: docs
 	$(VENV)/bin/python -m pytest -p no:cacheprovider docs/test_examples.py
 
 $(DOCS_STAMP): docs/requirements.txt $(VENV_STAMP)
-	$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r docs/requirements.txt
+	$(say) PIP "docs/requirements.txt into $(VENV)"
+	$(Q)$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r docs/requirements.txt
 	@touch $@
