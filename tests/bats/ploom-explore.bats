@@ -519,10 +519,10 @@ same_with_jobs() {
 	run ploom-explore "${opts[@]}" --search=ipb --patch=pa "$BANK:scenario"
 	local expected=(
 		"-P -m ploom._worker $BANK:scenario"
-		"-P -m ploom._worker --instrument-scenario $BANK:scenario"
-		"-P -m ploom._worker $BANK:scenario"
-		"-P -m ploom._worker --patch=pa --patch=pb --instrument=lib --instrument=pb --instrument=pa --instrument-scenario $BANK:scenario"
-		"-P -m ploom._worker --patch=pa --instrument=lib $BANK:scenario"
+		"-P -m ploom._worker --instrument-scenario --plain-points=* $BANK:scenario"
+		"-P -m ploom._worker --plain-points=* $BANK:scenario"
+		"-P -m ploom._worker --patch=pa --patch=pb --instrument=lib --instrument=pb --instrument=pa --instrument-scenario --plain-points=* $BANK:scenario"
+		"-P -m ploom._worker --patch=pa --instrument=lib --plain-points=* $BANK:scenario"
 		"-P -m ploom._worker --patch=pa --instrument=lib --instrument=other $BANK:scenario"
 		"-P -m ploom._worker --patch=pa $BANK:scenario"
 	)
@@ -549,7 +549,7 @@ same_with_jobs() {
 	run -1 --separate-stderr ploom-replay --python="$PY" "$(jq -r .minimized_trace stats.json)"
 	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the account is overdrawn" ]
 	[ "$(jq -c '[.config.instrument, .config.instrument_scenario]' <<<"$output")" = '[[],true]' ]
-	[[ "$(cat argv.log)" == "-P -m ploom._worker --expect="*" --instrument-scenario bank.py:scenario" ]]
+	[[ "$(cat argv.log)" == "-P -m ploom._worker --expect="*" --instrument-scenario --plain-points=* bank.py:scenario" ]]
 	# plain dfs: nothing unless named
 	run -1 --separate-stderr ploom-explore -q --trace-dir=traces bank.py:scenario
 	[ "$(jq -c '[.instrument, .instrument_scenario]' <<<"$output")" = '[[],false]' ]

@@ -195,10 +195,10 @@ steps() {
 	jq '.config.instrument = ["lib", "pkg.sub"] | .config.instrument_scenario = true |
 		.config.reduction = "dpor" | .config.patch = ["pa"]' "$min" > instrumented.json
 	run ploom-replay --python="$PY" instrumented.json
-	[[ "$(cat argv.log)" == "-P -m ploom._worker --expect=$PWD/bank.py --expect-blob="*" --patch=pa --instrument=lib --instrument=pkg.sub --instrument-scenario bank.py:scenario" ]]
+	[[ "$(cat argv.log)" == "-P -m ploom._worker --expect=$PWD/bank.py --expect-blob="*" --patch=pa --instrument=lib --instrument=pkg.sub --instrument-scenario --plain-points=* bank.py:scenario" ]]
 	jq '.config.reduction = "dpor"' "$min" > dpor.json
 	run -1 --separate-stderr ploom-replay --python="$PY" dpor.json
-	[[ "$(sed -n 2p argv.log)" == "-P -m ploom._worker --expect=$PWD/bank.py --expect-blob="*" bank.py:scenario" ]]
+	[[ "$(sed -n 2p argv.log)" == "-P -m ploom._worker --expect=$PWD/bank.py --expect-blob="*" --plain-points=* bank.py:scenario" ]]
 	jq '.config.instrument = ["not a name"]' "$min" > bad.json
 	run -2 --separate-stderr ploom-replay bad.json
 	[ "$stderr" = "ploom-replay: cannot read trace 'bad.json': field 'config.instrument[0]' is not a module name (Python identifiers joined by '.')" ]
