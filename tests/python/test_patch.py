@@ -244,7 +244,8 @@ def test_primitives_made_at_import_are_ploom_s_and_the_module_is_checked_unmodif
 
 def test_the_unlocked_twin_made_at_import_is_found(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    _write(tmp_path, "lib.py", IMPORT_TIME.replace("        with _guard:\n", "        if True:\n").replace("    @locked\n", ""))
+    unlocked = IMPORT_TIME.replace("        with _guard:\n", "        if True:\n").replace("    @locked\n", "")
+    _write(tmp_path, "lib.py", unlocked)
     scenario = _write(tmp_path, "scen.py", SCENARIO)
     # the lost update is in a dict: plain state, which the reduction's
     # instrumentation sees
