@@ -713,9 +713,16 @@ def op_from_an_unscheduled_thread():
         except RuntimeError as exc:
             errors.append(str(exc))
 
-    t = threading.Thread(target=touch)
-    t.start()
-    t.join()
+    # through _thread: a threading.Thread would end the schedule first
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def run():
+        touch()
+        done.release()
+
+    _thread.start_new_thread(run, ())
+    done.acquire()
     assert not errors, errors[0]
 
 
