@@ -649,13 +649,19 @@ static int dump_frame(struct dump_frame *f, struct dump_line l)
 	return f->file_len > 0;
 }
 
+/* The next whole line; an empty one at the end, since a line the dump
+ * cut short could read as another (line 2 of line 20). */
 static struct dump_line next_line(const char *dump, size_t len, size_t *pos)
 {
 	struct dump_line l = {dump + *pos, 0};
 	const char *nl = memchr(l.s, '\n', len - *pos);
 
-	l.n = nl ? (size_t)(nl - l.s) : len - *pos;
-	*pos += l.n + (nl ? 1 : 0);
+	if (!nl) {
+		*pos = len;
+		return l;
+	}
+	l.n = (size_t)(nl - l.s);
+	*pos += l.n + 1;
 	return l;
 }
 

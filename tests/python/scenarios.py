@@ -533,4 +533,4 @@ def blocks_on_real_lock():
     real.acquire()
     blocker = ploom.Thread(target=_xyzzy_wait_real_lock, args=(real,), name="blocker-1")
     blocker.start()
-    blocker.join()
+    blocker.join()  # the blocker join line
