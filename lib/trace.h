@@ -45,8 +45,8 @@
  *      timed acquires refuses it, naming the field, so none misreads it.
  *      Added since without a bump, as optional fields whose absence an
  *      old reader cannot misread: "source" and the "relpath"s, a step's
- *      and a wait's "where", "tasks" and "objects" (the names), and the config's "instrument"
- *      and "instrument_scenario": a reader that ignores them replays
+ *      and a wait's "where", "tasks" and "objects" (the names), the config's "instrument"
+ *      and "instrument_scenario", and a timeout's "stacks": a reader that ignores them replays
  *      without the rewriting, so the first step it made is not made
  *      again and the replay stops as a divergence, never a run that
  *      passes for the recorded one */
