@@ -20,8 +20,8 @@ import pytest
 import ploom
 import scenarios
 from bank_copy import write_bank
-from ploom._worker import split_target
 from ploom import exploration
+from ploom._worker import split_target
 from ploom.exploration import (
     IncompleteExplorationError,
     ModelCheckError,
