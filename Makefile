@@ -185,13 +185,14 @@ all: $(LIB_A) $(BINS) $(EXT) $(VENV_STAMP) $(VENV_BINS)
 # its log when it fails (V=1: always).  The last line (scripts/check-summary)
 # gives every suite's counts and what was skipped and why; it fails when a
 # suite failed (check-SUITE itself does not, so that the others all run).
-# CHECK_SUITES is in decreasing order of time, so that the longest ones do
-# not start last.
+# CHECK_RUNS, the make targets, are in decreasing order of time, so that the
+# longest ones do not start last; CHECK_SUITES is the order of the summary.
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CHECK_DIR := $(BUILD)/check
-CHECK_SUITES := pytest-3.13 bats-asan bats pytest-3.14 docs packaging c c-asan fuzz lint \
+CHECK_SUITES := lint c c-asan bats bats-asan fuzz docs packaging pytest-3.13 pytest-3.14 pytest-ft
+CHECK_RUNS := bats pytest-3.13 docs pytest-3.14 c-asan packaging c fuzz lint \
 	$(if $(PLOOM_PYTHON_FT),pytest-ft)
-.PHONY: check-build $(CHECK_SUITES:%=check-%)
+.PHONY: check-build $(CHECK_RUNS:%=check-%)
 
 check: all
 	@start=$$(date +%s); rm -rf $(CHECK_DIR); mkdir -p $(CHECK_DIR); \
@@ -199,9 +200,9 @@ check: all
 	echo "check: building what the suites need: the sanitized tree, the fuzzers, the 3.14 venv, Sphinx"; \
 	$(MAKE) --no-print-directory $$jobs check-build; \
 	echo "check: $(words $(CHECK_SUITES)) suites, $(CHECK_JOBS) at a time; each one's output is in $(CHECK_DIR)/SUITE.log"; \
-	$(MAKE) --no-print-directory -k $$jobs $(CHECK_SUITES:%=check-%) || true; \
-	$(if $(PLOOM_PYTHON_FT),,printf '%s\n' skipped "$(FT_SKIPPED)" > $(CHECK_DIR)/pytest-ft.result;) \
-	scripts/check-summary $(CHECK_DIR) "$$start" $(CHECK_SUITES) $(if $(PLOOM_PYTHON_FT),,pytest-ft)
+	$(MAKE) --no-print-directory -k $$jobs $(CHECK_RUNS:%=check-%) || true; \
+	$(if $(PLOOM_PYTHON_FT),,printf '%s\n' "skipped 0" "$(FT_SKIPPED)" > $(CHECK_DIR)/pytest-ft.result;) \
+	scripts/check-summary $(CHECK_DIR) "$$start" $(CHECK_SUITES)
 
 check-build: all sanitize-build $(FUZZ_TARGETS) venv-3.14 $(DOCS_STAMP)
 
@@ -213,19 +214,20 @@ check-$(1):
 endef
 $(eval $(call check_suite,lint,lint,lint))
 $(eval $(call check_suite,c,c,test-c))
-$(eval $(call check_suite,bats,bats,test-bats))
 $(eval $(call check_suite,c-asan,c,test-sanitize-c))
-$(eval $(call check_suite,bats-asan,bats,test-sanitize-bats))
 $(eval $(call check_suite,fuzz,fuzz,fuzz $$(CHECK_FUZZ)))
 $(eval $(call check_suite,docs,pytest,test-docs))
 $(eval $(call check_suite,packaging,packaging,test-packaging))
 $(eval $(call check_suite,pytest-3.13,pytest,test-python-3.13))
 $(eval $(call check_suite,pytest-3.14,pytest,test-python-3.14))
 $(eval $(call check_suite,pytest-ft,pytest,test-python-ft))
-# Not at the same time: a few tests of ploom-explore.bats and
-# ploom-run-one.bats look for processes left over by the command line of
-# their scenario, which the other run starts too.
-check-bats-asan: | check-bats
+# One after the other, never at the same time: a few tests of
+# ploom-explore.bats and ploom-run-one.bats look for the processes left
+# over by their scenario's command line, which the other would start too.
+check-bats:
+	@CHECK_SHOW_LOGS=$(V) scripts/check-suite $(CHECK_DIR) bats bats $(MAKE) --no-print-directory test-bats
+	@CHECK_SHOW_LOGS=$(V) scripts/check-suite $(CHECK_DIR) bats-asan bats $(MAKE) --no-print-directory \
+		test-sanitize-bats
 
 test-c: $(TESTS)
 	@if [[ -z "$(TESTS)" ]]; then echo "test-c: no tests/c/test_*.c found" >&2; exit 1; fi
@@ -312,7 +314,8 @@ PY314_DESELECT ?= test_dpor_reaches_exactly_the_outcomes_dfs_reaches
 # the first DIFF_SEEDS of its generated programs here (16,484 DFS schedules,
 # where its default 250 have 72,788); `make soak` runs 5000.
 DIFF_SEEDS ?= 60
-PYTEST := -m pytest -m "not soak" $(PYTEST_FLAGS)
+# --durations: the log says where the time went
+PYTEST := -m pytest -m "not soak" --durations=10 $(PYTEST_FLAGS)
 # No free-threaded CPython can be installed on these machines (see
 # check-free-threaded-abi): its run is skipped unless PLOOM_PYTHON_FT names
 # one, and what can be checked without it is checked by make lint.
