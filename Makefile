@@ -299,18 +299,22 @@ test-sanitize-bats: sanitize-build
 # the files whose outcome can change with the interpreter, because they test
 # the extension (its operations, where each step stopped), the worker and
 # its processes, ploom.threading against CPython's threading, the patching
-# of the interpreter's own modules, and the command line and the pytest
+# of the interpreter's own modules, the rewriting of instrumented modules
+# (the ast module changes with the interpreter), and the command line and the pytest
 # plugin, whose output comes from argparse and pytest.  The rest ask the
 # same questions of the same utilities (the searches' counts and orders,
 # the differential test of DPOR, the samples, replay): a second run would
 # test lib/ again, not 3.14.  So does, in test_threading.py, the soundness
-# of the reduction on ploom.threading (PY314_DESELECT).
+# of the reduction on ploom.threading and on generated programs of plain
+# state (PY314_DESELECT).
 # PY314_TESTS=tests/python PY314_DESELECT= runs all of it.
 # A free-threaded interpreter (PLOOM_PYTHON_FT) runs the whole suite: its
 # extension differs most.
 PY314_TESTS ?= $(addprefix tests/python/,test_operations.py test_threading.py test_where.py \
-	test_lifecycle.py test_free_threading.py test_patch.py test_cli.py test_plugin.py)
-PY314_DESELECT ?= test_dpor_reaches_exactly_the_outcomes_dfs_reaches
+	test_lifecycle.py test_free_threading.py test_patch.py test_cli.py test_plugin.py \
+	test_instrument.py test_worker_instrument.py test_plain.py)
+PY314_DESELECT ?= test_dpor_reaches_exactly_the_outcomes_dfs_reaches \
+	test_dpor_finds_every_outcome_of_dfs_on_plain_state
 # The differential test of DPOR (tests/python/test_differential.py) compares
 # the first DIFF_SEEDS of its generated programs here (8,640 DFS schedules,
 # where its default 250 have 72,788), those whose DFS counts it also holds

@@ -17,6 +17,10 @@
 #include "replay.h"
 #include "version.h"
 
+/* a number macro's digits, as a string literal */
+#define PLOOM_STR_(x) #x
+#define PLOOM_STR(x) PLOOM_STR_(x)
+
 volatile sig_atomic_t cli_interrupted;
 
 /* every worker of ours, however many ploom-explore -j runs */
@@ -54,7 +58,37 @@ static int invalid_value(const char *option, const char *arg, const char *fmt, .
 
 void cli_opts_release(struct cli_opts *opts)
 {
-	ploom_config_release_patch(&opts->config);
+	ploom_config_release_modules(&opts->config);
+	ploom_config_release_plain_points(&opts->config);
+}
+
+/* "PROG: out of memory" for a failed add, else the usage error of the
+ * option's value. */
+static int add_failed(const struct ploom_err *err, const char *option, const char *arg)
+{
+	if (err->kind == PLOOM_ERR_NOMEM) {
+		fprintf(stderr, "%s: out of memory\n", cli_prog);
+		return PLOOM_EXIT_USAGE;
+	}
+	return invalid_value(option, arg, "%s", err->msg);
+}
+
+int cli_instrument_default(struct cli_opts *opts)
+{
+	struct ploom_err err = {0, ""};
+
+	if (opts->instrument_listed_only ||
+	    ploom_config_instrument_default(&opts->config, &err) == 0)
+		return 0;
+	if (err.kind == PLOOM_ERR_NOMEM) {
+		fprintf(stderr, "%s: out of memory\n", cli_prog);
+		return PLOOM_EXIT_USAGE;
+	}
+	/* each list was fine alone: the --patch modules came in on top */
+	return cli_usage_error("more than " PLOOM_STR(PLOOM_MODULES_MAX) " modules to instrument: "
+			       "those of --instrument and of --patch, which the search "
+			       "instruments by default (--instrument=- instruments only those "
+			       "named)", NULL);
 }
 
 int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
@@ -101,12 +135,18 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 	case CLI_OPT_PATCH: {
 		struct ploom_err err = {0, ""};
 		if (ploom_config_add_patch(&opts->config, optarg, &err) < 0) {
-			if (err.kind == PLOOM_ERR_NOMEM) {
-				fprintf(stderr, "%s: out of memory\n", cli_prog);
-				*out = PLOOM_EXIT_USAGE;
-			} else {
-				*out = invalid_value("--patch", optarg, "%s", err.msg);
-			}
+			*out = add_failed(&err, "--patch", optarg);
+			return 0;
+		}
+		break;
+	}
+	case CLI_OPT_INSTRUMENT: {
+		struct ploom_err err = {0, ""};
+		/* no module is called "-": the one value that is not a name */
+		if (!strcmp(optarg, "-")) {
+			opts->instrument_listed_only = 1;
+		} else if (ploom_config_add_instrument(&opts->config, optarg, &err) < 0) {
+			*out = add_failed(&err, "--instrument", optarg);
 			return 0;
 		}
 		break;
@@ -378,7 +418,13 @@ static int start_worker(struct ploom_worker **out, const char *python, const cha
 					 &cli_interrupted,
 					 (const char *const *)config->patch,
 					 config->npatch,
-					 expect ? expect->blob : NULL};
+					 expect ? expect->blob : NULL,
+					 (const char *const *)config->plain_points,
+					 config->nplain_points,
+					 !ploom_config_watches_plain(config),
+					 (const char *const *)config->instrument,
+					 config->ninstrument,
+					 config->instrument_scenario};
 	struct sigaction sa;
 
 	/* no SA_RESTART: a signal must interrupt the wait for the worker */

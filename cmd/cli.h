@@ -80,18 +80,32 @@ extern volatile sig_atomic_t cli_interrupted;
 struct cli_opts {
 	const char *python;         /* --python=PATH (in argv); NULL: the default */
 	char hash_seed[11];         /* --hash-seed=N, canonical decimal */
-	struct ploom_config config; /* -s, --max-steps=N, --schedule-timeout=SECONDS and
-				     * --patch=MODULE (the list is owned: cli_opts_release()) */
+	struct ploom_config config; /* -s, --max-steps=N, --schedule-timeout=SECONDS,
+				     * --patch=MODULE and --instrument=MODULE (the lists
+				     * are owned: cli_opts_release()) */
 	int quiet;                  /* -q, --quiet */
+	int instrument_listed_only; /* --instrument=-: no module by default, see
+				     * cli_instrument_default() */
 };
 
 /* hash seed 0, no preemption bound, no reduction, 10000 steps, 10 s, no
- * module patched */
-#define CLI_OPTS_INIT {NULL, "0", {-1, (char *)"none", 10000, 10.0, NULL, 0, NULL, 0, 0}, 0}
+ * module patched or instrumented, no plain point */
+#define CLI_OPTS_INIT \
+	{NULL, "0", {-1, (char *)"none", 10000, 10.0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0}, \
+	 0, 0}
 
-/* Frees what cli_common_option() took into opts (the --patch list).
- * For a utility that lists CLI_OPTION_PATCH, at its done: label. */
+/* Frees what cli_common_option() took into opts (the --patch and
+ * --instrument lists).  For a utility that lists CLI_OPTION_PATCH, at
+ * its done: label. */
 void cli_opts_release(struct cli_opts *opts);
+
+/* Once the options are parsed and opts->config says the search: adds to
+ * its instrument list what the search instruments by default
+ * (ploom_config_instrument_default()), unless --instrument=- said to
+ * instrument only the modules named.  Returns 0, or PLOOM_EXIT_USAGE
+ * after a usage error (the lists together name more than 64 modules) or
+ * "out of memory". */
+int cli_instrument_default(struct cli_opts *opts);
 
 /* The getopt codes of the shared long options without a short one; a
  * utility numbers its own from CLI_OPT_OWN. */
@@ -100,6 +114,7 @@ enum {
 	CLI_OPT_HASH_SEED,
 	CLI_OPT_SCHEDULE_TIMEOUT,
 	CLI_OPT_PATCH,
+	CLI_OPT_INSTRUMENT,
 	CLI_OPT_OWN,
 };
 
@@ -114,6 +129,9 @@ enum {
 #define CLI_OPTION_QUIET {"quiet", no_argument, NULL, 'q'}
 /* repeatable: each adds a module to config's patch list, in order */
 #define CLI_OPTION_PATCH {"patch", required_argument, NULL, CLI_OPT_PATCH}
+/* repeatable: each adds a module to config's instrument list, in order;
+ * "-" adds none and turns the default off (cli_instrument_default()) */
+#define CLI_OPTION_INSTRUMENT {"instrument", required_argument, NULL, CLI_OPT_INSTRUMENT}
 #define CLI_OPTIONS_END \
 	{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, \
 	{NULL, 0, NULL, 0}
@@ -223,7 +241,7 @@ void cli_status_clear(struct cli_status *st);
  * of this process, ploom_worker_kill_all()); ignores
  * SIGPIPE, so that a dead worker is an error from write() and not our
  * death; then starts the worker (ploom_worker_start()) with config's
- * patch list (its other fields are for the runs), whose waits the
+ * module lists (its other fields are for the runs), whose waits the
  * handler interrupts.  On success the caller owns *out and releases it
  * with cli_worker_stop() or ploom_worker_free().  Returns 0, or -1 with
  * err filled (nothing printed). */
@@ -236,7 +254,8 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
  * checks that the scenario's source is the recorded one
  * (ploom_replay_check_source()),
  * then starts python on the recorded target with the trace's hash seed,
- * its patch list and its scenario file as the file the target must be
+ * its module lists (a replay patches and instruments what the search
+ * did) and its scenario file as the file the target must be
  * (worker.h's expect_file).  As cli_worker_start() otherwise. */
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 			    struct ploom_trace *trace, struct ploom_err *err);

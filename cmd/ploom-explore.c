@@ -33,8 +33,8 @@ const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--seed=N]\n"
-	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N]\n"
-	"                     [--patch=MODULE]... [--trace-dir=DIR] [--no-minimize]\n"
+	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N] [--trace-dir=DIR]\n"
+	"                     [--patch=MODULE]... [--instrument=MODULE]... [--no-minimize]\n"
 	"                     [--progress=MODE] [--shard=K/N [--shard-depth=D]] [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
@@ -64,6 +64,10 @@ const char cli_usage[] =
 	"        --hash-seed=N            PYTHONHASHSEED of every schedule (0-4294967295,\n"
 	"                                 default 0)\n"
 	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable)\n"
+	"        --instrument=MODULE      make MODULE's plain state (attributes, subscripts,\n"
+	"                                 globals) scheduling points (repeatable); dpor also\n"
+	"                                 instruments the scenario and the --patch modules,\n"
+	"                                 unless --instrument=- (only the modules named)\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
 	"        --no-minimize            do not look for a trace with fewer preemptions\n"
 	"        --progress=MODE          auto: on a terminal a line with the estimated\n"
@@ -107,6 +111,7 @@ static const struct option options[] = {
 	CLI_OPTION_PYTHON,
 	CLI_OPTION_HASH_SEED,
 	CLI_OPTION_PATCH,
+	CLI_OPTION_INSTRUMENT,
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
 	{"check-options", no_argument, NULL, OPT_CHECK_OPTIONS},
@@ -346,7 +351,9 @@ static int parse_options(struct run_opts *o, int argc, char **argv)
 	if (ploom_plan_check(&o->plan, why, sizeof(why)) < 0)
 		return cli_usage_error(why, NULL);
 	ploom_plan_configure(&o->plan, &o->common.config);
-	return PARSE_ON;
+	/* what the search instruments follows from its kind, now known */
+	ret = cli_instrument_default(&o->common);
+	return ret ? ret : PARSE_ON;
 }
 
 /* Runs strategy (which it frees) on the workers; as ploom_search_run(). */
@@ -441,6 +448,9 @@ static int write_stats(const struct ploom_search_result *res, const struct run_o
 		.search = config->search,
 		.seed = config->seed,
 		.pct_depth = config->pct_depth,
+		.instrument = (const char *const *)config->instrument,
+		.ninstrument = config->ninstrument,
+		.instrument_scenario = config->instrument_scenario,
 		.fewest_preemptions_first = (o->plan.kind->flags & PLOOM_KIND_MINIMAL) != 0,
 		.jobs = o->plan.jobs,
 		.with_outcomes = o->keep_going,
@@ -463,6 +473,7 @@ int main(int argc, char **argv)
 			     PROGRESS_AUTO};
 	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
 	char *python = NULL, *min_path = NULL;
+	long refinements = 0, refined_schedules = 0;
 	int i, r;
 	int ret = parse_options(&o, argc, argv);
 
@@ -477,17 +488,52 @@ int main(int argc, char **argv)
 	if (!python)
 		goto done;
 
-	for (i = 0; i < o.plan.jobs; i++)
-		if (cli_worker_start(&workers[i], python, o.target, o.common.hash_seed,
-				     &o.common.config, &err) < 0)
-			goto fail;
-	if (ploom_plan_strategy_new(&strategy, &o.plan, &err) < 0)
-		goto fail;
 	rep.progress = o.progress;
-	r = run_search(&res, strategy, workers, &o, &rep, &err);
-	strategy = NULL;
-	if (r < 0)
-		goto fail;
+	/* A search that finds plain state shared at access sites that were no
+	 * points (outcome refine) starts again, with those sites as points
+	 * too, on workers that know them: what it ran so far had too few
+	 * points to count.  Each round adds a site, so the rounds end. */
+	for (;;) {
+		for (i = 0; i < o.plan.jobs; i++)
+			if (cli_worker_start(&workers[i], python, o.target, o.common.hash_seed,
+					     &o.common.config, &err) < 0)
+				goto fail;
+		if (ploom_plan_strategy_new(&strategy, &o.plan, &err) < 0)
+			goto fail;
+		r = run_search(&res, strategy, workers, &o, &rep, &err);
+		strategy = NULL;
+		if (r < 0)
+			goto fail;
+		if (r > 0 || !res.refine || cli_interrupted)
+			break;
+		/* the shards of one search must make the same points, or their
+		 * parts would not add up to one search */
+		if (o.plan.shard_count) {
+			ploom_err_set(&err, PLOOM_ERR_INPUT,
+				      "plain state that tasks share is touched at access sites "
+				      "that were no scheduling points (%.300s), and a shard cannot "
+				      "start the search again on its own: run it without --shard",
+				      res.refine);
+			goto fail;
+		}
+		if (ploom_config_add_plain_points(&o.common.config, res.refine,
+						  strlen(res.refine), &err) <= 0) {
+			if (err.kind == 0)
+				ploom_err_set(&err, PLOOM_ERR_WORKER,
+					      "the worker asked again for points it has: %s",
+					      res.refine);
+			goto fail;
+		}
+		refined_schedules += res.schedules;
+		refinements++;
+		for (i = 0; i < o.plan.jobs; i++) {
+			ploom_worker_free(workers[i]);
+			workers[i] = NULL;
+		}
+		ploom_search_result_release(&res);
+	}
+	res.refined = refinements;
+	res.refined_schedules = refined_schedules;
 	if (r > 0) {
 		/* a schedule diverged: search_event() told which */
 		ret = cli_outcome_exit(PLOOM_OUTCOME_DIVERGENCE);

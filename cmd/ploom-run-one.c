@@ -18,7 +18,7 @@
 const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-run-one [--python=PATH] [--hash-seed=N] [-s N] [--schedule-timeout=SECONDS]\n"
-	"                     [--patch=MODULE]... TARGET [CHOICE...]\n"
+	"                     [--patch=MODULE]... [--instrument=MODULE]... TARGET [CHOICE...]\n"
 	"       ploom-run-one -h | --help | -V | --version\n"
 	"\n"
 	"        --python=PATH            the worker's interpreter\n"
@@ -27,6 +27,9 @@ const char cli_usage[] =
 	"                                 most, 200000)\n"
 	"        --schedule-timeout=SECONDS  wall clock of the schedule (default 10, 0: none)\n"
 	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable)\n"
+	"        --instrument=MODULE      make MODULE's plain state (attributes, subscripts,\n"
+	"                                 globals) scheduling points (repeatable); only the\n"
+	"                                 modules named are instrumented\n"
 	"\n"
 	"TARGET is module:function or path/to/file.py:function; each CHOICE is the task\n"
 	"to pick at the next branch point.\n";
@@ -37,6 +40,7 @@ static const struct option options[] = {
 	CLI_OPTION_PYTHON,
 	CLI_OPTION_HASH_SEED,
 	CLI_OPTION_PATCH,
+	CLI_OPTION_INSTRUMENT,
 	CLI_OPTIONS_END,
 };
 
@@ -63,6 +67,12 @@ int main(int argc, char **argv)
 		ret = cli_usage_error("missing TARGET", NULL);
 		goto done;
 	}
+	/* one schedule of depth-first search: nothing by default, but the
+	 * default is decided in one place */
+	ret = cli_instrument_default(&opts);
+	if (ret)
+		goto done;
+	ret = PLOOM_EXIT_USAGE;
 	target = argv[optind++];
 	choices = calloc((size_t)(argc - optind) + 1, sizeof(*choices));
 	if (!choices) {

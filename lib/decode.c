@@ -427,6 +427,13 @@ static int parse_outcome(struct ploom_run_parser *p, const struct field *f, int 
 		if (!o->divergence_message)
 			return malformed(err, line, len, "bad MESSAGE");
 		o->kind = PLOOM_OUTCOME_DIVERGENCE;
+	} else if (field_is(&f[1], "refine")) {
+		if (nf != 3)
+			return malformed(err, line, len, "expected 3 fields");
+		o->sites = dup_str(&f[2]);
+		if (!o->sites || !*o->sites)
+			return malformed(err, line, len, "bad SITES");
+		o->kind = PLOOM_OUTCOME_REFINE;
 	} else if (field_is(&f[1], "sleep-blocked")) {
 		if (nf != 3 || parse_long(&o->divergence_index, &f[2], 0, LONG_MAX) < 0)
 			return malformed(err, line, len, "bad INDEX");

@@ -224,26 +224,45 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 }
 
 /* Races of a pending operation that did not run (the run ended first),
- * as if it ran next: op of task q, `after` a step it must follow (the
- * failing step) or -1, blocking if it waits for its object. */
+ * as if it ran next: op of task q, `after` the failing step that ended
+ * the run while q could have run instead, or -1; blocking if it waits
+ * for its object.
+ *
+ * Only real conflicts order the operation after earlier events here.
+ * Whether it would end its task is not known, so it is taken once as the
+ * operation alone and once as the operation then the task's exit; and
+ * the failing step is a race of its own.  One event with all of these
+ * would be wrong: a speculative exit conflicts with joins and is_alive
+ * of the task, and the failing step follows everything its task did, so
+ * either orders the operation after events it does not depend on, and a
+ * real race with an earlier event (a lock acquired before a join, a
+ * thread's end before an is_alive of it) then looks covered by a later
+ * one that cannot start the reordering. */
 static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 			 struct ploom_obj obj, long after, int blocking)
 {
 	struct ploom_access a[2];
 	long *c;
-	int na = ploom_pending_accesses(a, q, op, obj), nc, i;
+	int exits, na, nc, i;
 
-	if (ploom_hb_clock(d->hb, n, q, a, na, after) < 0)
-		return -1;
-	nc = ploom_hb_candidates(d->hb, &c, q, a, na, blocking);
-	if (nc < 0)
-		return -1;
-	if (after >= 0 && !ploom_hb_ordered(d->hb, after, q))
-		c[nc++] = after;
-	nc = ploom_hb_maximal(d->hb, c, nc);
-	for (i = 0; i < nc; i++)
-		if (reverse_race(d, c[i], n, q, ploom_hb_vc(d->hb, n)) < 0)
+	for (exits = 0; exits <= 1; exits++) {
+		na = ploom_op_accesses(a, q, op, obj, exits);
+		if (ploom_hb_clock(d->hb, n, q, a, na, -1) < 0)
 			return -1;
+		nc = ploom_hb_candidates(d->hb, &c, q, a, na, blocking);
+		if (nc < 0)
+			return -1;
+		nc = ploom_hb_maximal(d->hb, c, nc);
+		for (i = 0; i < nc; i++)
+			if (reverse_race(d, c[i], n, q, ploom_hb_vc(d->hb, n)) < 0)
+				return -1;
+	}
+	if (after >= 0 && !ploom_hb_ordered(d->hb, after, q)) {
+		na = ploom_op_accesses(a, q, op, obj, 0);
+		if (ploom_hb_clock(d->hb, n, q, a, na, after) < 0 ||
+		    reverse_race(d, after, n, q, ploom_hb_vc(d->hb, n)) < 0)
+			return -1;
+	}
 	return 0;
 }
 

@@ -48,13 +48,14 @@ static const char *const obj_kinds[] = {
 	[PLOOM_OBJ_CELL] = "cell",
 	[PLOOM_OBJ_LOCK] = "lock",
 	[PLOOM_OBJ_THREAD] = "thread",
+	[PLOOM_OBJ_PLAIN] = "plain",
 };
 
 size_t ploom_obj_format(char *out, size_t cap, struct ploom_obj obj)
 {
 	int n;
 
-	if (obj.kind == PLOOM_OBJ_NONE || (unsigned)obj.kind > PLOOM_OBJ_THREAD)
+	if (obj.kind == PLOOM_OBJ_NONE || (unsigned)obj.kind > PLOOM_OBJ_PLAIN)
 		n = snprintf(out, cap, "-");
 	else
 		n = snprintf(out, cap, "%s#%ld", obj_kinds[obj.kind], obj.id);
@@ -71,7 +72,7 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len)
 	out->id = 0;
 	if (len == 1 && s[0] == '-')
 		return 0;
-	for (k = PLOOM_OBJ_CELL; k <= PLOOM_OBJ_THREAD; k++) {
+	for (k = PLOOM_OBJ_CELL; k <= PLOOM_OBJ_PLAIN; k++) {
 		size_t kl = strlen(obj_kinds[k]), i;
 		long id = 0;
 
@@ -520,6 +521,13 @@ void ploom_enc_outcome_divergence(struct ploom_buf *b, long index, const char *m
 void ploom_enc_outcome_sleep_blocked(struct ploom_buf *b, long index)
 {
 	ploom_buf_addf(b, "outcome sleep-blocked %ld\n", index);
+}
+
+void ploom_enc_outcome_refine(struct ploom_buf *b, const char *sites, size_t len)
+{
+	ploom_buf_addf(b, "outcome refine");
+	ploom_buf_add_str(b, sites, len);
+	ploom_buf_add(b, "\n", 1);
 }
 
 void ploom_enc_exit(struct ploom_buf *b, const char *how, int code)

@@ -134,6 +134,12 @@
  *       schedule stopped there, unfinished, as the search asked.
  *       Followed by a `wait` record (as after a deadlock) for every
  *       unfinished task that was not enabled there.
+ *   outcome refine SITES
+ *       Plain state that two tasks touch, one writing, was touched at
+ *       access sites that are no scheduling points: SITES str, their keys
+ *       (MODULE:K), space-separated.  The schedule stopped there; the
+ *       search starts again with those sites as points (the worker's
+ *       --plain-point=KEY).
  *   exit HOW CODE
  *       From the worker once the child is reaped.  HOW word: "code" (CODE is
  *       the exit status), "signal" (CODE is the signal number), "timeout"
@@ -175,8 +181,10 @@
  * 4: the `code` and `name` records, and WHERE on `step` and `wait` (a
  * reader of 3 would refuse their field count)
  * 5: POLICY at the end of the `run` command (a worker of 4 would refuse
- * the command) */
-#define PLOOM_PROTOCOL_VERSION 5
+ * the command)
+ * 6: the object kind plain#N and the outcome refine (a utility of 5 would
+ * refuse the records) */
+#define PLOOM_PROTOCOL_VERSION 6
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -253,6 +261,8 @@ enum ploom_obj_kind {
 	PLOOM_OBJ_CELL,         /* cell#N: a SharedCell */
 	PLOOM_OBJ_LOCK,         /* lock#N: a Lock */
 	PLOOM_OBJ_THREAD,       /* thread#N: the thread of task N */
+	PLOOM_OBJ_PLAIN,        /* plain#N: plain state of instrumented code (an
+				 * attribute, a global, a container's content) */
 };
 
 struct ploom_obj {
@@ -385,6 +395,7 @@ void ploom_enc_outcome_step_limit(struct ploom_buf *b, long limit);
 void ploom_enc_outcome_divergence(struct ploom_buf *b, long index, const char *msg,
 				  size_t len);
 void ploom_enc_outcome_sleep_blocked(struct ploom_buf *b, long index);
+void ploom_enc_outcome_refine(struct ploom_buf *b, const char *sites, size_t len);
 /* how: "code", "signal" or "timeout" */
 void ploom_enc_exit(struct ploom_buf *b, const char *how, int code);
 void ploom_enc_output(struct ploom_buf *b, const char *text, size_t len);

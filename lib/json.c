@@ -198,6 +198,16 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct ploom_json_builder 
 	 * the trace ran with */
 	ploom_json_put(b, o, "patch",
 		       ploom_json_str_array((const char *const *)t->config.patch, t->config.npatch));
+	/* always written too: a replay instruments exactly these */
+	ploom_json_put(b, o, "instrument",
+		       ploom_json_str_array((const char *const *)t->config.instrument,
+					    t->config.ninstrument));
+	ploom_json_put_bool(b, o, "instrument_scenario", t->config.instrument_scenario);
+	/* only when there are some: most traces instrument nothing */
+	if (t->config.nplain_points)
+		ploom_json_put(b, o, "plain_points",
+			       ploom_json_str_array((const char *const *)t->config.plain_points,
+						    t->config.nplain_points));
 	ploom_json_put(b, root, "choices", ploom_json_int_array(t->run.choices, t->run.nchoices));
 	ploom_json_put_num(b, root, "preemptions", t->run.preemptions);
 	if (t->minimized_from >= 0)
@@ -589,33 +599,39 @@ static void read_fingerprints(struct ploom_json_reader *r, struct ploom_trace *t
 	}
 }
 
-/* config.patch: optional (traces older than the field patch nothing),
- * each name as --patch accepts it, since a replay passes them on. */
-static void read_patch(struct ploom_json_reader *r, struct ploom_config *c, const cJSON *config)
+/* config.plain_points: optional (none: every access site of instrumented
+ * code is watched), each a site key, since a replay passes them on. */
+static void read_plain_points(struct ploom_json_reader *r, struct ploom_config *c,
+			      const cJSON *config)
 {
-	const cJSON *x = ploom_json_get(r, config, "config.", "patch", 0), *e;
+	const cJSON *x = ploom_json_get(r, config, "config.", "plain_points", 0), *e;
 	struct ploom_err why = {0, ""};
-	char sub[32], is[96];
+	char sub[40], is[300];
 	size_t i = 0;
 
 	if (!x || r->failed)
 		return;
 	if (!cJSON_IsArray(x)) {
-		ploom_json_fail(r, "is not an array", "config.", "patch");
+		ploom_json_fail(r, "is not an array", "config.", "plain_points");
 		return;
 	}
-	if (cJSON_GetArraySize(x) > PLOOM_PATCH_MAX) {
-		snprintf(is, sizeof(is), "has more than %d entries", PLOOM_PATCH_MAX);
-		ploom_json_fail(r, is, "config.", "patch");
+	if (cJSON_GetArraySize(x) > PLOOM_PLAIN_POINTS_MAX) {
+		snprintf(is, sizeof(is), "has more than %d entries", PLOOM_PLAIN_POINTS_MAX);
+		ploom_json_fail(r, is, "config.", "plain_points");
 		return;
 	}
 	cJSON_ArrayForEach(e, x) {
-		snprintf(sub, sizeof(sub), "patch[%zu]", i++);
+		snprintf(sub, sizeof(sub), "plain_points[%zu]", i++);
 		if (!cJSON_IsString(e) || !e->valuestring) {
 			ploom_json_fail(r, "is not a string", "config.", sub);
 			return;
 		}
-		if (ploom_config_add_patch(c, e->valuestring, &why) < 0) {
+		if (ploom_plain_point_problem(e->valuestring)) {
+			ploom_json_fail(r, "is not a site key (MODULE:K)", "config.", sub);
+			return;
+		}
+		if (ploom_config_add_plain_points(c, e->valuestring, strlen(e->valuestring),
+						  &why) < 0) {
 			if (why.kind == PLOOM_ERR_NOMEM) {
 				r->failed = 1;
 				ploom_err_oom(r->err);
@@ -732,8 +748,9 @@ static void read_objects(struct ploom_json_reader *r, struct ploom_run *run, con
 		get_object_name(r, &object, &obj, e, prefix, "object");
 		if (!r->failed && !object)
 			ploom_json_fail(r, "is not an object name", prefix, "object");
-		if (!r->failed && obj.kind != PLOOM_OBJ_CELL && obj.kind != PLOOM_OBJ_LOCK)
-			ploom_json_fail(r, "is not a cell or a lock (tasks are named in 'tasks')",
+		if (!r->failed && obj.kind != PLOOM_OBJ_CELL && obj.kind != PLOOM_OBJ_LOCK &&
+		    obj.kind != PLOOM_OBJ_PLAIN)
+			ploom_json_fail(r, "is not a cell, a lock or plain state (tasks are named in 'tasks')",
 					prefix, "object");
 		if (!r->failed && ploom_run_name(run, obj))
 			ploom_json_fail(r, "names an object a second time", prefix, "object");
@@ -843,7 +860,17 @@ static void read_trace(struct ploom_json_reader *r, struct ploom_trace *t, const
 		else
 			t->config.schedule_timeout_s = e->valuedouble;
 	}
-	read_patch(r, &t->config, x);
+	/* optional (traces older than the fields patch and instrument
+	 * nothing), each name as the option of that name accepts it, since
+	 * a replay passes them on */
+	ploom_json_get_modules(r, &t->config, x, "config.", "patch", ploom_config_add_patch);
+	ploom_json_get_modules(r, &t->config, x, "config.", "instrument",
+			       ploom_config_add_instrument);
+	/* optional: a trace older than the field instruments nothing */
+	if (ploom_json_get(r, x, "config.", "instrument_scenario", 0))
+		ploom_json_get_bool(r, &t->config.instrument_scenario, x, "config.",
+				    "instrument_scenario");
+	read_plain_points(r, &t->config, x);
 	read_sample(r, &t->config, x);
 	/* a replay sends them to the worker, whose run command takes no task
 	 * id above PLOOM_MAX_TASK_ID (and no more choices than its own max) */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kind.h"
+#include "trace.h"
 
 /* ---- writing ---- */
 
@@ -323,6 +324,44 @@ void ploom_json_get_bool(struct ploom_json_reader *r, int *out, const cJSON *obj
 	*out = cJSON_IsTrue(x) ? 1 : 0;
 }
 
+void ploom_json_get_modules(struct ploom_json_reader *r, struct ploom_config *config,
+			    const cJSON *obj, const char *prefix, const char *name,
+			    int (*add)(struct ploom_config *, const char *, struct ploom_err *))
+{
+	const cJSON *x = ploom_json_get(r, obj, prefix, name, 0), *e;
+	struct ploom_err why = {0, ""};
+	char sub[48], is[96];
+	size_t i = 0;
+
+	if (!x || r->failed)
+		return;
+	if (!cJSON_IsArray(x)) {
+		ploom_json_fail(r, "is not an array", prefix, name);
+		return;
+	}
+	if (cJSON_GetArraySize(x) > PLOOM_MODULES_MAX) {
+		snprintf(is, sizeof(is), "has more than %d entries", PLOOM_MODULES_MAX);
+		ploom_json_fail(r, is, prefix, name);
+		return;
+	}
+	cJSON_ArrayForEach(e, x) {
+		snprintf(sub, sizeof(sub), "%s[%zu]", name, i++);
+		if (!cJSON_IsString(e) || !e->valuestring) {
+			ploom_json_fail(r, "is not a string", prefix, sub);
+			return;
+		}
+		if (add(config, e->valuestring, &why) < 0) {
+			if (why.kind == PLOOM_ERR_NOMEM) {
+				r->failed = 1;
+				ploom_err_oom(r->err);
+			} else {
+				snprintf(is, sizeof(is), "is %s", why.msg);
+				ploom_json_fail(r, is, prefix, sub);
+			}
+			return;
+		}
+	}
+}
 
 static int cmp_names(const void *a, const void *b)
 {

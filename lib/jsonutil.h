@@ -16,6 +16,8 @@
 
 #include "err.h"
 
+struct ploom_config;     /* trace.h */
+
 /* ---- writing ----
  * Builders record out-of-memory in a flag instead of failing at each
  * call, so the tree is built in straight lines and checked once.  An item
@@ -119,6 +121,15 @@ const cJSON *ploom_json_get_array(struct ploom_json_reader *r, const cJSON *obj,
 /* A required boolean member, into *out as 1 or 0. */
 void ploom_json_get_bool(struct ploom_json_reader *r, int *out, const cJSON *obj,
 			 const char *prefix, const char *name);
+
+/* An optional array member of module names, each added to config by add
+ * (ploom_config_add_patch() or ploom_config_add_instrument(), trace.h),
+ * which holds the names to its rules: a name it refuses fails the reader
+ * with its reason ("field 'config.patch[1]' is not a module name ..."),
+ * as does an array of more than PLOOM_MODULES_MAX. */
+void ploom_json_get_modules(struct ploom_json_reader *r, struct ploom_config *config,
+			    const cJSON *obj, const char *prefix, const char *name,
+			    int (*add)(struct ploom_config *, const char *, struct ploom_err *));
 
 /* The JSON document that is the len bytes at text, whole: UTF-8, without
  * a control character or an escaped NUL in a string, without a key twice

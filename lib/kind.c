@@ -5,7 +5,7 @@
 
 const struct ploom_search_kind ploom_search_kinds[PLOOM_PLAN_NKINDS] = {
 	{PLOOM_PLAN_DFS, "dfs", "dfs", "none", "--search=dfs", 0},
-	{PLOOM_PLAN_DPOR, "dpor", "dfs", "dpor", "--reduction=dpor", 0},
+	{PLOOM_PLAN_DPOR, "dpor", "dfs", "dpor", "--reduction=dpor", PLOOM_KIND_INSTRUMENTS},
 	{PLOOM_PLAN_IPB, "ipb", "ipb", "none", "--search=ipb", PLOOM_KIND_MINIMAL},
 	{PLOOM_PLAN_PCT, "pct", "pct", "none", "--search=pct",
 	 PLOOM_KIND_SAMPLE | PLOOM_KIND_PCT_DEPTH},

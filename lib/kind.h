@@ -30,6 +30,12 @@ enum {
 	 * failure, so that failure is minimal by construction and no
 	 * minimizer runs */
 	PLOOM_KIND_MINIMAL = 1 << 2,
+	/* makes the plain state of the code under test scheduling points
+	 * unless told not to (ploom_config_instrument_default(), trace.h):
+	 * the reduction branches only where two steps conflict, so the
+	 * points plain state adds cost it few schedules, where a search
+	 * without it runs every order of them */
+	PLOOM_KIND_INSTRUMENTS = 1 << 3,
 };
 
 struct ploom_search_kind {

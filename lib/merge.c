@@ -52,6 +52,19 @@ static int same_str(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
+/* Whether a and b instrumented the same modules, in the same order. */
+static int same_instrument(const struct ploom_stats *a, const struct ploom_stats *b)
+{
+	size_t i;
+
+	if (a->instrument_scenario != b->instrument_scenario || a->ninstrument != b->ninstrument)
+		return 0;
+	for (i = 0; i < a->ninstrument; i++)
+		if (strcmp(a->instrument[i], b->instrument[i]))
+			return 0;
+	return 1;
+}
+
 /* Why a's search is not b's (b is from the file name), or 0. */
 static int other_search(const struct ploom_stats *a, const struct ploom_stats *b,
 			const char *name, struct ploom_err *err)
@@ -81,6 +94,10 @@ static int other_search(const struct ploom_stats *a, const struct ploom_stats *b
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "its pct_depth is not that of '%s'", name);
 	if (!same_str(a->hash_seed, b->hash_seed))
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "its hash_seed is not that of '%s'", name);
+	/* instrumented code has more steps: another tree of schedules */
+	if (!same_instrument(a, b))
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "it instrumented other modules than '%s'", name);
 	if (x->index == y->index)
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "shard %d of %d again, as in '%s'",
 				     x->index, x->count, name);
@@ -223,6 +240,9 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	asked.search = first->search;
 	asked.seed = first->seed;
 	asked.pct_depth = first->pct_depth;
+	asked.instrument = first->instrument;
+	asked.ninstrument = first->ninstrument;
+	asked.instrument_scenario = first->instrument_scenario;
 	asked.shard = &m->shard;
 	complete = (size_t)count == m->n;
 	m->shard.index = -1;

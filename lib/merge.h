@@ -10,7 +10,7 @@
  *
  * The shards must be of one search (shard.h): the same target, bound,
  * reduction, search order (and a sample's seed and depth), hash seed,
- * shard count and unit depth, each index once.  The merged statistics are
+ * instrumented modules, shard count and unit depth, each index once.  The merged statistics are
  * shaped as ploom-explore's:
  *
  *   - schedules, failing: the sums (a sum beyond LONG_MAX is refused as

@@ -63,6 +63,7 @@ void ploom_search_result_release(struct ploom_search_result *res)
 {
 	size_t i;
 
+	free(res->refine);
 	ploom_trace_free(res->failure);
 	free(res->failure_path);
 	free(res->limit_path);
@@ -207,6 +208,16 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 		/* not a schedule: the reduction stopped it half way */
 		res->sleep_blocked++;
 		return strategy_next(job, run, err);
+	}
+	if (run->outcome.kind == PLOOM_OUTCOME_REFINE) {
+		/* not a schedule either: the search ran with too few points and
+		 * starts again with more (the caller's loop) */
+		if (!res->refine) {
+			res->refine = run->outcome.sites;
+			run->outcome.sites = NULL;
+		}
+		res->stopped_by = "refine";
+		return 1;
 	}
 	/* another's schedule, which that other counts and reports */
 	if (job->part->ops->probe && job->part->ops->probe(job->part) &&

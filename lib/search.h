@@ -239,8 +239,16 @@ struct ploom_search_result {
 	long max_depth;                 /* the most steps of one schedule */
 	/* NULL when the search is complete; else why it is not, a static
 	 * string: "failure", "max-steps" (a schedule reached the step limit,
-	 * even with keep_going), "max-schedules" or "time-limit" */
+	 * even with keep_going), "max-schedules", "time-limit" or "refine" */
 	const char *stopped_by;
+	/* when stopped by "refine": the keys of the access sites of plain
+	 * state that must be points (outcome refine, event.h), space-
+	 * separated; the caller starts the search again with them */
+	char *refine;
+	/* set by a caller that started the search again after refine: how
+	 * many times, and the schedules the rounds before this one ran */
+	long refined;
+	long refined_schedules;
 	double elapsed_s;               /* of the search, in seconds */
 	/* how far it got, as ploom_search_estimate() tells it, with done set:
 	 * fraction 1 when nothing was left, whatever stopped it */

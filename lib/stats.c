@@ -30,6 +30,9 @@ void ploom_stats_from_search(struct ploom_stats *out, const struct ploom_stats_s
 	out->search = search->search;
 	out->seed = search->seed;
 	out->pct_depth = search->pct_depth;
+	out->instrument = search->instrument;
+	out->ninstrument = search->ninstrument;
+	out->instrument_scenario = search->instrument_scenario;
 	out->minimal_by_construction = res->failure && search->fewest_preemptions_first;
 	out->sleep_blocked = res->sleep_blocked;
 	out->hash_seed = search->hash_seed;
@@ -107,6 +110,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 		ploom_json_put_num(&b, root, "sleep_blocked", (double)s->sleep_blocked);
 	ploom_json_put_str(&b, root, "search", s->search);
 	ploom_json_put_sample(&b, root, s->search, s->seed, s->pct_depth);
+	ploom_json_put(&b, root, "instrument", ploom_json_str_array(s->instrument, s->ninstrument));
+	ploom_json_put_bool(&b, root, "instrument_scenario", s->instrument_scenario);
 	if (s->jobs > 0)
 		ploom_json_put_num(&b, root, "jobs", s->jobs);
 	ploom_json_put_str(&b, root, "hash_seed", s->hash_seed);
@@ -184,6 +189,7 @@ void ploom_stats_in_free(struct ploom_stats_in *in)
 		free(in->outcomes[i].summary);
 	free(in->outcomes);
 	free(in->shard);
+	ploom_config_release_modules(&in->modules);
 	free(in);
 }
 
@@ -378,6 +384,23 @@ static void read_stats_search(struct ploom_json_reader *r, struct ploom_stats_in
 		ploom_json_get_int(r, &s->pct_depth, root, "", "pct_depth", 1, PLOOM_PCT_MAX_DEPTH);
 }
 
+/* "instrument" and "instrument_scenario", optional: statistics written
+ * before them come from searches that instrumented nothing. */
+static void read_stats_instrument(struct ploom_json_reader *r, struct ploom_stats_in *in,
+				  const cJSON *root)
+{
+	struct ploom_stats *s = &in->stats;
+
+	ploom_json_get_modules(r, &in->modules, root, "", "instrument",
+			       ploom_config_add_instrument);
+	if (ploom_json_get(r, root, "", "instrument_scenario", 0))
+		ploom_json_get_bool(r, &in->modules.instrument_scenario, root, "",
+				    "instrument_scenario");
+	s->instrument = (const char *const *)in->modules.instrument;
+	s->ninstrument = in->modules.ninstrument;
+	s->instrument_scenario = in->modules.instrument_scenario;
+}
+
 static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, const cJSON *root)
 {
 	static const char *const results[] = {"pass", "failure", "incomplete", NULL};
@@ -407,6 +430,7 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 	s->max_preemptions = (int)v;
 	ploom_json_get_str(r, &in->reduction, root, "", "reduction", 1, 0);
 	read_stats_search(r, in, root);
+	read_stats_instrument(r, in, root);
 	ploom_json_get_str(r, &in->hash_seed, root, "", "hash_seed", 1, 0);
 	get_measure(r, &s->elapsed_s, root, "elapsed_s");
 	get_measure(r, &s->schedules_per_second, root, "schedules_per_second");

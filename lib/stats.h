@@ -6,7 +6,9 @@
  *    "failure", "max-steps", "max-schedules", "time-limit", or in a merge
  *    "missing-shards"), "max_preemptions" (int or null), "reduction",
  *    "sleep_blocked" (reduction other than "none"), "search", "seed",
- *    "pct_depth" (as a trace's config has them), "jobs" (optional),
+ *    "pct_depth" (as a trace's config has them), "instrument" ([module
+ *    name...]) and "instrument_scenario" (bool; both optional on read),
+ *    "jobs" (optional),
  *    "hash_seed", "elapsed_s", "schedules_per_second", "max_depth",
  *    "trace", "minimized_trace" (paths or null),
  *    "minimal_by_construction" (optional, true), "failure" (null or
@@ -47,6 +49,11 @@ struct ploom_stats {
 	 * "pct" "pct_depth" too */
 	unsigned long seed;
 	int pct_depth;
+	/* what the search instrumented, as its config and traces record it
+	 * (trace.h): whose plain state it made scheduling points */
+	const char *const *instrument;
+	size_t ninstrument;
+	int instrument_scenario;
 	/* 1: write "minimal_by_construction": true, the first failure has the
 	 * fewest preemptions of any failing schedule because the search order
 	 * ran every schedule with fewer before it; 0: not written */
@@ -90,6 +97,9 @@ struct ploom_stats_search {
 	const char *search;         /* the search order */
 	unsigned long seed;         /* a sample's */
 	int pct_depth;              /* pct's */
+	const char *const *instrument; /* the config's, see struct ploom_stats */
+	size_t ninstrument;
+	int instrument_scenario;
 	/* 1: the search order ran every schedule with fewer preemptions
 	 * before any with more, so that its first failure has the fewest */
 	int fewest_preemptions_first;
@@ -122,6 +132,7 @@ struct ploom_stats_in {
 	struct ploom_outcome failure;           /* stats.failure points here, if set */
 	struct ploom_search_outcome *outcomes;  /* stats.outcomes */
 	struct ploom_shard *shard;              /* stats.shard */
+	struct ploom_config modules;            /* stats.instrument, and the flag */
 };
 
 /* The largest statistics the reader accepts. */
@@ -130,7 +141,9 @@ struct ploom_stats_in {
 /* Parses what ploom_stats_write() wrote, checking every field it reads
  * (the fields of ploom_stats, the sleep_blocked and jobs counts left
  * out; "search" is optional, "dfs" when absent, as statistics written
- * before the search orders came from dfs) as the trace reader does,
+ * before the search orders came from dfs; "instrument" and
+ * "instrument_scenario" too, none when absent, each name as
+ * --instrument takes it) as the trace reader does,
  * duplicate keys included, and that the counts agree with each other
  * (failing <= schedules, a failure exactly when failing > 0, complete
  * exactly when stopped_by is null, a shard's failure_unit exactly when

@@ -84,6 +84,7 @@ static void outcome_release(struct ploom_outcome *o)
 	}
 	free(o->waits);
 	free(o->divergence_message);
+	free(o->sites);
 	free(o->output);
 }
 
@@ -351,6 +352,7 @@ static const char *const kind_names[] = {
 	[PLOOM_OUTCOME_TIMEOUT] = "timeout",
 	[PLOOM_OUTCOME_DIVERGENCE] = "divergence",
 	[PLOOM_OUTCOME_SLEEP_BLOCKED] = "sleep-blocked",
+	[PLOOM_OUTCOME_REFINE] = "refine",
 };
 
 const char *ploom_outcome_kind_name(enum ploom_outcome_kind kind)
@@ -446,6 +448,9 @@ char *ploom_outcome_summary(const struct ploom_outcome *o)
 		ploom_buf_addf(&b, "sleep-blocked: every task enabled at step %ld was asleep",
 			       o->divergence_index);
 		break;
+	case PLOOM_OUTCOME_REFINE:
+		ploom_buf_addf(&b, "refine: shared plain state at %s", o->sites ? o->sites : "");
+		break;
 	}
 	return b.data;
 }
@@ -472,14 +477,14 @@ static int is_ident_char(char c)
 }
 
 /* the reason below spells the bound out */
-_Static_assert(PLOOM_PATCH_NAME_MAX == 200, "update ploom_patch_problem()'s message");
+_Static_assert(PLOOM_MODULE_NAME_MAX == 200, "update ploom_module_problem()'s message");
 
-const char *ploom_patch_problem(const char *module)
+const char *ploom_module_problem(const char *module)
 {
 	static const char not_name[] = "not a module name (Python identifiers joined by '.')";
 	size_t i, len = strlen(module);
 
-	/* ASCII identifiers only: enough for the modules one patches, and
+	/* ASCII identifiers only: enough for the modules one names, and
 	 * the names then travel safely on the worker's command line */
 	for (i = 0; i < len; i++) {
 		int starts_part = i == 0 || module[i - 1] == '.';
@@ -489,59 +494,233 @@ const char *ploom_patch_problem(const char *module)
 	}
 	if (!len || module[len - 1] == '.')
 		return not_name;
-	if (len > PLOOM_PATCH_NAME_MAX)
+	if (len > PLOOM_MODULE_NAME_MAX)
 		return "longer than 200 bytes";
 	return NULL;
+}
+
+/* Appends a copy of module to the list *names of *n, as
+ * ploom_config_add_patch() documents. */
+static int add_module(char ***names, size_t *n, const char *module, struct ploom_err *err)
+{
+	const char *problem = ploom_module_problem(module);
+	char **list, *copy;
+
+	if (problem)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "%s", problem);
+	if (*n >= PLOOM_MODULES_MAX)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d modules",
+				     PLOOM_MODULES_MAX);
+	copy = strdup(module);
+	list = copy ? realloc(*names, (*n + 1) * sizeof(*list)) : NULL;
+	if (!list) {
+		free(copy);
+		return ploom_err_oom(err);
+	}
+	list[(*n)++] = copy;
+	*names = list;
+	return 0;
+}
+
+static void release_list(char ***names, size_t *n)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		free((*names)[i]);
+	free(*names);
+	*names = NULL;
+	*n = 0;
+}
+
+static int listed(char *const *names, size_t n, const char *module)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], module))
+			return 1;
+	return 0;
 }
 
 int ploom_config_add_patch(struct ploom_config *config, const char *module,
 			   struct ploom_err *err)
 {
-	const char *problem = ploom_patch_problem(module);
-	char **list, *copy;
+	return add_module(&config->patch, &config->npatch, module, err);
+}
 
-	if (problem)
-		return ploom_err_set(err, PLOOM_ERR_INPUT, "%s", problem);
-	if (config->npatch >= PLOOM_PATCH_MAX)
-		return ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d modules",
-				     PLOOM_PATCH_MAX);
-	copy = strdup(module);
-	list = copy ? realloc(config->patch, (config->npatch + 1) * sizeof(*list)) : NULL;
-	if (!list) {
-		free(copy);
-		return ploom_err_oom(err);
-	}
-	list[config->npatch++] = copy;
-	config->patch = list;
+int ploom_config_add_instrument(struct ploom_config *config, const char *module,
+				struct ploom_err *err)
+{
+	/* a module is rewritten once however often it is named: the
+	 * default may name one the options named already */
+	if (listed(config->instrument, config->ninstrument, module))
+		return 0;
+	return add_module(&config->instrument, &config->ninstrument, module, err);
+}
+
+int ploom_config_instrument_default(struct ploom_config *config, struct ploom_err *err)
+{
+	const struct ploom_search_kind *kind =
+		ploom_search_kind_find(config->search, config->reduction);
+	size_t i;
+
+	if (!kind || !(kind->flags & PLOOM_KIND_INSTRUMENTS))
+		return 0;
+	/* the modules patched are library code the scenario drives: under
+	 * test as much as the scenario itself */
+	for (i = 0; i < config->npatch; i++)
+		if (ploom_config_add_instrument(config, config->patch[i], err) < 0)
+			return -1;
+	config->instrument_scenario = 1;
 	return 0;
 }
 
-int ploom_config_copy_patch(struct ploom_config *to, const struct ploom_config *from,
-			    struct ploom_err *err)
+int ploom_config_copy_modules(struct ploom_config *to, const struct ploom_config *from,
+			      struct ploom_err *err)
 {
 	struct ploom_config copy = {0};
 	size_t i;
 
 	for (i = 0; i < from->npatch; i++)
-		if (ploom_config_add_patch(&copy, from->patch[i], err) < 0) {
-			ploom_config_release_patch(&copy);
-			return -1;
-		}
-	ploom_config_release_patch(to);
+		if (add_module(&copy.patch, &copy.npatch, from->patch[i], err) < 0)
+			goto fail;
+	for (i = 0; i < from->ninstrument; i++)
+		if (add_module(&copy.instrument, &copy.ninstrument, from->instrument[i], err) < 0)
+			goto fail;
+	ploom_config_release_modules(to);
 	to->patch = copy.patch;
 	to->npatch = copy.npatch;
+	to->instrument = copy.instrument;
+	to->ninstrument = copy.ninstrument;
+	to->instrument_scenario = from->instrument_scenario;
 	return 0;
+fail:
+	ploom_config_release_modules(&copy);
+	return -1;
 }
 
-void ploom_config_release_patch(struct ploom_config *config)
+void ploom_config_release_modules(struct ploom_config *config)
+{
+	release_list(&config->patch, &config->npatch);
+	release_list(&config->instrument, &config->ninstrument);
+	config->instrument_scenario = 0;
+}
+
+const char *ploom_plain_point_problem(const char *key)
+{
+	const char *colon = strrchr(key, ':');
+	char module[PLOOM_MODULE_NAME_MAX + 1];
+	size_t n, i;
+
+	if (!colon || !colon[1])
+		return "not a site key (MODULE:K)";
+	n = (size_t)(colon - key);
+	if (n > PLOOM_MODULE_NAME_MAX)
+		return "a module name longer than 200 bytes";
+	memcpy(module, key, n);
+	module[n] = 0;
+	if (ploom_module_problem(module))
+		return "not a site key (MODULE:K)";
+	for (i = 1; colon[i]; i++)
+		if (colon[i] < '0' || colon[i] > '9' || i > 9)
+			return "not a site key (MODULE:K)";
+	if (colon[1] == '0' && colon[2])
+		return "not a site key (MODULE:K)";
+	return NULL;
+}
+
+int ploom_config_watches_plain(const struct ploom_config *config)
+{
+	return !config->reduction || !strcmp(config->reduction, "none");
+}
+
+static int has_plain_point(const struct ploom_config *c, const char *key, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i < config->npatch; i++)
-		free(config->patch[i]);
-	free(config->patch);
-	config->patch = NULL;
-	config->npatch = 0;
+	for (i = 0; i < c->nplain_points; i++)
+		if (strlen(c->plain_points[i]) == len && !memcmp(c->plain_points[i], key, len))
+			return 1;
+	return 0;
+}
+
+int ploom_config_add_plain_points(struct ploom_config *config, const char *keys, size_t len,
+				  struct ploom_err *err)
+{
+	size_t i = 0, j;
+	int added = 0;
+
+	while (i < len) {
+		const char *problem;
+		char *copy, **list;
+		while (i < len && (keys[i] == ' ' || keys[i] == ','))
+			i++;
+		for (j = i; j < len && keys[j] != ' ' && keys[j] != ','; j++)
+			;
+		if (j == i)
+			break;
+		copy = strndup(keys + i, j - i);
+		if (!copy)
+			return ploom_err_oom(err);
+		problem = strlen(copy) != j - i ? "not a site key (MODULE:K)"
+						: ploom_plain_point_problem(copy);
+		if (problem) {
+			ploom_err_set(err, PLOOM_ERR_INPUT, "bad site key '%.220s': %s", copy,
+				      problem);
+			free(copy);
+			return -1;
+		}
+		i = j;
+		if (has_plain_point(config, copy, strlen(copy))) {
+			free(copy);
+			continue;
+		}
+		if (config->nplain_points >= PLOOM_PLAIN_POINTS_MAX) {
+			free(copy);
+			return ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d plain points",
+					     PLOOM_PLAIN_POINTS_MAX);
+		}
+		list = realloc(config->plain_points,
+			       (config->nplain_points + 1) * sizeof(*list));
+		if (!list) {
+			free(copy);
+			return ploom_err_oom(err);
+		}
+		list[config->nplain_points++] = copy;
+		config->plain_points = list;
+		added++;
+	}
+	return added;
+}
+
+int ploom_config_copy_plain_points(struct ploom_config *to, const struct ploom_config *from,
+				   struct ploom_err *err)
+{
+	struct ploom_config copy = {0};
+	size_t i;
+
+	for (i = 0; i < from->nplain_points; i++)
+		if (ploom_config_add_plain_points(&copy, from->plain_points[i],
+						  strlen(from->plain_points[i]), err) < 0) {
+			ploom_config_release_plain_points(&copy);
+			return -1;
+		}
+	ploom_config_release_plain_points(to);
+	to->plain_points = copy.plain_points;
+	to->nplain_points = copy.nplain_points;
+	return 0;
+}
+
+void ploom_config_release_plain_points(struct ploom_config *config)
+{
+	size_t i;
+
+	for (i = 0; i < config->nplain_points; i++)
+		free(config->plain_points[i]);
+	free(config->plain_points);
+	config->plain_points = NULL;
+	config->nplain_points = 0;
 }
 
 static void fingerprints_release(struct ploom_trace *t)
@@ -576,7 +755,8 @@ void ploom_trace_free(struct ploom_trace *trace)
 	free(trace->hash_seed);
 	free(trace->config.reduction);
 	free(trace->config.search);
-	ploom_config_release_patch(&trace->config);
+	ploom_config_release_modules(&trace->config);
+	ploom_config_release_plain_points(&trace->config);
 	ploom_run_release(&trace->run);
 	free(trace);
 }
@@ -1095,6 +1275,16 @@ char *ploom_config_label(const struct ploom_config *c)
 	/* only when there is one: most traces patch nothing */
 	for (i = 0; i < c->npatch; i++)
 		fprintf(f, "%s%s", i ? "," : ", patch ", c->patch[i]);
+	/* the scenario first, as the search's default adds it; a module
+	 * could be called "scenario", but not "the scenario" */
+	if (c->instrument_scenario)
+		fputs(", instrument the scenario", f);
+	for (i = 0; i < c->ninstrument; i++)
+		fprintf(f, "%s%s", i || c->instrument_scenario ? "," : ", instrument ",
+			c->instrument[i]);
+	if (c->nplain_points)
+		fprintf(f, ", %zu plain point%s", c->nplain_points,
+			c->nplain_points == 1 ? "" : "s");
 	/* a sample's, which says how to run the same schedules again */
 	if (ploom_search_flags(c->search) & PLOOM_KIND_SAMPLE) {
 		fprintf(f, ", search %s, seed %lu", c->search, c->seed);

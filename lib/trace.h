@@ -45,7 +45,11 @@
  *      timed acquires refuses it, naming the field, so none misreads it.
  *      Added since without a bump, as optional fields whose absence an
  *      old reader cannot misread: "source" and the "relpath"s, a step's
- *      and a wait's "where", "tasks" and "objects" (the names) */
+ *      and a wait's "where", "tasks" and "objects" (the names), and the config's "instrument"
+ *      and "instrument_scenario": a reader that ignores them replays
+ *      without the rewriting, so the first step it made is not made
+ *      again and the replay stops as a divergence, never a run that
+ *      passes for the recorded one */
 #define PLOOM_TRACE_VERSION 2
 #define PLOOM_TRACE_VERSION_MIN 1
 
@@ -92,6 +96,7 @@ enum ploom_outcome_kind {
 	PLOOM_OUTCOME_TIMEOUT,
 	PLOOM_OUTCOME_DIVERGENCE,   /* a requested choice was not enabled */
 	PLOOM_OUTCOME_SLEEP_BLOCKED, /* stopped unfinished: every enabled task asleep */
+	PLOOM_OUTCOME_REFINE,       /* stopped: shared plain state needs more points */
 };
 
 /* One unfinished task of a deadlock. */
@@ -118,6 +123,7 @@ struct ploom_outcome {
 	long timeout_ms;        /* timeout: the limit that was exceeded */
 	long divergence_index;  /* divergence, sleep-blocked: the step */
 	char *divergence_message; /* divergence */
+	char *sites;            /* refine: the site keys, space-separated */
 	char *output;           /* captured stdout+stderr, NULL if none */
 };
 
@@ -195,10 +201,11 @@ struct ploom_config {
 	long max_steps;         /* 0: no bound but PLOOM_MAX_STEPS */
 	double schedule_timeout_s; /* 0: none; see ploom_timeout_ms() */
 	/* The modules whose threading and queue the worker swaps for ploom's
-	 * (--patch), in the order given, each a name ploom_patch_problem()
-	 * accepts; none when npatch is 0.  Filled and freed only through the
-	 * ploom_config_*_patch() functions below, which own the array and
-	 * its strings, also in a config outside a trace. */
+	 * (--patch), in the order given, each a name ploom_module_problem()
+	 * accepts; none when npatch is 0.  Filled through
+	 * ploom_config_add_patch(), copied and freed with the other module
+	 * list by the ploom_config_*_modules() functions below, which own
+	 * the arrays and their strings, also in a config outside a trace. */
 	char **patch;
 	size_t npatch;
 	/* the search order (--search): "dfs", "ipb", or a sample (sample.h),
@@ -208,43 +215,112 @@ struct ploom_config {
 	char *search;
 	unsigned long seed;     /* 0 to PLOOM_SAMPLE_MAX_SEED */
 	int pct_depth;
+	/* The access sites of instrumented code that are scheduling points
+	 * (keys MODULE:K, see the outcome refine in event.h): the sites the
+	 * search found touching plain state that tasks share.  Every other
+	 * site is watched, not a point.  Owned through the
+	 * ploom_config_*_plain_points() functions below. */
+	char **plain_points;
+	size_t nplain_points;
+	/* The modules whose plain state (attributes, subscripts, container
+	 * methods, globals) the worker rewrites into scheduling points when
+	 * they are imported, and submodules of a package among them: what
+	 * --instrument named, then what the search instruments by default
+	 * (ploom_config_instrument_default()), each once, in that order.
+	 * Filled through ploom_config_add_instrument(), owned as patch is;
+	 * none when ninstrument is 0. */
+	char **instrument;
+	size_t ninstrument;
+	/* 1: the scenario's own module is instrumented too (the worker's
+	 * --instrument-scenario): a file target's is compiled instrumented,
+	 * a module target's is instrumented as one of the list */
+	int instrument_scenario;
 };
 
 /* The largest seed of a sample's search (--seed), which a config and the
  * statistics record. */
 #define PLOOM_SAMPLE_MAX_SEED 4294967295UL
 
-/* The most modules one config patches, and the longest name of one in
- * bytes: far more than a scenario needs, and small enough that the
- * worker's command line stays short. */
-#define PLOOM_PATCH_MAX 64
-#define PLOOM_PATCH_NAME_MAX 200
+/* The most modules one list of a config holds (patch, instrument), and
+ * the longest name of one in bytes: far more than a scenario needs, and
+ * small enough that the worker's command line stays short. */
+#define PLOOM_MODULES_MAX 64
+#define PLOOM_MODULE_NAME_MAX 200
 
-/* Why module cannot be patched, or NULL when it can: a module name is
- * ASCII Python identifiers ([A-Za-z_][A-Za-z0-9_]*) joined by '.', at
- * most PLOOM_PATCH_NAME_MAX bytes.  The reason is a static string
- * without the name, for the caller to place: "not a module name (...)",
- * "longer than 200 bytes".  The one check of a module name, for the
- * options, the trace reader and ploom_config_add_patch(). */
-const char *ploom_patch_problem(const char *module);
+/* Why module cannot be named to patch or instrument, or NULL when it
+ * can: a module name is ASCII Python identifiers ([A-Za-z_][A-Za-z0-9_]*)
+ * joined by '.', at most PLOOM_MODULE_NAME_MAX bytes.  The reason is a
+ * static string without the name, for the caller to place: "not a module
+ * name (...)", "longer than 200 bytes".  The one check of a module name,
+ * for the options, the trace reader, the worker's command line and
+ * ploom_config_add_patch() and ploom_config_add_instrument(). */
+const char *ploom_module_problem(const char *module);
 
-/* Appends a copy of module to config's patch list.  Returns 0, or -1 with
- * err filled: kind PLOOM_ERR_INPUT, with the reason alone as the message
- * (ploom_patch_problem()'s, or "more than 64 modules") for the caller to
- * say which module, or PLOOM_ERR_NOMEM.  The list is unchanged on error. */
+/* Appends a copy of module to config's patch list, or to its instrument
+ * list, where a module already listed is not added again.  Returns 0, or
+ * -1 with err filled: kind PLOOM_ERR_INPUT, with the reason alone as the
+ * message (ploom_module_problem()'s, or "more than 64 modules") for the
+ * caller to say which module, or PLOOM_ERR_NOMEM.  The list is unchanged
+ * on error. */
 int ploom_config_add_patch(struct ploom_config *config, const char *module,
 			   struct ploom_err *err);
+int ploom_config_add_instrument(struct ploom_config *config, const char *module,
+				struct ploom_err *err);
 
-/* Replaces to's patch list with copies of from's; the two must not share
- * their array (a config copied with `=` does: empty the copy's list
- * first).  Returns 0, or -1 with err filled (out of memory; to's list is
- * then unchanged). */
-int ploom_config_copy_patch(struct ploom_config *to, const struct ploom_config *from,
-			    struct ploom_err *err);
+/* What a search instruments unless told otherwise (ploom-explore without
+ * --instrument=-): under a kind that instruments by default
+ * (PLOOM_KIND_INSTRUMENTS, --reduction=dpor), the code under test, that
+ * is the scenario's own module (instrument_scenario) and every module of
+ * the patch list, added after those already listed; under the other
+ * kinds nothing.  The kind is config's search and reduction.  The one
+ * place this default is decided.  Returns 0, or -1 with err filled as
+ * ploom_config_add_instrument() (the lists together hold more than 64
+ * modules; the instrument list may then hold some of the patch list). */
+int ploom_config_instrument_default(struct ploom_config *config, struct ploom_err *err);
 
-/* Frees config's patch list and empties it (patch NULL, npatch 0); the
- * config itself is the caller's.  Safe on an empty list. */
-void ploom_config_release_patch(struct ploom_config *config);
+/* Replaces to's module lists (patch, instrument and instrument_scenario)
+ * with copies of from's; the two must not share their arrays (a config
+ * copied with `=` does: empty the copy's lists first).  Returns 0, or -1
+ * with err filled (out of memory; to's lists are then unchanged). */
+int ploom_config_copy_modules(struct ploom_config *to, const struct ploom_config *from,
+			      struct ploom_err *err);
+
+/* Frees config's module lists and empties them (NULL, 0, and
+ * instrument_scenario 0); the config itself is the caller's.  Safe on
+ * empty lists. */
+void ploom_config_release_modules(struct ploom_config *config);
+
+/* The most access sites one config makes points of. */
+#define PLOOM_PLAIN_POINTS_MAX 100000
+
+/* Why key is not a site key (MODULE:K, a module name as
+ * ploom_module_problem() takes it and a decimal K), or NULL. */
+const char *ploom_plain_point_problem(const char *key);
+
+/* Adds the site keys of keys[0..len), separated by spaces or commas, to
+ * config's plain points, each once, in order.  Returns how many were new,
+ * or -1 with err filled (PLOOM_ERR_INPUT naming a bad key, or more than
+ * PLOOM_PLAIN_POINTS_MAX; PLOOM_ERR_NOMEM); the list may then hold the
+ * keys before the bad one. */
+int ploom_config_add_plain_points(struct ploom_config *config, const char *keys, size_t len,
+				  struct ploom_err *err);
+
+/* 1 when the access sites of instrumented code are watched, points only
+ * once the search finds them touching plain state tasks share (the
+ * plain_points); 0 when every site is a point.  Watching is sound for the
+ * searches that run every order of the points (depth first, bounded or
+ * not, and the samples, which promise no order): an access that a site
+ * without a point hides is found in the order where it shows.  A
+ * reduction prunes orders by the accesses it sees, so it could prune the
+ * one order that shows it: under --reduction=dpor every site is a point.
+ * The one rule; the worker learns it as --plain-points=*. */
+int ploom_config_watches_plain(const struct ploom_config *config);
+
+/* As ploom_config_copy_modules() and ploom_config_release_modules(), for
+ * the plain points. */
+int ploom_config_copy_plain_points(struct ploom_config *to, const struct ploom_config *from,
+				   struct ploom_err *err);
+void ploom_config_release_plain_points(struct ploom_config *config);
 
 /* The longest schedule_timeout_s a trace or an option may give, in
  * seconds (about 31 years): a finite number whose milliseconds a `run`
@@ -369,8 +445,9 @@ char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait 
 const char *ploom_outcome_detail(const struct ploom_outcome *o);
 
 /* The config line a person reads: "reduction none, max_preemptions none,
- * max_steps 10000, schedule_timeout 10 s", then the patched modules and a
- * sample's search, seed and depth when there are.  Newly malloc'd (the
+ * max_steps 10000, schedule_timeout 10 s", then the patched modules, the
+ * instrumented ones ("instrument the scenario,mylib.pool") and a sample's
+ * search, seed and depth when there are.  Newly malloc'd (the
  * caller frees it and escapes it for its medium: names come from the
  * trace), NULL when out of memory. */
 char *ploom_config_label(const struct ploom_config *c);

@@ -567,14 +567,37 @@ static int read_record(struct ploom_worker *w, long deadline, const char *when,
 	return worker_died(w, when, err);
 }
 
+/* Appends --OPTION=MOD to argv at *argc for each of the n modules, each
+ * a malloc'd string; argv[*argc] stays NULL after the last one made.
+ * Returns 0, or -1 with err filled: a name that is not one (naming it
+ * and what the option does with it), or out of memory. */
+static int add_module_args(char **argv, size_t *argc, const char *option,
+			   const char *const *modules, size_t n, struct ploom_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *problem = ploom_module_problem(modules[i]);
+		if (problem)
+			return ploom_err_set(err, PLOOM_ERR_INPUT, "cannot %s module '%.200s': %s",
+					     option, modules[i], problem);
+		if (asprintf(&argv[*argc], "--%s=%s", option, modules[i]) < 0) {
+			argv[*argc] = NULL;
+			return ploom_err_oom(err);
+		}
+		(*argc)++;
+	}
+	return 0;
+}
+
 int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts *opts,
 		       struct ploom_err *err)
 {
 	struct ploom_worker *w = NULL;
 	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1};
-	char **argv = NULL, *expect = NULL, *blob = NULL;
+	char **argv = NULL, *expect = NULL, *blob = NULL, *points = NULL;
 	char **env = NULL;
-	size_t i, argc = 0, first_patch = 0;
+	size_t i, argc = 0, first_module = 0;
 	const char *line;
 	size_t len;
 	ssize_t n;
@@ -611,11 +634,32 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		ploom_err_oom(err);
 		goto done;
 	}
-	/* PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MOD]... TARGET
+	/* PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MOD]...
+	 *     [--instrument=MOD]... [--instrument-scenario] [--plain-points=KEY,...] TARGET
 	 * -P: the folder the utility runs in is not on sys.path, so that an
 	 * inspect.py or a ploom/ there cannot run before the worker's checks;
 	 * the worker adds what a module target needs itself. */
-	argv = calloc(opts->npatch + 8, sizeof(*argv));
+	if (opts->plain_all_points) {
+		points = strdup("--plain-points=*");
+		if (!points) {
+			ploom_err_oom(err);
+			goto done;
+		}
+	} else if (opts->nplain_points) {
+		struct ploom_buf b = {0};
+		ploom_buf_addf(&b, "--plain-points=");
+		for (i = 0; i < opts->nplain_points; i++) {
+			if (ploom_plain_point_problem(opts->plain_points[i])) {
+				ploom_buf_release(&b);
+				ploom_err_set(err, PLOOM_ERR_INPUT, "bad site key '%.220s'",
+					      opts->plain_points[i]);
+				goto done;
+			}
+			ploom_buf_addf(&b, "%s%s", i ? "," : "", opts->plain_points[i]);
+		}
+		points = b.data;
+	}
+	argv = calloc(opts->npatch + opts->ninstrument + 10, sizeof(*argv));
 	if (!argv) {
 		ploom_err_oom(err);
 		goto done;
@@ -628,21 +672,15 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		argv[argc++] = expect;
 	if (expect && blob)
 		argv[argc++] = blob;
-	first_patch = argc;
-	for (i = 0; i < opts->npatch; i++) {
-		const char *problem = ploom_patch_problem(opts->patch[i]);
-		if (problem) {
-			ploom_err_set(err, PLOOM_ERR_INPUT, "cannot patch module '%.200s': %s",
-				      opts->patch[i], problem);
-			goto done;
-		}
-		if (asprintf(&argv[argc], "--patch=%s", opts->patch[i]) < 0) {
-			argv[argc] = NULL;
-			ploom_err_oom(err);
-			goto done;
-		}
-		argc++;
-	}
+	first_module = argc;
+	if (add_module_args(argv, &argc, "patch", opts->patch, opts->npatch, err) < 0 ||
+	    add_module_args(argv, &argc, "instrument", opts->instrument, opts->ninstrument,
+			    err) < 0)
+		goto done;
+	if (opts->instrument_scenario)
+		argv[argc++] = (char *)"--instrument-scenario";
+	if (points)
+		argv[argc++] = points;
 	argv[argc] = (char *)opts->target;
 	/* orphans of the worker and of its schedules come to us, see
 	 * kill_orphans */
@@ -698,12 +736,15 @@ done:
 				free(env[i]);
 		free(env);
 	}
-	/* the --patch=MOD strings are ours, the rest borrowed */
-	for (i = 0; argv && i < opts->npatch; i++)
-		free(argv[first_patch + i]);
+	/* the --patch=MOD and --instrument=MOD strings are ours, the rest
+	 * borrowed; the first one not made is NULL */
+	for (i = first_module; argv && i < first_module + opts->npatch + opts->ninstrument &&
+			       argv[i]; i++)
+		free(argv[i]);
 	free(argv);
 	free(expect);
 	free(blob);
+	free(points);
 	ploom_worker_free(w);
 	return ret;
 }
@@ -941,13 +982,18 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	t->config = *config;
 	t->config.reduction = strdup(config->reduction ? config->reduction : "none");
 	t->config.search = strdup(config->search ? config->search : "dfs");
-	/* the trace's own copy of the list the `=` shared */
+	/* the trace's own copies of the lists the `=` shared */
 	t->config.patch = NULL;
 	t->config.npatch = 0;
+	t->config.instrument = NULL;
+	t->config.ninstrument = 0;
+	t->config.plain_points = NULL;
+	t->config.nplain_points = 0;
 	if (!t->scenario.target || !t->scenario.module || !t->scenario.qualname ||
 	    (h->file && !t->scenario.file) || !t->python.implementation ||
 	    !t->python.version || !t->hash_seed || !t->config.reduction || !t->config.search ||
-	    ploom_config_copy_patch(&t->config, config, err) < 0) {
+	    ploom_config_copy_modules(&t->config, config, err) < 0 ||
+	    ploom_config_copy_plain_points(&t->config, config, err) < 0) {
 		ploom_trace_free(t);
 		return ploom_err_oom(err);
 	}

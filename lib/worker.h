@@ -11,8 +11,8 @@
  *     ploom_worker_stop(w, &err);               // quit, wait, free
  *
  * The worker is `PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]]
- * [--patch=MOD]... TARGET`,
- * started with fd 0 = the
+ * [--patch=MOD]... [--instrument=MOD]... [--instrument-scenario]
+ * [--plain-points=KEY,...] TARGET`, in that order, started with fd 0 = the
  * command pipe, fd 3 = the record pipe, stdout and stderr inherited, every
  * other descriptor closed, PYTHONHASHSEED set, in its own process group
  * (so a Ctrl-C on the terminal reaches only the utility, which then kills
@@ -76,7 +76,7 @@ struct ploom_worker_opts {
 	const volatile sig_atomic_t *interrupted;
 	/* Optional: the modules the worker patches after it loaded the
 	 * scenario (struct ploom_config's patch), passed in this order as
-	 * --patch=MOD.  A name ploom_patch_problem() refuses fails the start
+	 * --patch=MOD.  A name ploom_module_problem() refuses fails the start
 	 * with PLOOM_ERR_INPUT, naming it; one the worker cannot patch fails
 	 * it as a scenario that cannot be loaded. */
 	const char *const *patch;
@@ -87,6 +87,27 @@ struct ploom_worker_opts {
 	 * utility's check nor a planted __pycache__ entry runs; a mismatch
 	 * is the same `error source` record. */
 	const char *expect_blob;
+	/* Optional: the access sites of instrumented code that are points
+	 * (struct ploom_config's plain_points), passed as one
+	 * --plain-points=KEY,KEY...; a key ploom_plain_point_problem()
+	 * refuses fails the start with PLOOM_ERR_INPUT. */
+	const char *const *plain_points;
+	size_t nplain_points;
+	/* Optional: every access site is a point (--plain-points=*), as
+	 * ploom_config_watches_plain() says for a reduction; plain_points
+	 * then do not matter. */
+	int plain_all_points;
+	/* Optional: the modules whose plain state the worker instruments
+	 * (struct ploom_config's instrument), passed in this order as
+	 * --instrument=MOD, and whether the scenario's own module is
+	 * instrumented too (--instrument-scenario).  The worker installs the
+	 * rewriting before it imports the scenario, so a module imported
+	 * before (the worker's own, the standard library's) is refused as a
+	 * scenario that cannot be loaded; a name ploom_module_problem()
+	 * refuses fails the start with PLOOM_ERR_INPUT, naming it. */
+	const char *const *instrument;
+	size_t ninstrument;
+	int instrument_scenario;
 };
 
 /* The default interpreter, as a malloc'd string the caller frees (NULL

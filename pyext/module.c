@@ -109,6 +109,30 @@ static int module_exec(PyObject *m)
 	st->thread_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Thread_spec, NULL);
 	if (!st->thread_type || PyModule_AddType(m, st->thread_type) < 0)
 		return -1;
+	st->plain_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Plain_spec, NULL);
+	if (!st->plain_type)
+		return -1;
+	st->sched.plain_type = st->plain_type;
+	st->plain_iter_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &PlainIter_spec, NULL);
+	if (!st->plain_iter_type)
+		return -1;
+	if (PyModule_AddFunctions(m, plain_methods) < 0)
+		return -1;
+	{
+		/* imported here, once, not in each schedule's child */
+		PyObject *coll = PyImport_ImportModule("collections");
+		if (!coll)
+			return -1;
+		st->deque_type = (PyTypeObject *)PyObject_GetAttrString(coll, "deque");
+		Py_DECREF(coll);
+		if (!st->deque_type)
+			return -1;
+		if (!PyType_Check(st->deque_type)) {
+			Py_CLEAR(st->deque_type);
+			PyErr_SetString(PyExc_TypeError, "collections.deque is not a type");
+			return -1;
+		}
+	}
 	if (PyModule_AddIntConstant(m, "PROTOCOL_VERSION", PLOOM_PROTOCOL_VERSION) < 0)
 		return -1;
 	return 0;
@@ -130,6 +154,13 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
 	Py_VISIT(st->lock_type);
 	Py_VISIT(st->cell_type);
 	Py_VISIT(st->thread_type);
+	Py_VISIT(st->plain_type);
+	Py_VISIT(st->plain_iter_type);
+	Py_VISIT(st->deque_type);
+	Py_VISIT(st->site_text);
+	Py_VISIT(st->view_dicts);
+	Py_VISIT(st->site_key);
+	Py_VISIT(st->shared_sites);
 	Py_VISIT(st->main_thread);
 	for (k = 0; k < s->ntasks; k++)
 		Py_VISIT(s->tasks[k]->thread);
@@ -151,6 +182,14 @@ static int module_clear(PyObject *m)
 	Py_CLEAR(st->lock_type);
 	Py_CLEAR(st->cell_type);
 	Py_CLEAR(st->thread_type);
+	Py_CLEAR(st->plain_type);
+	s->plain_type = NULL;
+	Py_CLEAR(st->plain_iter_type);
+	Py_CLEAR(st->deque_type);
+	Py_CLEAR(st->site_text);
+	Py_CLEAR(st->view_dicts);
+	Py_CLEAR(st->site_key);
+	Py_CLEAR(st->shared_sites);
 	Py_CLEAR(st->main_thread);
 	for (k = 0; k < s->ntasks; k++)
 		Py_CLEAR(s->tasks[k]->thread);
@@ -175,8 +214,10 @@ static void module_free(void *m)
 	if (!st)
 		return;
 	s = &st->sched;
-	for (k = 0; k < s->ntasks; k++)
+	for (k = 0; k < s->ntasks; k++) {
+		free(s->tasks[k]->wsites);
 		free(s->tasks[k]);
+	}
 	free(s->tasks);
 	free(s->enabled);
 	free(s->pending);
@@ -185,6 +226,12 @@ static void module_free(void *m)
 	free(s->choices);
 	free(s->sleep);
 	free(s->codes);
+	for (k = 0; (size_t)k < s->plain.cap; k++)
+		Py_XDECREF((PyObject *)s->plain.slot[k]);
+	free(s->plain.slot);
+	free(st->site_point);
+	free(s->fresh_addr);
+	free(s->fresh_step);
 	free(s->ploom_dir);
 	free(s->cwd);
 	ploom_policy_release(&s->policy);

@@ -12,6 +12,7 @@
  *   lock.c      the Lock type
  *   cell.c      the SharedCell type
  *   thread.c    the Thread type
+ *   plain.c     plain state as operations: the hooks instrumented code calls
  *   args.c      arguments the types take as threading takes them
  *   serve.c     the fork server: serve() and write_error()
  *
@@ -46,6 +47,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../lib/event.h"
 
@@ -90,6 +92,32 @@ typedef struct {
 	int finished; /* its task has finished */
 } ThreadObject;
 
+/* What a plain access touches in one schedule (plain.c): an attribute of
+ * an object, a global of a module (target its dict), or the content of a
+ * mutable container (attr NULL). */
+typedef struct {
+	PyObject_HEAD
+	long oid;         /* plain#N: numbered in the order a schedule first touches them */
+	PyObject *target; /* strong, so that no other object takes its address */
+	PyObject *attr;   /* strong; NULL for a container */
+	Py_hash_t hash;
+	PyObject *name;   /* its label (Pool.num_connections), NULL for none */
+	int announced;    /* its `name` record is sent in this schedule */
+	/* who touched it in this schedule, and where without a point */
+	int owner;        /* the first task that did, -1 none yet */
+	int shared;       /* another task did too */
+	int written;      /* some task wrote it */
+	long *sites;      /* the access sites that are no points, each once */
+	size_t nsites, capsites;
+} PlainObject;
+
+/* The plain objects of a schedule, by (target, attr): open addressing,
+ * never more than half full.  Only a schedule's child fills it. */
+struct plain_table {
+	PlainObject **slot;
+	size_t cap, used;
+};
+
 enum task_state { TASK_AT_POINT, TASK_RUNNING, TASK_FINISHED };
 
 struct sched;
@@ -105,6 +133,9 @@ struct task {
 	struct sched *sched;
 	struct ploom_wire_where where; /* where it stopped for op (event.h's WHERE) */
 	int named;          /* its thread's `name` record is sent */
+	/* the watched access sites (plain.c) it passed since its last point */
+	long *wsites;
+	size_t nwsites, capwsites;
 };
 
 /* The child's records do not go to the event fd as they happen: every write
@@ -182,6 +213,14 @@ struct sched {
 	char *ploom_dir;     /* the ploom package's folder, with a final '/' */
 	size_t ploom_dir_len;
 	char *cwd;           /* the worker's, for a code's relative file */
+	PyTypeObject *plain_type; /* op_obj() tells a plain object from a cell by it */
+	struct plain_table plain;
+	long plain_next;     /* the next plain#N a point names */
+	/* objects instrumented code made, by address, with the step they
+	 * were made in (plain.c): open addressing, no references held */
+	uintptr_t *fresh_addr;
+	long *fresh_step;
+	size_t fresh_cap, fresh_used;
 };
 
 /* The module's state.  The scheduler lives here too: a schedule's child
@@ -191,6 +230,16 @@ typedef struct {
 	PyTypeObject *lock_type;
 	PyTypeObject *cell_type;
 	PyTypeObject *thread_type;
+	PyTypeObject *plain_type;
+	PyTypeObject *plain_iter_type;
+	PyTypeObject *deque_type;   /* collections.deque, a container plain.c knows */
+	PyObject *site_text;        /* list: the text of each instrumented access site */
+	PyObject *view_dicts;       /* a schedule's dict views and their dicts (plain.c) */
+	PyObject *site_key;         /* list: each site's key, "MODULE:K" */
+	PyObject *shared_sites;     /* set of the keys of the sites that are points */
+	char *site_point;           /* per site: 1 if it is a point */
+	int all_points;             /* every site is a point (_i_shared(["*"])) */
+	size_t cap_site_point;
 	/* object ids; atomic, as outside a check several OS threads may make
 	 * Locks and SharedCells at once on a free-threaded build */
 	atomic_long next_lock;
@@ -229,6 +278,9 @@ struct ploom_obj op_obj(struct sched *s, PyObject *obj, enum ploom_op op);
 
 /* Records repr(v) as the value of the step just taken, and flushes. */
 void add_value(struct sched *s, PyObject *v);
+
+/* The same with the text of str r as it is. */
+void add_value_text(struct sched *s, PyObject *r);
 
 /* Where the calling task stopped: the innermost frame outside ploom. */
 struct ploom_wire_where locate(struct sched *s);
@@ -281,6 +333,15 @@ struct task *task_new(struct sched *s, ThreadObject *th);
  * or an errno value. */
 int task_spawn(struct task *t);
 
+/* Task t's step ends without a point, in its exit or a failure: if the
+ * step passed watched access sites, the schedule ends with refine for
+ * them (plain.c says why); else returns. */
+void plain_step_ends(struct sched *s, struct task *t);
+
+/* Ends the schedule with the outcome refine: sites[0..len) are the keys
+ * of sites of shared plain state that made no point, space-separated. */
+_Noreturn void sched_refine(struct sched *s, const char *sites, size_t len);
+
 /* Runs one schedule of scenario in this (forked) process; never returns. */
 _Noreturn void sched_run(module_state *st, PyObject *scenario);
 
@@ -289,6 +350,11 @@ _Noreturn void sched_run(module_state *st, PyObject *scenario);
 extern PyType_Spec Lock_spec;
 extern PyType_Spec Cell_spec;
 extern PyType_Spec Thread_spec;
+extern PyType_Spec Plain_spec;
+extern PyType_Spec PlainIter_spec;
+
+/* The hooks of instrumented code (plain.c), added to the module. */
+extern PyMethodDef plain_methods[];
 
 /* held_lock(): a new Lock that the calling task already holds. */
 PyObject *ploom_held_lock(PyObject *module, PyObject *ignored);

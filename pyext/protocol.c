@@ -77,6 +77,8 @@ struct ploom_obj op_obj(struct sched *s, PyObject *obj, enum ploom_op op)
 		return (struct ploom_obj){PLOOM_OBJ_NONE, 0};
 	if (op == PLOOM_OP_ACQUIRE || op == PLOOM_OP_RELEASE || op == PLOOM_OP_LOCKED)
 		return (struct ploom_obj){PLOOM_OBJ_LOCK, ((LockObject *)obj)->oid};
+	if ((op == PLOOM_OP_READ || op == PLOOM_OP_WRITE) && Py_IS_TYPE(obj, s->plain_type))
+		return (struct ploom_obj){PLOOM_OBJ_PLAIN, ((PlainObject *)obj)->oid};
 	if (op == PLOOM_OP_READ || op == PLOOM_OP_WRITE)
 		return (struct ploom_obj){PLOOM_OBJ_CELL, ((CellObject *)obj)->oid};
 	/* a thread is named by its task id; an unstarted one by the id
@@ -88,23 +90,28 @@ struct ploom_obj op_obj(struct sched *s, PyObject *obj, enum ploom_op op)
 void add_value(struct sched *s, PyObject *v)
 {
 	PyObject *r = PyObject_Repr(v);
-	const char *u;
-	Py_ssize_t len;
 
 	if (!r) {
 		PyErr_Clear();
 		return;
 	}
+	add_value_text(s, r);
+	Py_DECREF(r);
+}
+
+void add_value_text(struct sched *s, PyObject *r)
+{
+	const char *u;
+	Py_ssize_t len;
+
 	u = PyUnicode_AsUTF8AndSize(r, &len);
 	if (!u) {
 		PyErr_Clear();
-		Py_DECREF(r);
 		return;
 	}
 	if (len > VALUE_REPR_MAX)
 		len = VALUE_REPR_MAX;
 	ploom_enc_value(&s->buf, s->step - 1, u, (size_t)len);
-	Py_DECREF(r);
 	/* at once: the code after this op may crash the process */
 	sched_flush(s);
 }
@@ -287,6 +294,8 @@ void announce_obj(struct sched *s, PyObject *obj, enum ploom_op op)
 		announce(s, o, ((LockObject *)obj)->name, &((LockObject *)obj)->announced);
 	else if (o.kind == PLOOM_OBJ_CELL)
 		announce(s, o, ((CellObject *)obj)->name, &((CellObject *)obj)->announced);
+	else if (o.kind == PLOOM_OBJ_PLAIN)
+		announce(s, o, ((PlainObject *)obj)->name, &((PlainObject *)obj)->announced);
 }
 
 /* A thread's name, sent again when it changes: the last one counts. */

@@ -77,10 +77,21 @@ done:
 	return r;
 }
 
+/* Plain state that tasks share was touched where no point is made: the
+ * schedule ends, and the search starts again with those sites as points. */
+_Noreturn void sched_refine(struct sched *s, const char *sites, size_t len)
+{
+	ploom_enc_outcome_refine(&s->buf, sites, len);
+	sched_end(s);
+}
+
 /* The task's code raised: that is the schedule's outcome. */
 static _Noreturn void sched_fail(struct sched *s, struct task *t)
 {
-	PyObject *exc = PyErr_GetRaisedException();
+	PyObject *exc;
+
+	plain_step_ends(s, t);
+	exc = PyErr_GetRaisedException();
 	PyObject *type = NULL, *msg = NULL, *tb = NULL;
 	const char *tu, *mu, *bu;
 	size_t tl, ml, bl;
@@ -310,6 +321,8 @@ void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *ob
 {
 	struct task *next;
 
+	/* its step ends here, at a point */
+	t->nwsites = 0;
 	t->op = op;
 	t->obj = obj;
 	t->mode = mode;
@@ -411,6 +424,7 @@ struct task *task_new(struct sched *s, ThreadObject *th)
  * Returns the task to wake (never NULL: sched_pick ends the schedule). */
 static struct task *task_finish(struct sched *s, struct task *t)
 {
+	plain_step_ends(s, t);
 	t->state = TASK_FINISHED;
 	t->obj = NULL;
 	if (t->thread)

@@ -10,7 +10,8 @@ every option of that utility with the same spelling, value and default
 (``python -m ploom check --help`` lists them); the one default it sets is
 ``--python``: this interpreter.  Instead of the statistics it prints the
 failure, its traces and the command that replays it (or the count of
-schedules that passed, or the limit that stopped the search).
+schedules that passed, and whose plain state they covered when the search
+instrumented any, or the limit that stopped the search).
 
 The exit status is the utilities' (see ``man ploom-explore``): 0 passed,
 1 a schedule failed, 2 usage error or bad input, 3 a limit stopped the
@@ -128,8 +129,15 @@ def _check(args: list[str]) -> int:
     except RuntimeError as exc:
         return _error(str(exc))
     if stats is not None:
-        print(f"{stats.schedules} schedules, all passed")
+        print(f"{stats.schedules} schedules, all passed{_plain_state(stats)}")
     return EXIT_OK
+
+
+def _plain_state(stats) -> str:
+    """What a pass covered beyond ploom's own objects: " (plain state seen
+    in: the scenario, mylib.pool)", or "" when nothing was instrumented."""
+    seen = (["the scenario"] if stats.instrument_scenario else []) + list(stats.instrument)
+    return f" (plain state seen in: {', '.join(seen)})" if seen else ""
 
 
 def _replay(args) -> int:

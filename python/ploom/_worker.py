@@ -1,5 +1,6 @@
 """The worker process that ploom's utilities start:
-``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... TARGET``.
+``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]...
+[--instrument=MODULE]... [--instrument-scenario] [--plain-points=KEY,...] TARGET``.
 
 It imports the scenario once, then serves ``run`` commands on fd 0 by forking
 one child per schedule (see ``lib/event.h`` for the protocol).  It never runs
@@ -23,7 +24,7 @@ CMD_FD = 0
 EVENT_FD = 3
 
 
-def _load_file(path, checked=None):
+def _load_file(path, checked=None, instrument=False, install=None):
     path = os.path.abspath(path)
     if checked is None and not os.path.isfile(path):
         raise FileNotFoundError(f"no such file: {path!r}")
@@ -31,8 +32,14 @@ def _load_file(path, checked=None):
     name = stem if stem.isidentifier() and stem not in sys.modules else "__ploom_scenario__"
     # like `python path/to/file.py`: its folder comes first on sys.path
     sys.path.insert(0, os.path.dirname(path))
+    if install is not None:
+        install()
+    if checked is None and instrument:
+        # compiled here from its bytes, never from a bytecode cache, which
+        # holds the code without the rewriting
+        checked = _read_checked(path, None)
     if checked is not None:
-        loader = _CheckedLoader(path, checked)
+        loader = _CheckedLoader(path, checked, instrument)
     # a script without .py (run as `python script`) is source all the same
     elif path.endswith(tuple(importlib.machinery.all_suffixes())):
         loader = None
@@ -80,18 +87,26 @@ def _refuse_installed(path):
 
 
 class _CheckedLoader:
-    """Loads one module from bytes already checked, compiling them each
-    time and writing no bytecode (importlib's loader protocol)."""
+    """Loads one module from bytes read once (and checked, on a replay),
+    compiling them each time and writing no bytecode (importlib's loader
+    protocol); with instrument, compiled with the plain-state rewriting
+    (ploom._instrument)."""
 
-    def __init__(self, path, data):
+    def __init__(self, path, data, instrument=False):
         self.path = path
         self.data = data
+        self.instrument = instrument
 
     def create_module(self, spec):
         return None
 
     def exec_module(self, module):
-        code = compile(self.data, self.path, "exec", dont_inherit=True)
+        if self.instrument:
+            rewriter = _rewriter()
+            code = rewriter.compile_source(self.data, self.path, module.__name__)
+            rewriter.bind(module.__dict__)
+        else:
+            code = compile(self.data, self.path, "exec", dont_inherit=True)
         exec(code, module.__dict__)  # noqa: S102 - the scenario's own, checked source
 
     def is_package(self, name):
@@ -108,9 +123,9 @@ class _CheckedFinder:
     """Finds the replayed module by its name, for whoever imports it first
     (the worker, or its own package's __init__), from the checked bytes."""
 
-    def __init__(self, name, path, data):
+    def __init__(self, name, path, data, instrument=False):
         self.name = name
-        self.loader = _CheckedLoader(path, data)
+        self.loader = _CheckedLoader(path, data, instrument)
 
     def find_spec(self, name, path=None, target=None):
         if name != self.name:
@@ -267,7 +282,19 @@ def split_target(target):
     return where, qualname, is_file
 
 
-def load(target, expect=None, expect_blob=None):
+def _rewriter():
+    """ploom._instrument, which rewrites plain state into scheduling
+    points; ImportError, saying so, in a ploom that has none."""
+    try:
+        from ploom import _instrument
+    except ImportError as exc:
+        raise ImportError(
+            f"cannot instrument plain state: this ploom has no ploom._instrument ({exc})"
+        ) from None
+    return _instrument
+
+
+def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenario=False):
     """Return (function, module name, qualname, source file) for TARGET.
 
     With EXPECT (a replay: the trace's fingerprinted source file), the
@@ -275,24 +302,51 @@ def load(target, expect=None, expect_blob=None):
     target's code runs: otherwise SourceMismatch.  With EXPECT_BLOB, its
     recorded blob id, the file is read once and must hash to it, and
     those bytes are what runs.  A file target then loads the recorded
-    file itself, so a trace replays from any folder of its clone."""
+    file itself, so a trace replays from any folder of its clone.
+
+    INSTRUMENT names the modules whose plain state becomes scheduling
+    points when they are imported (and submodules of a package among
+    them); the rewriting is installed before the scenario is imported.
+    With INSTRUMENT_SCENARIO the scenario's own module is instrumented
+    too: a file target is compiled with the rewriting, a module target's
+    module is one more name to instrument."""
     where, qualname, is_file = split_target(target)
     if expect is not None:
         _refuse_installed(expect)
     checked = None if expect is None else _read_checked(expect, expect_blob)
+    names = list(instrument)
+    if instrument_scenario and not is_file and where not in names:
+        names.append(where)
+
+    finder = None
+
+    def install():
+        # once the scenario's folder is on the path, where the modules
+        # named are found, and before its import, which imports them
+        nonlocal finder
+        if names:
+            finder = _rewriter().install(names)
+
     if is_file:
-        module = _load_file(where if expect is None else expect, checked)
+        module = _load_file(where if expect is None else expect, checked, instrument_scenario,
+                            install)
     elif expect is None:
         # like `python -m`: the current folder comes first on sys.path
         # (the worker itself starts with -P, so it is there only now)
         sys.path.insert(0, os.getcwd())
+        install()
         module = importlib.import_module(where)
     else:
         # a replay searches the recorded package's root, not the folder
         # it was started in
         sys.path.insert(0, root_above(expect, where))
         _refuse_other_file(target, _origin(where), expect)
-        sys.meta_path.insert(0, _CheckedFinder(where, os.path.abspath(expect), checked))
+        install()
+        # the checked bytes come before any finder, the rewriting's too:
+        # compiled with it here when its finder would have instrumented
+        # the module (the module named, or a package of it)
+        covered = finder is not None and finder.covers(where)
+        sys.meta_path.insert(0, _CheckedFinder(where, os.path.abspath(expect), checked, covered))
         module = importlib.import_module(where)
     obj = module
     for part in qualname.split("."):
@@ -318,23 +372,38 @@ def _apply_patches(names):
         _patch.apply(names)
 
 
+USAGE = (
+    "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]...\n"
+    "                                  [--instrument=MODULE]... [--instrument-scenario]\n"
+    "                                  [--plain-points=KEY,...] TARGET"
+)
+
+
 def main(argv):
     expect = expect_blob = None
     patch = []
+    instrument = []
     args = argv[1:]
-    # fixed order, as lib/worker.c writes it:
-    # [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... TARGET
+    # fixed order, as lib/worker.c writes it: [--expect=FILE [--expect-blob=OID]]
+    # [--patch=MODULE]... [--instrument=MODULE]... [--instrument-scenario]
+    # [--plain-points=KEY,...] TARGET
     if args and args[0].startswith("--expect="):
         expect = args.pop(0)[len("--expect="):]
         if args and args[0].startswith("--expect-blob="):
             expect_blob = args.pop(0)[len("--expect-blob="):]
     while args and args[0].startswith("--patch="):
         patch.append(args.pop(0)[len("--patch="):])
+    while args and args[0].startswith("--instrument="):
+        instrument.append(args.pop(0)[len("--instrument="):])
+    instrument_scenario = bool(args) and args[0] == "--instrument-scenario"
+    if instrument_scenario:
+        args.pop(0)
+    if args and args[0].startswith("--plain-points="):
+        # before anything instrumented is imported: its sites are points
+        # from their registration on
+        _ploom._i_shared(args.pop(0)[len("--plain-points="):].split(","))
     if len(args) != 1:
-        print(
-            "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]... TARGET",
-            file=sys.stderr,
-        )
+        print(USAGE, file=sys.stderr)
         return 2
     target = args[0]
     # stdout belongs to the utility (its JSON): what the scenario's module
@@ -345,7 +414,8 @@ def main(argv):
     # while this process imports it
     os.environ["PLOOM_WORKER"] = "1"
     try:
-        scenario, module, qualname, source = load(target, expect, expect_blob)
+        scenario, module, qualname, source = load(target, expect, expect_blob, instrument,
+                                                  instrument_scenario)
         # after the scenario's module, which imported the modules to patch
         _apply_patches(patch)
     except SourceMismatch as exc:

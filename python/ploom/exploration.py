@@ -137,6 +137,20 @@ class Config:
         record the list and a replay patches the same modules.  A tuple or
         list of strings; a string alone is refused, since ``("mylib")`` is
         the string ``"mylib"``.
+    instrument (``--instrument``, once per module)
+        Names of modules, such as ``("mylib.pool",)``, whose plain state
+        (attributes, subscripts, container methods, globals) the search
+        sees: the worker rewrites them as they are imported (a package's
+        submodules too), and their accesses become scheduling points (under
+        ``reduction="dpor"`` every one, under the other searches those found
+        touching state two tasks share), so that races on plain Python
+        objects are explored like races on a ``SharedCell``.  With
+        ``reduction="dpor"`` the scenario's own module and every module of
+        ``patch`` are instrumented as well, unless the names include
+        ``"-"``, which instruments only the modules named; the other
+        searches instrument only the modules named.  The traces and the
+        statistics record what was instrumented, and a replay instruments
+        the same.  A tuple or list of strings, as ``patch``.
 
     The options of ``ploom-explore`` that are not fields: ``--python`` (the
     worker runs the interpreter that runs :func:`check`, which imported the
@@ -167,13 +181,15 @@ class Config:
     minimize: bool = True
     jobs: int | None = None
     patch: tuple[str, ...] = ()
+    instrument: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Types only: the bounds are ploom-explore's, stated in one place.
         for field, _, kind in _OPTIONS:
             _CHECKS[kind](field, getattr(self, field))
-        # a list is taken as the tuple it says, so that the config stays hashable
-        object.__setattr__(self, "patch", tuple(self.patch))
+            # a list is taken as the tuple it says, so that the config stays hashable
+            if kind == "names":
+                object.__setattr__(self, field, tuple(getattr(self, field)))
 
     def _options(self) -> list[str]:
         """The ``ploom-explore`` options that say the same as this config."""
@@ -212,6 +228,7 @@ _OPTIONS = (
     ("minimize", "--no-minimize", "unset flag"),
     ("jobs", "--jobs", "int"),
     ("patch", "--patch", "names"),
+    ("instrument", "--instrument", "names"),
 )
 
 # The options of ploom-explore that Config leaves out, and why (the
@@ -306,7 +323,10 @@ class Statistics:
     outcomes came and the list holds the first 1000.  ``search`` is the
     order the schedules were tried in (``"dfs"``, ``"ipb"``); after a
     failure under ``"ipb"``, ``raw["minimal_by_construction"]`` is True: no
-    schedule with fewer preemptions fails.
+    schedule with fewer preemptions fails.  ``instrument`` names the modules
+    whose plain state the search made scheduling points, and
+    ``instrument_scenario`` is True when the scenario's own module was one
+    too (see :class:`Config`'s ``instrument``).
     """
 
     schedules: int
@@ -322,6 +342,8 @@ class Statistics:
     trace: str | None
     minimized_trace: str | None = None
     search: str = "dfs"
+    instrument: tuple[str, ...] = ()
+    instrument_scenario: bool = False
     raw: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -342,6 +364,8 @@ class Statistics:
                 trace=data.get("trace"),
                 minimized_trace=data.get("minimized_trace"),
                 search=str(data.get("search", "dfs")),
+                instrument=tuple(str(name) for name in data.get("instrument", ())),
+                instrument_scenario=bool(data.get("instrument_scenario", False)),
                 raw=dict(data),
             )
         except (KeyError, TypeError, ValueError) as exc:

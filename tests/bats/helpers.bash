@@ -42,3 +42,36 @@ traces() {
 	[ -f "$orig" ]
 	[ -f "$min" ]
 }
+
+# worker_python: the interpreter the utilities run the worker on by
+# default ($PLOOM_PYTHON, else the python3 beside ploom-explore)
+worker_python() {
+	local beside
+	beside="$(dirname "$(command -v ploom-explore)")/python3"
+	if [[ -n "${PLOOM_PYTHON:-}" ]]; then
+		echo "$PLOOM_PYTHON"
+	elif [[ -x "$beside" ]]; then
+		echo "$beside"
+	else
+		echo python3
+	fi
+}
+
+# logging_python: sets PY to ./py/python3, a worker's interpreter that
+# appends its arguments (a worker's command line, one a line) to
+# ./argv.log, then runs as worker_python
+logging_python() {
+	mkdir -p py
+	printf '#!/bin/sh\nprintf "%%s\\n" "$*" >> "%s/argv.log"\nexec "%s" "$@"\n' \
+		"$PWD" "$(worker_python)" >py/python3
+	chmod +x py/python3
+	PY="$PWD/py/python3"
+}
+
+# needs_rewriter: skips the test, saying why, when the worker has no
+# ploom._instrument, which instruments plain state: a worker asked to
+# instrument anything then refuses to load the scenario
+needs_rewriter() {
+	"$(worker_python)" -c 'import ploom._instrument' 2>/dev/null ||
+		skip "ploom._instrument (the plain-state rewriter) is not in this tree yet: no worker can instrument a module"
+}

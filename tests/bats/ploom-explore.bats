@@ -472,6 +472,90 @@ same_with_jobs() {
 	[ "$(jq -c .config.patch "$(jq -r .minimized_trace stats.json)")" = "[]" ]
 }
 
+@test "--instrument takes module names only, repeated, or -; each checked with the options" {
+	run -2 --separate-stderr ploom-explore --instrument=bad-name "$BANK:scenario"
+	[ -z "$output" ]
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --instrument 'bad-name': not a module name (Python identifiers joined by '.')" ]
+	[[ "$stderr" == *$'\n'"usage: ploom-explore "* ]]
+	run -2 --separate-stderr ploom-explore --check-options --instrument=ok.mod --instrument=9lives
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --instrument '9lives': not a module name (Python identifiers joined by '.')" ]
+	run -2 --separate-stderr ploom-explore --check-options --instrument=--
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --instrument '--': not a module name (Python identifiers joined by '.')" ]
+	run -0 --separate-stderr ploom-explore --check-options --instrument=ok.mod --instrument=- \
+		--instrument=_other9 --instrument=ok.mod
+	[ -z "$stderr" ]
+	# 64 modules at most, as --patch
+	local names=() i
+	for ((i = 0; i < 64; i++)); do names+=("--instrument=m$i"); done
+	run -0 --separate-stderr ploom-explore --check-options "${names[@]}"
+	run -2 --separate-stderr ploom-explore --check-options "${names[@]}" --instrument=m64
+	[ "${stderr%%$'\n'*}" = "ploom-explore: invalid --instrument 'm64': more than 64 modules" ]
+	# with dpor's default, the --patch ones count too; named ones once
+	run -0 --separate-stderr ploom-explore --check-options --reduction=dpor "${names[@]}" --patch=m3
+	run -2 --separate-stderr ploom-explore --check-options --reduction=dpor "${names[@]}" --patch=other
+	[ "${stderr%%$'\n'*}" = "ploom-explore: more than 64 modules to instrument: those of --instrument and of --patch, which the search instruments by default (--instrument=- instruments only those named)" ]
+	run -0 --separate-stderr ploom-explore --check-options --reduction=dpor "${names[@]}" --patch=other \
+		--instrument=-
+	run -0 ploom-explore --help
+	[[ "$output" == *"--instrument=MODULE]..."* ]]
+	[[ "$output" == *$'\n'"        --instrument=MODULE      make MODULE's plain state"* ]]
+}
+
+# The worker's command line, as a logging interpreter notes it: what is
+# instrumented is decided before any worker runs, so this holds with or
+# without the rewriter (without one the worker then refuses to load).
+@test "--reduction=dpor instruments the scenario and the --patch modules by default, dfs only what is named" {
+	logging_python
+	local opts=(-q --no-minimize --trace-dir=traces --python="$PY")
+	run ploom-explore "${opts[@]}" "$BANK:scenario"
+	run ploom-explore "${opts[@]}" --reduction=dpor "$BANK:scenario"
+	run ploom-explore "${opts[@]}" --reduction=dpor --instrument=- "$BANK:scenario"
+	run ploom-explore "${opts[@]}" --reduction=dpor --patch=pa --patch=pb --instrument=lib \
+		--instrument=pb "$BANK:scenario"
+	run ploom-explore "${opts[@]}" --reduction=dpor --patch=pa --instrument=- --instrument=lib \
+		"$BANK:scenario"
+	run ploom-explore "${opts[@]}" --instrument=lib --instrument=other --instrument=lib \
+		--patch=pa "$BANK:scenario"
+	run ploom-explore "${opts[@]}" --search=ipb --patch=pa "$BANK:scenario"
+	local expected=(
+		"-P -m ploom._worker $BANK:scenario"
+		"-P -m ploom._worker --instrument-scenario --plain-points=* $BANK:scenario"
+		"-P -m ploom._worker --plain-points=* $BANK:scenario"
+		"-P -m ploom._worker --patch=pa --patch=pb --instrument=lib --instrument=pb --instrument=pa --instrument-scenario --plain-points=* $BANK:scenario"
+		"-P -m ploom._worker --patch=pa --instrument=lib --plain-points=* $BANK:scenario"
+		"-P -m ploom._worker --patch=pa --instrument=lib --instrument=other $BANK:scenario"
+		"-P -m ploom._worker --patch=pa $BANK:scenario"
+	)
+	mapfile -t got <argv.log
+	[ "${#got[@]}" -eq "${#expected[@]}" ]
+	local i
+	for i in "${!expected[@]}"; do
+		[ "${got[i]}" = "${expected[i]}" ]
+	done
+}
+
+@test "what a search instrumented is in its statistics and its traces, and the replay instruments the same" {
+	needs_rewriter
+	cp "$BANK" bank.py
+	run -1 --separate-stderr ploom-explore -q --reduction=dpor --trace-dir=traces bank.py:scenario
+	echo "$output" >stats.json
+	[ "$(jq -c .instrument stats.json)" = "[]" ]
+	[ "$(jq .instrument_scenario stats.json)" = true ]
+	local t
+	for t in "$(jq -r .trace stats.json)" "$(jq -r .minimized_trace stats.json)"; do
+		[ "$(jq -c '[.config.instrument, .config.instrument_scenario]' "$t")" = '[[],true]' ]
+	done
+	logging_python
+	run -1 --separate-stderr ploom-replay --python="$PY" "$(jq -r .minimized_trace stats.json)"
+	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the account is overdrawn" ]
+	[ "$(jq -c '[.config.instrument, .config.instrument_scenario]' <<<"$output")" = '[[],true]' ]
+	[[ "$(cat argv.log)" == "-P -m ploom._worker --expect="*" --instrument-scenario --plain-points=* bank.py:scenario" ]]
+	# plain dfs: nothing unless named
+	run -1 --separate-stderr ploom-explore -q --trace-dir=traces bank.py:scenario
+	[ "$(jq -c '[.instrument, .instrument_scenario]' <<<"$output")" = '[[],false]' ]
+	[ "$(jq -c '[.config.instrument, .config.instrument_scenario]' "$(jq -r .trace <<<"$output")")" = '[[],false]' ]
+}
+
 @test "--help and --version exit 0 on stdout" {
 	run -0 ploom-explore --help
 	[[ "$output" == "usage: ploom-explore "* ]]

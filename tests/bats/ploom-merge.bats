@@ -125,6 +125,13 @@ edit() {
 	edit keep.json other.json '.search = "ipb"'
 	run -2 --separate-stderr ploom-merge s0.json other.json
 	[ "$stderr" = "ploom-merge: cannot merge 'other.json': its search is not that of 's0.json'" ]
+	# or that instrumented other modules: another tree of schedules
+	edit keep.json other.json '.instrument = ["lib"]'
+	run -2 --separate-stderr ploom-merge s0.json other.json
+	[ "$stderr" = "ploom-merge: cannot merge 'other.json': it instrumented other modules than 's0.json'" ]
+	edit keep.json other.json '.instrument_scenario = true'
+	run -2 --separate-stderr ploom-merge s0.json other.json
+	[ "$stderr" = "ploom-merge: cannot merge 'other.json': it instrumented other modules than 's0.json'" ]
 	# the same target, another scenario behind it: the walks disagree
 	edit keep.json other.json '.shard.units += 1'
 	run -2 --separate-stderr ploom-merge s0.json other.json

@@ -180,6 +180,14 @@ original() {
 	[[ "$stderr" == "ploom-minimize: cannot load scenario "*"ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
 }
 
+@test "the trace's instrument list reaches the worker, as recorded" {
+	original
+	logging_python
+	jq '.config.instrument = ["lib"] | .config.instrument_scenario = true' "$orig" > instrumented.json
+	run ploom-minimize --python="$PY" instrumented.json
+	[[ "$(sed -n 1p argv.log)" == "-P -m ploom._worker --expect="*" --instrument=lib --instrument-scenario bank.py:scenario" ]]
+}
+
 @test "a changed source is a divergence" {
 	cp "$BANK" bank.py
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario

@@ -184,6 +184,29 @@ steps() {
 	[ "$stderr" = "ploom-replay: cannot read trace 'bad.json': field 'config.patch[0]' is not a module name (Python identifiers joined by '.')" ]
 }
 
+@test "a trace without config.instrument replays, and one with it starts the worker with it" {
+	traces
+	jq 'del(.config.instrument, .config.instrument_scenario)' "$min" > old.json
+	run -1 --separate-stderr ploom-replay old.json
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	[ "$(echo "$output" | jq -c '[.config.instrument, .config.instrument_scenario]')" = '[[],false]' ]
+	# exactly the recorded ones: no default is added to a replay
+	logging_python
+	jq '.config.instrument = ["lib", "pkg.sub"] | .config.instrument_scenario = true |
+		.config.reduction = "dpor" | .config.patch = ["pa"]' "$min" > instrumented.json
+	run ploom-replay --python="$PY" instrumented.json
+	[[ "$(cat argv.log)" == "-P -m ploom._worker --expect=$PWD/bank.py --expect-blob="*" --patch=pa --instrument=lib --instrument=pkg.sub --instrument-scenario --plain-points=* bank.py:scenario" ]]
+	jq '.config.reduction = "dpor"' "$min" > dpor.json
+	run -1 --separate-stderr ploom-replay --python="$PY" dpor.json
+	[[ "$(sed -n 2p argv.log)" == "-P -m ploom._worker --expect=$PWD/bank.py --expect-blob="*" --plain-points=* bank.py:scenario" ]]
+	jq '.config.instrument = ["not a name"]' "$min" > bad.json
+	run -2 --separate-stderr ploom-replay bad.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'bad.json': field 'config.instrument[0]' is not a module name (Python identifiers joined by '.')" ]
+	jq '.config.instrument_scenario = "yes"' "$min" > bad.json
+	run -2 --separate-stderr ploom-replay bad.json
+	[ "$stderr" = "ploom-replay: cannot read trace 'bad.json': field 'config.instrument_scenario' is not a boolean" ]
+}
+
 @test "a module target replays from a folder of its repository, found under the recorded package root" {
 	mkdir -p proj/pkg
 	git init -q proj

@@ -130,6 +130,27 @@ load helpers
 	[[ "$stderr" == "ploom-run-one: cannot load scenario '$BANK:scenario': ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
 }
 
+@test "--instrument is checked, and only the modules it names reach the worker" {
+	run -2 --separate-stderr ploom-run-one --instrument=9lives "$BANK:scenario"
+	[ -z "$output" ]
+	[ "${stderr%%$'\n'*}" = "ploom-run-one: invalid --instrument '9lives': not a module name (Python identifiers joined by '.')" ]
+	logging_python
+	run -0 --separate-stderr ploom-run-one --python="$PY" "$SCN:bank_locked"
+	[ "$(echo "$output" | jq -c '[.config.instrument, .config.instrument_scenario]')" = '[[],false]' ]
+	# one schedule of depth-first search: nothing by default, even patched
+	run ploom-run-one --python="$PY" --patch=pa --instrument=lib --instrument=- "$SCN:bank_locked"
+	[ "$(sed -n 1p argv.log)" = "-P -m ploom._worker $SCN:bank_locked" ]
+	[ "$(sed -n 2p argv.log)" = "-P -m ploom._worker --patch=pa --instrument=lib $SCN:bank_locked" ]
+}
+
+@test "an instrumented schedule records what it instrumented" {
+	needs_rewriter
+	echo 'VALUE = 1' > lib.py
+	printf 'import lib\n\n\ndef scenario():\n    assert lib.VALUE == 1\n' > scn.py
+	run -0 --separate-stderr ploom-run-one --instrument=lib scn.py:scenario
+	[ "$(echo "$output" | jq -c '[.config.instrument, .config.instrument_scenario]')" = '[["lib"],false]' ]
+}
+
 @test "an unknown module is a usage error naming the target" {
 	run -2 --separate-stderr ploom-run-one nosuch_module_for_ploom:f
 	[ -z "$output" ]

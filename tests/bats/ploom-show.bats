@@ -116,6 +116,19 @@ column() {
 	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s, patch mylib.pool,other' shown.txt
 }
 
+@test "the config line lists the instrumented modules, the scenario first" {
+	ploom-run-one "$SCN:bank_locked" > run.json
+	jq '.config.patch = ["mylib.pool"] | .config.instrument = ["mylib.pool", "other"] |
+		.config.instrument_scenario = true' run.json > instrumented.json
+	run -0 --separate-stderr ploom-show instrumented.json
+	echo "$output" > shown.txt
+	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s, patch mylib.pool, instrument the scenario,mylib.pool,other' shown.txt
+	jq '.config.instrument = ["other"]' run.json > named.json
+	run -0 --separate-stderr ploom-show named.json
+	echo "$output" > shown.txt
+	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s, instrument other' shown.txt
+}
+
 @test "every cell sits under its task's header" {
 	ploom-run-one "$SCN:bank_locked" > run.json
 	ploom-show run.json > shown.txt
@@ -251,7 +264,7 @@ column() {
 	[ "$stderr" = "ploom-show: cannot read trace 'line.json': field 'steps[2].where.line' is out of range" ]
 	jq '.objects = [{"object": "thread#1", "name": "x"}]' run.json > obj.json
 	run -2 --separate-stderr ploom-show obj.json
-	[ "$stderr" = "ploom-show: cannot read trace 'obj.json': field 'objects[0].object' is not a cell or a lock (tasks are named in 'tasks')" ]
+	[ "$stderr" = "ploom-show: cannot read trace 'obj.json': field 'objects[0].object' is not a cell, a lock or plain state (tasks are named in 'tasks')" ]
 }
 
 @test "a NUL escape, bytes that are not UTF-8 and raw control characters are refused at their byte" {

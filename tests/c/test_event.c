@@ -224,6 +224,8 @@ static const struct {
 	{"step 0 0 read cell#0 0 - - -\nvalue 0 =1\nvalue 0 =2\n", "second value"},
 	{"outcome maybe\n", "unknown outcome"},
 	{"outcome pass\noutcome pass\n", "second outcome"},
+	{"outcome refine\n", "expected 3 fields"},
+	{"outcome refine =\n", "bad SITES"},
 	{"outcome failure 0 =T =M\n", "expected 6 fields"},
 	{"outcome failure 0 =T =M =%ZZ\n", "bad str field"},
 	{"wait 0 join thread#1 1 -\n", "wait outside a deadlock"},
@@ -409,7 +411,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 {
 	struct ploom_err err = {0, ""};
 	struct ploom_hello h;
-	const char *line = "hello 5 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
+	const char *line = "hello 6 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
 			   "=/src/examples/bank_account.py";
 	const char *bad = "error load =No%20module%20named%20'nosuch'";
 
@@ -432,7 +434,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	ploom_hello_release(&h);
 	line = "hello 1 =cpython =3.13.0 1 =0 =m =q =";
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
-	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 5)");
+	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 6)");
 	ploom_hello_release(&h);
 }
 

@@ -57,6 +57,13 @@ static struct ploom_trace *sample_trace(void)
 	t->config.max_preemptions = 2;
 	ploom_config_add_patch(&t->config, "mylib.pool", NULL);
 	ploom_config_add_patch(&t->config, "_other9", NULL);
+	ploom_config_add_instrument(&t->config, "mylib.pool", NULL);
+	ploom_config_add_instrument(&t->config, "zlib_ext", NULL);
+	t->config.instrument_scenario = 1;
+	{
+		static const char keys[] = "mylib.pool:3,mylib.pool:17 mylib.pool:3";
+		CHECK_INT(ploom_config_add_plain_points(&t->config, keys, strlen(keys), NULL), 2);
+	}
 	add_step(&t->run, 0, "start", "thread#1", e0, 1, NULL);
 	add_step(&t->run, 1, "begin", NULL, e01, 2, NULL);
 	add_step(&t->run, 1, "read", "cell#0", e01, 2, "100");
@@ -108,6 +115,18 @@ static void trace_round_trips_through_json(void)
 		if (back->config.npatch == 2) {
 			CHECK_STR(back->config.patch[0], "mylib.pool");
 			CHECK_STR(back->config.patch[1], "_other9");
+		}
+		CHECK_INT(back->config.ninstrument, 2);
+		if (back->config.ninstrument == 2) {
+			CHECK_STR(back->config.instrument[0], "mylib.pool");
+			CHECK_STR(back->config.instrument[1], "zlib_ext");
+		}
+		CHECK_INT(back->config.instrument_scenario, 1);
+		/* each key once, in order */
+		CHECK_INT(back->config.nplain_points, 2);
+		if (back->config.nplain_points == 2) {
+			CHECK_STR(back->config.plain_points[0], "mylib.pool:3");
+			CHECK_STR(back->config.plain_points[1], "mylib.pool:17");
 		}
 		CHECK_INT(back->run.nsteps, 6);
 		CHECK(back->run.steps[1].object == NULL);
@@ -303,6 +322,22 @@ static const struct {
 	{"\"_other9\"", "\"other-9\"",
 	 "field 'config.patch[1]' is not a module name (Python identifiers joined by '.')"},
 	{"\"_other9\"", "\"a..b\"", "field 'config.patch[1]' is not a module name"},
+	{"\"instrument\":\t[", "\"instrument\":\t{}, \"x\":\t[",
+	 "field 'config.instrument' is not an array"},
+	{"\"instrument\":\t[", "\"instrument\":\t[null, ",
+	 "field 'config.instrument[0]' is not a string"},
+	{"\"zlib_ext\"", "\"zlib-ext\"",
+	 "field 'config.instrument[1]' is not a module name (Python identifiers joined by '.')"},
+	{"\"instrument_scenario\":\ttrue", "\"instrument_scenario\":\t1",
+	 "field 'config.instrument_scenario' is not a boolean"},
+	{"\"plain_points\":\t[", "\"plain_points\":\t7, \"x\":\t[",
+	 "field 'config.plain_points' is not an array"},
+	{"\"mylib.pool:17\"", "\"mylib.pool:17 --x\"",
+	 "field 'config.plain_points[1]' is not a site key (MODULE:K)"},
+	{"\"mylib.pool:17\"", "\"mylib.pool:017\"",
+	 "field 'config.plain_points[1]' is not a site key (MODULE:K)"},
+	{"\"mylib.pool:17\"", "\"mylib..pool:17\"",
+	 "field 'config.plain_points[1]' is not a site key (MODULE:K)"},
 	/* where: a place to show, checked as any string of the trace */
 	{"\"where\":\t{", "\"where\":\t7, \"x\":\t{", "field 'steps[2].where' is not an object"},
 	{"\"line\":\t20", "\"line\":\t0", "field 'steps[2].where.line' is out of range"},
@@ -337,7 +372,7 @@ static const struct {
 	{"\"name\":\t\"mathieu\"", "\"name\":\t1", "field 'tasks[1].name' is not a string"},
 	{"\"objects\":\t[", "\"objects\":\t{}, \"x\":\t[", "field 'objects' is not an array"},
 	{"\"object\":\t\"cell#0\"", "\"object\":\t\"thread#1\"",
-	 "field 'objects[0].object' is not a cell or a lock (tasks are named in 'tasks')"},
+	 "field 'objects[0].object' is not a cell, a lock or plain state (tasks are named in 'tasks')"},
 	{"\"object\":\t\"cell#0\"", "\"object\":\tnull",
 	 "field 'objects[0].object' is not an object name"},
 	{"\"object\":\t\"cell#0\"", "\"object\":\t\"cell0\"",
@@ -832,23 +867,35 @@ static void copying_fingerprints_copies_the_source(void)
 	ploom_trace_free(t);
 }
 
-/* Traces written before config.patch existed patch nothing; a trace
- * that patches nothing says so with an empty list. */
-static void config_patch_is_optional_and_always_written(void)
+/* Traces written before config.patch existed patch nothing, and those
+ * written before config.instrument and instrument_scenario instrument
+ * nothing; a trace that patches or instruments nothing says so with
+ * empty lists and false. */
+static void config_module_lists_are_optional_and_always_written(void)
 {
 	struct ploom_trace *t = sample_trace(), *back = NULL;
 	struct ploom_err err = {0, ""};
-	char *text, *edited;
+	char *text, *edited = NULL, *step = NULL;
 
-	ploom_config_release_patch(&t->config);
+	ploom_config_release_modules(&t->config);
 	text = ploom_trace_to_json(t, NULL);
-	CHECK(text && strstr(text, "\"patch\":\t[]") != NULL);
-	edited = fake_replace(text, ",\n\t\t\"patch\":\t[]", "");
+	CHECK(text && strstr(text, "\"patch\":\t[],\n\t\t\"instrument\":\t[],\n\t\t"
+				 "\"instrument_scenario\":\tfalse") != NULL);
+	if (text)
+		step = fake_replace(text, ",\n\t\t\"patch\":\t[]", "");
+	if (step)
+		edited = fake_replace(step, ",\n\t\t\"instrument\":\t[]", "");
+	free(step);
+	step = edited;
+	edited = step ? fake_replace(step, ",\n\t\t\"instrument_scenario\":\tfalse", "") : NULL;
 	if (CHECK(edited != NULL)) {
-		CHECK(strstr(edited, "\"patch\"") == NULL);
+		CHECK(strstr(edited, "\"patch\"") == NULL && strstr(edited, "\"instrument") == NULL);
 		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), 0);
 		CHECK(back && back->config.npatch == 0 && back->config.patch == NULL);
+		CHECK(back && back->config.ninstrument == 0 && back->config.instrument == NULL);
+		CHECK(back && back->config.instrument_scenario == 0);
 	}
+	free(step);
 	free(edited);
 	free(text);
 	ploom_trace_free(back);
@@ -963,46 +1010,55 @@ static void config_search_is_written_for_a_sample_only(void)
 	}
 }
 
-/* At most 64 modules: the reader refuses more, as the options do. */
-static void config_patch_holds_at_most_64_modules(void)
+/* At most 64 modules a list: the reader refuses more, as the options do. */
+static void config_module_lists_hold_at_most_64_modules(void)
 {
+	static const char *const lists[] = {"patch", "instrument"};
 	struct ploom_trace *t = sample_trace();
 	char *text = ploom_trace_to_json(t, NULL);
+	size_t l;
 	int extra;
 
 	/* with the sample's two: 64, then 65 */
-	for (extra = 62; extra <= 63; extra++) {
-		struct ploom_trace *back = NULL;
-		struct ploom_err err = {0, ""};
-		struct ploom_buf names = {0};
-		char *edited;
-		int i;
+	for (l = 0; l < 2; l++) {
+		for (extra = 62; extra <= 63; extra++) {
+			struct ploom_trace *back = NULL;
+			struct ploom_err err = {0, ""};
+			struct ploom_buf names = {0}, field = {0}, why = {0};
+			char *edited;
+			int i;
 
-		ploom_buf_addf(&names, "\"patch\":\t[");
-		for (i = 0; i < extra; i++)
-			ploom_buf_addf(&names, "\"m%d\", ", i);
-		edited = fake_replace(text, "\"patch\":\t[", names.data);
-		if (CHECK(edited != NULL)) {
-			CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err),
-				  extra == 62 ? 0 : -1);
-			if (extra == 62)
-				CHECK(back && back->config.npatch == 64);
-			else
-				CHECK_STR(err.msg, "field 'config.patch' has more than 64 entries");
+			ploom_buf_addf(&field, "\"%s\":\t[", lists[l]);
+			ploom_buf_addf(&names, "%s", field.data);
+			for (i = 0; i < extra; i++)
+				ploom_buf_addf(&names, "\"m%d\", ", i);
+			ploom_buf_addf(&why, "field 'config.%s' has more than 64 entries", lists[l]);
+			edited = fake_replace(text, field.data, names.data);
+			if (CHECK(edited != NULL)) {
+				CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err),
+					  extra == 62 ? 0 : -1);
+				if (extra == 62)
+					CHECK(back && (l ? back->config.ninstrument
+							 : back->config.npatch) == 64);
+				else
+					CHECK_STR(err.msg, why.data);
+			}
+			free(edited);
+			ploom_buf_release(&names);
+			ploom_buf_release(&field);
+			ploom_buf_release(&why);
+			ploom_trace_free(back);
 		}
-		free(edited);
-		ploom_buf_release(&names);
-		ploom_trace_free(back);
 	}
 	free(text);
 	ploom_trace_free(t);
 }
 
-/* Each name and why it cannot be patched (NULL: it can). */
+/* Each name and why it cannot be patched or instrumented (NULL: it can). */
 static const struct {
 	const char *name;
 	const char *problem;
-} patch_names[] = {
+} module_names[] = {
 	{"mylib", NULL},
 	{"mylib.pool", NULL},
 	{"_private._x9.Y", NULL},
@@ -1020,27 +1076,28 @@ static const struct {
 	{"caf\xc3\xa9", "not a module name (Python identifiers joined by '.')"},
 };
 
-static void module_names_to_patch_are_checked(void)
+static void module_names_are_checked(void)
 {
-	char longest[PLOOM_PATCH_NAME_MAX + 2];
+	char longest[PLOOM_MODULE_NAME_MAX + 2];
 	size_t i;
 
-	for (i = 0; i < sizeof(patch_names) / sizeof(patch_names[0]); i++) {
-		const char *got = ploom_patch_problem(patch_names[i].name);
-		if (!CHECK(got == patch_names[i].problem ||
-			   (got && patch_names[i].problem && !strcmp(got, patch_names[i].problem))))
-			printf("  '%s': got '%s'\n", patch_names[i].name, got ? got : "(null)");
+	for (i = 0; i < sizeof(module_names) / sizeof(module_names[0]); i++) {
+		const char *got = ploom_module_problem(module_names[i].name);
+		if (!CHECK(got == module_names[i].problem ||
+			   (got && module_names[i].problem && !strcmp(got, module_names[i].problem))))
+			printf("  '%s': got '%s'\n", module_names[i].name, got ? got : "(null)");
 	}
-	memset(longest, 'a', PLOOM_PATCH_NAME_MAX);
-	longest[PLOOM_PATCH_NAME_MAX] = '\0';
-	CHECK(ploom_patch_problem(longest) == NULL);
-	longest[PLOOM_PATCH_NAME_MAX] = 'a';
-	longest[PLOOM_PATCH_NAME_MAX + 1] = '\0';
-	CHECK_STR(ploom_patch_problem(longest), "longer than 200 bytes");
+	memset(longest, 'a', PLOOM_MODULE_NAME_MAX);
+	longest[PLOOM_MODULE_NAME_MAX] = '\0';
+	CHECK(ploom_module_problem(longest) == NULL);
+	longest[PLOOM_MODULE_NAME_MAX] = 'a';
+	longest[PLOOM_MODULE_NAME_MAX + 1] = '\0';
+	CHECK_STR(ploom_module_problem(longest), "longer than 200 bytes");
 }
 
-/* The list owns copies, keeps the order, stops at 64 and copies deep. */
-static void a_config_patch_list_is_added_to_and_copied(void)
+/* The lists own copies, keep the order, stop at 64 and copy deep; the
+ * instrument list names a module once. */
+static void a_configs_module_lists_are_added_to_and_copied(void)
 {
 	struct ploom_config a = {0}, b = {0};
 	struct ploom_err err = {0, ""};
@@ -1055,23 +1112,93 @@ static void a_config_patch_list_is_added_to_and_copied(void)
 	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "not a module name (Python identifiers joined by '.')");
 	CHECK_INT(a.npatch, 1);
-	for (i = 1; i < PLOOM_PATCH_MAX; i++) {
+	for (i = 1; i < PLOOM_MODULES_MAX; i++) {
 		snprintf(name, sizeof(name), "m%d", i);
 		CHECK_INT(ploom_config_add_patch(&a, name, &err), 0);
 	}
 	CHECK_INT(ploom_config_add_patch(&a, "one_more", &err), -1);
 	CHECK_STR(err.msg, "more than 64 modules");
-	CHECK_INT(a.npatch, PLOOM_PATCH_MAX);
+	CHECK_INT(a.npatch, PLOOM_MODULES_MAX);
+	CHECK_INT(ploom_config_add_instrument(&a, "mylib", &err), 0);
+	CHECK_INT(ploom_config_add_instrument(&a, "mylib.pool", &err), 0);
+	CHECK_INT(ploom_config_add_instrument(&a, "mylib", &err), 0);
+	CHECK_INT(a.ninstrument, 2);
+	CHECK_INT(ploom_config_add_instrument(&a, "a-b", &err), -1);
+	CHECK_STR(err.msg, "not a module name (Python identifiers joined by '.')");
+	a.instrument_scenario = 1;
 	CHECK_INT(ploom_config_add_patch(&b, "replaced", &err), 0);
-	CHECK_INT(ploom_config_copy_patch(&b, &a, &err), 0);
-	CHECK_INT(b.npatch, PLOOM_PATCH_MAX);
+	CHECK_INT(ploom_config_add_instrument(&b, "replaced", &err), 0);
+	CHECK_INT(ploom_config_copy_modules(&b, &a, &err), 0);
+	CHECK_INT(b.npatch, PLOOM_MODULES_MAX);
 	CHECK(b.patch != a.patch && b.patch[0] != a.patch[0]);
 	CHECK_STR(b.patch[0], "first");
 	CHECK_STR(b.patch[63], "m63");
-	ploom_config_release_patch(&a);
-	CHECK(a.patch == NULL && a.npatch == 0);
-	ploom_config_release_patch(&a);
-	ploom_config_release_patch(&b);
+	CHECK_INT(b.ninstrument, 2);
+	CHECK(b.instrument != a.instrument && b.instrument[0] != a.instrument[0]);
+	CHECK_STR(b.instrument[1], "mylib.pool");
+	CHECK_INT(b.instrument_scenario, 1);
+	ploom_config_release_modules(&a);
+	CHECK(a.patch == NULL && a.npatch == 0 && a.instrument == NULL && a.ninstrument == 0 &&
+	      a.instrument_scenario == 0);
+	ploom_config_release_modules(&a);
+	ploom_config_release_modules(&b);
+}
+
+/* Under --reduction=dpor the scenario and the patched modules are
+ * instrumented, after the modules named and once each; under the other
+ * searches nothing is added. */
+static void dpor_instruments_the_code_under_test_by_default(void)
+{
+	static const char *const searches[][2] = {
+		{NULL, NULL}, {"dfs", "none"}, {"ipb", "none"}, {"pct", "none"},
+		{"random", "none"}, {"dfs", "dpor"},
+	};
+	struct ploom_err err = {0, ""};
+	size_t i;
+
+	for (i = 0; i < sizeof(searches) / sizeof(searches[0]); i++) {
+		struct ploom_config c = {0};
+		int dpor = searches[i][1] && !strcmp(searches[i][1], "dpor");
+
+		c.search = (char *)searches[i][0];
+		c.reduction = (char *)searches[i][1];
+		CHECK_INT(ploom_config_add_patch(&c, "mylib.pool", &err), 0);
+		CHECK_INT(ploom_config_add_patch(&c, "other", &err), 0);
+		CHECK_INT(ploom_config_add_instrument(&c, "other", &err), 0);
+		CHECK_INT(ploom_config_instrument_default(&c, &err), 0);
+		CHECK_INT(c.instrument_scenario, dpor);
+		if (CHECK_INT(c.ninstrument, dpor ? 2 : 1)) {
+			CHECK_STR(c.instrument[0], "other");
+			if (dpor)
+				CHECK_STR(c.instrument[1], "mylib.pool");
+		}
+		ploom_config_release_modules(&c);
+	}
+}
+
+/* The default adds to the list of the options: 64 modules at most in
+ * all, refused as the options refuse a 65th. */
+static void the_default_counts_against_the_64_modules(void)
+{
+	struct ploom_config c = {0};
+	struct ploom_err err = {0, ""};
+	char name[16];
+	int i;
+
+	c.search = (char *)"dfs";
+	c.reduction = (char *)"dpor";
+	for (i = 0; i < PLOOM_MODULES_MAX; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		CHECK_INT(ploom_config_add_instrument(&c, name, &err), 0);
+	}
+	/* one named already: nothing to add */
+	CHECK_INT(ploom_config_add_patch(&c, "m5", &err), 0);
+	CHECK_INT(ploom_config_instrument_default(&c, &err), 0);
+	CHECK_INT(c.ninstrument, PLOOM_MODULES_MAX);
+	CHECK_INT(ploom_config_add_patch(&c, "m64", &err), 0);
+	CHECK_INT(ploom_config_instrument_default(&c, &err), -1);
+	CHECK_STR(err.msg, "more than 64 modules");
+	ploom_config_release_modules(&c);
 }
 
 static void clone_copies_every_field(void)
@@ -1509,12 +1636,14 @@ int main(void)
 	fingerprints_id_and_minimized_from_are_optional();
 	relpaths_and_source_are_optional();
 	copying_fingerprints_copies_the_source();
-	config_patch_is_optional_and_always_written();
+	config_module_lists_are_optional_and_always_written();
 	config_search_is_optional_and_read_back();
 	config_search_is_written_for_a_sample_only();
-	config_patch_holds_at_most_64_modules();
-	module_names_to_patch_are_checked();
-	a_config_patch_list_is_added_to_and_copied();
+	config_module_lists_hold_at_most_64_modules();
+	module_names_are_checked();
+	a_configs_module_lists_are_added_to_and_copied();
+	dpor_instruments_the_code_under_test_by_default();
+	the_default_counts_against_the_64_modules();
 	clone_copies_every_field();
 	failure_id_is_the_git_blob_id_prefix();
 	save_writes_the_file_under_its_id();

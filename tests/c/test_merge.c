@@ -1,6 +1,7 @@
 /* Tests of lib/merge: shards' statistics, read by lib/json, added up, and
  * shards of another search refused. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/json.h"
@@ -11,13 +12,14 @@
 
 /* The statistics of passing shard index of 2, as ploom-explore -k
  * --shard writes them, with the counts given; search NULL leaves the
- * field out, as statistics older than it did. */
+ * field out, as statistics older than it did, and after its value more
+ * fields may follow (those of the instrumented modules). */
 static struct ploom_stats_in *shard(int index, const char *schedules, const char *probes,
 				    const char *outcome_schedules, const char *search)
 {
 	struct ploom_err err = {0, ""};
 	struct ploom_stats_in *in = NULL;
-	char text[2048], field[64] = "";
+	char text[2048], field[256] = "";
 
 	if (search)
 		snprintf(field, sizeof(field), "\"search\": %s,", search);
@@ -171,6 +173,86 @@ static void stats_parse_checks_the_search_order(void)
 	}
 }
 
+/* What a shard instrumented is part of its search: the shards must agree,
+ * and the merge says it as they do; statistics without it instrumented
+ * nothing. */
+static void merge_keeps_what_the_shards_instrumented(void)
+{
+	static const char both[] = "\"dfs\", \"instrument\": [\"mylib\", \"b.c\"], "
+				   "\"instrument_scenario\": true";
+	struct ploom_err err = {0, ""};
+	const struct ploom_stats *s;
+	struct ploom_merge *m = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK_INT(merge_two(shard(0, "3", "0", "3", both), shard(1, "4", "0", "4", both), &s, &m,
+			    &err), 0);
+	if (CHECK(s != NULL) && CHECK_INT(s->ninstrument, 2)) {
+		CHECK_STR(s->instrument[0], "mylib");
+		CHECK_STR(s->instrument[1], "b.c");
+		CHECK_INT(s->instrument_scenario, 1);
+		f = open_memstream(&text, &len);
+		if (CHECK(f != NULL)) {
+			CHECK_INT(ploom_stats_write(f, s, &err), 0);
+			fclose(f);
+			CHECK(strstr(text, "\"instrument\":\t[\"mylib\", \"b.c\"],\n"
+					   "\t\"instrument_scenario\":\ttrue,") != NULL);
+		}
+		free(text);
+	}
+	ploom_merge_free(m);
+	CHECK_INT(merge_two(shard(0, "3", "0", "3", both),
+			    shard(1, "4", "0", "4", "\"dfs\", \"instrument\": [\"mylib\"], "
+						    "\"instrument_scenario\": true"),
+			    &s, &m, &err), -1);
+	CHECK_STR(err.msg, "it instrumented other modules than 's0.json'");
+	ploom_merge_free(m);
+	CHECK_INT(merge_two(shard(0, "3", "0", "3", both),
+			    shard(1, "4", "0", "4", "\"dfs\", \"instrument\": [\"mylib\", \"b.c\"]"),
+			    &s, &m, &err), -1);
+	CHECK_STR(err.msg, "it instrumented other modules than 's0.json'");
+	ploom_merge_free(m);
+	CHECK_INT(merge_two(shard(0, "3", "0", "3", NULL),
+			    shard(1, "4", "0", "4", "\"dfs\", \"instrument\": [], "
+						    "\"instrument_scenario\": false"),
+			    &s, &m, &err), 0);
+	if (CHECK(s != NULL))
+		CHECK(s->ninstrument == 0 && !s->instrument_scenario);
+	ploom_merge_free(m);
+}
+
+static void stats_parse_checks_the_instrumented_modules(void)
+{
+	static const struct {
+		const char *fields, *msg;
+	} cases[] = {
+		{"\"instrument\": \"mylib\"", "field 'instrument' is not an array"},
+		{"\"instrument\": [\"ok\", \"not ok\"]",
+		 "field 'instrument[1]' is not a module name (Python identifiers joined by '.')"},
+		{"\"instrument_scenario\": \"yes\"", "field 'instrument_scenario' is not a boolean"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ploom_err err = {0, ""};
+		struct ploom_stats_in *in = NULL;
+		char text[512];
+
+		snprintf(text, sizeof(text),
+			 "{\"result\": \"pass\", \"target\": \"t.py:s\", \"schedules\": 1,"
+			 " \"failing\": 0, \"complete\": true, \"stopped_by\": null,"
+			 " \"max_preemptions\": null, \"reduction\": \"none\", %s,"
+			 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
+			 " \"max_depth\": 3, \"trace\": null, \"minimized_trace\": null,"
+			 " \"failure\": null}", cases[i].fields);
+		CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), -1);
+		CHECK_STR(err.msg, cases[i].msg);
+		CHECK(in == NULL);
+	}
+}
+
 int main(void)
 {
 	merge_adds_up_the_counts_of_the_shards();
@@ -178,5 +260,7 @@ int main(void)
 	merge_refuses_shards_of_another_search_order();
 	merge_takes_statistics_without_search_as_dfs();
 	stats_parse_checks_the_search_order();
+	merge_keeps_what_the_shards_instrumented();
+	stats_parse_checks_the_instrumented_modules();
 	return check_report();
 }

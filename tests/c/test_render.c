@@ -630,6 +630,37 @@ static void the_config_line_lists_the_patched_modules(void)
 	ploom_trace_free(t);
 }
 
+static void the_config_line_lists_the_instrumented_modules(void)
+{
+	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
+	char *out;
+
+	if (!CHECK(t != NULL))
+		return;
+	CHECK_INT(ploom_config_add_patch(&t->config, "mylib.pool", NULL), 0);
+	CHECK_INT(ploom_config_add_instrument(&t->config, "mylib.pool", NULL), 0);
+	CHECK_INT(ploom_config_add_instrument(&t->config, "other", NULL), 0);
+	out = render(t, 0, 0);
+	CHECK(out && has_line(out, "config       reduction none, max_preemptions none, "
+				   "max_steps 10000, schedule_timeout 10 s, patch mylib.pool, "
+				   "instrument mylib.pool,other"));
+	free(out);
+	/* the scenario first, by words no module is called */
+	t->config.instrument_scenario = 1;
+	out = render(t, 0, 0);
+	CHECK(out && has_line(out, "config       reduction none, max_preemptions none, "
+				   "max_steps 10000, schedule_timeout 10 s, patch mylib.pool, "
+				   "instrument the scenario,mylib.pool,other"));
+	free(out);
+	ploom_config_release_modules(&t->config);
+	t->config.instrument_scenario = 1;
+	out = render(t, 0, 0);
+	CHECK(out && has_line(out, "config       reduction none, max_preemptions none, "
+				   "max_steps 10000, schedule_timeout 10 s, instrument the scenario"));
+	free(out);
+	ploom_trace_free(t);
+}
+
 static void the_config_line_gives_a_samples_seed_and_depth(void)
 {
 	struct ploom_trace *t = trace_of(bank_steps, bank_failure);
@@ -700,6 +731,7 @@ int main(void)
 	the_config_line_gives_a_samples_seed_and_depth();
 	the_source_line_shows_the_path_in_its_repository();
 	the_config_line_lists_the_patched_modules();
+	the_config_line_lists_the_instrumented_modules();
 	cells_sit_under_their_task_header();
 	names_places_and_races_are_shown();
 	a_deadlock_explains_the_acquires_that_won();

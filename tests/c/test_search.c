@@ -1,6 +1,7 @@
 /* Tests of lib/search, the search driver, over real worker processes that
  * run no Python: each is this program again, started by
- * ploom_worker_start() as `SELF -P -m ploom._worker TARGET`, which answers
+ * ploom_worker_start() as `SELF -P -m ploom._worker [--instrument=MOD]...
+ * [--instrument-scenario] TARGET`, which answers
  * the worker protocol (event.h) from the simulator (sim.h).  So the
  * driver's processes, pipes and polls are the real ones, and REFERENCE.md's
  * counts must come out for any number of workers.
@@ -256,6 +257,25 @@ static void on_event(void *ctx, const struct ploom_search_event *ev)
 	}
 }
 
+/* The worker of the command line `SELF -P -m ploom._worker
+ * [--instrument=MOD]... [--instrument-scenario] TARGET`, which never
+ * returns; any other command line exits 2 at once, naming what it
+ * takes. */
+static void __attribute__((noreturn)) be_worker_of(int argc, char **argv)
+{
+	int i, ok = argc >= 5 && !strcmp(argv[1], "-P") && !strcmp(argv[2], "-m") &&
+		    !strcmp(argv[3], "ploom._worker");
+
+	for (i = 4; ok && i < argc - 1; i++)
+		ok = !strncmp(argv[i], "--instrument=", 13) ||
+		     !strcmp(argv[i], "--instrument-scenario");
+	if (ok)
+		be_worker(argv[argc - 1]);
+	fprintf(stderr, "test_search: unexpected arguments (a worker is SELF -P -m ploom._worker "
+			"[--instrument=MOD]... [--instrument-scenario] TARGET)\n");
+	_exit(2);
+}
+
 /* A search as ploom-explore runs it, unless a test changes it. */
 struct setup {
 	const char *target;
@@ -266,16 +286,23 @@ struct setup {
 	struct ploom_worker *w[PLOOM_SEARCH_MAX_WORKERS];
 };
 
-static void setup_init(struct setup *t, const char *target, int nworkers)
+/* setup_init() of a search whose config instruments the modules of the
+ * static list instrument (n of them), and the scenario when scenario is
+ * set: the workers are started with them, as ploom-explore starts its. */
+static void setup_init_instrumented(struct setup *t, const char *target, int nworkers,
+				    const char *const *instrument, size_t n, int scenario)
 {
-	struct ploom_worker_opts wopts = {self, target, "0", NULL, NULL, NULL, 0, NULL};
+	struct ploom_worker_opts wopts = {self, target, "0", NULL, NULL, NULL, 0, NULL,
+					  NULL, 0, 0, instrument, n, scenario};
 	struct ploom_err err = {0, ""};
 	int i;
 
 	memset(t, 0, sizeof(*t));
 	t->target = target;
 	t->nworkers = nworkers;
-	t->config = (struct ploom_config){-1, (char *)"none", 10000, 10.0, NULL, 0, NULL, 0, 0};
+	/* the config only lends the lists: nothing frees them */
+	t->config = (struct ploom_config){-1, (char *)"none", 10000, 10.0, NULL, 0, NULL, 0, 0,
+					  NULL, 0, (char **)instrument, n, scenario};
 	for (i = 0; i < nworkers; i++)
 		if (ploom_worker_start(&t->w[i], &wopts, &err) < 0) {
 			printf("cannot start the stand-in worker: %s\n", err.msg);
@@ -290,6 +317,12 @@ static void setup_init(struct setup *t, const char *target, int nworkers)
 		.event = on_event,
 		.event_ctx = &t->ev,
 	};
+}
+
+/* A search as ploom-explore runs it, instrumenting nothing. */
+static void setup_init(struct setup *t, const char *target, int nworkers)
+{
+	setup_init_instrumented(t, target, nworkers, NULL, 0, 0);
 }
 
 /* Stops the idle workers cleanly, frees the others. */
@@ -513,6 +546,48 @@ static int fails(const struct ploom_run *run, int arg)
 {
 	(void)arg;
 	return ploom_outcome_is_failure(run->outcome.kind);
+}
+
+/* The workers get the config's modules to instrument, and the trace of
+ * the failure records them, so that its replay instruments the same. */
+static void a_saved_trace_records_what_the_search_instrumented(void)
+{
+	static const char *const instrument[] = {"mylib.pool", "other"};
+	const struct sim_scenario *sc = sim_find("bank without the lock");
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct ploom_trace *saved = NULL;
+	struct setup t;
+
+	setup_init_instrumented(&t, sc->name, 2, instrument, 2, 1);
+	CHECK_INT(search_dfs(&res, &t, -1, &err), 0);
+	CHECK_INT(res.failing, 1);
+	if (CHECK(res.failure_path != NULL) &&
+	    CHECK_INT(ploom_trace_read_file(&saved, res.failure_path, &err), 0) &&
+	    CHECK_INT(saved->config.ninstrument, 2)) {
+		CHECK_STR(saved->config.instrument[0], "mylib.pool");
+		CHECK_STR(saved->config.instrument[1], "other");
+		CHECK_INT(saved->config.instrument_scenario, 1);
+	}
+	ploom_trace_free(saved);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
+/* The stand-in takes the worker's command line it knows and nothing
+ * else: another one exits at once, and the start fails as a real worker
+ * that exits does. */
+static void the_stand_in_refuses_a_command_line_it_does_not_know(void)
+{
+	static const char *const patch[] = {"mylib.pool"};
+	struct ploom_worker_opts wopts = {self, "bank with the lock", "0", NULL, NULL, patch, 1, NULL,
+					  NULL, 0, 0, NULL, 0, 0};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+
+	CHECK_INT(ploom_worker_start(&w, &wopts, &err), -1);
+	CHECK(w == NULL);
+	CHECK_STR(err.msg, "the worker died before it loaded the scenario (exit status 2)");
 }
 
 /* N shards through the driver, each on its own workers as ploom-explore
@@ -947,15 +1022,10 @@ int main(int argc, char **argv)
 {
 	ssize_t n;
 
-	/* as a worker: anything else would start the tests over, and each
-	 * of their workers again */
-	if (argc == 5 && !strcmp(argv[1], "-P") && !strcmp(argv[2], "-m"))
-		be_worker(argv[4]);
-	if (argc > 1) {
-		fprintf(stderr, "test_search: unexpected arguments (a worker is "
-				"SELF -P -m ploom._worker TARGET)\n");
-		return 2;
-	}
+	/* any argument makes a worker, or an exit: never the tests again,
+	 * whose workers would each start them over */
+	if (argc > 1)
+		be_worker_of(argc, argv);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
 		abort();
@@ -965,6 +1035,8 @@ int main(int argc, char **argv)
 	outcomes_are_tallied_in_order_of_first_occurrence();
 	outcomes_past_the_cap_are_counted_as_truncated();
 	the_first_failure_stops_the_search_and_is_saved();
+	a_saved_trace_records_what_the_search_instrumented();
+	the_stand_in_refuses_a_command_line_it_does_not_know();
 	shards_add_up_to_the_whole_search();
 	max_schedules_runs_exactly_that_many();
 	the_step_limit_saves_one_trace_and_leaves_the_search_incomplete();

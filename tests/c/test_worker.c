@@ -240,10 +240,13 @@ static void a_malformed_record_is_an_error_naming_it(void)
 	free(py);
 }
 
-static void expect_and_patch_come_before_the_target_in_order(void)
+static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 {
 	static const char *const patch[] = {"mylib.pool", "other"};
-	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2, NULL};
+	static const char *const points[] = {"mylib.pool:0", "mod:12"};
+	static const char *const instrument[] = {"mylib", "pkg.sub"};
+	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2, NULL,
+					 NULL, 0, 0, NULL, 0, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	char *py = script("patched", "echo \"$*\" > \"$(dirname \"$0\")/args\"\n" HELLO
@@ -268,13 +271,73 @@ static void expect_and_patch_come_before_the_target_in_order(void)
 			"--expect-blob=0123456789012345678901234567890123456789 "
 			"--patch=mylib.pool --patch=other mod:fn\n");
 	free(text);
+	/* the modules to instrument after those to patch, the scenario, then
+	 * the access sites that are points, in one argument */
+	opts.instrument = instrument;
+	opts.ninstrument = 2;
+	opts.instrument_scenario = 1;
+	opts.plain_points = points;
+	opts.nplain_points = 2;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py "
+			"--expect-blob=0123456789012345678901234567890123456789 "
+			"--patch=mylib.pool --patch=other --instrument=mylib --instrument=pkg.sub "
+			"--instrument-scenario --plain-points=mylib.pool:0,mod:12 mod:fn\n");
+	free(text);
+	/* a reduction's: every site a point */
+	opts.plain_all_points = 1;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py "
+			"--expect-blob=0123456789012345678901234567890123456789 "
+			"--patch=mylib.pool --patch=other --instrument=mylib --instrument=pkg.sub "
+			"--instrument-scenario --plain-points=* mod:fn\n");
+	free(text);
+	opts.plain_all_points = 0;
+	/* each alone */
+	opts.expect_file = opts.expect_blob = NULL;
+	opts.patch = NULL;
+	opts.npatch = 0;
+	opts.instrument_scenario = 0;
+	opts.nplain_points = 0;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --instrument=mylib --instrument=pkg.sub mod:fn\n");
+	free(text);
+	opts.ninstrument = 0;
+	opts.instrument_scenario = 1;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --instrument-scenario mod:fn\n");
+	free(text);
 	free(py);
+}
+
+static void a_site_key_that_is_not_one_is_refused_before_the_start(void)
+{
+	static const char *const points[] = {"mod:1", "mod:1 --evil"};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0,
+					 NULL, points, 2, 0, NULL, 0, 0};
+	struct ploom_worker *w = NULL;
+	struct ploom_err err = {0, ""};
+
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), -1);
+	CHECK(w == NULL);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK_STR(err.msg, "bad site key 'mod:1 --evil'");
 }
 
 static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 {
 	static const char *const patch[] = {"ok", "not-a-name"};
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2, NULL};
+	static const char *const instrument[] = {"ok", "a..b"};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2, NULL,
+					 NULL, 0, 0, NULL, 0, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -283,11 +346,20 @@ static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "cannot patch module 'not-a-name': not a module name (Python "
 			   "identifiers joined by '.')");
+	opts.npatch = 1;
+	opts.instrument = instrument;
+	opts.ninstrument = 2;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), -1);
+	CHECK(w == NULL);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK_STR(err.msg, "cannot instrument module 'a..b': not a module name (Python "
+			   "identifiers joined by '.')");
 }
 
 static void a_missing_interpreter_is_named(void)
 {
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0, NULL};
+	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0, NULL,
+					 NULL, 0, 0, NULL, 0, 0};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -353,8 +425,9 @@ int main(void)
 	a_worker_that_dies_is_an_error();
 	a_refused_command_is_an_error_with_the_reason();
 	a_malformed_record_is_an_error_naming_it();
-	expect_and_patch_come_before_the_target_in_order();
+	expect_patch_and_instrument_come_before_the_target_in_order();
 	a_module_name_that_is_not_one_is_refused_before_the_start();
+	a_site_key_that_is_not_one_is_refused_before_the_start();
 	a_missing_interpreter_is_named();
 	default_python_honours_the_environment();
 	default_python_looks_beside_argv0();

@@ -29,6 +29,15 @@ from ploom.exploration import (
 
 UTILITY = os.path.join(os.path.dirname(sys.executable), "ploom-explore")
 
+# What runs an instrumented scenario: the plain-state rewriter, which
+# another part of ploom brings; without it these tests say why they did
+# not run.
+REWRITER = pytest.mark.skipif(
+    importlib.util.find_spec("ploom._instrument") is None,
+    reason="ploom._instrument (the plain-state rewriter) is not in this tree yet: "
+    "no worker can instrument a module, so --instrument is checked without running",
+)
+
 
 def explore(scenario, tmp_path, **options):
     """Runs check() and returns the statistics, whether it passed or failed."""
@@ -574,6 +583,9 @@ def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
         {"patch": "mylib"},
         {"patch": None},
         {"patch": ("mylib", 1)},
+        {"instrument": "mylib"},
+        {"instrument": None},
+        {"instrument": ("mylib", b"other")},
     ],
 )
 def test_config_rejects_values_of_the_wrong_type(options):
@@ -607,6 +619,9 @@ def test_config_rejects_values_of_the_wrong_type(options):
         ({"patch": ("ok.mod", "bad-name")},
          "invalid --patch 'bad-name': not a module name (Python identifiers joined by '.')"),
         ({"patch": ("",)}, "invalid --patch '': not a module name"),
+        ({"instrument": ("ok.mod", "bad-name")},
+         "invalid --instrument 'bad-name': not a module name (Python identifiers joined by '.')"),
+        ({"instrument": ("-", "a" * 201)}, f"invalid --instrument '{'a' * 201}': longer than 200 bytes"),
     ],
 )
 def test_check_refuses_what_ploom_explore_refuses_with_its_reason(tmp_path, capfd, options, reason):
@@ -685,12 +700,13 @@ def test_each_field_becomes_its_option():
     config = ploom.Config(
         max_preemptions=2, reduction="none", search="ipb", max_schedules=10**12, time_limit=1.5,
         max_steps=0, schedule_timeout=0.25, keep_going=True, hash_seed=7, trace_dir=pathlib.Path("t d"),
-        minimize=False, jobs=3, patch=["a.b", "c"],
+        minimize=False, jobs=3, patch=["a.b", "c"], instrument=["-", "a.b"],
     )
     assert config._options() == [
         "--max-preemptions=2", "--reduction=none", "--search=ipb", "--max-schedules=1000000000000",
         "--time-limit=1.5", "--max-steps=0", "--schedule-timeout=0.25", "--keep-going", "--hash-seed=7",
         "--trace-dir=t d", "--no-minimize", "--jobs=3", "--patch=a.b", "--patch=c",
+        "--instrument=-", "--instrument=a.b",
     ]
     assert ploom.Config(keep_going=False, minimize=True)._options() == []
 
@@ -749,6 +765,47 @@ def test_patched_modules_reach_the_worker(tmp_path):
     assert stats.schedules == 127
     with pytest.raises(RuntimeError, match="ImportError: cannot patch 'nosuch.mod'"):
         ploom.check(scenarios.bank_locked, ploom.Config(patch=("nosuch.mod",), trace_dir=str(tmp_path)))
+
+
+def test_the_instrumented_modules_become_instrument_options_in_order():
+    assert not any(option.startswith("--instrument") for option in ploom.Config()._options())
+    options = ploom.Config(instrument=("a.b", "-", "c"))._options()
+    # "-" is ploom-explore's to read, as every name is: passed on as it is
+    assert options == ["--instrument=a.b", "--instrument=-", "--instrument=c"]
+    config = ploom.Config(instrument=["a.b", "c"])
+    assert config.instrument == ("a.b", "c")
+    assert hash(config) == hash(ploom.Config(instrument=("a.b", "c")))
+    with pytest.raises(ValueError) as info:
+        ploom.Config(instrument=("mylib"))  # noqa: UP034 - the mistake the message is about
+    assert str(info.value) == (
+        "Config.instrument must be a tuple of module names, not the string 'mylib' (write ('mylib',) for one module)"
+    )
+
+
+def test_the_statistics_say_what_was_instrumented():
+    base = {"schedules": 3, "failing": 0, "complete": True, "result": "pass"}
+    stats = Statistics.from_json({**base, "instrument": ["mylib.pool"], "instrument_scenario": True})
+    assert (stats.instrument, stats.instrument_scenario) == (("mylib.pool",), True)
+    # statistics of a ploom-explore older than the fields instrumented nothing
+    stats = Statistics.from_json(base)
+    assert (stats.instrument, stats.instrument_scenario) == ((), False)
+
+
+@REWRITER
+def test_instrumented_modules_reach_the_worker_and_the_statistics(tmp_path):
+    config = ploom.Config(instrument=("scenarios",), max_preemptions=0, trace_dir=str(tmp_path))
+    stats = ploom.check(scenarios.bank_locked, config)
+    assert (stats.instrument, stats.instrument_scenario) == (("scenarios",), False)
+    # dpor instruments the scenario by default, and "-" only what is named
+    stats = ploom.check(scenarios.bank_locked, ploom.Config(reduction="dpor", trace_dir=str(tmp_path)))
+    assert (stats.instrument, stats.instrument_scenario) == ((), True)
+    config = ploom.Config(reduction="dpor", instrument=("-",), trace_dir=str(tmp_path))
+    stats = ploom.check(scenarios.bank_locked, config)
+    assert (stats.instrument, stats.instrument_scenario) == ((), False)
+    # the rewriting is installed before the scenario's import: a module
+    # imported before cannot be instrumented
+    with pytest.raises(RuntimeError, match=r"cannot load scenario .*ValueError"):
+        ploom.check(scenarios.bank_locked, ploom.Config(instrument=("os",), trace_dir=str(tmp_path)))
 
 
 def test_config_is_frozen():

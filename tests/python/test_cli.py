@@ -4,6 +4,7 @@ Each test runs `python -m ploom` in a folder of its own holding a copy of
 the bank example, as a user would in a project: the scenario is found as a
 module of the current folder, traces go to ./.ploom."""
 
+import importlib.util
 import json
 import os
 import re
@@ -14,7 +15,8 @@ import sys
 import pytest
 
 from bank_copy import write_bank
-from ploom.__main__ import main
+from ploom.__main__ import _plain_state, main
+from ploom.exploration import Statistics
 
 NOSUCH = "nosuch_module_for_ploom:f"
 UTILITY = os.path.join(os.path.dirname(sys.executable), "ploom-explore")
@@ -98,10 +100,37 @@ def test_check_options_are_ploom_explores_own_with_the_same_effect(project):
     # combined short options and a value glued on, as getopt reads them
     result = ploom(project, "check", "-qp0", "bank:scenario")
     assert (result.returncode, result.stdout) == (0, "3 schedules, all passed\n")
-    result = ploom(project, "check", "-q", "--reduction=dpor", "bank:locked")
+    result = ploom(project, "check", "-q", "--reduction=dpor", "--instrument=-", "bank:locked")
     assert result.returncode == 0
     assert re.fullmatch(r"\d+ schedules, all passed\n", result.stdout)
     assert int(result.stdout.split()[0]) < 127
+
+
+def test_a_pass_says_whose_plain_state_it_covered():
+    def stats(instrument, scenario):
+        return Statistics(3, 0, True, "pass", None, None, "dpor", 0.1, 30.0, 4, None,
+                          instrument=instrument, instrument_scenario=scenario)
+
+    assert _plain_state(stats((), False)) == ""
+    assert _plain_state(stats((), True)) == " (plain state seen in: the scenario)"
+    assert _plain_state(stats(("mylib.pool", "other"), True)) == (
+        " (plain state seen in: the scenario, mylib.pool, other)"
+    )
+    assert _plain_state(stats(("mylib.pool",), False)) == " (plain state seen in: mylib.pool)"
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ploom._instrument") is None,
+    reason="ploom._instrument (the plain-state rewriter) is not in this tree yet: "
+    "no worker can instrument a module",
+)
+def test_check_of_an_instrumented_pass_names_what_it_covered(project):
+    result = ploom(project, "check", "-q", "--reduction=dpor", "bank:locked")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"\d+ schedules, all passed \(plain state seen in: the scenario\)\n", result.stdout)
+    result = ploom(project, "check", "-q", "-p", "0", "--instrument=bank", "bank:locked")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"\d+ schedules, all passed \(plain state seen in: bank\)\n", result.stdout)
 
 
 def test_check_runs_the_worker_on_this_interpreter_unless_python_says_otherwise(project):

@@ -7,6 +7,7 @@ as a user would; the plugin comes from its pytest11 entry point."""
 
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import pty
@@ -239,6 +240,67 @@ def test_the_marker_passes_patch_to_the_config(bank_tests):
     result = bank_tests.runpytest("test_patched.py")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*Config.patch must be a tuple of module names, not the string 'bank'*"])
+
+
+def test_the_marker_passes_instrument_to_the_config(bank_tests):
+    # the names reach ploom-explore, which judges them: a bad one is its
+    # usage error, before any worker (and any rewriting) runs
+    bank_tests.makepyfile(
+        test_instrumented=textwrap.dedent(
+            """
+            import pytest
+
+            from bank import locked
+
+
+            @pytest.mark.ploom(instrument=("bad-name",))
+            def test_bad_name(ploom_check):
+                ploom_check(locked)
+
+
+            @pytest.mark.ploom(instrument="bank")
+            def test_a_string(ploom_check):
+                ploom_check(locked)
+
+
+            @pytest.mark.ploom(reduction="dpor", instrument=("-",))
+            def test_only_those_named(ploom_check):
+                stats = ploom_check(locked)
+                assert (stats.instrument, stats.instrument_scenario) == ((), False)
+            """
+        )
+    )
+    result = bank_tests.runpytest("test_instrumented.py")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        ["*ploom-explore: invalid --instrument 'bad-name': not a module name (Python identifiers joined by '.')*"]
+    )
+    result.stdout.fnmatch_lines(["*Config.instrument must be a tuple of module names, not the string 'bank'*"])
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ploom._instrument") is None,
+    reason="ploom._instrument (the plain-state rewriter) is not in this tree yet: "
+    "no worker can instrument a module",
+)
+def test_the_marker_instruments_the_modules_it_names(bank_tests):
+    bank_tests.makepyfile(
+        test_instrumented=textwrap.dedent(
+            """
+            import pytest
+
+            from bank import locked
+
+
+            @pytest.mark.ploom(instrument=("bank",), max_preemptions=0)
+            def test_instrumented(ploom_check):
+                stats = ploom_check(locked)
+                assert (stats.instrument, stats.instrument_scenario) == (("bank",), False)
+            """
+        )
+    )
+    result = bank_tests.runpytest("test_instrumented.py")
+    result.assert_outcomes(passed=1)
 
 
 def test_a_trace_with_two_scenario_keys_cannot_pass_the_plugins_check(bank_tests):
