@@ -194,10 +194,10 @@ CHECK_RUNS := bats pytest-3.13 docs pytest-3.14 c-asan packaging c fuzz lint \
 	$(if $(PLOOM_PYTHON_FT),pytest-ft)
 .PHONY: check-build $(CHECK_RUNS:%=check-%)
 
-check: all
+check:
 	@start=$$(date +%s); rm -rf $(CHECK_DIR); mkdir -p $(CHECK_DIR); \
 	case " $$MAKEFLAGS" in *\ -j*|*jobserver*) jobs= ;; *) jobs=-j$(CHECK_JOBS) ;; esac; \
-	echo "check: building what the suites need: the sanitized tree, the fuzzers, the 3.14 venv, Sphinx"; \
+	echo "check: building what the suites need: the tree, the sanitized tree, the fuzzers, the 3.14 venv, Sphinx"; \
 	$(MAKE) --no-print-directory $$jobs check-build; \
 	echo "check: $(words $(CHECK_SUITES)) suites, $(CHECK_JOBS) at a time; each one's output is in $(CHECK_DIR)/SUITE.log"; \
 	$(MAKE) --no-print-directory -k $$jobs $(CHECK_RUNS:%=check-%) || true; \
