@@ -16,9 +16,11 @@
 #                        free-threaded CPython
 #   make bench           cost of a schedule against a fresh interpreter, and
 #                        schedules to the first failure under each search order
-#   make soak            the differential test of --reduction=dpor against DFS
-#                        on 5000 generated programs (SOAK_SEEDS, from
-#                        SOAK_START; half an hour or more on 2 cores); it fails
+#   make soak            the long runs make check leaves out: the C tests on
+#                        many more generated programs, the differential test of
+#                        --reduction=dpor against DFS on 5000 generated programs
+#                        (SOAK_SEEDS, from SOAK_START), and the Python tests
+#                        marked soak; half an hour or more on 2 cores.  It fails
 #                        where `make check` skips, when ploom-explore has no
 #                        dpor or no "outcomes" statistics yet
 #   make docs            the HTML site in build/docs/html (Sphinx, -W)
@@ -229,9 +231,22 @@ check-bats:
 	@CHECK_SHOW_LOGS=$(V) scripts/check-suite $(CHECK_DIR) bats-asan bats $(MAKE) --no-print-directory \
 		test-sanitize-bats
 
+# The differential tests of the searches hold them to DFS on programs the
+# simulator generates: test_dpor on DPOR_PROGRAMS, test_ipb on IPB_PROGRAMS,
+# test_shard on SHARD_PROGRAMS.  make check runs a slice of what they can
+# run, make soak runs many more.  test-c hands them to the programs as
+# PLOOM_DPOR_PROGRAMS, PLOOM_IPB_PROGRAMS and PLOOM_SHARD_PROGRAMS, which,
+# set in the environment, are their defaults: PLOOM_DPOR_PROGRAMS=N make
+# test-c runs N, as build/tests/test_dpor does alone.
+DPOR_PROGRAMS ?= $(or $(PLOOM_DPOR_PROGRAMS),3000)
+IPB_PROGRAMS ?= $(or $(PLOOM_IPB_PROGRAMS),200)
+SHARD_PROGRAMS ?= $(or $(PLOOM_SHARD_PROGRAMS),100)
 test-c: $(TESTS)
 	@if [[ -z "$(TESTS)" ]]; then echo "test-c: no tests/c/test_*.c found" >&2; exit 1; fi
-	@passed=0; failed=0; \
+	@echo "test-c: test_dpor compares $(DPOR_PROGRAMS) generated programs, test_ipb $(IPB_PROGRAMS), test_shard $(SHARD_PROGRAMS)"
+	@export PLOOM_DPOR_PROGRAMS=$(DPOR_PROGRAMS) PLOOM_IPB_PROGRAMS=$(IPB_PROGRAMS) \
+		PLOOM_SHARD_PROGRAMS=$(SHARD_PROGRAMS); \
+	passed=0; failed=0; \
 	for t in $(TESTS); do \
 		echo "== $$t"; \
 		if "$$t"; then passed=$$((passed + 1)); \
@@ -249,7 +264,7 @@ test-bats: all
 # sanitized extension).  Any report aborts the program, so it fails its
 # test.  ASan makes a generated program five to seven times dearer, so the
 # differential tests compare fewer of them here than in test-c: test_dpor
-# 1000 (10000), test_ipb 50 (600), and test_shard the shards of 10 (100).
+# 1000 (3000), test_ipb 50 (200), and test_shard the shards of 10 (100).
 # The sanitizers see only the code that runs, and the programs past these
 # run no more of lib/: by gcov, its lines, branches and calls taken are the
 # same after test_dpor's 1000 programs as after 3000 (300 miss a branch of
@@ -283,9 +298,8 @@ sanitize-build: all
 		SANITIZE=address,undefined $(SAN_PRODUCTS)
 
 test-sanitize-c: sanitize-build
-	@echo "test-sanitize: under the sanitizers test_dpor compares $(SAN_DPOR_PROGRAMS) generated programs, not 10000, test_ipb $(SAN_IPB_PROGRAMS), not 600, and test_shard $(SAN_SHARD_PROGRAMS), not 100"
-	@PLOOM_DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) PLOOM_IPB_PROGRAMS=$(SAN_IPB_PROGRAMS) PLOOM_SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
-		DEPS_STAMP=$(DEPS_STAMP) SANITIZE=address,undefined test-c
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) DEPS_STAMP=$(DEPS_STAMP) SANITIZE=address,undefined \
+		DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) IPB_PROGRAMS=$(SAN_IPB_PROGRAMS) SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) test-c
 
 test-sanitize-bats: sanitize-build
 	@echo "test-sanitize: bats under the sanitizers: $(notdir $(SAN_BATS)) whole; of $(notdir $(SAN_BATS_SLICED)), the tests named '$(SAN_BATS_SLICE)'"
@@ -382,12 +396,14 @@ lint: $(VENV_STAMP) | $(DEPS_STAMP)
 bench: all
 	scripts/bench
 
-# tests/python/test_differential.py on many more seeds than the few hundred
+# tests/python/test_differential.py on many more seeds than the few dozen
 # of `make check`; PLOOM_DIFF_REQUIRE turns its skip into a failure, since
-# a soak that tested nothing must not pass.
+# a soak that tested nothing must not pass.  Then the C tests with many
+# more generated programs, and the Python tests marked soak.
 SOAK_SEEDS ?= 5000
 SOAK_START ?= 0
 soak: all
+	$(MAKE) --no-print-directory test-c DPOR_PROGRAMS=20000 IPB_PROGRAMS=3000 SHARD_PROGRAMS=300
 	PLOOM_DIFF_SEEDS=$(SOAK_SEEDS) PLOOM_DIFF_START=$(SOAK_START) PLOOM_DIFF_REQUIRE=1 \
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python -m soak $(PYTEST_FLAGS)
