@@ -174,11 +174,12 @@ REFERENCE = [
     ("abba", 0, 3, 0),
     ("abba", 1, 19, 2),
     ("abba", 2, 59, 5),
-    # soak: docs/guarantees.rst's table.py, which make check runs, asserts the same count
+    # soak: docs/guarantees.rst's table.py, which make check runs, asserts the same counts
+    # (and under ipb, test_ipb.c holds ipb to DFS's very schedules on counter3)
     pytest.param("counter3", None, 53715, 0, marks=[pytest.mark.slow, pytest.mark.soak]),
     ("counter3", 0, 13, 0),
     ("counter3", 1, 313, 0),
-    ("counter3", 2, 1866, 0),
+    pytest.param("counter3", 2, 1866, 0, marks=pytest.mark.soak),
     ("racy_counter2", None, 69, 30),
     ("racy_counter2", 0, 3, 0),
     ("racy_counter2", 1, 12, 3),
