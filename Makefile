@@ -16,9 +16,11 @@
 #                        free-threaded CPython
 #   make bench           cost of a schedule against a fresh interpreter, and
 #                        schedules to the first failure under each search order
-#   make soak            the differential test of --reduction=dpor against DFS
-#                        on 5000 generated programs (SOAK_SEEDS, from
-#                        SOAK_START; half an hour or more on 2 cores); it fails
+#   make soak            the long runs make check leaves out: the C tests on
+#                        many more generated programs, the differential test of
+#                        --reduction=dpor against DFS on 5000 generated programs
+#                        (SOAK_SEEDS, from SOAK_START), and the Python tests
+#                        marked soak; half an hour or more on 2 cores.  It fails
 #                        where `make check` skips, when ploom-explore has no
 #                        dpor or no "outcomes" statistics yet
 #   make docs            the HTML site in build/docs/html (Sphinx, -W)
@@ -185,23 +187,24 @@ all: $(LIB_A) $(BINS) $(EXT) $(VENV_STAMP) $(VENV_BINS)
 # its log when it fails (V=1: always).  The last line (scripts/check-summary)
 # gives every suite's counts and what was skipped and why; it fails when a
 # suite failed (check-SUITE itself does not, so that the others all run).
-# CHECK_SUITES is in decreasing order of time, so that the longest ones do
-# not start last.
+# CHECK_RUNS, the make targets, are in decreasing order of time, so that the
+# longest ones do not start last; CHECK_SUITES is the order of the summary.
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CHECK_DIR := $(BUILD)/check
-CHECK_SUITES := pytest-3.13 bats-asan bats pytest-3.14 docs packaging c c-asan fuzz lint \
+CHECK_SUITES := lint c c-asan bats bats-asan fuzz docs packaging pytest-3.13 pytest-3.14 pytest-ft
+CHECK_RUNS := bats pytest-3.13 docs pytest-3.14 c-asan packaging c fuzz lint \
 	$(if $(PLOOM_PYTHON_FT),pytest-ft)
-.PHONY: check-build $(CHECK_SUITES:%=check-%)
+.PHONY: check-build $(CHECK_RUNS:%=check-%)
 
-check: all
+check:
 	@start=$$(date +%s); rm -rf $(CHECK_DIR); mkdir -p $(CHECK_DIR); \
 	case " $$MAKEFLAGS" in *\ -j*|*jobserver*) jobs= ;; *) jobs=-j$(CHECK_JOBS) ;; esac; \
-	echo "check: building what the suites need: the sanitized tree, the fuzzers, the 3.14 venv, Sphinx"; \
+	echo "check: building what the suites need: the tree, the sanitized tree, the fuzzers, the 3.14 venv, Sphinx"; \
 	$(MAKE) --no-print-directory $$jobs check-build; \
 	echo "check: $(words $(CHECK_SUITES)) suites, $(CHECK_JOBS) at a time; each one's output is in $(CHECK_DIR)/SUITE.log"; \
-	$(MAKE) --no-print-directory -k $$jobs $(CHECK_SUITES:%=check-%) || true; \
-	$(if $(PLOOM_PYTHON_FT),,printf '%s\n' skipped "$(FT_SKIPPED)" > $(CHECK_DIR)/pytest-ft.result;) \
-	scripts/check-summary $(CHECK_DIR) "$$start" $(CHECK_SUITES) $(if $(PLOOM_PYTHON_FT),,pytest-ft)
+	$(MAKE) --no-print-directory -k $$jobs $(CHECK_RUNS:%=check-%) || true; \
+	$(if $(PLOOM_PYTHON_FT),,printf '%s\n' "skipped 0" "$(FT_SKIPPED)" > $(CHECK_DIR)/pytest-ft.result;) \
+	scripts/check-summary $(CHECK_DIR) "$$start" $(CHECK_SUITES)
 
 check-build: all sanitize-build $(FUZZ_TARGETS) venv-3.14 $(DOCS_STAMP)
 
@@ -213,23 +216,37 @@ check-$(1):
 endef
 $(eval $(call check_suite,lint,lint,lint))
 $(eval $(call check_suite,c,c,test-c))
-$(eval $(call check_suite,bats,bats,test-bats))
 $(eval $(call check_suite,c-asan,c,test-sanitize-c))
-$(eval $(call check_suite,bats-asan,bats,test-sanitize-bats))
 $(eval $(call check_suite,fuzz,fuzz,fuzz $$(CHECK_FUZZ)))
 $(eval $(call check_suite,docs,pytest,test-docs))
 $(eval $(call check_suite,packaging,packaging,test-packaging))
 $(eval $(call check_suite,pytest-3.13,pytest,test-python-3.13))
 $(eval $(call check_suite,pytest-3.14,pytest,test-python-3.14))
 $(eval $(call check_suite,pytest-ft,pytest,test-python-ft))
-# Not at the same time: a few tests of ploom-explore.bats and
-# ploom-run-one.bats look for processes left over by the command line of
-# their scenario, which the other run starts too.
-check-bats-asan: | check-bats
+# One after the other, never at the same time: a few tests of
+# ploom-explore.bats and ploom-run-one.bats look for the processes left
+# over by their scenario's command line, which the other would start too.
+check-bats:
+	@CHECK_SHOW_LOGS=$(V) scripts/check-suite $(CHECK_DIR) bats bats $(MAKE) --no-print-directory test-bats
+	@CHECK_SHOW_LOGS=$(V) scripts/check-suite $(CHECK_DIR) bats-asan bats $(MAKE) --no-print-directory \
+		test-sanitize-bats
 
+# The differential tests of the searches hold them to DFS on programs the
+# simulator generates: test_dpor on DPOR_PROGRAMS, test_ipb on IPB_PROGRAMS,
+# test_shard on SHARD_PROGRAMS.  make check runs a slice of what they can
+# run, make soak runs many more.  test-c hands them to the programs as
+# PLOOM_DPOR_PROGRAMS, PLOOM_IPB_PROGRAMS and PLOOM_SHARD_PROGRAMS, which,
+# set in the environment, are their defaults: PLOOM_DPOR_PROGRAMS=N make
+# test-c runs N, as build/tests/test_dpor does alone.
+DPOR_PROGRAMS ?= $(or $(PLOOM_DPOR_PROGRAMS),3000)
+IPB_PROGRAMS ?= $(or $(PLOOM_IPB_PROGRAMS),200)
+SHARD_PROGRAMS ?= $(or $(PLOOM_SHARD_PROGRAMS),100)
 test-c: $(TESTS)
 	@if [[ -z "$(TESTS)" ]]; then echo "test-c: no tests/c/test_*.c found" >&2; exit 1; fi
-	@passed=0; failed=0; \
+	@echo "test-c: test_dpor compares $(DPOR_PROGRAMS) generated programs, test_ipb $(IPB_PROGRAMS), test_shard $(SHARD_PROGRAMS)"
+	@export PLOOM_DPOR_PROGRAMS=$(DPOR_PROGRAMS) PLOOM_IPB_PROGRAMS=$(IPB_PROGRAMS) \
+		PLOOM_SHARD_PROGRAMS=$(SHARD_PROGRAMS); \
+	passed=0; failed=0; \
 	for t in $(TESTS); do \
 		echo "== $$t"; \
 		if "$$t"; then passed=$$((passed + 1)); \
@@ -247,15 +264,16 @@ test-bats: all
 # sanitized extension).  Any report aborts the program, so it fails its
 # test.  ASan makes a generated program five to seven times dearer, so the
 # differential tests compare fewer of them here than in test-c: test_dpor
-# 1000 (10000), test_ipb 100 (600), and test_shard the shards of 30 (100).
+# 1000 (3000), test_ipb 50 (200), and test_shard the shards of 10 (100).
 # The sanitizers see only the code that runs, and the programs past these
-# run no more of it: by gcov, lib/dpor.c's lines and branches taken are the
-# same after 1000 programs as after 3000, lib/ipb.c's after 100 as after 600.
+# run no more of lib/: by gcov, its lines, branches and calls taken are the
+# same after test_dpor's 1000 programs as after 3000 (300 miss a branch of
+# dpor.c), after test_ipb's 50 as after 600, after test_shard's 10 as after 30.
 SAN_BUILD := $(BUILD)/san
 SAN_PRODUCTS := $(TESTS:$(BUILD)/%=$(SAN_BUILD)/%) $(BINS:$(BUILD)/%=$(SAN_BUILD)/%)
 SAN_DPOR_PROGRAMS := 1000
-SAN_IPB_PROGRAMS := 100
-SAN_SHARD_PROGRAMS := 30
+SAN_IPB_PROGRAMS := 50
+SAN_SHARD_PROGRAMS := 10
 # Under the sanitizers, bats runs SAN_BATS whole: the files of the
 # utilities that read traces and statistics (ploom-replay, ploom-show,
 # ploom-minimize, ploom-merge, ploom-run-one), each of which also explores
@@ -280,9 +298,8 @@ sanitize-build: all
 		SANITIZE=address,undefined $(SAN_PRODUCTS)
 
 test-sanitize-c: sanitize-build
-	@echo "test-sanitize: under the sanitizers test_dpor compares $(SAN_DPOR_PROGRAMS) generated programs, not 10000, test_ipb $(SAN_IPB_PROGRAMS), not 600, and test_shard $(SAN_SHARD_PROGRAMS), not 100"
-	@PLOOM_DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) PLOOM_IPB_PROGRAMS=$(SAN_IPB_PROGRAMS) PLOOM_SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
-		DEPS_STAMP=$(DEPS_STAMP) SANITIZE=address,undefined test-c
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) DEPS_STAMP=$(DEPS_STAMP) SANITIZE=address,undefined \
+		DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) IPB_PROGRAMS=$(SAN_IPB_PROGRAMS) SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) test-c
 
 test-sanitize-bats: sanitize-build
 	@echo "test-sanitize: bats under the sanitizers: $(notdir $(SAN_BATS)) whole; of $(notdir $(SAN_BATS_SLICED)), the tests named '$(SAN_BATS_SLICE)'"
@@ -313,10 +330,12 @@ PY314_TESTS ?= $(addprefix tests/python/,test_operations.py test_threading.py te
 PY314_DESELECT ?= test_dpor_reaches_exactly_the_outcomes_dfs_reaches \
 	test_dpor_finds_every_outcome_of_dfs_on_plain_state
 # The differential test of DPOR (tests/python/test_differential.py) compares
-# the first DIFF_SEEDS of its generated programs here (16,484 DFS schedules,
-# where its default 250 have 72,788); `make soak` runs 5000.
-DIFF_SEEDS ?= 60
-PYTEST := -m pytest -m "not soak" $(PYTEST_FLAGS)
+# the first DIFF_SEEDS of its generated programs here (8,640 DFS schedules,
+# where its default 250 have 72,788), those whose DFS counts it also holds
+# to progen's model; `make soak` runs 5000.
+DIFF_SEEDS ?= 30
+# --durations: the log says where the time went
+PYTEST := -m pytest -m "not soak" --durations=10 $(PYTEST_FLAGS)
 # No free-threaded CPython can be installed on these machines (see
 # check-free-threaded-abi): its run is skipped unless PLOOM_PYTHON_FT names
 # one, and what can be checked without it is checked by make lint.
@@ -377,12 +396,14 @@ lint: $(VENV_STAMP) | $(DEPS_STAMP)
 bench: all
 	scripts/bench
 
-# tests/python/test_differential.py on many more seeds than the few hundred
+# tests/python/test_differential.py on many more seeds than the few dozen
 # of `make check`; PLOOM_DIFF_REQUIRE turns its skip into a failure, since
-# a soak that tested nothing must not pass.
+# a soak that tested nothing must not pass.  Then the C tests with many
+# more generated programs, and the Python tests marked soak.
 SOAK_SEEDS ?= 5000
 SOAK_START ?= 0
 soak: all
+	$(MAKE) --no-print-directory test-c DPOR_PROGRAMS=20000 IPB_PROGRAMS=3000 SHARD_PROGRAMS=300
 	PLOOM_DIFF_SEEDS=$(SOAK_SEEDS) PLOOM_DIFF_START=$(SOAK_START) PLOOM_DIFF_REQUIRE=1 \
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python -m soak $(PYTEST_FLAGS)

@@ -482,12 +482,95 @@ static int parse_wait(struct ploom_run_parser *p, const struct field *f, int nf,
 	return 0;
 }
 
+/* `stack TASK STATE DEPTH`: only after `exit timeout`, before `output`,
+ * tasks ascending. */
+static int parse_stack(struct ploom_run_parser *p, const struct field *f, int nf,
+		       const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_outcome *o = &p->run->outcome;
+	struct ploom_stack *st;
+	int task, state;
+	long depth;
+
+	if (!p->have_exit || strcmp(p->exit_how, "timeout") || p->have_output)
+		return malformed(err, line, len, "stack outside a timeout");
+	if (nf != 4)
+		return malformed(err, line, len, "expected 4 fields");
+	if (parse_int(&task, &f[1], 0, INT_MAX) < 0 ||
+	    (o->nstacks && task <= o->stacks[o->nstacks - 1].task))
+		return malformed(err, line, len, "bad TASK");
+	if (o->nstacks >= PLOOM_STACK_TASKS_MAX)
+		return malformed(err, line, len, "more than 1024 stacks");
+	state = ploom_stack_state_parse(f[2].s, f[2].n);
+	if (state < 0)
+		return malformed(err, line, len, "bad STATE");
+	if (parse_long(&depth, &f[3], 0, LONG_MAX) < 0 ||
+	    (depth && state != PLOOM_STACK_RUNNING))
+		return malformed(err, line, len, "bad DEPTH");
+	st = realloc(o->stacks, (o->nstacks + 1) * sizeof(*st));
+	if (!st)
+		return ploom_err_oom(err);
+	o->stacks = st;
+	st = &o->stacks[o->nstacks++];
+	memset(st, 0, sizeof(*st));
+	st->task = task;
+	st->state = (enum ploom_stack_state)state;
+	st->depth = depth;
+	p->in_stack = state == PLOOM_STACK_RUNNING;
+	return 0;
+}
+
+/* `frame FILE LINE FUNCTION`: of the running stack just before. */
+static int parse_frame(struct ploom_run_parser *p, const struct field *f, int nf,
+		       const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_outcome *o = &p->run->outcome;
+	struct ploom_stack *st;
+	struct ploom_where w = {NULL, NULL, 0};
+	struct ploom_where *frames;
+	const char *why;
+	char msg[64];
+
+	if (!p->in_stack)
+		return malformed(err, line, len, "frame outside a running stack");
+	st = &o->stacks[o->nstacks - 1];
+	if (st->nframes >= PLOOM_STACK_FRAMES_MAX || (long)st->nframes >= st->depth)
+		return malformed(err, line, len, "more frames than DEPTH or 8");
+	if (nf != 4)
+		return malformed(err, line, len, "expected 4 fields");
+	if (parse_int(&w.line, &f[2], 0, INT_MAX) < 0)
+		return malformed(err, line, len, "bad LINE");
+	w.file = dup_label(&f[1], PLOOM_PATH_MAX, &why);
+	if (!w.file) {
+		snprintf(msg, sizeof(msg), "FILE %s", why);
+		return malformed(err, line, len, msg);
+	}
+	w.function = dup_label(&f[3], PLOOM_NAME_MAX, &why);
+	if (!w.function) {
+		free(w.file);
+		snprintf(msg, sizeof(msg), "FUNCTION %s", why);
+		return malformed(err, line, len, msg);
+	}
+	frames = realloc(st->frames, (st->nframes + 1) * sizeof(*frames));
+	if (!frames) {
+		ploom_where_release(&w);
+		return ploom_err_oom(err);
+	}
+	st->frames = frames;
+	frames[st->nframes++] = w;
+	return 0;
+}
+
 /* After `done`: turn the child's exit into an outcome when it sent none. */
 static int finish(struct ploom_run_parser *p, const char *line, size_t len,
 		  struct ploom_err *err)
 {
 	struct ploom_outcome *o = &p->run->outcome;
 
+	/* the stacks belong to a timeout: a child that sent its outcome
+	 * before it was killed ended as that outcome says */
+	if (p->have_outcome)
+		ploom_outcome_release_stacks(o);
 	if (!p->have_outcome) {
 		if (!p->have_exit)
 			return malformed(err, line, len, "run without outcome or exit");
@@ -546,6 +629,11 @@ int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t l
 		return parse_step(p, f, nf, line, len, err);
 	if (!field_is(&f[0], "wait"))
 		p->in_deadlock = 0;
+	if (field_is(&f[0], "frame"))
+		return parse_frame(p, f, nf, line, len, err);
+	p->in_stack = 0;
+	if (field_is(&f[0], "stack"))
+		return parse_stack(p, f, nf, line, len, err);
 	if (field_is(&f[0], "wait"))
 		return parse_wait(p, f, nf, line, len, err);
 	if (field_is(&f[0], "value")) {

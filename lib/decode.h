@@ -36,6 +36,7 @@ struct ploom_run_parser {
 	int in_deadlock;        /* wait records allowed */
 	int have_exit;
 	int have_output;
+	int in_stack;           /* frame records allowed: after a running stack */
 	char exit_how[16];
 	int exit_code;
 	int done;

@@ -535,6 +535,214 @@ void ploom_enc_exit(struct ploom_buf *b, const char *how, int code)
 	ploom_buf_addf(b, "exit %s %d\n", how, code);
 }
 
+/* ---- stacks of a schedule cut by its timeout ---- */
+
+static const char *const stack_states[] = {"running", "finished", "unstarted", "unknown"};
+
+const char *ploom_stack_state_name(enum ploom_stack_state state)
+{
+	if ((unsigned)state >= sizeof(stack_states) / sizeof(*stack_states))
+		return "?";
+	return stack_states[state];
+}
+
+int ploom_stack_state_parse(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(stack_states) / sizeof(*stack_states); i++)
+		if (strlen(stack_states[i]) == len && !memcmp(stack_states[i], s, len))
+			return (int)i;
+	return -1;
+}
+
+void ploom_enc_stack(struct ploom_buf *b, int task, enum ploom_stack_state state, long depth)
+{
+	ploom_buf_addf(b, "stack %d %s %ld\n", task, ploom_stack_state_name(state),
+		       depth < 0 ? 0 : depth);
+}
+
+void ploom_enc_frame(struct ploom_buf *b, const char *file, size_t file_len, long line,
+		     const char *function, size_t function_len)
+{
+	ploom_buf_add(b, "frame", 5);
+	add_label(b, file, file_len, PLOOM_PATH_MAX);
+	ploom_buf_addf(b, " %ld", line < 1 ? 0 : line);
+	add_label(b, function, function_len, PLOOM_NAME_MAX);
+	ploom_buf_add(b, "\n", 1);
+}
+
+/* One line of a dump: [s, s + n), without its newline. */
+struct dump_line {
+	const char *s;
+	size_t n;
+};
+
+static int starts_with(struct dump_line l, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return l.n >= n && !memcmp(l.s, prefix, n);
+}
+
+/* The ident of a thread's header line ("Thread 0x7f..." or "Current
+ * thread 0x7f..."), or 0 when l is none. */
+static unsigned long dump_thread(struct dump_line l)
+{
+	static const char *const heads[] = {"Thread 0x", "Current thread 0x"};
+	unsigned long v = 0;
+	size_t i, k, digits = 0;
+
+	for (k = 0; k < 2; k++)
+		if (starts_with(l, heads[k]))
+			break;
+	if (k == 2)
+		return 0;
+	for (i = strlen(heads[k]); i < l.n && digits <= 2 * sizeof(v); i++, digits++) {
+		int d = hexval(l.s[i]);
+		if (d < 0)
+			break;
+		v = v << 4 | (unsigned long)d;
+	}
+	return digits && digits <= 2 * sizeof(v) ? v : 0;
+}
+
+/* A frame line, '  File "FILE", line N in FUNCTION' (N may be "???"):
+ * 1 with its parts, or 0 when l is none. */
+struct dump_frame {
+	const char *file, *function;
+	size_t file_len, function_len;
+	long line;
+};
+
+static int dump_frame(struct dump_frame *f, struct dump_line l)
+{
+	static const char head[] = "  File \"", mid[] = "\", line ";
+	const char *p, *end = l.s + l.n, *q = NULL;
+
+	if (!starts_with(l, head))
+		return 0;
+	/* the last '", line ': a file name may hold the words, a function
+	 * name cannot */
+	for (p = l.s + sizeof(head) - 1; p + sizeof(mid) - 1 <= end; p++)
+		if (!memcmp(p, mid, sizeof(mid) - 1))
+			q = p;
+	if (!q)
+		return 0;
+	f->file = l.s + sizeof(head) - 1;
+	f->file_len = (size_t)(q - f->file);
+	p = q + sizeof(mid) - 1;
+	f->line = 0;
+	if (end - p >= 3 && !memcmp(p, "???", 3)) {
+		p += 3;
+	} else {
+		const char *d = p;
+		while (p < end && *p >= '0' && *p <= '9' && p - d < 9)
+			f->line = f->line * 10 + (*p++ - '0');
+		if (p == d)
+			return 0;
+	}
+	if (end - p < 5 || memcmp(p, " in ", 4))
+		return 0;
+	f->function = p + 4;
+	f->function_len = (size_t)(end - f->function);
+	return f->file_len > 0;
+}
+
+/* The next whole line; an empty one at the end, since a line the dump
+ * cut short could read as another (line 2 of line 20). */
+static struct dump_line next_line(const char *dump, size_t len, size_t *pos)
+{
+	struct dump_line l = {dump + *pos, 0};
+	const char *nl = memchr(l.s, '\n', len - *pos);
+
+	if (!nl) {
+		*pos = len;
+		return l;
+	}
+	l.n = (size_t)(nl - l.s);
+	*pos += l.n + 1;
+	return l;
+}
+
+/* The frames of the thread whose header ends at pos: counts them into
+ * *depth, past the leading ones of skip_dir and up to the next one of
+ * skip_dir, and encodes the first PLOOM_STACK_FRAMES_MAX of those if b is
+ * not NULL. */
+static void dump_frames(struct ploom_buf *b, const char *dump, size_t len, size_t pos,
+			const char *skip_dir, const char *cwd, long *depth)
+{
+	int skipping = skip_dir && *skip_dir;
+	struct dump_frame f;
+
+	*depth = 0;
+	while (pos < len) {
+		struct dump_line l = next_line(dump, len, &pos);
+		char *abs = NULL;
+
+		if (dump_thread(l) || !l.n)
+			break;
+		if (!dump_frame(&f, l))
+			continue;
+		if (skip_dir && *skip_dir && f.file_len >= strlen(skip_dir) &&
+		    !memcmp(f.file, skip_dir, strlen(skip_dir))) {
+			if (skipping)
+				continue;
+			/* the code that called the scenario: the worker's own */
+			break;
+		}
+		skipping = 0;
+		if (b && *depth < PLOOM_STACK_FRAMES_MAX) {
+			/* Python's relative names are the worker's folder's;
+			 * "<string>" and the like name no file */
+			if (cwd && f.file[0] != '/' && f.file[0] != '<' &&
+			    asprintf(&abs, "%s/%.*s", cwd, (int)f.file_len, f.file) >= 0) {
+				f.file = abs;
+				f.file_len = strlen(abs);
+			}
+			ploom_enc_frame(b, f.file, f.file_len, f.line, f.function, f.function_len);
+			free(abs);
+		}
+		++*depth;
+	}
+}
+
+void ploom_enc_stacks(struct ploom_buf *b, const char *dump, size_t len,
+		      const struct ploom_dump_task *tasks, size_t ntasks, int complete,
+		      const char *skip_dir, const char *cwd)
+{
+	size_t i;
+
+	if (ntasks > PLOOM_STACK_TASKS_MAX)
+		ntasks = PLOOM_STACK_TASKS_MAX;
+	for (i = 0; i < ntasks; i++) {
+		size_t pos = 0, found = 0;
+		long depth;
+		int seen = 0;
+
+		if (tasks[i].finished) {
+			ploom_enc_stack(b, (int)i, PLOOM_STACK_FINISHED, 0);
+			continue;
+		}
+		while (tasks[i].ident && pos < len) {
+			struct dump_line l = next_line(dump, len, &pos);
+			if (dump_thread(l) == tasks[i].ident) {
+				seen = 1;
+				found = pos;
+				break;
+			}
+		}
+		if (!seen) {
+			ploom_enc_stack(b, (int)i, complete ? PLOOM_STACK_UNSTARTED
+							     : PLOOM_STACK_UNKNOWN, 0);
+			continue;
+		}
+		dump_frames(NULL, dump, len, found, skip_dir, cwd, &depth);
+		ploom_enc_stack(b, (int)i, PLOOM_STACK_RUNNING, depth);
+		dump_frames(b, dump, len, found, skip_dir, cwd, &depth);
+	}
+}
+
 void ploom_enc_output(struct ploom_buf *b, const char *text, size_t len)
 {
 	ploom_buf_addf(b, "output");

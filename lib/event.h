@@ -144,6 +144,25 @@
  *       From the worker once the child is reaped.  HOW word: "code" (CODE is
  *       the exit status), "signal" (CODE is the signal number), "timeout"
  *       (the worker killed the child after TIMEOUT_MS; CODE 0).
+ *   stack TASK STATE DEPTH
+ *       From the worker, optional, only after `exit timeout`: where task
+ *       TASK was when the child ran past its timeout, read from the Python
+ *       stacks the child dumped before it was killed (see
+ *       ploom_enc_stacks()).  One per task, in ascending TASK order, at
+ *       most PLOOM_STACK_TASKS_MAX.  STATE word: "running" (its thread
+ *       was alive; `frame` records follow, innermost first), "finished"
+ *       (its code had returned), "unstarted" (its thread had not begun),
+ *       "unknown" (the dump did not show it: it was cut short).  DEPTH
+ *       int: the frames the dump showed for it, at least the `frame`
+ *       records that follow (at most PLOOM_STACK_FRAMES_MAX, the
+ *       innermost), 0 but for "running".  A worker that gets no dump in
+ *       time sends no `stack` record.
+ *   frame FILE LINE FUNCTION
+ *       A frame of the task of the `stack` record before, the innermost
+ *       first: FILE and FUNCTION str, labels (below); LINE int, from 1, or
+ *       0 when unknown.  Frames of the ploom package at the innermost end
+ *       are left out, as a step's WHERE looks past them, and the stack
+ *       ends at the next one (the worker's code that called the scenario).
  *   output TEXT
  *       From the worker, optional: what the child wrote on stdout and
  *       stderr, at most 64 KiB.  TEXT str.
@@ -183,8 +202,10 @@
  * 5: POLICY at the end of the `run` command (a worker of 4 would refuse
  * the command)
  * 6: the object kind plain#N and the outcome refine (a utility of 5 would
- * refuse the records) */
-#define PLOOM_PROTOCOL_VERSION 6
+ * refuse the records)
+ * 7: the `stack` and `frame` records after `exit timeout` (a utility of 6
+ * would refuse them) */
+#define PLOOM_PROTOCOL_VERSION 7
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -398,6 +419,59 @@ void ploom_enc_outcome_sleep_blocked(struct ploom_buf *b, long index);
 void ploom_enc_outcome_refine(struct ploom_buf *b, const char *sites, size_t len);
 /* how: "code", "signal" or "timeout" */
 void ploom_enc_exit(struct ploom_buf *b, const char *how, int code);
+
+/* ---- stacks of a schedule cut by its timeout ---- */
+
+/* The most tasks a timeout outcome tells of (the first ones), and the
+ * most frames it keeps of each (the innermost): enough to say where a
+ * task spins or blocks, and few enough that a trace stays small. */
+#define PLOOM_STACK_TASKS_MAX 1024
+#define PLOOM_STACK_FRAMES_MAX 8
+
+/* A `stack` record's STATE. */
+enum ploom_stack_state {
+	PLOOM_STACK_RUNNING,
+	PLOOM_STACK_FINISHED,
+	PLOOM_STACK_UNSTARTED,
+	PLOOM_STACK_UNKNOWN,
+};
+
+/* "running", "finished", "unstarted", "unknown"; "?" out of range. */
+const char *ploom_stack_state_name(enum ploom_stack_state state);
+
+/* The state named by s[0..len), or -1. */
+int ploom_stack_state_parse(const char *s, size_t len);
+
+void ploom_enc_stack(struct ploom_buf *b, int task, enum ploom_stack_state state, long depth);
+/* file and function cleaned and cut as a code record's; line < 1: 0 */
+void ploom_enc_frame(struct ploom_buf *b, const char *file, size_t file_len, long line,
+		     const char *function, size_t function_len);
+
+/* A task of the schedule as the worker knows it after a timeout: the
+ * ident of its thread (PyThread_get_thread_ident(), the number
+ * faulthandler prints as "Thread 0x..."), 0 for none, and whether its
+ * code had returned. */
+struct ploom_dump_task {
+	unsigned long ident;
+	int finished;
+};
+
+/* Appends a `stack` record, and its `frame` records, for each of
+ * tasks[0..ntasks) (the first PLOOM_STACK_TASKS_MAX), read from dump[0..len):
+ * the text faulthandler.dump_traceback(all_threads=True) writes, a
+ * "Thread 0x..." or "Current thread 0x..." line then one line per frame,
+ * '  File "FILE", line N in FUNCTION', innermost first.  complete: the
+ * child said the dump was whole; a task whose thread the dump does not
+ * show is then "unstarted", else "unknown".  Lines of any other shape are
+ * skipped, so a cut or garbled dump yields less, never a wrong record.
+ * Frames whose file starts with skip_dir (the ploom package; NULL: none)
+ * are left out at the innermost end, and the first such frame past the
+ * scenario's ends the stack (below it lies the worker that called the
+ * scenario); a relative FILE is joined to cwd (NULL: kept), as a code
+ * record's is. */
+void ploom_enc_stacks(struct ploom_buf *b, const char *dump, size_t len,
+		      const struct ploom_dump_task *tasks, size_t ntasks, int complete,
+		      const char *skip_dir, const char *cwd);
 void ploom_enc_output(struct ploom_buf *b, const char *text, size_t len);
 void ploom_enc_done(struct ploom_buf *b, long nsteps);
 

@@ -621,6 +621,15 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 			put_esc(w, o->traceback, 1);
 			put(w, "</pre>\n");
 		}
+		if (v->nstacks) {
+			put(w, "<ul class=\"stacks\">\n");
+			for (i = 0; i < v->nstacks; i++) {
+				put(w, "<li>");
+				put_esc(w, v->stacks[i], 0);
+				put(w, "</li>\n");
+			}
+			put(w, "</ul>\n");
+		}
 		break;
 	}
 	if (o->output && *o->output) {

@@ -56,6 +56,35 @@ static void put_step(struct ploom_json_builder *b, cJSON *arr, const struct ploo
 	put_where(b, o, &s->where);
 }
 
+/* A timeout's "stacks": only when the worker sent them, so that a trace
+ * without them reads as it did before the field */
+static void put_stacks(struct ploom_json_builder *b, cJSON *o, const struct ploom_outcome *oc)
+{
+	cJSON *stacks, *x, *frames, *f;
+	size_t i, k;
+
+	if (!oc->nstacks)
+		return;
+	stacks = ploom_json_put(b, o, "stacks", cJSON_CreateArray());
+	for (i = 0; i < oc->nstacks; i++) {
+		const struct ploom_stack *st = &oc->stacks[i];
+		x = ploom_json_append(b, stacks, cJSON_CreateObject());
+		ploom_json_put_num(b, x, "task", st->task);
+		ploom_json_put_str(b, x, "state", ploom_stack_state_name(st->state));
+		if (st->state != PLOOM_STACK_RUNNING)
+			continue;
+		ploom_json_put_num(b, x, "depth", (double)st->depth);
+		frames = ploom_json_put(b, x, "frames", cJSON_CreateArray());
+		for (k = 0; k < st->nframes; k++) {
+			const struct ploom_where *w = &st->frames[k];
+			f = ploom_json_append(b, frames, cJSON_CreateObject());
+			ploom_json_put_str(b, f, "file", w->file ? w->file : "?");
+			ploom_json_put_num(b, f, "line", w->line);
+			ploom_json_put_str(b, f, "function", w->function ? w->function : "?");
+		}
+	}
+}
+
 static void put_outcome(struct ploom_json_builder *b, cJSON *parent, const struct ploom_outcome *oc)
 {
 	cJSON *o = ploom_json_put(b, parent, "outcome", cJSON_CreateObject());
@@ -91,6 +120,9 @@ static void put_outcome(struct ploom_json_builder *b, cJSON *parent, const struc
 		break;
 	case PLOOM_OUTCOME_STEP_LIMIT:
 		ploom_json_put_num(b, o, "limit", (double)oc->limit);
+		break;
+	case PLOOM_OUTCOME_TIMEOUT:
+		put_stacks(b, o, oc);
 		break;
 	case PLOOM_OUTCOME_DIVERGENCE:
 		ploom_json_put_num(b, o, "step", (double)oc->divergence_index);
@@ -427,6 +459,108 @@ static void read_step(struct ploom_json_reader *r, struct ploom_step *s, const c
 	read_where(r, &s->where, x, prefix);
 }
 
+/* A frame's file: only read, never opened, as a where's. */
+static void read_frame(struct ploom_json_reader *r, struct ploom_where *w, const cJSON *x,
+		       const char *prefix)
+{
+	get_label(r, &w->file, x, prefix, "file", PLOOM_PATH_MAX);
+	if (!r->failed && w->file[0] != '/' && !ploom_relpath_is_safe(w->file))
+		ploom_json_fail(r, "is neither an absolute path nor a relative one inside its root",
+				prefix, "file");
+	get_label(r, &w->function, x, prefix, "function", PLOOM_NAME_MAX);
+	ploom_json_get_int(r, &w->line, x, prefix, "line", 0, INT_MAX);
+}
+
+/* A timeout's "stacks": optional (older traces, and a worker that got no
+ * dump in time, have none); tasks ascending, a running one's frames
+ * innermost first and no more than its depth or PLOOM_STACK_FRAMES_MAX. */
+static void read_stacks(struct ploom_json_reader *r, struct ploom_outcome *o, const cJSON *x)
+{
+	const cJSON *e = ploom_json_get(r, x, "outcome.", "stacks", 0), *it, *fr, *f;
+	char sub[96], fsub[128];
+	char *state = NULL;
+	int n, k;
+
+	if (!e || r->failed)
+		return;
+	if (!cJSON_IsArray(e)) {
+		ploom_json_fail(r, "is not an array", "outcome.", "stacks");
+		return;
+	}
+	n = cJSON_GetArraySize(e);
+	if (n > PLOOM_STACK_TASKS_MAX) {
+		ploom_json_fail(r, "has more than 1024 entries", "outcome.", "stacks");
+		return;
+	}
+	o->stacks = calloc((size_t)n + 1, sizeof(*o->stacks));
+	if (!o->stacks) {
+		r->failed = 1;
+		ploom_err_oom(r->err);
+		return;
+	}
+	cJSON_ArrayForEach(it, e) {
+		struct ploom_stack *st = &o->stacks[o->nstacks];
+		int kind;
+
+		snprintf(sub, sizeof(sub), "outcome.stacks[%zu].", o->nstacks);
+		o->nstacks++;
+		if (!cJSON_IsObject(it)) {
+			snprintf(sub, sizeof(sub), "[%zu]", o->nstacks - 1);
+			ploom_json_fail(r, "is not an object", "outcome.stacks", sub);
+			return;
+		}
+		ploom_json_get_int(r, &st->task, it, sub, "task", 0, INT_MAX);
+		if (!r->failed && o->nstacks > 1 && st->task <= o->stacks[o->nstacks - 2].task)
+			ploom_json_fail(r, "is not above the task before", sub, "task");
+		ploom_json_get_str(r, &state, it, sub, "state", 1, 0);
+		if (r->failed)
+			break;
+		kind = ploom_stack_state_parse(state, strlen(state));
+		free(state);
+		state = NULL;
+		if (kind < 0) {
+			ploom_json_fail(r, "is not running, finished, unstarted or unknown", sub,
+					"state");
+			return;
+		}
+		st->state = (enum ploom_stack_state)kind;
+		if (st->state != PLOOM_STACK_RUNNING) {
+			if (ploom_json_get(r, it, sub, "frames", 0) || ploom_json_get(r, it, sub, "depth", 0))
+				ploom_json_fail(r, "belongs to a running task only", sub,
+						ploom_json_get(r, it, sub, "frames", 0) ? "frames" : "depth");
+			continue;
+		}
+		ploom_json_get_long(r, &st->depth, it, sub, "depth", 0, LONG_MAX);
+		fr = ploom_json_get_array(r, it, sub, "frames");
+		if (r->failed)
+			return;
+		k = cJSON_GetArraySize(fr);
+		if (k > PLOOM_STACK_FRAMES_MAX || k > st->depth) {
+			ploom_json_fail(r, "has more entries than depth or 8", sub, "frames");
+			return;
+		}
+		st->frames = calloc((size_t)k + 1, sizeof(*st->frames));
+		if (!st->frames) {
+			r->failed = 1;
+			ploom_err_oom(r->err);
+			return;
+		}
+		cJSON_ArrayForEach(f, fr) {
+			snprintf(fsub, sizeof(fsub), "%sframes[%zu].", sub, st->nframes);
+			if (!cJSON_IsObject(f)) {
+				char at[32];
+				snprintf(fsub, sizeof(fsub), "%sframes", sub);
+				snprintf(at, sizeof(at), "[%zu]", st->nframes);
+				ploom_json_fail(r, "is not an object", fsub, at);
+				return;
+			}
+			read_frame(r, &st->frames[st->nframes++], f, fsub);
+			if (r->failed)
+				return;
+		}
+	}
+}
+
 static void read_outcome(struct ploom_json_reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	struct ploom_outcome *o = &t->run.outcome;
@@ -503,6 +637,7 @@ static void read_outcome(struct ploom_json_reader *r, struct ploom_trace *t, con
 	case PLOOM_OUTCOME_TIMEOUT:
 		/* checked when config was read */
 		(void)ploom_timeout_ms(&o->timeout_ms, t->config.schedule_timeout_s);
+		read_stacks(r, o, x);
 		break;
 	case PLOOM_OUTCOME_DIVERGENCE:
 		if (ploom_json_get(r, x, p, "step", 0))

@@ -680,6 +680,11 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 			put(w, "\n");
 			put_block(w, o->traceback, "");
 		}
+		for (i = 0; i < v->nstacks; i++) {
+			put(w, "  ");
+			put_text(w, v->stacks[i], 0);
+			put(w, "\n");
+		}
 		break;
 	}
 	if (o->output && *o->output) {

@@ -61,6 +61,20 @@ int ploom_where_copy(struct ploom_where *to, const struct ploom_where *from, int
 	return 0;
 }
 
+void ploom_outcome_release_stacks(struct ploom_outcome *o)
+{
+	size_t i, k;
+
+	for (i = 0; i < o->nstacks; i++) {
+		for (k = 0; k < o->stacks[i].nframes; k++)
+			ploom_where_release(&o->stacks[i].frames[k]);
+		free(o->stacks[i].frames);
+	}
+	free(o->stacks);
+	o->stacks = NULL;
+	o->nstacks = 0;
+}
+
 static void step_release(struct ploom_step *s)
 {
 	free(s->object);
@@ -83,6 +97,7 @@ static void outcome_release(struct ploom_outcome *o)
 		ploom_where_release(&o->waits[i].where);
 	}
 	free(o->waits);
+	ploom_outcome_release_stacks(o);
 	free(o->divergence_message);
 	free(o->sites);
 	free(o->output);
@@ -227,12 +242,14 @@ int ploom_short_names_new(struct ploom_short_names **out, const struct ploom_run
 {
 	struct ploom_short_names *sn = calloc(1, sizeof(*sn));
 	const char **files = NULL;
-	size_t i, n = 0;
+	size_t i, k, n = 0, nframes = 0;
 
 	*out = NULL;
 	if (!sn)
 		return ploom_err_oom(err);
-	files = malloc((run->nsteps + run->outcome.nwaits + 1) * sizeof(*files));
+	for (i = 0; i < run->outcome.nstacks; i++)
+		nframes += run->outcome.stacks[i].nframes;
+	files = malloc((run->nsteps + run->outcome.nwaits + nframes + 1) * sizeof(*files));
 	if (!files) {
 		free(sn);
 		return ploom_err_oom(err);
@@ -243,6 +260,10 @@ int ploom_short_names_new(struct ploom_short_names **out, const struct ploom_run
 	for (i = 0; i < run->outcome.nwaits; i++)
 		if (run->outcome.waits[i].where.file)
 			files[n++] = run->outcome.waits[i].where.file;
+	for (i = 0; i < run->outcome.nstacks; i++)
+		for (k = 0; k < run->outcome.stacks[i].nframes; k++)
+			if (run->outcome.stacks[i].frames[k].file)
+				files[n++] = run->outcome.stacks[i].frames[k].file;
 	/* sorted, two different files with one last component are neighbours
 	 * (or have only copies of one of them in between) */
 	qsort(files, n, sizeof(*files), cmp_files);
@@ -1003,7 +1024,7 @@ static int relativize_where(struct ploom_trace *t, struct ploom_err *err)
 	struct ploom_run *run = &t->run;
 	char *root = NULL, *real = NULL, *real_root = NULL;
 	int oom = 0, ret = -1;
-	size_t i;
+	size_t i, k;
 
 	if (!t->source.root || !t->scenario.relpath || !t->scenario.file)
 		return 0;
@@ -1025,6 +1046,11 @@ static int relativize_where(struct ploom_trace *t, struct ploom_err *err)
 	for (i = 0; i < run->outcome.nwaits; i++)
 		if (relativize(&run->outcome.waits[i].where, root, real_root, &cache, err) < 0)
 			goto done;
+	for (i = 0; i < run->outcome.nstacks; i++)
+		for (k = 0; k < run->outcome.stacks[i].nframes; k++)
+			if (relativize(&run->outcome.stacks[i].frames[k], root, real_root, &cache,
+				       err) < 0)
+				goto done;
 	ret = 0;
 done:
 	for (i = 0; i < cache.n; i++) {

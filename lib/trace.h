@@ -45,8 +45,8 @@
  *      timed acquires refuses it, naming the field, so none misreads it.
  *      Added since without a bump, as optional fields whose absence an
  *      old reader cannot misread: "source" and the "relpath"s, a step's
- *      and a wait's "where", "tasks" and "objects" (the names), and the config's "instrument"
- *      and "instrument_scenario": a reader that ignores them replays
+ *      and a wait's "where", "tasks" and "objects" (the names), the config's "instrument"
+ *      and "instrument_scenario", and a timeout's "stacks": a reader that ignores them replays
  *      without the rewriting, so the first step it made is not made
  *      again and the replay stops as a divergence, never a run that
  *      passes for the recorded one */
@@ -108,6 +108,16 @@ struct ploom_wait {
 	struct ploom_where where;   /* where the task waits */
 };
 
+/* Where a task was when its schedule ran past its timeout (event.h's
+ * `stack` record): its innermost frames, the innermost first. */
+struct ploom_stack {
+	int task;
+	enum ploom_stack_state state;
+	long depth;             /* the frames the dump showed; >= nframes */
+	struct ploom_where *frames; /* running only; line 0 when unknown */
+	size_t nframes;         /* at most PLOOM_STACK_FRAMES_MAX */
+};
+
 struct ploom_outcome {
 	enum ploom_outcome_kind kind;
 	char *summary;          /* see ploom_outcome_summary() */
@@ -121,6 +131,10 @@ struct ploom_outcome {
 	int status;             /* exit */
 	long limit;             /* step-limit: MAX_STEPS */
 	long timeout_ms;        /* timeout: the limit that was exceeded */
+	/* timeout: where each task was, ascending by task; none when the
+	 * worker got no dump of the stacks (or the trace is older) */
+	struct ploom_stack *stacks;
+	size_t nstacks;
 	long divergence_index;  /* divergence, sleep-blocked: the step */
 	char *divergence_message; /* divergence */
 	char *sites;            /* refine: the site keys, space-separated */
@@ -382,6 +396,9 @@ int ploom_where_copy(struct ploom_where *to, const struct ploom_where *from, int
 
 /* Frees what w holds and zeroes it; safe on a zeroed one. */
 void ploom_where_release(struct ploom_where *w);
+
+/* Frees an outcome's stacks and empties the list; safe on an empty one. */
+void ploom_outcome_release_stacks(struct ploom_outcome *o);
 
 /* Sets the name of obj (not "-") in run to a copy of name, replacing the
  * one it had.  The caller keeps to PLOOM_NAMES_MAX objects (event.h), as

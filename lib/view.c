@@ -1,6 +1,7 @@
 /* The view of a trace that both drawings emit; view.h documents it. */
 #include "view.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,9 @@ void ploom_view_release(struct ploom_view *v)
 		wait_release(&v->waits[i]);
 	for (i = 0; v->facts && i < v->nfacts; i++)
 		free(v->facts[i].value);
+	for (i = 0; v->stacks && i < v->nstacks; i++)
+		free(v->stacks[i]);
+	free(v->stacks);
 	free(v->tasks);
 	free(v->names);
 	free(v->rows);
@@ -227,6 +231,110 @@ static int view_waits(struct ploom_view *v)
 	return 0;
 }
 
+/* A string that grows, and remembers running out of memory (then NULL). */
+struct text {
+	char *s;
+	size_t len;
+	int oom;
+};
+
+static void __attribute__((format(printf, 2, 3))) text_addf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *more, *s;
+	int n;
+
+	if (t->oom)
+		return;
+	va_start(ap, fmt);
+	n = vasprintf(&more, fmt, ap);
+	va_end(ap);
+	s = n < 0 ? NULL : realloc(t->s, t->len + (size_t)n + 1);
+	if (!s) {
+		if (n >= 0)
+			free(more);
+		free(t->s);
+		t->s = NULL;
+		t->oom = 1;
+		return;
+	}
+	memcpy(s + t->len, more, (size_t)n + 1);
+	free(more);
+	t->s = s;
+	t->len += (size_t)n;
+}
+
+char *ploom_view_stack_line(const struct ploom_run *run, const struct ploom_stack *st,
+			    const struct ploom_short_names *sn)
+{
+	struct ploom_obj obj = {PLOOM_OBJ_THREAD, st->task};
+	const char *name = ploom_run_name(run, obj);
+	char who[32];
+	struct text b = {NULL, 0, 0};
+	size_t k;
+
+	ploom_obj_format(who, sizeof(who), obj);
+	if (name) {
+		text_addf(&b, "%s (%s)", who, name);
+	} else {
+		ploom_obj_default_name(who, sizeof(who), obj);
+		text_addf(&b, "%s", who);
+	}
+	switch (st->state) {
+	case PLOOM_STACK_RUNNING:
+		if (!st->nframes) {
+			text_addf(&b, " was in no Python code");
+			break;
+		}
+		text_addf(&b, " was in: ");
+		for (k = 0; k < st->nframes && k < PLOOM_VIEW_STACK_FRAMES; k++) {
+			const struct ploom_where *w = &st->frames[k];
+			const char *file = w->file ? ploom_short_name(sn, w->file) : "?";
+			if (k)
+				text_addf(&b, " <- ");
+			if (w->line > 0)
+				text_addf(&b, "%s:%d in %s", file, w->line,
+					       w->function ? w->function : "?");
+			else
+				text_addf(&b, "%s in %s", file, w->function ? w->function : "?");
+		}
+		if (st->depth > (long)k)
+			text_addf(&b, " <- ...");
+		break;
+	case PLOOM_STACK_FINISHED:
+		text_addf(&b, " had finished");
+		break;
+	case PLOOM_STACK_UNSTARTED:
+		text_addf(&b, " had not started");
+		break;
+	default:
+		text_addf(&b, " is not known (the dump of the stacks was cut short)");
+		break;
+	}
+	return b.s;
+}
+
+/* A timeout's stacks, a line each. */
+static int view_stacks(struct ploom_view *v)
+{
+	const struct ploom_run *run = &v->trace->run;
+	const struct ploom_outcome *o = &run->outcome;
+	size_t i;
+
+	if (o->kind != PLOOM_OUTCOME_TIMEOUT || !o->nstacks)
+		return 0;
+	v->stacks = calloc(o->nstacks, sizeof(*v->stacks));
+	if (!v->stacks)
+		return -1;
+	for (i = 0; i < o->nstacks; i++) {
+		v->stacks[i] = ploom_view_stack_line(run, &o->stacks[i], v->sn);
+		if (!v->stacks[i])
+			return -1;
+		v->nstacks++;
+	}
+	return 0;
+}
+
 static int add_fact(struct ploom_view *v, const char *name, char *value)
 {
 	v->facts[v->nfacts].name = name;
@@ -302,7 +410,7 @@ int ploom_view_build(struct ploom_view *out, const struct ploom_trace *trace,
 	v->trace = trace;
 	v->key = -1;
 	if (ploom_short_names_new(&v->sn, &trace->run, NULL) < 0 || view_rows(v) < 0 ||
-	    view_waits(v) < 0 || view_outcome(v) < 0 || view_races(v) < 0 || view_facts(v) < 0) {
+	    view_waits(v) < 0 || view_stacks(v) < 0 || view_outcome(v) < 0 || view_races(v) < 0 || view_facts(v) < 0) {
 		ploom_err_oom(err);
 		return -1;
 	}

@@ -22,7 +22,9 @@
  *   - the header facts both drawings share, as name and value, the race
  *     the failure rests on (ploom_race_explain()) last;
  *   - the outcome in words, a task as "task N", then " (NAME)" when the
- *     scenario named its thread.
+ *     scenario named its thread;
+ *   - for a timeout whose trace has them, where each task was, a line
+ *     each (ploom_view_stack_line()).
  * The strings are the trace's, not escaped and not cut: how a string is
  * made safe and how long it may be is the emitter's business.
  */
@@ -57,6 +59,10 @@ struct ploom_view_wait {
 	char *object;           /* ploom_run_wait_object() */
 	char *holder;           /* "task 2": who holds it; NULL: none said */
 };
+
+/* The most frames a stack's line shows, innermost first, then " <- ..."
+ * when the task had more. */
+#define PLOOM_VIEW_STACK_FRAMES 8
 
 struct ploom_view_fact {
 	const char *name;
@@ -93,6 +99,10 @@ struct ploom_view {
 	 * traceback, whose lines each drawing keeps its own way, are the
 	 * outcome's), "at step 3: MESSAGE", or ploom_outcome_detail() */
 	char *outcome_words;
+	/* a timeout's stacks, one line each in the outcome's order (see
+	 * ploom_view_stack_line()); NULL when the trace has none */
+	char **stacks;
+	size_t nstacks;
 	/* the places of the rows, the waits and the races' words: built
 	 * once, as building them reads every step */
 	struct ploom_short_names *sn;
@@ -105,6 +115,16 @@ struct ploom_view {
  * either way release *out with ploom_view_release(). */
 int ploom_view_build(struct ploom_view *out, const struct ploom_trace *trace,
 		     struct ploom_err *err);
+
+/* The line that says where a task of a timeout was: its thread, as
+ * "thread#1 (worker-1)" when the scenario named it, "MainThread" for
+ * task 0 without a name, else "thread#N"; then "was in: FRAME <- FRAME"
+ * with the innermost frame first, each "FILE:LINE in FUNCTION" (FILE by
+ * ploom_short_name() of sn, which may be NULL), or "had finished", "had
+ * not started", "was in no Python code", "is not known (the dump of the
+ * stacks was cut short)".  Newly malloc'd, NULL when out of memory. */
+char *ploom_view_stack_line(const struct ploom_run *run, const struct ploom_stack *st,
+			    const struct ploom_short_names *sn);
 
 /* Frees what v holds and zeroes it; v may be zeroed already. */
 void ploom_view_release(struct ploom_view *v);

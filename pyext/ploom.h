@@ -15,6 +15,7 @@
  *   plain.c     plain state as operations: the hooks instrumented code calls
  *   args.c      arguments the types take as threading takes them
  *   serve.c     the fork server: serve() and write_error()
+ *   stacks.c    where each task was when a schedule ran past its timeout
  *
  * How a schedule runs
  * -------------------
@@ -199,6 +200,7 @@ struct sched {
 	struct ploom_obj last_obj;
 	struct ploom_pending *pending; /* scratch, cap entries */
 	struct record_area *area; /* where the child's records go, see above */
+	struct stacks *stacks; /* the worker's means to dump a child's stacks (stacks.c) */
 	int drain_fd;        /* eventfd: the child asks the worker to empty the area */
 	struct ploom_buf buf;
 	int *enabled;        /* scratch, cap entries */
@@ -362,6 +364,34 @@ PyObject *ploom_held_lock(PyObject *module, PyObject *ignored);
 
 /* Task 0's Thread, made on first use in a schedule; new reference. */
 PyObject *main_thread_of(module_state *st);
+
+/* ---- stacks.c: the stacks of a schedule cut by its timeout --------------- */
+
+struct stacks;
+
+/* In the worker, once, before the first fork: readies every child to dump
+ * its threads' stacks on request.  Returns 0, or -1 with an exception
+ * (stacks_close() then releases what was made). */
+int stacks_open(struct sched *s);
+void stacks_close(struct sched *s);
+
+/* In the worker, before each fork: the new child has no task yet. */
+void stacks_reset(struct sched *s);
+
+/* In a schedule's child: task runs on the OS thread ident
+ * (PyThread_get_thread_ident()'s number), or its code has returned. */
+void stacks_note_thread(struct sched *s, int task, unsigned long ident);
+void stacks_note_finished(struct sched *s, int task);
+
+/* In the worker, without the GIL, when child pid ran past its timeout and
+ * before it is killed: asks it for its stacks and keeps what it wrote,
+ * waiting for it a bounded time.  pidfd is the child's, or -1. */
+void stacks_take(struct sched *s, pid_t pid, int pidfd);
+
+/* In the worker, after the child's `exit timeout`: appends the `stack`
+ * and `frame` records of what stacks_take() kept, nothing when it kept
+ * nothing, and readies the next dump. */
+void stacks_emit(struct sched *s, struct ploom_buf *out);
 
 /* ---- serve.c ----------------------------------------------------------- */
 

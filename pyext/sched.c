@@ -433,6 +433,7 @@ struct task *task_new(struct sched *s, ThreadObject *th)
 static struct task *task_finish(struct sched *s, struct task *t)
 {
 	plain_step_ends(s, t);
+	stacks_note_finished(s, t->id);
 	t->state = TASK_FINISHED;
 	t->obj = NULL;
 	if (t->thread)
@@ -480,6 +481,8 @@ int task_spawn(struct task *t)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&th, &attr, task_main, t);
 	pthread_attr_destroy(&attr);
+	if (!rc)
+		stacks_note_thread(t->sched, t->id, (unsigned long)th);
 	return rc;
 }
 
@@ -495,6 +498,7 @@ _Noreturn void sched_run(module_state *st, PyObject *scenario)
 	if (!t0)
 		_exit(121);
 	t0->state = TASK_RUNNING;
+	stacks_note_thread(s, 0, PyThread_get_thread_ident());
 	s->prev = 0;
 	s->active = 1;
 	if (!s->nchoices && s->nsleep)

@@ -206,8 +206,8 @@ static void relay_take(struct relay *r, struct record_area *a, int ended)
 /* Waits for the child, emptying the record area whenever it asks, and
  * kills it after timeout_ms (0: never).  Returns the wait status, and
  * *timed_out. */
-static int reap_child(pid_t pid, long timeout_ms, struct record_area *a, int drain_fd,
-		      struct relay *r, int *timed_out)
+static int reap_child(struct sched *s, pid_t pid, long timeout_ms, struct record_area *a,
+		      int drain_fd, struct relay *r, int *timed_out)
 {
 	int status = 0, pfd;
 	long deadline = timeout_ms ? now_ms() + timeout_ms : 0;
@@ -223,6 +223,7 @@ static int reap_child(pid_t pid, long timeout_ms, struct record_area *a, int dra
 
 		if (left <= 0) {
 			*timed_out = 1;
+			stacks_take(s, pid, pfd);
 			break;
 		}
 		if (pfd < 0) {
@@ -410,7 +411,7 @@ static int server_open(struct server *srv)
 	 * and fault in a fresh arena in every child */
 	mallopt(M_ARENA_MAX, 1);
 	s->area = srv->area;
-	return 0;
+	return stacks_open(s);
 }
 
 static void server_close(struct server *srv)
@@ -426,6 +427,7 @@ static void server_close(struct server *srv)
 	if (srv->drain_fd >= 0)
 		close(srv->drain_fd);
 	s->area = NULL;
+	stacks_close(s);
 	free(s->ploom_dir);
 	free(s->cwd);
 	s->ploom_dir = s->cwd = NULL;
@@ -494,6 +496,7 @@ static int serve_run(struct server *srv, const char *line)
 		return -1;
 	}
 	relay->nsteps = 0;
+	stacks_reset(&srv->st->sched);
 	PyOS_BeforeFork();
 	pid = fork();
 	if (pid == 0)
@@ -504,14 +507,16 @@ static int serve_run(struct server *srv, const char *line)
 		return -1;
 	}
 	Py_BEGIN_ALLOW_THREADS
-	status = reap_child(pid, timeout_ms, area, srv->drain_fd, relay, &timed_out);
+	status = reap_child(&srv->st->sched, pid, timeout_ms, area, srv->drain_fd, relay,
+			    &timed_out);
 	Py_END_ALLOW_THREADS
 	if (relay->failed)
 		return 1;
 	relay_take(relay, area, 1);
-	if (timed_out)
+	if (timed_out) {
 		ploom_enc_exit(&relay->out, "timeout", 0);
-	else if (WIFSIGNALED(status))
+		stacks_emit(&srv->st->sched, &relay->out);
+	} else if (WIFSIGNALED(status))
 		ploom_enc_exit(&relay->out, "signal", WTERMSIG(status));
 	else
 		ploom_enc_exit(&relay->out, "code", WEXITSTATUS(status));

@@ -403,6 +403,13 @@ class ModelCheckError(AssertionError):
     characters (the C0 and C1 controls but newline and tab, DEL, and the
     bidirectional controls) are escaped as ``\\x1b`` or ``\\u202e``, so
     that printing it cannot drive a terminal.
+
+    For a schedule cut by its timeout, ``stacks`` holds a line per task
+    saying where it was, as ``ploom-show`` says it (``thread#1 (worker-1)
+    was in: pool.py:88 in get <- scenario.py:14 in run``, the innermost
+    frame first), and the message ends with them, one a line; an empty
+    list when the trace does not say (another outcome, or a child too stuck
+    to dump its stacks in time).
     """
 
     def __init__(
@@ -411,17 +418,72 @@ class ModelCheckError(AssertionError):
         original_trace: str | None,
         minimized_trace: str | None = None,
         statistics: Statistics | None = None,
+        stacks: list[str] | None = None,
     ) -> None:
         message = _printable(summary)
         if original_trace:
             message += f" Original trace: {original_trace}"
         if minimized_trace:
             message += f" Minimized trace: {minimized_trace}"
+        if stacks:
+            message += "\nWhere each task was:" + "".join(f"\n  {_printable(line)}" for line in stacks)
         super().__init__(message)
         self.summary = summary
         self.original_trace = original_trace
         self.minimized_trace = minimized_trace
         self.statistics = statistics
+        self.stacks = list(stacks or [])
+
+
+def _stack_lines(trace: Any) -> list[str]:
+    """The lines of a timeout's stacks in ``trace`` (a dict read from a
+    trace file), as ploom-show words them; [] when it has none.  A trace is
+    untrusted input: what does not have the documented shape is left out."""
+    try:
+        outcome = trace["outcome"]
+        stacks = outcome.get("stacks") if outcome.get("kind") == "timeout" else None
+        names = {t["id"]: t["name"] for t in trace.get("tasks") or [] if isinstance(t, dict)}
+    except (KeyError, TypeError, AttributeError):
+        return []
+    lines = []
+    for st in stacks if isinstance(stacks, list) else []:
+        if not isinstance(st, dict) or not isinstance(st.get("task"), int):
+            continue
+        task = st["task"]
+        default = "MainThread" if task == 0 else f"thread#{task}"
+        name = names.get(task)
+        who = f"thread#{task} ({name})" if isinstance(name, str) and name != default else default
+        state = st.get("state")
+        if state == "running":
+            frames = [f for f in st.get("frames") or [] if isinstance(f, dict)]
+            shown = [
+                f"{os.path.basename(str(f.get('file')))}"
+                + (f":{f['line']}" if isinstance(f.get("line"), int) and f["line"] > 0 else "")
+                + f" in {f.get('function')}"
+                for f in frames
+            ]
+            depth = st.get("depth")
+            if isinstance(depth, int) and depth > len(shown):
+                shown.append("...")
+            lines.append(f"{who} was in: {' <- '.join(shown)}" if shown else f"{who} was in no Python code")
+        elif state == "finished":
+            lines.append(f"{who} had finished")
+        elif state == "unstarted":
+            lines.append(f"{who} had not started")
+        else:
+            lines.append(f"{who} is not known (the dump of the stacks was cut short)")
+    return lines
+
+
+def _trace_stacks(path: str | None) -> list[str]:
+    """_stack_lines() of the trace file at path; [] when it cannot be read."""
+    if not path:
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            return _stack_lines(loads_strict(f.read()))
+    except (OSError, ValueError, RecursionError):
+        return []
 
 
 class IncompleteExplorationError(Exception):
@@ -572,7 +634,10 @@ def _search(
     if code == 1:
         failure = stats.raw.get("failure") or {}
         summary = failure.get("summary") or "a schedule failed"
-        raise ModelCheckError(summary, _shown_path(stats.trace), _shown_path(stats.minimized_trace), stats)
+        stacks = _trace_stacks(stats.trace) if failure.get("kind") == "timeout" else []
+        raise ModelCheckError(
+            summary, _shown_path(stats.trace), _shown_path(stats.minimized_trace), stats, stacks=stacks
+        )
     if code == 3:
         raise IncompleteExplorationError(_incomplete_message(stats, config), stats)
     raise _UtilityError(f"ploom: {_EXPLORE} failed{what} (exit {code})" + _stderr_tail(stderr), stderr, code)
@@ -672,7 +737,9 @@ def _replay_from(path: str, stdin: Any, python: str | None, named: bool = False)
         if code == 0:
             return replayed
         if code == 1:
-            raise ModelCheckError(outcome.get("summary") or "the schedule failed", shown)
+            raise ModelCheckError(
+                outcome.get("summary") or "the schedule failed", shown, stacks=_stack_lines(replayed)
+            )
         raise IncompleteExplorationError(
             f"replay incomplete: {_printable(outcome.get('summary') or 'the schedule reached its step limit')}; "
             f"a limit is never a pass. Trace: {shown}"

@@ -301,6 +301,28 @@ column() {
 	[[ "$output" == *"exit: the scenario exited with status 3" ]]
 }
 
+@test "a timeout says where each task was, in text and in HTML" {
+	local spin join
+	spin=$(grep -n '# the spinning line' "$SCN" | cut -d: -f1)
+	join=$(grep -n '# the join line' "$SCN" | cut -d: -f1)
+	ploom-run-one --schedule-timeout 0.5 "$SCN:spins_holding_real_lock" > timeout.json || [ $? -eq 1 ]
+	[ "$(jq -r .outcome.kind timeout.json)" = timeout ]
+	run -0 ploom-show timeout.json
+	[[ "$output" == *$'\n'"timeout: the schedule ran longer than 0.5 s"$'\n'* ]]
+	[[ "$output" == *$'\n'"  MainThread was in: scenarios.py:$join in spins_holding_real_lock"$'\n'* ]]
+	[[ "$output" == *$'\n'"  thread#1 (spinner-1) was in: scenarios.py:$spin in _xyzzy_spin_forever"$'\n'* ]]
+	[[ "$output" == *$'\n'"  thread#2 (idle-1) had not started" ]]
+	run -0 ploom-show --format=html timeout.json
+	[[ "$output" == *"<li>thread#1 (spinner-1) was in: scenarios.py:$spin in _xyzzy_spin_forever</li>"* ]]
+	# a frame is the trace's text: escaped in the page, '?' for a control in the text
+	jq '.outcome.stacks[1].frames[0].function = "<b>x\u001b"' timeout.json > forged.json
+	run -2 ploom-show forged.json
+	[[ "$output" == *"field 'outcome.stacks[1].frames[0].function' holds a control character"* ]]
+	jq '.outcome.stacks[1].frames[0].function = "<b>x"' timeout.json > forged.json
+	run -0 ploom-show --format=html forged.json
+	[[ "$output" == *"in &lt;b&gt;x</li>"* ]]
+}
+
 @test "stdin, '-' and a file give the same rendering" {
 	ploom-run-one "$SCN:racy_counter2" > run.json
 	ploom-show run.json > from-file.txt

@@ -191,6 +191,35 @@ static const struct {
 	const char *want;
 } malformed[] = {
 	{"step 0 0 start thread#1 0 - - -\n", "stopped before the end of the run"},
+	/* a timeout's stacks: after `exit timeout` only, tasks ascending,
+	 * frames after a running stack, no more than DEPTH or 8 */
+	{"stack 0 running 1\nexit timeout 0\ndone 0\n", "stack outside a timeout"},
+	{"exit code 0\nstack 0 running 1\ndone 0\n", "stack outside a timeout"},
+	{"exit timeout 0\noutput =x\nstack 0 finished 0\ndone 0\n", "stack outside a timeout"},
+	{"exit timeout 0\nstack 1 finished 0\nstack 1 finished 0\ndone 0\n", "bad TASK"},
+	{"exit timeout 0\nstack 1 finished 0\nstack 0 finished 0\ndone 0\n", "bad TASK"},
+	{"exit timeout 0\nstack -1 finished 0\ndone 0\n", "bad TASK"},
+	{"exit timeout 0\nstack 0 asleep 0\ndone 0\n", "bad STATE"},
+	{"exit timeout 0\nstack 0 finished 2\ndone 0\n", "bad DEPTH"},
+	{"exit timeout 0\nstack 0 running -1\ndone 0\n", "bad DEPTH"},
+	{"exit timeout 0\nstack 0 running\ndone 0\n", "expected 4 fields"},
+	{"exit timeout 0\nframe =/a.py 1 =f\ndone 0\n", "frame outside a running stack"},
+	{"exit timeout 0\nstack 0 finished 0\nframe =/a.py 1 =f\ndone 0\n",
+	 "frame outside a running stack"},
+	{"exit timeout 0\nstack 0 running 2\nframe =/a.py 1 =f\noutput =x\nframe =/a.py 1 =f\n"
+	 "done 0\n", "frame outside a running stack"},
+	{"exit timeout 0\nstack 0 running 1\nframe =/a.py 1 =f\nframe =/a.py 2 =g\ndone 0\n",
+	 "more frames than DEPTH or 8"},
+	{"exit timeout 0\nstack 0 running 9\nframe =a 1 =f\nframe =a 1 =f\nframe =a 1 =f\n"
+	 "frame =a 1 =f\nframe =a 1 =f\nframe =a 1 =f\nframe =a 1 =f\nframe =a 1 =f\n"
+	 "frame =a 1 =f\ndone 0\n", "more frames than DEPTH or 8"},
+	{"exit timeout 0\nstack 0 running 1\nframe =/a.py x =f\ndone 0\n", "bad LINE"},
+	{"exit timeout 0\nstack 0 running 1\nframe =/a.py -1 =f\ndone 0\n", "bad LINE"},
+	{"exit timeout 0\nstack 0 running 1\nframe = 1 =f\ndone 0\n", "FILE is empty"},
+	{"exit timeout 0\nstack 0 running 1\nframe =/a%0A.py 1 =f\ndone 0\n",
+	 "FILE holds a control character"},
+	{"exit timeout 0\nstack 0 running 1\nframe =/a.py 1 =\ndone 0\n", "FUNCTION is empty"},
+	{"exit timeout 0\nstack 0 running 1\nframe =/a.py 1\ndone 0\n", "expected 4 fields"},
 	{"", "stopped before the end of the run"},
 	{"step 0 0 start thread#1 0 - - -\nexit code 0\ndone 1", "stopped before the end"},
 	{"step 1 0 start thread#1 0 - - -\n", "step out of order"},
@@ -411,7 +440,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 {
 	struct ploom_err err = {0, ""};
 	struct ploom_hello h;
-	const char *line = "hello 6 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
+	const char *line = "hello 7 =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
 			   "=/src/examples/bank_account.py";
 	const char *bad = "error load =No%20module%20named%20'nosuch'";
 
@@ -434,7 +463,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	ploom_hello_release(&h);
 	line = "hello 1 =cpython =3.13.0 1 =0 =m =q =";
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
-	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 6)");
+	CHECK_STR(err.msg, "the worker speaks protocol version 1 (this ploom speaks 7)");
 	ploom_hello_release(&h);
 }
 
@@ -849,8 +878,113 @@ static void a_long_failure_message_is_cut_and_marked(void)
 	free(msg);
 }
 
+/* A dump as faulthandler writes it: task 0's thread is the current one,
+ * task 1's spins, task 2's thread has no Python state yet, and a thread
+ * that is no task's is left out. */
+static const char dump[] =
+	"Thread 0x00007f00000000aa (most recent call first):\n"
+	"  File \"/src/scn.py\", line 11 in _spin\n"
+	"  File \"/src/scn.py\", line 20 in outer\n"
+	"\n"
+	"Thread 0x00007f00000000bb (most recent call first):\n"
+	"  File \"/src/other.py\", line 3 in elsewhere\n"
+	"\n"
+	"Current thread 0x00007f0000000001 (most recent call first):\n"
+	"  File \"/pkg/ploom/threading.py\", line 90 in join\n"
+	"  File \"rel/scn.py\", line ??? in scenario\n"
+	"  File \"/pkg/ploom/_worker.py\", line 438 in main\n"
+	"  File \"<frozen runpy>\", line 88 in _run_code\n";
+
+static void a_dump_becomes_a_stack_per_task(void)
+{
+	struct ploom_dump_task tasks[] = {
+		{0x7f0000000001UL, 0}, {0x7f00000000aaUL, 0}, {0x7f00000000ccUL, 0}, {0, 1}};
+	struct ploom_buf b = {0};
+	struct ploom_err err = {0, ""};
+	struct ploom_dump_task short_ident = {0xaa, 0};
+	struct ploom_run run;
+	const struct ploom_stack *st;
+	const char *garbled;
+
+	ploom_enc_stacks(&b, dump, strlen(dump), tasks, 4, 1, "/pkg/ploom/", "/cwd");
+	CHECK_STR(b.data, "stack 0 running 1\n"
+			  "frame =/cwd/rel/scn.py 0 =scenario\n"
+			  "stack 1 running 2\n"
+			  "frame =/src/scn.py 11 =_spin\n"
+			  "frame =/src/scn.py 20 =outer\n"
+			  "stack 2 unstarted 0\n"
+			  "stack 3 finished 0\n");
+	ploom_buf_release(&b);
+	/* a dump the child did not finish: a thread it does not show is unknown */
+	ploom_enc_stacks(&b, dump, 120, tasks, 3, 0, NULL, NULL);
+	CHECK_STR(b.data, "stack 0 unknown 0\n"
+			  "stack 1 running 1\n"
+			  "frame =/src/scn.py 11 =_spin\n"
+			  "stack 2 unknown 0\n");
+	ploom_buf_release(&b);
+	/* garbage yields no frame, never a wrong one */
+	garbled = "Thread 0xaa\n  File \"x\n  File \"/a\", line 5\n  File \"/a\", line 5 in f";
+	ploom_enc_stacks(&b, garbled, strlen(garbled), &short_ident, 1, 1, NULL, NULL);
+	CHECK_STR(b.data, "stack 0 running 0\n");
+	ploom_buf_release(&b);
+
+	/* and the records read back into the outcome of a timeout */
+	ploom_enc_exit(&b, "timeout", 0);
+	ploom_enc_stacks(&b, dump, strlen(dump), tasks, 4, 1, "/pkg/ploom/", "/cwd");
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 500, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_TIMEOUT);
+	CHECK_INT(run.outcome.timeout_ms, 500);
+	if (CHECK_INT(run.outcome.nstacks, 4)) {
+		st = &run.outcome.stacks[1];
+		CHECK_INT(st->task, 1);
+		CHECK_INT(st->state, PLOOM_STACK_RUNNING);
+		CHECK_INT(st->depth, 2);
+		CHECK_INT(st->nframes, 2);
+		CHECK_STR(st->frames[0].file, "/src/scn.py");
+		CHECK_STR(st->frames[0].function, "_spin");
+		CHECK_INT(st->frames[0].line, 11);
+		CHECK_INT(run.outcome.stacks[0].frames[0].line, 0);
+		CHECK_INT(run.outcome.stacks[2].state, PLOOM_STACK_UNSTARTED);
+		CHECK_INT(run.outcome.stacks[3].state, PLOOM_STACK_FINISHED);
+		CHECK_INT(run.outcome.stacks[3].nframes, 0);
+	}
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	/* a child that sent its outcome was not cut by the timeout: no stacks */
+	ploom_enc_outcome_pass(&b);
+	ploom_enc_exit(&b, "timeout", 0);
+	ploom_enc_stack(&b, 0, PLOOM_STACK_FINISHED, 0);
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 500, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
+	CHECK_INT(run.outcome.nstacks, 0);
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+}
+
+static void a_frame_is_cleaned_and_cut_as_a_label(void)
+{
+	struct ploom_buf b = {0};
+	char fn[300];
+
+	memset(fn, 'f', sizeof(fn));
+	ploom_enc_frame(&b, "/a\tb.py", 7, -3, fn, sizeof(fn));
+	CHECK(!strncmp(b.data, "frame =/a?b.py 0 =ffff", 22));
+	CHECK_INT(b.len, strlen("frame =/a?b.py 0 =") + PLOOM_NAME_MAX + 1);
+	ploom_buf_release(&b);
+	CHECK_STR(ploom_stack_state_name(PLOOM_STACK_UNKNOWN), "unknown");
+	CHECK_INT(ploom_stack_state_parse("unstarted", 9), PLOOM_STACK_UNSTARTED);
+	CHECK_INT(ploom_stack_state_parse("running ", 8), -1);
+}
+
 int main(void)
 {
+	a_dump_becomes_a_stack_per_task();
+	a_frame_is_cleaned_and_cut_as_a_label();
 	str_round_trips_every_byte();
 	str_encodes_space_percent_and_keeps_utf8();
 	str_decode_rejects_bad_escapes();

@@ -769,6 +769,94 @@ static void a_timed_join_round_trips(void)
 	ploom_trace_free(t);
 }
 
+/* A timeout's stacks are written when the worker sent them, read back
+ * as they were, and checked as untrusted input: a trace without them
+ * reads as before. */
+static void a_timeouts_stacks_round_trip_and_are_checked(void)
+{
+	static const struct {
+		const char *from, *to, *want;
+	} bad_stacks[] = {
+		{"\"stacks\":\t[", "\"stacks\": 3, \"x\": [", "field 'outcome.stacks' is not an array"},
+		{"\"task\":\t2,\n\t\t\t\t\"state\"", "\"task\":\t0,\n\t\t\t\t\"state\"",
+		 "field 'outcome.stacks[1].task' is not above the task before"},
+		{"\"state\":\t\"finished\"", "\"state\":\t\"asleep\"",
+		 "field 'outcome.stacks[1].state' is not running, finished, unstarted or unknown"},
+		{"\"state\":\t\"finished\"", "\"state\":\t\"finished\", \"depth\": 0",
+		 "field 'outcome.stacks[1].depth' belongs to a running task only"},
+		{"\"depth\":\t3", "\"depth\":\t1",
+		 "field 'outcome.stacks[0].frames' has more entries than depth or 8"},
+		{"\"depth\":\t3", "\"depth\":\t-1", "field 'outcome.stacks[0].depth' is out of range"},
+		{"\"file\":\t\"/src/a.py\"", "\"file\":\t\"../a.py\"",
+		 "field 'outcome.stacks[0].frames[0].file' is neither an absolute path"},
+		{"\"file\":\t\"/src/a.py\"", "\"file\":\t\"a\\n.py\"",
+		 "field 'outcome.stacks[0].frames[0].file' holds a control character"},
+		{"\"function\":\t\"spin\"", "\"function\":\t\"\"",
+		 "field 'outcome.stacks[0].frames[0].function' is empty"},
+		{"\"line\":\t4242", "\"line\":\t-7", "field 'outcome.stacks[0].frames[0].line' is out of range"},
+		{"\"frames\":\t[{", "\"frames\":\t[1, {",
+		 "field 'outcome.stacks[0].frames[0]' is not an object"},
+	};
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	struct ploom_outcome *o = &t->run.outcome;
+	char *text, *again = NULL, *edited;
+	size_t i;
+
+	free(o->summary);
+	o->summary = NULL;
+	o->kind = PLOOM_OUTCOME_TIMEOUT;
+	o->stacks = calloc(2, sizeof(*o->stacks));
+	o->nstacks = 2;
+	o->stacks[0] = (struct ploom_stack){0, PLOOM_STACK_RUNNING, 3,
+					    calloc(2, sizeof(struct ploom_where)), 2};
+	o->stacks[0].frames[0] = (struct ploom_where){strdup("/src/a.py"), strdup("spin"), 4242};
+	o->stacks[0].frames[1] = (struct ploom_where){strdup("<string>"), strdup("<module>"), 0};
+	o->stacks[1] = (struct ploom_stack){2, PLOOM_STACK_FINISHED, 0, NULL, 0};
+	CHECK_INT(ploom_run_finish(&t->run, &err), 0);
+	text = ploom_trace_to_json(t, &err);
+	CHECK(text && strstr(text, "\"stacks\":\t[") != NULL);
+	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
+	CHECK_STR(err.msg, "");
+	if (back && CHECK_INT(back->run.outcome.nstacks, 2)) {
+		const struct ploom_stack *st = back->run.outcome.stacks;
+		CHECK_INT(st[0].state, PLOOM_STACK_RUNNING);
+		CHECK_INT(st[0].depth, 3);
+		CHECK_INT(st[0].nframes, 2);
+		CHECK_STR(st[0].frames[0].file, "/src/a.py");
+		CHECK_STR(st[0].frames[0].function, "spin");
+		CHECK_INT(st[0].frames[0].line, 4242);
+		CHECK_INT(st[0].frames[1].line, 0);
+		CHECK_INT(st[1].task, 2);
+		CHECK_INT(st[1].state, PLOOM_STACK_FINISHED);
+		again = ploom_trace_to_json(back, &err);
+		CHECK_STR(again, text);
+	}
+	free(again);
+	ploom_trace_free(back);
+	back = NULL;
+	for (i = 0; i < sizeof(bad_stacks) / sizeof(bad_stacks[0]); i++) {
+		edited = fake_replace(text, bad_stacks[i].from, bad_stacks[i].to);
+		if (!CHECK(edited != NULL)) {
+			printf("  case %zu: '%s' not in the trace\n", i, bad_stacks[i].from);
+			continue;
+		}
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+		if (!CHECK(strstr(err.msg, bad_stacks[i].want) != NULL))
+			printf("  case %zu: got '%s'\n", i, err.msg);
+		ploom_trace_free(back);
+		back = NULL;
+		free(edited);
+	}
+	/* the field is the timeout's: no stacks, nothing written */
+	ploom_outcome_release_stacks(o);
+	free(text);
+	text = ploom_trace_to_json(t, &err);
+	CHECK(text && strstr(text, "stacks") == NULL);
+	free(text);
+	ploom_trace_free(t);
+}
+
 /* Traces written before the fields existed have none of them. */
 static void fingerprints_id_and_minimized_from_are_optional(void)
 {
@@ -1622,6 +1710,7 @@ int main(void)
 {
 	trace_round_trips_through_json();
 	every_outcome_kind_round_trips();
+	a_timeouts_stacks_round_trip_and_are_checked();
 	bad_traces_are_rejected_with_a_named_problem();
 	a_trace_names_at_most_1024_objects();
 	a_wait_keeps_its_place();

@@ -9,6 +9,7 @@ purpose: each must come back as its schedule's outcome, not break ploom.
 import os
 import sys
 import time
+from threading import Lock as _StdLock
 
 import ploom
 
@@ -495,3 +496,41 @@ class Holder:
 
 
 holder = Holder()
+
+
+# A schedule cut by its timeout tells where each task was.  Under ploom one
+# task runs at a time, so the task that spins and the task that blocks on a
+# real lock are two scenarios: in each, the other tasks wait at ploom's
+# points, and the timeout's stacks show all of them.  The real lock is the
+# standard library's, under another name, so that nothing swaps it for
+# ploom's.
+
+
+def _xyzzy_spin_forever(real):
+    real.acquire()
+    while True:  # the spinning line
+        pass
+
+
+def spins_holding_real_lock():
+    real = _StdLock()
+    spinner = ploom.Thread(target=_xyzzy_spin_forever, args=(real,), name="spinner-1")
+    idle = ploom.Thread(target=lambda: None, name="idle-1")
+    spinner.start()
+    idle.start()
+    spinner.join()  # the join line
+
+
+def _xyzzy_wait_real_lock(real):
+    real.acquire()  # the blocking line
+
+
+def blocks_on_real_lock():
+    real = _StdLock()
+    quick = ploom.Thread(target=lambda: None)
+    quick.start()
+    quick.join()
+    real.acquire()
+    blocker = ploom.Thread(target=_xyzzy_wait_real_lock, args=(real,), name="blocker-1")
+    blocker.start()
+    blocker.join()  # the blocker join line

@@ -109,6 +109,47 @@ def test_a_failing_scenario_prints_its_first_failure_and_the_replay_command(bank
     assert replay_line(result) == ["pytest", "test_bank.py::test_withdraw", f"--ploom-replay={first}"]
 
 
+def test_a_timeout_says_where_each_task_was(pytester):
+    pytester.makepyfile(
+        test_spin=textwrap.dedent(
+            """
+            import pytest
+
+            import ploom
+
+
+            def spin_here_forever():
+                while True:
+                    pass
+
+
+            def scenario():
+                t = ploom.Thread(target=spin_here_forever, name="worker-1")
+                t.start()
+                t.join()
+
+
+            @pytest.mark.ploom(schedule_timeout=0.5)
+            def test_spin(ploom_check):
+                ploom_check(scenario)
+            """
+        )
+    )
+    result = pytester.runpytest("test_spin.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E * ploom.exploration.ModelCheckError: timeout: the schedule ran longer than 0.5 s"
+            " Original trace: .ploom/*-original.json*",
+            "E *Where each task was:",
+            "E *  MainThread was in: test_spin.py:14 in scenario",
+            "E *  thread#1 (worker-1) was in: test_spin.py:7 in spin_here_forever",
+            "*- ploom -*",
+            "ploom first failure: .ploom/*-original.json",
+        ]
+    )
+
+
 def test_a_passing_scenario_passes_without_ploom_lines(bank_tests):
     result = bank_tests.runpytest("test_bank.py::test_locked", "test_bank.py::test_bounded")
     result.assert_outcomes(passed=2)
