@@ -66,6 +66,24 @@ static PyObject *ploom_main_thread(PyObject *module, PyObject *Py_UNUSED(ignored
 	return main_thread_of(st);
 }
 
+/* Ends the running schedule at once with exc as its failure, beyond the
+ * reach of any except clause of the scenario's code (a library that
+ * catches BaseException to hand it to a future, say): how ploom reports
+ * code running outside its scheduler.  False outside a schedule. */
+static PyObject *ploom_fail_schedule(PyObject *module, PyObject *exc)
+{
+	module_state *st = PyModule_GetState(module);
+	struct task *t = sched_running_task(&st->sched);
+
+	if (!PyExceptionInstance_Check(exc)) {
+		PyErr_SetString(PyExc_TypeError, "fail_schedule() takes an exception instance");
+		return NULL;
+	}
+	if (!t)
+		Py_RETURN_FALSE;
+	sched_fail_with(&st->sched, t, exc);
+}
+
 static PyMethodDef module_methods[] = {
 	{"held_lock", ploom_held_lock, METH_NOARGS,
 	 "held_lock()\n--\n\nA new Lock, held by the calling task, made without a scheduling\n"
@@ -86,6 +104,10 @@ static PyMethodDef module_methods[] = {
 	 "ident 0, not a daemon, alive until the scenario returns; one object per\n"
 	 "schedule.  None outside a check, and on a thread ploom does not schedule.\n"
 	 "Not a scheduling point."},
+	{"fail_schedule", ploom_fail_schedule, METH_O,
+	 "fail_schedule(exc, /)\n--\n\nInside a schedule, ends it at once with exc as the running task's\n"
+	 "failure, which no except clause can catch; False outside a check.  Internal\n"
+	 "(ploom._guard)."},
 	{"serve", ploom_serve, METH_VARARGS,
 	 "serve(scenario, hello, cmd_fd, event_fd, /)\n--\n\n"
 	 "The fork server loop of ploom's worker (see lib/event.h).  Internal."},

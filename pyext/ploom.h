@@ -343,6 +343,7 @@ void plain_step_ends(struct sched *s, struct task *t);
 /* Ends the schedule with the outcome refine: sites[0..len) are the keys
  * of sites of shared plain state that made no point, space-separated. */
 _Noreturn void sched_refine(struct sched *s, const char *sites, size_t len);
+_Noreturn void sched_fail_with(struct sched *s, struct task *t, PyObject *exc);
 
 /* Runs one schedule of scenario in this (forked) process; never returns. */
 _Noreturn void sched_run(module_state *st, PyObject *scenario);

@@ -110,6 +110,14 @@ static _Noreturn void sched_fail(struct sched *s, struct task *t)
 	sched_end(s);
 }
 
+/* A failure that no code of the scenario may catch: the running task's
+ * schedule ends with exc as its outcome, as if the task had raised it. */
+_Noreturn void sched_fail_with(struct sched *s, struct task *t, PyObject *exc)
+{
+	PyErr_SetRaisedException(Py_NewRef(exc));
+	sched_fail(s, t);
+}
+
 /* ---- picking the next task ------------------------------------------- */
 
 static int task_enabled(struct sched *s, struct task *t)

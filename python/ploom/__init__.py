@@ -40,6 +40,8 @@ _PRIMITIVES = {
     "Queue": "ploom.queue",
     "LifoQueue": "ploom.queue",
     "PriorityQueue": "ploom.queue",
+    # the failure of a schedule that used a primitive ploom did not patch
+    "UnscheduledPrimitiveError": "ploom._guard",
 }
 
 

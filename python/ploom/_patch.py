@@ -1,31 +1,43 @@
 """``Config(patch=...)``: unmodified library code under ploom's scheduler.
 
-The worker calls :func:`apply` once, after it imported the scenario's module
-and before it forks the first schedule, so the swap is made in the worker and
-its schedules' processes only, never in the process that called
-``ploom.check``.  In each named module it replaces
+The worker calls :func:`install` before it imports the scenario's module,
+so the swap is made in the worker and its schedules' processes only, never
+in the process that called ``ploom.check``.  Each module named (and each
+module of a package named) is then imported with builtins of its own whose
+``__import__`` gives
 
-- the ``threading`` and ``queue`` modules by ``ploom.threading`` and
-  ``ploom.queue``, under whatever name the module holds them;
-- the classes and functions imported from them (``from threading import
-  Condition``) by ploom's of the same name, or, for a name ploom does not
-  schedule, by a stand-in that raises when used, naming it.
+- ``ploom.threading`` for ``threading``, ``ploom.queue`` for ``queue`` and
+  ``ploom._thread`` for ``_thread``, under whatever name the module binds
+  them, at its top or inside a function;
+- for ``from threading import NAME`` of a name ploom does not schedule, a
+  stand-in that raises when used, naming it, so that the module still
+  imports.
 
-Only modules already imported are patched: a replayed trace names the
-modules, and importing one would run its code before any check of the
-trace.  Primitives a module created while it was imported (a module-level
-``threading.Lock()``) were made before the swap and would run outside the
-scheduler: they are refused, named.
+Everything the module makes while it is imported is therefore ploom's:
+module-level locks, class attributes (``QueueCls = queue.LifoQueue``),
+default arguments, decorators applied at import, ``threading.Thread``
+subclasses.  Made before the first schedule, in the worker, they start
+every schedule in the state they were made in, since each schedule's
+process is a fork of the worker.
+
+A module named that something imported before the worker could install
+this (the standard library's own imports, ploom's) is removed from
+``sys.modules`` and imported again under the swap when the scenario
+imports it.  A module the scenario's import did not import is refused,
+since a replayed trace names the modules and importing one would run its
+code before any check of the trace.
 """
 
 from __future__ import annotations
 
-import queue as std_queue
+import builtins
 import sys
-import threading as std_threading
 
-import ploom.queue as our_queue
-import ploom.threading as our_threading
+# an executor's threads (concurrent.futures.thread) and its futures'
+# conditions (concurrent.futures._base) are two modules of one package:
+# naming either patches the package
+_PACKAGES = ("concurrent.futures",)
+_NEVER = ("threading", "queue", "_thread", "ploom")
 
 
 class _Unsupported:
@@ -44,59 +56,172 @@ class _Unsupported:
         return f"<ploom: {self._what}>"
 
 
-def _real_primitive_types():
-    types = [type(std_threading.Lock()), type(std_threading.RLock())]
-    types += [std_threading.Condition, std_threading.Semaphore, std_threading.Event,
-              std_threading.Barrier, std_threading.Thread, std_queue.Queue]
-    simple = getattr(std_queue, "SimpleQueue", None)
-    if simple is not None:
-        types.append(simple)
-    return tuple(types)
+def expand(names):
+    """The modules to patch for names: each name, or the package that
+    _PACKAGES says it belongs to; ValueError for a name that patching
+    cannot mean."""
+    out = []
+    for name in names:
+        for top in _NEVER:
+            if name == top or name.startswith(top + "."):
+                raise ValueError(
+                    f"cannot patch {name!r}: ploom patches other modules' use of threading, "
+                    f"queue and _thread, not those modules or ploom itself"
+                )
+        for package in _PACKAGES:
+            if name.startswith(package + "."):
+                name = package
+        if name not in out:
+            out.append(name)
+    return out
 
 
-def _replacements(where):
-    """{id(standard object): ploom's} for the module named where."""
-    swaps = {id(std_threading): our_threading, id(std_queue): our_queue}
-    for std, ours, prefix in ((std_threading, our_threading, "threading"), (std_queue, our_queue, "queue")):
-        for name in getattr(std, "__all__", ()):
-            obj = getattr(std, name, None)
-            # classes and functions only: constants may be shared objects
-            # (small ints, interned strings) that the module holds for
-            # other reasons
-            if obj is None or not callable(obj):
+def _covers(names, module):
+    return any(module == name or module.startswith(name + ".") for name in names)
+
+
+class _FromView:
+    """What ``from threading import a, b`` sees in a patched module:
+    ploom's names, and a stand-in for each name ploom does not schedule."""
+
+    def __init__(self, module, std_name, where):
+        self._module = module
+        self._std_name = std_name
+        self._where = where
+
+    def __getattr__(self, name):
+        try:
+            return getattr(self._module, name)
+        except AttributeError:
+            if name.startswith("__") or not hasattr(sys.modules.get(self._std_name), name):
+                raise
+            return _Unsupported(self._where, self._std_name, name)
+
+
+def _redirects():
+    import ploom._thread as our_thread
+    import ploom.queue as our_queue
+    import ploom.threading as our_threading
+
+    return {"threading": our_threading, "queue": our_queue, "_thread": our_thread}
+
+
+def _patched_builtins():
+    redirect = _redirects()
+    real_import = builtins.__import__
+
+    def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A001, N807
+        ours = redirect.get(name) if level == 0 else None
+        if ours is None:
+            return real_import(name, globals, locals, fromlist, level)
+        if fromlist and any(not hasattr(ours, attr) for attr in fromlist if attr != "*"):
+            where = (globals or {}).get("__name__", "?")
+            return _FromView(ours, name, where)
+        return ours
+
+    namespace = dict(vars(builtins))
+    namespace["__import__"] = __import__
+    return namespace
+
+
+class _PatchedLoader:
+    """Runs a module with the patched builtins; everything else is its
+    own loader's (bytecode cache, source, resources)."""
+
+    def __init__(self, loader, namespace):
+        self._loader = loader
+        self._namespace = namespace
+
+    def create_module(self, spec):
+        create = getattr(self._loader, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def exec_module(self, module):
+        module.__dict__["__builtins__"] = self._namespace
+        self._loader.exec_module(module)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class _PatchFinder:
+    """Finds a patched module with the finders after it, and wraps its
+    loader."""
+
+    def __init__(self, names):
+        self.names = names
+        self.namespace = _patched_builtins()
+        self._finding = set()
+
+    def covers(self, module):
+        return _covers(self.names, module)
+
+    def find_spec(self, name, path=None, target=None):
+        # another finder that asks the others in turn (the plain-state
+        # rewriting's) asks this one again: it then finds nothing here
+        if not self.covers(name) or name in self._finding:
+            return None
+        self._finding.add(name)
+        try:
+            return self._find(name, path, target)
+        finally:
+            self._finding.discard(name)
+
+    def _find(self, name, path, target):
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
                 continue
-            if name in ours.__all__:
-                swaps[id(obj)] = getattr(ours, name)
-            elif not (isinstance(obj, type) and issubclass(obj, Exception)):
-                swaps[id(obj)] = _Unsupported(where, prefix, name)
-    return swaps
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _PatchedLoader(spec.loader, self.namespace)
+                return spec
+        return None
+
+    def patch_loader(self, loader):
+        """loader, for a module the worker loads itself (a file scenario)."""
+        return _PatchedLoader(loader, self.namespace)
 
 
-def apply(names):
-    """Swaps threading and queue for ploom's in each module of names."""
-    real = _real_primitive_types()
-    for where in names:
-        module = sys.modules.get(where)
-        if module is None:
+_finder = None
+
+
+def install(names):
+    """Imports the modules of names with ploom's threading from now on;
+    returns the finder (at the front of sys.meta_path), or None."""
+    global _finder
+    if not names:
+        return None
+    names = expand(names)
+    for module in list(sys.modules):
+        if _covers(names, module):
+            del sys.modules[module]
+    _finder = _PatchFinder(names)
+    front()
+    return _finder
+
+
+def front():
+    """Puts the finder back at the front of sys.meta_path, ahead of one
+    that the worker inserted after it (a replay's checked source)."""
+    if _finder is not None:
+        if _finder in sys.meta_path:
+            sys.meta_path.remove(_finder)
+        sys.meta_path.insert(0, _finder)
+
+
+def loader_for(name, loader):
+    """The loader to run module name with: patched if it is named."""
+    if _finder is not None and _finder.covers(name):
+        return _finder.patch_loader(loader)
+    return loader
+
+
+def check_imported(names):
+    """Refuses a module named that the scenario's import did not import."""
+    for where in expand(names):
+        if where not in sys.modules:
             raise ImportError(
                 f"cannot patch {where!r}: the scenario's module has not imported it "
                 f"(import it at the top of the scenario's file)"
             )
-        swaps = _replacements(where)
-        namespace = vars(module)
-        for key, value in list(namespace.items()):
-            replacement = swaps.get(id(value))
-            if replacement is not None:
-                namespace[key] = replacement
-            elif isinstance(value, type) and issubclass(value, real) and value.__module__ == where:
-                raise TypeError(
-                    f"cannot patch {where!r}: class {where}.{key} derives from "
-                    f"{value.__mro__[1].__module__}.{value.__mro__[1].__qualname__}, bound when {where} "
-                    f"was imported, before ploom could patch it"
-                )
-            elif isinstance(value, real):
-                raise TypeError(
-                    f"cannot patch {where!r}: {where}.{key} is a {type(value).__module__}."
-                    f"{type(value).__qualname__} made when {where} was imported, before ploom "
-                    f"could patch it; create it when the scenario runs"
-                )

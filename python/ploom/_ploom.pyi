@@ -132,6 +132,10 @@ def serve(scenario: Callable[[], object], hello: tuple[Any, ...], cmd_fd: int, e
 def write_error(fd: int, kind: str, message: str, /) -> None:
     """Write an error record.  Internal."""
 
+def fail_schedule(exc: BaseException, /) -> bool:
+    """Inside a schedule, end it at once with exc as the running task's
+    failure (never returns); False outside a check.  Internal (ploom._guard)."""
+
 # The hooks of instrumented code (ploom._instrument writes the calls;
 # pyext/plain.c says what each is).  Internal.
 def _i_sites(module: str, filename: str, sites: tuple[tuple[int, int, str], ...], /) -> int: ...

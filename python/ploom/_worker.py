@@ -46,6 +46,7 @@ def _load_file(path, checked=None, instrument=False, install=None):
     else:
         loader = importlib.machinery.SourceFileLoader(name, path)
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    spec.loader = _patch_loader(name, spec.loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -294,7 +295,7 @@ def _rewriter():
     return _instrument
 
 
-def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenario=False):
+def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenario=False, patch=()):
     """Return (function, module name, qualname, source file) for TARGET.
 
     With EXPECT (a replay: the trace's fingerprinted source file), the
@@ -309,7 +310,12 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
     them); the rewriting is installed before the scenario is imported.
     With INSTRUMENT_SCENARIO the scenario's own module is instrumented
     too: a file target is compiled with the rewriting, a module target's
-    module is one more name to instrument."""
+    module is one more name to instrument.
+
+    PATCH names the modules that get ploom.threading, ploom.queue and
+    ploom._thread for threading, queue and _thread when they are imported
+    (ploom._patch), installed after the rewriting, so that a module both
+    instrumented and patched is both."""
     where, qualname, is_file = split_target(target)
     if expect is not None:
         _refuse_installed(expect)
@@ -326,6 +332,10 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
         nonlocal finder
         if names:
             finder = _rewriter().install(names)
+        if patch:
+            from ploom import _patch
+
+            _patch.install(patch)
 
     if is_file:
         module = _load_file(where if expect is None else expect, checked, instrument_scenario,
@@ -347,6 +357,10 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
         # the module (the module named, or a package of it)
         covered = finder is not None and finder.covers(where)
         sys.meta_path.insert(0, _CheckedFinder(where, os.path.abspath(expect), checked, covered))
+        if patch:
+            from ploom import _patch
+
+            _patch.front()
         module = importlib.import_module(where)
     obj = module
     for part in qualname.split("."):
@@ -363,13 +377,10 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
     return obj, module.__name__, qualname, os.path.abspath(source) if source else ""
 
 
-def _apply_patches(names):
-    """Swaps the named modules' references to threading and queue for
-    ploom.threading and ploom.queue (see ploom._patch)."""
-    if names:
-        from ploom import _patch
-
-        _patch.apply(names)
+def _patch_loader(name, loader):
+    """loader, or the patched one when name is a module to patch."""
+    patch = sys.modules.get("ploom._patch")
+    return loader if patch is None else patch.loader_for(name, loader)
 
 
 USAGE = (
@@ -414,10 +425,17 @@ def main(argv):
     # while this process imports it
     os.environ["PLOOM_WORKER"] = "1"
     try:
+        # from here on, the standard library's primitives made by code
+        # that is not patched end any schedule that uses them
+        from ploom import _guard
+
+        _guard.install()
         scenario, module, qualname, source = load(target, expect, expect_blob, instrument,
-                                                  instrument_scenario)
-        # after the scenario's module, which imported the modules to patch
-        _apply_patches(patch)
+                                                  instrument_scenario, patch)
+        if patch:
+            from ploom import _patch
+
+            _patch.check_imported(patch)
     except SourceMismatch as exc:
         _ploom.write_error(EVENT_FD, "source", str(exc))
         return 2

@@ -5,6 +5,7 @@ The misuse scenarios are module-level functions of this file: the worker
 imports this module to run them.
 """
 
+import _thread
 import decimal
 import json
 import subprocess
@@ -523,11 +524,18 @@ def identities():
     unnamed.join()
     assert sorted(seen.read()) == [1, 2], seen.read()
     assert repr(named) == "<ploom.Thread 'worker' thread#1 finished>"
-    # a thread ploom does not schedule is not a task
+    # a thread ploom does not schedule is not a task; started through
+    # _thread, since a threading.Thread would end the schedule
     raw = []
-    r = threading.Thread(target=lambda: raw.append((ploom.get_ident(), threading.get_ident())))
-    r.start()
-    r.join()
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def probe():
+        raw.append((ploom.get_ident(), threading.get_ident()))
+        done.release()
+
+    _thread.start_new_thread(probe, ())
+    done.acquire()
     assert raw[0][0] == raw[0][1], raw
 
 
@@ -705,9 +713,16 @@ def op_from_an_unscheduled_thread():
         except RuntimeError as exc:
             errors.append(str(exc))
 
-    t = threading.Thread(target=touch)
-    t.start()
-    t.join()
+    # through _thread: a threading.Thread would end the schedule first
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def run():
+        touch()
+        done.release()
+
+    _thread.start_new_thread(run, ())
+    done.acquire()
     assert not errors, errors[0]
 
 

@@ -49,12 +49,16 @@ def test_the_pools_if_bug_is_found_through_patch_and_replays(examples, monkeypat
     assert sys.modules["connection_pool"].threading is threading
 
 
-def test_without_patch_the_pool_runs_outside_the_scheduler(examples):
+def test_without_patch_the_pools_real_condition_ends_the_schedule_naming_its_module(examples):
     pool_condition, _ = examples
-    # its Condition is the real one: ploom sees only the Thread operations,
-    # and one order of them never shows the bug
-    stats = ploom.check(pool_condition.buggy, ploom.Config(reduction="dpor"))
-    assert stats.failing == 0
+    # its Condition is the real one, which would run outside the scheduler
+    # (one order of the Thread operations never shows the bug): the first
+    # schedule that uses it fails, and says what to patch
+    with pytest.raises(ModelCheckError, match=r"UnscheduledPrimitiveError: a standard-library "
+                       r"threading\.Condition made at connection_pool\.py:\d+ \(module connection_pool\)"
+                       r".*Add 'connection_pool' to patch=") as info:
+        ploom.check(pool_condition.buggy, ploom.Config(reduction="dpor"))
+    assert info.value.statistics.schedules == 1
 
 
 def test_the_lost_task_done_is_a_deadlock_and_its_fix_passes(examples):
@@ -129,56 +133,124 @@ def test_current_thread_and_main_thread_name_the_tasks_in_patched_code(tmp_path,
 
 def test_an_unsupported_name_fails_naming_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    unsupported = r"RuntimeError: ploom: lib uses threading.Timer, which ploom does not schedule"
+    # the module imports: only a use of the name fails
+    unsupported = r"RuntimeError: ploom: lib uses threading.settrace, which ploom does not schedule"
     with pytest.raises(ModelCheckError, match=unsupported):
         _check_file(
             tmp_path,
             """
-            from threading import Timer
+            from threading import settrace, Lock
 
             def use():
-                Timer(1, print)
+                settrace(print)
             """,
         )
-    with pytest.raises(ModelCheckError, match=r"AttributeError: ploom.threading does not support threading.local"):
+    with pytest.raises(ModelCheckError, match=r"AttributeError: ploom.threading does not support threading.settrace"):
         _check_file(
             tmp_path,
             """
             import threading
 
             def use():
-                threading.local()
+                threading.settrace(print)
             """,
         )
 
 
-def test_primitives_made_at_import_are_refused_by_name(tmp_path, monkeypatch):
+IMPORT_TIME = """
+    import functools
+    import queue
+    import threading
+    import _thread
+
+    _guard = threading.RLock()          # module level
+    _raw = _thread.allocate_lock()
+    totals = {"n": 0}
+
+
+    def locked(func):                  # a decorator applied at import
+        lock = threading.Lock()
+
+        @functools.wraps(func)
+        def wrapper(*args):
+            with lock:
+                return func(*args)
+        return wrapper
+
+
+    class Adder(threading.Thread):     # a Thread subclass
+        def __init__(self, n):
+            super().__init__(name=f"adder-{n}")
+            self.n = n
+
+        def run(self):
+            add(self.n)
+
+
+    @locked
+    def add(n):
+        with _guard:
+            value = totals["n"]
+            totals["n"] = value + n
+
+
+    class Pool:
+        QueueCls = queue.LifoQueue     # a class attribute
+
+        def __init__(self, size, lock=threading.Lock()):   # a default argument
+            self.items = self.QueueCls()
+            for i in range(size):
+                self.items.put(i)
+            self.lock = lock
+
+        def borrow(self):
+            from queue import Empty    # imported inside a function
+            try:
+                return self.items.get_nowait()
+            except Empty:
+                return None
+
+
+    def use():
+        import ploom
+        for obj in (_guard, _raw, Pool(0).lock):
+            assert type(obj).__module__.startswith("ploom"), type(obj)
+        assert isinstance(Pool.QueueCls(), ploom.LifoQueue)
+        pool = Pool(1)
+        adder = Adder(1)
+        adder.start()
+        got = pool.borrow()
+        with _raw:
+            add(2)
+        adder.join()
+        assert adder.name == "adder-1"
+        assert got == 0 and totals["n"] == 3, (got, totals)
+"""
+
+
+@pytest.mark.parametrize("reduction", [None, "dpor"])
+def test_primitives_made_at_import_are_ploom_s_and_the_module_is_checked_unmodified(tmp_path, monkeypatch,
+                                                                                   reduction):
     monkeypatch.chdir(tmp_path)
-    made_at_import = r"cannot patch 'lib': lib._guard is a _thread.lock made when lib was imported"
-    with pytest.raises(RuntimeError, match=made_at_import):
-        _check_file(
-            tmp_path,
-            """
-            import threading
-            _guard = threading.Lock()
+    _write(tmp_path, "lib.py", IMPORT_TIME)
+    scenario = _write(tmp_path, "scen.py", SCENARIO)
+    stats = ploom.exploration._explore(f"{scenario}:scenario", None,
+                                       ploom.Config(patch=("lib",), reduction=reduction))
+    assert stats.complete and stats.failing == 0
+    # the two critical sections in either order, and the locks' orders
+    # around them: more than one schedule, whichever search
+    assert stats.schedules > 1
 
-            def use():
-                pass
-            """,
-        )
-    with pytest.raises(RuntimeError, match=r"cannot patch 'lib': class lib.Worker derives from threading.Thread"):
-        _check_file(
-            tmp_path,
-            """
-            import threading
 
-            class Worker(threading.Thread):
-                pass
-
-            def use():
-                pass
-            """,
-        )
+def test_the_unlocked_twin_made_at_import_is_found(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    unlocked = IMPORT_TIME.replace("        with _guard:\n", "        if True:\n").replace("    @locked\n", "")
+    _write(tmp_path, "lib.py", unlocked)
+    scenario = _write(tmp_path, "scen.py", SCENARIO)
+    # the lost update is in a dict: plain state, which the reduction's
+    # instrumentation sees
+    with pytest.raises(ModelCheckError, match=r"AssertionError: \(0, \{'n': [12]\}\)"):
+        ploom.exploration._explore(f"{scenario}:scenario", None, ploom.Config(patch=("lib",), reduction="dpor"))
 
 
 def test_a_module_the_scenario_did_not_import_is_refused(tmp_path, monkeypatch):
@@ -189,3 +261,74 @@ def test_a_module_the_scenario_did_not_import_is_refused(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match=not_imported):
         _check_file(tmp_path, "def use():\n    pass\n", patch=("lib2",))
     assert not (tmp_path / "ran.txt").exists()
+
+
+@pytest.mark.parametrize("name", ["threading", "queue.Queue", "ploom.threading", "_thread"])
+def test_patching_threading_itself_is_refused(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RuntimeError, match=rf"cannot patch '{name}': ploom patches other modules' use"):
+        _check_file(tmp_path, "def use():\n    pass\n", patch=(name,))
+
+
+UNPATCHED = """
+    import logging
+    import queue
+    import threading
+
+    lock = threading.Lock()
+    cond = threading.Condition()
+    items = queue.Queue()
+    log = logging.getLogger("lib")
+
+
+    def use():
+        log.warning("the standard library's own locks are not refused")
+        {body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "what", "verb"),
+    [
+        # contended by two tasks: a real lock would block the only running
+        # task until the schedule's timeout
+        ("t = threading.Thread(target=lambda: None)\n        t.start()", "threading.Thread", "started"),
+        ("with lock:\n            pass", "threading.Lock", "acquired"),
+        ("with cond:\n            cond.notify()", "threading.Condition", "used"),
+        ("items.put(1)", "queue.Queue", "used"),
+    ],
+)
+def test_a_real_primitive_of_an_unpatched_module_ends_the_schedule_naming_it(tmp_path, monkeypatch, body,
+                                                                             what, verb):
+    monkeypatch.chdir(tmp_path)
+    message = (rf"UnscheduledPrimitiveError: a standard-library {what} made at lib.py:\d+ \(module lib\) "
+               rf"was {verb} at lib.py:\d+ during a schedule.*Add 'lib' to patch=")
+    with pytest.raises(ModelCheckError, match=message) as info:
+        _check_file(tmp_path, UNPATCHED.replace("{body}", body), patch=())
+    assert info.value.statistics.schedules == 1
+
+
+def test_a_real_lock_held_by_one_task_and_wanted_by_another_fails_at_once(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    library = """
+        import threading
+        import ploom
+
+        lock = threading.Lock()
+
+        def hold():
+            lock.acquire()
+            ploom.yield_now()
+            lock.release()
+
+        def use():
+            t = ploom.Thread(target=hold)
+            t.start()
+            with lock:
+                pass
+            t.join()
+    """
+    # never a wait for the schedule's timeout: the first acquire fails
+    with pytest.raises(ModelCheckError, match=r"threading.Lock made at lib.py:5 \(module lib\)") as info:
+        _check_file(tmp_path, library, patch=())
+    assert info.value.statistics.raw["failure"]["kind"] == "failure"

@@ -1,0 +1,298 @@
+"""No real primitive slips through: the standard library's threading and
+queue primitives, made by code that ploom did not patch, end the schedule
+that uses them.
+
+A real lock, condition, semaphore, event, barrier or queue runs outside
+ploom's scheduler: ploom neither sees the orders it allows nor can it
+switch tasks inside it, so a schedule that uses one either misses orders
+(a silent pass) or blocks the only running task (a wait for the schedule's
+timeout).  The worker calls :func:`install` before it imports the scenario,
+and from then on
+
+- ``threading.Lock()`` and ``threading.RLock()`` called by code outside the
+  standard library give a lock that checks, at each acquire, whether a
+  schedule is running;
+- the methods of ``threading.Condition``, ``Semaphore``, ``Event``,
+  ``Barrier`` and of ``queue.Queue`` do the same check for an object that
+  such code made (the constructor records where), and ``queue.SimpleQueue``
+  is a subclass that does;
+- ``threading.Thread.start`` does it for every thread: a real thread in a
+  schedule is never right.
+
+Inside a schedule the check ends it at once with
+:class:`UnscheduledPrimitiveError`, through ``_ploom.fail_schedule``, which
+no ``except`` clause of the library can catch: the message names the
+primitive, where it was made and used, and the module to add to
+``patch=``.  Outside a schedule (the worker importing the scenario) the
+primitives work as the standard library's.
+
+Primitives that the standard library makes for its own use (logging's
+lock, the import system's) guard only that library's own state, and are
+left alone: only threads are checked whoever made them.  Code that takes
+``_thread.allocate_lock`` directly is not seen.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import queue as std_queue
+import sys
+import threading as std
+import types
+
+from ploom import _ploom
+
+
+class UnscheduledPrimitiveError(BaseException):
+    """A standard-library threading primitive ran in a schedule.
+
+    It derives from BaseException, like KeyboardInterrupt: it reports a
+    place ploom cannot see, not an error of the scenario's, and it ends the
+    schedule whatever the code around it catches."""
+
+
+UnscheduledPrimitiveError.__module__ = "ploom"
+
+_STDLIB = os.path.realpath(getattr(sys, "_stdlib_dir", None) or os.path.dirname(os.__file__))
+_OWN_FILES = {os.path.realpath(f) for f in (std.__file__, std_queue.__file__, __file__)}
+_installed = False
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_stdlib(filename):
+    if filename.startswith("<frozen "):
+        return True
+    real = os.path.realpath(filename)
+    if os.path.commonpath([real, _STDLIB]) != _STDLIB:
+        return False
+    parts = real[len(_STDLIB):].split(os.sep)
+    return "site-packages" not in parts and "dist-packages" not in parts
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_own(filename):
+    return os.path.realpath(filename) in _OWN_FILES
+
+
+def _caller():
+    """The innermost frame outside threading.py, queue.py and this file:
+    the code that makes or uses a primitive."""
+    frame = sys._getframe(1)
+    while frame is not None and _is_own(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def _site(frame):
+    return (frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__", "?"))
+
+
+def _made_here():
+    """(file, line, module) of the code making a primitive, or None when
+    the standard library makes it for its own use."""
+    frame = _caller()
+    if frame is None or _is_stdlib(frame.f_code.co_filename):
+        return None
+    return _site(frame)
+
+
+def _suggest(module):
+    """The name to add to patch= for code of module: an executor's futures
+    and threads come from two modules of one package."""
+    if module == "concurrent.futures" or module.startswith("concurrent.futures."):
+        return "concurrent.futures"
+    return module
+
+
+def _traceback_of(frame):
+    tb = None
+    while frame is not None:
+        tb = types.TracebackType(tb, frame, frame.f_lasti, frame.f_lineno)
+        frame = frame.f_back
+    return tb
+
+
+def _refuse(what, made, verb):
+    """Ends the running schedule, if there is one, with the primitive's
+    story; returns when there is none."""
+    if _ploom.current_task() is None:
+        return
+    used = _caller()
+    if used is None:  # pragma: no cover - a task always runs some code of its own
+        return
+    if made is None:
+        origin = "made by the standard library"
+        module = used.f_globals.get("__name__", "?")
+    else:
+        origin = f"made at {os.path.basename(made[0])}:{made[1]} (module {made[2]})"
+        module = made[2]
+    name = _suggest(module)
+    message = (
+        f"a standard-library {what} {origin} was {verb} at "
+        f"{os.path.basename(used.f_code.co_filename)}:{used.f_lineno} during a schedule: it runs "
+        f"outside ploom's scheduler, which then cannot explore its orders. Add {name!r} to "
+        f"patch= (Config(patch=[...]), --patch={name}) so that it gets ploom.threading and "
+        f"ploom.queue, or use those in the scenario"
+    )
+    exc = UnscheduledPrimitiveError(message)
+    exc.__traceback__ = _traceback_of(used)
+    _ploom.fail_schedule(exc)
+
+
+class _GuardedLock:
+    """A real lock made by code ploom did not patch: every acquire checks
+    for a schedule first."""
+
+    __slots__ = ("_lock", "_made", "_what", "__weakref__")
+
+    def __init__(self, lock, made, what):
+        self._lock = lock
+        self._made = made
+        self._what = what
+
+    def acquire(self, blocking=True, timeout=-1):
+        _refuse(self._what, self._made, "acquired")
+        return self._lock.acquire(blocking, timeout)
+
+    def __enter__(self):
+        _refuse(self._what, self._made, "acquired")
+        return self._lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self._lock.__exit__(*exc)
+
+    def release(self):
+        return self._lock.release()
+
+    def __getattr__(self, name):
+        # locked(), _is_owned(), _release_save(), _at_fork_reinit() ...
+        return getattr(self._lock, name)
+
+    def __repr__(self):
+        return repr(self._lock)
+
+
+class _LockFactory(type):
+    """threading.Lock as a class that makes guarded locks for code outside
+    the standard library, and of which real locks are still instances."""
+
+    def __call__(cls, *args, **kwargs):
+        lock = cls._real(*args, **kwargs)
+        made = _made_here()
+        return lock if made is None else _GuardedLock(lock, made, cls._what)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls._real) or (isinstance(obj, _GuardedLock) and obj._what == cls._what)
+
+
+def _guarded_lock_type(real, what):
+    return _LockFactory(real.__name__, (), {"_real": real, "_what": what, "__doc__": real.__doc__,
+                                            "__module__": "threading"})
+
+
+def _rlock(real, what):
+    def RLock(*args, **kwargs):  # noqa: N802 - threading's name
+        lock = real(*args, **kwargs)
+        made = _made_here()
+        return lock if made is None else _GuardedLock(lock, made, what)
+
+    RLock.__doc__ = real.__doc__
+    RLock.__module__ = "threading"
+    return RLock
+
+
+def _guard_init(cls, everyone=False):
+    """Records in each object where it was made (for a thread, even by the
+    standard library: the message names what to patch)."""
+    init = cls.__dict__["__init__"]
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if everyone:
+            frame = _caller()
+            made = None if frame is None else _site(frame)
+        else:
+            made = _made_here()
+        if made is not None:
+            try:
+                self._ploom_made = made
+            except AttributeError:  # a subclass with __slots__: not seen
+                pass
+
+    functools.update_wrapper(__init__, init)
+    cls.__init__ = __init__
+
+
+def _guard_method(cls, name, what, verb, always=False):
+    method = cls.__dict__.get(name)
+    if method is None:
+        return
+
+    def guarded(self, *args, **kwargs):
+        made = getattr(self, "_ploom_made", None)
+        if made is not None or always:
+            _refuse(what, made, verb)
+        return method(self, *args, **kwargs)
+
+    functools.update_wrapper(guarded, method)
+    setattr(cls, name, guarded)
+
+
+def _make_simple_queue():
+    base = std_queue.SimpleQueue
+
+    class SimpleQueue(base):
+        __doc__ = base.__doc__
+
+        def __init__(self):
+            super().__init__()
+            self._ploom_made = _made_here()
+
+        def put(self, item, block=True, timeout=None):
+            if self._ploom_made is not None:
+                _refuse("queue.SimpleQueue", self._ploom_made, "used")
+            return super().put(item, block, timeout)
+
+        def get(self, block=True, timeout=None):
+            if self._ploom_made is not None:
+                _refuse("queue.SimpleQueue", self._ploom_made, "used")
+            return super().get(block, timeout)
+
+        def put_nowait(self, item):
+            return self.put(item, False)
+
+        def get_nowait(self):
+            return self.get(False)
+
+    SimpleQueue.__module__ = "queue"
+    return SimpleQueue
+
+
+def install():
+    """Guards the standard library's primitives in this process (the
+    worker, before it imports the scenario); once only."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    std.Lock = _guarded_lock_type(std.Lock, "threading.Lock")
+    std.RLock = _rlock(std.RLock, "threading.RLock")
+    waits = ("wait", "wait_for", "notify", "notify_all", "__enter__")
+    table = (
+        (std.Condition, "threading.Condition", waits, "used"),
+        (std.Semaphore, "threading.Semaphore", ("acquire", "release", "__enter__"), "used"),
+        (std.BoundedSemaphore, "threading.BoundedSemaphore", ("release",), "used"),
+        (std.Event, "threading.Event", ("wait", "set", "clear", "is_set"), "used"),
+        (std.Barrier, "threading.Barrier", ("wait", "reset", "abort"), "used"),
+        (std_queue.Queue, "queue.Queue", ("put", "get", "task_done", "join", "qsize", "empty", "full",
+                                          "shutdown"), "used"),
+    )
+    for cls, what, methods, verb in table:
+        if "__init__" in cls.__dict__:
+            _guard_init(cls)
+        for name in methods:
+            _guard_method(cls, name, what, verb)
+    _guard_init(std.Thread, everyone=True)
+    _guard_method(std.Thread, "start", "threading.Thread", "started", always=True)
+    std_queue.SimpleQueue = _make_simple_queue()
