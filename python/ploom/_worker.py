@@ -453,8 +453,21 @@ def main(argv):
         source,
     )
     _warm_up_tracebacks(source)
+    _import_primitives()
     _ploom.serve(scenario, hello, CMD_FD, EVENT_FD)
     return 0
+
+
+def _import_primitives():
+    """Imports ploom.threading and ploom.queue before the first fork.
+
+    A scenario reaches them lazily (ploom.Queue, ploom.Condition, a
+    patched module's first use): imported in the worker, every schedule's
+    child inherits them, rather than compiling and importing them in each
+    one, which without a bytecode cache (PYTHONDONTWRITEBYTECODE=1) costs
+    more than the rest of a short schedule."""
+    import ploom.queue
+    import ploom.threading  # noqa: F401
 
 
 def _warm_up_tracebacks(source):
