@@ -451,6 +451,16 @@ static void plain_value(module_state *st, struct task *t, PyObject *v)
 	Py_DECREF(shown);
 }
 
+/* The value a read at a point found, recorded only while its step is still
+ * the current one: reading may run code (a descriptor, __getattr__, a dict
+ * subclass's __getitem__ or __missing__) that is instrumented too and
+ * reaches points of its own, and the value must not land on their steps. */
+static void read_value(module_state *st, struct task *t, long step, PyObject *v)
+{
+	if (st->sched.step == step)
+		plain_value(st, t, v);
+}
+
 static int is_code(PyObject *v)
 {
 	return PyFunction_Check(v) || PyCFunction_Check(v) || PyMethod_Check(v) ||
@@ -676,6 +686,7 @@ static PyObject *i_getattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 	module_state *st = STATE(mod);
 	struct task *t;
 	int pt = 0;
+	long step;
 	PyObject *target, *v;
 
 	if (want_args("_i_getattr", nargs, 3) < 0)
@@ -684,9 +695,10 @@ static PyObject *i_getattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 		return PyObject_GetAttr(args[0], args[1]);
 	if ((pt = access_plain(st, t, PLOOM_OP_READ, target, args[1], site_of(args[2]))) < 0)
 		return NULL;
+	step = st->sched.step;
 	v = PyObject_GetAttr(args[0], args[1]);
 	if (pt)
-		plain_value(st, t, v);
+		read_value(st, t, step, v);
 	return v;
 }
 
@@ -749,6 +761,7 @@ static PyObject *i_getitem(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 	module_state *st = STATE(mod);
 	struct task *t;
 	int pt = 0;
+	long step;
 	PyObject *c, *v;
 
 	if (want_args("_i_getitem", nargs, 3) < 0)
@@ -757,9 +770,10 @@ static PyObject *i_getitem(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 		return PyObject_GetItem(args[0], args[1]);
 	if ((pt = access_plain(st, t, getitem_op(c, args[1]), c, NULL, site_of(args[2]))) < 0)
 		return NULL;
+	step = st->sched.step;
 	v = PyObject_GetItem(args[0], args[1]);
 	if (pt)
-		plain_value(st, t, v);
+		read_value(st, t, step, v);
 	return v;
 }
 

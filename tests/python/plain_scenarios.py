@@ -205,3 +205,28 @@ def own_work_plain(n=20000):
             d[i] = i
 
     _run_tasks(work)
+
+
+class Misses(dict):
+    """A dict whose __missing__ writes plain state: reading an entry runs
+    code that reaches a point of its own."""
+
+    def __missing__(self, key):
+        sa(self, "misses", io(operator.iadd, ga(self, "misses", 0), 1, 0), 0)
+        return 0
+
+
+def missing_runs_code():
+    counts = Misses()
+    counts.misses = 0
+    seen = [ploom.SharedCell(None), ploom.SharedCell(None)]
+
+    def reader(cell):
+        return lambda: cell.write(gi(counts, "k", 0))
+
+    tasks = [ploom.Thread(target=reader(cell)) for cell in seen]
+    for t in tasks:
+        t.start()
+    for t in tasks:
+        t.join()
+    assert [cell.read() for cell in seen] == [0, 0]

@@ -37,6 +37,7 @@ from plain_scenarios import (
     io,
     it,
     list_appends,
+    missing_runs_code,
     own_work_plain,
     own_work_sites,
     private_work,
@@ -110,6 +111,15 @@ def test_an_unlocked_attribute_increment_fails_and_its_locked_twin_passes(tmp_pa
         check(hits_unlocked, tmp_path)
     stats = check(hits_locked, tmp_path, reduction="dpor")
     assert stats.complete and stats.schedules <= 6
+
+
+@pytest.mark.parametrize("reduction", [None, "dpor"])
+def test_a_read_whose_own_code_reaches_points_records_no_value_on_their_steps(tmp_path, reduction):
+    # the subscript's point is taken, then __missing__ reaches the points
+    # of misses: the value the subscript read belongs to none of them, and
+    # recording it on one was a second value for a step
+    stats = check(missing_runs_code, tmp_path, reduction=reduction)
+    assert stats.complete and stats.failing == 0 and stats.schedules > 1
 
 
 def test_the_trace_names_plain_state_and_replays(tmp_path):
