@@ -59,9 +59,16 @@ _OWN_FILES = {os.path.realpath(f) for f in (std.__file__, std_queue.__file__, __
 _installed = False
 
 
+_PLOOM = os.path.realpath(os.path.dirname(__file__))
+
+
 @functools.lru_cache(maxsize=1024)
 def _is_stdlib(filename):
+    """Whether filename is the standard library's, or ploom's own (whose
+    few real locks guard its own bookkeeping, never the scenario's)."""
     if filename.startswith("<frozen "):
+        return True
+    if os.path.commonpath([os.path.realpath(filename), _PLOOM]) == _PLOOM:
         return True
     real = os.path.realpath(filename)
     if os.path.commonpath([real, _STDLIB]) != _STDLIB:

@@ -332,3 +332,15 @@ def test_a_real_lock_held_by_one_task_and_wanted_by_another_fails_at_once(tmp_pa
     with pytest.raises(ModelCheckError, match=r"threading.Lock made at lib.py:5 \(module lib\)") as info:
         _check_file(tmp_path, library, patch=())
     assert info.value.statistics.raw["failure"]["kind"] == "failure"
+
+
+def test_ploom_s_own_real_locks_are_not_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # the plain-state rewriting takes a real lock of its own when a module
+    # it instruments is first imported, here inside a schedule
+    _write(tmp_path, "lib2.py", "VALUE = 1\n")
+    _write(tmp_path, "lib.py", "def use():\n    import lib2\n    assert lib2.VALUE == 1\n")
+    scenario = _write(tmp_path, "scen.py", SCENARIO)
+    stats = ploom.exploration._explore(f"{scenario}:scenario", None,
+                                       ploom.Config(instrument=("lib2",), reduction="dpor"))
+    assert stats.complete and stats.failing == 0
