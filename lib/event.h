@@ -183,8 +183,11 @@
  * 5: POLICY at the end of the `run` command (a worker of 4 would refuse
  * the command)
  * 6: the object kind plain#N and the outcome refine (a utility of 5 would
- * refuse the records) */
-#define PLOOM_PROTOCOL_VERSION 6
+ * refuse the records)
+ * 7: the object "clock" and the operation sleep, and a timed acquire or
+ * join that adds to the clock (a utility of 6 would refuse the records,
+ * and its reduction would take clock reads for independent of timeouts) */
+#define PLOOM_PROTOCOL_VERSION 7
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -225,6 +228,7 @@ enum ploom_op {
 	PLOOM_OP_READ,
 	PLOOM_OP_WRITE,
 	PLOOM_OP_YIELD_NOW,
+	PLOOM_OP_SLEEP,
 	PLOOM_NOPS
 };
 
@@ -263,6 +267,8 @@ enum ploom_obj_kind {
 	PLOOM_OBJ_THREAD,       /* thread#N: the thread of task N */
 	PLOOM_OBJ_PLAIN,        /* plain#N: plain state of instrumented code (an
 				 * attribute, a global, a container's content) */
+	PLOOM_OBJ_CLOCK,        /* clock: the virtual clock, one per schedule,
+				 * written "clock" (no #N; its id is 0) */
 };
 
 struct ploom_obj {
@@ -279,8 +285,9 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
 
 /* ---- which operations conflict ----
  *
- * Every operation reads or writes (changes) at most one object, and the
- * step that ends a thread also writes that thread's object (its exit):
+ * Every operation reads, writes (changes) or adds to at most one object,
+ * a timed operation may also add to the clock, and the step that ends a
+ * thread also writes that thread's object (its exit):
  *
  *   read, locked, join (timed or not),
  *   is_alive                            read their object
@@ -288,32 +295,65 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
  *   one that returns False too),
  *   release, start                      write it (start writes the thread started)
  *   begin of task T                     reads thread#T (so it follows start)
+ *   sleep                               adds to the clock
+ *   a timed acquire or join             also adds to the clock: it may
+ *                                       time out, which advances the clock
+ *                                       by its timeout
  *   yield_now                           touches nothing
  *
+ * A read of the clock (time.time() and the like) is a read of it.  Adding
+ * is a write that commutes with every other add: the clock is a count of
+ * nanoseconds, and integer additions give one sum in any order, so two
+ * adds never conflict; an add and a read (or a write) do.  So sleeps and
+ * timeouts of tasks that nobody's clock read observes are as independent
+ * as they were before the clock existed.
+ *
  * Two steps of different tasks conflict (are dependent, DESIGN.md) when
- * they touch one object and at least one writes it.  The partial-order
- * reduction in lib/dpor.c and the sleep sets the extension keeps while it
- * runs a schedule both use this one definition, so they agree. */
-struct ploom_access {
-	struct ploom_obj obj;
-	int write;
+ * they touch one object, at least one does not read it, and they do not
+ * both add to it.  The partial-order reduction in lib/dpor.c and the sleep
+ * sets the extension keeps while it runs a schedule both use this one
+ * definition, so they agree. */
+enum ploom_access_how {
+	PLOOM_ACCESS_READ = 0,
+	PLOOM_ACCESS_WRITE,
+	PLOOM_ACCESS_ADD,
 };
 
-/* The accesses (0, 1 or 2) of task `task` doing `op` on `obj`, plus the
- * write of its own thread object when `exits` (the task finished after
- * this step).  Fills out[0..n) and returns n. */
-int ploom_op_accesses(struct ploom_access out[2], int task, enum ploom_op op,
-		      struct ploom_obj obj, int exits);
+struct ploom_access {
+	struct ploom_obj obj;
+	enum ploom_access_how how;
+};
+
+/* The most accesses of one step: its object, the clock, its exit. */
+#define PLOOM_ACCESS_MAX 3
+
+/* The accesses of task `task` doing `op` on `obj` in `mode` (its FLAGS:
+ * a timed acquire or join may add to the clock), plus the write of its
+ * own thread object when `exits` (the task finished after this step).
+ * Fills out[0..n) and returns n; out[0] is the access of obj, when the op
+ * has one, and the exit comes last. */
+int ploom_op_accesses(struct ploom_access out[PLOOM_ACCESS_MAX], int task, enum ploom_op op,
+		      struct ploom_obj obj, enum ploom_acquire_mode mode, int exits);
 
 /* The accesses of an operation task `task` waits to do: as
  * ploom_op_accesses() with its exit, since any operation may turn out to
- * be the task's last.  Sleep sets and the races of operations that never
- * ran use it: erring towards a conflict only costs schedules. */
-int ploom_pending_accesses(struct ploom_access out[2], int task, enum ploom_op op,
-			   struct ploom_obj obj);
+ * be the task's last, and for an acquire or a join with the clock's add,
+ * since a pending operation's mode is not recorded (the PENDING field has
+ * none) and a timed one may time out.  Sleep sets and the races of
+ * operations that never ran use it: erring towards a conflict only costs
+ * schedules. */
+int ploom_pending_accesses(struct ploom_access out[PLOOM_ACCESS_MAX], int task,
+			   enum ploom_op op, struct ploom_obj obj);
 
-/* 1 if some access in a[0..na) and some in b[0..nb) touch one object and
- * one of the two writes it. */
+/* The mode a pending op is taken in, not knowing its own: timed for an
+ * acquire or a join (it may add to the clock), blocking for the rest. */
+enum ploom_acquire_mode ploom_pending_mode(enum ploom_op op);
+
+/* 1 if access a and access b conflict: one object, not two reads, not
+ * two adds. */
+int ploom_access_conflict(const struct ploom_access *a, const struct ploom_access *b);
+
+/* 1 if some access in a[0..na) and some in b[0..nb) conflict. */
 int ploom_conflicts(const struct ploom_access *a, int na, const struct ploom_access *b,
 		    int nb);
 

@@ -363,6 +363,29 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
     return obj, module.__name__, qualname, os.path.abspath(source) if source else ""
 
 
+def _virtual_time():
+    """Puts ploom's virtual clock (pyext/clock.c) in place of the time
+    module's clocks and its sleep, before any code of the scenario's is
+    imported: ``from time import monotonic`` then finds ploom's.  The
+    worker runs nothing but schedules and its children are forks of it,
+    so the real module is changed in place.  time.time() starts at
+    1700000000.0, time.monotonic() and time.perf_counter() at 1000.0; they
+    move only when a task sleeps or a timed wait times out.
+
+    threading and queue are imported first and keep the real clock: their
+    timed waits really wait (ploom does not schedule them), and deadline
+    loops on a virtual clock that does not move would never end."""
+    import queue  # noqa: F401 - imported before the clock changes, see above
+    import threading  # noqa: F401
+    import time
+
+    time.time = _ploom.clock_time
+    time.time_ns = _ploom.clock_time_ns
+    time.monotonic = time.perf_counter = _ploom.clock_monotonic
+    time.monotonic_ns = time.perf_counter_ns = _ploom.clock_monotonic_ns
+    time.sleep = _ploom.clock_sleep
+
+
 def _apply_patches(names):
     """Swaps the named modules' references to threading and queue for
     ploom.threading and ploom.queue (see ploom._patch)."""
@@ -413,6 +436,7 @@ def main(argv):
     # a module that calls ploom.check() at top level must not explore again
     # while this process imports it
     os.environ["PLOOM_WORKER"] = "1"
+    _virtual_time()
     try:
         scenario, module, qualname, source = load(target, expect, expect_blob, instrument,
                                                   instrument_scenario)

@@ -7,8 +7,8 @@ purpose: each must come back as its schedule's outcome, not break ploom.
 """
 
 import os
+import select
 import sys
-import time
 
 import ploom
 
@@ -304,11 +304,17 @@ def long_then_fails():
     raise AssertionError("the end of a long schedule")
 
 
+def _really_wait(seconds):
+    # time.sleep is ploom's virtual clock in a worker, which never waits:
+    # select really does
+    select.select([], [], [], seconds)
+
+
 def blocks_outside():
-    # ploom cannot see time.sleep: only the per-schedule timeout ends this
+    # ploom cannot see select: only the per-schedule timeout ends this
     cell = ploom.SharedCell(0)
     cell.write(1)
-    time.sleep(60)
+    _really_wait(60)
 
 
 def calls_os_exit():
@@ -452,7 +458,7 @@ def keeps_its_orphan():
     )
     pid = int(started.stdout)
     for _ in range(10):
-        time.sleep(0.03)
+        _really_wait(0.03)
         assert pid in _sleepers_running(), "the schedule's orphan was killed while it ran"
 
 
@@ -462,7 +468,7 @@ def starts_a_session_and_blocks():
     cell = ploom.SharedCell(0)
     cell.write(1)
     subprocess.Popen(_sleeper(), start_new_session=True)
-    time.sleep(60)
+    _really_wait(60)
 
 
 # Not scenarios at all, though they look like ones: calling them does not run
