@@ -93,7 +93,8 @@
  *   step INDEX TASK OP OBJECT ENABLED FLAGS PENDING WHERE
  *       The scheduler picked TASK for step INDEX (0, 1, 2, ...).  OP word:
  *       one of ploom_op_name()'s.  OBJECT word ("-" for begin and
- *       yield_now).  ENABLED list: the enabled tasks at that point,
+ *       yield_now; "clock" for sleep and for a read of the virtual
+ *       clock, pyext/clock.c).  ENABLED list: the enabled tasks at that point,
  *       ascending.  FLAGS word: "-", or for an acquire that may return
  *       False, "nonblocking" (acquire(blocking=False)) or "timed"
  *       (acquire(timeout=T), T >= 0), or for a join that may return
@@ -112,7 +113,8 @@
  *       first line of the thread's function.
  *   value INDEX TEXT
  *       repr() of what step INDEX read, wrote or returned (read, write,
- *       nonblocking or timed acquire, locked, is_alive).  TEXT str, at most
+ *       nonblocking or timed acquire, locked, is_alive; for a read of the
+ *       clock the time it returned, for a sleep time.monotonic() after it).  TEXT str, at most
  *       200 bytes.
  *   outcome pass
  *   outcome failure TASK TYPE MESSAGE TRACEBACK
@@ -234,9 +236,10 @@ enum ploom_op {
 
 /* How an acquire treats a held lock, or a join an unfinished thread; the
  * FLAGS word of its step.  Zero is the plain blocking acquire or join, and
- * what every other operation carries.  A timed acquire or join is never a
- * sleep (ploom has no clock): like a nonblocking acquire it is always
- * enabled.  A timed acquire returns False when the lock is held at the
+ * what every other operation carries.  A timed acquire or join never
+ * really sleeps: like a nonblocking acquire it is always enabled; one
+ * that times out advances the virtual clock by its timeout (an add to the
+ * clock, below).  A timed acquire returns False when the lock is held at the
  * step the scheduler picks it (it timed out), True when it took it; a
  * timed join returns None either way, and its caller asks is_alive().  So
  * the search reaches both "waited, then got it" and "timed out" by
