@@ -405,7 +405,7 @@ static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs(void)
 static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock(void)
 {
 	const char *env = getenv("PLOOM_DPOR_PROGRAMS"), *one = getenv("PLOOM_DPOR_CLOCK_SEED");
-	long n = env ? atol(env) : 4000, i, failed = 0, reads = 0, adds = 0;
+	long n = env ? atol(env) : 2000, i, failed = 0, reads = 0, adds = 0;
 	struct totals tot = {0};
 
 	if (one) {
