@@ -241,12 +241,15 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 			 struct ploom_obj obj, long after, int blocking)
 {
-	struct ploom_access a[2];
+	struct ploom_access a[PLOOM_ACCESS_MAX];
+	/* a blocked operation is no timed one, which never blocks; the mode
+	 * of one that was enabled is not recorded (event.h) */
+	enum ploom_acquire_mode mode = blocking ? PLOOM_ACQUIRE_BLOCKING : ploom_pending_mode(op);
 	long *c;
 	int exits, na, nc, i;
 
 	for (exits = 0; exits <= 1; exits++) {
-		na = ploom_op_accesses(a, q, op, obj, exits);
+		na = ploom_op_accesses(a, q, op, obj, mode, exits);
 		if (ploom_hb_clock(d->hb, n, q, a, na, -1) < 0)
 			return -1;
 		nc = ploom_hb_candidates(d->hb, &c, q, a, na, blocking);
@@ -258,7 +261,7 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 				return -1;
 	}
 	if (after >= 0 && !ploom_hb_ordered(d->hb, after, q)) {
-		na = ploom_op_accesses(a, q, op, obj, 0);
+		na = ploom_op_accesses(a, q, op, obj, mode, 0);
 		if (ploom_hb_clock(d->hb, n, q, a, na, after) < 0 ||
 		    reverse_race(d, after, n, q, ploom_hb_vc(d->hb, n)) < 0)
 			return -1;
@@ -384,8 +387,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		{
 			const struct node *up = &d->nodes[k - 1];
 			const struct ploom_step *s = &run->steps[k - 1];
-			struct ploom_access la[2], pa[2];
-			int nla = ploom_op_accesses(la, s->task, s->op, s->obj,
+			struct ploom_access la[PLOOM_ACCESS_MAX], pa[PLOOM_ACCESS_MAX];
+			int nla = ploom_op_accesses(la, s->task, s->op, s->obj, s->mode,
 						    !unfinished_at(&run->steps[k], s->task));
 
 			for (e = 0; e < s->npending; e++) {
@@ -410,8 +413,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		const struct ploom_step *s = &run->steps[j];
 		int exits = (size_t)j + 1 < n ? !unfinished_at(&run->steps[j + 1], s->task)
 					      : last_step_exits(run);
-		struct ploom_access acc[2];
-		int nacc = ploom_op_accesses(acc, s->task, s->op, s->obj, exits);
+		struct ploom_access acc[PLOOM_ACCESS_MAX];
+		int nacc = ploom_op_accesses(acc, s->task, s->op, s->obj, s->mode, exits);
 		long *c;
 		int nc, i;
 

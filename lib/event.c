@@ -24,6 +24,7 @@ static const char *const op_names[PLOOM_NOPS] = {
 	[PLOOM_OP_READ] = "read",
 	[PLOOM_OP_WRITE] = "write",
 	[PLOOM_OP_YIELD_NOW] = "yield_now",
+	[PLOOM_OP_SLEEP] = "sleep",
 };
 
 const char *ploom_op_name(enum ploom_op op)
@@ -49,14 +50,18 @@ static const char *const obj_kinds[] = {
 	[PLOOM_OBJ_LOCK] = "lock",
 	[PLOOM_OBJ_THREAD] = "thread",
 	[PLOOM_OBJ_PLAIN] = "plain",
+	[PLOOM_OBJ_CLOCK] = "clock",
 };
 
 size_t ploom_obj_format(char *out, size_t cap, struct ploom_obj obj)
 {
 	int n;
 
-	if (obj.kind == PLOOM_OBJ_NONE || (unsigned)obj.kind > PLOOM_OBJ_PLAIN)
+	if (obj.kind == PLOOM_OBJ_NONE || (unsigned)obj.kind > PLOOM_OBJ_CLOCK)
 		n = snprintf(out, cap, "-");
+	else if (obj.kind == PLOOM_OBJ_CLOCK)
+		/* there is one: a number would only make traces harder to read */
+		n = snprintf(out, cap, "clock");
 	else
 		n = snprintf(out, cap, "%s#%ld", obj_kinds[obj.kind], obj.id);
 	if (n < 0)
@@ -72,6 +77,10 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len)
 	out->id = 0;
 	if (len == 1 && s[0] == '-')
 		return 0;
+	if (len == 5 && !memcmp(s, "clock", 5)) {
+		out->kind = PLOOM_OBJ_CLOCK;
+		return 0;
+	}
 	for (k = PLOOM_OBJ_CELL; k <= PLOOM_OBJ_PLAIN; k++) {
 		size_t kl = strlen(obj_kinds[k]), i;
 		long id = 0;
@@ -96,37 +105,44 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len)
 
 /* ---- which operations conflict ---- */
 
-int ploom_op_accesses(struct ploom_access out[2], int task, enum ploom_op op,
-		      struct ploom_obj obj, int exits)
+int ploom_op_accesses(struct ploom_access out[PLOOM_ACCESS_MAX], int task, enum ploom_op op,
+		      struct ploom_obj obj, enum ploom_acquire_mode mode, int exits)
 {
+	static const struct ploom_obj clock = {PLOOM_OBJ_CLOCK, 0};
 	struct ploom_obj self = {PLOOM_OBJ_THREAD, task};
 	int n = 0;
 
 	switch (op) {
 	case PLOOM_OP_BEGIN:
-		out[n++] = (struct ploom_access){self, 0};
+		out[n++] = (struct ploom_access){self, PLOOM_ACCESS_READ};
 		break;
 	case PLOOM_OP_READ:
 	case PLOOM_OP_LOCKED:
 	case PLOOM_OP_JOIN:
 	case PLOOM_OP_IS_ALIVE:
-		out[n++] = (struct ploom_access){obj, 0};
+		out[n++] = (struct ploom_access){obj, PLOOM_ACCESS_READ};
 		break;
 	case PLOOM_OP_WRITE:
 	case PLOOM_OP_ACQUIRE:
 	case PLOOM_OP_RELEASE:
 	case PLOOM_OP_START:
-		out[n++] = (struct ploom_access){obj, 1};
+		out[n++] = (struct ploom_access){obj, PLOOM_ACCESS_WRITE};
+		break;
+	case PLOOM_OP_SLEEP:
+		out[n++] = (struct ploom_access){clock, PLOOM_ACCESS_ADD};
 		break;
 	default:
 		break;
 	}
+	/* after the access of obj, which hb.h's waits takes as out[0] */
+	if (mode == PLOOM_ACQUIRE_TIMED && (op == PLOOM_OP_ACQUIRE || op == PLOOM_OP_JOIN))
+		out[n++] = (struct ploom_access){clock, PLOOM_ACCESS_ADD};
 	if (exits) {
 		/* begin then exit: one write of the thread covers both */
 		if (n && out[0].obj.kind == PLOOM_OBJ_THREAD && out[0].obj.id == task)
-			out[0].write = 1;
+			out[0].how = PLOOM_ACCESS_WRITE;
 		else
-			out[n++] = (struct ploom_access){self, 1};
+			out[n++] = (struct ploom_access){self, PLOOM_ACCESS_WRITE};
 	}
 	return n;
 }
@@ -144,10 +160,26 @@ int ploom_mode_allowed(enum ploom_op op, enum ploom_acquire_mode mode)
 	return 0;
 }
 
-int ploom_pending_accesses(struct ploom_access out[2], int task, enum ploom_op op,
-			   struct ploom_obj obj)
+enum ploom_acquire_mode ploom_pending_mode(enum ploom_op op)
 {
-	return ploom_op_accesses(out, task, op, obj, 1);
+	return op == PLOOM_OP_ACQUIRE || op == PLOOM_OP_JOIN ? PLOOM_ACQUIRE_TIMED
+							     : PLOOM_ACQUIRE_BLOCKING;
+}
+
+int ploom_pending_accesses(struct ploom_access out[PLOOM_ACCESS_MAX], int task,
+			   enum ploom_op op, struct ploom_obj obj)
+{
+	return ploom_op_accesses(out, task, op, obj, ploom_pending_mode(op), 1);
+}
+
+int ploom_access_conflict(const struct ploom_access *a, const struct ploom_access *b)
+{
+	if (a->obj.kind != b->obj.kind || a->obj.id != b->obj.id || a->obj.kind == PLOOM_OBJ_NONE)
+		return 0;
+	if (a->how == PLOOM_ACCESS_WRITE || b->how == PLOOM_ACCESS_WRITE)
+		return 1;
+	/* a read and an add: the read sees the sum with or without it */
+	return a->how != b->how;
 }
 
 int ploom_conflicts(const struct ploom_access *a, int na, const struct ploom_access *b,
@@ -157,8 +189,7 @@ int ploom_conflicts(const struct ploom_access *a, int na, const struct ploom_acc
 
 	for (i = 0; i < na; i++)
 		for (j = 0; j < nb; j++)
-			if ((a[i].write || b[j].write) && a[i].obj.kind == b[j].obj.kind &&
-			    a[i].obj.id == b[j].obj.id && a[i].obj.kind != PLOOM_OBJ_NONE)
+			if (ploom_access_conflict(&a[i], &b[j]))
 				return 1;
 	return 0;
 }

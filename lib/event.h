@@ -93,7 +93,8 @@
  *   step INDEX TASK OP OBJECT ENABLED FLAGS PENDING WHERE
  *       The scheduler picked TASK for step INDEX (0, 1, 2, ...).  OP word:
  *       one of ploom_op_name()'s.  OBJECT word ("-" for begin and
- *       yield_now).  ENABLED list: the enabled tasks at that point,
+ *       yield_now; "clock" for sleep and for a read of the virtual
+ *       clock, pyext/clock.c).  ENABLED list: the enabled tasks at that point,
  *       ascending.  FLAGS word: "-", or for an acquire that may return
  *       False, "nonblocking" (acquire(blocking=False)) or "timed"
  *       (acquire(timeout=T), T >= 0), or for a join that may return
@@ -112,7 +113,8 @@
  *       first line of the thread's function.
  *   value INDEX TEXT
  *       repr() of what step INDEX read, wrote or returned (read, write,
- *       nonblocking or timed acquire, locked, is_alive).  TEXT str, at most
+ *       nonblocking or timed acquire, locked, is_alive; for a read of the
+ *       clock the time it returned, for a sleep time.monotonic() after it).  TEXT str, at most
  *       200 bytes.
  *   outcome pass
  *   outcome failure TASK TYPE MESSAGE TRACEBACK
@@ -204,8 +206,11 @@
  * 6: the object kind plain#N and the outcome refine (a utility of 5 would
  * refuse the records)
  * 7: the `stack` and `frame` records after `exit timeout` (a utility of 6
- * would refuse them) */
-#define PLOOM_PROTOCOL_VERSION 7
+ * would refuse them)
+ * 8: the object "clock" and the operation sleep, and a timed acquire or
+ * join that adds to the clock (a utility of 7 would refuse the records,
+ * and its reduction would take clock reads for independent of timeouts) */
+#define PLOOM_PROTOCOL_VERSION 8
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -246,14 +251,16 @@ enum ploom_op {
 	PLOOM_OP_READ,
 	PLOOM_OP_WRITE,
 	PLOOM_OP_YIELD_NOW,
+	PLOOM_OP_SLEEP,
 	PLOOM_NOPS
 };
 
 /* How an acquire treats a held lock, or a join an unfinished thread; the
  * FLAGS word of its step.  Zero is the plain blocking acquire or join, and
- * what every other operation carries.  A timed acquire or join is never a
- * sleep (ploom has no clock): like a nonblocking acquire it is always
- * enabled.  A timed acquire returns False when the lock is held at the
+ * what every other operation carries.  A timed acquire or join never
+ * really sleeps: like a nonblocking acquire it is always enabled; one
+ * that times out advances the virtual clock by its timeout (an add to the
+ * clock, below).  A timed acquire returns False when the lock is held at the
  * step the scheduler picks it (it timed out), True when it took it; a
  * timed join returns None either way, and its caller asks is_alive().  So
  * the search reaches both "waited, then got it" and "timed out" by
@@ -284,6 +291,8 @@ enum ploom_obj_kind {
 	PLOOM_OBJ_THREAD,       /* thread#N: the thread of task N */
 	PLOOM_OBJ_PLAIN,        /* plain#N: plain state of instrumented code (an
 				 * attribute, a global, a container's content) */
+	PLOOM_OBJ_CLOCK,        /* clock: the virtual clock, one per schedule,
+				 * written "clock" (no #N; its id is 0) */
 };
 
 struct ploom_obj {
@@ -300,8 +309,9 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
 
 /* ---- which operations conflict ----
  *
- * Every operation reads or writes (changes) at most one object, and the
- * step that ends a thread also writes that thread's object (its exit):
+ * Every operation reads, writes (changes) or adds to at most one object,
+ * a timed operation may also add to the clock, and the step that ends a
+ * thread also writes that thread's object (its exit):
  *
  *   read, locked, join (timed or not),
  *   is_alive                            read their object
@@ -309,32 +319,65 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
  *   one that returns False too),
  *   release, start                      write it (start writes the thread started)
  *   begin of task T                     reads thread#T (so it follows start)
+ *   sleep                               adds to the clock
+ *   a timed acquire or join             also adds to the clock: it may
+ *                                       time out, which advances the clock
+ *                                       by its timeout
  *   yield_now                           touches nothing
  *
+ * A read of the clock (time.time() and the like) is a read of it.  Adding
+ * is a write that commutes with every other add: the clock is a count of
+ * nanoseconds, and integer additions give one sum in any order, so two
+ * adds never conflict; an add and a read (or a write) do.  So sleeps and
+ * timeouts of tasks that nobody's clock read observes are as independent
+ * as they were before the clock existed.
+ *
  * Two steps of different tasks conflict (are dependent, DESIGN.md) when
- * they touch one object and at least one writes it.  The partial-order
- * reduction in lib/dpor.c and the sleep sets the extension keeps while it
- * runs a schedule both use this one definition, so they agree. */
-struct ploom_access {
-	struct ploom_obj obj;
-	int write;
+ * they touch one object, at least one does not read it, and they do not
+ * both add to it.  The partial-order reduction in lib/dpor.c and the sleep
+ * sets the extension keeps while it runs a schedule both use this one
+ * definition, so they agree. */
+enum ploom_access_how {
+	PLOOM_ACCESS_READ = 0,
+	PLOOM_ACCESS_WRITE,
+	PLOOM_ACCESS_ADD,
 };
 
-/* The accesses (0, 1 or 2) of task `task` doing `op` on `obj`, plus the
- * write of its own thread object when `exits` (the task finished after
- * this step).  Fills out[0..n) and returns n. */
-int ploom_op_accesses(struct ploom_access out[2], int task, enum ploom_op op,
-		      struct ploom_obj obj, int exits);
+struct ploom_access {
+	struct ploom_obj obj;
+	enum ploom_access_how how;
+};
+
+/* The most accesses of one step: its object, the clock, its exit. */
+#define PLOOM_ACCESS_MAX 3
+
+/* The accesses of task `task` doing `op` on `obj` in `mode` (its FLAGS:
+ * a timed acquire or join may add to the clock), plus the write of its
+ * own thread object when `exits` (the task finished after this step).
+ * Fills out[0..n) and returns n; out[0] is the access of obj, when the op
+ * has one, and the exit comes last. */
+int ploom_op_accesses(struct ploom_access out[PLOOM_ACCESS_MAX], int task, enum ploom_op op,
+		      struct ploom_obj obj, enum ploom_acquire_mode mode, int exits);
 
 /* The accesses of an operation task `task` waits to do: as
  * ploom_op_accesses() with its exit, since any operation may turn out to
- * be the task's last.  Sleep sets and the races of operations that never
- * ran use it: erring towards a conflict only costs schedules. */
-int ploom_pending_accesses(struct ploom_access out[2], int task, enum ploom_op op,
-			   struct ploom_obj obj);
+ * be the task's last, and for an acquire or a join with the clock's add,
+ * since a pending operation's mode is not recorded (the PENDING field has
+ * none) and a timed one may time out.  Sleep sets and the races of
+ * operations that never ran use it: erring towards a conflict only costs
+ * schedules. */
+int ploom_pending_accesses(struct ploom_access out[PLOOM_ACCESS_MAX], int task,
+			   enum ploom_op op, struct ploom_obj obj);
 
-/* 1 if some access in a[0..na) and some in b[0..nb) touch one object and
- * one of the two writes it. */
+/* The mode a pending op is taken in, not knowing its own: timed for an
+ * acquire or a join (it may add to the clock), blocking for the rest. */
+enum ploom_acquire_mode ploom_pending_mode(enum ploom_op op);
+
+/* 1 if access a and access b conflict: one object, not two reads, not
+ * two adds. */
+int ploom_access_conflict(const struct ploom_access *a, const struct ploom_access *b);
+
+/* 1 if some access in a[0..na) and some in b[0..nb) conflict. */
 int ploom_conflicts(const struct ploom_access *a, int na, const struct ploom_access *b,
 		    int nb);
 

@@ -1,7 +1,8 @@
 /* Happens-before over a run; hb.h documents it.
  *
  * Per object, the state the events left it in: its last write, the reads
- * since (each with whether the object was free for it), the last event on
+ * since (each with whether the object was free for it), the adds since
+ * (event.h: an add conflicts with reads and writes, not with adds), the last event on
  * it while free, and whether a lock is held, a thread started or
  * finished.  Per event, its task and its clock, one row of ntasks entries
  * in one array. */
@@ -27,6 +28,8 @@ struct obj_state {
 	int last_write_free;
 	struct read *reads;     /* since last_write */
 	size_t nreads, reads_cap;
+	struct read *adds;      /* since last_write */
+	size_t nadds, adds_cap;
 	long last_free;         /* the last event on it while free, -1: none */
 	long last_free_write;   /* the last write of it while free, -1: none */
 	int held;               /* a lock */
@@ -56,8 +59,10 @@ static void objs_free(struct ploom_hb *hb)
 {
 	size_t i;
 
-	for (i = 0; i < hb->objs_cap; i++)
+	for (i = 0; i < hb->objs_cap; i++) {
 		free(hb->objs[i].reads);
+		free(hb->objs[i].adds);
+	}
 	free(hb->objs);
 	hb->objs = NULL;
 	hb->objs_cap = hb->objs_used = 0;
@@ -151,6 +156,7 @@ static struct obj_state *obj_get(struct ploom_hb *hb, struct ploom_obj obj)
 		for (k = 0; k < hb->objs_cap; k++) {
 			if (!old[k].used) {
 				free(old[k].reads);
+				free(old[k].adds);
 				continue;
 			}
 			i = obj_hash(old[k].obj) & (cap - 1);
@@ -168,13 +174,15 @@ static struct obj_state *obj_get(struct ploom_hb *hb, struct ploom_obj obj)
 		i = (i + 1) & (hb->objs_cap - 1);
 	o = &hb->objs[i];
 	if (!o->used) {
-		/* a slot of an earlier run keeps its reads' memory */
-		struct read *r = o->reads;
-		size_t rc = o->reads_cap;
+		/* a slot of an earlier run keeps its reads' and adds' memory */
+		struct read *r = o->reads, *ad = o->adds;
+		size_t rc = o->reads_cap, ac = o->adds_cap;
 
 		memset(o, 0, sizeof(*o));
 		o->reads = r;
 		o->reads_cap = rc;
+		o->adds = ad;
+		o->adds_cap = ac;
 		o->used = 1;
 		o->obj = obj;
 		o->last_write = o->last_free = o->last_free_write = -1;
@@ -271,9 +279,12 @@ int ploom_hb_clock(struct ploom_hb *hb, long j, int q, const struct ploom_access
 			return -1;
 		if (o->last_write >= 0)
 			vc_join(vc, vc_of(hb, o->last_write), n);
-		if (a[k].write)
+		if (a[k].how != PLOOM_ACCESS_READ)
 			for (r = 0; r < o->nreads; r++)
 				vc_join(vc, vc_of(hb, o->reads[r].ev), n);
+		if (a[k].how != PLOOM_ACCESS_ADD)
+			for (r = 0; r < o->nadds; r++)
+				vc_join(vc, vc_of(hb, o->adds[r].ev), n);
 	}
 	if (after >= 0)
 		vc_join(vc, vc_of(hb, after), n);
@@ -297,7 +308,7 @@ int ploom_hb_candidates(struct ploom_hb *hb, long **out, int q,
 		struct obj_state *o = obj_get(hb, a[k].obj);
 		if (!o)
 			return -1;
-		bound += o->nreads + 2;
+		bound += o->nreads + o->nadds + 2;
 	}
 	if (bound > (size_t)INT_MAX ||
 	    ensure((void **)&hb->cand, &hb->cand_cap, bound, sizeof(*hb->cand)) < 0)
@@ -309,20 +320,35 @@ int ploom_hb_candidates(struct ploom_hb *hb, long **out, int q,
 		int w = waits && k == 0, kept = 0;
 		size_t r;
 
-		if (a[k].write && o->nreads) {
+		/* the events since the last write that this access conflicts
+		 * with: reads and adds for a write, adds for a read, reads for
+		 * an add; each follows the last write, which is a candidate
+		 * only when there are none */
+		int since = 0;
+
+		if (a[k].how != PLOOM_ACCESS_READ) {
+			since |= o->nreads > 0;
 			for (r = 0; r < o->nreads; r++) {
 				if (w && !o->reads[r].free)
 					continue;
 				kept++;
 				c[n++] = o->reads[r].ev;
 			}
-		} else if (o->last_write >= 0 && !(w && !o->last_write_free)) {
+		}
+		if (a[k].how != PLOOM_ACCESS_ADD) {
+			since |= o->nadds > 0;
+			for (r = 0; r < o->nadds; r++) {
+				kept++;
+				c[n++] = o->adds[r].ev;
+			}
+		}
+		if (!since && o->last_write >= 0 && !(w && !o->last_write_free)) {
 			kept++;
 			c[n++] = o->last_write;
 		}
 		if (w && !kept) {
 			/* a read conflicts with writes only */
-			long f = a[k].write ? o->last_free : o->last_free_write;
+			long f = a[k].how == PLOOM_ACCESS_WRITE ? o->last_free : o->last_free_write;
 			if (f >= 0)
 				c[n++] = f;
 		}
@@ -368,6 +394,22 @@ int ploom_hb_maximal(struct ploom_hb *hb, long *c, int n)
 	return k;
 }
 
+/* Appends r to the list *v of *n (room for *cap); 0, or -1 when out of
+ * memory. */
+static int push_read(struct read **v, size_t *n, size_t *cap, struct read r)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		struct read *p = realloc(*v, c * sizeof(*p));
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = r;
+	return 0;
+}
+
 int ploom_hb_step(struct ploom_hb *hb, long j, int q, enum ploom_op op,
 		  const struct ploom_access *a, int na, int exits)
 {
@@ -382,24 +424,20 @@ int ploom_hb_step(struct ploom_hb *hb, long j, int q, enum ploom_op op,
 		free_before = obj_step(o, op, exits && k == na - 1);
 		if (free_before) {
 			o->last_free = j;
-			if (a[k].write)
+			if (a[k].how == PLOOM_ACCESS_WRITE)
 				o->last_free_write = j;
 		}
-		if (a[k].write) {
+		if (a[k].how == PLOOM_ACCESS_WRITE) {
 			o->last_write = j;
 			o->last_write_free = free_before;
-			o->nreads = 0;
+			o->nreads = o->nadds = 0;
 			continue;
 		}
-		if (o->nreads == o->reads_cap) {
-			size_t cap = o->reads_cap ? 2 * o->reads_cap : 16;
-			struct read *rd = realloc(o->reads, cap * sizeof(*rd));
-			if (!rd)
-				return -1;
-			o->reads = rd;
-			o->reads_cap = cap;
-		}
-		o->reads[o->nreads++] = (struct read){j, free_before};
+		if (push_read(a[k].how == PLOOM_ACCESS_ADD ? &o->adds : &o->reads,
+			      a[k].how == PLOOM_ACCESS_ADD ? &o->nadds : &o->nreads,
+			      a[k].how == PLOOM_ACCESS_ADD ? &o->adds_cap : &o->reads_cap,
+			      (struct read){j, free_before}) < 0)
+			return -1;
 	}
 	hb->last_of[q] = j;
 	return 0;

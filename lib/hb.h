@@ -12,8 +12,9 @@
  * of event.h, whose ploom_conflicts() is the dependence).
  *
  * One event happens before another when program order and conflicting
- * accesses order them: a read after the last write of its object, a write
- * after that write and the reads since.  Each event's vector clock holds,
+ * accesses order them: a read after the last write of its object and the
+ * adds since, an add after that write and the reads since, a write after
+ * that write and the reads and adds since.  Each event's vector clock holds,
  * per task, the index plus 1 of the latest of that task's events that
  * happens before it (0: none), itself included.
  *
@@ -37,7 +38,7 @@
  *     ploom_hb_new(&hb);
  *     ploom_hb_reset(hb, ntasks, nevents);
  *     for each step j, of task q:
- *         na = ploom_op_accesses(a, task, op, obj, exits);
+ *         na = ploom_op_accesses(a, task, op, obj, mode, exits);
  *         ploom_hb_clock(hb, j, q, a, na, -1);
  *         nc = ploom_hb_candidates(hb, &c, q, a, na, ploom_hb_waits(op, mode));
  *         nc = ploom_hb_maximal(hb, c, nc);

@@ -14,7 +14,7 @@
 #include "hb.h"
 
 struct ev {
-	struct ploom_access acc[2];
+	struct ploom_access acc[PLOOM_ACCESS_MAX];
 	int nacc;
 };
 
@@ -146,7 +146,7 @@ static int analyse(struct analysis *an, const char *finished)
 		int q = dense(an, s->task);
 		int exits = last_of_task[q] == j && finished[q];
 
-		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, exits);
+		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, s->mode, exits);
 		if (ploom_hb_clock(an->hb, j, q, ev->acc, ev->nacc, -1) < 0)
 			goto done;
 		nc = ploom_hb_candidates(an->hb, &c, q, ev->acc, ev->nacc,
@@ -164,13 +164,14 @@ static int analyse(struct analysis *an, const char *finished)
 	for (k = 0; oc->kind == PLOOM_OUTCOME_DEADLOCK && k < oc->nwaits; k++) {
 		const struct ploom_wait *w = &oc->waits[k];
 		struct ploom_obj obj = {PLOOM_OBJ_NONE, 0};
-		struct ploom_access acc[2];
+		struct ploom_access acc[PLOOM_ACCESS_MAX];
 		int q = dense(an, w->task), na;
 
 		if (w->object && ploom_obj_parse(&obj, w->object, strlen(w->object)) < 0)
 			continue;
 		/* as if it ran, not as if the task then ended */
-		na = ploom_op_accesses(acc, w->task, w->op, obj, 0);
+		/* a blocked operation: no timed one */
+		na = ploom_op_accesses(acc, w->task, w->op, obj, PLOOM_ACQUIRE_BLOCKING, 0);
 		if (ploom_hb_clock(an->hb, (long)(n + k), q, acc, na, -1) < 0)
 			goto done;
 		nc = ploom_hb_candidates(an->hb, &c, q, acc, na, 1);
@@ -390,8 +391,15 @@ static void verbs(const struct ploom_step *s, struct ploom_obj obj, const char *
 		[PLOOM_OP_READ] = {"read", "read"},
 		[PLOOM_OP_WRITE] = {"wrote", "write"},
 		[PLOOM_OP_YIELD_NOW] = {"yielded", "yield"},
+		[PLOOM_OP_SLEEP] = {"slept", "sleep"},
 	};
 
+	if (obj.kind == PLOOM_OBJ_CLOCK && s->op != PLOOM_OP_SLEEP && s->op != PLOOM_OP_READ) {
+		/* a timed acquire or join: the clock is its second object */
+		*past = "timed out";
+		*plain = "time out";
+		return;
+	}
 	if (s->op != PLOOM_OP_BEGIN && !same_obj(s->obj, obj)) {
 		*past = "finished";
 		*plain = "finish";

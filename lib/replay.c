@@ -326,13 +326,20 @@ static void describe(struct ploom_buf *b, const struct ploom_step *s)
 		ploom_buf_addf(b, " (nonblocking)");
 	else if (s->mode == PLOOM_ACQUIRE_TIMED)
 		ploom_buf_addf(b, " (timeout)");
+	if (s->obj.kind == PLOOM_OBJ_CLOCK)
+		ploom_buf_addf(b, " -> %s", s->value ? s->value : "?");
 }
 
+/* A step of the clock must also have read (or left) the same value: the
+ * virtual clock is deterministic, so a replay that reads another time
+ * did not run the recorded schedule. */
 static int same_step(const struct ploom_step *a, const struct ploom_step *b)
 {
 	return a->task == b->task && a->op == b->op &&
 	       !strcmp(a->object ? a->object : "", b->object ? b->object : "") &&
-	       a->mode == b->mode;
+	       a->mode == b->mode &&
+	       (a->obj.kind != PLOOM_OBJ_CLOCK ||
+		!strcmp(a->value ? a->value : "", b->value ? b->value : ""));
 }
 
 static void add_list(struct ploom_buf *b, const int *v, size_t n)

@@ -49,7 +49,9 @@
  *      and "instrument_scenario", and a timeout's "stacks": a reader that ignores them replays
  *      without the rewriting, so the first step it made is not made
  *      again and the replay stops as a divergence, never a run that
- *      passes for the recorded one */
+ *      passes for the recorded one.  The op "sleep" and the object
+ *      "clock" did not bump it: a reader from before them refuses the step
+ *      as an unknown operation or object, never misreads it */
 #define PLOOM_TRACE_VERSION 2
 #define PLOOM_TRACE_VERSION_MIN 1
 

@@ -26,9 +26,9 @@ PyObject *name_or(PyObject *name, const char *kind, long oid)
  * what has __index__); *out its value in seconds.  Returns -1 with the
  * exception threading raises for the same value: TypeError for another
  * type, ValueError for NaN, OverflowError for an infinity or an int too
- * large for a float.  The value only matters for its sign: ploom has no
- * clock, so a finite timeout of any size is taken (threading refuses one
- * above threading.TIMEOUT_MAX). */
+ * large for a float.  A finite timeout of any size is taken (threading
+ * refuses one above threading.TIMEOUT_MAX): the virtual clock (clock.c)
+ * stops at its largest value rather than overflow. */
 int timeout_seconds(PyObject *o, double *out)
 {
 	if (PyFloat_Check(o)) {

@@ -64,7 +64,10 @@ static int lock_holder(LockObject *self)
 	return holder;
 }
 
-static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mode)
+/* timeout: the seconds of a timed acquire, by which one that times out
+ * advances the clock (clock.c) */
+static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mode,
+				   double timeout)
 {
 	module_state *st = state_of_type(Py_TYPE(self));
 	int err;
@@ -76,7 +79,10 @@ static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mod
 		if (lock_take(self, HOLDER_OUTSIDE))
 			Py_RETURN_TRUE;
 		/* no other thread could release it: a timed acquire would
-		 * time out, so it does at once (ploom has no clock) */
+		 * time out, so it does at once, the clock advancing by its
+		 * timeout as in a schedule */
+		if (mode == PLOOM_ACQUIRE_TIMED)
+			clock_timed_out(st, timeout);
 		if (mode != PLOOM_ACQUIRE_BLOCKING)
 			Py_RETURN_FALSE;
 		PyErr_SetString(PyExc_RuntimeError,
@@ -90,7 +96,10 @@ static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mod
 		Py_RETURN_TRUE;
 	}
 	/* only a nonblocking or timed acquire runs while the lock is held:
-	 * it returns False (a timed one has timed out) */
+	 * it returns False (a timed one has timed out, and its timeout has
+	 * passed: the step's add to the clock, event.h) */
+	if (mode == PLOOM_ACQUIRE_TIMED)
+		clock_timed_out(st, timeout);
 	add_value(&st->sched, Py_False);
 	Py_RETURN_FALSE;
 }
@@ -119,14 +128,14 @@ static PyObject *Lock_acquire(PyObject *self, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	if (!blocking)
-		return lock_acquire_impl((LockObject *)self, PLOOM_ACQUIRE_NONBLOCKING);
-	return lock_acquire_impl((LockObject *)self, timeout == -1 ? PLOOM_ACQUIRE_BLOCKING
-								   : PLOOM_ACQUIRE_TIMED);
+		return lock_acquire_impl((LockObject *)self, PLOOM_ACQUIRE_NONBLOCKING, 0);
+	return lock_acquire_impl((LockObject *)self,
+				 timeout == -1 ? PLOOM_ACQUIRE_BLOCKING : PLOOM_ACQUIRE_TIMED, timeout);
 }
 
 static PyObject *Lock_enter(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
-	return lock_acquire_impl((LockObject *)self, PLOOM_ACQUIRE_BLOCKING);
+	return lock_acquire_impl((LockObject *)self, PLOOM_ACQUIRE_BLOCKING, 0);
 }
 
 static PyObject *Lock_release(PyObject *op, PyObject *Py_UNUSED(ignored))
@@ -208,12 +217,13 @@ static PyMethodDef Lock_methods[] = {
 	 "Take the lock; a scheduling point.  Blocking (timeout=-1): waits until the\n"
 	 "lock is free (the task is not enabled meanwhile) and returns True.\n"
 	 "Nonblocking: returns False at once if the lock is held.  Timed (timeout >= 0,\n"
-	 "an int or float whose value ploom never uses: it has no clock and never\n"
-	 "sleeps): the task stays enabled; when it runs it takes the lock and returns\n"
-	 "True if the lock is free, else returns False (it timed out).  So the search\n"
-	 "tries both waiting for the lock and timing out, and a timed acquire is\n"
-	 "never part of a deadlock.  Outside a check a timed acquire of a held lock\n"
-	 "returns False at once.  Arguments and errors as threading.Lock.acquire()."},
+	 "an int or float; ploom never really sleeps): the task stays enabled; when it\n"
+	 "runs it takes the lock and returns True if the lock is free, else returns\n"
+	 "False (it timed out) and ploom's virtual clock advances by timeout.  So the\n"
+	 "search tries both waiting for the lock and timing out, and a timed acquire\n"
+	 "is never part of a deadlock.  Outside a check a timed acquire of a held lock\n"
+	 "returns False at once, the clock advancing all the same.  Arguments and\n"
+	 "errors as threading.Lock.acquire()."},
 	{"release", Lock_release, METH_NOARGS,
 	 "release($self, /)\n--\n\nRelease the lock; any task may.  RuntimeError if it is not held."},
 	{"locked", Lock_locked, METH_NOARGS,

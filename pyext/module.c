@@ -122,6 +122,9 @@ static int module_exec(PyObject *m)
 
 	atomic_init(&st->next_lock, 0);
 	atomic_init(&st->next_cell, 0);
+	atomic_init(&st->clock_ns, 0);
+	/* borrowed: the module outlives every schedule */
+	st->sched.clock_obj = m;
 	st->lock_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Lock_spec, NULL);
 	if (!st->lock_type || PyModule_AddType(m, st->lock_type) < 0)
 		return -1;
@@ -138,7 +141,8 @@ static int module_exec(PyObject *m)
 	st->plain_iter_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &PlainIter_spec, NULL);
 	if (!st->plain_iter_type)
 		return -1;
-	if (PyModule_AddFunctions(m, plain_methods) < 0)
+	if (PyModule_AddFunctions(m, plain_methods) < 0 ||
+	    PyModule_AddFunctions(m, clock_methods) < 0)
 		return -1;
 	{
 		/* imported here, once, not in each schedule's child */

@@ -197,6 +197,7 @@ struct sched {
 	int *cand;           /* scratch, cap entries: the tasks the policy picks from */
 	int last_task;       /* the previous step, for waking sleepers */
 	enum ploom_op last_op;
+	enum ploom_acquire_mode last_mode;
 	struct ploom_obj last_obj;
 	struct ploom_pending *pending; /* scratch, cap entries */
 	struct record_area *area; /* where the child's records go, see above */
@@ -216,6 +217,7 @@ struct sched {
 	size_t ploom_dir_len;
 	char *cwd;           /* the worker's, for a code's relative file */
 	PyTypeObject *plain_type; /* op_obj() tells a plain object from a cell by it */
+	PyObject *clock_obj;  /* borrowed, the module: the object of a clock op */
 	struct plain_table plain;
 	long plain_next;     /* the next plain#N a point names */
 	/* objects instrumented code made, by address, with the step they
@@ -246,6 +248,9 @@ typedef struct {
 	 * Locks and SharedCells at once on a free-threaded build */
 	atomic_long next_lock;
 	atomic_long next_cell;
+	/* the virtual clock (clock.c): nanoseconds since its start; a
+	 * schedule's child starts from the worker's */
+	_Atomic int64_t clock_ns;
 	struct sched sched;
 	/* main_thread(): task 0's Thread, made on first use in a schedule's
 	 * process (one per schedule, as each runs in a fork of its own) */
@@ -347,6 +352,17 @@ _Noreturn void sched_fail_with(struct sched *s, struct task *t, PyObject *exc);
 
 /* Runs one schedule of scenario in this (forked) process; never returns. */
 _Noreturn void sched_run(module_state *st, PyObject *scenario);
+
+/* ---- clock.c: the virtual clock --------------------------------------- */
+
+/* The clock's functions that stand in for time's (the worker installs
+ * them), added to the module. */
+extern PyMethodDef clock_methods[];
+
+/* A wait of task t (NULL: outside a check) timed out after `seconds`:
+ * advances the clock by them; the step's access is the timed op's own
+ * (event.h), so no point. */
+void clock_timed_out(module_state *st, double seconds);
 
 /* ---- the types, and the module functions that belong with them ---------- */
 

@@ -75,6 +75,8 @@ struct ploom_obj op_obj(struct sched *s, PyObject *obj, enum ploom_op op)
 {
 	if (!obj)
 		return (struct ploom_obj){PLOOM_OBJ_NONE, 0};
+	if (op == PLOOM_OP_SLEEP || obj == s->clock_obj)
+		return (struct ploom_obj){PLOOM_OBJ_CLOCK, 0};
 	if (op == PLOOM_OP_ACQUIRE || op == PLOOM_OP_RELEASE || op == PLOOM_OP_LOCKED)
 		return (struct ploom_obj){PLOOM_OBJ_LOCK, ((LockObject *)obj)->oid};
 	if ((op == PLOOM_OP_READ || op == PLOOM_OP_WRITE) && Py_IS_TYPE(obj, s->plain_type))

@@ -166,7 +166,8 @@ static _Noreturn void sched_deadlock(struct sched *s)
 }
 
 /* The accesses of the operation task t waits to do (event.h). */
-static int pending_accesses(struct sched *s, struct task *t, struct ploom_access out[2])
+static int pending_accesses(struct sched *s, struct task *t,
+			    struct ploom_access out[PLOOM_ACCESS_MAX])
 {
 	return ploom_pending_accesses(out, t->id, t->op, op_obj(s, t->obj, t->op));
 }
@@ -175,10 +176,10 @@ static int pending_accesses(struct sched *s, struct task *t, struct ploom_access
  * step just taken (with its exit, if that step ended its task). */
 static void sleep_after_step(struct sched *s)
 {
-	struct ploom_access last[2], mine[2];
+	struct ploom_access last[PLOOM_ACCESS_MAX], mine[PLOOM_ACCESS_MAX];
 	int nlast, i;
 
-	nlast = ploom_op_accesses(last, s->last_task, s->last_op, s->last_obj,
+	nlast = ploom_op_accesses(last, s->last_task, s->last_op, s->last_obj, s->last_mode,
 				  s->tasks[s->last_task]->state == TASK_FINISHED);
 	for (i = 0; i < s->ntasks; i++) {
 		struct task *t = s->tasks[i];
@@ -307,6 +308,7 @@ static struct task *sched_pick(struct sched *s)
 	}
 	s->last_task = c;
 	s->last_op = t->op;
+	s->last_mode = t->mode;
 	s->last_obj = op_obj(s, t->obj, t->op);
 	announce_obj(s, t->obj, t->op);
 	ploom_enc_step(&s->buf, s->step, c, t->op, s->last_obj, s->enabled, (size_t)n,

@@ -114,8 +114,9 @@ static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
  * join.  A timed join never sleeps: the task stays enabled, and when the
  * scheduler picks it, it returns None whether or not the thread has
  * finished (the caller asks is_alive(), as with threading), so the search
- * reaches both "the thread ended in time" and "it did not".  The number
- * plays no part (ploom has no clock) but must be one threading takes. */
+ * reaches both "the thread ended in time" and "it did not".  One that
+ * did not end in time timed out: the virtual clock advances by the
+ * timeout (clock.c), the step's add to the clock (event.h). */
 static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {KW("timeout"), NULL};
@@ -148,6 +149,8 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 	 * unstarted thread raises RuntimeError there too */
 	if (timeout != Py_None && timeout_seconds(timeout, &seconds) < 0)
 		return NULL;
+	if (timeout != Py_None && !self->finished)
+		clock_timed_out(st, seconds);
 	Py_RETURN_NONE;
 }
 
@@ -329,7 +332,8 @@ static PyMethodDef Thread_methods[] = {
 	{"join", (PyCFunction)(void (*)(void))Thread_join, METH_VARARGS | METH_KEYWORDS,
 	 "join($self, /, timeout=None)\n--\n\nWait for the thread to finish; a scheduling point.\n"
 	 "With timeout None the task is not enabled until the thread has finished.\n"
-	 "With a number (of seconds, never used: ploom has no clock) it is a timed\n"
+	 "With a number (of seconds, by which ploom's virtual clock advances when the\n"
+	 "thread has not finished: it timed out; nothing really sleeps) it is a timed\n"
 	 "join, always enabled, that returns None whether or not the thread has\n"
 	 "finished: ask is_alive(), as with threading."},
 	{"is_alive", Thread_is_alive, METH_NOARGS,

@@ -109,6 +109,31 @@ def yield_now() -> None:
     """A scheduling point with no effect: lets another task run.  Outside a
     check it does nothing."""
 
+def clock_time() -> float:
+    """time.time() on ploom's virtual clock (the worker installs it):
+    1700000000.0 plus the seconds the clock advanced.  A read of the clock:
+    a scheduling point in a schedule with two tasks or more."""
+
+def clock_time_ns() -> int:
+    """time.time_ns() on ploom's virtual clock."""
+
+def clock_monotonic() -> float:
+    """time.monotonic() and time.perf_counter() on ploom's virtual clock:
+    1000.0 plus the seconds it advanced."""
+
+def clock_monotonic_ns() -> int:
+    """time.monotonic_ns() and time.perf_counter_ns() on ploom's virtual
+    clock."""
+
+def clock_sleep(secs: float, /) -> None:
+    """time.sleep() on ploom's virtual clock: advances it by secs and
+    returns at once; a scheduling point in a schedule with two tasks or
+    more."""
+
+def clock_elapsed_ns() -> int:
+    """The nanoseconds ploom's virtual clock advanced since its start.  Not
+    a scheduling point."""
+
 def current_task() -> int | None:
     """The calling task's id inside a schedule (0 for the scenario's main
     task, then 1, 2, ... in start order); None outside a check and on a

@@ -383,6 +383,29 @@ def _patch_loader(name, loader):
     return loader if patch is None else patch.loader_for(name, loader)
 
 
+def _virtual_time():
+    """Puts ploom's virtual clock (pyext/clock.c) in place of the time
+    module's clocks and its sleep, before any code of the scenario's is
+    imported: ``from time import monotonic`` then finds ploom's.  The
+    worker runs nothing but schedules and its children are forks of it,
+    so the real module is changed in place.  time.time() starts at
+    1700000000.0, time.monotonic() and time.perf_counter() at 1000.0; they
+    move only when a task sleeps or a timed wait times out.
+
+    threading and queue are imported first and keep the real clock: their
+    timed waits really wait (ploom does not schedule them), and deadline
+    loops on a virtual clock that does not move would never end."""
+    import queue  # noqa: F401 - imported before the clock changes, see above
+    import threading  # noqa: F401
+    import time
+
+    time.time = _ploom.clock_time
+    time.time_ns = _ploom.clock_time_ns
+    time.monotonic = time.perf_counter = _ploom.clock_monotonic
+    time.monotonic_ns = time.perf_counter_ns = _ploom.clock_monotonic_ns
+    time.sleep = _ploom.clock_sleep
+
+
 USAGE = (
     "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]...\n"
     "                                  [--instrument=MODULE]... [--instrument-scenario]\n"
@@ -424,6 +447,7 @@ def main(argv):
     # a module that calls ploom.check() at top level must not explore again
     # while this process imports it
     os.environ["PLOOM_WORKER"] = "1"
+    _virtual_time()
     try:
         # from here on, the standard library's primitives made by code
         # that is not patched end any schedule that uses them

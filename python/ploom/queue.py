@@ -3,7 +3,7 @@
 ``import ploom.queue as queue`` switches code to these.  They are built as
 CPython builds its queues, from one lock and three conditions of
 :mod:`ploom.threading`, so every point where a task may wait or let another
-run is a scheduling point; a timeout is a choice, never a sleep (see
+run is a scheduling point; a timeout is a choice, never a real sleep (see
 :mod:`ploom.threading`).  ``queue.Empty`` and ``queue.Full`` are the
 standard library's, so ``except queue.Empty`` catches them either way.
 """

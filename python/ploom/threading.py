@@ -21,11 +21,11 @@ How they are built, and why that is exact:
   operations order every access, which keeps partial-order reduction
   sound.  The few values CPython reads without its lock (``Event.is_set``)
   live in a ``SharedCell``, whose reads are operations.
-- A timeout is a choice, never a sleep: ``wait(timeout)`` parks on a timed
-  ``Lock.acquire``, at which the task stays enabled, and a schedule that
-  runs it before it is woken takes the timed-out branch.  A task in a
-  timed wait is therefore never part of a deadlock.  The number of
-  seconds plays no part.
+- A timeout is a choice, never a real sleep: ``wait(timeout)`` parks on a
+  timed ``Lock.acquire``, at which the task stays enabled, and a schedule
+  that runs it before it is woken takes the timed-out branch, where the
+  acquire advances ploom's virtual clock by the timeout, once.  A task in a
+  timed wait is therefore never part of a deadlock.
 - Re-entering an ``RLock`` its task holds, and releasing all but the last
   level, touch nothing another task can see: they are not scheduling points.
 

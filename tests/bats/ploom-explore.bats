@@ -822,14 +822,15 @@ last_line_is_the_statistics() {
 
 @test "--progress=json with --reduction=dpor gives the rate and no estimate" {
 	cat > slow.py <<'PY'
-import time
+import select
 
 import ploom
 
 
 def racy():
-    # a few schedules of 0.4 s each: the search outlasts a second
-    time.sleep(0.4)
+    # a few schedules of 0.4 s each: the search outlasts a second (select
+    # waits, time.sleep is ploom's virtual clock)
+    select.select([], [], [], 0.4)
     x = ploom.SharedCell(0)
 
     def inc():

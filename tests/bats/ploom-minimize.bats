@@ -77,14 +77,15 @@ original() {
 
 @test "--schedule-timeout lowers the trace's schedule timeout for every schedule run" {
 	cat > hang.py <<-'EOF'
-		import time
+		import select
 
 		import ploom
 
 
 		def scenario():
 		    # the worker fails only when it runs before main's write (one
-		    # preemption); every schedule where main goes on sleeps 60 s
+		    # preemption); every schedule where main goes on waits 60 s
+		    # (in select: time.sleep is ploom's virtual clock, which never waits)
 		    flag = ploom.SharedCell(0)
 
 		    def worker():
@@ -94,7 +95,7 @@ original() {
 		    t.start()
 		    flag.write(1)
 		    t.join()
-		    time.sleep(60)
+		    select.select([], [], [], 60)
 	EOF
 	run -1 --separate-stderr ploom-run-one hang.py:scenario 1
 	echo "$output" > fail.json

@@ -16,7 +16,8 @@
  * that live across operations are kept in t->loc[]. */
 
 enum op_kind { OP_BEGIN, OP_START, OP_JOIN, OP_TIMED_JOIN, OP_ACQUIRE, OP_TRY_ACQUIRE,
-	       OP_TIMED_ACQUIRE, OP_RELEASE, OP_READ, OP_WRITE, OP_YIELD, OP_IS_ALIVE, OP_LOCKED };
+	       OP_TIMED_ACQUIRE, OP_RELEASE, OP_READ, OP_WRITE, OP_YIELD, OP_IS_ALIVE, OP_LOCKED,
+	       OP_SLEEP, OP_CLOCK };
 
 #define NONE (-999)     /* Python's None in a cell */
 #define MAX_TASKS 8
@@ -41,7 +42,7 @@ struct sim {
 	int order[MAX_TASKS];           /* task id -> pool index */
 	int ntasks;
 	int holder[4];                  /* lock -> holding task, -1 free */
-	long cell[4];
+	long cell[4];                   /* cell[3]: the clock (no program has 4 cells) */
 	int flag;                       /* scenario variant (bank with lock) */
 	int failed;
 	const struct sim_prog *prog;    /* a generated program, or NULL */
@@ -282,6 +283,7 @@ static int prog_thread(struct sim *s, struct sim_task *t, long val, struct sim_o
 		case PI_IS_ALIVE:
 		case PI_TIMED_JOIN:
 		case PI_LOCKED:
+		case PI_CLOCK:
 			t->loc[1] = val;
 			break;
 		case PI_TRY:
@@ -329,6 +331,12 @@ static int prog_thread(struct sim *s, struct sim_task *t, long val, struct sim_o
 			return 1;
 		case PI_LOCKED:
 			*op = (struct sim_op){OP_LOCKED, in->obj, 0};
+			return 1;
+		case PI_SLEEP:
+			*op = (struct sim_op){OP_SLEEP, 0, in->arg};
+			return 1;
+		case PI_CLOCK:
+			*op = (struct sim_op){OP_CLOCK, 0, 0};
 			return 1;
 		case PI_ASSERT_NE:
 			if (t->loc[1] == in->arg)
@@ -435,11 +443,32 @@ void sim_prog_generate(struct sim_prog *p, unsigned long seed, int max_ops)
 	}
 }
 
+void sim_prog_generate_clock(struct sim_prog *p, unsigned long seed, int max_ops)
+{
+	/* a stream of its own: the program is sim_prog_generate()'s */
+	unsigned long st = seed * 0xBF58476D1CE4E5B9UL + 7;
+	int k, i;
+
+	sim_prog_generate(p, seed, max_ops);
+	rng_next(&st);
+	for (k = 0; k < p->nthreads; k++)
+		for (i = 0; i < p->len[k]; i++) {
+			struct sim_instr *in = &p->code[k][i];
+			if (in->kind == PI_YIELD)
+				*in = (struct sim_instr){PI_SLEEP, 0, (short)(1 + rng_below(&st, 2))};
+			else if (in->kind == PI_LOCKED || (in->kind == PI_READ && rng_below(&st, 3) == 0))
+				*in = (struct sim_instr){PI_CLOCK, 0, 0};
+			else if (in->kind == PI_WRITE && in->arg > 0 && rng_below(&st, 4) == 0)
+				*in = (struct sim_instr){PI_SLEEP, 0, in->arg};
+		}
+}
+
 static const char *const pi_names[] = {
 	[PI_READ] = "read", [PI_WRITE] = "write", [PI_ACQ] = "acquire", [PI_REL] = "release",
 	[PI_TRY] = "try", [PI_TIMED] = "timed", [PI_YIELD] = "yield", [PI_JOIN] = "join",
 	[PI_TIMED_JOIN] = "timed_join", [PI_IS_ALIVE] = "is_alive",
 	[PI_LOCKED] = "locked", [PI_ASSERT_NE] = "assert_ne",
+	[PI_SLEEP] = "sleep", [PI_CLOCK] = "clock",
 };
 
 void sim_prog_print(FILE *f, const struct sim_prog *p)
@@ -467,6 +496,7 @@ static const enum ploom_op ploom_ops[] = {
 	[OP_RELEASE] = PLOOM_OP_RELEASE, [OP_READ] = PLOOM_OP_READ, [OP_WRITE] = PLOOM_OP_WRITE,
 	[OP_YIELD] = PLOOM_OP_YIELD_NOW, [OP_IS_ALIVE] = PLOOM_OP_IS_ALIVE,
 	[OP_LOCKED] = PLOOM_OP_LOCKED,
+	[OP_SLEEP] = PLOOM_OP_SLEEP, [OP_CLOCK] = PLOOM_OP_READ,
 };
 
 /* Runs the task to its next operation; 0 ok, -1 assertion failed. */
@@ -500,6 +530,9 @@ static struct ploom_obj object_of(const struct sim *s, const struct sim_op *op, 
 	case OP_BEGIN:
 	case OP_YIELD:
 		return (struct ploom_obj){PLOOM_OBJ_NONE, 0};
+	case OP_SLEEP:
+	case OP_CLOCK:
+		return (struct ploom_obj){PLOOM_OBJ_CLOCK, 0};
 	case OP_START:
 		/* a thread is named by the task id it gets: start order */
 		return (struct ploom_obj){PLOOM_OBJ_THREAD,
@@ -561,7 +594,8 @@ static void set_failure(struct ploom_run *run, int task, const char *msg)
 	run->outcome.exc_message = strdup(msg);
 }
 
-static void pending_accesses(const struct sim *s, int id, struct ploom_access out[2], int *n)
+static void pending_accesses(const struct sim *s, int id,
+			     struct ploom_access out[PLOOM_ACCESS_MAX], int *n)
 {
 	const struct sim_task *t = &s->pool[s->order[id]];
 
@@ -571,7 +605,7 @@ static void pending_accesses(const struct sim *s, int id, struct ploom_access ou
 /* sim_exec(), with a policy past the choices when policy is not NULL. */
 static void exec_run(struct ploom_run *run, const struct sim_scenario *sc,
 		     const struct sim_prog *prog, const int *choices, size_t nchoices,
-		     const int *sleep, size_t nsleep, long final_cells[3],
+		     const int *sleep, size_t nsleep, long final_cells[4],
 		     const struct ploom_policy_spec *policy)
 {
 	struct ploom_policy pol;
@@ -579,7 +613,7 @@ static void exec_run(struct ploom_run *run, const struct sim_scenario *sc,
 	size_t ci = 0, i2;
 	int prev = 0, i, k, sleep_active = 0, last_task = -1, nla = 0;
 	char asleep[MAX_TASKS] = {0}, msg[32];
-	struct ploom_access la[2];
+	struct ploom_access la[PLOOM_ACCESS_MAX];
 	long index = 0;
 
 	memset(&s, 0, sizeof(s));
@@ -629,7 +663,7 @@ static void exec_run(struct ploom_run *run, const struct sim_scenario *sc,
 			break;
 		}
 		if (sleep_active && last_task >= 0) {
-			struct ploom_access mine[2];
+			struct ploom_access mine[PLOOM_ACCESS_MAX];
 			int nm;
 			for (i = 0; i < s.ntasks; i++) {
 				if (!asleep[i] || s.pool[s.order[i]].done)
@@ -729,6 +763,8 @@ static void exec_run(struct ploom_run *run, const struct sim_scenario *sc,
 			val = s.holder[t->pend.obj] < 0;
 			if (val)
 				s.holder[t->pend.obj] = c;
+			else if (t->pend.kind == OP_TIMED_ACQUIRE)
+				s.cell[3]++; /* timed out: its timeout passed */
 			st->value = strdup(val ? "True" : "False");
 			break;
 		case OP_RELEASE:
@@ -747,6 +783,14 @@ static void exec_run(struct ploom_run *run, const struct sim_scenario *sc,
 			 * would see when nothing runs between, so that where a
 			 * timed join lands in a schedule shows in its outcome */
 			val = !s.pool[t->pend.obj + 1].done;
+			if (val && t->pend.kind == OP_TIMED_JOIN)
+				s.cell[3]++; /* timed out */
+			break;
+		case OP_SLEEP:
+			s.cell[3] += t->pend.v;
+			break;
+		case OP_CLOCK:
+			val = s.cell[3];
 			break;
 		case OP_LOCKED:
 			val = s.holder[t->pend.obj] >= 0;
@@ -761,11 +805,11 @@ static void exec_run(struct ploom_run *run, const struct sim_scenario *sc,
 			set_failure(run, c, prog ? msg : sc->message ? sc->message : "");
 			break;
 		}
-		nla = ploom_op_accesses(la, c, st->op, st->obj, t->done);
+		nla = ploom_op_accesses(la, c, st->op, st->obj, st->mode, t->done);
 	}
 finish:
 	if (final_cells)
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < 4; i++)
 			final_cells[i] = s.cell[i];
 	if (policy)
 		ploom_policy_release(&pol);
@@ -774,7 +818,7 @@ finish:
 
 void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct sim_prog *prog,
 	      const int *choices, size_t nchoices, const int *sleep, size_t nsleep,
-	      long final_cells[3])
+	      long final_cells[4])
 {
 	exec_run(run, sc, prog, choices, nchoices, sleep, nsleep, final_cells, NULL);
 }

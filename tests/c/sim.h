@@ -59,7 +59,8 @@ void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *ch
  * locked(), and asserts that the register differs from a constant (the
  * failure's message names the task and the place). */
 enum sim_instr_kind { PI_READ, PI_WRITE, PI_ACQ, PI_REL, PI_TRY, PI_YIELD, PI_JOIN,
-		      PI_IS_ALIVE, PI_LOCKED, PI_ASSERT_NE, PI_TIMED, PI_TIMED_JOIN };
+		      PI_IS_ALIVE, PI_LOCKED, PI_ASSERT_NE, PI_TIMED, PI_TIMED_JOIN,
+		      PI_SLEEP, PI_CLOCK };
 
 struct sim_instr {
 	unsigned char kind;
@@ -82,6 +83,12 @@ struct sim_prog {
  * same seed everywhere. */
 void sim_prog_generate(struct sim_prog *p, unsigned long seed, int max_ops);
 
+/* The same program with the virtual clock (pyext/clock.c) in it: each
+ * yield becomes sleep(arg) (the clock advances by 1 or 2), each locked()
+ * and some reads become a read of the clock into the register; a timed
+ * acquire or join that times out advances the clock by 1. */
+void sim_prog_generate_clock(struct sim_prog *p, unsigned long seed, int max_ops);
+
 /* The program as text, for a failing test to show. */
 void sim_prog_print(FILE *f, const struct sim_prog *p);
 
@@ -93,7 +100,7 @@ void sim_prog_print(FILE *f, const struct sim_prog *p);
  * final_cells (may be NULL) receives the cells at the end. */
 void sim_exec(struct ploom_run *run, const struct sim_scenario *sc, const struct sim_prog *prog,
 	      const int *choices, size_t nchoices, const int *sleep, size_t nsleep,
-	      long final_cells[3]);
+	      long final_cells[4]);
 
 /* sim_exec() without a sleep set and with a policy (policy.h) past the
  * choices instead of the default, as the worker runs a `run` command's

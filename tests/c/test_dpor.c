@@ -74,7 +74,7 @@ static void strset_free(struct strset *set)
 static void class_key(const struct ploom_run *run, char *out, size_t cap)
 {
 	size_t n = run->nsteps, i, j, len = 0;
-	struct ploom_access (*acc)[2] = calloc(n ? n : 1, sizeof(*acc));
+	struct ploom_access (*acc)[PLOOM_ACCESS_MAX] = calloc(n ? n : 1, sizeof(*acc));
 	int *nacc = calloc(n ? n : 1, sizeof(int)), *taken = calloc(n ? n : 1, sizeof(int));
 
 	for (i = 0; i < n; i++) {
@@ -90,7 +90,7 @@ static void class_key(const struct ploom_run *run, char *out, size_t cap)
 		} else {
 			exits = run->outcome.kind == PLOOM_OUTCOME_PASS;
 		}
-		nacc[i] = ploom_op_accesses(acc[i], s->task, s->op, s->obj, exits);
+		nacc[i] = ploom_op_accesses(acc[i], s->task, s->op, s->obj, s->mode, exits);
 	}
 	out[0] = '\0';
 	for (;;) {
@@ -117,7 +117,7 @@ static void class_key(const struct ploom_run *run, char *out, size_t cap)
 }
 
 /* What a run ended in, as the differential test compares it. */
-static void outcome_key(const struct ploom_run *run, const long cells[3], char *out, size_t cap)
+static void outcome_key(const struct ploom_run *run, const long cells[4], char *out, size_t cap)
 {
 	const struct ploom_outcome *o = &run->outcome;
 
@@ -126,11 +126,12 @@ static void outcome_key(const struct ploom_run *run, const long cells[3], char *
 		snprintf(out, cap, "failure %s", o->exc_message ? o->exc_message : "");
 		break;
 	case PLOOM_OUTCOME_DEADLOCK:
-		snprintf(out, cap, "%s; cells %ld %ld %ld", o->summary, cells[0], cells[1], cells[2]);
+		snprintf(out, cap, "%s; cells %ld %ld %ld; clock %ld", o->summary, cells[0], cells[1],
+			 cells[2], cells[3]);
 		break;
 	default:
-		snprintf(out, cap, "%s; cells %ld %ld %ld", ploom_outcome_kind_name(o->kind), cells[0],
-			 cells[1], cells[2]);
+		snprintf(out, cap, "%s; cells %ld %ld %ld; clock %ld",
+			 ploom_outcome_kind_name(o->kind), cells[0], cells[1], cells[2], cells[3]);
 		break;
 	}
 }
@@ -147,7 +148,7 @@ struct result {
 	int capped;             /* DFS stopped at the cap */
 };
 
-static void take(struct result *r, const struct ploom_run *run, const long cells[3], int classes)
+static void take(struct result *r, const struct ploom_run *run, const long cells[4], int classes)
 {
 	char key[4096];
 
@@ -172,7 +173,7 @@ static void run_dfs(struct result *r, const struct sim_scenario *sc, const struc
 	struct ploom_explore *ex = NULL;
 	struct ploom_run run;
 	const int *prefix;
-	long cells[3];
+	long cells[4];
 	size_t n;
 	int more;
 
@@ -202,7 +203,7 @@ static void run_dpor(struct result *r, const struct sim_scenario *sc, const stru
 	struct ploom_err err = {0, ""};
 	struct ploom_run run;
 	const int *prefix, *sleep;
-	long cells[3];
+	long cells[4];
 	size_t n, m;
 	int more;
 
@@ -301,7 +302,9 @@ struct totals {
  * the cap cuts it, DPOR must still reach every outcome DFS reached. */
 #define DFS_CAP 2000
 
-static int differential(unsigned long seed, struct totals *tot)
+typedef void (*generator)(struct sim_prog *p, unsigned long seed, int max_ops);
+
+static int differential_of(generator gen, unsigned long seed, struct totals *tot)
 {
 	const char *maxops = getenv("PLOOM_DPOR_MAXOPS");
 	struct sim_prog p;
@@ -309,7 +312,7 @@ static int differential(unsigned long seed, struct totals *tot)
 	size_t k;
 	int ok = 1;
 
-	sim_prog_generate(&p, seed, maxops ? atoi(maxops) : 12);
+	gen(&p, seed, maxops ? atoi(maxops) : 12);
 	run_dfs(&dfs, NULL, &p, DFS_CAP, 0);
 	run_dpor(&dpor, NULL, &p, 0);
 	if (dpor.error || dfs.error)
@@ -348,6 +351,11 @@ static int differential(unsigned long seed, struct totals *tot)
 	result_free(&dfs);
 	result_free(&dpor);
 	return ok;
+}
+
+static int differential(unsigned long seed, struct totals *tot)
+{
+	return differential_of(sim_prog_generate, seed, tot);
 }
 
 /* Programs beyond the default range that once showed DPOR missing an
@@ -390,10 +398,50 @@ static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs(void)
 	       tot.dpor ? (double)tot.dfs / (double)tot.dpor : 0.0, tot.blocked);
 }
 
+/* The same programs with the virtual clock: sleeps and timeouts add to
+ * it, two adds commute (event.h), and its reads observe them.  A clock read
+ * that DPOR took for independent of a sleep or a timeout would lose an
+ * outcome here.  PLOOM_DPOR_CLOCK_SEED=N runs program N alone. */
+static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock(void)
+{
+	const char *env = getenv("PLOOM_DPOR_PROGRAMS"), *one = getenv("PLOOM_DPOR_CLOCK_SEED");
+	long n = env ? atol(env) : 2000, i, failed = 0, reads = 0, adds = 0;
+	struct totals tot = {0};
+
+	if (one) {
+		CHECK(differential_of(sim_prog_generate_clock, strtoul(one, NULL, 10), &tot));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct sim_prog p;
+		int k, j, r = 0, a = 0;
+
+		sim_prog_generate_clock(&p, (unsigned long)i, 12);
+		for (k = 0; k < p.nthreads; k++)
+			for (j = 0; j < p.len[k]; j++) {
+				r |= p.code[k][j].kind == PI_CLOCK;
+				a |= p.code[k][j].kind == PI_SLEEP || p.code[k][j].kind == PI_TIMED ||
+				     p.code[k][j].kind == PI_TIMED_JOIN;
+			}
+		reads += r;
+		adds += r && a;
+		if (!differential_of(sim_prog_generate_clock, (unsigned long)i, &tot) &&
+		    ++failed >= 5)
+			break;
+	}
+	CHECK_INT(failed, 0);
+	/* enough programs that read the clock while something advances it */
+	CHECK(adds * 4 >= n);
+	CHECK(tot.with_failure * 5 >= tot.programs);
+	printf("generated programs with a clock: %ld, %ld reading it, %ld of them advancing it "
+	       "too; DFS %ld schedules, DPOR %ld\n", tot.programs, reads, adds, tot.dfs, tot.dpor);
+}
+
 int main(void)
 {
 	dpor_covers_every_class_of_the_reference_scenarios();
 	dpor_reaches_the_outcomes_of_dfs_on_programs_it_once_missed();
 	dpor_reaches_the_outcomes_of_dfs_on_generated_programs();
+	dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock();
 	return check_report();
 }

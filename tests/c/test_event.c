@@ -493,16 +493,36 @@ static void op_and_object_names_round_trip(void)
 	/* a short buffer truncates, never overflows */
 	CHECK_INT(ploom_obj_format(name, 4, (struct ploom_obj){PLOOM_OBJ_THREAD, 7}), 3);
 	CHECK_STR(name, "thr");
+	/* the one clock has no number */
+	CHECK_INT(ploom_obj_parse(&o, "clock", 5), 0);
+	CHECK_INT(o.kind, PLOOM_OBJ_CLOCK);
+	CHECK_INT(o.id, 0);
+	CHECK_INT(ploom_obj_format(name, sizeof(name), o), 5);
+	CHECK_STR(name, "clock");
+	CHECK_INT(ploom_obj_parse(&o, "clock#0", 7), -1);
+	CHECK_INT(ploom_obj_parse(&o, "clocks", 6), -1);
+	CHECK_STR(ploom_op_name(PLOOM_OP_SLEEP), "sleep");
+}
+
+/* conflicts(task a doing op1 on o1 in mode ma, task b doing op2 on o2 in mb) */
+static int conflict_modes(int ta, enum ploom_op a, struct ploom_obj oa,
+			  enum ploom_acquire_mode ma, int ea, int tb, enum ploom_op b,
+			  struct ploom_obj ob, enum ploom_acquire_mode mb)
+{
+	struct ploom_access x[PLOOM_ACCESS_MAX], y[PLOOM_ACCESS_MAX];
+	int nx = ploom_op_accesses(x, ta, a, oa, ma, ea), ny = ploom_op_accesses(y, tb, b, ob, mb, 0);
+	int ab = ploom_conflicts(x, nx, y, ny), ba = ploom_conflicts(y, ny, x, nx);
+
+	CHECK_INT(ab, ba); /* symmetric */
+	return ab;
 }
 
 /* conflicts(task a doing op1 on o1, task b doing op2 on o2) */
 static int conflict(int ta, enum ploom_op a, struct ploom_obj oa, int ea, int tb,
 		    enum ploom_op b, struct ploom_obj ob)
 {
-	struct ploom_access x[2], y[2];
-	int nx = ploom_op_accesses(x, ta, a, oa, ea), ny = ploom_op_accesses(y, tb, b, ob, 0);
-
-	return ploom_conflicts(x, nx, y, ny) && ploom_conflicts(y, ny, x, nx);
+	return conflict_modes(ta, a, oa, PLOOM_ACQUIRE_BLOCKING, ea, tb, b, ob,
+			      PLOOM_ACQUIRE_BLOCKING);
 }
 
 static void conflicts_follow_the_dependence_relation(void)
@@ -510,7 +530,8 @@ static void conflicts_follow_the_dependence_relation(void)
 	struct ploom_obj c0 = {PLOOM_OBJ_CELL, 0}, c1 = {PLOOM_OBJ_CELL, 1};
 	struct ploom_obj l0 = {PLOOM_OBJ_LOCK, 0}, l1 = {PLOOM_OBJ_LOCK, 1};
 	struct ploom_obj t2 = {PLOOM_OBJ_THREAD, 2}, none = {PLOOM_OBJ_NONE, 0};
-	struct ploom_access x[2], y[2];
+	struct ploom_obj clock = {PLOOM_OBJ_CLOCK, 0};
+	struct ploom_access x[PLOOM_ACCESS_MAX], y[PLOOM_ACCESS_MAX];
 
 	CHECK_INT(conflict(1, PLOOM_OP_WRITE, c0, 0, 2, PLOOM_OP_WRITE, c0), 1);
 	CHECK_INT(conflict(1, PLOOM_OP_READ, c0, 0, 2, PLOOM_OP_WRITE, c0), 1);
@@ -536,9 +557,36 @@ static void conflicts_follow_the_dependence_relation(void)
 	CHECK_INT(conflict(0, PLOOM_OP_START, t2, 0, 1, PLOOM_OP_JOIN, t2), 1);
 	/* yield_now depends on nothing */
 	CHECK_INT(conflict(1, PLOOM_OP_YIELD_NOW, none, 0, 2, PLOOM_OP_YIELD_NOW, none), 0);
-	CHECK_INT(ploom_op_accesses(x, 1, PLOOM_OP_YIELD_NOW, none, 0), 0);
-	CHECK_INT(ploom_op_accesses(y, 1, PLOOM_OP_BEGIN, none, 1), 1);
-	CHECK_INT(y[0].write, 1);
+	CHECK_INT(ploom_op_accesses(x, 1, PLOOM_OP_YIELD_NOW, none, PLOOM_ACQUIRE_BLOCKING, 0), 0);
+	CHECK_INT(ploom_op_accesses(y, 1, PLOOM_OP_BEGIN, none, PLOOM_ACQUIRE_BLOCKING, 1), 1);
+	CHECK_INT(y[0].how, PLOOM_ACCESS_WRITE);
+	/* the clock: a read of it and a sleep conflict, two sleeps (adds)
+	 * and two reads do not */
+	CHECK_INT(conflict(1, PLOOM_OP_READ, clock, 0, 2, PLOOM_OP_SLEEP, clock), 1);
+	CHECK_INT(conflict(1, PLOOM_OP_SLEEP, clock, 0, 2, PLOOM_OP_SLEEP, clock), 0);
+	CHECK_INT(conflict(1, PLOOM_OP_READ, clock, 0, 2, PLOOM_OP_READ, clock), 0);
+	CHECK_INT(conflict(1, PLOOM_OP_SLEEP, clock, 0, 2, PLOOM_OP_WRITE, c0), 0);
+	/* a timed acquire or join may time out: it adds to the clock too,
+	 * after the access of its own object and before its exit */
+	CHECK_INT(conflict_modes(1, PLOOM_OP_ACQUIRE, l0, PLOOM_ACQUIRE_TIMED, 0, 2, PLOOM_OP_READ,
+				 clock, PLOOM_ACQUIRE_BLOCKING), 1);
+	CHECK_INT(conflict_modes(1, PLOOM_OP_JOIN, t2, PLOOM_ACQUIRE_TIMED, 0, 2, PLOOM_OP_READ,
+				 clock, PLOOM_ACQUIRE_BLOCKING), 1);
+	CHECK_INT(conflict_modes(1, PLOOM_OP_ACQUIRE, l0, PLOOM_ACQUIRE_TIMED, 0, 2, PLOOM_OP_SLEEP,
+				 clock, PLOOM_ACQUIRE_BLOCKING), 0);
+	CHECK_INT(conflict_modes(1, PLOOM_OP_ACQUIRE, l0, PLOOM_ACQUIRE_BLOCKING, 0, 2, PLOOM_OP_READ,
+				 clock, PLOOM_ACQUIRE_BLOCKING), 0);
+	CHECK_INT(conflict_modes(1, PLOOM_OP_ACQUIRE, l0, PLOOM_ACQUIRE_NONBLOCKING, 0, 2,
+				 PLOOM_OP_READ, clock, PLOOM_ACQUIRE_BLOCKING), 0);
+	CHECK_INT(ploom_op_accesses(x, 1, PLOOM_OP_ACQUIRE, l0, PLOOM_ACQUIRE_TIMED, 1), 3);
+	CHECK_INT(x[0].obj.kind, PLOOM_OBJ_LOCK);
+	CHECK_INT(x[1].obj.kind, PLOOM_OBJ_CLOCK);
+	CHECK_INT(x[1].how, PLOOM_ACCESS_ADD);
+	CHECK_INT(x[2].obj.kind, PLOOM_OBJ_THREAD);
+	/* a pending acquire or join may be a timed one: its mode is not known */
+	CHECK_INT(ploom_pending_accesses(x, 1, PLOOM_OP_ACQUIRE, l0), 3);
+	CHECK_INT(ploom_pending_accesses(x, 1, PLOOM_OP_JOIN, t2), 3);
+	CHECK_INT(ploom_pending_accesses(x, 1, PLOOM_OP_WRITE, c0), 2);
 }
 
 /* Every record the extension writes, through every encoder, read back by

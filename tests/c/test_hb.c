@@ -25,8 +25,8 @@ static int candidates_of_last(long *out, int cap, const struct ev *events, int n
 	if (ploom_hb_new(&hb) < 0 || ploom_hb_reset(hb, ntasks, (size_t)n) < 0)
 		goto done;
 	for (j = 0; j < n; j++) {
-		struct ploom_access a[2];
-		int na = ploom_op_accesses(a, events[j].task, events[j].op, cell, 0);
+		struct ploom_access a[PLOOM_ACCESS_MAX];
+		int na = ploom_op_accesses(a, events[j].task, events[j].op, cell, PLOOM_ACQUIRE_BLOCKING, 0);
 
 		if (ploom_hb_clock(hb, j, events[j].task, a, na, -1) < 0)
 			goto done;
@@ -124,8 +124,8 @@ static void a_write_after_thousands_of_reads_races_with_each_tasks_last(void)
 /* Event j of task q: op on obj, clocked and stepped; -1 on error. */
 static int feed(struct ploom_hb *hb, long j, int q, enum ploom_op op, long cell)
 {
-	struct ploom_access a[2];
-	int na = ploom_op_accesses(a, q, op, (struct ploom_obj){PLOOM_OBJ_CELL, cell}, 0);
+	struct ploom_access a[PLOOM_ACCESS_MAX];
+	int na = ploom_op_accesses(a, q, op, (struct ploom_obj){PLOOM_OBJ_CELL, cell}, PLOOM_ACQUIRE_BLOCKING, 0);
 
 	if (ploom_hb_clock(hb, j, q, a, na, -1) < 0)
 		return -1;

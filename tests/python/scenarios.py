@@ -6,10 +6,10 @@ whose schedule counts the tests compare against.  The rest misbehave on
 purpose: each must come back as its schedule's outcome, not break ploom.
 """
 
+import _thread
 import os
+import select
 import sys
-import time
-from threading import Lock as _StdLock
 
 import ploom
 
@@ -305,11 +305,17 @@ def long_then_fails():
     raise AssertionError("the end of a long schedule")
 
 
+def _really_wait(seconds):
+    # time.sleep is ploom's virtual clock in a worker, which never waits:
+    # select really does
+    select.select([], [], [], seconds)
+
+
 def blocks_outside():
-    # ploom cannot see time.sleep: only the per-schedule timeout ends this
+    # ploom cannot see select: only the per-schedule timeout ends this
     cell = ploom.SharedCell(0)
     cell.write(1)
-    time.sleep(60)
+    _really_wait(60)
 
 
 def calls_os_exit():
@@ -453,7 +459,7 @@ def keeps_its_orphan():
     )
     pid = int(started.stdout)
     for _ in range(10):
-        time.sleep(0.03)
+        _really_wait(0.03)
         assert pid in _sleepers_running(), "the schedule's orphan was killed while it ran"
 
 
@@ -463,7 +469,7 @@ def starts_a_session_and_blocks():
     cell = ploom.SharedCell(0)
     cell.write(1)
     subprocess.Popen(_sleeper(), start_new_session=True)
-    time.sleep(60)
+    _really_wait(60)
 
 
 # Not scenarios at all, though they look like ones: calling them does not run
@@ -513,7 +519,9 @@ def _xyzzy_spin_forever(real):
 
 
 def spins_holding_real_lock():
-    real = _StdLock()
+    # _thread, since a threading.Lock of this module would end the schedule
+    # as unscheduled before it could block
+    real = _thread.allocate_lock()
     spinner = ploom.Thread(target=_xyzzy_spin_forever, args=(real,), name="spinner-1")
     idle = ploom.Thread(target=lambda: None, name="idle-1")
     spinner.start()
@@ -526,7 +534,9 @@ def _xyzzy_wait_real_lock(real):
 
 
 def blocks_on_real_lock():
-    real = _StdLock()
+    # _thread, since a threading.Lock of this module would end the schedule
+    # as unscheduled before it could block
+    real = _thread.allocate_lock()
     quick = ploom.Thread(target=lambda: None)
     quick.start()
     quick.join()

@@ -410,15 +410,16 @@ def test_a_trace_the_plugin_cannot_check_runs_nothing(bank_tests, forge, message
 
 SLOW = textwrap.dedent(
     """
-    import time
+    import select
 
     import ploom
 
 
     def racy():
         # a tenth of a second a schedule: 32 schedules with at most two
-        # preemptions outlast three progress reports
-        time.sleep(0.1)
+        # preemptions outlast three progress reports (select waits,
+        # time.sleep is ploom's virtual clock)
+        select.select([], [], [], 0.1)
         x = ploom.SharedCell(0)
 
         def inc():
