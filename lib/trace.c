@@ -172,15 +172,34 @@ size_t ploom_obj_default_name(char *out, size_t cap, struct ploom_obj obj)
 	return ploom_obj_format(out, cap, obj);
 }
 
-/* 1 if another object of run than obj goes by name: a second object of
- * that name, or one whose default name it is. */
+/* Objects a step's operation tells apart: a lock (acquire, release,
+ * locked) from data (read, write: a cell, plain state); a thread is named
+ * where no operation says what it is (a column, a race's actor), so it is
+ * told from nothing. */
+static int obj_family(enum ploom_obj_kind kind)
+{
+	return kind == PLOOM_OBJ_LOCK ? 1 : kind == PLOOM_OBJ_CELL || kind == PLOOM_OBJ_PLAIN ? 2 : 0;
+}
+
+static int told_apart(struct ploom_obj a, struct ploom_obj b)
+{
+	int fa = obj_family(a.kind), fb = obj_family(b.kind);
+
+	return fa && fb && fa != fb;
+}
+
+/* 1 if another object of run than obj goes by name, one that obj's
+ * operations do not tell it from (the plain state Pool._cond, the
+ * attribute, and the lock Pool._cond it holds read apart): a second
+ * object of that name, or one whose default name it is. */
 static int name_is_shared(const struct ploom_run *run, struct ploom_obj obj, const char *name)
 {
 	struct ploom_obj other;
 	size_t i;
 
 	for (i = 0; i < run->nnames; i++)
-		if (!same_obj(run->names[i].obj, obj) && !strcmp(run->names[i].name, name))
+		if (!same_obj(run->names[i].obj, obj) && !strcmp(run->names[i].name, name) &&
+		    !told_apart(run->names[i].obj, obj))
 			return 1;
 	if (!strcmp(name, "MainThread"))
 		return !(obj.kind == PLOOM_OBJ_THREAD && obj.id == 0);
@@ -210,10 +229,15 @@ char *ploom_run_task_name(const struct ploom_run *run, int task)
 	return ploom_run_display_name(run, (struct ploom_obj){PLOOM_OBJ_THREAD, task});
 }
 
+struct short_name {
+	const char *file;       /* a file of the run's where */
+	const char *shown;      /* into file, or owned (owned != 0) */
+	int owned;
+};
+
 struct ploom_short_names {
-	/* the last components that two different files share, sorted */
-	const char **shared;
-	size_t nshared;
+	struct short_name *e;   /* one per distinct file, sorted by file */
+	size_t n;
 };
 
 static const char *last_component(const char *file)
@@ -223,79 +247,161 @@ static const char *last_component(const char *file)
 	return slash && slash[1] ? slash + 1 : file;
 }
 
-/* by last component, then by the whole file */
-static int cmp_files(const void *a, const void *b)
+/* 1 if the component c[0..len) is "pythonX.Y", or "pythonX.Yt" (a
+ * free-threaded build): the folder of a standard library. */
+static int is_python_folder(const char *c, size_t len)
 {
-	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-	int c = strcmp(last_component(x), last_component(y));
+	size_t i = 6;
 
-	return c ? c : strcmp(x, y);
+	if (len < 9 || strncmp(c, "python", 6))
+		return 0;
+	if (c[len - 1] == 't')
+		len--;
+	while (i < len && c[i] >= '0' && c[i] <= '9')
+		i++;
+	if (i == 6 || i >= len || c[i++] != '.' || i == len)
+		return 0;
+	while (i < len && c[i] >= '0' && c[i] <= '9')
+		i++;
+	return i == len;
 }
 
-static int cmp_names(const void *a, const void *b)
+/* The form of file relative to the installation folder of Python it
+ * comes from, "<site-packages>/REST" ("<dist-packages>/REST" on Debian's
+ * Pythons) after the last such component, else "<stdlib>/REST" after
+ * "lib/pythonX.Y/" (or lib64); NULL for neither (or out of memory: *oom
+ * set).  Brackets, as Python's own "<string>", so that no path relative
+ * to a root reads the same. */
+static char *python_relative(const char *file, int *oom)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	const char *p = file, *comp, *pkgs = NULL, *std = NULL, *prev = NULL;
+	size_t prevlen = 0;
+	char *out = NULL;
+	int n;
+
+	while (*p) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		comp = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - comp);
+		if (!*p)
+			break; /* the file's own name */
+		if ((len == 13 && !strncmp(comp, "site-packages", 13)) ||
+		    (len == 13 && !strncmp(comp, "dist-packages", 13)))
+			pkgs = comp;
+		else if (!pkgs && prev && is_python_folder(comp, len) &&
+			 ((prevlen == 3 && !strncmp(prev, "lib", 3)) ||
+			  (prevlen == 5 && !strncmp(prev, "lib64", 5))))
+			std = comp;
+		prev = comp;
+		prevlen = len;
+	}
+	if (pkgs)
+		n = asprintf(&out, "<%.13s>%s", pkgs, pkgs + 13);
+	else if (std)
+		n = asprintf(&out, "<stdlib>%s", strchr(std, '/'));
+	else
+		return NULL;
+	if (n < 0) {
+		*oom = 1;
+		return NULL;
+	}
+	return out;
+}
+
+static int cmp_short_file(const void *a, const void *b)
+{
+	return strcmp(((const struct short_name *)a)->file, ((const struct short_name *)b)->file);
 }
 
 int ploom_short_names_new(struct ploom_short_names **out, const struct ploom_run *run,
 			  struct ploom_err *err)
 {
 	struct ploom_short_names *sn = calloc(1, sizeof(*sn));
-	const char **files = NULL;
-	size_t i, k, n = 0, nframes = 0;
+	struct short_name *e = NULL;
+	size_t i, j, k, n = 0, nframes = 0;
+	int oom = 0;
 
 	*out = NULL;
 	if (!sn)
 		return ploom_err_oom(err);
 	for (i = 0; i < run->outcome.nstacks; i++)
 		nframes += run->outcome.stacks[i].nframes;
-	files = malloc((run->nsteps + run->outcome.nwaits + nframes + 1) * sizeof(*files));
-	if (!files) {
+	e = calloc(run->nsteps + run->outcome.nwaits + nframes + 1, sizeof(*e));
+	if (!e) {
 		free(sn);
 		return ploom_err_oom(err);
 	}
 	for (i = 0; i < run->nsteps; i++)
 		if (run->steps[i].where.file)
-			files[n++] = run->steps[i].where.file;
+			e[n++].file = run->steps[i].where.file;
 	for (i = 0; i < run->outcome.nwaits; i++)
 		if (run->outcome.waits[i].where.file)
-			files[n++] = run->outcome.waits[i].where.file;
+			e[n++].file = run->outcome.waits[i].where.file;
 	for (i = 0; i < run->outcome.nstacks; i++)
 		for (k = 0; k < run->outcome.stacks[i].nframes; k++)
 			if (run->outcome.stacks[i].frames[k].file)
-				files[n++] = run->outcome.stacks[i].frames[k].file;
-	/* sorted, two different files with one last component are neighbours
-	 * (or have only copies of one of them in between) */
-	qsort(files, n, sizeof(*files), cmp_files);
-	for (i = 1; i < n; i++) {
-		const char *a = last_component(files[i - 1]), *b = last_component(files[i]);
-		if (strcmp(a, b) || !strcmp(files[i - 1], files[i]))
-			continue;
-		if (sn->nshared && !strcmp(files[sn->nshared - 1], b))
-			continue;
-		/* the list of shared names grows at the front of files, behind
-		 * the pair this loop reads next */
-		files[sn->nshared++] = b;
+				e[n++].file = run->outcome.stacks[i].frames[k].file;
+	qsort(e, n, sizeof(*e), cmp_short_file);
+	for (i = j = 0; i < n; i++)
+		if (!j || strcmp(e[j - 1].file, e[i].file))
+			e[j++] = e[i];
+	sn->e = e;
+	sn->n = n = j;
+	/* a file of a Python installation relative to its folder there; one
+	 * relative to the trace's root as it is; an absolute one, or a name
+	 * such as "<string>", by its last component, for now */
+	for (i = 0; i < n; i++) {
+		char *py = python_relative(e[i].file, &oom);
+		if (oom) {
+			ploom_short_names_free(sn);
+			return ploom_err_oom(err);
+		}
+		if (py)
+			e[i] = (struct short_name){e[i].file, py, 1};
+		else
+			e[i].shown = e[i].file[0] == '/' ? last_component(e[i].file) : e[i].file;
 	}
-	sn->shared = files;
+	/* an absolute file whose last component another file shows as well
+	 * is shown whole, so that one name means one file */
+	for (i = 0; i < n; i++) {
+		if (e[i].owned || e[i].file[0] != '/' || e[i].shown == e[i].file)
+			continue;
+		for (j = 0; j < n; j++)
+			if (j != i && (!strcmp(e[j].shown, e[i].shown) ||
+				       !strcmp(last_component(e[j].shown), e[i].shown)))
+				break;
+		if (j < n)
+			e[i].shown = e[i].file;
+	}
 	*out = sn;
 	return 0;
 }
 
 const char *ploom_short_name(const struct ploom_short_names *sn, const char *file)
 {
-	const char *last = last_component(file);
+	struct short_name key = {file, NULL, 0}, *found;
 
-	if (sn && bsearch(&last, sn->shared, sn->nshared, sizeof(*sn->shared), cmp_names))
-		return file;
-	return last;
+	found = sn ? bsearch(&key, sn->e, sn->n, sizeof(*sn->e), cmp_short_file) : NULL;
+	if (found)
+		return found->shown;
+	return file[0] == '/' ? last_component(file) : file;
 }
 
 void ploom_short_names_free(struct ploom_short_names *sn)
 {
+	size_t i;
+
 	if (!sn)
 		return;
-	free(sn->shared);
+	for (i = 0; i < sn->n; i++)
+		if (sn->e[i].owned)
+			free((char *)sn->e[i].shown);
+	free(sn->e);
 	free(sn);
 }
 

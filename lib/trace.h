@@ -423,15 +423,26 @@ size_t ploom_obj_default_name(char *out, size_t cap, struct ploom_obj obj);
  * the run also goes by (a second object of that name, "MainThread" on
  * another thread, or another object's object name) is followed by
  * " (OBJECT)", as in "total (cell#1)", so that one name means one
- * object.  Newly malloc'd (the caller frees it), NULL when out of memory. */
+ * object; unless the steps' operations tell the two apart, a lock from
+ * a cell or plain state (the lock Pool._cond, and Pool._cond the
+ * attribute that holds it, whose steps read it).  Newly malloc'd (the caller frees it), NULL when out of memory. */
 char *ploom_run_display_name(const struct ploom_run *run, struct ploom_obj obj);
 
 /* ploom_run_display_name() of task's thread (thread#TASK). */
 char *ploom_run_task_name(const struct ploom_run *run, int task);
 
 /* Short names for the files of a run's where, as a person reads them
- * beside a step: a file's last component ("bank_account.py"), or the
- * whole file when another file of the run has the same last component. */
+ * beside a step, each telling where the file comes from:
+ *   - a file of a Python installation, relative to the folder it comes
+ *     from there, which is named in brackets: "<site-packages>/" after the
+ *     last site-packages component ("<dist-packages>/" for Debian's),
+ *     else "<stdlib>/" after lib/pythonX.Y/ (or lib64/, pythonX.Yt/),
+ *     as "<stdlib>/queue.py"; whether absolute or relative to the root (a
+ *     virtual environment inside the repository);
+ *   - else a file relative to the trace's root as it is
+ *     ("examples/bank_account.py"), and a name such as "<string>";
+ *   - else (an absolute file) its last component, or the whole file when
+ *     another file of the run is shown with, or ends in, the same one. */
 struct ploom_short_names;
 
 /* Collects the files of run's steps and waits.  On success the caller
@@ -440,7 +451,8 @@ struct ploom_short_names;
 int ploom_short_names_new(struct ploom_short_names **out, const struct ploom_run *run,
 			  struct ploom_err *err);
 
-/* The short name of file, a file of the run: a pointer into file. */
+/* The short name of file, owned by sn or pointing into file (valid while
+ * both are); a file that is not the run's as if it were the only one. */
 const char *ploom_short_name(const struct ploom_short_names *sn, const char *file);
 
 /* Frees sn; accepts NULL. */
@@ -471,7 +483,7 @@ const char *ploom_outcome_detail(const struct ploom_outcome *o);
  * trace), NULL when out of memory. */
 char *ploom_config_label(const struct ploom_config *c);
 
-/* "bank_account.py:20 withdraw", the file by ploom_short_name(): 0 with
+/* "examples/bank_account.py:20 withdraw", the file by ploom_short_name(): 0 with
  * *out malloc'd (the caller frees it), or NULL when w is nowhere known; -1
  * with *out NULL when out of memory. */
 int ploom_where_label(char **out, const struct ploom_short_names *sn,

@@ -257,18 +257,15 @@ PyType_Spec Lock_spec = {
 /* A Lock that the calling task already holds, without an acquire: no
  * other task can know a lock before it exists, so taking it at once is
  * the same in every order, and a step there would only multiply the
- * schedules.  ploom.threading parks each Condition waiter on one. */
-PyObject *ploom_held_lock(PyObject *module, PyObject *Py_UNUSED(ignored))
+ * schedules.  ploom.threading parks each Condition waiter on one.  Its
+ * arguments are a Lock's (name=). */
+PyObject *ploom_held_lock(PyObject *module, PyObject *args, PyObject *kw)
 {
 	module_state *st = PyModule_GetState(module);
-	PyObject *empty = PyTuple_New(0);
 	struct task *t = sched_running_task(&st->sched);
 	LockObject *lock;
 
-	if (!empty)
-		return NULL;
-	lock = (LockObject *)Lock_new(st->lock_type, empty, NULL);
-	Py_DECREF(empty);
+	lock = (LockObject *)Lock_new(st->lock_type, args, kw);
 	if (!lock)
 		return NULL;
 	/* a new object, which no other thread can see yet: no guard */

@@ -85,9 +85,9 @@ static PyObject *ploom_fail_schedule(PyObject *module, PyObject *exc)
 }
 
 static PyMethodDef module_methods[] = {
-	{"held_lock", ploom_held_lock, METH_NOARGS,
-	 "held_lock()\n--\n\nA new Lock, held by the calling task, made without a scheduling\n"
-	 "point.  Internal (ploom.threading's Condition)."},
+	{"held_lock", (PyCFunction)(void (*)(void))ploom_held_lock, METH_VARARGS | METH_KEYWORDS,
+	 "held_lock(*, name=None)\n--\n\nA new Lock, held by the calling task, made without a\n"
+	 "scheduling point, named as Lock(name=...).  Internal (ploom.threading's Condition)."},
 	{"yield_now", ploom_yield_now, METH_NOARGS,
 	 "yield_now()\n--\n\nA scheduling point with no effect: lets another task run.\n"
 	 "Outside a check it does nothing."},

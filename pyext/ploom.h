@@ -376,7 +376,7 @@ extern PyType_Spec PlainIter_spec;
 extern PyMethodDef plain_methods[];
 
 /* held_lock(): a new Lock that the calling task already holds. */
-PyObject *ploom_held_lock(PyObject *module, PyObject *ignored);
+PyObject *ploom_held_lock(PyObject *module, PyObject *args, PyObject *kw);
 
 /* Task 0's Thread, made on first use in a schedule; new reference. */
 PyObject *main_thread_of(module_state *st);

@@ -101,9 +101,10 @@ class Thread:
     def run(self) -> None:
         """The thread's code: calls target(*args, **kwargs)."""
 
-def held_lock() -> Lock:
-    """A new Lock held by the calling task, made without a scheduling point.
-    Internal: ploom.threading's Condition parks each waiter on one."""
+def held_lock(*, name: object = None) -> Lock:
+    """A new Lock held by the calling task, made without a scheduling point,
+    named as Lock(name=...).  Internal: ploom.threading's Condition parks
+    each waiter on one."""
 
 def yield_now() -> None:
     """A scheduling point with no effect: lets another task run.  Outside a

@@ -14,7 +14,8 @@ import heapq
 import queue as _std
 from collections import deque
 
-from ploom.threading import Condition, Lock, _refusing_getattr
+from ploom import _names
+from ploom.threading import Lock, _condition_of, _refusing_getattr
 
 __all__ = ["Empty", "Full", "LifoQueue", "PriorityQueue", "Queue"]
 
@@ -42,10 +43,12 @@ class Queue:
         self._init(maxsize)
         # one lock, three conditions on it; the conditions are only used
         # with it held, and its operations order every access to the items
-        self.mutex = Lock()
-        self.not_empty = Condition(self.mutex)
-        self.not_full = Condition(self.mutex)
-        self.all_tasks_done = Condition(self.mutex)
+        # named after the queue: Pool.items.mutex, Queue.mutex without one
+        name = _names.creation_name() or type(self).__name__
+        self.mutex = Lock(name=f"{name}.mutex")
+        self.not_empty = _condition_of(self.mutex, f"{name}.not_empty")
+        self.not_full = _condition_of(self.mutex, f"{name}.not_full")
+        self.all_tasks_done = _condition_of(self.mutex, f"{name}.all_tasks_done")
         self.unfinished_tasks = 0
 
     def task_done(self):

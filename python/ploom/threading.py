@@ -29,6 +29,10 @@ How they are built, and why that is exact:
 - Re-entering an ``RLock`` its task holds, and releasing all but the last
   level, touch nothing another task can see: they are not scheduling points.
 
+A primitive is named in traces after the assignment that makes it
+(``Pool._cond``), and the locks it makes for itself after it
+(``Pool._cond.waiter``): see ploom._names.
+
 A name of ``threading`` that ploom does not schedule raises
 AttributeError naming it, rather than running unscheduled.
 """
@@ -38,7 +42,9 @@ from __future__ import annotations
 import threading as _std
 from collections import deque
 
-from ploom._ploom import Lock, SharedCell, Thread, held_lock
+from ploom import _names
+from ploom._ploom import Lock as _Lock
+from ploom._ploom import SharedCell, Thread, held_lock
 
 __all__ = [
     "Barrier",
@@ -82,6 +88,20 @@ def main_thread() -> Thread:
     from ploom import main_thread as main
 
     return main()
+
+
+def Lock(*, name=None):
+    """A ploom.Lock, named name, else after the assignment that makes it
+    (see ploom._names)."""
+    return _Lock(name=_names.creation_name() if name is None else name)
+
+
+def _condition_of(lock, name):
+    """A Condition over lock whose waiters are called name.waiter: one that
+    a primitive makes for itself (ploom.queue's)."""
+    cond = Condition(lock)
+    cond._waiter_name = f"{name}.waiter"
+    return cond
 
 
 def _refusing_getattr(std, supported):
@@ -181,6 +201,8 @@ class Condition:
         self.acquire = self._lock.acquire
         self.release = self._lock.release
         self._waiters = deque()
+        # its lock, made here, has its name already (see ploom._names)
+        self._waiter_name = _names.part(_names.creation_name(), "Condition", "waiter")
 
     def __repr__(self):
         return f"<ploom.threading.Condition({self._lock!r}, {len(self._waiters)})>"
@@ -218,7 +240,7 @@ class Condition:
         return self._wait(timeout)
 
     def _wait(self, timeout):
-        waiter = held_lock()
+        waiter = held_lock(name=self._waiter_name)
         self._waiters.append(waiter)
         saved = self._release_save()
         woken = False
@@ -260,8 +282,9 @@ class _InternalCondition(Condition):
     it waits or notifies: no ownership check, which would be an operation
     (Lock.locked) of its own."""
 
-    def __init__(self):
+    def __init__(self, owner):
         super().__init__(Lock())
+        self._waiter_name = _names.part(_names.creation_name(), owner, "waiter")
 
     def wait(self, timeout=None):
         return self._wait(timeout)
@@ -279,7 +302,7 @@ class Semaphore:
     def __init__(self, value=1):
         if value < 0:
             raise ValueError("semaphore initial value must be >= 0")
-        self._cond = _InternalCondition()
+        self._cond = _InternalCondition(type(self).__name__)
         self._value = value
 
     def __repr__(self):
@@ -332,11 +355,11 @@ class Event:
     __ploom_handle__ = True  # a SharedCell may hold it
 
     def __init__(self):
-        self._cond = _InternalCondition()
+        self._cond = _InternalCondition("Event")
         # is_set() reads the flag without the lock, as CPython does: a
         # SharedCell makes that read an operation; under the lock the
         # plain copy is read
-        self._cell = SharedCell(False)
+        self._cell = SharedCell(False, name=_names.part(_names.creation_name(), "Event", "flag"))
         self._flag = False
 
     def __repr__(self):
@@ -376,7 +399,7 @@ class Barrier:
     def __init__(self, parties, action=None, timeout=None):
         if parties < 1:
             raise ValueError("parties must be >= 1")
-        self._cond = _InternalCondition()
+        self._cond = _InternalCondition("Barrier")
         self._action = action
         self._timeout = timeout
         self._parties = parties

@@ -96,7 +96,7 @@ column() {
 	grep -qx 'outcome      pass' shown.txt
 	# threads without a name go by their object's, task 0 is MainThread
 	grep -qxE ' +step  MainThread +thread#1 +thread#2 +where' shown.txt
-	grep -qE '^ +0  start thread#1 +scenarios\.py:[0-9]+ _bank$' shown.txt
+	grep -qE '^ +0  start thread#1 +tests/python/scenarios\.py:[0-9]+ _bank$' shown.txt
 	[ "$(tail -n 1 shown.txt)" = "pass: every task finished" ]
 	# one row per step
 	[ "$(grep -cE '^[ *!]{2} [a-zA-Z+]* +[0-9]+  ' shown.txt)" -eq "$(jq '.steps | length' run.json)" ]
@@ -152,13 +152,13 @@ column() {
 	ploom-run-one "$SCN:try_lock" > run.json
 	ploom-show run.json > shown.txt
 	# then, in the last column, where the step stopped
-	grep -qE '  acquire lock#0 \(nonblocking\) -> True +scenarios\.py:[0-9]+ grab$' shown.txt
-	grep -qE '  read cell#0 -> 0 +scenarios\.py:[0-9]+ grab$' shown.txt
-	grep -qE '  write cell#0 -> 1 +scenarios\.py:[0-9]+ grab$' shown.txt
-	grep -qE '  yield_now +scenarios\.py:[0-9]+ grab$' shown.txt
+	grep -qE '  acquire lock#0 \(nonblocking\) -> True +tests/python/scenarios\.py:[0-9]+ grab$' shown.txt
+	grep -qE '  read cell#0 -> 0 +tests/python/scenarios\.py:[0-9]+ grab$' shown.txt
+	grep -qE '  write cell#0 -> 1 +tests/python/scenarios\.py:[0-9]+ grab$' shown.txt
+	grep -qE '  yield_now +tests/python/scenarios\.py:[0-9]+ grab$' shown.txt
 	# a thread's begin is its function's first line
 	line="$(grep -n 'def grab' "$SCN" | cut -d: -f1)"
-	grep -qE "  begin +scenarios\\.py:$line grab\$" shown.txt
+	grep -qE "  begin +tests/python/scenarios\\.py:$line grab\$" shown.txt
 }
 
 @test "a failing trace from ploom-explore marks preemptions and the failing step, then the exception" {
@@ -172,7 +172,7 @@ column() {
 	grep -qx '\* preemption: a switch away from a task that could have continued' shown.txt
 	# the failing step is task 0's last, the final read of the balance
 	last="$(jq '[.steps[] | select(.task == 0)] | last | .index' "$trace")"
-	grep -qE "^ ! [a-zA-Z+]* +$last  read balance -> -100 +bank_account\\.py:[0-9]+ scenario\$" shown.txt
+	grep -qE "^ ! [a-zA-Z+]* +$last  read balance -> -100 +examples/bank_account\\.py:[0-9]+ scenario\$" shown.txt
 	grep -qx '! the failing step: the last step of the task that raised' shown.txt
 	# the exception and its traceback end the rendering
 	grep -qx 'failure: task 0 raised builtins.AssertionError: the account is overdrawn' shown.txt
@@ -198,9 +198,9 @@ column() {
 	echo "$output" > shown.txt
 	grep -qE '^ ! [a-zA-Z+]* *wait  join thread#1 +acquire lock#[01] \(held by thread#2\) +acquire lock#[01] \(held by thread#1\)$' shown.txt
 	grep -qx 'deadlock: no task can run' shown.txt
-	grep -qE '^  task 0 waits to join thread#1 at scenarios\.py:[0-9]+ abba$' shown.txt
-	grep -qE '^  task 1 waits to acquire lock#[01] held by task 2 at scenarios\.py:[0-9]+ one$' shown.txt
-	grep -qE '^  task 2 waits to acquire lock#[01] held by task 1 at scenarios\.py:[0-9]+ two$' shown.txt
+	grep -qE '^  task 0 waits to join thread#1 at tests/python/scenarios\.py:[0-9]+ abba$' shown.txt
+	grep -qE '^  task 1 waits to acquire lock#[01] held by task 2 at tests/python/scenarios\.py:[0-9]+ one$' shown.txt
+	grep -qE '^  task 2 waits to acquire lock#[01] held by task 1 at tests/python/scenarios\.py:[0-9]+ two$' shown.txt
 }
 
 @test "the bank's failure names its threads and cell, where each step stopped, and its race" {
@@ -226,7 +226,7 @@ column() {
 @test "a deadlock's race is the acquire that won against the one that waits" {
 	trace="$(failing_trace "$SCN:abba")"
 	run -0 --separate-stderr ploom-show "$trace"
-	re='^race         (thread#[12]) acquired (lock#[01]) \(scenarios\.py:[0-9]+\) before (thread#[12]) could acquire it \(scenarios\.py:[0-9]+\)$'
+	re='^race         (thread#[12]) acquired (lock#[01]) \(tests/python/scenarios\.py:[0-9]+\) before (thread#[12]) could acquire it \(tests/python/scenarios\.py:[0-9]+\)$'
 	line="$(grep '^race ' <<< "$output")"
 	[[ "$line" =~ $re ]]
 	[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[3]}" ]
@@ -405,14 +405,14 @@ column() {
 @test "--width cuts long values with ..." {
 	ploom-run-one "$SCN:try_lock" > run.json
 	ploom-show --width=8 run.json > narrow.txt
-	grep -qE '  read cell#0 -> 0 +scenarios\.py' narrow.txt
+	grep -qE '  read cell#0 -> 0 +tests/python/scenarios\.py' narrow.txt
 	jq '(.steps[] | select(.op == "read") | .value) = "'"'$(printf 'x%.0s' {1..60})'"'"' \
 		run.json > long.json
 	ploom-show long.json > shown.txt
 	# 28 wide: "read cell#0 -> " and 13 characters of the value
-	grep -qE "  read cell#0 -> 'x{9}\.\.\.  +scenarios\.py" shown.txt
+	grep -qE "  read cell#0 -> 'x{9}\.\.\.  +tests/python/scenarios\.py" shown.txt
 	ploom-show -w 80 long.json > wide.txt
-	grep -qE "  read cell#0 -> 'x{60}'  +scenarios\.py" wide.txt
+	grep -qE "  read cell#0 -> 'x{60}'  +tests/python/scenarios\.py" wide.txt
 }
 
 @test "usage errors exit 2 with a message" {
@@ -452,7 +452,7 @@ column() {
 	grep -q '>mathieu</text>' page.html
 	grep -q '>lucas</text>' page.html
 	[ "$(grep -o '<text class="where"' page.html | wc -l)" -eq "$(jq '[.steps[] | select(.where)] | length' "$trace")" ]
-	grep -q '>bank_account.py:[0-9]* withdraw</text>' page.html
+	grep -q '>examples/bank_account.py:[0-9]* withdraw</text>' page.html
 	# the racing pairs as arrows, one of them the race the failure rests
 	# on, which the facts say in words as ploom-show's text does
 	grep -q '<path class="arrow race' page.html

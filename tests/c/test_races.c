@@ -100,12 +100,12 @@ static void the_bank_races_on_the_balance_and_its_lost_update_explains_it(void)
 	key = ploom_races_key(t, races, n);
 	CHECK_INT(key, 0);
 	line = key >= 0 ? ploom_race_explain(t, &races[key]) : NULL;
-	CHECK_STR(line, "mathieu read balance (bank_account.py:21) before lucas wrote it "
-			"(bank_account.py:22)");
+	CHECK_STR(line, "mathieu read balance (examples/bank_account.py:21) before lucas wrote it "
+			"(examples/bank_account.py:22)");
 	free(line);
 	line = n == 2 ? ploom_race_explain(t, &races[1]) : NULL;
-	CHECK_STR(line, "lucas wrote balance (bank_account.py:22) before mathieu read it "
-			"(bank_account.py:22)");
+	CHECK_STR(line, "lucas wrote balance (examples/bank_account.py:22) before mathieu read it "
+			"(examples/bank_account.py:22)");
 	free(line);
 	free(races);
 

@@ -244,37 +244,37 @@ static void names_places_and_races_are_shown(void)
 	struct ploom_trace *t = trace_of(bank_named_steps, bank_failure);
 	char *out = render(t, 0, 0);
 	static const char *const table[] = {
-		"race         mathieu read balance (bank.py:21) before lucas wrote it (bank.py:22)",
+		"race         mathieu read balance (examples/bank.py:21) before lucas wrote it (examples/bank.py:22)",
 		"",
 		"      step  MainThread            mathieu                lucas                where",
 		"   -------  --------------------  ---------------------  -------------------  "
-		"-------------------",
+		"----------------------------",
 		"         0  start mathieu                                                     "
-		"bank.py:26 scenario",
+		"examples/bank.py:26 scenario",
 		"         1  start lucas                                                       "
-		"bank.py:27 scenario",
+		"examples/bank.py:27 scenario",
 		"         2                        begin                                       "
-		"bank.py:20 withdraw",
+		"examples/bank.py:20 withdraw",
 		"   a     3                        read balance -> 100                         "
-		"bank.py:21 withdraw",
+		"examples/bank.py:21 withdraw",
 		"*        4                                               begin                "
-		"bank.py:20 withdraw",
+		"examples/bank.py:20 withdraw",
 		"         5                                               read balance -> 100  "
-		"bank.py:21 withdraw",
+		"examples/bank.py:21 withdraw",
 		"         6                                               read balance -> 100  "
-		"bank.py:22 withdraw",
+		"examples/bank.py:22 withdraw",
 		"   ab    7                                               write balance -> 0   "
-		"bank.py:22 withdraw",
+		"examples/bank.py:22 withdraw",
 		"   b     8                        read balance -> 0                           "
-		"bank.py:22 withdraw",
+		"examples/bank.py:22 withdraw",
 		"         9                        write balance -> -100                       "
-		"bank.py:22 withdraw",
+		"examples/bank.py:22 withdraw",
 		"        10  join mathieu                                                      "
-		"bank.py:28 scenario",
+		"examples/bank.py:28 scenario",
 		"        11  join lucas                                                        "
-		"bank.py:29 scenario",
+		"examples/bank.py:29 scenario",
 		" !      12  read balance -> -100                                              "
-		"bank.py:30 scenario",
+		"examples/bank.py:30 scenario",
 		"",
 		"* preemption: a switch away from a task that could have continued",
 		"! the failing step: the last step of the task that raised",
@@ -297,14 +297,14 @@ static void names_places_and_races_are_shown(void)
 
 	/* a name that is not the object's only one says whose; a name's
 	 * control characters are shown as '?' */
-	ploom_run_set_name(&t->run, (struct ploom_obj){PLOOM_OBJ_LOCK, 4}, "balance", NULL);
+	ploom_run_set_name(&t->run, (struct ploom_obj){PLOOM_OBJ_CELL, 4}, "balance", NULL);
 	ploom_run_set_name(&t->run, (struct ploom_obj){PLOOM_OBJ_THREAD, 2}, "lu\ncas", NULL);
 	out = render(t, 0, 0);
 	CHECK(out && strstr(out, "  read balance (cell#0) -> 100  "));
 	CHECK(out && has_line(out, "      step  MainThread                     mathieu        "
 				   "                 lu?cas                        where"));
-	CHECK(out && has_line(out, "race         mathieu read balance (cell#0) (bank.py:21) before "
-				   "lu?cas wrote it (bank.py:22)"));
+	CHECK(out && has_line(out, "race         mathieu read balance (cell#0) (examples/bank.py:21) before "
+				   "lu?cas wrote it (examples/bank.py:22)"));
 	free(out);
 	ploom_trace_free(t);
 }

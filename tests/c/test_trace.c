@@ -409,6 +409,7 @@ static void names_are_given_or_default_and_never_ambiguous(void)
 	struct ploom_obj c0 = {PLOOM_OBJ_CELL, 0}, c1 = {PLOOM_OBJ_CELL, 1};
 	struct ploom_obj t0 = {PLOOM_OBJ_THREAD, 0}, t1 = {PLOOM_OBJ_THREAD, 1};
 	struct ploom_obj t2 = {PLOOM_OBJ_THREAD, 2}, l0 = {PLOOM_OBJ_LOCK, 0};
+	struct ploom_obj l1 = {PLOOM_OBJ_LOCK, 1}, p0 = {PLOOM_OBJ_PLAIN, 0};
 	char buf[32], *name;
 
 	memset(&run, 0, sizeof(run));
@@ -436,8 +437,17 @@ static void names_are_given_or_default_and_never_ambiguous(void)
 	DISPLAY(t1, "lucas");
 	/* a name two objects share, or another's default name, says whose */
 	CHECK_INT(ploom_run_set_name(&run, l0, "balance", NULL), 0);
+	DISPLAY(c0, "balance"); /* but a lock's operations are not a cell's */
+	DISPLAY(l0, "balance");
+	CHECK_INT(ploom_run_set_name(&run, p0, "balance", NULL), 0);
 	DISPLAY(c0, "balance (cell#0)");
+	DISPLAY(p0, "balance (plain#0)");
+	DISPLAY(l0, "balance");
+	CHECK_INT(ploom_run_set_name(&run, l1, "balance", NULL), 0);
 	DISPLAY(l0, "balance (lock#0)");
+	CHECK_INT(ploom_run_set_name(&run, t1, "balance", NULL), 0);
+	DISPLAY(t1, "balance (thread#1)");
+	CHECK_INT(ploom_run_set_name(&run, t1, "lucas", NULL), 0);
 	CHECK_INT(ploom_run_set_name(&run, t2, "MainThread", NULL), 0);
 	DISPLAY(t2, "MainThread (thread#2)");
 	DISPLAY(t0, "MainThread");
@@ -453,12 +463,18 @@ static void names_are_given_or_default_and_never_ambiguous(void)
 	ploom_run_release(&run);
 }
 
-static void short_names_are_last_components_unless_two_files_share_one(void)
+static void short_names_say_where_files_come_from(void)
 {
 	struct ploom_run run;
 	struct ploom_short_names *sn = NULL;
-	static const char *const files[] = {"a/x.py", "b/x.py", "a/y.py", "a/x.py", "/abs/z.py",
-					    "<string>", "b/x.py"};
+	static const char *const files[] = {
+		"a/x.py", "b/x.py", "a/y.py", "a/x.py", "/abs/z.py", "<string>", "b/x.py",
+		"/usr/lib/python3.13/queue.py", "/opt/py/lib/python3.13t/concurrent/futures/thread.py",
+		"/v/lib/python3.13/site-packages/cachetools/func.py",
+		".venv/lib64/python3.12/site-packages/pkg/queue.py",
+		"/usr/lib/python3/dist-packages/apt/a.py", "/abs/y.py", "/other/w.py", "/else/w.py",
+		"/usr/lib/python3.x/q.py", "/usr/python3.13/r.py",
+	};
 	size_t i;
 
 	memset(&run, 0, sizeof(run));
@@ -470,11 +486,31 @@ static void short_names_are_last_components_unless_two_files_share_one(void)
 	}
 	ploom_run_add_step(&run); /* one without a place */
 	CHECK_INT(ploom_short_names_new(&sn, &run, NULL), 0);
+	/* relative to the root: as they are */
 	CHECK_STR(ploom_short_name(sn, "a/x.py"), "a/x.py");
 	CHECK_STR(ploom_short_name(sn, "b/x.py"), "b/x.py");
-	CHECK_STR(ploom_short_name(sn, "a/y.py"), "y.py");
-	CHECK_STR(ploom_short_name(sn, "/abs/z.py"), "z.py");
+	CHECK_STR(ploom_short_name(sn, "a/y.py"), "a/y.py");
 	CHECK_STR(ploom_short_name(sn, "<string>"), "<string>");
+	/* of a Python installation: relative to its folder there */
+	CHECK_STR(ploom_short_name(sn, "/usr/lib/python3.13/queue.py"), "<stdlib>/queue.py");
+	CHECK_STR(ploom_short_name(sn, "/opt/py/lib/python3.13t/concurrent/futures/thread.py"),
+		  "<stdlib>/concurrent/futures/thread.py");
+	CHECK_STR(ploom_short_name(sn, "/v/lib/python3.13/site-packages/cachetools/func.py"),
+		  "<site-packages>/cachetools/func.py");
+	CHECK_STR(ploom_short_name(sn, ".venv/lib64/python3.12/site-packages/pkg/queue.py"),
+		  "<site-packages>/pkg/queue.py");
+	CHECK_STR(ploom_short_name(sn, "/usr/lib/python3/dist-packages/apt/a.py"),
+		  "<dist-packages>/apt/a.py");
+	/* absolute elsewhere: the last component, unless another file shows it */
+	CHECK_STR(ploom_short_name(sn, "/abs/z.py"), "z.py");
+	CHECK_STR(ploom_short_name(sn, "/abs/y.py"), "/abs/y.py");
+	CHECK_STR(ploom_short_name(sn, "/other/w.py"), "/other/w.py");
+	CHECK_STR(ploom_short_name(sn, "/else/w.py"), "/else/w.py");
+	CHECK_STR(ploom_short_name(sn, "/usr/lib/python3.x/q.py"), "q.py");
+	CHECK_STR(ploom_short_name(sn, "/usr/python3.13/r.py"), "r.py");
+	/* a file that is not the run's */
+	CHECK_STR(ploom_short_name(sn, "/not/seen.py"), "seen.py");
+	CHECK_STR(ploom_short_name(NULL, "/not/seen.py"), "seen.py");
 	ploom_short_names_free(sn);
 	ploom_short_names_free(NULL);
 	ploom_run_release(&run);
@@ -484,7 +520,7 @@ int main(void)
 {
 	where_files_become_relative_to_the_source_root();
 	names_are_given_or_default_and_never_ambiguous();
-	short_names_are_last_components_unless_two_files_share_one();
+	short_names_say_where_files_come_from();
 	fingerprints_hash_regular_files_only();
 	failing_and_step_limit_traces_get_an_id();
 	fingerprints_are_copied();

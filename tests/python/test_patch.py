@@ -7,6 +7,8 @@ checks the scenario by file, so that no patch reaches this process."""
 
 import json
 import os
+import re
+import subprocess
 import sys
 import textwrap
 import threading
@@ -14,7 +16,7 @@ import threading
 import pytest
 
 import ploom
-from ploom.exploration import ModelCheckError, replay
+from ploom.exploration import ModelCheckError, _find_utility, replay
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 
@@ -104,7 +106,8 @@ def test_names_imported_from_threading_and_queue_are_swapped(tmp_path, monkeypat
             import ploom.threading, ploom.queue
             assert th is ploom.threading
             assert Queue is ploom.queue.Queue and Empty is ploom.queue.Empty
-            assert Condition is ploom.threading.Condition and Lock is ploom.Lock
+            assert Condition is ploom.threading.Condition and Lock is ploom.threading.Lock
+            assert type(Lock()) is ploom.Lock
         """,
     )
     assert stats.failing == 0
@@ -344,3 +347,112 @@ def test_ploom_s_own_real_locks_are_not_refused(tmp_path, monkeypatch):
     stats = ploom.exploration._explore(f"{scenario}:scenario", None,
                                        ploom.Config(instrument=("lib2",), reduction="dpor"))
     assert stats.complete and stats.failing == 0
+
+
+def _shown(trace):
+    """ploom-show's text rendering of the trace file."""
+    shown = subprocess.run([_find_utility("ploom-show"), trace], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
+def test_patched_primitives_are_named_after_what_they_belong_to(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelCheckError, match="AssertionError: got 1") as info:
+        _check_file(
+            tmp_path,
+            """
+            import queue
+            import threading
+
+            _lock = None
+
+            class Pool:
+                def __init__(self):
+                    global _lock
+                    _lock = threading.Lock()
+                    self._cond = threading.Condition()
+                    self.items = queue.Queue()
+                    self.ready = False
+
+                def serve(self):
+                    with self._cond:
+                        self.ready = True
+                        self._cond.notify()
+                    got = self.items.get()
+                    assert got == 2, f"got {got}"
+
+            def use():
+                pool = Pool()
+                with _lock:
+                    pass
+                spare = queue.Queue()
+                spare.put(0)
+                worker = threading.Thread(target=pool.serve)
+                worker.start()
+                with pool._cond:
+                    while not pool.ready:
+                        pool._cond.wait()
+                pool.items.put(1)
+                worker.join()
+            """,
+        )
+    with open(info.value.original_trace, encoding="utf-8") as f:
+        trace = json.load(f)
+    names = {o["name"]: o["object"] for o in trace["objects"]}
+    # the steps keep naming objects by their ids; a name is for a person
+    assert {s["object"] for s in trace["steps"] if s["op"] == "acquire"} <= set(names.values())
+    assert all(obj.startswith("lock#") for obj in names.values())
+    shown = _shown(info.value.original_trace)
+    for name in (
+        "lib._lock",
+        "Pool._cond",
+        "Pool._cond.waiter",
+        "Pool.items.mutex",
+        "Pool.items.not_empty.waiter",
+        "Queue.mutex",
+    ):
+        assert f"acquire {name} " in shown, name
+    assert "lock#" not in shown.split("\n\n")[1]  # the steps' table
+
+
+def test_a_step_in_the_standard_library_is_told_from_a_file_of_the_same_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mylib").mkdir()
+    _write(tmp_path / "mylib", "__init__.py", "")
+    _write(
+        tmp_path / "mylib",
+        "sched.py",
+        """
+        import ploom
+
+        guard = ploom.Lock(name="guard")
+
+        def touch():
+            with guard:
+                pass
+        """,
+    )
+    _write(
+        tmp_path,
+        "scen.py",
+        """
+        import sched
+        import mylib.sched
+
+        def scenario():
+            mylib.sched.touch()
+            sched.scheduler().enter(1, 1, print)
+            raise AssertionError("done")
+        """,
+    )
+    # the standard library's sched makes an RLock in scheduler(), and takes
+    # it in enter(): patched, its steps are the standard library's
+    config = ploom.Config(patch=("sched",))
+    with pytest.raises(ModelCheckError, match="AssertionError: done") as info:
+        ploom.exploration._explore(f"{tmp_path / 'scen.py'}:scenario", None, config)
+    shown = _shown(info.value.original_trace)
+    # that sched.py by its folder there, named after its own assignment;
+    # ours relative to the scenario's folder
+    assert re.search(r"acquire scheduler\._lock +<stdlib>/sched\.py:\d+ enterabs$", shown, re.M), shown
+    assert re.search(r"acquire guard +mylib/sched\.py:\d+ touch$", shown, re.M), shown

@@ -122,7 +122,7 @@ def test_names_are_recorded_and_shown():
     shown = subprocess.run([_find_utility("ploom-show")], input=json.dumps(trace),
                            capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
-    name = os.path.basename(HERE)
+    name = RELATIVE  # a file of the repository, relative to its root
     assert (f"race         mathieu read balance ({name}:{_line('check')}) before thread#2 "
             f"wrote it ({name}:{_line('withdraw')})") in shown.stdout
     header = next(line for line in shown.stdout.splitlines() if line.split()[:1] == ["step"])
