@@ -309,11 +309,11 @@ column() {
 	[ "$(jq -r .outcome.kind timeout.json)" = timeout ]
 	run -0 ploom-show timeout.json
 	[[ "$output" == *$'\n'"timeout: the schedule ran longer than 0.5 s"$'\n'* ]]
-	[[ "$output" == *$'\n'"  MainThread was in: scenarios.py:$join in spins_holding_real_lock"$'\n'* ]]
-	[[ "$output" == *$'\n'"  thread#1 (spinner-1) was in: scenarios.py:$spin in _xyzzy_spin_forever"$'\n'* ]]
+	[[ "$output" == *$'\n'"  MainThread was in: tests/python/scenarios.py:$join in spins_holding_real_lock"$'\n'* ]]
+	[[ "$output" == *$'\n'"  thread#1 (spinner-1) was in: tests/python/scenarios.py:$spin in _xyzzy_spin_forever"$'\n'* ]]
 	[[ "$output" == *$'\n'"  thread#2 (idle-1) had not started" ]]
 	run -0 ploom-show --format=html timeout.json
-	[[ "$output" == *"<li>thread#1 (spinner-1) was in: scenarios.py:$spin in _xyzzy_spin_forever</li>"* ]]
+	[[ "$output" == *"<li>thread#1 (spinner-1) was in: tests/python/scenarios.py:$spin in _xyzzy_spin_forever</li>"* ]]
 	# a frame is the trace's text: escaped in the page, '?' for a control in the text
 	jq '.outcome.stacks[1].frames[0].function = "<b>x\u001b"' timeout.json > forged.json
 	run -2 ploom-show forged.json
