@@ -129,25 +129,25 @@ def test_current_thread_and_main_thread_name_the_tasks_in_patched_code(tmp_path,
 
 def test_an_unsupported_name_fails_naming_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    unsupported = r"RuntimeError: ploom: lib uses threading.Timer, which ploom does not schedule"
+    unsupported = r"RuntimeError: ploom: lib uses threading.active_count, which ploom does not schedule"
     with pytest.raises(ModelCheckError, match=unsupported):
         _check_file(
             tmp_path,
             """
-            from threading import Timer
+            from threading import active_count
 
             def use():
-                Timer(1, print)
+                active_count()
             """,
         )
-    with pytest.raises(ModelCheckError, match=r"AttributeError: ploom.threading does not support threading.local"):
+    with pytest.raises(ModelCheckError, match=r"AttributeError: ploom.threading does not support threading.settrace"):
         _check_file(
             tmp_path,
             """
             import threading
 
             def use():
-                threading.local()
+                threading.settrace(None)
             """,
         )
 
