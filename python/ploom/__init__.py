@@ -40,6 +40,7 @@ _PRIMITIVES = {
     "Queue": "ploom.queue",
     "LifoQueue": "ploom.queue",
     "PriorityQueue": "ploom.queue",
+    "SimpleQueue": "ploom.queue",
 }
 
 
