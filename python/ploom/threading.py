@@ -548,7 +548,7 @@ class Thread(_PloomThread):
 
 
 class Timer(Thread):
-    """Calls function(*args, **kwargs) after interval seconds unless
+    """Calls ``function(*args, **kwargs)`` after interval seconds unless
     cancel() comes first.  It waits on its Event ``finished`` with the
     interval as timeout: a choice, not a sleep, so a check explores both the
     timer firing and its cancel coming in time."""

@@ -413,6 +413,7 @@ def test_queue_shutdown_answers_as_the_standard_one(kind, ops):
 
 def test_the_whole_queue_api_is_supported():
     assert set(std_queue.__all__) <= set(pqueue.__all__)
+    assert ploom.SimpleQueue is pqueue.SimpleQueue
 
 
 # ---- inside a check: blocked getters, putters and joiners wake ---------------------------
