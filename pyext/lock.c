@@ -177,6 +177,27 @@ static PyObject *Lock_locked(PyObject *op, PyObject *Py_UNUSED(ignored))
 	return Py_NewRef(r);
 }
 
+/* threading's hook for os.register_at_fork(after_in_child=...): the lock
+ * is free in the new process.  Each schedule's process is a fork of the
+ * worker, which runs such hooks before the schedule starts.  Inside a
+ * schedule no fork can happen, and freeing a lock there would be a step
+ * no trace records: refused. */
+static PyObject *Lock_at_fork_reinit(PyObject *op, PyObject *Py_UNUSED(ignored))
+{
+	LockObject *self = (LockObject *)op;
+	module_state *st = state_of_type(Py_TYPE(self));
+
+	if (st->sched.active) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"ploom.Lock._at_fork_reinit() cannot run inside ploom.check()");
+		return NULL;
+	}
+	Py_BEGIN_CRITICAL_SECTION(op);
+	self->holder = HOLDER_NONE;
+	Py_END_CRITICAL_SECTION();
+	Py_RETURN_NONE;
+}
+
 static PyObject *Lock_repr(PyObject *op)
 {
 	LockObject *self = (LockObject *)op;
@@ -230,6 +251,9 @@ static PyMethodDef Lock_methods[] = {
 	 "locked($self, /)\n--\n\nWhether the lock is held; a scheduling point."},
 	{"__enter__", Lock_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nacquire()"},
 	{"__exit__", Lock_exit, METH_VARARGS, "__exit__($self, /, *exc_info)\n--\n\nrelease()"},
+	{"_at_fork_reinit", Lock_at_fork_reinit, METH_NOARGS,
+	 "_at_fork_reinit($self, /)\n--\n\nFree the lock in a new process, as threading's locks\n"
+	 "do after a fork.  Outside a check only (a schedule cannot fork)."},
 	{NULL, NULL, 0, NULL},
 };
 

@@ -158,6 +158,18 @@ static int module_exec(PyObject *m)
 			PyErr_SetString(PyExc_TypeError, "collections.deque is not a type");
 			return -1;
 		}
+		PyObject *thread = PyImport_ImportModule("_thread");
+		if (!thread)
+			return -1;
+		st->local_type = (PyTypeObject *)PyObject_GetAttrString(thread, "_local");
+		Py_DECREF(thread);
+		if (!st->local_type)
+			return -1;
+		if (!PyType_Check(st->local_type)) {
+			Py_CLEAR(st->local_type);
+			PyErr_SetString(PyExc_TypeError, "_thread._local is not a type");
+			return -1;
+		}
 	}
 	if (PyModule_AddIntConstant(m, "PROTOCOL_VERSION", PLOOM_PROTOCOL_VERSION) < 0)
 		return -1;
@@ -183,6 +195,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
 	Py_VISIT(st->plain_type);
 	Py_VISIT(st->plain_iter_type);
 	Py_VISIT(st->deque_type);
+	Py_VISIT(st->local_type);
 	Py_VISIT(st->site_text);
 	Py_VISIT(st->view_dicts);
 	Py_VISIT(st->site_key);
@@ -212,6 +225,7 @@ static int module_clear(PyObject *m)
 	s->plain_type = NULL;
 	Py_CLEAR(st->plain_iter_type);
 	Py_CLEAR(st->deque_type);
+	Py_CLEAR(st->local_type);
 	Py_CLEAR(st->site_text);
 	Py_CLEAR(st->view_dicts);
 	Py_CLEAR(st->site_key);

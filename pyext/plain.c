@@ -472,12 +472,27 @@ static int is_code(PyObject *v)
 	       PyObject_TypeCheck(v, &PyProperty_Type);
 }
 
+/* Whether obj.name is an attribute of a threading.local that its type
+ * does not provide: it lives in a dict of the calling thread's own (every
+ * task is an OS thread of its own), which no other task can reach, so it
+ * is no shared state.  (Its access may also run the local's __init__ in
+ * this thread, instrumented code that must not run inside a point.) */
+static int thread_local_attr(module_state *st, PyObject *obj, PyObject *name)
+{
+	return st->local_type && PyObject_TypeCheck(obj, st->local_type) &&
+	       !_PyType_Lookup(Py_TYPE(obj), name);
+}
+
 /* Where the state an attribute access touches lives: the module's dict
  * for a module (so that mod.X and a `global X` in mod are one global),
- * else the object.  NULL when the attribute is code, not state. */
-static PyObject *attr_target(PyObject *obj, PyObject *name)
+ * else the object.  NULL when the attribute is code, not state, or a
+ * thread's own. */
+static PyObject *attr_target(module_state *st, PyObject *obj, PyObject *name)
 {
 	PyObject *v;
+
+	if (thread_local_attr(st, obj, name))
+		return NULL;
 
 	if (PyModule_Check(obj)) {
 		PyObject *d = PyModule_GetDict(obj);
@@ -691,7 +706,7 @@ static PyObject *i_getattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 
 	if (want_args("_i_getattr", nargs, 3) < 0)
 		return NULL;
-	if (!(t = hook_task(st)) || !(target = attr_target(args[0], args[1])))
+	if (!(t = hook_task(st)) || !(target = attr_target(st, args[0], args[1])))
 		return PyObject_GetAttr(args[0], args[1]);
 	if ((pt = access_plain(st, t, PLOOM_OP_READ, target, args[1], site_of(args[2]))) < 0)
 		return NULL;
@@ -711,7 +726,7 @@ static PyObject *i_setattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 
 	if (want_args("_i_setattr", nargs, 4) < 0)
 		return NULL;
-	if ((t = hook_task(st))) {
+	if ((t = hook_task(st)) && !thread_local_attr(st, args[0], args[1])) {
 		target = PyModule_Check(args[0]) ? PyModule_GetDict(args[0]) : args[0];
 		if ((pt = access_plain(st, t, PLOOM_OP_WRITE, target, args[1],
 				       site_of(args[3]))) < 0)
@@ -732,7 +747,7 @@ static PyObject *i_delattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 
 	if (want_args("_i_delattr", nargs, 3) < 0)
 		return NULL;
-	if ((t = hook_task(st))) {
+	if ((t = hook_task(st)) && !thread_local_attr(st, args[0], args[1])) {
 		target = PyModule_Check(args[0]) ? PyModule_GetDict(args[0]) : args[0];
 		if (access_plain(st, t, PLOOM_OP_WRITE, target, args[1], site_of(args[2])) < 0)
 			return NULL;
@@ -832,7 +847,7 @@ static PyObject *i_callattr(PyObject *mod, PyObject *const *args, size_t nargsf,
 		if ((c = container_of(st, obj)) && c == obj) {
 			if (access_plain(st, t, method_op(name), c, NULL, site_of(args[2])) < 0)
 				return NULL;
-		} else if ((c = attr_target(obj, name))) {
+		} else if ((c = attr_target(st, obj, name))) {
 			if (access_plain(st, t, PLOOM_OP_READ, c, name, site_of(args[2])) < 0)
 				return NULL;
 		}

@@ -237,6 +237,7 @@ typedef struct {
 	PyTypeObject *plain_type;
 	PyTypeObject *plain_iter_type;
 	PyTypeObject *deque_type;   /* collections.deque, a container plain.c knows */
+	PyTypeObject *local_type;   /* _thread._local (threading.local): per thread, not shared */
 	PyObject *site_text;        /* list: the text of each instrumented access site */
 	PyObject *view_dicts;       /* a schedule's dict views and their dicts (plain.c) */
 	PyObject *site_key;         /* list: each site's key, "MODULE:K" */

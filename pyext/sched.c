@@ -443,6 +443,59 @@ static struct task *task_finish(struct sched *s, struct task *t)
 	return sched_pick(s);
 }
 
+/* Calls ploom.threading's function name(*args) when the module is
+ * imported (by the scenario or a library it uses): the hooks of threading's
+ * API that the scheduler runs.  Without the module, a new reference to
+ * dflt.  NULL with an exception when the call raised. */
+static PyObject *call_threading(const char *name, PyObject *const *args, size_t nargs,
+				PyObject *dflt)
+{
+	PyObject *modname = PyUnicode_FromString("ploom.threading");
+	PyObject *mod, *fn, *r;
+
+	if (!modname)
+		return NULL;
+	mod = PyImport_GetModule(modname);
+	Py_DECREF(modname);
+	if (!mod)
+		return PyErr_Occurred() ? NULL : Py_NewRef(dflt);
+	fn = PyObject_GetAttrString(mod, name);
+	Py_DECREF(mod);
+	if (!fn)
+		return NULL;
+	r = PyObject_Vectorcall(fn, args, nargs, NULL);
+	Py_DECREF(fn);
+	return r;
+}
+
+/* A started task's run() raised.  When code set ploom.threading.excepthook,
+ * the hook handles it, as threading's does, and the task ends normally:
+ * returns 1.  Else returns 0 with the exception still set: it is the
+ * schedule's failure; so is the hook's own exception, when it raises. */
+static int task_excepthook(struct task *t)
+{
+	PyObject *exc = PyErr_GetRaisedException();
+	PyObject *args[2] = {exc, t->thread ? (PyObject *)t->thread : Py_None};
+	PyObject *r = call_threading("_task_raised", args, 2, Py_False);
+	int handled;
+
+	if (!r) {
+		Py_DECREF(exc);
+		return 0;
+	}
+	handled = PyObject_IsTrue(r);
+	Py_DECREF(r);
+	if (handled > 0) {
+		Py_DECREF(exc);
+		return 1;
+	}
+	if (handled < 0)
+		Py_DECREF(exc);
+	else
+		PyErr_SetRaisedException(exc);
+	return 0;
+}
+
 static _Noreturn void *task_main(void *arg)
 {
 	struct task *t = arg;
@@ -456,9 +509,9 @@ static _Noreturn void *task_main(void *arg)
 	g = PyGILState_Ensure();
 	current_task = t;
 	r = PyObject_CallMethod((PyObject *)t->thread, "run", NULL);
-	if (!r)
+	if (!r && !task_excepthook(t))
 		sched_fail(s, t);
-	Py_DECREF(r);
+	Py_XDECREF(r);
 	next = task_finish(s, t);
 	current_task = NULL;
 	/* Park rather than exit: the schedule ends with _exit() anyway, and
@@ -507,6 +560,10 @@ _Noreturn void sched_run(module_state *st, PyObject *scenario)
 		sleep_start(s);
 	current_task = t0;
 	r = PyObject_CallNoArgs(scenario);
+	/* as CPython's main thread ends: threading's atexit callbacks, before
+	 * the other tasks are waited for */
+	if (r)
+		Py_SETREF(r, call_threading("_shutdown", NULL, 0, Py_None));
 	if (!r)
 		sched_fail(s, t0);
 	Py_DECREF(r);

@@ -372,14 +372,45 @@ PyType_Spec Thread_spec = {
  * Thread, so that join() and is_alive() of it are the operations they are
  * on any thread (on thread#0, whose end task 0's last step writes) and
  * start() raises "threads can only be started once".  New reference. */
+/* The type of task 0's Thread: ploom.threading.Thread when the module is
+ * imported, so that the main thread is a threading.Thread to code that
+ * uses ploom.threading, as CPython's is; else ploom.Thread.  New reference. */
+static PyTypeObject *main_thread_type(module_state *st)
+{
+	PyObject *name = PyUnicode_FromString("ploom.threading");
+	PyObject *mod, *tp = NULL;
+
+	if (!name)
+		return NULL;
+	mod = PyImport_GetModule(name);
+	Py_DECREF(name);
+	if (mod) {
+		tp = PyObject_GetAttrString(mod, "Thread");
+		Py_DECREF(mod);
+		if (!tp)
+			PyErr_Clear();
+	}
+	if (PyErr_Occurred())
+		return NULL;
+	if (tp && PyType_Check(tp) && PyType_IsSubtype((PyTypeObject *)tp, st->thread_type))
+		return (PyTypeObject *)tp;
+	Py_XDECREF(tp);
+	return (PyTypeObject *)Py_NewRef(st->thread_type);
+}
+
 PyObject *main_thread_of(module_state *st)
 {
 	struct sched *s = &st->sched;
+	PyTypeObject *tp;
 	ThreadObject *m;
 
 	if (st->main_thread)
 		return Py_NewRef(st->main_thread);
-	m = (ThreadObject *)st->thread_type->tp_alloc(st->thread_type, 0);
+	tp = main_thread_type(st);
+	if (!tp)
+		return NULL;
+	m = (ThreadObject *)tp->tp_alloc(tp, 0);
+	Py_DECREF(tp);
 	if (!m)
 		return NULL;
 	m->target = Py_NewRef(Py_None);

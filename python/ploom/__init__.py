@@ -42,6 +42,7 @@ _PRIMITIVES = {
     "PriorityQueue": "ploom.queue",
     # the failure of a schedule that used a primitive ploom did not patch
     "UnscheduledPrimitiveError": "ploom._guard",
+    "SimpleQueue": "ploom.queue",
 }
 
 

@@ -33,6 +33,8 @@ class Lock:
         """Release the lock; RuntimeError if it is not held."""
     def locked(self) -> bool:
         """Whether the lock is held."""
+    def _at_fork_reinit(self) -> None:
+        """Free the lock in a new process (threading's fork hook); outside a check only."""
     def __enter__(self) -> Literal[True]: ...
     def __exit__(
         self,

@@ -4,23 +4,31 @@
 CPython builds its queues, from one lock and three conditions of
 :mod:`ploom.threading`, so every point where a task may wait or let another
 run is a scheduling point; a timeout is a choice, never a real sleep (see
-:mod:`ploom.threading`).  ``queue.Empty`` and ``queue.Full`` are the
-standard library's, so ``except queue.Empty`` catches them either way.
+:mod:`ploom.threading`).  ``queue.Empty``, ``queue.Full`` and
+``queue.ShutDown`` are the standard library's, so ``except queue.Empty``
+catches them either way.
+
+``SimpleQueue`` is CPython's C queue, whose put never blocks: here a lock
+and a condition guard its items as ``Queue``'s do, so that partial-order
+reduction sees every access to them (CPython's pure-Python version appends
+outside its lock, which only the GIL makes safe).
 """
 
 from __future__ import annotations
 
 import heapq
 import queue as _std
+import types
 from collections import deque
 
 from ploom import _names
 from ploom.threading import Lock, _condition_of, _refusing_getattr
 
-__all__ = ["Empty", "Full", "LifoQueue", "PriorityQueue", "Queue"]
+__all__ = ["Empty", "Full", "LifoQueue", "PriorityQueue", "Queue", "ShutDown", "SimpleQueue"]
 
 Empty = _std.Empty
 Full = _std.Full
+ShutDown = _std.ShutDown
 
 
 __getattr__ = _refusing_getattr(_std, __all__)
@@ -50,6 +58,7 @@ class Queue:
         self.not_full = _condition_of(self.mutex, f"{name}.not_full")
         self.all_tasks_done = _condition_of(self.mutex, f"{name}.all_tasks_done")
         self.unfinished_tasks = 0
+        self.is_shutdown = False
 
     def task_done(self):
         with self.all_tasks_done:
@@ -81,11 +90,15 @@ class Queue:
         _check_timeout(timeout)
         timed_out = False
         with self.not_full:
+            if self.is_shutdown:
+                raise ShutDown
             if self.maxsize > 0:
                 while self._qsize() >= self.maxsize:
                     if not block or timed_out or timeout == 0:
                         raise Full
                     timed_out = not self.not_full._wait(timeout) and timeout is not None
+                    if self.is_shutdown:
+                        raise ShutDown
             self._put(item)
             self.unfinished_tasks += 1
             self.not_empty._notify(1)
@@ -94,10 +107,14 @@ class Queue:
         _check_timeout(timeout)
         timed_out = False
         with self.not_empty:
+            if self.is_shutdown and not self._qsize():
+                raise ShutDown
             while not self._qsize():
                 if not block or timed_out or timeout == 0:
                     raise Empty
                 timed_out = not self.not_empty._wait(timeout) and timeout is not None
+                if self.is_shutdown and not self._qsize():
+                    raise ShutDown
             item = self._get()
             self.not_full._notify(1)
             return item
@@ -107,6 +124,24 @@ class Queue:
 
     def get_nowait(self):
         return self.get(block=False)
+
+    def shutdown(self, immediate=False):
+        """Puts raise ShutDown from now on, and gets once the queue is empty
+        (at once with immediate, which drops the items, counting each as a
+        task done); wakes every blocked put and get (and join, with
+        immediate), as CPython 3.13's."""
+        with self.mutex:
+            self.is_shutdown = True
+            if immediate:
+                while self._qsize():
+                    self._get()
+                    if self.unfinished_tasks > 0:
+                        self.unfinished_tasks -= 1
+                self.all_tasks_done._notify(len(self.all_tasks_done._waiters))
+            self.not_empty._notify(len(self.not_empty._waiters))
+            self.not_full._notify(len(self.not_full._waiters))
+
+    __class_getitem__ = classmethod(types.GenericAlias)
 
     # the container, which the subclasses change
     def _init(self, maxsize):
@@ -146,3 +181,49 @@ class PriorityQueue(Queue):
 
     def _get(self):
         return heapq.heappop(self.queue)
+
+
+class SimpleQueue:
+    """An unbounded FIFO queue, without task_done() and join(): put()
+    never blocks (block and timeout are accepted and ignored, as CPython's)."""
+
+    __ploom_handle__ = True  # a SharedCell may hold it
+
+    def __init__(self):
+        self._queue = deque()
+        name = _names.creation_name() or type(self).__name__
+        self._mutex = Lock(name=f"{name}.mutex")
+        self._not_empty = _condition_of(self._mutex, f"{name}.not_empty")
+
+    def put(self, item, block=True, timeout=None):
+        with self._mutex:
+            self._queue.append(item)
+            self._not_empty._notify(1)
+
+    def put_nowait(self, item):
+        return self.put(item, block=False)
+
+    def get(self, block=True, timeout=None):
+        # CPython's checks the timeout only for a blocking get
+        if block:
+            _check_timeout(timeout)
+        timed_out = False
+        with self._mutex:
+            while not self._queue:
+                if not block or timed_out or timeout == 0:
+                    raise Empty
+                timed_out = not self._not_empty._wait(timeout) and timeout is not None
+            return self._queue.popleft()
+
+    def get_nowait(self):
+        return self.get(block=False)
+
+    def empty(self):
+        with self._mutex:
+            return not self._queue
+
+    def qsize(self):
+        with self._mutex:
+            return len(self._queue)
+
+    __class_getitem__ = classmethod(types.GenericAlias)

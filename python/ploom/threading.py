@@ -28,6 +28,16 @@ How they are built, and why that is exact:
   timed wait is therefore never part of a deadlock.
 - Re-entering an ``RLock`` its task holds, and releasing all but the last
   level, touch nothing another task can see: they are not scheduling points.
+- ``local`` is the standard library's own: every task is a real OS thread
+  with its own thread state, so each task sees only the values it set.
+  Nothing there is shared between tasks, so it needs no scheduling point.
+- A started thread whose ``run()`` raises fails the schedule, unless code
+  set ``excepthook`` to a function of its own: that is called with the
+  ``ExceptHookArgs`` in the task, which then ends normally, as CPython's
+  threads do.  The scenario's own task raising always fails it.
+- ``_register_atexit`` callbacks run in the scenario's task when its
+  function has returned, last registered first, before the schedule waits
+  for the other tasks: where CPython's main thread runs them.
 
 A primitive is named in traces after the assignment that makes it
 (``Pool._cond``), and the locks it makes for itself after it
@@ -40,11 +50,14 @@ AttributeError naming it, rather than running unscheduled.
 from __future__ import annotations
 
 import threading as _std
+import warnings
 from collections import deque
 
 from ploom import _names
 from ploom._ploom import Lock as _Lock
-from ploom._ploom import SharedCell, Thread, held_lock
+from ploom._ploom import SharedCell, held_lock
+from ploom._ploom import Thread as _PloomThread
+from ploom._ploom import current_task as _current_task
 
 __all__ = [
     "Barrier",
@@ -52,18 +65,26 @@ __all__ = [
     "BrokenBarrierError",
     "Condition",
     "Event",
+    "ExceptHookArgs",
     "Lock",
     "RLock",
     "Semaphore",
     "TIMEOUT_MAX",
     "Thread",
+    "Timer",
     "current_thread",
+    "excepthook",
     "get_ident",
+    "get_native_id",
+    "local",
     "main_thread",
 ]
 
 BrokenBarrierError = _std.BrokenBarrierError
 TIMEOUT_MAX = _std.TIMEOUT_MAX
+# the standard library's own (see the module's docstring)
+ExceptHookArgs = _std.ExceptHookArgs
+local = _std.local
 
 
 def get_ident() -> int:
@@ -72,6 +93,14 @@ def get_ident() -> int:
     from ploom import get_ident as ident
 
     return ident()
+
+
+def get_native_id() -> int:
+    """The running task's id in a schedule, as get_ident(): the same number
+    in every schedule, where the OS's would differ; threading.get_native_id()
+    outside a check."""
+    task = _current_task()
+    return _std.get_native_id() if task is None else task
 
 
 def current_thread() -> Thread:
@@ -190,6 +219,10 @@ class RLock:
         self._lock.acquire()
         self._count, self._owner = saved
 
+    def _at_fork_reinit(self):
+        self._lock._at_fork_reinit()
+        self._owner, self._count = None, 0
+
 
 class Condition:
     """A condition variable over lock (default: a new RLock)."""
@@ -233,6 +266,10 @@ class Condition:
             restore(saved)
         else:
             self._lock.acquire()
+
+    def _at_fork_reinit(self):
+        self._lock._at_fork_reinit()
+        self._waiters.clear()
 
     def wait(self, timeout=None):
         if not self._is_owned():
@@ -368,6 +405,9 @@ class Event:
     def is_set(self):
         return self._cell.read()
 
+    def _at_fork_reinit(self):
+        self._cond._at_fork_reinit()
+
     def set(self):
         with self._cond:
             self._flag = True
@@ -479,3 +519,123 @@ class Barrier:
     def broken(self):
         with self._cond:
             return self._state == _BROKEN
+
+
+class Thread(_PloomThread):
+    """threading.Thread: a ploom.Thread with threading's constructor and the
+    rest of its API.  Subclass it as threading.Thread (override run(), call
+    ``super().__init__(...)``); it can be weakly referenced.  Without a name,
+    it is called "thread#N" once started, N its task id, as traces call it."""
+
+    def __init__(self, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
+        if group is not None:
+            raise AssertionError("group argument must be None for now")
+        if kwargs is None:
+            kwargs = {}
+        if daemon is None:
+            # threading's rule: the creating thread's flag
+            daemon = current_thread().daemon
+        super().__init__(target, args, kwargs, name=name, daemon=daemon)
+        # where threading keeps them, for subclasses that read them
+        self._target, self._args, self._kwargs = target, args, kwargs
+
+    def run(self):
+        try:
+            if self._target is not None:
+                self._target(*self._args, **self._kwargs)
+        finally:
+            # as threading: no cycle through the thread's arguments
+            del self._target, self._args, self._kwargs
+
+    @property
+    def native_id(self):
+        """The task id once started, as ident: ploom's tasks are numbered the
+        same in every schedule."""
+        return self.ident
+
+    def getName(self):
+        warnings.warn("getName() is deprecated, get the name attribute instead", DeprecationWarning, stacklevel=2)
+        return self.name
+
+    def setName(self, name):
+        warnings.warn("setName() is deprecated, set the name attribute instead", DeprecationWarning, stacklevel=2)
+        self.name = name
+
+    def isDaemon(self):
+        warnings.warn("isDaemon() is deprecated, get the daemon attribute instead", DeprecationWarning, stacklevel=2)
+        return self.daemon
+
+    def setDaemon(self, daemonic):
+        warnings.warn("setDaemon() is deprecated, set the daemon attribute instead", DeprecationWarning, stacklevel=2)
+        self.daemon = daemonic
+
+
+class Timer(Thread):
+    """Calls ``function(*args, **kwargs)`` after interval seconds unless
+    cancel() comes first.  It waits on its Event ``finished`` with the
+    interval as timeout: a choice, not a sleep, so a check explores both the
+    timer firing and its cancel coming in time."""
+
+    def __init__(self, interval, function, args=None, kwargs=None):
+        Thread.__init__(self)
+        self.interval = interval
+        self.function = function
+        self.args = args if args is not None else []
+        self.kwargs = kwargs if kwargs is not None else {}
+        self.finished = Event()
+
+    def cancel(self):
+        self.finished.set()
+
+    def run(self):
+        self.finished.wait(self.interval)
+        if not self.finished.is_set():
+            self.function(*self.args, **self.kwargs)
+        self.finished.set()
+
+
+def excepthook(args, /):
+    """ploom's default: the exception of a thread's run() is the failure of
+    the schedule, so this re-raises it.  Set ``ploom.threading.excepthook``
+    to a function of your own to handle it instead, as with threading."""
+    if args.exc_value is not None:
+        raise args.exc_value.with_traceback(args.exc_traceback)
+    raise args.exc_type
+
+
+__excepthook__ = excepthook
+
+
+def _task_raised(exc, thread):
+    """The scheduler's call (sched.c) when a started task's run() raised
+    exc: False leaves it the failure of the schedule; True when a hook code
+    set handled it, and the task ends normally."""
+    hook = excepthook
+    if hook is __excepthook__:
+        return False
+    hook(ExceptHookArgs((type(exc), exc, exc.__traceback__, thread)))
+    return True
+
+
+_threading_atexits = []
+_SHUTTING_DOWN = False
+
+
+def _register_atexit(func, *arg, **kwargs):
+    """threading's: func(*arg, **kwargs) runs when the scenario's function
+    has returned, in its task, before the schedule waits for the others;
+    the last registered first.  Registered at import (in the worker, before
+    any schedule), it runs in every schedule."""
+    if _SHUTTING_DOWN:
+        raise RuntimeError("can't register atexit after shutdown")
+    _threading_atexits.append(lambda: func(*arg, **kwargs))
+
+
+def _shutdown():
+    """The scheduler's call (sched.c) when the scenario's function has
+    returned: threading._shutdown's callbacks, as CPython's main thread
+    runs them."""
+    global _SHUTTING_DOWN
+    _SHUTTING_DOWN = True
+    for atexit_call in reversed(_threading_atexits):
+        atexit_call()

@@ -316,18 +316,30 @@ class Barrier:
         return index
 
 
+class ShutDown(Exception):
+    """A shut-down queue's get or put."""
+
+
 class Queue:
-    """Queue(maxsize): put, get, task_done, join; the conditions share one lock."""
+    """Queue(maxsize): put, get, task_done, join, shutdown; the conditions
+    share one lock."""
 
     def __init__(self, w, maxsize=0):
         mutex = w.lock()
         self.not_empty, self.not_full, self.all_done = (Condition(w, mutex) for _ in range(3))
         self.mutex, self.maxsize, self.items, self.unfinished = mutex, maxsize, collections.deque(), 0
+        self.is_shutdown = False
 
     def put(self, item):
         yield ("acquire", self.mutex, "blocking")
+        if self.is_shutdown:
+            yield ("release", self.mutex)
+            raise ShutDown
         while 0 < self.maxsize <= len(self.items):
             yield from self.not_full.wait()
+            if self.is_shutdown:
+                yield ("release", self.mutex)
+                raise ShutDown
         self.items.append(item)
         self.unfinished += 1
         yield from self.not_empty.notify(1)
@@ -336,11 +348,17 @@ class Queue:
     def get(self, timeout=None):
         yield ("acquire", self.mutex, "blocking")
         timed_out = False
+        if self.is_shutdown and not self.items:
+            yield ("release", self.mutex)
+            raise ShutDown
         while not self.items:
             if timed_out:
                 yield ("release", self.mutex)
                 raise RuntimeError("empty")
             timed_out = not (yield from self.not_empty.wait(timeout)) and timeout is not None
+            if self.is_shutdown and not self.items:
+                yield ("release", self.mutex)
+                raise ShutDown
         item = self.items.popleft()
         yield from self.not_full.notify(1)
         yield ("release", self.mutex)
@@ -358,3 +376,23 @@ class Queue:
         while self.unfinished:
             yield from self.all_done.wait()
         yield ("release", self.mutex)
+
+    def shutdown(self, immediate=False):
+        yield ("acquire", self.mutex, "blocking")
+        self.is_shutdown = True
+        if immediate:
+            while self.items:
+                self.items.popleft()
+                self.unfinished = max(self.unfinished - 1, 0)
+            yield from self.all_done.notify_all()
+        yield from self.not_empty.notify_all()
+        yield from self.not_full.notify_all()
+        yield ("release", self.mutex)
+
+
+class SimpleQueue(Queue):
+    """SimpleQueue: put and get(timeout) take the steps of an unbounded
+    Queue's (the task count it keeps here is never read)."""
+
+    def __init__(self, w):
+        super().__init__(w)

@@ -90,6 +90,80 @@ def queue_two_items():
     t.join()
 
 
+def simple_queue_timed():
+    q = pqueue.SimpleQueue()
+
+    def producer():
+        q.put("a")
+        q.put_nowait("b")
+
+    t = ploom.Thread(target=producer)
+    t.start()
+    got = []
+    for _ in range(2):
+        try:
+            got.append(q.get(timeout=3600))
+        except pqueue.Empty:
+            got.append(None)
+    t.join()
+    assert got == ["a", "b"], f"got {got}"
+
+
+def queue_shutdown_immediate():
+    q = pqueue.Queue()
+    got = ploom.SharedCell("nothing")
+
+    def consumer():
+        try:
+            got.write(q.get())
+        except pqueue.ShutDown:
+            got.write("shut down")
+
+    t = ploom.Thread(target=consumer)
+    t.start()
+    q.put("a")
+    q.shutdown(immediate=True)
+    t.join()
+    assert got.read() == "a", got.read()
+
+
+def timer_cancel():
+    fired = ploom.SharedCell(False)
+    timer = pthreading.Timer(3600, fired.write, args=(True,))
+    timer.start()
+    timer.cancel()
+    timer.join()
+    assert not fired.read(), "fired"
+
+
+def atexit_stops_worker():
+    q = pqueue.Queue()
+
+    def worker():
+        while q.get() is not None:
+            pass
+
+    # runs in task 0 once this function has returned
+    pthreading._register_atexit(q.put, None)
+    ploom.Thread(target=worker).start()
+    q.put("work")
+
+
+def excepthook_records():
+    seen = ploom.SharedCell(None)
+    pthreading.excepthook = lambda args: seen.write(str(args.exc_value))
+
+    def boom():
+        seen.read()
+        raise ValueError("boom")
+
+    t = ploom.Thread(target=boom)
+    t.start()
+    seen.write("main")
+    t.join()
+    assert seen.read() == "boom", seen.read()
+
+
 # ---- the same, for the model ----------------------------------------------
 # (fail() rather than assert: pytest rewrites this module's asserts, which
 # would add its explanation to the message)
@@ -218,6 +292,89 @@ def m_condition_wait_for(w):
         fail("timed out")
 
 
+def m_simple_queue_timed(w):
+    q = model.SimpleQueue(w)
+
+    def producer(w):
+        yield from q.put("a")
+        yield from q.put("b")
+
+    t = yield ("start", producer)
+    got = []
+    for _ in range(2):
+        try:
+            got.append((yield from q.get(3600)))
+        except RuntimeError:
+            got.append(None)
+    yield ("join", t)
+    if got != ["a", "b"]:
+        fail(f"got {got}")
+
+
+def m_queue_shutdown_immediate(w):
+    q = model.Queue(w)
+    got = w.cell("nothing")
+
+    def consumer(w):
+        try:
+            item = yield from q.get()
+        except model.ShutDown:
+            item = "shut down"
+        yield ("write", got, item)
+
+    t = yield ("start", consumer)
+    yield from q.put("a")
+    yield from q.shutdown(immediate=True)
+    yield ("join", t)
+    value = yield ("read", got)
+    if value != "a":
+        fail(value)
+
+
+def m_timer_cancel(w):
+    finished = model.Event(w)
+    fired = w.cell(False)
+
+    def timer(w):
+        yield from finished.wait(3600)
+        if not (yield from finished.is_set()):
+            yield ("write", fired, True)
+        yield from finished.set()
+
+    t = yield ("start", timer)
+    yield from finished.set()
+    yield ("join", t)
+    if (yield ("read", fired)):
+        fail("fired")
+
+
+def m_atexit_stops_worker(w):
+    q = model.Queue(w)
+
+    def worker(w):
+        while (yield from q.get()) is not None:
+            pass
+
+    yield ("start", worker)
+    yield from q.put("work")
+    yield from q.put(None)  # the exit callback
+
+
+def m_excepthook_records(w):
+    seen = w.cell(None)
+
+    def boom(w):
+        yield ("read", seen)
+        yield ("write", seen, "boom")  # the hook, in the task
+
+    t = yield ("start", boom)
+    yield ("write", seen, "main")
+    yield ("join", t)
+    value = yield ("read", seen)
+    if value != "boom":
+        fail(value)
+
+
 PAIRS = [
     (event_timed_wait, m_event_timed),
     (semaphore_one, m_semaphore_one),
@@ -227,6 +384,11 @@ PAIRS = [
     (small_barrier_timed, m_barrier_timed),
     (queue_two_items, m_queue_two_items),
     (small_condition_wait_for, m_condition_wait_for),
+    (simple_queue_timed, m_simple_queue_timed),
+    (queue_shutdown_immediate, m_queue_shutdown_immediate),
+    (timer_cancel, m_timer_cancel),
+    (atexit_stops_worker, m_atexit_stops_worker),
+    (excepthook_records, m_excepthook_records),
 ]
 
 

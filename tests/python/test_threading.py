@@ -117,10 +117,10 @@ def test_queues_in_one_thread():
 
 
 def test_an_unsupported_name_is_an_error_naming_it():
-    with pytest.raises(AttributeError, match=r"ploom.threading does not support threading.local"):
-        pthreading.local  # noqa: B018
-    with pytest.raises(AttributeError, match=r"ploom.queue does not support queue.SimpleQueue"):
-        pqueue.SimpleQueue  # noqa: B018
+    with pytest.raises(AttributeError, match=r"ploom.threading does not support threading.enumerate"):
+        pthreading.enumerate  # noqa: B018
+    with pytest.raises(AttributeError, match=r"ploom.queue does not support queue._PySimpleQueue"):
+        pqueue._PySimpleQueue  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'nonsense'"):
         pthreading.nonsense  # noqa: B018
 
