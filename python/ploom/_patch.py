@@ -31,12 +31,15 @@ code before any check of the trace.
 from __future__ import annotations
 
 import builtins
+import importlib
 import sys
 
 # an executor's threads (concurrent.futures.thread) and its futures'
 # conditions (concurrent.futures._base) are two modules of one package:
-# naming either patches the package
-_PACKAGES = ("concurrent.futures",)
+# naming either patches the package.  The package imports the executor's
+# module only when first asked for ThreadPoolExecutor, which would be in
+# each schedule: the worker imports it once, before the first.
+_PACKAGES = {"concurrent.futures": ("concurrent.futures.thread",)}
 _NEVER = ("threading", "queue", "_thread", "ploom")
 
 
@@ -218,10 +221,13 @@ def loader_for(name, loader):
 
 
 def check_imported(names):
-    """Refuses a module named that the scenario's import did not import."""
+    """Refuses a module named that the scenario's import did not import;
+    imports what a package of _PACKAGES imports lazily."""
     for where in expand(names):
         if where not in sys.modules:
             raise ImportError(
                 f"cannot patch {where!r}: the scenario's module has not imported it "
                 f"(import it at the top of the scenario's file)"
             )
+        for sub in _PACKAGES.get(where, ()):
+            importlib.import_module(sub)
