@@ -1,22 +1,27 @@
-"""concurrent.futures.ThreadPoolExecutor, unmodified, on ploom.threading and
-ploom.queue (futures_on_ploom.py loads the standard library's copies): its
-workers are ploom's tasks, its futures wait on ploom's conditions, and the
-race in the work it runs is found.
+"""concurrent.futures.ThreadPoolExecutor, unmodified, checked through
+``Config(patch=("concurrent.futures",))``: the worker imports the package
+with ploom.threading and ploom.queue, so the executor's workers are
+ploom's tasks, its futures wait on ploom's conditions, and the race in the
+work it runs is found.
 
-A module of its own: the copy of thread.py registers its exit callback
-with ploom.threading when this module is imported, which adds its steps
-to every scenario of the module."""
+A module of its own: thread.py registers its exit callback with
+ploom.threading when the worker imports it, which adds its steps to every
+scenario of the module."""
+
+import concurrent.futures
 
 import pytest
 
 import ploom
-from futures_on_ploom import load
 from ploom.exploration import ModelCheckError
 
-_base, _thread = load()
-ThreadPoolExecutor = _thread.ThreadPoolExecutor
+PATCH = ("concurrent.futures",)
+DPOR = ploom.Config(reduction="dpor", patch=PATCH)
 
-DPOR = ploom.Config(reduction="dpor")
+
+def ThreadPoolExecutor(*args, **kwargs):  # noqa: N802 - the executor's name
+    # looked up when a schedule calls it: in the worker, the patched one
+    return concurrent.futures.ThreadPoolExecutor(*args, **kwargs)
 
 
 @pytest.fixture(autouse=True)
@@ -56,7 +61,12 @@ def pool_locked():
 # 1100.  Unbounded DFS goes through thousands of schedules that change the
 # order of the pool's own steps before it reaches the race in the work.
 def test_the_lost_update_in_the_pool_s_work_is_found():
-    for label, config in (("DFS, 1 preemption", ploom.Config(max_preemptions=1)), ("DPOR", DPOR)):
+    # the real executor: its threads are refused in a schedule, naming what
+    # to patch
+    with pytest.raises(ModelCheckError, match=r"threading.Thread made at thread.py:\d+ \(module "
+                       r"concurrent.futures.thread\).*Add 'concurrent.futures' to patch="):
+        ploom.check(pool_unlocked, ploom.Config(reduction="dpor"))
+    for label, config in (("DFS, 1 preemption", ploom.Config(max_preemptions=1, patch=PATCH)), ("DPOR", DPOR)):
         with pytest.raises(ModelCheckError, match="AssertionError: lost update") as info:
             ploom.check(pool_unlocked, config)
         print(label, "unlocked: failing schedule", info.value.statistics.schedules)
@@ -133,7 +143,7 @@ def pool_map_timeout():
 
 def test_a_timed_result_may_time_out():
     for scenario in (pool_result_timeout, pool_map_timeout):
-        config = ploom.Config(reduction="dpor", keep_going=True, minimize=False)
+        config = ploom.Config(reduction="dpor", keep_going=True, minimize=False, patch=PATCH)
         with pytest.raises(ModelCheckError) as info:
             ploom.check(scenario, config)
         stats = info.value.statistics
