@@ -168,6 +168,7 @@ IMPORT_TIME = """
 
     _guard = threading.RLock()          # module level
     _raw = _thread.allocate_lock()
+    _mine = threading.local()          # per task
     totals = {"n": 0}
 
 
@@ -187,7 +188,8 @@ IMPORT_TIME = """
             self.n = n
 
         def run(self):
-            add(self.n)
+            _mine.n = self.n
+            add(_mine.n)
 
 
     @locked
@@ -223,8 +225,9 @@ IMPORT_TIME = """
         adder = Adder(1)
         adder.start()
         got = pool.borrow()
+        _mine.n = 2
         with _raw:
-            add(2)
+            add(_mine.n)
         adder.join()
         assert adder.name == "adder-1"
         assert got == 0 and totals["n"] == 3, (got, totals)
