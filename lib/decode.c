@@ -262,30 +262,44 @@ static char *dup_label(const struct field *f, size_t max, const char **why)
 	return s;
 }
 
+
+/* The FILE and FUNCTION labels of a code or a frame record into w; on
+ * error nothing is left to release. */
+static int where_labels(struct ploom_where *w, const struct field *file,
+			const struct field *function, const char *line, size_t len,
+			struct ploom_err *err)
+{
+	const char *why;
+	char msg[64];
+
+	w->file = dup_label(file, PLOOM_PATH_MAX, &why);
+	if (!w->file) {
+		snprintf(msg, sizeof(msg), "FILE %s", why);
+		return malformed(err, line, len, msg);
+	}
+	w->function = dup_label(function, PLOOM_NAME_MAX, &why);
+	if (!w->function) {
+		free(w->file);
+		w->file = NULL;
+		snprintf(msg, sizeof(msg), "FUNCTION %s", why);
+		return malformed(err, line, len, msg);
+	}
+	return 0;
+}
+
 static int parse_code(struct ploom_run_parser *p, const struct field *f, int nf,
 		      const char *line, size_t len, struct ploom_err *err)
 {
 	struct ploom_run *run = p->run;
 	struct ploom_where *codes, w = {NULL, NULL, 0};
-	const char *why;
-	char msg[64];
 	long index;
 
 	if (nf != 4)
 		return malformed(err, line, len, "expected 4 fields");
 	if (parse_long(&index, &f[1], 0, LONG_MAX) < 0 || (size_t)index != run->ncodes)
 		return malformed(err, line, len, "bad INDEX");
-	w.file = dup_label(&f[2], PLOOM_PATH_MAX, &why);
-	if (!w.file) {
-		snprintf(msg, sizeof(msg), "FILE %s", why);
-		return malformed(err, line, len, msg);
-	}
-	w.function = dup_label(&f[3], PLOOM_NAME_MAX, &why);
-	if (!w.function) {
-		free(w.file);
-		snprintf(msg, sizeof(msg), "FUNCTION %s", why);
-		return malformed(err, line, len, msg);
-	}
+	if (where_labels(&w, &f[2], &f[3], line, len, err) < 0)
+		return -1;
 	codes = realloc(run->codes, (run->ncodes + 1) * sizeof(*codes));
 	if (!codes) {
 		ploom_where_release(&w);
@@ -528,8 +542,6 @@ static int parse_frame(struct ploom_run_parser *p, const struct field *f, int nf
 	struct ploom_stack *st;
 	struct ploom_where w = {NULL, NULL, 0};
 	struct ploom_where *frames;
-	const char *why;
-	char msg[64];
 
 	if (!p->in_stack)
 		return malformed(err, line, len, "frame outside a running stack");
@@ -540,17 +552,8 @@ static int parse_frame(struct ploom_run_parser *p, const struct field *f, int nf
 		return malformed(err, line, len, "expected 4 fields");
 	if (parse_int(&w.line, &f[2], 0, INT_MAX) < 0)
 		return malformed(err, line, len, "bad LINE");
-	w.file = dup_label(&f[1], PLOOM_PATH_MAX, &why);
-	if (!w.file) {
-		snprintf(msg, sizeof(msg), "FILE %s", why);
-		return malformed(err, line, len, msg);
-	}
-	w.function = dup_label(&f[3], PLOOM_NAME_MAX, &why);
-	if (!w.function) {
-		free(w.file);
-		snprintf(msg, sizeof(msg), "FUNCTION %s", why);
-		return malformed(err, line, len, msg);
-	}
+	if (where_labels(&w, &f[1], &f[3], line, len, err) < 0)
+		return -1;
 	frames = realloc(st->frames, (st->nframes + 1) * sizeof(*frames));
 	if (!frames) {
 		ploom_where_release(&w);
