@@ -307,6 +307,11 @@ column() {
 	join=$(grep -n '# the join line' "$SCN" | cut -d: -f1)
 	ploom-run-one --schedule-timeout 0.5 "$SCN:spins_holding_real_lock" > timeout.json || [ $? -eq 1 ]
 	[ "$(jq -r .outcome.kind timeout.json)" = timeout ]
+	# the dump catches the spinner at the loop's line or at its body's
+	local caught
+	caught=$(jq -r '.outcome.stacks[1].frames[0].line' timeout.json)
+	[ "$caught" -eq "$spin" ] || [ "$caught" -eq $((spin + 1)) ]
+	spin=$caught
 	run -0 ploom-show timeout.json
 	[[ "$output" == *$'\n'"timeout: the schedule ran longer than 0.5 s"$'\n'* ]]
 	[[ "$output" == *$'\n'"  MainThread was in: tests/python/scenarios.py:$join in spins_holding_real_lock"$'\n'* ]]
