@@ -603,6 +603,7 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 				put(w, " held by ");
 				put_esc(w, wt->holder, 0);
 			}
+			put_esc(w, wt->note, 0);
 			put(w, "</li>\n");
 		}
 		put(w, "</ul>\n");

@@ -662,6 +662,7 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 				put(w, " held by ");
 				put_text(w, wt->holder, 0);
 			}
+			put(w, wt->note);
 			if (wt->where) {
 				put(w, " at ");
 				put_text(w, wt->where, 0);

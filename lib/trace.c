@@ -514,6 +514,11 @@ int ploom_outcome_is_failure(enum ploom_outcome_kind kind)
 	}
 }
 
+const char *ploom_wait_note(const struct ploom_wait *wt)
+{
+	return wt->op == PLOOM_OP_ACQUIRE && wt->holder == -1 ? " (free; waits for the queue's state)" : "";
+}
+
 static void add_wait(struct ploom_buf *b, const struct ploom_wait *w)
 {
 	const char *obj = w->object ? w->object : "?";
@@ -523,6 +528,7 @@ static void add_wait(struct ploom_buf *b, const struct ploom_wait *w)
 	 * again would read oddly */
 	if (w->holder >= 0 && w->op != PLOOM_OP_JOIN)
 		ploom_buf_addf(b, " held by task %d", w->holder);
+	ploom_buf_addf(b, "%s", ploom_wait_note(w));
 }
 
 char *ploom_outcome_summary(const struct ploom_outcome *o)
@@ -1362,7 +1368,7 @@ char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait 
 		if (holder)
 			n = asprintf(&text, "%s %s (held by %s)", op, obj, holder);
 	} else {
-		n = asprintf(&text, "%s %s", op, obj);
+		n = asprintf(&text, "%s %s%s", op, obj, ploom_wait_note(wt));
 	}
 	free(obj);
 	free(holder);

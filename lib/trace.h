@@ -471,6 +471,12 @@ char *ploom_run_step_label(const struct ploom_run *run, const struct ploom_step 
 char *ploom_run_wait_object(const struct ploom_run *run, const char *object);
 char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt);
 
+/* What a wait's words leave unsaid, or "": a blocking acquire of a lock
+ * that nobody holds waits for the state the lock guards to allow it (a
+ * ploom.queue get for an item, a put for room, a join for every task
+ * done: their waits are one acquire each). */
+const char *ploom_wait_note(const struct ploom_wait *wt);
+
 /* An outcome's summary without its leading "KIND: ", for a rendering
  * that has said the kind; "" when it has none.  Points into o. */
 const char *ploom_outcome_detail(const struct ploom_outcome *o);

@@ -221,6 +221,7 @@ static int view_waits(struct ploom_view *v)
 		r->label = ploom_run_wait_label(run, w);
 		r->who = task_words(run, w->task);
 		r->op = ploom_op_name(w->op);
+		r->note = ploom_wait_note(w);
 		r->object = ploom_run_wait_object(run, w->object);
 		if (!r->label || !r->who || !r->object ||
 		    ploom_where_label(&r->where, v->sn, &w->where) < 0)

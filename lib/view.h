@@ -58,6 +58,7 @@ struct ploom_view_wait {
 	const char *op;         /* ploom_op_name() */
 	char *object;           /* ploom_run_wait_object() */
 	char *holder;           /* "task 2": who holds it; NULL: none said */
+	const char *note;       /* ploom_wait_note() */
 };
 
 /* The most frames a stack's line shows, innermost first, then " <- ..."

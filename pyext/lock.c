@@ -296,3 +296,57 @@ PyObject *ploom_held_lock(PyObject *module, PyObject *args, PyObject *kw)
 	lock->holder = t ? t->id : HOLDER_OUTSIDE;
 	return (PyObject *)lock;
 }
+
+/* acquire_when(lock, when): a blocking acquire of lock that waits, too,
+ * until when() returns true, and returns with the lock held.  It is the
+ * wait of a monitor whose state only code holding the lock changes
+ * (ploom.queue's): one step, the acquire, enabled when both hold, instead
+ * of a condition's waiter lock, its notify, its wait and the lock taken
+ * again, which would be steps of their own and orders for the search.
+ * Outside a check, where nothing else can change the state, a false
+ * when() would wait forever and raises as a held lock's acquire does. */
+PyObject *ploom_acquire_when(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+	module_state *st = PyModule_GetState(module);
+	LockObject *self;
+	PyObject *when, *r;
+	struct task *t;
+	int err, ok;
+
+	if (nargs != 2 || !PyObject_TypeCheck(args[0], (PyTypeObject *)st->lock_type) ||
+	    !PyCallable_Check(args[1])) {
+		PyErr_SetString(PyExc_TypeError, "acquire_when() takes a ploom.Lock and a callable");
+		return NULL;
+	}
+	self = (LockObject *)args[0];
+	when = args[1];
+	t = op_task(st, &err);
+	if (err)
+		return NULL;
+	if (t) {
+		sched_point_when(&st->sched, t, PLOOM_OP_ACQUIRE, (PyObject *)self,
+				 PLOOM_ACQUIRE_BLOCKING, when);
+		if (!lock_take(self, t->id)) {
+			PyErr_SetString(PyExc_SystemError, "acquire_when(): picked on a held lock");
+			return NULL;
+		}
+		Py_RETURN_NONE;
+	}
+	if (!lock_take(self, HOLDER_OUTSIDE)) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"ploom.Lock.acquire() on a held lock would block forever outside ploom.check()");
+		return NULL;
+	}
+	r = PyObject_CallNoArgs(when);
+	ok = r ? PyObject_IsTrue(r) : -1;
+	Py_XDECREF(r);
+	if (ok > 0)
+		Py_RETURN_NONE;
+	Py_BEGIN_CRITICAL_SECTION((PyObject *)self);
+	self->holder = HOLDER_NONE;
+	Py_END_CRITICAL_SECTION();
+	if (!ok)
+		PyErr_SetString(PyExc_RuntimeError,
+				"a ploom.queue wait that nothing can end outside ploom.check()");
+	return NULL;
+}

@@ -104,6 +104,10 @@ static PyMethodDef module_methods[] = {
 	 "ident 0, not a daemon, alive until the scenario returns; one object per\n"
 	 "schedule.  None outside a check, and on a thread ploom does not schedule.\n"
 	 "Not a scheduling point."},
+	{"acquire_when", (PyCFunction)(void (*)(void))ploom_acquire_when, METH_FASTCALL,
+	 "acquire_when(lock, when, /)\n--\n\nA blocking acquire of lock that also waits until when()\n"
+	 "returns true; ploom.queue's waits.  when() must only read state that code\n"
+	 "holding lock changes, and run no ploom operation."},
 	{"fail_schedule", ploom_fail_schedule, METH_O,
 	 "fail_schedule(exc, /)\n--\n\nInside a schedule, ends it at once with exc as the running task's\n"
 	 "failure, which no except clause can catch; False outside a check.  Internal\n"

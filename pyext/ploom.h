@@ -129,6 +129,10 @@ struct task {
 	enum ploom_op op;         /* pending operation while at a point */
 	PyObject *obj;      /* its object, borrowed: the op's caller keeps it alive */
 	enum ploom_acquire_mode mode; /* of a pending acquire */
+	/* of a pending blocking acquire made by acquire_when(): it waits for
+	 * the lock to be free and for this to return true; borrowed, NULL:
+	 * the lock alone */
+	PyObject *when;
 	sem_t go;           /* posted to hand this task the baton */
 	ThreadObject *thread; /* strong; for the main task NULL until main_thread_of() */
 	struct sched *sched;
@@ -320,6 +324,11 @@ struct task *sched_running_task(const struct sched *s);
 void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
 		 enum ploom_acquire_mode mode);
 
+/* The same, for a blocking acquire that is enabled only while when()
+ * (borrowed: the caller keeps it alive) also returns true. */
+void sched_point_when(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
+		      enum ploom_acquire_mode mode, PyObject *when);
+
 /* For operations: the task if a schedule is running on this thread, NULL
  * without error outside a check, NULL with RuntimeError (and *err set) on
  * a thread ploom does not schedule. */
@@ -375,6 +384,9 @@ extern PyType_Spec PlainIter_spec;
 
 /* The hooks of instrumented code (plain.c), added to the module. */
 extern PyMethodDef plain_methods[];
+
+/* acquire_when(): a blocking acquire that also waits for a condition. */
+PyObject *ploom_acquire_when(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* held_lock(): a new Lock that the calling task already holds. */
 PyObject *ploom_held_lock(PyObject *module, PyObject *args, PyObject *kw);

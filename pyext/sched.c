@@ -120,6 +120,27 @@ _Noreturn void sched_fail_with(struct sched *s, struct task *t, PyObject *exc)
 
 /* ---- picking the next task ------------------------------------------- */
 
+/* Whether the condition of t's acquire_when() holds now.  It is ploom's
+ * own code over state that only steps on the lock change, so it runs
+ * here, as the baton holder, with no point of its own; one that raises
+ * counts as true, so that the task runs and its caller checks again. */
+static int when_holds(struct task *t)
+{
+	PyObject *r;
+	int ok;
+
+	if (!t->when)
+		return 1;
+	r = PyObject_CallNoArgs(t->when);
+	ok = r ? PyObject_IsTrue(r) : -1;
+	Py_XDECREF(r);
+	if (ok < 0) {
+		PyErr_Clear();
+		return 1;
+	}
+	return ok;
+}
+
 static int task_enabled(struct sched *s, struct task *t)
 {
 	(void)s;
@@ -128,7 +149,7 @@ static int task_enabled(struct sched *s, struct task *t)
 	/* a nonblocking or timed acquire runs on a held lock too: it returns
 	 * False there; a timed join runs on a live thread: it returns None */
 	if (t->op == PLOOM_OP_ACQUIRE && t->mode == PLOOM_ACQUIRE_BLOCKING)
-		return ((LockObject *)t->obj)->holder == HOLDER_NONE;
+		return ((LockObject *)t->obj)->holder == HOLDER_NONE && when_holds(t);
 	if (t->op == PLOOM_OP_JOIN && t->mode == PLOOM_ACQUIRE_BLOCKING) {
 		ThreadObject *th = (ThreadObject *)t->obj;
 		/* joining an unstarted thread or oneself raises when it runs */
@@ -329,6 +350,12 @@ static void sem_wait_nointr(sem_t *sem)
 void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
 			enum ploom_acquire_mode mode)
 {
+	sched_point_when(s, t, op, obj, mode, NULL);
+}
+
+void sched_point_when(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
+		      enum ploom_acquire_mode mode, PyObject *when)
+{
 	struct task *next;
 
 	/* its step ends here, at a point */
@@ -336,6 +363,7 @@ void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *ob
 	t->op = op;
 	t->obj = obj;
 	t->mode = mode;
+	t->when = when;
 	t->where = locate(s);
 	t->state = TASK_AT_POINT;
 	next = sched_pick(s);

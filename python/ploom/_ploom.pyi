@@ -108,6 +108,11 @@ def held_lock(*, name: object = None) -> Lock:
     named as Lock(name=...).  Internal: ploom.threading's Condition parks
     each waiter on one."""
 
+def acquire_when(lock: Lock, when: Callable[[], object], /) -> None:
+    """A blocking acquire of lock that also waits until when() is true, one
+    step.  Internal: ploom.queue's waits.  when() reads only state that code
+    holding lock changes, and runs no ploom operation."""
+
 def yield_now() -> None:
     """A scheduling point with no effect: lets another task run.  Outside a
     check it does nothing."""

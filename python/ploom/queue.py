@@ -22,6 +22,7 @@ import types
 from collections import deque
 
 from ploom import _names
+from ploom._ploom import acquire_when
 from ploom.threading import Lock, _condition_of, _refusing_getattr
 
 __all__ = ["Empty", "Full", "LifoQueue", "PriorityQueue", "Queue", "ShutDown", "SimpleQueue"]
@@ -59,6 +60,13 @@ class Queue:
         self.all_tasks_done = _condition_of(self.mutex, f"{name}.all_tasks_done")
         self.unfinished_tasks = 0
         self.is_shutdown = False
+        # A blocking wait with no timeout is one step, the mutex's acquire,
+        # enabled once the mutex is free and the wait can end (acquire_when):
+        # the state the waits test changes only under the mutex, so no order
+        # of the conditions' waiter locks is one the search must try.  The
+        # test runs inside the scheduler, so only with this module's own
+        # container: a subclass's _qsize could be code under test.
+        self._monitor = type(self)._qsize is Queue._qsize
 
     def task_done(self):
         with self.all_tasks_done:
@@ -69,7 +77,20 @@ class Queue:
                 self.all_tasks_done._notify(len(self.all_tasks_done._waiters))
             self.unfinished_tasks = unfinished
 
+    def _all_done(self):
+        return not self.unfinished_tasks
+
+    def _room(self):
+        return self.is_shutdown or not 0 < self.maxsize <= self._qsize()
+
+    def _any(self):
+        return self.is_shutdown or self._qsize()
+
     def join(self):
+        if self._monitor:
+            acquire_when(self.mutex, self._all_done)
+            self.mutex.release()
+            return
         with self.all_tasks_done:
             while self.unfinished_tasks:
                 self.all_tasks_done._wait(None)
@@ -88,6 +109,17 @@ class Queue:
 
     def put(self, item, block=True, timeout=None):
         _check_timeout(timeout)
+        if block and timeout is None and self._monitor:
+            acquire_when(self.mutex, self._room)
+            try:
+                if self.is_shutdown:
+                    raise ShutDown
+                self._put(item)
+                self.unfinished_tasks += 1
+                self.not_empty._notify(1)
+            finally:
+                self.mutex.release()
+            return
         timed_out = False
         with self.not_full:
             if self.is_shutdown:
@@ -105,6 +137,16 @@ class Queue:
 
     def get(self, block=True, timeout=None):
         _check_timeout(timeout)
+        if block and timeout is None and self._monitor:
+            acquire_when(self.mutex, self._any)
+            try:
+                if not self._qsize():
+                    raise ShutDown
+                item = self._get()
+                self.not_full._notify(1)
+                return item
+            finally:
+                self.mutex.release()
         timed_out = False
         with self.not_empty:
             if self.is_shutdown and not self._qsize():
@@ -203,10 +245,19 @@ class SimpleQueue:
     def put_nowait(self, item):
         return self.put(item, block=False)
 
+    def _any(self):
+        return bool(self._queue)
+
     def get(self, block=True, timeout=None):
         # CPython's checks the timeout only for a blocking get
         if block:
             _check_timeout(timeout)
+        if block and timeout is None:
+            acquire_when(self._mutex, self._any)
+            try:
+                return self._queue.popleft()
+            finally:
+                self._mutex.release()
         timed_out = False
         with self._mutex:
             while not self._queue:

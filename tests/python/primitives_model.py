@@ -9,7 +9,8 @@ DESIGN.md ("Exploration semantics"):
 
 - task 0 runs from its first operation; a started thread's first step is a
   *begin* point before its first operation; there is no point at an exit;
-- a blocking acquire is enabled while its lock is free, a blocking join once
+- a blocking acquire is enabled while its lock is free (an acquire "when",
+  ploom.queue's wait, also needs its predicate true), a blocking join once
   its thread has finished; everything else, a non-blocking or timed acquire
   included, is always enabled (a timed acquire of a held lock returns False:
   it timed out);
@@ -56,6 +57,8 @@ class World:
             return False
         if op[0] == "acquire" and op[2] == "blocking":
             return self.holders[op[1]] is None
+        if op[0] == "acquire" and op[2] == "when":
+            return self.holders[op[1]] is None and bool(op[3]())
         if op[0] == "join":
             return self.tasks[op[1]][1] is None
         return True
@@ -330,8 +333,10 @@ class Queue:
         self.mutex, self.maxsize, self.items, self.unfinished = mutex, maxsize, collections.deque(), 0
         self.is_shutdown = False
 
+    # a blocking put, get or join with no timeout waits in one acquire of
+    # the mutex, enabled once its wait is over: no condition wait
     def put(self, item):
-        yield ("acquire", self.mutex, "blocking")
+        yield ("acquire", self.mutex, "when", lambda: self.is_shutdown or not 0 < self.maxsize <= len(self.items))
         if self.is_shutdown:
             yield ("release", self.mutex)
             raise ShutDown
@@ -346,7 +351,10 @@ class Queue:
         yield ("release", self.mutex)
 
     def get(self, timeout=None):
-        yield ("acquire", self.mutex, "blocking")
+        if timeout is None:
+            yield ("acquire", self.mutex, "when", lambda: self.is_shutdown or self.items)
+        else:
+            yield ("acquire", self.mutex, "blocking")
         timed_out = False
         if self.is_shutdown and not self.items:
             yield ("release", self.mutex)
@@ -372,7 +380,7 @@ class Queue:
         yield ("release", self.mutex)
 
     def join(self):
-        yield ("acquire", self.mutex, "blocking")
+        yield ("acquire", self.mutex, "when", lambda: not self.unfinished)
         while self.unfinished:
             yield from self.all_done.wait()
         yield ("release", self.mutex)
