@@ -145,8 +145,10 @@ static void node_release(struct node *nd, int complete)
 
 		if (up) {
 			tset_del(&up->busy, nd->via);
+			/* out of memory, the task is left to claim again: a
+			 * subtree run twice, none lost */
 			if (complete && tset_add(&up->done, nd->via) < 0)
-				complete = 0;   /* cannot happen: done has room for busy's tasks */
+				complete = 0;
 		}
 		free(nd->enabled);
 		tset_free(&nd->sleep);
