@@ -1,12 +1,17 @@
 /* Source-set DPOR with sleep sets; dpor.h documents it.
  *
- * The search keeps one node per step of the current path: the enabled
- * tasks there, the task that ran, the sleep set on arrival, the backtrack
- * set (tasks to run there) and the done set (tasks whose subtree is
- * explored).  Each run returns the whole path; its new steps are analysed
- * for races by happens-before (hb.h), which only ever adds tasks to
- * backtrack sets of nodes above; then the search backtracks to the
- * deepest node with a task left to run. */
+ * The search is a tree of nodes, one per state reached: the enabled
+ * tasks there, the sleep set on arrival, the backtrack set (tasks to run
+ * there), the done set (tasks whose subtree is explored) and the busy set
+ * (tasks whose subtree a view explores now).  A view (struct ploom_dpor)
+ * holds the nodes of its current path and the task it runs at each; the
+ * whole search is one view, and split() makes more, sharing the tree.
+ * Each run returns the whole path; its new steps are analysed for races by
+ * happens-before (hb.h), which only ever adds tasks to backtrack sets of
+ * nodes of the view's path; then the view backtracks to the deepest node
+ * of its path with a task nobody has claimed.  A node lives while a view
+ * holds it or it has a live child; when the last goes, its subtree is
+ * complete and its parent counts it done. */
 #include "dpor.h"
 
 #include <stdint.h>
@@ -15,6 +20,7 @@
 
 #include "hb.h"
 #include "search.h"
+#include "shard.h"
 
 /* ---- task sets ---- */
 
@@ -46,6 +52,14 @@ static int tset_add(struct tset *s, int t)
 	return 0;
 }
 
+static void tset_del(struct tset *s, int t)
+{
+	size_t i = (size_t)t / 64;
+
+	if (t >= 0 && i < s->nw)
+		s->w[i] &= ~((uint64_t)1 << (t % 64));
+}
+
 static void tset_clear(struct tset *s)
 {
 	if (s->nw)
@@ -62,23 +76,31 @@ static void tset_free(struct tset *s)
 /* ---- the search state ---- */
 
 struct node {
-	int chosen;
+	struct node *parent;    /* NULL at the root */
+	int via;                /* the task whose step led here from parent */
+	long refs;              /* the views holding it, and its live children */
+	size_t bp;              /* the branch points above it */
 	int *enabled;
-	size_t nenabled, enabled_cap;
+	size_t nenabled;
 	struct tset sleep;      /* asleep on arrival */
 	struct tset backtrack;
-	struct tset done;
+	struct tset done;       /* children whose subtree is explored */
+	struct tset busy;       /* children whose subtree a view explores now */
 };
 
 static const struct ploom_strategy_ops dpor_ops;
 
+/* One view of the search (dpor.c's header).  With a shard, the view
+ * that walks from unit to unit is the walker; a view split from it works
+ * inside one unit it owns. */
 struct ploom_dpor {
 	struct ploom_strategy base;     /* first: a search is a strategy (search.h) */
-	struct node *nodes;
-	size_t nnodes, nodes_cap;
-	size_t nodes_init;      /* nodes[0..nodes_init) are initialised (own memory) */
+	struct node **path;     /* path[0..npath): the nodes of the current path */
+	int *chosen;            /* chosen[k]: the task this view runs at path[k] */
+	size_t npath, path_cap, chosen_cap;
 	size_t depth;           /* the node whose choice the next run changes */
 	int first;              /* no run yet */
+	struct tset sent;       /* the tasks asleep, as sent, where the prefix ends */
 	int *prefix;
 	size_t nprefix, prefix_cap;
 	int *sleep;
@@ -90,6 +112,10 @@ struct ploom_dpor {
 	int *first_in_v;        /* scratch of reverse_race(), per task */
 	size_t first_in_v_cap;
 	struct ploom_dpor_stats stats;
+	struct ploom_shard *shard;      /* NULL: the whole search */
+	int walker;
+	long unit;              /* a shard's: the next schedule's unit */
+	int owned;              /* 1: the shard owns it, else the next schedule is a probe */
 };
 
 int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
@@ -103,23 +129,46 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
 	}
 	d->base.ops = &dpor_ops;
 	d->first = 1;
+	d->walker = 1;
+	d->owned = 1;
 	*out = d;
 	return 0;
 }
 
+/* Drops one hold on nd (a view's or a child's).  The last one frees it:
+ * its subtree is then explored when complete (its parent counts it
+ * done), or abandoned with the search. */
+static void node_release(struct node *nd, int complete)
+{
+	while (nd && --nd->refs == 0) {
+		struct node *up = nd->parent;
+
+		if (up) {
+			tset_del(&up->busy, nd->via);
+			/* out of memory, the task is left to claim again: a
+			 * subtree run twice, none lost */
+			if (complete && tset_add(&up->done, nd->via) < 0)
+				complete = 0;
+		}
+		free(nd->enabled);
+		tset_free(&nd->sleep);
+		tset_free(&nd->backtrack);
+		tset_free(&nd->done);
+		tset_free(&nd->busy);
+		free(nd);
+		nd = up;
+	}
+}
+
 void ploom_dpor_free(struct ploom_dpor *d)
 {
-	size_t i;
-
 	if (!d)
 		return;
-	for (i = 0; i < d->nodes_init; i++) {
-		free(d->nodes[i].enabled);
-		tset_free(&d->nodes[i].sleep);
-		tset_free(&d->nodes[i].backtrack);
-		tset_free(&d->nodes[i].done);
-	}
-	free(d->nodes);
+	while (d->npath)
+		node_release(d->path[--d->npath], 0);
+	free(d->path);
+	free(d->chosen);
+	tset_free(&d->sent);
 	free(d->prefix);
 	free(d->sleep);
 	free(d->first_in_v);
@@ -170,7 +219,7 @@ static int grow(void **p, size_t *cap, size_t n, size_t sz)
 static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j)
 {
 	const struct ploom_hb *hb = d->hb;
-	struct node *ni = &d->nodes[i];
+	struct node *ni = d->path[i];
 	int t, pick = -1, any = 0;
 	long k;
 	size_t e;
@@ -302,49 +351,179 @@ static int last_step_exits(const struct ploom_run *run)
 	return 0;
 }
 
-static int node_init(struct node *nd, const struct ploom_step *s)
+/* 1 when nd is one of a shard's first D branch points or above the
+ * last of them, where every enabled task is run. */
+static int above_units(const struct ploom_dpor *d, const struct node *nd)
 {
-	if (grow((void **)&nd->enabled, &nd->enabled_cap, s->nenabled, sizeof(int)) < 0)
-		return -1;
-	memcpy(nd->enabled, s->enabled, s->nenabled * sizeof(int));
-	nd->nenabled = s->nenabled;
-	nd->chosen = s->task;
-	tset_clear(&nd->sleep);
-	tset_clear(&nd->backtrack);
-	tset_clear(&nd->done);
-	return tset_add(&nd->backtrack, s->task);
+	return d->shard && nd->bp < (size_t)d->shard->depth;
 }
 
-/* The prefix and sleep set that make the next run choose
- * nodes[depth].chosen at node depth. */
-static int set_prefix(struct ploom_dpor *d)
+/* A new node for step s below up (NULL: the root), held by the view. */
+static struct node *node_new(const struct ploom_dpor *d, struct node *up,
+			     const struct ploom_step *s, int via)
 {
-	const struct node *nd = &d->nodes[d->depth];
-	size_t k;
+	struct node *nd = calloc(1, sizeof(*nd));
+	size_t e;
+
+	if (!nd)
+		return NULL;
+	nd->refs = 1;
+	nd->bp = up ? up->bp + (up->nenabled > 1) : 0;
+	nd->enabled = malloc((s->nenabled ? s->nenabled : 1) * sizeof(int));
+	if (!nd->enabled || tset_add(&nd->backtrack, s->task) < 0 ||
+	    tset_add(&nd->busy, s->task) < 0)
+		goto fail;
+	memcpy(nd->enabled, s->enabled, s->nenabled * sizeof(int));
+	nd->nenabled = s->nenabled;
+	/* the levels above a shard's units are enumerated fully */
+	if (above_units(d, nd))
+		for (e = 0; e < nd->nenabled; e++)
+			if (tset_add(&nd->backtrack, nd->enabled[e]) < 0)
+				goto fail;
+	if (up) {
+		nd->parent = up;
+		nd->via = via;
+		up->refs++;
+	}
+	return nd;
+fail:
+	node_release(nd, 0);
+	return NULL;
+}
+
+/* 1 when task t was asleep where the view's path leaves path[k]: the set
+ * sent with the prefix at the node it changes, else the node's own. */
+static int asleep_below(const struct ploom_dpor *d, size_t k, int t)
+{
+	if (!d->first && k == d->depth)
+		return tset_has(&d->sent, t);
+	return tset_has(&d->path[k]->sleep, t);
+}
+
+/* The first task that nobody has claimed at nd, or -1. */
+static int unclaimed(const struct node *nd)
+{
+	size_t e;
 	int t;
 
+	for (e = 0; e < nd->nenabled; e++) {
+		t = nd->enabled[e];
+		if (tset_has(&nd->backtrack, t) && !tset_has(&nd->done, t) &&
+		    !tset_has(&nd->busy, t) && !tset_has(&nd->sleep, t))
+			return t;
+	}
+	return -1;
+}
+
+/* The prefix and sleep set that make the next run choose chosen[depth]
+ * at path[depth].  The tasks explored or under way there go to sleep, as
+ * the siblings before it: each is, or will be, explored completely. */
+static int set_prefix(struct ploom_dpor *d)
+{
+	const struct node *nd = d->path[d->depth];
+	size_t k, nw = nd->sleep.nw;
+	int t;
+
+	if (nd->done.nw > nw)
+		nw = nd->done.nw;
+	if (nd->busy.nw > nw)
+		nw = nd->busy.nw;
+	tset_clear(&d->sent);
 	d->nprefix = d->nsleep = 0;
 	for (k = 0; k <= d->depth; k++) {
-		if (d->nodes[k].nenabled < 2)
+		if (d->path[k]->nenabled < 2)
 			continue;
 		if (grow((void **)&d->prefix, &d->prefix_cap, d->nprefix + 1, sizeof(int)) < 0)
 			return -1;
-		d->prefix[d->nprefix++] = d->nodes[k].chosen;
+		d->prefix[d->nprefix++] = d->chosen[k];
 	}
-	for (t = 0; (size_t)t < 64 * (nd->sleep.nw > nd->done.nw ? nd->sleep.nw : nd->done.nw); t++) {
-		if (!tset_has(&nd->sleep, t) && !tset_has(&nd->done, t))
+	for (t = 0; (size_t)t < 64 * nw; t++) {
+		if (t == d->chosen[d->depth] ||
+		    (!tset_has(&nd->sleep, t) && !tset_has(&nd->done, t) && !tset_has(&nd->busy, t)))
 			continue;
-		if (grow((void **)&d->sleep, &d->sleep_cap, d->nsleep + 1, sizeof(int)) < 0)
+		if (grow((void **)&d->sleep, &d->sleep_cap, d->nsleep + 1, sizeof(int)) < 0 ||
+		    tset_add(&d->sent, t) < 0)
 			return -1;
 		d->sleep[d->nsleep++] = t;
 	}
 	return 0;
 }
 
+/* The view claims task t at path[k], its next run's changed choice. */
+static int claim(struct ploom_dpor *d, size_t k, int t)
+{
+	if (tset_add(&d->path[k]->busy, t) < 0)
+		return -1;
+	d->chosen[k] = t;
+	d->depth = k;
+	d->npath = k + 1;
+	return set_prefix(d);
+}
+
+/* Enters a shard's next unit, first run at path[k] with task t: returns
+ * 1 when the next run is to be made (the shard owns the unit, or must
+ * probe it to learn the branch points below), 0 when it is skipped
+ * without one (entered at the last of the first D branch points). */
+static int enter_unit(struct ploom_dpor *d, const struct node *nd)
+{
+	struct ploom_shard *sh = d->shard;
+
+	d->unit = sh->units++;
+	d->owned = ploom_shard_owns(sh, d->unit);
+	if (d->owned)
+		sh->owned++;
+	return d->owned || nd->bp + 1 < (size_t)sh->depth;
+}
+
+/* Moves the view up its path to the deepest node with a task nobody has
+ * claimed, and claims it.  Returns 1, or 0 when the view's path has none
+ * left (the view holds no node then), or -1 out of memory.  A shard's
+ * walker takes the tasks of the levels above the units, and past a probe
+ * leaves the unit's nodes (another shard's) unexplored; the other views
+ * stay below them. */
+static int backtrack(struct ploom_dpor *d)
+{
+	while (d->npath) {
+		size_t k = d->npath - 1;
+		struct node *nd = d->path[k];
+		int t;
+
+		if (!d->shard || (above_units(d, nd) ? d->walker : d->owned)) {
+			while ((t = unclaimed(nd)) >= 0) {
+				if (!above_units(d, nd) || enter_unit(d, nd))
+					return claim(d, k, t) < 0 ? -1 : 1;
+				/* another shard's unit, skipped */
+				if (tset_add(&nd->done, t) < 0)
+					return -1;
+			}
+		}
+		d->npath--;
+		node_release(nd, 1);
+	}
+	d->nprefix = d->nsleep = 0;
+	return 0;
+}
+
+/* A shard's search took the run of its next schedule: counts it. */
+static void shard_took(struct ploom_dpor *d, const struct ploom_run *run)
+{
+	struct ploom_shard *sh = d->shard;
+
+	if (run->outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED)
+		return;
+	if (!d->owned) {
+		sh->probes++;
+		return;
+	}
+	sh->last_unit = d->unit;
+	if (sh->failure_unit < 0 && ploom_outcome_is_failure(run->outcome.kind))
+		sh->failure_unit = d->unit;
+}
+
 int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err)
 {
 	size_t n = run->nsteps, k, e, from = d->first ? 0 : d->depth;
-	int maxtask = 0, t;
+	int maxtask = 0, r;
 	long j;
 
 	/* the path down to the changed node must be the one asked for */
@@ -353,11 +532,12 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 				     "the schedule ended after %zu steps, before the choice asked "
 				     "for at step %zu", n, d->depth);
 	for (k = 0; !d->first && k <= d->depth; k++)
-		if (run->steps[k].task != d->nodes[k].chosen)
+		if (run->steps[k].task != d->chosen[k])
 			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 					     "the schedule picked task %d at step %zu where task %d "
-					     "was asked for", run->steps[k].task, k,
-					     d->nodes[k].chosen);
+					     "was asked for", run->steps[k].task, k, d->chosen[k]);
+	if (d->shard)
+		shard_took(d, run);
 	for (k = 0; k < n; k++) {
 		const struct ploom_step *s = &run->steps[k];
 		if (s->task > maxtask)
@@ -370,22 +550,24 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		if (run->outcome.waits[k].task > maxtask)
 			maxtask = run->outcome.waits[k].task;
 	d->ntasks = maxtask + 1;
-	if (grow((void **)&d->nodes, &d->nodes_cap, n, sizeof(*d->nodes)) < 0 ||
+	if (grow((void **)&d->path, &d->path_cap, n, sizeof(*d->path)) < 0 ||
+	    grow((void **)&d->chosen, &d->chosen_cap, n, sizeof(*d->chosen)) < 0 ||
 	    grow((void **)&d->first_in_v, &d->first_in_v_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
 	    ploom_hb_reset(d->hb, d->ntasks, n + 1) < 0)
 		return ploom_err_oom(err);
-	/* grow() leaves the new part of the node array uninitialised */
-	memset(d->nodes + d->nodes_init, 0, (d->nodes_cap - d->nodes_init) * sizeof(*d->nodes));
-	d->nodes_init = d->nodes_cap;
 	/* the new nodes, with their sleep sets */
 	for (k = d->first ? 0 : d->depth + 1; k < n; k++) {
-		struct node *nd = &d->nodes[k];
-		if (node_init(nd, &run->steps[k]) < 0)
+		struct node *up = k ? d->path[k - 1] : NULL, *nd;
+
+		nd = node_new(d, up, &run->steps[k], k ? run->steps[k - 1].task : -1);
+		if (!nd)
 			return ploom_err_oom(err);
+		d->path[k] = nd;
+		d->chosen[k] = run->steps[k].task;
+		d->npath = k + 1;
 		if (k == 0)
 			continue;
 		{
-			const struct node *up = &d->nodes[k - 1];
 			const struct ploom_step *s = &run->steps[k - 1];
 			struct ploom_access la[PLOOM_ACCESS_MAX], pa[PLOOM_ACCESS_MAX];
 			int nla = ploom_op_accesses(la, s->task, s->op, s->obj, s->mode,
@@ -394,19 +576,18 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			for (e = 0; e < s->npending; e++) {
 				const struct ploom_pending *p = &s->pending[e];
 				int np;
-				if (!tset_has(&up->sleep, p->task) && !tset_has(&up->done, p->task))
+				if (!asleep_below(d, k - 1, p->task))
 					continue;
 				np = ploom_pending_accesses(pa, p->task, p->op, p->obj);
 				if (!ploom_conflicts(la, nla, pa, np) && tset_add(&nd->sleep, p->task) < 0)
 					return ploom_err_oom(err);
 			}
 		}
-		if (tset_has(&nd->sleep, nd->chosen))
+		if (tset_has(&nd->sleep, d->chosen[k]))
 			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 					     "the schedule ran task %d at step %zu, which was asleep",
-					     nd->chosen, k);
+					     d->chosen[k], k);
 	}
-	d->nnodes = n;
 
 	/* events, clocks, and the races of the new ones */
 	for (j = 0; (size_t)j < n; j++) {
@@ -457,31 +638,66 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	}
 	d->first = 0;
 
-	/* backtrack to the deepest node with a task left to run */
-	for (k = n; k-- > 0;) {
-		struct node *nd = &d->nodes[k];
-		int pick = -1;
-
-		if (tset_add(&nd->done, nd->chosen) < 0)
+	/* the last step's subtree is that step alone */
+	if (n) {
+		struct node *last = d->path[n - 1];
+		tset_del(&last->busy, d->chosen[n - 1]);
+		if (tset_add(&last->done, d->chosen[n - 1]) < 0)
 			return ploom_err_oom(err);
-		for (e = 0; e < nd->nenabled && pick < 0; e++) {
-			t = nd->enabled[e];
-			if (tset_has(&nd->backtrack, t) && !tset_has(&nd->done, t) &&
-			    !tset_has(&nd->sleep, t))
-				pick = t;
-		}
-		if (pick >= 0) {
-			nd->chosen = pick;
-			d->depth = k;
-			d->nnodes = k + 1;
-			if (set_prefix(d) < 0)
-				return ploom_err_oom(err);
-			return 1;
-		}
 	}
-	d->nnodes = 0;
-	d->nprefix = d->nsleep = 0;
-	return 0;
+	r = backtrack(d);
+	return r < 0 ? ploom_err_oom(err) : r;
+}
+
+/* The shallowest node of the view's path with a task nobody has claimed
+ * that split() may give away, or -1: not past a probe, and for a shard
+ * only inside the unit (the walker alone enters units). */
+static long shallowest(const struct ploom_dpor *d)
+{
+	size_t k;
+
+	if (d->first || (d->shard && !d->owned))
+		return -1;
+	for (k = 0; k < d->npath; k++)
+		if (!above_units(d, d->path[k]) && unclaimed(d->path[k]) >= 0)
+			return (long)k;
+	return -1;
+}
+
+int ploom_dpor_split(struct ploom_dpor **out, struct ploom_dpor *d, struct ploom_err *err)
+{
+	struct ploom_dpor *v = NULL;
+	long at = shallowest(d);
+	size_t k;
+
+	*out = NULL;
+	if (at < 0)
+		return 0;
+	if (ploom_dpor_new(&v, err) < 0)
+		return -1;
+	v->base.ops = d->base.ops;
+	v->first = 0;
+	v->shard = d->shard;
+	v->walker = 0;
+	v->unit = d->unit;
+	v->owned = 1;
+	if (grow((void **)&v->path, &v->path_cap, (size_t)at + 1, sizeof(*v->path)) < 0 ||
+	    grow((void **)&v->chosen, &v->chosen_cap, (size_t)at + 1, sizeof(*v->chosen)) < 0) {
+		ploom_dpor_free(v);
+		return ploom_err_oom(err);
+	}
+	for (k = 0; k <= (size_t)at; k++) {
+		v->path[k] = d->path[k];
+		v->path[k]->refs++;
+		v->chosen[k] = d->chosen[k];
+		v->npath = k + 1;
+	}
+	if (claim(v, (size_t)at, unclaimed(v->path[at])) < 0) {
+		ploom_dpor_free(v);
+		return ploom_err_oom(err);
+	}
+	*out = v;
+	return 1;
 }
 
 /* ---- the strategy: the functions above behind struct ploom_strategy ---- */
@@ -502,9 +718,31 @@ static int dpor_next(struct ploom_strategy *self, const struct ploom_run *run,
 	return ploom_dpor_next((struct ploom_dpor *)self, run, err);
 }
 
+static long dpor_split_depth(const struct ploom_strategy *self)
+{
+	return shallowest((const struct ploom_dpor *)self);
+}
+
+static int dpor_split(struct ploom_strategy **out, struct ploom_strategy *self,
+		      struct ploom_err *err)
+{
+	struct ploom_dpor *v = NULL;
+	int r = ploom_dpor_split(&v, (struct ploom_dpor *)self, err);
+
+	*out = v ? &v->base : NULL;
+	return r;
+}
+
 static void dpor_free(struct ploom_strategy *self)
 {
 	ploom_dpor_free((struct ploom_dpor *)self);
+}
+
+static int dpor_probe(const struct ploom_strategy *self)
+{
+	const struct ploom_dpor *d = (const struct ploom_dpor *)self;
+
+	return d->shard && !d->owned;
 }
 
 static const struct ploom_strategy_ops dpor_ops = {
@@ -512,14 +750,31 @@ static const struct ploom_strategy_ops dpor_ops = {
 	.prefix = dpor_prefix,
 	.sleep = dpor_sleep,
 	.next = dpor_next,
-	.split_depth = NULL,
-	.split = NULL,
+	.split_depth = dpor_split_depth,
+	.split = dpor_split,
 	.free = dpor_free,
 	/* no estimate: each race found adds schedules to run above the
 	 * current path, so a fraction of the tree known so far would run
 	 * backwards as the search goes */
 	.left = NULL,
+	.probe = dpor_probe,
 };
+
+int ploom_dpor_new_shard(struct ploom_dpor **out, struct ploom_shard *shard,
+			 struct ploom_err *err)
+{
+	if (ploom_dpor_new(out, err) < 0)
+		return -1;
+	(*out)->shard = shard;
+	/* the first schedule is in unit 0 */
+	shard->units = shard->owned = shard->probes = 0;
+	shard->last_unit = shard->failure_unit = -1;
+	(*out)->unit = shard->units++;
+	(*out)->owned = ploom_shard_owns(shard, (*out)->unit);
+	if ((*out)->owned)
+		shard->owned++;
+	return 0;
+}
 
 int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err)
 {
@@ -527,6 +782,18 @@ int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err)
 
 	*out = NULL;
 	if (ploom_dpor_new(&d, err) < 0)
+		return -1;
+	*out = &d->base;
+	return 0;
+}
+
+int ploom_dpor_strategy_new_shard(struct ploom_strategy **out, struct ploom_shard *shard,
+				  struct ploom_err *err)
+{
+	struct ploom_dpor *d = NULL;
+
+	*out = NULL;
+	if (ploom_dpor_new_shard(&d, shard, err) < 0)
 		return -1;
 	*out = &d->base;
 	return 0;

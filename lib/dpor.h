@@ -42,9 +42,47 @@
  * outcomes reached (each failure, deadlock and final state) are those
  * of the depth-first search, in no more schedules.
  *
- * No preemption bound, no split: a bound needs bounded POR (Coons,
- * Musuvathi, McKinley, OOPSLA 2013), and the backtrack sets of one search
- * are shared state; ploom-explore refuses both combinations.
+ * Several workers (-j).  split() makes a new view of the same search: the
+ * views share one tree of nodes (backtrack, done and sleep sets), each
+ * with its own path and its own run in flight.  A view takes its run into
+ * the tree (its races may add tasks to the backtrack set of any node of
+ * its path, above where it started included), then claims the deepest
+ * task of its path that no view has claimed; split() gives an idle
+ * worker the shallowest one.  A node stays while a view holds it on its
+ * path or a node below it lives; when the last goes, its subtree is
+ * explored and its parent counts it done.  Tasks are only ever added to
+ * nodes that the adding view holds, and a view lets go of a node only
+ * when nothing is left to claim there, so a view that ends leaves no
+ * unclaimed task behind: the search is complete when every view has
+ * ended.
+ *
+ * Sleep sets with views.  A view that claims task t at a node sends as
+ * asleep the node's sleep set and every task claimed there before t,
+ * explored or still under way: exactly what the serial search sends when
+ * it explores the siblings in the order they were claimed.  The serial
+ * argument holds in that order: a sibling in the sleep set is, once its
+ * view is done, explored completely, with what its own races add to the
+ * nodes above (which are only more tasks to claim); nothing in its
+ * subtree depends on the later sibling's.  The views only change the
+ * order, so the outcomes stay those of the serial search; the schedules
+ * may differ a little in number (the sleep sets follow the order of the
+ * claims), which tests/c/test_dpor.c and scripts/bench measure.
+ *
+ * Shards (--shard K/N, shard.h).  A shard's search enumerates its first D
+ * branch points fully: every enabled task there is in the backtrack set,
+ * with the sleep sets of the serial search, which depend only on the
+ * steps and pending operations of the prefix and so are the same in every
+ * shard.  A work unit is the subtree below the D-th branch point (a
+ * schedule with fewer is a unit on its own); units are numbered in the
+ * order the walk enters them, and below one the reduction runs as usual.
+ * A race reversed at the enumerated levels adds nothing there: every task
+ * is in already.  One view (the first) walks the units and runs the
+ * probes; the views split from it stay inside a unit it owns.  A search
+ * with more backtrack entries than the reduction asks for still reaches
+ * every outcome, so the N shards together reach those of the whole search.
+ *
+ * No preemption bound: that needs bounded POR (Coons, Musuvathi,
+ * McKinley, OOPSLA 2013); ploom-explore refuses the combination.
  */
 #ifndef PLOOM_DPOR_H
 #define PLOOM_DPOR_H
@@ -76,12 +114,28 @@ const int *ploom_dpor_sleep(const struct ploom_dpor *d, size_t *n);
  * PLOOM_ERR_NOMEM when out of memory). */
 int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err);
 
-/* The same search as a strategy of the search driver (search.h), named
- * "dpor"; it cannot be split. */
+/* Moves a task of d's path that no view has claimed (the shallowest) into
+ * a new view *out of the same search, without changing d's prefix (its
+ * run may be in flight).  Returns 1 with *out set (the caller frees it),
+ * 0 with *out NULL when d has nothing to give (a shard's walker past a
+ * probe never does), -1 with err filled. */
+int ploom_dpor_split(struct ploom_dpor **out, struct ploom_dpor *d, struct ploom_err *err);
+
+/* A new search of shard's part (shard.h): the shard outlives it, and its
+ * counts are filled as the search goes. */
+struct ploom_shard;
+int ploom_dpor_new_shard(struct ploom_dpor **out, struct ploom_shard *shard,
+			 struct ploom_err *err);
+
+/* The same searches as strategies of the search driver (search.h), named
+ * "dpor", split as ploom_dpor_split(); a shard's says which runs are
+ * probes. */
 struct ploom_strategy;
 int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err);
+int ploom_dpor_strategy_new_shard(struct ploom_strategy **out, struct ploom_shard *shard,
+				  struct ploom_err *err);
 
-/* Counters, for tests and statistics: races found and reversed, and
+/* Counters of this view, for tests and statistics: races found and reversed, and
  * races whose reversal started with no task enabled before the earlier
  * step, so every enabled task was added there instead. */
 struct ploom_dpor_stats {

@@ -257,6 +257,7 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 		const struct ploom_shard *sh = in->shard;
 
 		if (add_count(&s->schedules, in->schedules, "schedules", err) < 0 ||
+		    add_count(&s->sleep_blocked, in->sleep_blocked, "sleep_blocked", err) < 0 ||
 		    add_count(&s->failing, in->failing, "failing", err) < 0 ||
 		    add_count(&m->shard.owned, sh->owned, "shard.owned", err) < 0 ||
 		    add_count(&m->shard.probes, sh->probes, "shard.probes", err) < 0)

@@ -26,7 +26,8 @@ static int dfs_new(struct ploom_strategy **out, struct ploom_plan *plan, struct 
 
 static int dpor_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
 {
-	(void)plan;
+	if (plan->shard_count)
+		return ploom_dpor_strategy_new_shard(out, &plan->shard, err);
 	return ploom_dpor_strategy_new(out, err);
 }
 
@@ -95,9 +96,6 @@ static const struct refusal {
 	{PLOOM_PLAN_RANDOM, PLOOM_PLAN_OPT_REDUCTION, SAMPLE_NO_DPOR},
 	{PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_MAX_PREEMPTIONS,
 	 "a preemption bound needs bounded partial-order reduction, which ploom does not have"},
-	{PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_JOBS, "its search is not split between workers"},
-	{PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_SHARD,
-	 "DPOR's tree is not fixed ahead, so the shards could not number its work units alike"},
 	{PLOOM_PLAN_IPB, PLOOM_PLAN_OPT_SHARD,
 	 "a shard walks the work units of the depth-first search, and ipb's levels are not "
 	 "split into them"},

@@ -1,5 +1,5 @@
 /* Shards of a search; shard.h documents them.  The walk itself is a
- * filter inside the depth-first search (explore.c), which alone knows the
+ * filter inside each search (explore.c, dpor.c), which alone knows its
  * branch points. */
 #include "shard.h"
 

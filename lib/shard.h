@@ -31,9 +31,15 @@
  * With several workers (-j) a shard splits the units it owns between
  * them (explore.h's split, below the D-th branch point only), while the
  * walk from unit to unit stays on one worker: so the numbering, and what
- * each shard owns, stay the same.  DPOR cannot be sharded this way: its
- * tree grows with the races its runs reveal, so the shards could not
- * number its units alike.
+ * each shard owns, stay the same.
+ *
+ * Under the partial-order reduction (dpor.h) the units are those of a
+ * tree every shard can number alike: the first D branch points enumerated
+ * fully (every enabled task, with the sleep sets of the serial search,
+ * which depend only on the prefix's steps and pending operations), and
+ * the reduction below each.  The walk, the numbering, ownership, probes
+ * and these counts are the same as above; the walk lives in dpor.c, which
+ * alone knows that tree.
  */
 #ifndef PLOOM_SHARD_H
 #define PLOOM_SHARD_H
@@ -46,8 +52,8 @@
 
 /* One shard of a search, and what its search found so far.  The caller
  * owns it and fills the first three fields; the search
- * (ploom_explore_new_shard()) keeps a pointer to it, fills the rest, and
- * must not outlive it.  ploom-merge fills one for the merged statistics
+ * (ploom_explore_new_shard(), ploom_dpor_new_shard()) keeps a pointer to
+ * it, fills the rest, and must not outlive it.  ploom-merge fills one for the merged statistics
  * (index -1). */
 struct ploom_shard {
 	int index;              /* K: 0 <= K < count; -1 in a merge of shards */

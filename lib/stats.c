@@ -429,6 +429,9 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 	get_long_or_null(r, &v, root, "", "max_preemptions", 0, INT_MAX);
 	s->max_preemptions = (int)v;
 	ploom_json_get_str(r, &in->reduction, root, "", "reduction", 1, 0);
+	/* written with a reduction only; ploom-merge adds the shards' up */
+	if (!r->failed && cJSON_GetObjectItemCaseSensitive(root, "sleep_blocked"))
+		ploom_json_get_long(r, &s->sleep_blocked, root, "", "sleep_blocked", 0, LONG_MAX);
 	read_stats_search(r, in, root);
 	read_stats_instrument(r, in, root);
 	ploom_json_get_str(r, &in->hash_seed, root, "", "hash_seed", 1, 0);

@@ -139,8 +139,9 @@ struct ploom_stats_in {
 #define PLOOM_STATS_MAX_BYTES ((size_t)16 << 20)
 
 /* Parses what ploom_stats_write() wrote, checking every field it reads
- * (the fields of ploom_stats, the sleep_blocked and jobs counts left
- * out; "search" is optional, "dfs" when absent, as statistics written
+ * (the fields of ploom_stats, the jobs count left out; "sleep_blocked"
+ * is optional, 0 when absent, as a search without a reduction writes
+ * none; "search" is optional, "dfs" when absent, as statistics written
  * before the search orders came from dfs; "instrument" and
  * "instrument_scenario" too, none when absent, each name as
  * --instrument takes it) as the trace reader does,

@@ -406,8 +406,6 @@ same_with_jobs() {
 	[[ "$stderr" == "ploom-explore: unknown --reduction (none or dpor) 'sleepy'"* ]]
 	run -2 --separate-stderr ploom-explore --reduction=dpor -p 1 "$BANK:scenario"
 	[[ "$stderr" == "ploom-explore: --reduction=dpor cannot be combined with --max-preemptions"* ]]
-	run -2 --separate-stderr ploom-explore --reduction=dpor -j 2 "$BANK:scenario"
-	[[ "$stderr" == "ploom-explore: --reduction=dpor cannot be combined with --jobs above 1"* ]]
 	run -2 --separate-stderr ploom-explore -p x "$BANK:scenario"
 	[[ "$stderr" == "ploom-explore: invalid --max-preemptions 'x'"* ]]
 	run -2 --separate-stderr ploom-explore -n 0 "$BANK:scenario"
@@ -438,8 +436,8 @@ same_with_jobs() {
 	[ -z "$stderr" ]
 	run -2 --separate-stderr ploom-explore --check-options -s -1
 	[[ "$stderr" == "ploom-explore: invalid --max-steps '-1': not an integer from 0 to "*$'\n'"usage: ploom-explore "* ]]
-	run -2 --separate-stderr ploom-explore --check-options --reduction=dpor -j 2
-	[[ "$stderr" == "ploom-explore: --reduction=dpor cannot be combined with --jobs above 1"* ]]
+	run -2 --separate-stderr ploom-explore --check-options --reduction=dpor -p 2
+	[[ "$stderr" == "ploom-explore: --reduction=dpor cannot be combined with --max-preemptions"* ]]
 	run -2 --separate-stderr ploom-explore --check-options a:b c:d
 	[[ "$stderr" == "ploom-explore: too many arguments"* ]]
 	[ -z "$output" ]
@@ -722,6 +720,34 @@ interrupted() {
 		[ "$(echo "$output" | jq -r .failing)" -eq "$failing" ]
 		[ "$(echo "$output" | jq -r .sleep_blocked)" -ge 0 ]
 	done
+}
+
+@test "--reduction=dpor -j 2 reaches the outcomes of one worker, in at most 1.2 times the classes" {
+	local want=(bank_locked:2:0 bank_unlocked:6:2 abba:3:1 counter3:6:0 racy_counter2:4:2
+		try_lock:4:0 flag_handoff:4:0)
+	local w name classes failing
+	for w in "${want[@]}"; do
+		IFS=: read -r name classes failing <<<"$w"
+		run --separate-stderr ploom-explore -q -k --no-minimize --reduction=dpor -j 2 \
+			--trace-dir="$BATS_TEST_TMPDIR" "$SCN:$name"
+		echo "$output" >j2.json
+		[ "$(jq .jobs j2.json)" -eq 2 ]
+		[ "$(jq -r .complete j2.json)" = true ]
+		# never fewer than the classes (a lost class), at most 1.2 times them
+		[ "$(jq .schedules j2.json)" -ge "$classes" ]
+		[ "$(jq .schedules j2.json)" -le $((classes * 12 / 10)) ]
+		[ "$(jq .failing j2.json)" -eq "$failing" ]
+		run --separate-stderr ploom-explore -q -k --no-minimize --reduction=dpor \
+			--trace-dir="$BATS_TEST_TMPDIR" "$SCN:$name"
+		[ "$(echo "$output" | jq -cS '[.outcomes[] | [.kind, .summary]] | sort')" = \
+			"$(jq -cS '[.outcomes[] | [.kind, .summary]] | sort' j2.json)" ]
+	done
+	# without -k the first failure stops both workers, and is minimized
+	run -1 --separate-stderr ploom-explore -q --reduction=dpor -j 2 \
+		--trace-dir="$BATS_TEST_TMPDIR" "$SCN:abba"
+	[ "$(echo "$output" | jq -r .failure.kind)" = deadlock ]
+	[ "$(echo "$output" | jq -r .stopped_by)" = failure ]
+	[ "$(echo "$output" | jq -r .minimized_trace)" != null ]
 }
 
 @test "--reduction=dpor finds the bug, saves both traces, and they replay" {

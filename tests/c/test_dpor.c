@@ -10,14 +10,22 @@
  *   by task and place, each deadlock with its waits and the cells, each
  *   final state of the cells) in no more schedules.
  *
+ * - on generated programs (PLOOM_DPOR_VIEW_PROGRAMS of them, 300 by
+ *   default), DPOR split into views, their runs in flight taken back in
+ *   orders drawn from a seed as the search driver would with several
+ *   workers, and the union of the counted schedules of every shard of a
+ *   shard search (with views too), reach exactly the outcomes of DFS.
+ *
  * A failing program is printed with its seed; PLOOM_DPOR_SEED=N runs that
- * one alone. */
+ * one alone (PLOOM_DPOR_VIEW_SEED=N for the views and shards). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/dpor.h"
 #include "../../lib/explore.h"
+#include "../../lib/search.h"
+#include "../../lib/shard.h"
 #include "../../lib/trace.h"
 #include "check.h"
 #include "sim.h"
@@ -146,6 +154,7 @@ struct result {
 	struct strset classes;
 	int error;              /* the search returned -1 */
 	int capped;             /* DFS stopped at the cap */
+	long splits;            /* views split from others */
 };
 
 static void take(struct result *r, const struct ploom_run *run, const long cells[4], int classes)
@@ -437,11 +446,259 @@ static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock(
 	       "too; DFS %ld schedules, DPOR %ld\n", tot.programs, reads, adds, tot.dfs, tot.dpor);
 }
 
+/* ---- views and shards ----
+ *
+ * The search driver's loop (search.c) over the strategy ops, with the
+ * simulator as workers: at most nparts views at once, each with its run in
+ * flight once sent; a view without a worker's part takes one by split()
+ * from the view with the shallowest split_depth() when the draw says so,
+ * and the runs come back in an order drawn from seed.  Probes count
+ * nothing, as in the driver. */
+
+/* The next draw of a xorshift generator. */
+static unsigned long draw(unsigned long *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+struct part {
+	struct ploom_strategy *s;
+	struct ploom_run run;
+	long cells[4];
+	int inflight;
+};
+
+#define MAX_PARTS 4
+
+static void run_views(struct result *r, const struct sim_prog *p, int nparts, unsigned long seed,
+		      struct ploom_shard *shard)
+{
+	struct part parts[MAX_PARTS];
+	struct ploom_err err = {0, ""};
+	unsigned long x = seed * 2654435761ul + 88172645463325252ul;
+	int i, k, more, ninflight;
+
+	memset(r, 0, sizeof(*r));
+	memset(parts, 0, sizeof(parts));
+	if (shard ? ploom_dpor_strategy_new_shard(&parts[0].s, shard, &err) < 0
+		  : ploom_dpor_strategy_new(&parts[0].s, &err) < 0) {
+		r->error = 1;
+		return;
+	}
+	while (r->schedules + r->blocked < 1000000) {
+		/* idle workers take work, or not yet */
+		for (i = 0; i < nparts; i++) {
+			long best = -1, d;
+			int victim = -1;
+
+			if (parts[i].s || draw(&x) % 2)
+				continue;
+			for (k = 0; k < nparts; k++) {
+				d = parts[k].s ? parts[k].s->ops->split_depth(parts[k].s) : -1;
+				if (d >= 0 && (best < 0 || d < best)) {
+					best = d;
+					victim = k;
+				}
+			}
+			if (victim >= 0 &&
+			    parts[victim].s->ops->split(&parts[i].s, parts[victim].s, &err) < 0) {
+				r->error = 1;
+				goto out;
+			}
+			r->splits += parts[i].s != NULL;
+		}
+		/* every part sends its next schedule */
+		ninflight = 0;
+		for (i = 0; i < nparts; i++) {
+			struct part *pt = &parts[i];
+			const int *prefix, *sleep;
+			size_t n, m;
+
+			if (pt->s && !pt->inflight) {
+				prefix = pt->s->ops->prefix(pt->s, &n);
+				sleep = pt->s->ops->sleep(pt->s, &m);
+				sim_exec(&pt->run, NULL, p, prefix, n, sleep, m, pt->cells);
+				pt->inflight = 1;
+			}
+			ninflight += pt->inflight;
+		}
+		if (!ninflight)
+			break;
+		/* one run comes back */
+		k = (int)(draw(&x) % (unsigned long)ninflight);
+		for (i = 0; i < nparts; i++)
+			if (parts[i].inflight && k-- == 0)
+				break;
+		if (!parts[i].s->ops->probe || !parts[i].s->ops->probe(parts[i].s) ||
+		    parts[i].run.outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED)
+			take(r, &parts[i].run, parts[i].cells, 0);
+		more = parts[i].s->ops->next(parts[i].s, &parts[i].run, &err);
+		ploom_run_release(&parts[i].run);
+		parts[i].inflight = 0;
+		if (more < 0) {
+			printf("dpor error: %s\n", err.msg);
+			r->error = 1;
+			goto out;
+		}
+		if (!more) {
+			ploom_strategy_free(parts[i].s);
+			parts[i].s = NULL;
+		}
+	}
+	for (i = 0; i < nparts; i++)
+		if (parts[i].s)
+			r->error = 1;   /* the cap: a search that does not end */
+out:
+	for (i = 0; i < nparts; i++) {
+		if (parts[i].inflight)
+			ploom_run_release(&parts[i].run);
+		ploom_strategy_free(parts[i].s);
+	}
+}
+
+/* Counts over the programs the views and shards ran. */
+struct view_totals {
+	long programs, complete, serial, views, splits, shards, shard_probes;
+};
+
+/* 1 when got has exactly the outcomes of want (and no error); else prints
+ * what differs under the label. */
+static int same_outcomes(const struct result *want, const struct result *got, const char *label)
+{
+	size_t k;
+	int ok = !got->error && got->outcomes.n == want->outcomes.n;
+
+	for (k = 0; k < want->outcomes.n && ok; k++)
+		ok = strset_has(&got->outcomes, want->outcomes.s[k]);
+	if (ok)
+		return 1;
+	printf("  %s: %zu outcomes against DFS's %zu%s\n", label, got->outcomes.n, want->outcomes.n,
+	       got->error ? ", error" : "");
+	for (k = 0; k < want->outcomes.n; k++)
+		if (!strset_has(&got->outcomes, want->outcomes.s[k]))
+			printf("    DFS only %s\n", want->outcomes.s[k]);
+	for (k = 0; k < got->outcomes.n; k++)
+		if (!strset_has(&want->outcomes, got->outcomes.s[k]))
+			printf("    %s only %s\n", label, got->outcomes.s[k]);
+	return 0;
+}
+
+static int views_of(generator gen, unsigned long seed, struct view_totals *tot)
+{
+	static const struct {
+		int count, depth;       /* depth -1: the default */
+	} shardings[] = {{2, -1}, {2, 0}, {3, 1}, {4, 2}};
+	struct sim_prog p;
+	struct result dfs, serial, got;
+	char label[64];
+	size_t i;
+	int ok = 1, nparts, order, K;
+
+	gen(&p, seed, 12);
+	run_dfs(&dfs, NULL, &p, DFS_CAP, 0);
+	if (dfs.capped || dfs.error) {
+		result_free(&dfs);
+		return 1;
+	}
+	tot->complete++;
+	run_dpor(&serial, NULL, &p, 0);
+	tot->serial += serial.schedules + serial.blocked;
+	for (nparts = 2; nparts <= MAX_PARTS; nparts++)
+		for (order = 0; order < 2; order++) {
+			run_views(&got, &p, nparts, seed * 8 + (unsigned long)(nparts * 2 + order), NULL);
+			snprintf(label, sizeof(label), "%d views, order %d", nparts, order);
+			ok &= same_outcomes(&dfs, &got, label);
+			tot->views += got.schedules + got.blocked;
+			tot->splits += got.splits;
+			result_free(&got);
+		}
+	for (i = 0; i < sizeof(shardings) / sizeof(shardings[0]); i++) {
+		struct result all;
+		long units = -1, owned = 0;
+
+		memset(&all, 0, sizeof(all));
+		for (K = 0; K < shardings[i].count; K++) {
+			struct ploom_shard sh;
+			size_t k;
+
+			ploom_shard_init(&sh, K, shardings[i].count);
+			if (shardings[i].depth >= 0)
+				sh.depth = shardings[i].depth;
+			/* the last shard with views, the others alone */
+			run_views(&got, &p, K + 1 == shardings[i].count ? 2 : 1, seed + (unsigned long)K,
+				  &sh);
+			all.error |= got.error;
+			for (k = 0; k < got.outcomes.n; k++)
+				strset_add(&all.outcomes, got.outcomes.s[k]);
+			tot->shards += got.schedules + got.blocked;
+			tot->shard_probes += sh.probes;
+			/* every shard numbers the units alike */
+			if (units >= 0 && sh.units != units) {
+				printf("  shard %d/%d: %ld units, shard 0 %ld\n", K, shardings[i].count,
+				       sh.units, units);
+				ok = 0;
+			}
+			units = sh.units;
+			owned += sh.owned;
+			result_free(&got);
+		}
+		snprintf(label, sizeof(label), "%d shards of depth %d", shardings[i].count,
+			 shardings[i].depth);
+		ok &= same_outcomes(&dfs, &all, label);
+		if (owned != units) {
+			printf("  %s: %ld units owned, of %ld\n", label, owned, units);
+			ok = 0;
+		}
+		result_free(&all);
+	}
+	if (!ok) {
+		printf("seed %lu: views or shards differ from DFS (%ld schedules)\n", seed,
+		       dfs.schedules);
+		sim_prog_print(stdout, &p);
+	}
+	result_free(&dfs);
+	result_free(&serial);
+	return ok;
+}
+
+static void dpor_views_and_shards_reach_the_outcomes_of_dfs(void)
+{
+	const char *env = getenv("PLOOM_DPOR_VIEW_PROGRAMS"), *one = getenv("PLOOM_DPOR_VIEW_SEED");
+	long n = env ? atol(env) : 300, i, failed = 0;
+	struct view_totals tot = {0};
+
+	if (one) {
+		CHECK(views_of(sim_prog_generate, strtoul(one, NULL, 10), &tot));
+		CHECK(views_of(sim_prog_generate_clock, strtoul(one, NULL, 10), &tot));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		tot.programs++;
+		if (!views_of(i % 2 ? sim_prog_generate_clock : sim_prog_generate, (unsigned long)i,
+			      &tot) && ++failed >= 5)
+			break;
+	}
+	CHECK_INT(failed, 0);
+	/* enough programs explored completely to compare */
+	CHECK(tot.complete * 100 >= 40 * tot.programs);
+	printf("views and shards: %ld programs, %ld explored completely by DFS; serial DPOR %ld "
+	       "runs; views %ld runs per search (x%.3f of serial, %ld splits in all); 2 to 4 shards %ld runs per "
+	       "sharding (x%.3f), %ld probes\n", tot.programs, tot.complete, tot.serial,
+	       tot.views / 6, tot.serial ? (double)tot.views / 6.0 / (double)tot.serial : 0.0,
+	       tot.splits,
+	       tot.shards / 4, tot.serial ? (double)tot.shards / 4.0 / (double)tot.serial : 0.0,
+	       tot.shard_probes);
+}
+
 int main(void)
 {
 	dpor_covers_every_class_of_the_reference_scenarios();
 	dpor_reaches_the_outcomes_of_dfs_on_programs_it_once_missed();
 	dpor_reaches_the_outcomes_of_dfs_on_generated_programs();
 	dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock();
+	dpor_views_and_shards_reach_the_outcomes_of_dfs();
 	return check_report();
 }

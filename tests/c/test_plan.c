@@ -43,12 +43,8 @@ static const struct plan_case cases[] = {
 	{"dfs", "dpor", 0, 1, 0, 0, 0, 0, -1, NULL,
 	 "--reduction=dpor cannot be combined with --max-preemptions: a preemption bound needs "
 	 "bounded partial-order reduction, which ploom does not have"},
-	{"dfs", "dpor", -1, 2, 0, 0, 0, 0, -1, NULL,
-	 "--reduction=dpor cannot be combined with --jobs above 1: its search is not split "
-	 "between workers"},
-	{"dfs", "dpor", -1, 1, 0, 0, 0, 2, -1, NULL,
-	 "--reduction=dpor cannot be combined with --shard: DPOR's tree is not fixed ahead, so "
-	 "the shards could not number its work units alike"},
+	{"dfs", "dpor", -1, 2, 0, 0, 0, 0, -1, "dpor", NULL},
+	{"dfs", "dpor", -1, 3, 0, 0, 0, 4, 2, "dpor", NULL},
 	{"ipb", "none", -1, 1, 0, 0, 0, 2, -1, NULL,
 	 "--search=ipb cannot be combined with --shard: a shard walks the work units of the "
 	 "depth-first search, and ipb's levels are not split into them"},
@@ -142,7 +138,9 @@ static void flags_should_answer_what_a_search_is(void)
 	CHECK(ploom_search_kind_find("ipb", "dpor") == NULL);
 	CHECK(ploom_plan_refusal(PLOOM_PLAN_DFS, PLOOM_PLAN_OPT_SHARD) == NULL);
 	CHECK(ploom_plan_refusal(PLOOM_PLAN_IPB, PLOOM_PLAN_OPT_JOBS) == NULL);
-	CHECK(ploom_plan_refusal(PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_JOBS) != NULL);
+	CHECK(ploom_plan_refusal(PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_JOBS) == NULL);
+	CHECK(ploom_plan_refusal(PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_SHARD) == NULL);
+	CHECK(ploom_plan_refusal(PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_MAX_PREEMPTIONS) != NULL);
 }
 
 /* The invariant ploom_plan_check() aborts on: a --search that no kind
@@ -198,6 +196,34 @@ static void every_driver_should_build_its_strategy(void)
 	}
 }
 
+/* A shard of dpor's search is dpor's strategy, which knows its probes and
+ * numbers its first run unit 0, owned by shard 0 only. */
+static void dpor_driver_should_build_a_shard(void)
+{
+	int index;
+
+	for (index = 0; index < 2; index++) {
+		struct ploom_plan plan = PLOOM_PLAN_INIT;
+		struct ploom_strategy *s = NULL;
+		struct ploom_err err = {0, ""};
+		char why[512];
+
+		plan.reduction = "dpor";
+		plan.jobs = 2;
+		plan.shard_index = index;
+		plan.shard_count = 2;
+		if (!CHECK_INT(ploom_plan_check(&plan, why, sizeof(why)), 0) ||
+		    !CHECK_INT(ploom_plan_strategy_new(&s, &plan, &err), 0))
+			continue;
+		CHECK_STR(s->ops->name, "dpor");
+		if (CHECK(s->ops->probe != NULL))
+			CHECK_INT(s->ops->probe(s), index != 0);
+		CHECK_INT(plan.shard.units, 1);
+		CHECK_INT(plan.shard.owned, index == 0);
+		ploom_strategy_free(s);
+	}
+}
+
 int main(void)
 {
 	plan_check_should_refuse_as_explore_says();
@@ -205,5 +231,6 @@ int main(void)
 	flags_should_answer_what_a_search_is();
 	every_search_should_take_or_refuse_the_reduction();
 	every_driver_should_build_its_strategy();
+	dpor_driver_should_build_a_shard();
 	return check_report();
 }

@@ -122,6 +122,24 @@ def writers3():
         t.join()
 
 
+def writers3_twice():
+    # writers3 with each thread writing and reading back twice: 7134
+    # classes, a search of a few thousand schedules even under partial-order
+    # reduction (the benchmark times it on one and two workers)
+    x = ploom.SharedCell(0)
+
+    def writer(i):
+        for _ in range(2):
+            x.write(i)
+            assert x.read() in (1, 2, 3)
+
+    ts = [ploom.Thread(target=writer, args=(i,)) for i in (1, 2, 3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
 def racy_counter2():
     # two threads increment without a lock: a lost update
     n = ploom.SharedCell(0)

@@ -5,7 +5,8 @@ For each seed, progen.py writes a small random scenario.  The test runs
 ``ploom-explore -k`` on it with ``--reduction=none`` and with
 ``--reduction=dpor`` and asserts that both find the same SET of outcome
 summaries (the statistics' "outcomes" array) and that DPOR explores no more
-schedules.  Every generated program ends by raising its final cell values,
+schedules; the first JOBS_SEEDS seeds (20) again with ``--reduction=dpor
+-j 2``, whose two workers explore views of one search.  Every generated program ends by raising its final cell values,
 so two schedules with different terminal states have different summaries,
 and a failed assertion or a deadlock shows as itself.
 
@@ -40,11 +41,16 @@ SEEDS = int(os.environ.get("PLOOM_DIFF_SEEDS", "250"))
 START = int(os.environ.get("PLOOM_DIFF_START", "0"))
 REQUIRE = os.environ.get("PLOOM_DIFF_REQUIRE", "") not in ("", "0")
 MODEL_SEEDS = min(SEEDS, 30)
+# the first seeds again with DPOR on two workers (views of one search)
+JOBS_SEEDS = min(SEEDS, 20)
 # far more schedules than any program has (progen.MAX_SCHEDULES): an
 # exploration that gets there is cut (exit 3) and fails, not left to run
 LIMIT = 20 * max(progen.MAX_SCHEDULES.values())
 
 DIFF_TEST = "test_dpor_finds_every_outcome_of_dfs"
+JOBS_TEST = "test_dpor_on_two_workers_finds_every_outcome_of_dfs"
+# the options of each mode a program is explored in
+MODES = {"none": ("--reduction=none",), "dpor": ("--reduction=dpor",), "dpor-j2": ("--reduction=dpor", "-j", "2")}
 MODEL_TEST = "test_dfs_explores_what_the_model_counts"
 
 
@@ -86,7 +92,7 @@ class _Runner:
         folder.mkdir(exist_ok=True)
         target = progen.write_program(seed, folder)
         traces = folder / f"traces-{reduction}"
-        result = progen.explore(target, traces, f"--reduction={reduction}", limit=LIMIT)
+        result = progen.explore(target, traces, *MODES[reduction], limit=LIMIT)
         # the first failure's trace, which every program has: unread, and
         # thousands of them in a soak
         shutil.rmtree(traces, ignore_errors=True)
@@ -133,6 +139,7 @@ def differential(request, runner, tmp_path_factory):
             pytest.fail(f"PLOOM_DIFF_REQUIRE is set, but {missing}")
         pytest.skip(missing)
     runner.announce(_selected_seeds(request.session, DIFF_TEST), ("none", "dpor"))
+    runner.announce(_selected_seeds(request.session, JOBS_TEST), ("none", "dpor-j2"))
     return runner
 
 
@@ -172,7 +179,7 @@ def _complete(seed, reduction, result):
     rc, stats, stderr = result
     _fail_unless(
         stats is not None and rc in (0, 1) and stats["complete"],
-        f"seed {seed}: ploom-explore -k --reduction={reduction} exited {rc}"
+        f"seed {seed}: ploom-explore -k {' '.join(MODES[reduction])} exited {rc}"
         f" ({'no statistics' if stats is None else 'complete: ' + str(stats['complete'])})\n"
         f"stderr:\n{stderr}\nprogram:\n{progen.program(seed)}",
     )
@@ -208,8 +215,20 @@ def test_dfs_explores_what_the_model_counts(seed, runner):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(START, START + SEEDS))
 def test_dpor_finds_every_outcome_of_dfs(seed, differential):
+    _check_dpor(seed, differential, "dpor")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(START, START + JOBS_SEEDS))
+def test_dpor_on_two_workers_finds_every_outcome_of_dfs(seed, differential):
+    _check_dpor(seed, differential, "dpor-j2")
+
+
+def _check_dpor(seed, differential, mode):
+    """DPOR explored in mode reaches exactly DFS's outcomes, each with its
+    kind, in no more schedules."""
     rc_none, none = _complete(seed, "none", differential.result(seed, "none"))
-    rc_dpor, dpor = _complete(seed, "dpor", differential.result(seed, "dpor"))
+    rc_dpor, dpor = _complete(seed, mode, differential.result(seed, mode))
     found = _outcomes(dpor)
     expected = _outcomes(none)
     _fail_unless(
