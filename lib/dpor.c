@@ -68,6 +68,7 @@ struct node {
 	struct tset sleep;      /* asleep on arrival */
 	struct tset backtrack;
 	struct tset done;
+	int pre;                /* preemptions of the path before this node */
 };
 
 static const struct ploom_strategy_ops dpor_ops;
@@ -79,6 +80,7 @@ struct ploom_dpor {
 	size_t nodes_init;      /* nodes[0..nodes_init) are initialised (own memory) */
 	size_t depth;           /* the node whose choice the next run changes */
 	int first;              /* no run yet */
+	int bound;              /* most preemptions a schedule makes; -1: no bound */
 	int *prefix;
 	size_t nprefix, prefix_cap;
 	int *sleep;
@@ -103,7 +105,16 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
 	}
 	d->base.ops = &dpor_ops;
 	d->first = 1;
+	d->bound = -1;
 	*out = d;
+	return 0;
+}
+
+int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct ploom_err *err)
+{
+	if (ploom_dpor_new(out, err) < 0)
+		return -1;
+	(*out)->bound = max_preemptions < 0 ? -1 : max_preemptions;
 	return 0;
 }
 
@@ -162,6 +173,39 @@ static int grow(void **p, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
+/* ---- the preemption bound ---- */
+
+/* 1 if running task t at node k keeps the path within the bound: the
+ * preemptions before k, plus one if t switches away from the task of the
+ * step before while that task could go on (trace.h's preemption). */
+static int affordable(const struct ploom_dpor *d, size_t k, int t)
+{
+	const struct node *nd = &d->nodes[k];
+	int prev = k ? d->nodes[k - 1].chosen : 0;
+	int pre = nd->pre;
+	size_t e;
+
+	if (d->bound < 0)
+		return 1;
+	for (e = 0; e < nd->nenabled && nd->nenabled > 1 && t != prev; e++)
+		if (nd->enabled[e] == prev)
+			pre++;
+	return pre <= d->bound;
+}
+
+/* Bounded POR (Coons, Musuvathi, McKinley, OOPSLA 2013): a reordering
+ * that starts at node i may cost a preemption beyond the bound there,
+ * since the task of node i could go on; so a bounded search also starts
+ * it at the node where that task's run of steps began, where the path
+ * already switches tasks and another task costs no more than the one
+ * chosen.  Returns that node, i itself when the run began at i. */
+static long free_switch_point(const struct ploom_dpor *d, long i)
+{
+	while (i > 0 && d->nodes[i - 1].chosen == d->nodes[i].chosen)
+		i--;
+	return i;
+}
+
 /* ---- races ---- */
 
 /* The race (i, j), j an event of task q with clock vc_j at position j
@@ -204,7 +248,13 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 		for (e = 0; e < ni->nenabled; e++)
 			if (ni->enabled[e] == tk)
 				break;
-		if (e == ni->nenabled)
+		if (e == ni->nenabled || !affordable(d, (size_t)i, tk))
+			continue;
+		/* under a bound, a task whose steps in v are independent of j
+		 * starts a reordering that may need preemptions beyond it to
+		 * bring j first: only q and the tasks j depends on count (the
+		 * set E of Flanagan and Godefroid's DPOR) */
+		if (d->bound >= 0 && tk != q && !ploom_hb_before(hb, vc_j, (long)k))
 			continue;
 		any = 1;
 		if (tset_has(&ni->backtrack, tk) || tset_has(&ni->sleep, tk))
@@ -217,10 +267,22 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 	/* nothing enabled at i starts the reordering: try every task there */
 	d->stats.fallbacks++;
 	for (e = 0; e < ni->nenabled; e++)
-		if (!tset_has(&ni->sleep, ni->enabled[e]) &&
+		if (!tset_has(&ni->sleep, ni->enabled[e]) && affordable(d, (size_t)i, ni->enabled[e]) &&
 		    tset_add(&ni->backtrack, ni->enabled[e]) < 0)
 			return -1;
 	return 0;
+}
+
+/* reverse_race(), and with a bound the same at free_switch_point(). */
+static int race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j)
+{
+	long b;
+
+	if (reverse_race(d, i, j, q, vc_j) < 0)
+		return -1;
+	if (d->bound < 0 || (b = free_switch_point(d, i)) == i)
+		return 0;
+	return reverse_race(d, b, j, q, vc_j);
 }
 
 /* Races of a pending operation that did not run (the run ended first),
@@ -257,13 +319,13 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 			return -1;
 		nc = ploom_hb_maximal(d->hb, c, nc);
 		for (i = 0; i < nc; i++)
-			if (reverse_race(d, c[i], n, q, ploom_hb_vc(d->hb, n)) < 0)
+			if (race(d, c[i], n, q, ploom_hb_vc(d->hb, n)) < 0)
 				return -1;
 	}
 	if (after >= 0 && !ploom_hb_ordered(d->hb, after, q)) {
 		na = ploom_op_accesses(a, q, op, obj, mode, 0);
 		if (ploom_hb_clock(d->hb, n, q, a, na, after) < 0 ||
-		    reverse_race(d, after, n, q, ploom_hb_vc(d->hb, n)) < 0)
+		    race(d, after, n, q, ploom_hb_vc(d->hb, n)) < 0)
 			return -1;
 	}
 	return 0;
@@ -331,7 +393,11 @@ static int set_prefix(struct ploom_dpor *d)
 			return -1;
 		d->prefix[d->nprefix++] = d->nodes[k].chosen;
 	}
-	for (t = 0; (size_t)t < 64 * (nd->sleep.nw > nd->done.nw ? nd->sleep.nw : nd->done.nw); t++) {
+	/* sleep sets are left out under a bound: a schedule they prune is
+	 * equivalent to one explored, but that one may have more preemptions
+	 * and lie beyond the bound */
+	for (t = 0; d->bound < 0 &&
+		    (size_t)t < 64 * (nd->sleep.nw > nd->done.nw ? nd->sleep.nw : nd->done.nw); t++) {
 		if (!tset_has(&nd->sleep, t) && !tset_has(&nd->done, t))
 			continue;
 		if (grow((void **)&d->sleep, &d->sleep_cap, d->nsleep + 1, sizeof(int)) < 0)
@@ -382,7 +448,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		struct node *nd = &d->nodes[k];
 		if (node_init(nd, &run->steps[k]) < 0)
 			return ploom_err_oom(err);
-		if (k == 0)
+		nd->pre = k ? d->nodes[k - 1].pre + ploom_run_is_preemption(run, k - 1) : 0;
+		if (k == 0 || d->bound >= 0)
 			continue;
 		{
 			const struct node *up = &d->nodes[k - 1];
@@ -427,7 +494,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 				return ploom_err_oom(err);
 			nc = ploom_hb_maximal(d->hb, c, nc);
 			for (i = 0; i < nc; i++)
-				if (reverse_race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j)) < 0)
+				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j)) < 0)
 					return ploom_err_oom(err);
 		}
 		if (ploom_hb_step(d->hb, j, s->task, s->op, acc, nacc, exits) < 0)
@@ -467,7 +534,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		for (e = 0; e < nd->nenabled && pick < 0; e++) {
 			t = nd->enabled[e];
 			if (tset_has(&nd->backtrack, t) && !tset_has(&nd->done, t) &&
-			    !tset_has(&nd->sleep, t))
+			    !tset_has(&nd->sleep, t) && affordable(d, k, t))
 				pick = t;
 		}
 		if (pick >= 0) {
@@ -523,10 +590,16 @@ static const struct ploom_strategy_ops dpor_ops = {
 
 int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err)
 {
+	return ploom_dpor_strategy_new_bounded(out, -1, err);
+}
+
+int ploom_dpor_strategy_new_bounded(struct ploom_strategy **out, int max_preemptions,
+				    struct ploom_err *err)
+{
 	struct ploom_dpor *d = NULL;
 
 	*out = NULL;
-	if (ploom_dpor_new(&d, err) < 0)
+	if (ploom_dpor_new_bounded(&d, max_preemptions, err) < 0)
 		return -1;
 	*out = &d->base;
 	return 0;

@@ -42,9 +42,23 @@
  * outcomes reached (each failure, deadlock and final state) are those
  * of the depth-first search, in no more schedules.
  *
- * No preemption bound, no split: a bound needs bounded POR (Coons,
- * Musuvathi, McKinley, OOPSLA 2013), and the backtrack sets of one search
- * are shared state; ploom-explore refuses both combinations.
+ * With a preemption bound (ploom_dpor_new_bounded()), only schedules
+ * that make at most that many preemptions run, and every schedule within
+ * the bound has an equivalent one that runs (bounded POR: Coons,
+ * Musuvathi, McKinley, "Bounded partial-order reduction", OOPSLA 2013).
+ * Reversing a race where the later task would preempt one that could go
+ * on may cost a preemption beyond the bound, so the reordering is also
+ * started where the preempted task's run of steps began, where the path
+ * switches tasks already.  Sleep sets are left out: the schedule a sleep
+ * set prunes is equivalent to one explored, but that one may lie beyond
+ * the bound.  tests/c/test_dpor.c holds the bounded search to the
+ * bounded depth-first search (explore.h) for the bounds 0, 1 and 2 as it
+ * holds the unbounded one to the unbounded.  So the search over the
+ * bounds 0, 1, 2, ... in turn finds a failure with the fewest
+ * preemptions first, as the minimizer (minimize.h) uses it.
+ *
+ * No split: the backtrack sets of one search are shared state;
+ * ploom-explore refuses -j and --shard with it.
  */
 #ifndef PLOOM_DPOR_H
 #define PLOOM_DPOR_H
@@ -58,6 +72,10 @@ struct ploom_dpor;
 
 /* A new search.  On success the caller owns *out (ploom_dpor_free()). */
 int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err);
+
+/* A search of the schedules with at most max_preemptions preemptions
+ * (explore.h's count); max_preemptions < 0: no bound, ploom_dpor_new(). */
+int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct ploom_err *err);
 
 /* Frees the search; accepts NULL. */
 void ploom_dpor_free(struct ploom_dpor *d);
@@ -80,6 +98,9 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
  * "dpor"; it cannot be split. */
 struct ploom_strategy;
 int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err);
+/* The same with a preemption bound (< 0: none), as ploom_dpor_new_bounded(). */
+int ploom_dpor_strategy_new_bounded(struct ploom_strategy **out, int max_preemptions,
+				    struct ploom_err *err);
 
 /* Counters, for tests and statistics: races found and reversed, and
  * races whose reversal started with no task enabled before the earlier
