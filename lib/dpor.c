@@ -193,12 +193,10 @@ static int affordable(const struct ploom_dpor *d, size_t k, int t)
 	return pre <= d->bound;
 }
 
-/* Bounded POR (Coons, Musuvathi, McKinley, OOPSLA 2013): a reordering
- * that starts at node i may cost a preemption beyond the bound there,
- * since the task of node i could go on; so a bounded search also starts
- * it at the node where that task's run of steps began, where the path
- * already switches tasks and another task costs no more than the one
- * chosen.  Returns that node, i itself when the run began at i. */
+/* The node where the run of steps of node i's task began: where the path
+ * switches to that task, i itself when it switches at i.  Choosing
+ * another task there costs no more preemptions than the path's own
+ * choice does. */
 static long free_switch_point(const struct ploom_dpor *d, long i)
 {
 	while (i > 0 && d->nodes[i - 1].chosen == d->nodes[i].chosen)
@@ -210,8 +208,11 @@ static long free_switch_point(const struct ploom_dpor *d, long i)
 
 /* The race (i, j), j an event of task q with clock vc_j at position j
  * (j may be the end of the run: a virtual event): at node i, make sure
- * some task that can start the reordering "j before i" is in backtrack. */
-static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j)
+ * some task that can start the reordering "j before i" is in backtrack.
+ * When none enabled at i can, every task enabled there is added if
+ * fallback, else none. */
+static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j,
+			int fallback)
 {
 	const struct ploom_hb *hb = d->hb;
 	struct node *ni = &d->nodes[i];
@@ -264,6 +265,8 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 	}
 	if (any)
 		return tset_add(&ni->backtrack, pick);
+	if (!fallback)
+		return 0;
 	/* nothing enabled at i starts the reordering: try every task there */
 	d->stats.fallbacks++;
 	for (e = 0; e < ni->nenabled; e++)
@@ -273,16 +276,30 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 	return 0;
 }
 
-/* reverse_race(), and with a bound the same at free_switch_point(). */
+/* reverse_race(), and with a bound the same at the switch points above i.
+ *
+ * Bounded POR (Coons, Musuvathi, McKinley, OOPSLA 2013): starting the
+ * reordering at i may cost a preemption beyond the bound, since the task
+ * of node i could go on there, so it is also started where that task's
+ * run of steps began (free_switch_point()), where another task costs no
+ * more.  That is not always enough: the task that runs there may find
+ * the state changed by then (a thread it waits for already finished, so
+ * it no longer blocks and lets the others run for free), so the
+ * reordering is started at every switch point above i, each adding at
+ * most one task of the set E (reverse_race()). */
 static int race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j)
 {
-	long b;
+	long b, first;
 
-	if (reverse_race(d, i, j, q, vc_j) < 0)
+	if (reverse_race(d, i, j, q, vc_j, 1) < 0)
 		return -1;
-	if (d->bound < 0 || (b = free_switch_point(d, i)) == i)
+	if (d->bound < 0)
 		return 0;
-	return reverse_race(d, b, j, q, vc_j);
+	first = free_switch_point(d, i);
+	for (b = first; b >= 0; b = b ? free_switch_point(d, b - 1) : -1)
+		if (b < i && reverse_race(d, b, j, q, vc_j, b == first) < 0)
+			return -1;
+	return 0;
 }
 
 /* Races of a pending operation that did not run (the run ended first),

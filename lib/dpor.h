@@ -48,8 +48,8 @@
  * Musuvathi, McKinley, "Bounded partial-order reduction", OOPSLA 2013).
  * Reversing a race where the later task would preempt one that could go
  * on may cost a preemption beyond the bound, so the reordering is also
- * started where the preempted task's run of steps began, where the path
- * switches tasks already.  Sleep sets are left out: the schedule a sleep
+ * started at the switch points above the race, where the path switches
+ * tasks already and another task costs no more.  Sleep sets are left out: the schedule a sleep
  * set prunes is equivalent to one explored, but that one may lie beyond
  * the bound.  tests/c/test_dpor.c holds the bounded search to the
  * bounded depth-first search (explore.h) for the bounds 0, 1 and 2 as it

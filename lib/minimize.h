@@ -56,6 +56,10 @@ struct ploom_minimize_opts {
 	/* seconds per schedule at most, when shorter than the trace's
 	 * schedule_timeout_s (ploom_timeout_min()); <= 0: the trace's */
 	double schedule_timeout_s;
+	/* 1: search with the bounded reduction (dpor.h), which needs every
+	 * access to shared state to be a step; ploom_minimize_trace() sets it
+	 * when the trace's search ran with the reduction */
+	int reduce;
 };
 
 struct ploom_minimize_result {

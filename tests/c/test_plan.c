@@ -27,7 +27,7 @@ struct plan_case {
 #define IPB_NO_DPOR "--search=ipb cannot be combined with --reduction=dpor: the reduction " \
 	"keeps one schedule of each class of equivalent ones, not always the one with the " \
 	"fewest preemptions, so the search by preemptions could miss the failure with the " \
-	"fewest; that needs bounded partial-order reduction, which ploom does not have"
+	"fewest; --reduction=dpor with --max-preemptions searches the classes within a bound"
 
 static const struct plan_case cases[] = {
 	{"dfs", "none", -1, 1, 0, 0, 0, 0, -1, "dfs", NULL},
@@ -40,9 +40,7 @@ static const struct plan_case cases[] = {
 	{"pct", "dpor", -1, 1, 10, 0, 0, 0, -1, NULL,
 	 "--search=pct cannot be combined with --reduction=dpor: a sample draws its choices in "
 	 "the worker, where no partial-order reduction runs"},
-	{"dfs", "dpor", 0, 1, 0, 0, 0, 0, -1, NULL,
-	 "--reduction=dpor cannot be combined with --max-preemptions: a preemption bound needs "
-	 "bounded partial-order reduction, which ploom does not have"},
+	{"dfs", "dpor", 0, 1, 0, 0, 0, 0, -1, "dpor", NULL},
 	{"dfs", "dpor", -1, 2, 0, 0, 0, 0, -1, NULL,
 	 "--reduction=dpor cannot be combined with --jobs above 1: its search is not split "
 	 "between workers"},
@@ -70,9 +68,9 @@ static const struct plan_case cases[] = {
 	{"dfs", "none", -1, 1, 0, 0, 0, 0, 3, NULL, "--shard-depth needs --shard"},
 	/* several refused: the first in the table's order, which puts --reduction
 	 * first, then dpor's, then --shard-depth and --shard, then a sample's */
-	{"dfs", "dpor", 1, 1, 0, 0, 0, 2, -1, NULL,
-	 "--reduction=dpor cannot be combined with --max-preemptions: a preemption bound needs "
-	 "bounded partial-order reduction, which ploom does not have"},
+	{"dfs", "dpor", 1, 2, 0, 0, 0, 2, -1, NULL,
+	 "--reduction=dpor cannot be combined with --jobs above 1: its search is not split "
+	 "between workers"},
 	{"pct", "none", 1, 1, 0, 0, 0, 0, 3, NULL, "--shard-depth needs --shard"},
 	{"pct", "none", 1, 1, 10, 0, 0, 2, -1, NULL,
 	 "--search=pct cannot be combined with --shard: shards split a depth-first tree; give "
