@@ -68,8 +68,11 @@ class Config:
         only in the order of steps that do not conflict (two steps conflict
         when they touch the same cell, lock or thread and one of them
         changes it), and so reaches every outcome of ``"none"`` in far
-        fewer schedules.  It cannot be combined with ``max_preemptions`` or
-        with ``jobs`` above 1 (``ploom-explore`` refuses both).
+        fewer schedules.  With ``max_preemptions`` it is bounded
+        partial-order reduction (Coons, Musuvathi and McKinley, OOPSLA
+        2013): it reaches the outcomes of ``"none"`` with the same bound.
+        It cannot be combined with ``jobs`` above 1 (``ploom-explore``
+        refuses it).
     search (``--search``)
         The order the schedules are tried in.  ``"dfs"`` (the utility's
         default): depth first.  ``"ipb"``: iterative preemption bounding,
