@@ -232,23 +232,28 @@ check-bats:
 		test-sanitize-bats
 
 # The differential tests of the searches hold them to DFS on programs the
-# simulator generates: test_dpor on DPOR_PROGRAMS (and its views and shards
-# on DPOR_VIEW_PROGRAMS), test_ipb on IPB_PROGRAMS, test_shard on
-# SHARD_PROGRAMS.  make check runs a slice of what they can run, make soak
-# runs many more.  test-c hands them to the programs as PLOOM_DPOR_PROGRAMS,
-# PLOOM_DPOR_VIEW_PROGRAMS, PLOOM_IPB_PROGRAMS and PLOOM_SHARD_PROGRAMS, which,
-# set in the environment, are their defaults: PLOOM_DPOR_PROGRAMS=N make
-# test-c runs N, as build/tests/test_dpor does alone.
+# simulator generates: test_dpor on DPOR_PROGRAMS (its views and shards on
+# DPOR_VIEW_PROGRAMS, and with the bounds 0, 1 and 2 on DPOR_BOUNDED_PROGRAMS),
+# test_ipb on IPB_PROGRAMS, test_shard on SHARD_PROGRAMS; test_minimize holds
+# the minimizer to the fewest preemptions on MINIMIZE_PROGRAMS.  make check
+# runs a slice of what they can run, make soak runs many more.  test-c hands
+# them to the programs as PLOOM_DPOR_PROGRAMS, PLOOM_DPOR_VIEW_PROGRAMS,
+# PLOOM_DPOR_BOUNDED_PROGRAMS, PLOOM_IPB_PROGRAMS, PLOOM_SHARD_PROGRAMS and
+# PLOOM_MINIMIZE_PROGRAMS, which, set in the environment, are their defaults:
+# PLOOM_DPOR_PROGRAMS=N make test-c runs N, as build/tests/test_dpor does alone.
 DPOR_PROGRAMS ?= $(or $(PLOOM_DPOR_PROGRAMS),3000)
 DPOR_VIEW_PROGRAMS ?= $(or $(PLOOM_DPOR_VIEW_PROGRAMS),300)
+DPOR_BOUNDED_PROGRAMS ?= $(or $(PLOOM_DPOR_BOUNDED_PROGRAMS),500)
+MINIMIZE_PROGRAMS ?= $(or $(PLOOM_MINIMIZE_PROGRAMS),300)
 IPB_PROGRAMS ?= $(or $(PLOOM_IPB_PROGRAMS),200)
 SHARD_PROGRAMS ?= $(or $(PLOOM_SHARD_PROGRAMS),100)
 test-c: $(TESTS)
 	@if [[ -z "$(TESTS)" ]]; then echo "test-c: no tests/c/test_*.c found" >&2; exit 1; fi
-	@echo "test-c: test_dpor compares $(DPOR_PROGRAMS) generated programs ($(DPOR_VIEW_PROGRAMS) with views and shards), test_ipb $(IPB_PROGRAMS), test_shard $(SHARD_PROGRAMS)"
+	@echo "test-c: test_dpor compares $(DPOR_PROGRAMS) generated programs ($(DPOR_VIEW_PROGRAMS) with views and shards, $(DPOR_BOUNDED_PROGRAMS) bounded), test_ipb $(IPB_PROGRAMS), test_shard $(SHARD_PROGRAMS), test_minimize $(MINIMIZE_PROGRAMS)"
 	@export PLOOM_DPOR_PROGRAMS=$(DPOR_PROGRAMS) PLOOM_DPOR_VIEW_PROGRAMS=$(DPOR_VIEW_PROGRAMS) \
 		PLOOM_IPB_PROGRAMS=$(IPB_PROGRAMS) \
-		PLOOM_SHARD_PROGRAMS=$(SHARD_PROGRAMS); \
+		PLOOM_SHARD_PROGRAMS=$(SHARD_PROGRAMS) PLOOM_DPOR_BOUNDED_PROGRAMS=$(DPOR_BOUNDED_PROGRAMS) \
+		PLOOM_MINIMIZE_PROGRAMS=$(MINIMIZE_PROGRAMS); \
 	passed=0; failed=0; \
 	for t in $(TESTS); do \
 		echo "== $$t"; \
@@ -278,6 +283,8 @@ SAN_DPOR_PROGRAMS := 1000
 SAN_DPOR_VIEW_PROGRAMS := 100
 SAN_IPB_PROGRAMS := 50
 SAN_SHARD_PROGRAMS := 10
+SAN_DPOR_BOUNDED_PROGRAMS := 100
+SAN_MINIMIZE_PROGRAMS := 100
 # Under the sanitizers, bats runs SAN_BATS whole: the files of the
 # utilities that read traces and statistics (ploom-replay, ploom-show,
 # ploom-minimize, ploom-merge, ploom-run-one), each of which also explores
@@ -303,7 +310,8 @@ sanitize-build: all
 
 test-sanitize-c: sanitize-build
 	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) DEPS_STAMP=$(DEPS_STAMP) SANITIZE=address,undefined \
-		DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) DPOR_VIEW_PROGRAMS=$(SAN_DPOR_VIEW_PROGRAMS) IPB_PROGRAMS=$(SAN_IPB_PROGRAMS) SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) test-c
+		DPOR_PROGRAMS=$(SAN_DPOR_PROGRAMS) DPOR_VIEW_PROGRAMS=$(SAN_DPOR_VIEW_PROGRAMS) IPB_PROGRAMS=$(SAN_IPB_PROGRAMS) SHARD_PROGRAMS=$(SAN_SHARD_PROGRAMS) \
+		DPOR_BOUNDED_PROGRAMS=$(SAN_DPOR_BOUNDED_PROGRAMS) MINIMIZE_PROGRAMS=$(SAN_MINIMIZE_PROGRAMS) test-c
 
 test-sanitize-bats: sanitize-build
 	@echo "test-sanitize: bats under the sanitizers: $(notdir $(SAN_BATS)) whole; of $(notdir $(SAN_BATS_SLICED)), the tests named '$(SAN_BATS_SLICE)'"
@@ -407,7 +415,8 @@ bench: all
 SOAK_SEEDS ?= 5000
 SOAK_START ?= 0
 soak: all
-	$(MAKE) --no-print-directory test-c DPOR_PROGRAMS=20000 DPOR_VIEW_PROGRAMS=3000 IPB_PROGRAMS=3000 SHARD_PROGRAMS=300
+	$(MAKE) --no-print-directory test-c DPOR_PROGRAMS=20000 DPOR_VIEW_PROGRAMS=3000 IPB_PROGRAMS=3000 SHARD_PROGRAMS=300 \
+		DPOR_BOUNDED_PROGRAMS=10000 MINIMIZE_PROGRAMS=3000
 	PLOOM_DIFF_SEEDS=$(SOAK_SEEDS) PLOOM_DIFF_START=$(SOAK_START) PLOOM_DIFF_REQUIRE=1 \
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python -m soak $(PYTEST_FLAGS)

@@ -86,6 +86,7 @@ struct node {
 	struct tset backtrack;
 	struct tset done;       /* children whose subtree is explored */
 	struct tset busy;       /* children whose subtree a view explores now */
+	int pre;                /* preemptions of the path before this node */
 };
 
 static const struct ploom_strategy_ops dpor_ops;
@@ -101,6 +102,7 @@ struct ploom_dpor {
 	size_t depth;           /* the node whose choice the next run changes */
 	int first;              /* no run yet */
 	struct tset sent;       /* the tasks asleep, as sent, where the prefix ends */
+	int bound;              /* most preemptions a schedule makes; -1: no bound */
 	int *prefix;
 	size_t nprefix, prefix_cap;
 	int *sleep;
@@ -131,7 +133,16 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
 	d->first = 1;
 	d->walker = 1;
 	d->owned = 1;
+	d->bound = -1;
 	*out = d;
+	return 0;
+}
+
+int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct ploom_err *err)
+{
+	if (ploom_dpor_new(out, err) < 0)
+		return -1;
+	(*out)->bound = max_preemptions < 0 ? -1 : max_preemptions;
 	return 0;
 }
 
@@ -211,12 +222,45 @@ static int grow(void **p, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
+/* ---- the preemption bound ---- */
+
+/* 1 if running task t at nd keeps the path within the bound: the
+ * preemptions before nd, plus one if t switches away from the task of the
+ * step before while that task could go on (trace.h's preemption). */
+static int affordable(const struct ploom_dpor *d, const struct node *nd, int t)
+{
+	int prev = nd->parent ? nd->via : 0;
+	int pre = nd->pre;
+	size_t e;
+
+	if (d->bound < 0)
+		return 1;
+	for (e = 0; e < nd->nenabled && nd->nenabled > 1 && t != prev; e++)
+		if (nd->enabled[e] == prev)
+			pre++;
+	return pre <= d->bound;
+}
+
+/* The node where the run of steps of node i's task began: where the path
+ * switches to that task, i itself when it switches at i.  Choosing
+ * another task there costs no more preemptions than the path's own
+ * choice does. */
+static long free_switch_point(const struct ploom_dpor *d, long i)
+{
+	while (i > 0 && d->chosen[i - 1] == d->chosen[i])
+		i--;
+	return i;
+}
+
 /* ---- races ---- */
 
 /* The race (i, j), j an event of task q with clock vc_j at position j
  * (j may be the end of the run: a virtual event): at node i, make sure
- * some task that can start the reordering "j before i" is in backtrack. */
-static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j)
+ * some task that can start the reordering "j before i" is in backtrack.
+ * When none enabled at i can, every task enabled there is added if
+ * fallback, else none. */
+static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j,
+			int fallback)
 {
 	const struct ploom_hb *hb = d->hb;
 	struct node *ni = d->path[i];
@@ -253,7 +297,13 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 		for (e = 0; e < ni->nenabled; e++)
 			if (ni->enabled[e] == tk)
 				break;
-		if (e == ni->nenabled)
+		if (e == ni->nenabled || !affordable(d, ni, tk))
+			continue;
+		/* under a bound, a task whose steps in v are independent of j
+		 * starts a reordering that may need preemptions beyond it to
+		 * bring j first: only q and the tasks j depends on count (the
+		 * set E of Flanagan and Godefroid's DPOR) */
+		if (d->bound >= 0 && tk != q && !ploom_hb_before(hb, vc_j, (long)k))
 			continue;
 		any = 1;
 		if (tset_has(&ni->backtrack, tk) || tset_has(&ni->sleep, tk))
@@ -263,11 +313,39 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 	}
 	if (any)
 		return tset_add(&ni->backtrack, pick);
+	if (!fallback)
+		return 0;
 	/* nothing enabled at i starts the reordering: try every task there */
 	d->stats.fallbacks++;
 	for (e = 0; e < ni->nenabled; e++)
-		if (!tset_has(&ni->sleep, ni->enabled[e]) &&
+		if (!tset_has(&ni->sleep, ni->enabled[e]) && affordable(d, ni, ni->enabled[e]) &&
 		    tset_add(&ni->backtrack, ni->enabled[e]) < 0)
+			return -1;
+	return 0;
+}
+
+/* reverse_race(), and with a bound the same at the switch points above i.
+ *
+ * Bounded POR (Coons, Musuvathi, McKinley, OOPSLA 2013): starting the
+ * reordering at i may cost a preemption beyond the bound, since the task
+ * of node i could go on there, so it is also started where that task's
+ * run of steps began (free_switch_point()), where another task costs no
+ * more.  That is not always enough: the task that runs there may find
+ * the state changed by then (a thread it waits for already finished, so
+ * it no longer blocks and lets the others run for free), so the
+ * reordering is started at every switch point above i, each adding at
+ * most one task of the set E (reverse_race()). */
+static int race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j)
+{
+	long b, first;
+
+	if (reverse_race(d, i, j, q, vc_j, 1) < 0)
+		return -1;
+	if (d->bound < 0)
+		return 0;
+	first = free_switch_point(d, i);
+	for (b = first; b >= 0; b = b ? free_switch_point(d, b - 1) : -1)
+		if (b < i && reverse_race(d, b, j, q, vc_j, b == first) < 0)
 			return -1;
 	return 0;
 }
@@ -306,13 +384,13 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 			return -1;
 		nc = ploom_hb_maximal(d->hb, c, nc);
 		for (i = 0; i < nc; i++)
-			if (reverse_race(d, c[i], n, q, ploom_hb_vc(d->hb, n)) < 0)
+			if (race(d, c[i], n, q, ploom_hb_vc(d->hb, n)) < 0)
 				return -1;
 	}
 	if (after >= 0 && !ploom_hb_ordered(d->hb, after, q)) {
 		na = ploom_op_accesses(a, q, op, obj, mode, 0);
 		if (ploom_hb_clock(d->hb, n, q, a, na, after) < 0 ||
-		    reverse_race(d, after, n, q, ploom_hb_vc(d->hb, n)) < 0)
+		    race(d, after, n, q, ploom_hb_vc(d->hb, n)) < 0)
 			return -1;
 	}
 	return 0;
@@ -400,8 +478,8 @@ static int asleep_below(const struct ploom_dpor *d, size_t k, int t)
 	return tset_has(&d->path[k]->sleep, t);
 }
 
-/* The first task that nobody has claimed at nd, or -1. */
-static int unclaimed(const struct node *nd)
+/* The first task that nobody has claimed at nd, within the bound, or -1. */
+static int unclaimed(const struct ploom_dpor *d, const struct node *nd)
 {
 	size_t e;
 	int t;
@@ -409,7 +487,7 @@ static int unclaimed(const struct node *nd)
 	for (e = 0; e < nd->nenabled; e++) {
 		t = nd->enabled[e];
 		if (tset_has(&nd->backtrack, t) && !tset_has(&nd->done, t) &&
-		    !tset_has(&nd->busy, t) && !tset_has(&nd->sleep, t))
+		    !tset_has(&nd->busy, t) && !tset_has(&nd->sleep, t) && affordable(d, nd, t))
 			return t;
 	}
 	return -1;
@@ -437,7 +515,10 @@ static int set_prefix(struct ploom_dpor *d)
 			return -1;
 		d->prefix[d->nprefix++] = d->chosen[k];
 	}
-	for (t = 0; (size_t)t < 64 * nw; t++) {
+	/* sleep sets are left out under a bound: a schedule they prune is
+	 * equivalent to one explored, but that one may have more preemptions
+	 * and lie beyond the bound */
+	for (t = 0; d->bound < 0 && (size_t)t < 64 * nw; t++) {
 		if (t == d->chosen[d->depth] ||
 		    (!tset_has(&nd->sleep, t) && !tset_has(&nd->done, t) && !tset_has(&nd->busy, t)))
 			continue;
@@ -489,7 +570,7 @@ static int backtrack(struct ploom_dpor *d)
 		int t;
 
 		if (!d->shard || (above_units(d, nd) ? d->walker : d->owned)) {
-			while ((t = unclaimed(nd)) >= 0) {
+			while ((t = unclaimed(d, nd)) >= 0) {
 				if (!above_units(d, nd) || enter_unit(d, nd))
 					return claim(d, k, t) < 0 ? -1 : 1;
 				/* another shard's unit, skipped */
@@ -565,7 +646,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		d->path[k] = nd;
 		d->chosen[k] = run->steps[k].task;
 		d->npath = k + 1;
-		if (k == 0)
+		nd->pre = up ? up->pre + ploom_run_is_preemption(run, k - 1) : 0;
+		if (k == 0 || d->bound >= 0)
 			continue;
 		{
 			const struct ploom_step *s = &run->steps[k - 1];
@@ -608,7 +690,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 				return ploom_err_oom(err);
 			nc = ploom_hb_maximal(d->hb, c, nc);
 			for (i = 0; i < nc; i++)
-				if (reverse_race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j)) < 0)
+				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j)) < 0)
 					return ploom_err_oom(err);
 		}
 		if (ploom_hb_step(d->hb, j, s->task, s->op, acc, nacc, exits) < 0)
@@ -659,7 +741,7 @@ static long shallowest(const struct ploom_dpor *d)
 	if (d->first || (d->shard && !d->owned))
 		return -1;
 	for (k = 0; k < d->npath; k++)
-		if (!above_units(d, d->path[k]) && unclaimed(d->path[k]) >= 0)
+		if (!above_units(d, d->path[k]) && unclaimed(d, d->path[k]) >= 0)
 			return (long)k;
 	return -1;
 }
@@ -677,6 +759,7 @@ int ploom_dpor_split(struct ploom_dpor **out, struct ploom_dpor *d, struct ploom
 		return -1;
 	v->base.ops = d->base.ops;
 	v->first = 0;
+	v->bound = d->bound;
 	v->shard = d->shard;
 	v->walker = 0;
 	v->unit = d->unit;
@@ -692,7 +775,7 @@ int ploom_dpor_split(struct ploom_dpor **out, struct ploom_dpor *d, struct ploom
 		v->chosen[k] = d->chosen[k];
 		v->npath = k + 1;
 	}
-	if (claim(v, (size_t)at, unclaimed(v->path[at])) < 0) {
+	if (claim(v, (size_t)at, unclaimed(v, v->path[at])) < 0) {
 		ploom_dpor_free(v);
 		return ploom_err_oom(err);
 	}
@@ -761,9 +844,9 @@ static const struct ploom_strategy_ops dpor_ops = {
 };
 
 int ploom_dpor_new_shard(struct ploom_dpor **out, struct ploom_shard *shard,
-			 struct ploom_err *err)
+			 int max_preemptions, struct ploom_err *err)
 {
-	if (ploom_dpor_new(out, err) < 0)
+	if (ploom_dpor_new_bounded(out, max_preemptions, err) < 0)
 		return -1;
 	(*out)->shard = shard;
 	/* the first schedule is in unit 0 */
@@ -778,22 +861,28 @@ int ploom_dpor_new_shard(struct ploom_dpor **out, struct ploom_shard *shard,
 
 int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err)
 {
+	return ploom_dpor_strategy_new_bounded(out, -1, err);
+}
+
+int ploom_dpor_strategy_new_bounded(struct ploom_strategy **out, int max_preemptions,
+				    struct ploom_err *err)
+{
 	struct ploom_dpor *d = NULL;
 
 	*out = NULL;
-	if (ploom_dpor_new(&d, err) < 0)
+	if (ploom_dpor_new_bounded(&d, max_preemptions, err) < 0)
 		return -1;
 	*out = &d->base;
 	return 0;
 }
 
 int ploom_dpor_strategy_new_shard(struct ploom_strategy **out, struct ploom_shard *shard,
-				  struct ploom_err *err)
+				  int max_preemptions, struct ploom_err *err)
 {
 	struct ploom_dpor *d = NULL;
 
 	*out = NULL;
-	if (ploom_dpor_new_shard(&d, shard, err) < 0)
+	if (ploom_dpor_new_shard(&d, shard, max_preemptions, err) < 0)
 		return -1;
 	*out = &d->base;
 	return 0;

@@ -81,8 +81,24 @@
  * with more backtrack entries than the reduction asks for still reaches
  * every outcome, so the N shards together reach those of the whole search.
  *
- * No preemption bound: that needs bounded POR (Coons, Musuvathi,
- * McKinley, OOPSLA 2013); ploom-explore refuses the combination.
+ * With a preemption bound (ploom_dpor_new_bounded()), only schedules
+ * that make at most that many preemptions run, and every schedule within
+ * the bound has an equivalent one that runs (bounded POR: Coons,
+ * Musuvathi, McKinley, "Bounded partial-order reduction", OOPSLA 2013).
+ * Reversing a race where the later task would preempt one that could go
+ * on may cost a preemption beyond the bound, so the reordering is also
+ * started at the switch points above the race, where the path switches
+ * tasks already and another task costs no more.  Sleep sets are left
+ * out: the schedule a sleep set prunes is equivalent to one explored, but
+ * that one may lie beyond the bound.  tests/c/test_dpor.c holds the bounded search to the
+ * bounded depth-first search (explore.h) for the bounds 0, 1 and 2 as it
+ * holds the unbounded one to the unbounded.  So the search over the
+ * bounds 0, 1, 2, ... in turn finds a failure with the fewest
+ * preemptions first, as the minimizer (minimize.h) uses it.
+ *
+ * A bound composes with the views and the shards: each node keeps the
+ * preemptions above it, and no view claims, nor shard enumerates, a task
+ * beyond the bound.
  */
 #ifndef PLOOM_DPOR_H
 #define PLOOM_DPOR_H
@@ -96,6 +112,10 @@ struct ploom_dpor;
 
 /* A new search.  On success the caller owns *out (ploom_dpor_free()). */
 int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err);
+
+/* A search of the schedules with at most max_preemptions preemptions
+ * (explore.h's count); max_preemptions < 0: no bound, ploom_dpor_new(). */
+int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct ploom_err *err);
 
 /* Frees the search; accepts NULL. */
 void ploom_dpor_free(struct ploom_dpor *d);
@@ -121,19 +141,23 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
  * probe never does), -1 with err filled. */
 int ploom_dpor_split(struct ploom_dpor **out, struct ploom_dpor *d, struct ploom_err *err);
 
-/* A new search of shard's part (shard.h): the shard outlives it, and its
- * counts are filled as the search goes. */
+/* A new search of shard's part (shard.h), with a preemption bound (< 0:
+ * none): the shard outlives it, and its counts are filled as the search
+ * goes. */
 struct ploom_shard;
 int ploom_dpor_new_shard(struct ploom_dpor **out, struct ploom_shard *shard,
-			 struct ploom_err *err);
+			 int max_preemptions, struct ploom_err *err);
 
 /* The same searches as strategies of the search driver (search.h), named
  * "dpor", split as ploom_dpor_split(); a shard's says which runs are
  * probes. */
 struct ploom_strategy;
 int ploom_dpor_strategy_new(struct ploom_strategy **out, struct ploom_err *err);
+/* The same with a preemption bound (< 0: none), as ploom_dpor_new_bounded(). */
+int ploom_dpor_strategy_new_bounded(struct ploom_strategy **out, int max_preemptions,
+				    struct ploom_err *err);
 int ploom_dpor_strategy_new_shard(struct ploom_strategy **out, struct ploom_shard *shard,
-				  struct ploom_err *err);
+				  int max_preemptions, struct ploom_err *err);
 
 /* Counters of this view, for tests and statistics: races found and reversed, and
  * races whose reversal started with no task enabled before the earlier

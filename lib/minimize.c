@@ -1,11 +1,12 @@
-/* The minimizer: iterative preemption bounding; minimize.h documents it. */
+/* The minimizer: the fewest preemptions first; minimize.h documents it. */
 #include "minimize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "explore.h"
+#include "dpor.h"
+#include "ipb.h"
 #include "json.h"
 #include "replay.h"
 
@@ -22,12 +23,73 @@ int ploom_minimize_same_failure(const struct ploom_outcome *want,
 	return ploom_replay_same_outcome(want, got);
 }
 
+/* One search over the schedules with fewer preemptions than the
+ * original: iterative preemption bounding (ipb.h) or the bounded
+ * reduction (dpor.h) with the bounds 0, 1, ... in turn. */
+struct search {
+	int use_dpor;
+	int bound;              /* the bound of the DPOR under way */
+	int last;               /* the highest bound searched */
+	struct ploom_ipb *ipb;
+	struct ploom_dpor *dpor;
+};
+
+static void search_free(struct search *s)
+{
+	ploom_ipb_free(s->ipb);
+	ploom_dpor_free(s->dpor);
+	s->ipb = NULL;
+	s->dpor = NULL;
+}
+
+/* Starts the search over (from bound 0), with the reduction or without. */
+static int search_start(struct search *s, int use_dpor, struct ploom_err *err)
+{
+	search_free(s);
+	s->use_dpor = use_dpor;
+	s->bound = 0;
+	if (use_dpor)
+		return ploom_dpor_new_bounded(&s->dpor, 0, err);
+	return ploom_ipb_new(&s->ipb, s->last, err);
+}
+
+static const int *search_prefix(const struct search *s, size_t *n)
+{
+	return s->use_dpor ? ploom_dpor_prefix(s->dpor, n) : ploom_ipb_prefix(s->ipb, n);
+}
+
+/* The bound of the next schedule: at most that many preemptions (exactly,
+ * without the reduction). */
+static int search_bound(const struct search *s)
+{
+	return s->use_dpor ? s->bound : ploom_ipb_level(s->ipb);
+}
+
+/* Takes a run; 1 when there is a next schedule, 0 when the search is
+ * over, -1 with err filled.  The reduction goes on with the next bound
+ * when one is over. */
+static int search_next(struct search *s, const struct ploom_run *run, struct ploom_err *err)
+{
+	int more;
+
+	if (!s->use_dpor)
+		return ploom_ipb_next(s->ipb, run, err);
+	more = ploom_dpor_next(s->dpor, run, err);
+	if (more != 0)
+		return more;
+	if (s->bound >= s->last)
+		return 0;
+	ploom_dpor_free(s->dpor);
+	s->dpor = NULL;
+	return ploom_dpor_new_bounded(&s->dpor, ++s->bound, err) < 0 ? -1 : 1;
+}
+
 int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *res,
 			  const struct ploom_run *original,
 			  const struct ploom_minimize_opts *opts, ploom_minimize_run_fn run,
 			  void *ctx, struct ploom_err *err)
 {
-	struct ploom_explore *ex = NULL;
+	struct search s = {0};
 	struct ploom_run r = {0};
 	long budget = opts && opts->max_schedules > 0 ? opts->max_schedules
 						      : PLOOM_MINIMIZE_DEFAULT_BUDGET;
@@ -53,45 +115,56 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 			goto done;
 		}
 	}
-	for (bound = 0; bound < res->from; bound++) {
-		ploom_explore_free(ex);
-		ex = NULL;
-		if (ploom_explore_new(&ex, bound, err) < 0)
+	ret = 0;
+	if (res->from == 0)
+		goto done;
+	ret = -1;
+	s.last = res->from - 1;
+	if (search_start(&s, opts && opts->reduce, err) < 0)
+		goto done;
+	do {
+		if (res->schedules >= budget) {
+			res->exhausted = 1;
+			ret = 0;
 			goto done;
-		do {
-			if (res->schedules >= budget) {
-				res->exhausted = 1;
-				ret = 0;
+		}
+		prefix = search_prefix(&s, &n);
+		bound = search_bound(&s);
+		ploom_run_release(&r);
+		if (run(ctx, &r, prefix, n, err) < 0)
+			goto done;
+		res->schedules++;
+		if (opts && opts->progress)
+			opts->progress(opts->progress_ctx, res->schedules, bound);
+		if (r.outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
+			ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
+				      "a schedule did not follow its choices: %s",
+				      r.outcome.summary ? r.outcome.summary : "");
+			goto done;
+		}
+		if (ploom_minimize_same_failure(&original->outcome, &r.outcome)) {
+			res->to = r.preemptions;
+			ploom_run_move(out, &r);
+			ret = 1;
+			goto done;
+		}
+		if (s.use_dpor && r.outcome.kind == PLOOM_OUTCOME_REFINE) {
+			/* plain state the reduction did not see as shared: its
+			 * classes are wrong, and this worker cannot be given the
+			 * points; the search without it needs none */
+			if (search_start(&s, 0, err) < 0)
 				goto done;
-			}
-			prefix = ploom_explore_prefix(ex, &n);
-			ploom_run_release(&r);
-			if (run(ctx, &r, prefix, n, err) < 0)
-				goto done;
-			res->schedules++;
-			if (opts && opts->progress)
-				opts->progress(opts->progress_ctx, res->schedules, bound);
-			if (r.outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
-				ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
-					      "a schedule did not follow its choices: %s",
-					      r.outcome.summary ? r.outcome.summary : "");
-				goto done;
-			}
-			if (ploom_minimize_same_failure(&original->outcome, &r.outcome)) {
-				res->to = r.preemptions;
-				ploom_run_move(out, &r);
-				ret = 1;
-				goto done;
-			}
-			more = ploom_explore_next(ex, &r, err);
-			if (more < 0)
-				goto done;
-		} while (more);
-	}
+			more = 1;
+			continue;
+		}
+		more = search_next(&s, &r, err);
+		if (more < 0)
+			goto done;
+	} while (more);
 	ret = 0;
 done:
 	ploom_run_release(&r);
-	ploom_explore_free(ex);
+	search_free(&s);
 	return ret;
 }
 
@@ -155,6 +228,7 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 	/* shallow: its lists stay original's */
 	struct ploom_config config = original->config;
 	struct worker_ctx ctx;
+	struct ploom_minimize_opts mopts = {0};
 	char id[17];
 	int r, ret = -1;
 
@@ -170,7 +244,13 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 			      config.schedule_timeout_s);
 		goto done;
 	}
-	r = ploom_minimize_search(&found, res, &original->run, opts, run_on_worker, &ctx, err);
+	if (opts)
+		mopts = *opts;
+	/* a worker of a search with the reduction makes the scenario's shared
+	 * state visible to it (trace.h's instrumentation); another's does not,
+	 * and the reduction would take its steps for independent */
+	mopts.reduce = original->config.reduction && !strcmp(original->config.reduction, "dpor");
+	r = ploom_minimize_search(&found, res, &original->run, &mopts, run_on_worker, &ctx, err);
 	if (r < 0)
 		goto done;
 	if (r == 1) {

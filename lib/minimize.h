@@ -4,12 +4,24 @@
  * --------
  * A failing schedule found by depth-first search often switches tasks
  * more than the bug needs.  Given a failing run with P preemptions, the
- * minimizer runs bounded depth-first searches (explore.h) with
- * max_preemptions = 0, 1, ..., P-1, in that order, and stops at the first
- * schedule whose outcome is the same failure (ploom_minimize_same_failure()).
- * Each bounded search is exhaustive, so the run found has the fewest
+ * minimizer runs the schedules with at most P-1 preemptions fewest first
+ * and stops at the first whose outcome is the same failure
+ * (ploom_minimize_same_failure()), so the run found has the fewest
  * preemptions of every schedule that fails that way; when none is found,
- * the original already had the fewest.
+ * the original already had the fewest.  Two searches do that:
+ *
+ *   - iterative preemption bounding (ipb.h): every schedule with 0
+ *     preemptions, then exactly 1, ..., each run once;
+ *   - with opts->reduce, the bounded reduction (dpor.h) with the bounds
+ *     0, 1, ..., P-1 in turn: each covers every schedule within its bound
+ *     up to equivalence, and equivalent schedules fail alike, so the first
+ *     bound with a schedule failing that way finds one, with at most that
+ *     many preemptions and, the bounds below having none, exactly that
+ *     many.  It runs far fewer schedules (three dining philosophers: 19
+ *     against 140), but needs every access to shared state to be a step,
+ *     as a worker of a search with the reduction makes it.  A run that
+ *     asks for more points (outcome refine) starts the search again
+ *     without it.
  *
  * The search only needs a way to run a schedule, so it runs the same over
  * a worker process (ploom_minimize_trace(), used by ploom-minimize and by
@@ -17,9 +29,9 @@
  * tests (ploom_minimize_search()).
  *
  * A budget bounds the schedules run.  When it runs out before the search
- * is over, the best run found so far is the original (bounds are tried in
- * increasing order and the first match ends the search), and the result
- * says so (exhausted).
+ * is over, the best run found so far is the original (fewer preemptions
+ * come first and the first match ends the search), and the result says so
+ * (exhausted).
  */
 #ifndef PLOOM_MINIMIZE_H
 #define PLOOM_MINIMIZE_H
@@ -41,7 +53,8 @@ typedef int (*ploom_minimize_run_fn)(void *ctx, struct ploom_run *out, const int
 				     size_t n, struct ploom_err *err);
 
 /* Called after every schedule with the schedules run so far and the
- * preemption bound being searched, e.g. for progress lines. */
+ * preemptions of the level searched (at most that many, with the
+ * reduction), e.g. for progress lines. */
 typedef void (*ploom_minimize_progress_fn)(void *ctx, long schedules, int bound);
 
 struct ploom_minimize_opts {
@@ -56,6 +69,10 @@ struct ploom_minimize_opts {
 	/* seconds per schedule at most, when shorter than the trace's
 	 * schedule_timeout_s (ploom_timeout_min()); <= 0: the trace's */
 	double schedule_timeout_s;
+	/* 1: search with the bounded reduction (dpor.h), which needs every
+	 * access to shared state to be a step; ploom_minimize_trace() sets it
+	 * when the trace's search ran with the reduction */
+	int reduce;
 };
 
 struct ploom_minimize_result {

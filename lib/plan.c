@@ -27,8 +27,8 @@ static int dfs_new(struct ploom_strategy **out, struct ploom_plan *plan, struct 
 static int dpor_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
 {
 	if (plan->shard_count)
-		return ploom_dpor_strategy_new_shard(out, &plan->shard, err);
-	return ploom_dpor_strategy_new(out, err);
+		return ploom_dpor_strategy_new_shard(out, &plan->shard, plan->max_preemptions, err);
+	return ploom_dpor_strategy_new_bounded(out, plan->max_preemptions, err);
 }
 
 static int ipb_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
@@ -90,12 +90,10 @@ static const struct refusal {
 	{PLOOM_PLAN_IPB, PLOOM_PLAN_OPT_REDUCTION,
 	 "the reduction keeps one schedule of each class of equivalent ones, not always the "
 	 "one with the fewest preemptions, so the search by preemptions could miss the "
-	 "failure with the fewest; that needs bounded partial-order reduction, which ploom "
-	 "does not have"},
+	 "failure with the fewest; --reduction=dpor with --max-preemptions searches the "
+	 "classes within a bound"},
 	{PLOOM_PLAN_PCT, PLOOM_PLAN_OPT_REDUCTION, SAMPLE_NO_DPOR},
 	{PLOOM_PLAN_RANDOM, PLOOM_PLAN_OPT_REDUCTION, SAMPLE_NO_DPOR},
-	{PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_MAX_PREEMPTIONS,
-	 "a preemption bound needs bounded partial-order reduction, which ploom does not have"},
 	{PLOOM_PLAN_IPB, PLOOM_PLAN_OPT_SHARD,
 	 "a shard walks the work units of the depth-first search, and ipb's levels are not "
 	 "split into them"},

@@ -68,9 +68,10 @@ class Config:
         only in the order of steps that do not conflict (two steps conflict
         when they touch the same cell, lock or thread and one of them
         changes it), and so reaches every outcome of ``"none"`` in far
-        fewer schedules.  It cannot be combined with ``max_preemptions``
-        (``ploom-explore`` refuses it); with ``jobs`` above 1 the workers
-        share one reduced search.
+        fewer schedules.  With ``max_preemptions`` it is bounded
+        partial-order reduction (Coons, Musuvathi and McKinley, OOPSLA
+        2013): it reaches the outcomes of ``"none"`` with the same bound.
+        With ``jobs`` above 1 the workers share one reduced search.
     search (``--search``)
         The order the schedules are tried in.  ``"dfs"`` (the utility's
         default): depth first.  ``"ipb"``: iterative preemption bounding,

@@ -8,7 +8,11 @@
  * - on generated programs (PLOOM_DPOR_PROGRAMS of them, 10000 by
  *   default), DPOR reaches exactly the outcomes DFS reaches (each failure
  *   by task and place, each deadlock with its waits and the cells, each
- *   final state of the cells) in no more schedules.
+ *   final state of the cells) in no more schedules;
+ * - with the preemption bounds 0, 1 and 2, on the same scenarios (whose
+ *   bounded DFS counts are REFERENCE.md's) and on generated programs
+ *   (PLOOM_DPOR_BOUNDED_PROGRAMS), DPOR reaches exactly the outcomes of
+ *   DFS with that bound, in no more schedules, none beyond the bound.
  *
  * - on generated programs (PLOOM_DPOR_VIEW_PROGRAMS of them, 300 by
  *   default), DPOR split into views, their runs in flight taken back in
@@ -176,8 +180,8 @@ static void take(struct result *r, const struct ploom_run *run, const long cells
 	}
 }
 
-static void run_dfs(struct result *r, const struct sim_scenario *sc, const struct sim_prog *p,
-		    long cap, int classes)
+static void run_dfs_bounded(struct result *r, const struct sim_scenario *sc,
+			    const struct sim_prog *p, long cap, int classes, int bound)
 {
 	struct ploom_explore *ex = NULL;
 	struct ploom_run run;
@@ -187,7 +191,7 @@ static void run_dfs(struct result *r, const struct sim_scenario *sc, const struc
 	int more;
 
 	memset(r, 0, sizeof(*r));
-	ploom_explore_new(&ex, -1, NULL);
+	ploom_explore_new(&ex, bound, NULL);
 	do {
 		prefix = ploom_explore_prefix(ex, &n);
 		sim_exec(&run, sc, p, prefix, n, NULL, 0, cells);
@@ -203,10 +207,19 @@ static void run_dfs(struct result *r, const struct sim_scenario *sc, const struc
 	ploom_explore_free(ex);
 }
 
+static void run_dfs(struct result *r, const struct sim_scenario *sc, const struct sim_prog *p,
+		    long cap, int classes)
+{
+	run_dfs_bounded(r, sc, p, cap, classes, -1);
+}
+
 static struct ploom_dpor_stats last_stats;
 
-static void run_dpor(struct result *r, const struct sim_scenario *sc, const struct sim_prog *p,
-		     int classes)
+/* The most preemptions of a schedule run by the last run_dpor_bounded(). */
+static int last_most_preemptions;
+
+static void run_dpor_bounded(struct result *r, const struct sim_scenario *sc,
+			     const struct sim_prog *p, int classes, int bound)
 {
 	struct ploom_dpor *d = NULL;
 	struct ploom_err err = {0, ""};
@@ -217,7 +230,8 @@ static void run_dpor(struct result *r, const struct sim_scenario *sc, const stru
 	int more;
 
 	memset(r, 0, sizeof(*r));
-	ploom_dpor_new(&d, NULL);
+	last_most_preemptions = 0;
+	ploom_dpor_new_bounded(&d, bound, NULL);
 	do {
 		prefix = ploom_dpor_prefix(d, &n);
 		sleep = ploom_dpor_sleep(d, &m);
@@ -239,6 +253,8 @@ static void run_dpor(struct result *r, const struct sim_scenario *sc, const stru
 			printf("   -> %s\n", run.outcome.summary);
 		}
 		take(r, &run, cells, classes);
+		if (run.preemptions > last_most_preemptions)
+			last_most_preemptions = run.preemptions;
 		more = ploom_dpor_next(d, &run, &err);
 		ploom_run_release(&run);
 	} while (more == 1 && r->schedules + r->blocked < 10000000);
@@ -248,6 +264,12 @@ static void run_dpor(struct result *r, const struct sim_scenario *sc, const stru
 	}
 	ploom_dpor_get_stats(d, &last_stats);
 	ploom_dpor_free(d);
+}
+
+static void run_dpor(struct result *r, const struct sim_scenario *sc, const struct sim_prog *p,
+		     int classes)
+{
+	run_dpor_bounded(r, sc, p, classes, -1);
 }
 
 static void result_free(struct result *r)
@@ -474,7 +496,7 @@ struct part {
 #define MAX_PARTS 4
 
 static void run_views(struct result *r, const struct sim_prog *p, int nparts, unsigned long seed,
-		      struct ploom_shard *shard)
+		      struct ploom_shard *shard, int bound)
 {
 	struct part parts[MAX_PARTS];
 	struct ploom_err err = {0, ""};
@@ -483,8 +505,8 @@ static void run_views(struct result *r, const struct sim_prog *p, int nparts, un
 
 	memset(r, 0, sizeof(*r));
 	memset(parts, 0, sizeof(parts));
-	if (shard ? ploom_dpor_strategy_new_shard(&parts[0].s, shard, &err) < 0
-		  : ploom_dpor_strategy_new(&parts[0].s, &err) < 0) {
+	if (shard ? ploom_dpor_strategy_new_shard(&parts[0].s, shard, bound, &err) < 0
+		  : ploom_dpor_strategy_new_bounded(&parts[0].s, bound, &err) < 0) {
 		r->error = 1;
 		return;
 	}
@@ -586,7 +608,8 @@ static int same_outcomes(const struct result *want, const struct result *got, co
 	return 0;
 }
 
-static int views_of(generator gen, unsigned long seed, struct view_totals *tot)
+/* With bound >= 0, against DFS with that bound. */
+static int views_of(generator gen, unsigned long seed, struct view_totals *tot, int bound)
 {
 	static const struct {
 		int count, depth;       /* depth -1: the default */
@@ -598,17 +621,18 @@ static int views_of(generator gen, unsigned long seed, struct view_totals *tot)
 	int ok = 1, nparts, order, K;
 
 	gen(&p, seed, 12);
-	run_dfs(&dfs, NULL, &p, DFS_CAP, 0);
+	run_dfs_bounded(&dfs, NULL, &p, DFS_CAP, 0, bound);
 	if (dfs.capped || dfs.error) {
 		result_free(&dfs);
 		return 1;
 	}
 	tot->complete++;
-	run_dpor(&serial, NULL, &p, 0);
+	run_dpor_bounded(&serial, NULL, &p, 0, bound);
 	tot->serial += serial.schedules + serial.blocked;
 	for (nparts = 2; nparts <= MAX_PARTS; nparts++)
 		for (order = 0; order < 2; order++) {
-			run_views(&got, &p, nparts, seed * 8 + (unsigned long)(nparts * 2 + order), NULL);
+			run_views(&got, &p, nparts, seed * 8 + (unsigned long)(nparts * 2 + order), NULL,
+				  bound);
 			snprintf(label, sizeof(label), "%d views, order %d", nparts, order);
 			ok &= same_outcomes(&dfs, &got, label);
 			tot->views += got.schedules + got.blocked;
@@ -629,7 +653,7 @@ static int views_of(generator gen, unsigned long seed, struct view_totals *tot)
 				sh.depth = shardings[i].depth;
 			/* the last shard with views, the others alone */
 			run_views(&got, &p, K + 1 == shardings[i].count ? 2 : 1, seed + (unsigned long)K,
-				  &sh);
+				  &sh, bound);
 			all.error |= got.error;
 			for (k = 0; k < got.outcomes.n; k++)
 				strset_add(&all.outcomes, got.outcomes.s[k]);
@@ -655,8 +679,8 @@ static int views_of(generator gen, unsigned long seed, struct view_totals *tot)
 		result_free(&all);
 	}
 	if (!ok) {
-		printf("seed %lu: views or shards differ from DFS (%ld schedules)\n", seed,
-		       dfs.schedules);
+		printf("seed %lu, bound %d: views or shards differ from DFS (%ld schedules)\n", seed,
+		       bound, dfs.schedules);
 		sim_prog_print(stdout, &p);
 	}
 	result_free(&dfs);
@@ -671,14 +695,14 @@ static void dpor_views_and_shards_reach_the_outcomes_of_dfs(void)
 	struct view_totals tot = {0};
 
 	if (one) {
-		CHECK(views_of(sim_prog_generate, strtoul(one, NULL, 10), &tot));
-		CHECK(views_of(sim_prog_generate_clock, strtoul(one, NULL, 10), &tot));
+		CHECK(views_of(sim_prog_generate, strtoul(one, NULL, 10), &tot, -1));
+		CHECK(views_of(sim_prog_generate_clock, strtoul(one, NULL, 10), &tot, -1));
 		return;
 	}
 	for (i = 0; i < n; i++) {
 		tot.programs++;
 		if (!views_of(i % 2 ? sim_prog_generate_clock : sim_prog_generate, (unsigned long)i,
-			      &tot) && ++failed >= 5)
+			      &tot, -1) && ++failed >= 5)
 			break;
 	}
 	CHECK_INT(failed, 0);
@@ -693,6 +717,143 @@ static void dpor_views_and_shards_reach_the_outcomes_of_dfs(void)
 	       tot.shard_probes);
 }
 
+/* ---- with a preemption bound ---- */
+
+/* Bounded DPOR against bounded DFS (explore.h, the same bound) on one
+ * program: exactly its outcomes, in no more schedules, none of them beyond
+ * the bound.  DFS is capped as above. */
+static int bounded_differential(unsigned long seed, int bound, struct totals *tot)
+{
+	struct sim_prog p;
+	struct result dfs, dpor;
+	size_t k;
+	int ok = 1;
+
+	sim_prog_generate(&p, seed, 12);
+	run_dfs_bounded(&dfs, NULL, &p, DFS_CAP, 0, bound);
+	run_dpor_bounded(&dpor, NULL, &p, 0, bound);
+	if (dpor.error || dfs.error || last_most_preemptions > bound)
+		ok = 0;
+	if (!dfs.capped && (dpor.schedules > dfs.schedules || dpor.outcomes.n != dfs.outcomes.n))
+		ok = 0;
+	for (k = 0; k < dfs.outcomes.n && ok; k++)
+		if (!strset_has(&dpor.outcomes, dfs.outcomes.s[k]))
+			ok = 0;
+	if (!ok) {
+		printf("seed %lu, bound %d: DFS %ld schedules%s, DPOR %ld, at most %d preemptions%s\n",
+		       seed, bound, dfs.schedules, dfs.capped ? " (capped)" : "", dpor.schedules,
+		       last_most_preemptions, dpor.error ? ", error" : "");
+		sim_prog_print(stdout, &p);
+		for (k = 0; k < dfs.outcomes.n; k++)
+			printf("  %s %s\n", strset_has(&dpor.outcomes, dfs.outcomes.s[k]) ? "both"
+											  : "DFS only",
+			       dfs.outcomes.s[k]);
+		for (k = 0; k < dpor.outcomes.n; k++)
+			if (!strset_has(&dfs.outcomes, dpor.outcomes.s[k]))
+				printf("  DPOR only %s\n", dpor.outcomes.s[k]);
+	}
+	tot->programs++;
+	if (!dfs.capped) {
+		tot->complete++;
+		tot->dfs += dfs.schedules;
+		tot->dpor += dpor.schedules;
+	}
+	tot->with_failure += dfs.failing > 0;
+	result_free(&dfs);
+	result_free(&dpor);
+	return ok;
+}
+
+/* REFERENCE.md's bounded counts: DPOR with the bounds 0, 1 and 2 fails
+ * where DFS with the same bound does, and reaches its outcomes. */
+static void bounded_dpor_matches_bounded_dfs_on_the_reference_scenarios(void)
+{
+	size_t i, k;
+	int bound;
+
+	for (i = 0; i < sizeof(reference) / sizeof(reference[0]); i++) {
+		const struct sim_scenario *sc = sim_find(reference[i].name);
+
+		for (bound = 0; bound <= 2; bound++) {
+			struct result dfs, dpor;
+			int ok = 1;
+
+			run_dfs_bounded(&dfs, sc, NULL, 0, 0, bound);
+			run_dpor_bounded(&dpor, sc, NULL, 0, bound);
+			if (sc->want[bound + 1][0]) {
+				ok &= CHECK_INT(dfs.schedules, sc->want[bound + 1][0]);
+				ok &= CHECK_INT(dfs.failing, sc->want[bound + 1][1]);
+			}
+			ok &= CHECK(!dpor.error);
+			ok &= CHECK(last_most_preemptions <= bound);
+			ok &= CHECK(dpor.schedules <= dfs.schedules);
+			ok &= CHECK((dpor.failing > 0) == (dfs.failing > 0));
+			ok &= CHECK_INT(dpor.outcomes.n, dfs.outcomes.n);
+			for (k = 0; k < dfs.outcomes.n; k++)
+				ok &= CHECK(strset_has(&dpor.outcomes, dfs.outcomes.s[k]));
+			printf("%s, -p %d: DFS %ld schedules (%ld failing), DPOR %ld (%ld failing)%s\n",
+			       reference[i].name, bound, dfs.schedules, dfs.failing, dpor.schedules,
+			       dpor.failing, ok ? "" : "  <-- FAILED");
+			result_free(&dfs);
+			result_free(&dpor);
+		}
+	}
+}
+
+/* PLOOM_DPOR_BOUNDED_PROGRAMS programs (1000 by default; make check gives 500), each with the
+ * bounds 0, 1 and 2; PLOOM_DPOR_BOUNDED_SEED=N runs program N alone. */
+static void bounded_dpor_reaches_the_outcomes_of_bounded_dfs_on_generated_programs(void)
+{
+	const char *env = getenv("PLOOM_DPOR_BOUNDED_PROGRAMS");
+	const char *one = getenv("PLOOM_DPOR_BOUNDED_SEED");
+	long n = env ? atol(env) : 1000, i, failed = 0;
+	struct totals tot[3] = {{0}};
+	int bound;
+
+	for (i = 0; i < (one ? 1 : n); i++)
+		for (bound = 0; bound <= 2; bound++)
+			if (!bounded_differential(one ? strtoul(one, NULL, 10) : (unsigned long)i,
+						  bound, &tot[bound]) &&
+			    ++failed >= 5)
+				goto out;
+out:
+	CHECK_INT(failed, 0);
+	if (one)
+		return;
+	for (bound = 0; bound <= 2; bound++) {
+		/* worth comparing: programs that fail within the bound */
+		CHECK(bound == 0 || tot[bound].with_failure * 10 >= tot[bound].programs);
+		printf("generated programs, -p %d: %ld, %ld with a failure; %ld explored completely "
+		       "by DFS (%ld schedules) and by DPOR (%ld schedules: 1/%.1f)\n",
+		       bound, tot[bound].programs, tot[bound].with_failure, tot[bound].complete,
+		       tot[bound].dfs, tot[bound].dpor,
+		       tot[bound].dpor ? (double)tot[bound].dfs / (double)tot[bound].dpor : 0.0);
+	}
+}
+
+/* The views and the shards under a bound: a third of the view programs'
+ * number, each with the bounds 0, 1 and 2, against DFS with the bound. */
+static void bounded_views_and_shards_reach_the_outcomes_of_bounded_dfs(void)
+{
+	const char *env = getenv("PLOOM_DPOR_VIEW_PROGRAMS");
+	long n = (env ? atol(env) : 300) / 3, i, failed = 0;
+	struct view_totals tot = {0};
+	int bound;
+
+	for (i = 0; i < n; i++)
+		for (bound = 0; bound <= 2; bound++) {
+			tot.programs++;
+			if (!views_of(sim_prog_generate, (unsigned long)i, &tot, bound) && ++failed >= 5)
+				goto out;
+		}
+out:
+	CHECK_INT(failed, 0);
+	CHECK(tot.complete * 100 >= 40 * tot.programs);
+	printf("bounded views and shards: %ld searches, %ld explored completely by DFS; serial "
+	       "DPOR %ld runs, views x%.3f of it\n", tot.programs, tot.complete, tot.serial,
+	       tot.serial ? (double)tot.views / 6.0 / (double)tot.serial : 0.0);
+}
+
 int main(void)
 {
 	dpor_covers_every_class_of_the_reference_scenarios();
@@ -700,5 +861,8 @@ int main(void)
 	dpor_reaches_the_outcomes_of_dfs_on_generated_programs();
 	dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock();
 	dpor_views_and_shards_reach_the_outcomes_of_dfs();
+	bounded_dpor_matches_bounded_dfs_on_the_reference_scenarios();
+	bounded_dpor_reaches_the_outcomes_of_bounded_dfs_on_generated_programs();
+	bounded_views_and_shards_reach_the_outcomes_of_bounded_dfs();
 	return check_report();
 }

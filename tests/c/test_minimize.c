@@ -21,6 +21,7 @@ struct sim_ctx {
 	int ignore_choices;     /* run the default schedule whatever is asked */
 	int fail_after;         /* runner error after this many runs (0: never) */
 	int runs;
+	const struct sim_prog *prog;    /* a generated program instead of sc */
 };
 
 static int run_sim(void *ctx, struct ploom_run *out, const int *choices, size_t n,
@@ -31,7 +32,8 @@ static int run_sim(void *ctx, struct ploom_run *out, const int *choices, size_t 
 	if (c->fail_after && c->runs >= c->fail_after)
 		return ploom_err_set(err, PLOOM_ERR_WORKER, "the worker died during a schedule");
 	c->runs++;
-	sim_run(out, c->sc, c->ignore_choices ? NULL : choices, c->ignore_choices ? 0 : n);
+	sim_exec(out, c->prog ? NULL : c->sc, c->prog, c->ignore_choices ? NULL : choices,
+		 c->ignore_choices ? 0 : n, NULL, 0, NULL);
 	if (out->outcome.kind == PLOOM_OUTCOME_FAILURE && out->preemptions < c->rename_below) {
 		free(out->outcome.exc_message);
 		out->outcome.exc_message = strdup("another bug");
@@ -106,7 +108,7 @@ static void same_failure_compares_what_identifies_the_bug(void)
 
 static void the_bank_failure_found_first_minimizes_to_one_preemption(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0}, again;
 	struct ploom_err err = {0, ""};
@@ -137,13 +139,15 @@ static void the_bank_failure_found_first_minimizes_to_one_preemption(void)
 /* Every failing schedule of each scenario, minimized, has the fewest
  * preemptions that any schedule failing that way has: REFERENCE.md says
  * bound 0 has no failure and bound 1 has some, for all three. */
-static void every_failing_schedule_minimizes_to_the_fewest_preemptions(void)
+static void every_failing_schedule_minimizes_to_the_fewest_preemptions(int reduce)
 {
 	static const char *const names[] = {"bank without the lock", "abba", "racy_counter2"};
+	struct ploom_minimize_opts opts = {0};
 	size_t i;
 
+	opts.reduce = reduce;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		struct sim_ctx ctx = {sim_find(names[i]), 0, 0, 0, 0};
+		struct sim_ctx ctx = {sim_find(names[i]), 0, 0, 0, 0, NULL};
 		struct ploom_explore *ex = NULL;
 		struct ploom_run run;
 		const int *prefix;
@@ -162,13 +166,13 @@ static void every_failing_schedule_minimizes_to_the_fewest_preemptions(void)
 				struct ploom_minimize_result res;
 				struct ploom_run min = {0};
 				int want = run.preemptions > 1 ? 1 : run.preemptions;
-				int got = ploom_minimize_search(&min, &res, &run, NULL, run_sim, &ctx,
+				int got = ploom_minimize_search(&min, &res, &run, &opts, run_sim, &ctx,
 								NULL);
 				failing++;
 				if (!CHECK_INT(got, run.preemptions > 1 ? 1 : 0) ||
 				    !CHECK_INT(res.to, want))
-					printf("  (%s, a failure with %d preemptions)\n", names[i],
-					       run.preemptions);
+					printf("  (%s, a failure with %d preemptions, reduce %d)\n",
+					       names[i], run.preemptions, reduce);
 				CHECK(res.to <= res.from);
 				if (got == 1) {
 					CHECK_INT(min.preemptions, want);
@@ -183,9 +187,130 @@ static void every_failing_schedule_minimizes_to_the_fewest_preemptions(void)
 	}
 }
 
+/* With the bounded reduction the search finds the bank's failure with
+ * one preemption too, in fewer schedules than without it. */
+static void the_reduction_searches_fewer_schedules_for_the_same_result(void)
+{
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct ploom_minimize_opts opts = {0};
+	struct ploom_minimize_result plain, reduced;
+	struct ploom_run orig = {0}, min = {0};
+
+	CHECK_INT(find_failure(&orig, ctx.sc, 2), 0);
+	CHECK_INT(ploom_minimize_search(&min, &plain, &orig, NULL, run_sim, &ctx, NULL), 1);
+	ploom_run_release(&min);
+	memset(&min, 0, sizeof(min));
+	opts.reduce = 1;
+	CHECK_INT(ploom_minimize_search(&min, &reduced, &orig, &opts, run_sim, &ctx, NULL), 1);
+	CHECK_INT(reduced.to, 1);
+	CHECK_INT(min.preemptions, 1);
+	CHECK(reduced.schedules < plain.schedules);
+	printf("bank: minimized from %d preemptions in %ld schedules, %ld with the reduction\n",
+	       plain.from, plain.schedules, reduced.schedules);
+	ploom_run_release(&min);
+	ploom_run_release(&orig);
+}
+
+/* The fewest preemptions of a schedule of ctx's program that fails as
+ * want does: bounded depth-first searches with the bounds 0, 1, ... until
+ * one finds it (at most max), or -1. */
+static int fewest_preemptions(struct sim_ctx *ctx, const struct ploom_outcome *want, int max)
+{
+	int bound;
+
+	for (bound = 0; bound <= max; bound++) {
+		struct ploom_explore *ex = NULL;
+		struct ploom_run run;
+		const int *prefix;
+		size_t n;
+		int more, found = 0;
+
+		ploom_explore_new(&ex, bound, NULL);
+		do {
+			prefix = ploom_explore_prefix(ex, &n);
+			sim_exec(&run, NULL, ctx->prog, prefix, n, NULL, 0, NULL);
+			found = ploom_minimize_same_failure(want, &run.outcome);
+			more = found ? 0 : ploom_explore_next(ex, &run, NULL);
+			ploom_run_release(&run);
+		} while (more == 1);
+		ploom_explore_free(ex);
+		if (found)
+			return bound;
+	}
+	return -1;
+}
+
+/* On generated programs (PLOOM_MINIMIZE_PROGRAMS, 300 by default), the
+ * first failing schedule of each kind that an unbounded DFS finds, with 2
+ * preemptions or more, minimizes to the fewest preemptions of any
+ * schedule failing that way (bounded DFS tells), with the reduction and
+ * without. */
+static void generated_failures_minimize_to_the_fewest_preemptions(void)
+{
+	const char *env = getenv("PLOOM_MINIMIZE_PROGRAMS");
+	long nprog = env ? atol(env) : 300, i, tried = 0, shorter = 0, failed = 0;
+	long schedules[2] = {0, 0};
+
+	for (i = 0; i < nprog && failed < 5; i++) {
+		struct sim_prog p;
+		struct sim_ctx ctx = {NULL, 0, 0, 0, 0, &p};
+		struct ploom_explore *ex = NULL;
+		struct ploom_run run;
+		const int *prefix;
+		size_t n;
+		int more, k = 0;
+
+		sim_prog_generate(&p, (unsigned long)i, 12);
+		ploom_explore_new(&ex, -1, NULL);
+		do {
+			prefix = ploom_explore_prefix(ex, &n);
+			sim_exec(&run, NULL, &p, prefix, n, NULL, 0, NULL);
+			more = ploom_explore_next(ex, &run, NULL);
+			if (ploom_outcome_is_failure(run.outcome.kind) && run.preemptions >= 2) {
+				int want = fewest_preemptions(&ctx, &run.outcome, run.preemptions);
+				int reduce;
+
+				tried++;
+				shorter += want < run.preemptions;
+				for (reduce = 0; reduce <= 1; reduce++) {
+					struct ploom_minimize_opts opts = {0};
+					struct ploom_minimize_result res;
+					struct ploom_run min = {0};
+					int ok;
+
+					opts.reduce = reduce;
+					ploom_minimize_search(&min, &res, &run, &opts, run_sim, &ctx, NULL);
+					schedules[reduce] += res.schedules;
+					ok = CHECK_INT(res.to, want);
+					if (min.steps)
+						ok &= CHECK_INT(min.preemptions, want);
+					if (!ok) {
+						printf("  program %ld, reduce %d: %s with %d preemptions\n", i,
+						       reduce, run.outcome.summary, run.preemptions);
+						sim_prog_print(stdout, &p);
+						failed++;
+					}
+					ploom_run_release(&min);
+				}
+				/* one failure a program: the next ones are mostly the same */
+				more = 0;
+			}
+			ploom_run_release(&run);
+			k++;
+		} while (more == 1 && k < 2000);
+		ploom_explore_free(ex);
+	}
+	CHECK_INT(failed, 0);
+	/* worth it: failures that do have a shorter schedule */
+	CHECK(shorter * 2 >= tried && tried * 10 >= nprog);
+	printf("generated programs: %ld, %ld failures minimized (%ld to fewer preemptions): "
+	       "%ld schedules without the reduction, %ld with\n",
+	       nprog, tried, shorter, schedules[0], schedules[1]);
+}
+
 static void a_minimal_run_is_left_alone_after_the_lower_bounds(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0}, out = {0};
 
@@ -205,7 +330,7 @@ static void a_minimal_run_is_left_alone_after_the_lower_bounds(void)
 
 static void a_failure_that_does_not_reproduce_is_a_divergence(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
 	struct ploom_minimize_opts opts = {0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, forged, out = {0};
@@ -254,7 +379,7 @@ static void only_the_same_failure_counts(void)
 {
 	/* failures with fewer than 2 preemptions get another message, so
 	 * the one with 2 is the fewest that fails the same way */
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 2, 0, 0, 0};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 2, 0, 0, 0, NULL};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0};
 
@@ -279,8 +404,8 @@ static void progress_counts(void *ctx, long schedules, int bound)
 
 static void the_budget_stops_the_search_and_says_so(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
-	struct ploom_minimize_opts opts = {2, progress_counts, NULL, 0, 0};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct ploom_minimize_opts opts = {2, progress_counts, NULL, 0, 0, 0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0};
 	long calls[1] = {0};
@@ -299,7 +424,7 @@ static void the_budget_stops_the_search_and_says_so(void)
 
 static void errors_stop_the_search(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, pass, min = {0};
 	struct ploom_err err = {0, ""};
@@ -434,7 +559,13 @@ static void a_worker_trace_is_the_original_when_none_is_shorter(void)
 	ploom_trace_free(min);
 	min = NULL;
 
-	/* one schedule at bound 0, then the budget is spent before bound 1 */
+	/* one schedule at bound 0, then the budget is spent before bound 1:
+	 * a schedule that could have preempted at its second step */
+	free(run);
+	run = fake_write(dir, "run.txt",
+			 "step 0 0 start thread#1 0 - - -\n"
+			 "step 1 0 yield_now - 0,1 - 1:begin:- -\n"
+			 "outcome pass\nexit code 0\ndone 2\n", 0);
 	opts.max_schedules = 1;
 	CHECK_INT(ploom_minimize_trace(&min, &res, orig, w, &opts, NULL), 0);
 	CHECK_INT(res.exhausted, 1);
@@ -503,7 +634,10 @@ int main(void)
 {
 	same_failure_compares_what_identifies_the_bug();
 	the_bank_failure_found_first_minimizes_to_one_preemption();
-	every_failing_schedule_minimizes_to_the_fewest_preemptions();
+	every_failing_schedule_minimizes_to_the_fewest_preemptions(0);
+	every_failing_schedule_minimizes_to_the_fewest_preemptions(1);
+	the_reduction_searches_fewer_schedules_for_the_same_result();
+	generated_failures_minimize_to_the_fewest_preemptions();
 	a_minimal_run_is_left_alone_after_the_lower_bounds();
 	a_failure_that_does_not_reproduce_is_a_divergence();
 	only_the_same_failure_counts();

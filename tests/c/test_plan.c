@@ -27,7 +27,7 @@ struct plan_case {
 #define IPB_NO_DPOR "--search=ipb cannot be combined with --reduction=dpor: the reduction " \
 	"keeps one schedule of each class of equivalent ones, not always the one with the " \
 	"fewest preemptions, so the search by preemptions could miss the failure with the " \
-	"fewest; that needs bounded partial-order reduction, which ploom does not have"
+	"fewest; --reduction=dpor with --max-preemptions searches the classes within a bound"
 
 static const struct plan_case cases[] = {
 	{"dfs", "none", -1, 1, 0, 0, 0, 0, -1, "dfs", NULL},
@@ -40,11 +40,10 @@ static const struct plan_case cases[] = {
 	{"pct", "dpor", -1, 1, 10, 0, 0, 0, -1, NULL,
 	 "--search=pct cannot be combined with --reduction=dpor: a sample draws its choices in "
 	 "the worker, where no partial-order reduction runs"},
-	{"dfs", "dpor", 0, 1, 0, 0, 0, 0, -1, NULL,
-	 "--reduction=dpor cannot be combined with --max-preemptions: a preemption bound needs "
-	 "bounded partial-order reduction, which ploom does not have"},
+	{"dfs", "dpor", 0, 1, 0, 0, 0, 0, -1, "dpor", NULL},
 	{"dfs", "dpor", -1, 2, 0, 0, 0, 0, -1, "dpor", NULL},
 	{"dfs", "dpor", -1, 3, 0, 0, 0, 4, 2, "dpor", NULL},
+	{"dfs", "dpor", 1, 2, 0, 0, 0, 4, 2, "dpor", NULL},
 	{"ipb", "none", -1, 1, 0, 0, 0, 2, -1, NULL,
 	 "--search=ipb cannot be combined with --shard: a shard walks the work units of the "
 	 "depth-first search, and ipb's levels are not split into them"},
@@ -65,10 +64,7 @@ static const struct plan_case cases[] = {
 	{"random", "none", -1, 1, 10, 0, 1, 0, -1, NULL, "--pct-depth needs --search=pct"},
 	{"dfs", "none", -1, 1, 0, 0, 0, 0, 3, NULL, "--shard-depth needs --shard"},
 	/* several refused: the first in the table's order, which puts --reduction
-	 * first, then dpor's, then --shard-depth and --shard, then a sample's */
-	{"dfs", "dpor", 1, 1, 0, 0, 0, 2, -1, NULL,
-	 "--reduction=dpor cannot be combined with --max-preemptions: a preemption bound needs "
-	 "bounded partial-order reduction, which ploom does not have"},
+	 * first, then --shard-depth and --shard, then a sample's */
 	{"pct", "none", 1, 1, 0, 0, 0, 0, 3, NULL, "--shard-depth needs --shard"},
 	{"pct", "none", 1, 1, 10, 0, 0, 2, -1, NULL,
 	 "--search=pct cannot be combined with --shard: shards split a depth-first tree; give "
@@ -140,7 +136,7 @@ static void flags_should_answer_what_a_search_is(void)
 	CHECK(ploom_plan_refusal(PLOOM_PLAN_IPB, PLOOM_PLAN_OPT_JOBS) == NULL);
 	CHECK(ploom_plan_refusal(PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_JOBS) == NULL);
 	CHECK(ploom_plan_refusal(PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_SHARD) == NULL);
-	CHECK(ploom_plan_refusal(PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_MAX_PREEMPTIONS) != NULL);
+	CHECK(ploom_plan_refusal(PLOOM_PLAN_DPOR, PLOOM_PLAN_OPT_MAX_PREEMPTIONS) == NULL);
 }
 
 /* The invariant ploom_plan_check() aborts on: a --search that no kind

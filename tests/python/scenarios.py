@@ -105,6 +105,24 @@ def lock_order_bug():
     r.join()
 
 
+def philosophers3():
+    # three dining philosophers, each taking the fork on the left then the one
+    # on the right: a deadlock when all three hold their left fork, which
+    # needs two preemptions (the benchmark times finding and minimizing it)
+    forks = [ploom.Lock() for _ in range(3)]
+
+    def dine(i):
+        with forks[i]:
+            with forks[(i + 1) % 3]:
+                pass
+
+    ts = [ploom.Thread(target=dine, args=(i,)) for i in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
 def writers3():
     # three threads write one cell and read it back: every order is its own
     # class, so partial-order reduction runs many schedules here (the

@@ -270,8 +270,6 @@ def test_dpor_finds_the_bugs(tmp_path, name, message):
 
 def test_dpor_combinations_are_refused_before_any_schedule_with_the_utilitys_reason(tmp_path):
     for options, reason in (
-        ({"max_preemptions": 1}, "--reduction=dpor cannot be combined with --max-preemptions: "
-         "a preemption bound needs bounded partial-order reduction"),
         ({"jobs": 2}, "--reduction=dpor cannot be combined with --jobs above 1"),
     ):
         config = ploom.Config(reduction="dpor", trace_dir=str(tmp_path / "traces"), **options)
@@ -939,3 +937,15 @@ def test_progress_lines_are_taken_whole_from_stderr_and_the_rest_is_left():
     assert lines.rest() == b"a last line without"
     assert lines.rest() == b""
     assert reports == [json.loads(line)] * 2
+
+
+def test_dpor_with_a_bound_fails_where_the_bounded_search_does(tmp_path):
+    # abba deadlocks with 1 preemption and not with none, under both searches
+    for reduction in ("none", "dpor"):
+        config = ploom.Config(reduction=reduction, max_preemptions=0, trace_dir=str(tmp_path))
+        assert ploom.check(scenarios.abba, config).max_preemptions == 0
+        config = ploom.Config(reduction=reduction, max_preemptions=1, trace_dir=str(tmp_path))
+        with pytest.raises(ModelCheckError) as info:
+            ploom.check(scenarios.abba, config)
+        assert info.value.statistics.reduction == reduction
+        assert "deadlock" in str(info.value)

@@ -146,8 +146,8 @@ def test_ipb_with_dpor_is_refused_before_any_schedule_with_the_reason(tmp_path):
     assert str(info.value) == (
         "ploom-explore: --search=ipb cannot be combined with --reduction=dpor: the reduction "
         "keeps one schedule of each class of equivalent ones, not always the one with the fewest "
-        "preemptions, so the search by preemptions could miss the failure with the fewest; that "
-        "needs bounded partial-order reduction, which ploom does not have"
+        "preemptions, so the search by preemptions could miss the failure with the fewest; "
+        "--reduction=dpor with --max-preemptions searches the classes within a bound"
     )
     assert not (tmp_path / "traces").exists()
 
