@@ -496,8 +496,8 @@ verdict() {
 	[ -z "$stderr" ]
 	run -2 --separate-stderr ploom-explore --check-options -s -1
 	[[ "$stderr" == "ploom-explore: invalid --max-steps '-1': not an integer from 0 to "*$'\n'"usage: ploom-explore "* ]]
-	run -2 --separate-stderr ploom-explore --check-options --reduction=dpor -p 2
-	[[ "$stderr" == "ploom-explore: --reduction=dpor cannot be combined with --max-preemptions"* ]]
+	run -2 --separate-stderr ploom-explore --check-options --reduction=dpor --search=pct -n 5
+	[[ "$stderr" == "ploom-explore: --search=pct cannot be combined with --reduction=dpor"* ]]
 	run -2 --separate-stderr ploom-explore --check-options a:b c:d
 	[[ "$stderr" == "ploom-explore: too many arguments"* ]]
 	[ -z "$output" ]

@@ -270,13 +270,25 @@ def test_dpor_finds_the_bugs(tmp_path, name, message):
 
 def test_dpor_combinations_are_refused_before_any_schedule_with_the_utilitys_reason(tmp_path):
     for options, reason in (
-        ({"jobs": 2}, "--reduction=dpor cannot be combined with --jobs above 1"),
+        ({"search": "pct", "max_schedules": 5}, "--search=pct cannot be combined with --reduction=dpor"),
+        ({"search": "ipb"}, "--search=ipb cannot be combined with --reduction=dpor"),
     ):
         config = ploom.Config(reduction="dpor", trace_dir=str(tmp_path / "traces"), **options)
         with pytest.raises(ValueError) as info:
             ploom.check(scenarios.bank_unlocked, config)
         assert str(info.value).startswith(f"ploom-explore: {reason}")
         assert not (tmp_path / "traces").exists()
+
+
+@pytest.mark.parametrize("options", [{"jobs": 2}, {"max_preemptions": 1}, {"jobs": 2, "max_preemptions": 2}])
+def test_dpor_with_workers_or_a_bound_finds_the_bug_and_passes_the_fix(tmp_path, options):
+    config = ploom.Config(reduction="dpor", trace_dir=str(tmp_path), **options)
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.bank_unlocked, config)
+    assert "the account is overdrawn" in str(info.value)
+    stats = ploom.check(scenarios.bank_locked, config)
+    assert stats.complete is True
+    assert stats.failing == 0
 
 
 def test_a_schedule_limit_is_never_a_pass(tmp_path):
