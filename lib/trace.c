@@ -516,7 +516,7 @@ int ploom_outcome_is_failure(enum ploom_outcome_kind kind)
 
 const char *ploom_wait_note(const struct ploom_wait *wt)
 {
-	return wt->op == PLOOM_OP_ACQUIRE && wt->holder == -1 ? " (free; waits for the queue's state)" : "";
+	return wt->op == PLOOM_OP_ACQUIRE && wt->holder == -1 ? " (free; waits for the state it guards)" : "";
 }
 
 static void add_wait(struct ploom_buf *b, const struct ploom_wait *w)

@@ -474,7 +474,8 @@ char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait 
 /* What a wait's words leave unsaid, or "": a blocking acquire of a lock
  * that nobody holds waits for the state the lock guards to allow it (a
  * ploom.queue get for an item, a put for room, a join for every task
- * done: their waits are one acquire each). */
+ * done, a Semaphore's acquire for a unit: their waits are one acquire
+ * each). */
 const char *ploom_wait_note(const struct ploom_wait *wt);
 
 /* An outcome's summary without its leading "KIND: ", for a rendering

@@ -55,7 +55,7 @@ from collections import deque
 
 from ploom import _names
 from ploom._ploom import Lock as _Lock
-from ploom._ploom import SharedCell, held_lock
+from ploom._ploom import SharedCell, acquire_when, held_lock
 from ploom._ploom import Thread as _PloomThread
 from ploom._ploom import current_task as _current_task
 
@@ -348,6 +348,14 @@ class Semaphore:
     def acquire(self, blocking=True, timeout=None):
         if not blocking and timeout is not None:
             raise ValueError("can't specify timeout for non-blocking acquire")
+        if blocking and timeout is None:
+            # the wait is one step, the lock's acquire once a unit is
+            # there (ploom._ploom.acquire_when): only code holding the lock
+            # changes the value, and the loop below would retry until then
+            acquire_when(self._cond._lock, self._available)
+            self._value -= 1
+            self._cond._lock.release()
+            return True
         timed_out = False
         with self._cond:
             while self._value == 0:
@@ -358,6 +366,9 @@ class Semaphore:
             return True
 
     __enter__ = acquire
+
+    def _available(self):
+        return self._value > 0
 
     def release(self, n=1):
         if n < 1:

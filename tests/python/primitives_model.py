@@ -241,6 +241,11 @@ class Semaphore:
         self.value, self.initial, self.bounded = value, value, bounded
 
     def acquire(self, timeout=None):
+        if timeout is None:  # one step, once a unit is there
+            yield ("acquire", self.cond.plain, "when", lambda: self.value > 0)
+            self.value -= 1
+            yield from self.cond.exit()
+            return True
         yield from self.cond.enter()
         timed_out = False
         while self.value == 0:
