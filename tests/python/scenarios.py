@@ -158,6 +158,50 @@ def writers3_twice():
         t.join()
 
 
+def queue_handoff():
+    # a producer and a consumer over Queue(maxsize=1), three items, and the
+    # main thread joining the queue: 12 schedules under the reduction, whose
+    # waits are one step each (3,402 when they were condition waits)
+    import ploom.queue as queue
+
+    q = queue.Queue(maxsize=1)
+
+    def producer():
+        for i in range(3):
+            q.put(i)
+
+    def consumer():
+        for _ in range(3):
+            q.get()
+            q.task_done()
+
+    ts = [ploom.Thread(target=producer), ploom.Thread(target=consumer)]
+    for t in ts:
+        t.start()
+    q.join()
+    for t in ts:
+        t.join()
+
+
+def lock_handoff():
+    # lock steps only, about as many per schedule as queue_handoff's: what a
+    # queue schedule's cost is measured against
+    lock = ploom.Lock()
+    n = ploom.SharedCell(0)
+
+    def work():
+        for _ in range(2):
+            with lock:
+                n.write(n.read() + 1)
+
+    ts = [ploom.Thread(target=work) for _ in range(2)]
+    for t in ts:
+        t.start()
+    work()
+    for t in ts:
+        t.join()
+
+
 def racy_counter2():
     # two threads increment without a lock: a lost update
     n = ploom.SharedCell(0)

@@ -13,6 +13,7 @@ import pytest
 import ploom
 import ploom.queue as pqueue
 import ploom.threading as pthreading
+import scenarios
 from ploom.exploration import ModelCheckError
 
 
@@ -471,6 +472,27 @@ def small_join_timed():
     assert not alive, f"timed out, set={was_set}"
 
 
+def queue_counted_after_task_done():
+    # the consumer counts an item after marking it done: join() may return
+    # before the count, which the reduction must find as DFS does
+    q = pqueue.Queue(maxsize=1)
+    got = ploom.SharedCell(0)
+
+    def consumer():
+        for _ in range(2):
+            q.get()
+            q.task_done()
+            got.write(got.read() + 1)
+
+    t = ploom.Thread(target=consumer)
+    t.start()
+    for i in range(2):
+        q.put(i)
+    q.join()
+    assert got.read() == 2, f"joined with {got.read()} counted"
+    t.join()
+
+
 def _outcomes(scenario, reduction):
     config = ploom.Config(keep_going=True, reduction=reduction, minimize=False)
     try:
@@ -487,7 +509,7 @@ def _outcomes(scenario, reduction):
     # small_pool_if, on the same two waiters, has a failure it must reach too
     [small_pool_if, pytest.param(small_pool_while, marks=pytest.mark.soak), small_semaphore_1, small_semaphore_2,
      small_barrier, small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait, queue_get_timed,
-     small_condition_wait_for, rlock_reentry, small_join_timed],
+     small_condition_wait_for, rlock_reentry, small_join_timed, queue_counted_after_task_done],
     ids=lambda f: f.__name__,
 )
 def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
@@ -495,6 +517,13 @@ def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
     dpor, dpor_schedules = _outcomes(scenario, "dpor")
     assert dpor == dfs
     assert dpor_schedules <= dfs_schedules
+
+
+def test_a_queue_hand_off_is_a_handful_of_schedules_under_the_reduction():
+    # each wait is one step: no order of the conditions' waiter locks to try
+    stats = ploom.check(scenarios.queue_handoff, DPOR)
+    assert stats.complete
+    assert stats.schedules <= 340, stats.schedules
 
 
 def test_the_primitives_are_also_ploom_names():
