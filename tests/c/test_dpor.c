@@ -321,6 +321,34 @@ static void dpor_covers_every_class_of_the_reference_scenarios(void)
 	}
 }
 
+/* DPOR's result against DFS's on one program: exactly its outcomes, in no
+ * more schedules (when DFS completed). */
+static int agrees(const struct result *dfs, const struct result *dpor)
+{
+	size_t k;
+
+	if (!dfs->capped &&
+	    (dpor->schedules > dfs->schedules || dpor->outcomes.n != dfs->outcomes.n))
+		return 0;
+	for (k = 0; k < dfs->outcomes.n; k++)
+		if (!strset_has(&dpor->outcomes, dfs->outcomes.s[k]))
+			return 0;
+	return 1;
+}
+
+/* The outcomes of both, each marked with who reached it. */
+static void print_outcomes(const struct result *dfs, const struct result *dpor)
+{
+	size_t k;
+
+	for (k = 0; k < dfs->outcomes.n; k++)
+		printf("  %s %s\n", strset_has(&dpor->outcomes, dfs->outcomes.s[k]) ? "both" : "DFS only",
+		       dfs->outcomes.s[k]);
+	for (k = 0; k < dpor->outcomes.n; k++)
+		if (!strset_has(&dfs->outcomes, dpor->outcomes.s[k]))
+			printf("  DPOR only %s\n", dpor->outcomes.s[k]);
+}
+
 /* ---- generated programs ---- */
 
 /* Counts over the generated programs. */
@@ -348,23 +376,14 @@ static int differential_of(generator gen, unsigned long seed, struct totals *tot
 	run_dpor(&dpor, NULL, &p, 0);
 	if (dpor.error || dfs.error)
 		ok = 0;
-	if (!dfs.capped && (dpor.schedules > dfs.schedules || dpor.outcomes.n != dfs.outcomes.n))
+	if (!agrees(&dfs, &dpor))
 		ok = 0;
-	for (k = 0; k < dfs.outcomes.n && ok; k++)
-		if (!strset_has(&dpor.outcomes, dfs.outcomes.s[k]))
-			ok = 0;
 	if (!ok) {
 		printf("seed %lu: DFS %ld schedules%s, DPOR %ld (+%ld sleep-blocked)%s\n", seed,
 		       dfs.schedules, dfs.capped ? " (capped)" : "", dpor.schedules, dpor.blocked,
 		       dpor.error ? ", error" : "");
 		sim_prog_print(stdout, &p);
-		for (k = 0; k < dfs.outcomes.n; k++)
-			printf("  %s %s\n", strset_has(&dpor.outcomes, dfs.outcomes.s[k]) ? "both"
-											  : "DFS only",
-			       dfs.outcomes.s[k]);
-		for (k = 0; k < dpor.outcomes.n; k++)
-			if (!strset_has(&dfs.outcomes, dpor.outcomes.s[k]))
-				printf("  DPOR only %s\n", dpor.outcomes.s[k]);
+		print_outcomes(&dfs, &dpor);
 	}
 	tot->programs++;
 	if (!dfs.capped) {
@@ -726,7 +745,6 @@ static int bounded_differential(unsigned long seed, int bound, struct totals *to
 {
 	struct sim_prog p;
 	struct result dfs, dpor;
-	size_t k;
 	int ok = 1;
 
 	sim_prog_generate(&p, seed, 12);
@@ -734,23 +752,14 @@ static int bounded_differential(unsigned long seed, int bound, struct totals *to
 	run_dpor_bounded(&dpor, NULL, &p, 0, bound);
 	if (dpor.error || dfs.error || last_most_preemptions > bound)
 		ok = 0;
-	if (!dfs.capped && (dpor.schedules > dfs.schedules || dpor.outcomes.n != dfs.outcomes.n))
+	if (!agrees(&dfs, &dpor))
 		ok = 0;
-	for (k = 0; k < dfs.outcomes.n && ok; k++)
-		if (!strset_has(&dpor.outcomes, dfs.outcomes.s[k]))
-			ok = 0;
 	if (!ok) {
 		printf("seed %lu, bound %d: DFS %ld schedules%s, DPOR %ld, at most %d preemptions%s\n",
 		       seed, bound, dfs.schedules, dfs.capped ? " (capped)" : "", dpor.schedules,
 		       last_most_preemptions, dpor.error ? ", error" : "");
 		sim_prog_print(stdout, &p);
-		for (k = 0; k < dfs.outcomes.n; k++)
-			printf("  %s %s\n", strset_has(&dpor.outcomes, dfs.outcomes.s[k]) ? "both"
-											  : "DFS only",
-			       dfs.outcomes.s[k]);
-		for (k = 0; k < dpor.outcomes.n; k++)
-			if (!strset_has(&dfs.outcomes, dpor.outcomes.s[k]))
-				printf("  DPOR only %s\n", dpor.outcomes.s[k]);
+		print_outcomes(&dfs, &dpor);
 	}
 	tot->programs++;
 	if (!dfs.capped) {
