@@ -29,7 +29,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from ploom._worker import imports_as, root_above, scenario_problem, split_target
 
@@ -169,8 +169,10 @@ class Config:
     """
 
     max_preemptions: int | None = None
-    reduction: str | None = None
-    search: str | None = None
+    # the values ploom-explore takes, for an editor to offer; the utility
+    # still judges each value (a str outside them reaches it and is refused)
+    reduction: Literal["none", "dpor"] | None = None
+    search: Literal["dfs", "ipb", "pct", "random"] | None = None
     seed: int | None = None
     pct_depth: int | None = None
     max_schedules: int | None = None

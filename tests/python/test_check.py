@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import types
+import typing
 
 import pytest
 
@@ -730,6 +731,22 @@ def test_the_largest_values_pass_the_utilitys_check(options):
         [UTILITY, "--check-options", *ploom.Config(**options)._options()], capture_output=True, text=True
     )
     assert (result.returncode, result.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("field", ["reduction", "search"])
+def test_an_enumerated_field_is_typed_with_the_values_ploom_explore_takes(field):
+    # the type is what an editor offers: the Literal of exactly the values
+    # the utility names when it refuses another one
+    option = dict((f, o) for f, o, _ in ploom.exploration._OPTIONS)[field]
+    refused = subprocess.run([UTILITY, "--check-options", f"{option}=unheard-of"], capture_output=True, text=True)
+    said = re.match(rf"ploom-explore: unknown {option} \((.*)\) 'unheard-of'\n", refused.stderr)
+    assert refused.returncode == 2 and said, refused.stderr
+    values = re.split(r", | or ", said[1])
+    literal, none = typing.get_args(typing.get_type_hints(ploom.Config)[field])
+    assert (typing.get_origin(literal), none) == (typing.Literal, type(None))
+    assert sorted(typing.get_args(literal)) == sorted(values)
+    # a value outside the type is still the utility's to refuse, not Config's
+    assert ploom.Config(**{field: "unheard-of"})._options() == [f"{option}=unheard-of"]
 
 
 def test_max_steps_0_sets_no_bound_as_for_ploom_explore(tmp_path):
