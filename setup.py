@@ -11,7 +11,14 @@ pure Python, so that `pip install .`, `pip wheel .`, `uv build` and
   every lib/*.c, cJSON and libgit2.  They are built by the build_scripts
   step, so the wheel carries them in ploom-*.data/scripts/ and the installer
   puts them in the environment's bin/, beside its python: ploom.check and
-  the utilities find each other there with no PATH set-up.
+  the utilities find each other there with no PATH set-up;
+- the man pages of man/, as the wheel's data: the installer puts them in
+  the environment's share/man/man1 and man5, where `man` finds them from
+  the bin/ on PATH (man-db looks at ../share/man of each PATH entry).
+
+setuptools builds in a temporary folder of its own, removed when it is done,
+and writes the metadata (ploom.egg-info) there too: a `pip install .` leaves
+nothing in the source tree, and build/ stays the Makefile's.
 
 A missing compiler, pkg-config, cJSON, libgit2 or Python.h stops the build
 with a message naming the Debian package to install.
@@ -21,12 +28,14 @@ sanitizers on request) and installs this project in editable mode only for
 its metadata; it sets PLOOM_BUILT_BY_MAKE=1, which leaves both out here.
 """
 
-import os  # noqa: I001 - distutils is imported after setuptools, below
+import atexit  # noqa: I001 - distutils is imported after setuptools, below
+import os
 import shlex
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from glob import glob
 
 from setuptools import Extension, setup
@@ -53,6 +62,14 @@ SYSTEM_LIBS = {
 
 NATIVE = os.environ.get("PLOOM_BUILT_BY_MAKE") != "1"
 UTILITY_SOURCES = sorted(glob("cmd/ploom-*.c"))
+MAN_PAGES = {section: sorted(glob(f"man/*.{section}")) for section in ("1", "5")}
+
+# setuptools' defaults, build/ and python/ploom.egg-info, would be in the
+# source tree, and build/ is the Makefile's.  Each run of this file (pip runs
+# it once for each build step) gets its own folder: whatever a step hands to
+# the next (the metadata, the wheel) goes to a folder that pip names.
+OUT_OF_TREE = tempfile.mkdtemp(prefix="ploom-setuptools-")
+atexit.register(shutil.rmtree, OUT_OF_TREE, ignore_errors=True)
 
 
 def missing(what, package):
@@ -164,5 +181,7 @@ setup(
     # build_scripts runs only when there are scripts: the utilities' main
     # files stand for them, and BuildUtilities compiles them.
     scripts=UTILITY_SOURCES if NATIVE else [],
+    data_files=[(f"share/man/man{section}", pages) for section, pages in MAN_PAGES.items()],
     cmdclass={"build_ext": BuildExtension, "build_scripts": BuildUtilities},
+    options={"build": {"build_base": OUT_OF_TREE}, "egg_info": {"egg_base": OUT_OF_TREE}},
 )

@@ -1,17 +1,23 @@
-"""``python -m ploom``: check a scenario, replay a trace, show a trace.
+"""``ploom`` and ``python -m ploom``: check a scenario, replay a trace, show a trace.
 
-    python -m ploom check [OPTIONS] TARGET     explore TARGET (module:function
-                                               or path/to/file.py:function)
-    python -m ploom replay [--python PATH] TRACE
-    python -m ploom show [--format FORMAT] [--color WHEN] [-w N] [TRACE]
+    ploom check [OPTIONS] TARGET     explore TARGET (module:function
+                                     or path/to/file.py:function)
+    ploom replay [--python PATH] TRACE
+    ploom show [OPTIONS] [TRACE]
+
+The ``ploom`` command (the console script that installing ploom puts in
+the environment's bin/) and ``python -m ploom`` are this one program; it
+names itself as it was called.
 
 ``check`` passes its arguments to ``ploom-explore`` as they are, so it takes
 every option of that utility with the same spelling, value and default
-(``python -m ploom check --help`` lists them); the one default it sets is
+(``ploom check --help`` lists them); the one default it sets is
 ``--python``: this interpreter.  Instead of the statistics it prints the
 failure, its traces and the command that replays it (or the count of
 schedules that passed, and whose plain state they covered when the search
-instrumented any, or the limit that stopped the search).
+instrumented any, or the limit that stopped the search).  ``show`` is
+``ploom-show`` with the same arguments, its output and exit status
+(``ploom show --help`` lists its options).
 
 The exit status is the utilities' (see ``man ploom-explore``): 0 passed,
 1 a schedule failed, 2 usage error or bad input, 3 a limit stopped the
@@ -32,7 +38,9 @@ EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 EXIT_DIVERGENCE = 4
 
-PROG = "python -m ploom"
+# The console script runs main() with its own path as argv[0]; python -m
+# ploom with that of this file.
+PROG = "ploom" if sys.argv and os.path.basename(sys.argv[0]) == "ploom" else "python -m ploom"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     # ploom-explore before this parser sees them
     check = commands.add_parser(
         "check",
-        help="explore every schedule of a scenario (options: python -m ploom check --help)",
+        help=f"explore every schedule of a scenario (options: {PROG} check --help)",
         add_help=False,
     )
     check.add_argument("args", nargs=argparse.REMAINDER, metavar="[OPTIONS] TARGET")
@@ -67,20 +75,13 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--python", metavar="PATH",
                         help="the worker's interpreter (default: this one)")
 
+    # listed for the help only, as check is: ploom-show parses them
     show = commands.add_parser(
         "show",
-        help="render a trace as a table or a page",
-        description="Render TRACE (or standard input) with one column per task, or as one HTML page.",
+        help=f"render a trace as a table or a page (options: {PROG} show --help)",
+        add_help=False,
     )
-    show.add_argument("trace", metavar="TRACE", nargs="?", default="-",
-                      help="a trace file, or - (the default) for standard input")
-    # ploom-show checks the value and says which ones it takes
-    show.add_argument("--format", metavar="FORMAT",
-                      help="ploom-show's --format: see ploom-show --help")
-    show.add_argument("--color", choices=("never", "always", "auto"), default="never",
-                      help="colour the marks and the outcome (default never)")
-    show.add_argument("-w", "--width", type=int, metavar="N",
-                      help="cut values so that a cell fits N characters (default 28)")
+    show.add_argument("args", nargs=argparse.REMAINDER, metavar="[OPTIONS] [TRACE]")
     return parser
 
 
@@ -160,38 +161,34 @@ def _replay(args) -> int:
     return EXIT_OK
 
 
-def _show(args) -> int:
+def _show(args: list[str]) -> int:
     from ploom import exploration
 
     try:
-        argv = [exploration._find_utility("ploom-show"), f"--color={args.color}"]
+        program = exploration._find_utility("ploom-show")
     except RuntimeError as exc:
         return _error(str(exc))
-    if args.format is not None:
-        argv.append(f"--format={args.format}")
-    if args.width is not None:
-        argv.append(f"--width={args.width}")
-    argv.append(args.trace)
     sys.stdout.flush()
     # ploom-show writes to our stdout and stderr directly: its messages
-    # already name it, and its exit status is ours
-    return subprocess.run(argv, check=False).returncode
+    # already name it, its usage names us, and its exit status is ours
+    env = dict(os.environ, PLOOM_USAGE_NAME=f"{PROG} show")
+    return subprocess.run([program, *args], env=env, check=False).returncode
 
 
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; returns the exit status (0, 1, 2, 3 or 4)."""
     if argv is None:
         argv = sys.argv[1:]
-    if argv[:1] == ["check"]:
-        # ploom-explore's arguments, which it alone parses
-        command, args = _check, argv[1:]
+    if argv[:1] in (["check"], ["show"]):
+        # a utility's arguments, which it alone parses
+        command, args = {"check": _check, "show": _show}[argv[0]], argv[1:]
     else:
         try:
             args = _parser().parse_args(argv)
         except SystemExit as exc:
             # argparse exits 2 on a usage error and 0 for --help and --version
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-        command = {"replay": _replay, "show": _show}[args.command]
+        command = _replay
     try:
         return command(args)
     except KeyboardInterrupt:
