@@ -385,10 +385,25 @@ def test_show_passes_the_format_to_ploom_show(project):
     assert written.returncode == 0
     with open(project / minimized, encoding="utf-8") as f:
         assert json.loads(written.stdout)["steps"] == json.load(f)["steps"]
-    # ploom-show says which formats it takes, not python -m ploom
+    # ploom-show says which formats it takes, not python -m ploom, and
+    # its usage is under our name
     wrong = ploom(project, "show", "--format=xml", minimized)
     assert wrong.returncode == 2
-    assert wrong.stderr.startswith("ploom-show: invalid --format 'xml'\nusage: ploom-show ")
+    assert wrong.stderr.startswith("ploom-show: invalid --format 'xml'\nusage: python -m ploom show [--format=")
+
+
+def test_show_takes_ploom_shows_arguments_as_they_are(project):
+    show = os.path.join(os.path.dirname(sys.executable), "ploom-show")
+    ours = ploom(project, "show", "--help")
+    theirs = subprocess.run([show, "--help"], capture_output=True, text=True, check=True)
+    assert ours.returncode == 0
+    assert ours.stdout == theirs.stdout.replace("ploom-show ", "python -m ploom show ")
+    _, minimized = check_failure(project)
+    narrow = ploom(project, "show", "-w", "8", "--color=always", minimized)
+    assert narrow.returncode == 0
+    assert narrow.stdout == subprocess.run(
+        [show, "-w", "8", "--color=always", minimized], cwd=project, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_show_of_a_malformed_trace_exits_2(project):
@@ -407,3 +422,37 @@ def test_main_returns_the_exit_code(capsys):
     assert "check" in capsys.readouterr().out
     assert main([]) == 2
     assert main(["check"]) == 2
+
+
+def test_the_ploom_command_is_python_m_ploom_under_its_own_name(project):
+    # the console script that installing ploom puts beside the interpreter
+    command = os.path.join(os.path.dirname(sys.executable), "ploom")
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+
+    def run(*args):
+        return subprocess.run([command, *args], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+    helped = run("--help")
+    assert (helped.returncode, helped.stderr) == (0, "")
+    assert helped.stdout.startswith("usage: ploom [-h] [-V] COMMAND ...\n")
+    listed = re.findall(r"^ {4}(\w+) ", helped.stdout, re.M)
+    assert listed == ["check", "replay", "show"]
+    assert "python -m ploom" not in helped.stdout
+    checked = run("check", "-q", "bank:scenario")
+    assert checked.returncode == 1, checked.stderr
+    minimized = lines(checked.stdout)[2].removeprefix("Minimized trace: ")
+    assert re.fullmatch(TRACE, minimized)
+    assert f"ploom replay {minimized}" in checked.stdout
+    assert "python -m ploom" not in checked.stdout
+    usage = run("check", "--no-such-option", "bank:scenario")
+    assert usage.returncode == 2
+    assert "\nusage: ploom check [-p N] " in usage.stderr
+    replayed = run("replay", minimized)
+    assert replayed.returncode == 1
+    assert lines(replayed.stdout)[0] == lines(checked.stdout)[0]
+    shown = run("show", minimized)
+    assert (shown.returncode, shown.stdout) == (0, ploom(project, "show", minimized).stdout)
+    assert run("show", "--format=xml", minimized).stderr.startswith(
+        "ploom-show: invalid --format 'xml'\nusage: ploom show [--format="
+    )
