@@ -537,8 +537,8 @@ static void put_gutter(struct ploom_writer *w, const struct layout *lay)
 		y = row_y(lay, i) + BASELINE;
 		putf(w, "<text class=\"n\" x=\"%ld\" y=\"%ld\">%zu</text>", x, y, i);
 		if (*v->rows[i].tags)
-			putf(w, "<text class=\"tags\" x=\"%ld\" y=\"%ld\">%s</text>", lay->tags_x, y,
-			     v->rows[i].tags);
+			putf(w, "<text class=\"tags\" x=\"%ld\" y=\"%ld\">%s</text>",
+			     lay->tags_x, y, v->rows[i].tags);
 		if (v->rows[i].preempted)
 			putf(w, "<text class=\"mark preemption\" x=\"4\" y=\"%ld\">*</text>", y);
 		if ((long)i == v->failing)
@@ -554,8 +554,8 @@ static void put_gutter(struct ploom_writer *w, const struct layout *lay)
 			"<text class=\"n\" x=\"%ld\" y=\"%ld\">wait</text>",
 		     y, x, y);
 		if (*v->wait_tags)
-			putf(w, "<text class=\"tags\" x=\"%ld\" y=\"%ld\">%s</text>", lay->tags_x, y,
-			     v->wait_tags);
+			putf(w, "<text class=\"tags\" x=\"%ld\" y=\"%ld\">%s</text>",
+			     lay->tags_x, y, v->wait_tags);
 		put(w, "\n");
 	}
 	put(w, "</g>\n");

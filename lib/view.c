@@ -370,7 +370,8 @@ static int view_summary(struct ploom_view *v)
 	size_t i;
 
 	if (o->kind != PLOOM_OUTCOME_DEADLOCK || !v->nwaits) {
-		v->summary_named = strdup(o->summary ? o->summary : ploom_outcome_kind_name(o->kind));
+		v->summary_named =
+			strdup(o->summary ? o->summary : ploom_outcome_kind_name(o->kind));
 		return v->summary_named ? 0 : -1;
 	}
 	text_addf(&b, "%s", ploom_outcome_kind_name(o->kind));
