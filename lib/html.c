@@ -729,8 +729,8 @@ static void fact_close(struct ploom_writer *w)
 }
 
 /* 1 if the page says fact f elsewhere, word for word: the scenario is
- * the page's heading (title, here), the outcome its summary line; a
- * target that names the scenario as the heading does says nothing more. */
+ * the heading (title), the outcome the summary line under it, and a
+ * target spelt as the heading is says nothing more. */
 static int fact_said(const struct ploom_view_fact *f, const char *title)
 {
 	return !strcmp(f->name, "scenario") || !strcmp(f->name, "outcome") ||
