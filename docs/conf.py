@@ -23,7 +23,7 @@ extensions = ["sphinx.ext.autodoc", "ploom_man", "ploom_blankline"]
 
 root_doc = "index"
 exclude_patterns = ["_build", "requirements.txt", "test_examples.py"]
-templates_path = []
+templates_path = ["_templates"]
 html_static_path = ["_static"]
 html_css_files = ["ploom.css"]
 html_theme = "alabaster"

@@ -216,3 +216,32 @@ def test_the_site_shows_no_blankline_marker():
     pages_using_it = [p for p in PAGES if "<BLANKLINE>" in p.read_text()]
     assert pages_using_it, "no page uses <BLANKLINE>, so this test checks nothing"
     assert marked == []
+
+
+def built_site() -> Path:
+    site = ROOT / "build" / "docs" / "html"
+    if not site.is_dir():
+        pytest.skip(f"SKIPPED LOUDLY: the site was not built ({site} is missing); make test-docs builds it first")
+    return site
+
+
+def test_the_site_is_titled_ploom():
+    """The front page's title and heading name the project, not "Documentation"."""
+    index = (built_site() / "index.html").read_text()
+    assert "<title>ploom</title>" in index
+    assert re.search(r"<h1>ploom<a class=\"headerlink\"", index)
+    guide = (built_site() / "guide.html").read_text()
+    assert "<title>Guide &#8212; ploom</title>" in guide
+    assert not [p.name for p in built_site().rglob("*.html") if "<title>Documentation" in p.read_text()]
+
+
+def test_console_blocks_wrap_instead_of_running_past_the_edge():
+    """Every page with a console, doctest or text block loads the style sheet that wraps them."""
+    site = built_site()
+    css = (site / "_static" / "ploom.css").read_text()
+    rule = re.search(r"div\.highlight-console pre,[^{]*\{([^}]*)\}", css)
+    assert rule and "white-space: pre-wrap" in rule.group(1)
+    pages = [p for p in site.rglob("*.html") if re.search(r'class="highlight-(console|pycon|text)', p.read_text())]
+    assert len(pages) >= 3
+    for page in pages:
+        assert re.search(r'<link rel="stylesheet"[^>]*href="(\.\./)*_static/ploom\.css', page.read_text()), page

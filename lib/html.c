@@ -62,12 +62,6 @@ static void put_esc(struct ploom_writer *w, const char *s, int multiline)
 	put_bytes(w, run, (size_t)(s - run));
 }
 
-/* put_esc() of s, or of "?" when the trace has no such string. */
-static void put_esc_or(struct ploom_writer *w, const char *s)
-{
-	put_esc(w, s ? s : "?", 0);
-}
-
 /* ---- what the boxes and lanes say -------------------------------------- */
 
 /* A row's caption, whole, malloc'd, or NULL when out of memory: the
@@ -105,6 +99,8 @@ static void cut_caption(char *s)
 #define MARGIN 12L      /* box to lane edge: room for the arrows */
 #define LANE_MIN 120L
 #define GUTTER_MARK 16L /* the '*' and '!' left of the numbers */
+#define TRACK_PX 8L     /* between two racing pairs' vertical runs */
+#define TRACK_PAD 6L    /* the last run to the first lane */
 
 static long text_px(size_t chars)
 {
@@ -115,6 +111,17 @@ struct box {
 	char *caption;  /* cut to PLOOM_HTML_CAPTION_MAX */
 	char *whole;    /* the whole caption when it was cut, else NULL */
 	char *where;    /* its second line, ploom_where_label(), or NULL */
+};
+
+/* Where a racing pair's arrow runs: out of the left side of its earlier
+ * step's box, along a vertical track left of the lanes, into the left
+ * side of its later step's box.  Pairs whose rows overlap (even in one
+ * step) get tracks of their own, and the pairs that meet at one box each
+ * leave or enter it at a height of their own, so no two arrows share a
+ * stretch of line. */
+struct race_path {
+	long track;     /* -1: not drawn (its later operation never ran) */
+	long ya, yb;    /* where it leaves the earlier box and enters the later */
 };
 
 struct layout {
@@ -128,9 +135,24 @@ struct layout {
 	size_t wait_row;        /* the row of the waits, after the steps' */
 	long lines;             /* text lines in a box */
 	long row_h;
+	long tags_x;            /* the race tags, right of the marks */
 	long gutter_w;
+	struct race_path *races;        /* per race */
+	long ntracks;
+	long tracks_w;          /* the tracks' column, between gutter and lanes */
 	long width, height;
 };
+
+/* The top of row r's box, in the diagram under the lane titles. */
+static long row_y(const struct layout *lay, size_t r)
+{
+	return (long)r * lay->row_h + ROW_GAP / 2;
+}
+
+static long box_h(const struct layout *lay)
+{
+	return BOX_H + (lay->lines - 1) * LINE_PX;
+}
 
 static void box_release(struct box *b)
 {
@@ -153,6 +175,7 @@ static void layout_release(struct layout *lay)
 	free(lay->by_lane);
 	free(lay->lane_start);
 	free(lay->waits);
+	free(lay->races);
 }
 
 /* Takes caption (malloc'd, or NULL after an allocation failed) into b,
@@ -226,6 +249,132 @@ static int group_by_lane(struct layout *lay)
 	return 0;
 }
 
+/* A binary min-heap of (key, track) pairs, for layout_races(). */
+struct pair {
+	size_t key;
+	long track;
+};
+
+struct heap {
+	struct pair *a;
+	size_t n;
+};
+
+static int pair_less(struct pair x, struct pair y)
+{
+	return x.key < y.key || (x.key == y.key && x.track < y.track);
+}
+
+/* Pushes p; the heap's array has room for every race, so never grows. */
+static void heap_push(struct heap *h, struct pair p)
+{
+	size_t i = h->n++;
+
+	while (i > 0 && pair_less(p, h->a[(i - 1) / 2])) {
+		h->a[i] = h->a[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->a[i] = p;
+}
+
+static struct pair heap_pop(struct heap *h)
+{
+	struct pair top = h->a[0], last = h->a[--h->n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < h->n) {
+		if (c + 1 < h->n && pair_less(h->a[c + 1], h->a[c]))
+			c++;
+		if (!pair_less(h->a[c], last))
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	if (h->n)
+		h->a[i] = last;
+	return top;
+}
+
+/* A drawn racing pair's rows, lo <= hi, and its index among the races. */
+struct span {
+	size_t lo, hi, k;
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+/* Gives each drawn racing pair a track, as an interval graph is coloured:
+ * the pairs by their earlier step, each on the lowest track whose last
+ * pair ended in an earlier row, so that the tracks are as few as the
+ * most pairs open in one row.  Then the heights at which the pairs meet
+ * each box.  Returns 0, or -1 when out of memory. */
+static int layout_races(struct layout *lay)
+{
+	const struct ploom_view *v = lay->v;
+	size_t k, m = 0, *ends = NULL, *used = NULL;
+	struct span *order = NULL;
+	struct heap busy = {NULL, 0}, free_tracks = {NULL, 0};
+	int ret = -1;
+
+	lay->races = calloc(v->nraces ? v->nraces : 1, sizeof(*lay->races));
+	order = calloc(v->nraces ? v->nraces : 1, sizeof(*order));
+	ends = calloc(v->nrows + 1, sizeof(*ends));
+	used = calloc(v->nrows + 1, sizeof(*used));
+	busy.a = calloc(v->nraces ? v->nraces : 1, sizeof(*busy.a));
+	free_tracks.a = calloc(v->nraces ? v->nraces : 1, sizeof(*free_tracks.a));
+	if (!lay->races || !order || !ends || !used || !busy.a || !free_tracks.a)
+		goto done;
+	for (k = 0; k < v->nraces; k++) {
+		const struct ploom_race *r = &v->races[k];
+		lay->races[k].track = -1;
+		if (r->first < 0 || r->second < 0 || (size_t)r->first >= v->nrows ||
+		    (size_t)r->second >= v->nrows)
+			continue;
+		order[m].lo = (size_t)(r->first < r->second ? r->first : r->second);
+		order[m].hi = (size_t)(r->first < r->second ? r->second : r->first);
+		order[m++].k = k;
+		ends[r->first]++;
+		ends[r->second]++;
+	}
+	qsort(order, m, sizeof(*order), cmp_span);
+	for (k = 0; k < m; k++) {
+		struct race_path *p = &lay->races[order[k].k];
+		while (busy.n && busy.a[0].key < order[k].lo)
+			heap_push(&free_tracks, (struct pair){0, heap_pop(&busy).track});
+		p->track = free_tracks.n ? heap_pop(&free_tracks).track : lay->ntracks++;
+		heap_push(&busy, (struct pair){order[k].hi, p->track});
+	}
+	/* the heights, in the races' order: the n pairs that meet a box
+	 * divide its height into n + 1 equal parts */
+	for (k = 0; k < v->nraces; k++) {
+		const struct ploom_race *r = &v->races[k];
+		struct race_path *p = &lay->races[k];
+		if (p->track < 0)
+			continue;
+		p->ya = row_y(lay, (size_t)r->first) +
+			box_h(lay) * (long)++used[r->first] / (long)(ends[r->first] + 1);
+		p->yb = row_y(lay, (size_t)r->second) +
+			box_h(lay) * (long)++used[r->second] / (long)(ends[r->second] + 1);
+	}
+	lay->tracks_w = lay->ntracks ? lay->ntracks * TRACK_PX + TRACK_PAD : 0;
+	ret = 0;
+done:
+	free(order);
+	free(ends);
+	free(used);
+	free(busy.a);
+	free(free_tracks.a);
+	return ret;
+}
+
 static int layout_build(struct layout *lay, const struct ploom_view *v)
 {
 	size_t i, l, n = v->nrows ? v->nrows : 1, rows, *widest = NULL;
@@ -271,8 +420,18 @@ static int layout_build(struct layout *lay, const struct ploom_view *v)
 	}
 	lay->row_h = BOX_H + (lay->lines - 1) * LINE_PX + ROW_GAP;
 	n = (size_t)snprintf(num, sizeof(num), "%zu", v->nrows ? v->nrows - 1 : 0);
+	lay->tags_x = GUTTER_MARK;
 	lay->gutter_w = GUTTER_MARK + text_px(n < 4 ? 4 : n) + PAD;
-	x = lay->gutter_w;
+	if (v->nraces) {
+		size_t tags = strlen(v->wait_tags);
+		for (i = 0; i < v->nrows; i++)
+			if (strlen(v->rows[i].tags) > tags)
+				tags = strlen(v->rows[i].tags);
+		lay->gutter_w += text_px(tags) + PAD / 2;
+	}
+	if (layout_races(lay) < 0)
+		goto done;
+	x = lay->gutter_w + lay->tracks_w;
 	for (l = 0; l < v->nlanes; l++) {
 		long w = text_px(widest[l]) + 2 * (PAD + MARGIN);
 		lay->lane_x[l] = x;
@@ -288,17 +447,6 @@ static int layout_build(struct layout *lay, const struct ploom_view *v)
 done:
 	free(widest);
 	return ret;
-}
-
-/* The top of row r's box, in the diagram under the lane titles. */
-static long row_y(const struct layout *lay, size_t r)
-{
-	return (long)r * lay->row_h + ROW_GAP / 2;
-}
-
-static long box_h(const struct layout *lay)
-{
-	return BOX_H + (lay->lines - 1) * LINE_PX;
 }
 
 /* ---- the diagram ------------------------------------------------------------ */
@@ -388,6 +536,9 @@ static void put_gutter(struct ploom_writer *w, const struct layout *lay)
 	for (i = 0; i < v->nrows && !w->failed; i++) {
 		y = row_y(lay, i) + BASELINE;
 		putf(w, "<text class=\"n\" x=\"%ld\" y=\"%ld\">%zu</text>", x, y, i);
+		if (*v->rows[i].tags)
+			putf(w, "<text class=\"tags\" x=\"%ld\" y=\"%ld\">%s</text>",
+			     lay->tags_x, y, v->rows[i].tags);
 		if (v->rows[i].preempted)
 			putf(w, "<text class=\"mark preemption\" x=\"4\" y=\"%ld\">*</text>", y);
 		if ((long)i == v->failing)
@@ -400,8 +551,12 @@ static void put_gutter(struct ploom_writer *w, const struct layout *lay)
 	if (lay->waits) {
 		y = row_y(lay, lay->wait_row) + BASELINE;
 		putf(w, "<text class=\"mark failing\" x=\"4\" y=\"%ld\">!</text>"
-			"<text class=\"n\" x=\"%ld\" y=\"%ld\">wait</text>\n",
+			"<text class=\"n\" x=\"%ld\" y=\"%ld\">wait</text>",
 		     y, x, y);
+		if (*v->wait_tags)
+			putf(w, "<text class=\"tags\" x=\"%ld\" y=\"%ld\">%s</text>",
+			     lay->tags_x, y, v->wait_tags);
+		put(w, "\n");
 	}
 	put(w, "</g>\n");
 }
@@ -450,11 +605,12 @@ static void put_arrow(struct ploom_writer *w, const struct layout *lay, size_t f
 	put(w, "</title></path>\n");
 }
 
-/* An arrow per race between two steps, from the earlier to the later,
- * its explanation as the tooltip; the one the failure rests on is drawn
- * bold (class "key").  A race with an operation that never ran (blocked
- * at a deadlock) has no box to point at: the outcome and the header's
- * race line tell it. */
+/* An arrow per race between two steps, from the earlier to the later
+ * along its track (struct race_path), its tag and explanation as the
+ * tooltip; the one the failure rests on is drawn bold (class "key").  A
+ * race with an operation that never ran (blocked at a deadlock) has no
+ * box to point at: the wait row's tags, the outcome and the header's race
+ * line tell it. */
 static void put_races(struct ploom_writer *w, const struct layout *lay)
 {
 	const struct ploom_view *v = lay->v;
@@ -462,13 +618,27 @@ static void put_races(struct ploom_writer *w, const struct layout *lay)
 
 	for (k = 0; k < v->nraces && !w->failed; k++) {
 		const struct ploom_race *r = &v->races[k];
+		const struct race_path *p = &lay->races[k];
+		char tag = ploom_view_race_tag(k);
+		long xa, xb, xt;
 		char *why;
-		if (r->second < 0)
+		if (p->track < 0)
 			continue;
+		xa = lay->lane_x[v->rows[r->first].lane] + MARGIN;
+		xb = lay->lane_x[v->rows[r->second].lane] + MARGIN;
+		xt = lay->gutter_w + lay->tracks_w - TRACK_PAD - p->track * TRACK_PX;
+		putf(w, "<path class=\"arrow race%s\" data-from=\"%ld\" data-to=\"%ld\" "
+			"data-tag=\"%c\" data-track=\"%ld\" d=\"M%ld %ldH%ldV%ldH%ld\" "
+			"marker-end=\"url(#head-race)\"><title>",
+		     (long)k == v->key ? " key" : "", r->first, r->second, tag, p->track, xa, p->ya,
+		     xt, p->yb, xb);
+		/* past z and Z the tags are all '+': no tag tells the race */
+		if (tag != '+')
+			putf(w, "%c: ", tag);
 		why = ploom_race_explain_with(v->trace, r, v->sn);
-		put_arrow(w, lay, (size_t)r->first, (size_t)r->second,
-			  "race", (long)k == v->key ? " key" : "", why ? why : "race");
+		put_esc(w, why ? why : "race", 0);
 		free(why);
+		put(w, "</title></path>\n");
 	}
 }
 
@@ -525,10 +695,22 @@ static void put_legend(struct ploom_writer *w, const struct ploom_view *v)
 	if (v->any_preempted)
 		put(w, "<li><span class=\"key preemption\">* &#8594;</span> preemption: a switch "
 		       "away from a task that could have continued (the arrow)</li>\n");
-	if (v->nraces)
-		put(w, "<li><span class=\"key race\">&#8674;</span> racing pair: steps of two "
-		       "tasks on one object that another schedule could run the other way round "
-		       "(the dashed arrow; solid: the race the failure rests on)</li>\n");
+	if (v->nraces) {
+		char last = ploom_view_race_tag(v->nraces - 1 < 51 ? v->nraces - 1 : 51);
+		put(w, "<li><span class=\"key race\">");
+		if (v->nraces > 1)
+			putf(w, "a-%c", last);
+		else
+			put(w, "a");
+		putf(w, "</span> racing pair%s: steps of two tasks on one object that another "
+		     "schedule could run the other way round (the tag beside each step of a pair; "
+		     "the dashed arrow from its earlier step to its later",
+		     v->nraces > 1 ? "s" : "");
+		if (v->key >= 0)
+			putf(w, "; solid, %c: the race the failure rests on",
+			     ploom_view_race_tag((size_t)v->key));
+		put(w, ")</li>\n");
+	}
 	if (v->mark_legend)
 		putf(w, "<li><span class=\"key failing\">!</span> %s</li>\n", v->mark_legend);
 	put(w, "</ul>\n");
@@ -546,9 +728,18 @@ static void fact_close(struct ploom_writer *w)
 	put(w, "</td></tr>\n");
 }
 
-/* The view's facts, with the scenario's source file after the first of
- * them. */
-static void put_facts(struct ploom_writer *w, const struct ploom_view *v)
+/* 1 if the page says fact f elsewhere, word for word: the scenario is
+ * the heading (title), the outcome the summary line under it, and a
+ * target spelt as the heading is says nothing more. */
+static int fact_said(const struct ploom_view_fact *f, const char *title)
+{
+	return !strcmp(f->name, "scenario") || !strcmp(f->name, "outcome") ||
+	       (!strcmp(f->name, "target") && !strcmp(f->value, title));
+}
+
+/* The view's facts that the page does not say elsewhere, with the
+ * scenario's source file after the first of them. */
+static void put_facts(struct ploom_writer *w, const struct ploom_view *v, const char *title)
 {
 	const struct ploom_trace *tr = v->trace;
 	const char *file = tr->scenario.relpath && tr->source.root ? tr->scenario.relpath
@@ -563,6 +754,8 @@ static void put_facts(struct ploom_writer *w, const struct ploom_view *v)
 			put_esc(w, file, 0);
 			fact_close(w);
 		}
+		if (fact_said(&v->facts[i], title))
+			continue;
 		race = !strcmp(v->facts[i].name, "race");
 		fact_open(w, v->facts[i].name);
 		if (race)
@@ -596,12 +789,12 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 		for (i = 0; i < v->nwaits; i++) {
 			const struct ploom_view_wait *wt = &v->waits[i];
 			put(w, "<li>");
-			put_esc(w, wt->who, 0);
+			put_esc(w, wt->who_name, 0);
 			putf(w, " waits to %s ", wt->op);
 			put_esc(w, wt->object, 0);
-			if (wt->holder) {
+			if (wt->holder_name) {
 				put(w, " held by ");
-				put_esc(w, wt->holder, 0);
+				put_esc(w, wt->holder_name, 0);
 			}
 			put_esc(w, wt->note, 0);
 			put(w, "</li>\n");
@@ -609,7 +802,7 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 		put(w, "</ul>\n");
 		break;
 	default:
-		put_esc(w, v->outcome_words, 0);
+		put_esc(w, v->outcome_named, 0);
 		if (o->kind == PLOOM_OUTCOME_FAILURE && o->exc_message && *o->exc_message) {
 			put(w, ": ");
 			put_esc(w, o->exc_message, 0);
@@ -626,7 +819,7 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 			put(w, "<ul class=\"stacks\">\n");
 			for (i = 0; i < v->nstacks; i++) {
 				put(w, "<li>");
-				put_esc(w, v->stacks[i], 0);
+				put_esc(w, v->stacks_named[i], 0);
 				put(w, "</li>\n");
 			}
 			put(w, "</ul>\n");
@@ -680,8 +873,8 @@ static const char page_style[] =
 	"text.preemption,.key.preemption{fill:#bc4c00;color:#bc4c00}\n"
 	".head-preemption path{fill:#bc4c00}\n"
 	".race.arrow{stroke:#8250df;stroke-dasharray:5 3;stroke-width:1.5}\n"
-	".race.key.arrow{stroke-dasharray:none;stroke-width:2.5}\n"
-	"text.race,.key.race{fill:#8250df;color:#8250df}\n"
+	".race.key.arrow{stroke-dasharray:none;stroke-width:2.5;fill:none}\n"
+	"text.race,.key.race,text.tags{fill:#8250df;color:#8250df}\n"
 	".head-race path{fill:#8250df}\n"
 	"text.where{fill:#57606a;font-size:11px}\n"
 	".step.failing text.where{fill:#a40e26;font-weight:normal}\n"
@@ -700,30 +893,29 @@ int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_er
 	struct ploom_view v = {0};
 	struct layout lay = {.v = &v};
 	const struct ploom_run *run = &trace->run;
+	char *title = NULL;
 	int ret = -1;
 
 	if (ploom_view_build(&v, trace, err) < 0)
 		goto done;
-	if (layout_build(&lay, &v) < 0) {
+	if (layout_build(&lay, &v) < 0 ||
+	    asprintf(&title, "%s:%s", trace->scenario.module ? trace->scenario.module : "?",
+		     trace->scenario.qualname ? trace->scenario.qualname : "?") < 0) {
+		title = NULL;
 		ploom_err_oom(err);
 		goto done;
 	}
 	put(&w, page_head);
 	put(&w, "<title>");
-	put_esc_or(&w, trace->scenario.module);
-	put(&w, ":");
-	put_esc_or(&w, trace->scenario.qualname);
+	put_esc(&w, title, 0);
 	putf(&w, " - %s - ploom</title>\n", ploom_outcome_kind_name(run->outcome.kind));
 	put(&w, page_style);
 	put(&w, "</head>\n<body>\n<h1>");
-	put_esc_or(&w, trace->scenario.module);
-	put(&w, ":");
-	put_esc_or(&w, trace->scenario.qualname);
+	put_esc(&w, title, 0);
 	putf(&w, "</h1>\n<p class=\"summary %s\">", outcome_class(run->outcome.kind));
-	put_esc(&w, run->outcome.summary ? run->outcome.summary
-					 : ploom_outcome_kind_name(run->outcome.kind), 0);
+	put_esc(&w, v.summary_named, 0);
 	put(&w, "</p>\n");
-	put_facts(&w, &v);
+	put_facts(&w, &v, title);
 	put_diagram(&w, &lay);
 	put_legend(&w, &v);
 	put_outcome(&w, &v);
@@ -732,6 +924,7 @@ int ploom_html_write(FILE *out, const struct ploom_trace *trace, struct ploom_er
 		goto done;
 	ret = 0;
 done:
+	free(title);
 	layout_release(&lay);
 	ploom_view_release(&v);
 	return ret;

@@ -10,10 +10,11 @@
  * artefact or a mail attachment.  From top to bottom:
  *
  *   1. the title (module:qualname), the outcome's summary, and a table of
- *      the header facts: scenario, target, source, python, hash seed,
- *      config, steps, failure id, preemptions (and minimized from),
- *      outcome, and the race the failure rests on in words
- *      (ploom_races_key() and ploom_race_explain() of races.h);
+ *      the header facts that the two do not already say, each once:
+ *      target (unless it is the title's words), source, python, hash
+ *      seed, config, steps, failure id, preemptions (and minimized from),
+ *      and the race the failure rests on in words (ploom_races_key() and
+ *      ploom_race_explain() of races.h);
  *   2. the diagram, an SVG: one swimlane per task that ploom_run_tasks()
  *      lists, side by side, each headed by its thread's name
  *      (ploom_run_task_name(): "MainThread", "mathieu"); time flows
@@ -24,16 +25,27 @@
  *      when the trace says; a line longer than PLOOM_HTML_CAPTION_MAX code
  *      points is cut, ending in "...", and the whole caption is the box's
  *      tooltip.  A preemption (ploom_run_is_preemption()) is an arrow from
- *      the step before it to it, with '*' beside its number; a racing pair
- *      (ploom_trace_races()) is a dashed arrow from its earlier step to
- *      its later one, the pair the failure rests on solid and bold, its
- *      explanation the tooltip; the failing step
+ *      the step before it to it, with '*' beside its number; each step of
+ *      a racing pair (ploom_trace_races()) has the pair's tag beside its
+ *      number as the text has it (ploom_view_race_tag()), and the pair is
+ *      a dashed arrow from its earlier step to its later one, the pair the
+ *      failure rests on solid and bold, its tag and explanation the
+ *      tooltip.  A pair's arrow leaves its earlier box leftwards, runs
+ *      down a vertical track between the step numbers and the lanes, and
+ *      enters its later box from the left: pairs whose rows overlap get
+ *      tracks of their own (as few as the most pairs open in one row), and
+ *      the pairs that meet at a box meet it at heights of their own, so no
+ *      two arrows share a stretch of line; the failing step
  *      (ploom_run_failing_step()) is red, with '!'; a deadlock adds a
  *      last row, "wait", with what each blocked task waits for, in red;
  *   3. a legend for what the diagram shows;
  *   4. the outcome in full, as the text rendering has it: the exception
  *      and its traceback in a <pre>, the waits of a deadlock, the details
  *      of the other kinds; then the captured output in a <pre>.
+ *
+ * The page names each task as its lane does (ploom_run_task_name()): in
+ * the summary, the outcome, the waits and the stacks of a timeout, where
+ * the text says "task 1 (mathieu)".
  *
  * Every string taken from the trace is escaped (& < > " ' become
  * entities), and its control characters are shown as '?' (newlines and
@@ -52,7 +64,9 @@
  *     <g class="wait" data-task="T">                  and a deadlock's wait
  *   <path class="arrow preemption" data-from="I" data-to="J">
  *                                                     from step I to J
- *   <path class="arrow race" ...>, "arrow race key"   a racing pair
+ *   <text class="tags">                              a step's race tags
+ *   <path class="arrow race" data-from="I" data-to="J" data-tag="a"
+ *         data-track="K">, "arrow race key"          a racing pair
  *
  * The page grows linearly with the trace: about 200 bytes a step.
  */

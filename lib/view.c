@@ -58,8 +58,10 @@ static void wait_release(struct ploom_view_wait *wt)
 	free(wt->label);
 	free(wt->where);
 	free(wt->who);
+	free(wt->who_name);
 	free(wt->object);
 	free(wt->holder);
+	free(wt->holder_name);
 	memset(wt, 0, sizeof(*wt));
 }
 
@@ -79,12 +81,17 @@ void ploom_view_release(struct ploom_view *v)
 		free(v->facts[i].value);
 	for (i = 0; v->stacks && i < v->nstacks; i++)
 		free(v->stacks[i]);
+	for (i = 0; v->stacks_named && i < v->nstacks; i++)
+		free(v->stacks_named[i]);
 	free(v->stacks);
+	free(v->stacks_named);
 	free(v->tasks);
 	free(v->names);
 	free(v->rows);
 	free(v->waits);
 	free(v->outcome_words);
+	free(v->outcome_named);
+	free(v->summary_named);
 	free(v->facts);
 	free(v->races);
 	ploom_short_names_free(v->sn);
@@ -174,16 +181,21 @@ static char *task_words(const struct ploom_run *run, int task)
 static int view_outcome(struct ploom_view *v)
 {
 	const struct ploom_outcome *o = &v->trace->run.outcome;
-	char *who;
+	char *who, *name;
 
 	switch (o->kind) {
 	case PLOOM_OUTCOME_FAILURE:
 		who = task_words(&v->trace->run, o->task);
+		name = ploom_run_task_name(&v->trace->run, o->task);
 		if (!who || asprintf(&v->outcome_words, "%s raised %s", who,
 				     o->exc_type ? o->exc_type : "?") < 0)
 			v->outcome_words = NULL;
+		if (!name || asprintf(&v->outcome_named, "%s raised %s", name,
+				      o->exc_type ? o->exc_type : "?") < 0)
+			v->outcome_named = NULL;
 		free(who);
-		break;
+		free(name);
+		return v->outcome_words && v->outcome_named ? 0 : -1;
 	case PLOOM_OUTCOME_DEADLOCK:
 		return 0;
 	case PLOOM_OUTCOME_PASS:
@@ -198,7 +210,9 @@ static int view_outcome(struct ploom_view *v)
 		v->outcome_words = strdup(ploom_outcome_detail(o));
 		break;
 	}
-	return v->outcome_words ? 0 : -1;
+	if (v->outcome_words)
+		v->outcome_named = strdup(v->outcome_words);
+	return v->outcome_named ? 0 : -1;
 }
 
 /* A deadlock's waits, in words. */
@@ -220,13 +234,16 @@ static int view_waits(struct ploom_view *v)
 		v->nwaits++;
 		r->label = ploom_run_wait_label(run, w);
 		r->who = task_words(run, w->task);
+		r->who_name = ploom_run_task_name(run, w->task);
 		r->op = ploom_op_name(w->op);
 		r->note = ploom_wait_note(w);
 		r->object = ploom_run_wait_object(run, w->object);
-		if (!r->label || !r->who || !r->object ||
+		if (!r->label || !r->who || !r->who_name || !r->object ||
 		    ploom_where_label(&r->where, v->sn, &w->where) < 0)
 			return -1;
-		if (w->holder >= 0 && w->op != PLOOM_OP_JOIN && !(r->holder = task_words(run, w->holder)))
+		if (w->holder >= 0 && w->op != PLOOM_OP_JOIN &&
+		    (!(r->holder = task_words(run, w->holder)) ||
+		     !(r->holder_name = ploom_run_task_name(run, w->holder))))
 			return -1;
 	}
 	return 0;
@@ -266,20 +283,22 @@ static void __attribute__((format(printf, 2, 3))) text_addf(struct text *t, cons
 }
 
 char *ploom_view_stack_line(const struct ploom_run *run, const struct ploom_stack *st,
-			    const struct ploom_short_names *sn)
+			    const char *who, const struct ploom_short_names *sn)
 {
 	struct ploom_obj obj = {PLOOM_OBJ_THREAD, st->task};
 	const char *name = ploom_run_name(run, obj);
-	char who[32];
+	char def[32];
 	struct text b = {NULL, 0, 0};
 	size_t k;
 
-	ploom_obj_format(who, sizeof(who), obj);
-	if (name) {
-		text_addf(&b, "%s (%s)", who, name);
-	} else {
-		ploom_obj_default_name(who, sizeof(who), obj);
+	ploom_obj_format(def, sizeof(def), obj);
+	if (who) {
 		text_addf(&b, "%s", who);
+	} else if (name) {
+		text_addf(&b, "%s (%s)", def, name);
+	} else {
+		ploom_obj_default_name(def, sizeof(def), obj);
+		text_addf(&b, "%s", def);
 	}
 	switch (st->state) {
 	case PLOOM_STACK_RUNNING:
@@ -325,15 +344,47 @@ static int view_stacks(struct ploom_view *v)
 	if (o->kind != PLOOM_OUTCOME_TIMEOUT || !o->nstacks)
 		return 0;
 	v->stacks = calloc(o->nstacks, sizeof(*v->stacks));
-	if (!v->stacks)
+	v->stacks_named = calloc(o->nstacks, sizeof(*v->stacks_named));
+	if (!v->stacks || !v->stacks_named)
 		return -1;
 	for (i = 0; i < o->nstacks; i++) {
-		v->stacks[i] = ploom_view_stack_line(run, &o->stacks[i], v->sn);
-		if (!v->stacks[i])
-			return -1;
+		char *name = ploom_run_task_name(run, o->stacks[i].task);
 		v->nstacks++;
+		v->stacks[i] = ploom_view_stack_line(run, &o->stacks[i], NULL, v->sn);
+		v->stacks_named[i] = name ? ploom_view_stack_line(run, &o->stacks[i], name, v->sn)
+					  : NULL;
+		free(name);
+		if (!v->stacks[i] || !v->stacks_named[i])
+			return -1;
 	}
 	return 0;
+}
+
+/* The summary by the lanes' names: a deadlock's waits told again from
+ * the view's, the trace's summary for the other kinds (which name no
+ * task). */
+static int view_summary(struct ploom_view *v)
+{
+	const struct ploom_outcome *o = &v->trace->run.outcome;
+	struct text b = {NULL, 0, 0};
+	size_t i;
+
+	if (o->kind != PLOOM_OUTCOME_DEADLOCK || !v->nwaits) {
+		v->summary_named =
+			strdup(o->summary ? o->summary : ploom_outcome_kind_name(o->kind));
+		return v->summary_named ? 0 : -1;
+	}
+	text_addf(&b, "%s", ploom_outcome_kind_name(o->kind));
+	for (i = 0; i < v->nwaits; i++) {
+		const struct ploom_view_wait *wt = &v->waits[i];
+		text_addf(&b, "%s%s waits to %s %s", i ? "; " : ": ", wt->who_name, wt->op,
+			  wt->object);
+		if (wt->holder_name)
+			text_addf(&b, " held by %s", wt->holder_name);
+		text_addf(&b, "%s", wt->note);
+	}
+	v->summary_named = b.s;
+	return v->summary_named ? 0 : -1;
 }
 
 static int add_fact(struct ploom_view *v, const char *name, char *value)
@@ -411,7 +462,8 @@ int ploom_view_build(struct ploom_view *out, const struct ploom_trace *trace,
 	v->trace = trace;
 	v->key = -1;
 	if (ploom_short_names_new(&v->sn, &trace->run, NULL) < 0 || view_rows(v) < 0 ||
-	    view_waits(v) < 0 || view_stacks(v) < 0 || view_outcome(v) < 0 || view_races(v) < 0 || view_facts(v) < 0) {
+	    view_waits(v) < 0 || view_stacks(v) < 0 || view_outcome(v) < 0 ||
+	    view_summary(v) < 0 || view_races(v) < 0 || view_facts(v) < 0) {
 		ploom_err_oom(err);
 		return -1;
 	}

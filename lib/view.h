@@ -22,9 +22,12 @@
  *   - the header facts both drawings share, as name and value, the race
  *     the failure rests on (ploom_race_explain()) last;
  *   - the outcome in words, a task as "task N", then " (NAME)" when the
- *     scenario named its thread;
+ *     scenario named its thread, as the text says it; and the same words
+ *     with each task by its lane's name, as the page says it, so that a
+ *     task goes by one name across the page;
  *   - for a timeout whose trace has them, where each task was, a line
- *     each (ploom_view_stack_line()).
+ *     each (ploom_view_stack_line()), in the text's words and by the
+ *     lanes' names.
  * The strings are the trace's, not escaped and not cut: how a string is
  * made safe and how long it may be is the emitter's business.
  */
@@ -55,9 +58,11 @@ struct ploom_view_wait {
 	char *label;            /* ploom_run_wait_label() */
 	char *where;            /* NULL: the trace does not say */
 	char *who;              /* "task 1 (mathieu)" */
+	char *who_name;         /* "mathieu": its lane's name */
 	const char *op;         /* ploom_op_name() */
 	char *object;           /* ploom_run_wait_object() */
 	char *holder;           /* "task 2": who holds it; NULL: none said */
+	char *holder_name;      /* "lucas": the same by its lane's name */
 	const char *note;       /* ploom_wait_note() */
 };
 
@@ -100,9 +105,17 @@ struct ploom_view {
 	 * traceback, whose lines each drawing keeps its own way, are the
 	 * outcome's), "at step 3: MESSAGE", or ploom_outcome_detail() */
 	char *outcome_words;
+	/* the same with the task by its lane's name: "mathieu raised TYPE" */
+	char *outcome_named;
+	/* the outcome's summary with each task by its lane's name: a
+	 * deadlock's "deadlock: mathieu waits to acquire L held by lucas",
+	 * else the trace's summary (or the kind's name) */
+	char *summary_named;
 	/* a timeout's stacks, one line each in the outcome's order (see
-	 * ploom_view_stack_line()); NULL when the trace has none */
+	 * ploom_view_stack_line()); NULL when the trace has none; then the
+	 * same lines with each task by its lane's name */
 	char **stacks;
+	char **stacks_named;
 	size_t nstacks;
 	/* the places of the rows, the waits and the races' words: built
 	 * once, as building them reads every step */
@@ -117,15 +130,15 @@ struct ploom_view {
 int ploom_view_build(struct ploom_view *out, const struct ploom_trace *trace,
 		     struct ploom_err *err);
 
-/* The line that says where a task of a timeout was: its thread, as
- * "thread#1 (worker-1)" when the scenario named it, "MainThread" for
- * task 0 without a name, else "thread#N"; then "was in: FRAME <- FRAME"
+/* The line that says where a task of a timeout was: who (when not NULL),
+ * else its thread, as "thread#1 (worker-1)" when the scenario named it,
+ * "MainThread" for task 0 without a name, else "thread#N"; then "was in: FRAME <- FRAME"
  * with the innermost frame first, each "FILE:LINE in FUNCTION" (FILE by
  * ploom_short_name() of sn, which may be NULL), or "had finished", "had
  * not started", "was in no Python code", "is not known (the dump of the
  * stacks was cut short)".  Newly malloc'd, NULL when out of memory. */
 char *ploom_view_stack_line(const struct ploom_run *run, const struct ploom_stack *st,
-			    const struct ploom_short_names *sn);
+			    const char *who, const struct ploom_short_names *sn);
 
 /* Frees what v holds and zeroes it; v may be zeroed already. */
 void ploom_view_release(struct ploom_view *v);

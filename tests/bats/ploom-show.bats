@@ -318,7 +318,10 @@ column() {
 	[[ "$output" == *$'\n'"  thread#1 (spinner-1) was in: tests/python/scenarios.py:$spin in _xyzzy_spin_forever"$'\n'* ]]
 	[[ "$output" == *$'\n'"  thread#2 (idle-1) had not started" ]]
 	run -0 ploom-show --format=html timeout.json
-	[[ "$output" == *"<li>thread#1 (spinner-1) was in: tests/python/scenarios.py:$spin in _xyzzy_spin_forever</li>"* ]]
+	# the page names each task as its lane does
+	[[ "$output" == *"<li>spinner-1 was in: tests/python/scenarios.py:$spin in _xyzzy_spin_forever</li>"* ]]
+	[[ "$output" == *"<li>idle-1 had not started</li>"* ]]
+	[[ "$output" == *'class="lane-title" data-task="1" x="'*'">spinner-1</text>'* ]]
 	# a frame is the trace's text: escaped in the page, '?' for a control in the text
 	jq '.outcome.stacks[1].frames[0].function = "<b>x\u001b"' timeout.json > forged.json
 	run -2 ploom-show forged.json
@@ -469,6 +472,61 @@ column() {
 	grep -qx '</pre>' page.html
 	# self-contained: nothing to run or fetch
 	run -1 grep -E '<script|src=|href=' page.html
+}
+
+@test "the page tags the racing pairs as the text does, on arrows that do not share a track" {
+	trace="$(failing_trace "$BANK:scenario")"
+	ploom-show --format=html "$trace" > page.html
+	ploom-show "$trace" > text.txt
+	# the tags beside each step's number, as in the text's rows (a step
+	# number after the marks and the tags)
+	sed -nE 's/^[ *][ !] ([a-zA-Z+]+) +([0-9]+) .*/\2 \1/p' text.txt | sort > text-tags.txt
+	[ -s text-tags.txt ]
+	grep -oE '>[0-9]+</text><text class="tags" x="[0-9]+" y="[0-9]+">[a-zA-Z+]+<' page.html \
+		| sed -E 's/^>([0-9]+)<.*>([^<]*)<$/\1 \2/' | sort > page-tags.txt
+	diff text-tags.txt page-tags.txt
+	# each pair's arrow: its tag at both its steps, and pairs whose rows
+	# overlap (the bank's meet at one step) on tracks of their own
+	grep -oE '<path class="arrow race[^"]*" data-from="[0-9]+" data-to="[0-9]+" data-tag="[a-zA-Z+]" data-track="[0-9]+"' page.html \
+		| sed -E 's/.*data-from="([0-9]+)" data-to="([0-9]+)" data-tag="(.)" data-track="([0-9]+)"/\1 \2 \3 \4/' > arrows.txt
+	# an arrow per tag the text shows
+	[ "$(wc -l < arrows.txt)" -ge 2 ]
+	[ "$(wc -l < arrows.txt)" -eq "$(cut -d' ' -f2 text-tags.txt | grep -o . | sort -u | wc -l)" ]
+	overlapping=0
+	while read -r from to tag track; do
+		grep -qE "^$from [a-zA-Z]*$tag" page-tags.txt
+		grep -qE "^$to [a-zA-Z]*$tag" page-tags.txt
+		while read -r from2 to2 tag2 track2; do
+			[ "$tag" != "$tag2" ] || continue
+			if ((from <= to2 && from2 <= to)); then
+				overlapping=$((overlapping + 1))
+				[ "$track" -ne "$track2" ]
+			fi
+		done < arrows.txt
+	done < arrows.txt
+	[ "$overlapping" -ge 2 ]
+}
+
+@test "the page says each fact once and names each task as its lane does" {
+	trace="$(failing_trace "$BANK:scenario")"
+	ploom-show --format=html "$trace" > page.html
+	# the scenario is the heading, the outcome the line under it: no row
+	# of the facts says them again
+	grep -qx '<h1>bank_account:scenario</h1>' page.html
+	run -1 grep -F '<th>scenario</th>' page.html
+	run -1 grep -F '<th>outcome</th>' page.html
+	[ "$(grep -c '<th>target</th>' page.html)" -eq 1 ]
+	summary="$(jq -r .outcome.summary "$trace")"
+	grep -qxF "<p class=\"summary failure\">$summary</p>" page.html
+	[ "$(grep -cF "<td>$summary</td>" page.html)" -eq 0 ]
+	# every row of the facts says a value no other row says
+	[ -z "$(grep -oE '<td>.*</td>' page.html | sort | uniq -d)" ]
+	# the task that raised by its lane's name; no "task N" on the page
+	grep -qF '<span class="kind failure">failure</span>: MainThread raised builtins.AssertionError: the account is overdrawn</p>' page.html
+	run -1 grep -E 'task [0-9]' page.html
+	# the text keeps its words
+	ploom-show "$trace" | grep -qx 'failure: task 0 raised builtins.AssertionError: the account is overdrawn'
+	ploom-show "$trace" | grep -q '^scenario  *bank_account:scenario$'
 }
 
 @test "a real browser shows the page: its lanes, the failing step, no script from the trace" {

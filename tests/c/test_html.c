@@ -146,7 +146,14 @@ static void the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step(vo
 	CHECK(strstr(out, "<tr><th>python</th><td>cpython 3.13.0, GIL enabled</td></tr>"));
 	CHECK(strstr(out, "<tr><th>hash seed</th><td>0</td></tr>"));
 	CHECK(strstr(out, "<tr><th>preemptions</th><td>1 (minimized from 2)</td></tr>"));
-	CHECK(strstr(out, "<tr><th>outcome</th><td>builtins.AssertionError: overdrawn</td></tr>"));
+	/* each fact once: the scenario is the heading, the outcome the
+	 * summary line; the target names the file, which the heading does not */
+	CHECK(strstr(out, "<p class=\"summary failure\">builtins.AssertionError: overdrawn</p>"));
+	CHECK(!strstr(out, "<td>builtins.AssertionError"));
+	CHECK(!strstr(out, "<th>outcome</th>"));
+	CHECK(!strstr(out, "<th>scenario</th>"));
+	CHECK_INT(bigtrace_count(out, "<tr><th>target</th><td>/src/bank.py:scenario</td></tr>"), 1);
+	CHECK_INT(bigtrace_count(out, "bank:scenario"), 2); /* the <title> and the <h1> */
 	/* a lane per task, titled; each step's box in its task's lane */
 	CHECK_INT(bigtrace_count(out, "<g class=\"lane\""), 3);
 	CHECK(strstr(out, "<g class=\"lane\" id=\"lane-0\" data-task=\"0\">"));
@@ -176,8 +183,10 @@ static void the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step(vo
 	CHECK(strstr(out, "<marker id=\"head-preemption\""));
 	/* the legend and the outcome, the traceback whole in a <pre> */
 	CHECK(strstr(out, "the failing step: the last step of the task that raised"));
-	CHECK(strstr(out, "<span class=\"kind failure\">failure</span>: task 0 raised "
+	/* the task that raised by its lane's name */
+	CHECK(strstr(out, "<span class=\"kind failure\">failure</span>: MainThread raised "
 			  "builtins.AssertionError: overdrawn</p>"));
+	CHECK(!strstr(out, "task 0"));
 	CHECK(strstr(out, "<pre class=\"traceback\">\nTraceback (most recent call last):\n"
 			  "  File &quot;/src/bank.py&quot;\nAssertionError: overdrawn\n</pre>"));
 done:
@@ -237,8 +246,9 @@ static void names_places_and_races_come_from_the_trace(void)
 	/* the race the failure rests on, in words, among the facts */
 	CHECK(strstr(out, "<tr><th>race</th><td><span class=\"race\">mathieu read balance "
 			  "(bank.py:21) before lucas wrote it (bank.py:22)</span></td></tr>"));
-	CHECK(strstr(out, "racing pair: steps of two tasks on one object"));
-	CHECK(strstr(out, "task 0 (MainThread) raised") || strstr(out, "task 0 raised"));
+	CHECK(strstr(out, "racing pairs: steps of two tasks on one object"));
+	CHECK(strstr(out, ": MainThread raised builtins.AssertionError"));
+	CHECK(!strstr(out, "task 0"));
 done:
 	free(out);
 	ploom_trace_free(t);
@@ -325,7 +335,7 @@ static void every_string_of_the_trace_is_escaped(void)
 	CHECK(strstr(out, "<title>read cell#0 -&gt; &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39; "
 			  "&quot; onload=&quot;x&quot; &amp;amp;</title>"));
 	CHECK(strstr(out, ">read cell#0 -&gt; &#39;&lt;script&gt;alert(1)&lt;/scr...</text>"));
-	CHECK(strstr(out, "task 0 raised &lt;img src=x onerror=alert(3)&gt;: "
+	CHECK(strstr(out, "MainThread raised &lt;img src=x onerror=alert(3)&gt;: "
 			  "&lt;/pre&gt;&lt;script&gt;alert(4)&lt;/script&gt;</p>"));
 	CHECK(strstr(out, "&lt;/pre&gt;&lt;script&gt;alert(5)&lt;/script&gt;?[31m\n</pre>"));
 	CHECK(strstr(out, "&lt;style&gt;body{display:none}&lt;/style&gt;?</pre>"));
@@ -419,8 +429,13 @@ static void a_deadlock_adds_a_wait_row(void)
 	CHECK(strstr(out, ">wait</text>"));
 	CHECK(!strstr(out, "class=\"step failing\""));
 	CHECK(strstr(out, "wait: what each blocked task waits for (the deadlock)"));
-	CHECK(strstr(out, "<li>task 1 waits to acquire lock#1 held by task 2</li>"));
-	CHECK(strstr(out, "<li>task 0 waits to join thread#1</li>"));
+	/* the tasks by their lanes' names, in the summary as in the waits */
+	CHECK(strstr(out, "<li>thread#1 waits to acquire lock#1 held by thread#2</li>"));
+	CHECK(strstr(out, "<li>MainThread waits to join thread#1</li>"));
+	CHECK(strstr(out, "<p class=\"summary failure\">deadlock: MainThread waits to join "
+			  "thread#1; thread#1 waits to acquire lock#1 held by thread#2; thread#2 "
+			  "waits to acquire lock#0 held by thread#1</p>"));
+	CHECK(!strstr(out, "task 0") && !strstr(out, "task 1") && !strstr(out, "task 2"));
 	CHECK(only_our_tags(out));
 done:
 	free(out);
@@ -546,7 +561,16 @@ static void fifty_thousand_steps_with_many_racing_pairs_render_whole(void)
 	CHECK_INT(bigtrace_count(out, "<text class=\"n\""), N + 1);
 	CHECK_INT(bigtrace_count(out, "<path class=\"arrow race\""), WRITES - 1 + 1 + 2);
 	CHECK_INT(bigtrace_count(out, "<path class=\"arrow preemption\""), 0);
-	CHECK_INT(bigtrace_count(out, "<title>thread#"), WRITES - 1 + 1 + 2);
+	CHECK_INT(bigtrace_count(out, "</title></path>"), WRITES - 1 + 1 + 2);
+	/* the tooltips of the first races start with their tags, then '+' */
+	CHECK(strstr(out, "data-tag=\"a\" data-track=\"0\""));
+	CHECK(strstr(out, "<title>a: thread#1 wrote cell#0"));
+	CHECK(strstr(out, "<title>Z: thread#"));
+	CHECK(!strstr(out, "<title>+"));
+	/* the writes race each with the next, two pairs open in every row:
+	 * two tracks, however many races */
+	CHECK(strstr(out, "data-track=\"1\""));
+	CHECK(!strstr(out, "data-track=\"2\""));
 	/* the races of the last steps, and a tooltip with the places by
 	 * their whole path, as two files share a last component */
 	snprintf(want, sizeof(want), "data-from=\"%d\" data-to=\"%d\"", WRITES - 1, WRITES);
@@ -555,7 +579,7 @@ static void fifty_thousand_steps_with_many_racing_pairs_render_whole(void)
 	CHECK(strstr(out, want));
 	snprintf(want, sizeof(want), "data-from=\"%d\" data-to=\"%d\"", N - 2, N - 1);
 	CHECK(strstr(out, want));
-	CHECK_INT(bigtrace_count(out, "<title>thread#1 wrote cell#0 (/a/util.py:15) before thread#2 "
+	CHECK_INT(bigtrace_count(out, "thread#1 wrote cell#0 (/a/util.py:15) before thread#2 "
 			     "wrote it (/b/util.py:25)</title>"), WRITES / 2);
 	CHECK_INT(bigtrace_count(out, "<title>thread#2 read cell#0 (/b/util.py:25) before MainThread "
 			     "wrote it (bank.py:5)</title>"), 1);
@@ -563,6 +587,156 @@ static void fifty_thousand_steps_with_many_racing_pairs_render_whole(void)
 	CHECK(strstr(out, want));
 	CHECK(!strcmp(out + strlen(out) - 8, "</html>\n"));
 done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+/* A racing pair's arrow as the page draws it: out of the box of step
+ * `from` at (xa, ya), left to its track at x = xt, down to yb, right into
+ * the box of step `to` at xb. */
+struct race_arrow {
+	long from, to, track, xa, ya, xt, yb, xb;
+	char tag;
+};
+
+/* Reads up to max race arrows of the page into a; returns how many, or -1
+ * when one of them is not drawn as described. */
+static long race_arrows(const char *text, struct race_arrow *a, long max)
+{
+	const char *p = text;
+	long n = 0;
+
+	while ((p = strstr(p, "<path class=\"arrow race")) && n < max) {
+		const char *attrs = strstr(p, "data-from=");
+		if (!attrs || sscanf(attrs, "data-from=\"%ld\" data-to=\"%ld\" data-tag=\"%c\" "
+				     "data-track=\"%ld\" d=\"M%ld %ldH%ldV%ldH%ld\"",
+				     &a[n].from, &a[n].to, &a[n].tag, &a[n].track, &a[n].xa, &a[n].ya,
+				     &a[n].xt, &a[n].yb, &a[n].xb) != 9) {
+			printf("race_arrows: cannot read '%.120s'\n", p);
+			return -1;
+		}
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/* The race tags beside step i's number, "" when none. */
+static void tags_of_step(const char *text, long i, char *out, size_t cap)
+{
+	char want[64];
+	const char *p, *end;
+
+	snprintf(want, sizeof(want), ">%ld</text><text class=\"tags\" ", i);
+	*out = '\0';
+	p = strstr(text, want);
+	p = p ? strchr(p + strlen(want), '>') : NULL;
+	end = p ? strchr(p, '<') : NULL;
+	if (end)
+		snprintf(out, cap, "%.*s", (int)(end - p - 1), p + 1);
+}
+
+/* 1 if segments [a1, a2] and [b1, b2] of one line share more than a
+ * point. */
+static int spans_overlap(long a1, long a2, long b1, long b2)
+{
+	long lo_a = a1 < a2 ? a1 : a2, hi_a = a1 < a2 ? a2 : a1;
+	long lo_b = b1 < b2 ? b1 : b2, hi_b = b1 < b2 ? b2 : b1;
+
+	return (lo_a > lo_b ? lo_a : lo_b) < (hi_a < hi_b ? hi_a : hi_b);
+}
+
+/* 1 if arrows x and y share a stretch of line: two of their horizontal
+ * or vertical segments lie on one line and overlap. */
+static int arrows_overlap(const struct race_arrow *x, const struct race_arrow *y)
+{
+	const long hx[2][3] = {{x->ya, x->xa, x->xt}, {x->yb, x->xt, x->xb}};
+	const long hy[2][3] = {{y->ya, y->xa, y->xt}, {y->yb, y->xt, y->xb}};
+	int i, j;
+
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < 2; j++)
+			if (hx[i][0] == hy[j][0] && spans_overlap(hx[i][1], hx[i][2], hy[j][1], hy[j][2]))
+				return 1;
+	return x->xt == y->xt && spans_overlap(x->ya, x->yb, y->ya, y->yb);
+}
+
+/* Checks the racing pairs of the page: at least `want` arrows and `want_overlapping`
+ * pairs of them whose rows overlap; each arrow's tag beside both its
+ * steps' numbers; arrows whose rows overlap on tracks of their own; no
+ * two arrows on one stretch of line. */
+static void check_race_arrows(const char *out, long want, long want_overlapping)
+{
+	struct race_arrow a[16];
+	long n = race_arrows(out, a, 16), i, j, overlapping = 0;
+	char tags[16];
+
+	if (!CHECK(n >= want))
+		return;
+	for (i = 0; i < n; i++) {
+		/* a step in more pairs than it shows ends its tags with '+' */
+		tags_of_step(out, a[i].from, tags, sizeof(tags));
+		if (!CHECK(strchr(tags, a[i].tag) || strchr(tags, '+')))
+			printf("  race %c: step %ld has tags '%s'\n", a[i].tag, a[i].from, tags);
+		tags_of_step(out, a[i].to, tags, sizeof(tags));
+		if (!CHECK(strchr(tags, a[i].tag) || strchr(tags, '+')))
+			printf("  race %c: step %ld has tags '%s'\n", a[i].tag, a[i].to, tags);
+		/* the track runs left of every box */
+		CHECK(a[i].xt < a[i].xa && a[i].xt < a[i].xb);
+		for (j = i + 1; j < n; j++) {
+			int rows = a[i].from <= a[j].to && a[j].from <= a[i].to;
+			overlapping += rows;
+			if (rows && !CHECK(a[i].track != a[j].track))
+				printf("  races %c and %c share track %ld\n", a[i].tag, a[j].tag,
+				       a[i].track);
+			if (!CHECK(!arrows_overlap(&a[i], &a[j])))
+				printf("  races %c and %c overlap\n", a[i].tag, a[j].tag);
+		}
+	}
+	CHECK(overlapping >= want_overlapping);
+}
+
+static void racing_pairs_are_tagged_and_their_arrows_do_not_overlap(void)
+{
+	/* tasks 1 to 4 read the balance, then task 0 writes it: four pairs
+	 * that all end at the last step, so all overlap */
+	static const char fan_in[] =
+		" \"steps\": [\n"
+		"  {\"index\": 0, \"task\": 1, \"op\": \"read\", \"object\": \"cell#0\","
+		" \"enabled\": [0, 1, 2, 3, 4], \"value\": \"1\"},\n"
+		"  {\"index\": 1, \"task\": 2, \"op\": \"read\", \"object\": \"cell#0\","
+		" \"enabled\": [0, 2, 3, 4], \"value\": \"1\"},\n"
+		"  {\"index\": 2, \"task\": 3, \"op\": \"read\", \"object\": \"cell#0\","
+		" \"enabled\": [0, 3, 4], \"value\": \"1\"},\n"
+		"  {\"index\": 3, \"task\": 4, \"op\": \"read\", \"object\": \"cell#0\","
+		" \"enabled\": [0, 4], \"value\": \"1\"},\n"
+		"  {\"index\": 4, \"task\": 0, \"op\": \"write\", \"object\": \"cell#0\","
+		" \"enabled\": [0], \"value\": \"2\"}],\n";
+	static const char pass[] = " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\"}}\n";
+	struct ploom_trace *t = trace_of(named_bank_steps, bank_failure);
+	char *out = page(t);
+
+	/* the bank: the pairs of its three writes and reads, two of them
+	 * meeting at one step */
+	if (CHECK(out)) {
+		CHECK(strstr(out, "<text class=\"tags\""));
+		check_race_arrows(out, 2, 1);
+		CHECK(strstr(out, "racing pairs: steps of two tasks on one object"));
+	}
+	free(out);
+	ploom_trace_free(t);
+	t = trace_of(fan_in, pass);
+	out = page(t);
+	if (CHECK(out)) {
+		char tags[16];
+		CHECK_INT(race_arrows(out, (struct race_arrow[8]){{0}}, 8), 4);
+		check_race_arrows(out, 4, 6);
+		/* the last step is in every pair: three tags, then '+' */
+		tags_of_step(out, 4, tags, sizeof(tags));
+		CHECK_STR(tags, "abc+");
+		CHECK(strstr(out, "data-track=\"3\""));
+		CHECK(!strstr(out, "data-track=\"4\""));
+	}
 	free(out);
 	ploom_trace_free(t);
 }
@@ -603,6 +777,7 @@ int main(void)
 	the_bank_failure_draws_a_lane_per_task_and_marks_the_failing_step();
 	names_places_and_races_come_from_the_trace();
 	boxes_sit_in_rows_and_the_arrow_joins_its_two_boxes();
+	racing_pairs_are_tagged_and_their_arrows_do_not_overlap();
 	every_string_of_the_trace_is_escaped();
 	a_long_caption_is_cut_and_whole_in_its_tooltip();
 	a_deadlock_adds_a_wait_row();
