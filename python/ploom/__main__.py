@@ -2,7 +2,7 @@
 
     python -m ploom check [OPTIONS] TARGET     explore TARGET (module:function
                                                or path/to/file.py:function)
-    python -m ploom replay [--python PATH] TRACE
+    python -m ploom replay [--python PATH] [--on-current-source] TRACE
     python -m ploom show [--format FORMAT] [--color WHEN] [-w N] [TRACE]
 
 ``check`` passes its arguments to ``ploom-explore`` as they are, so it takes
@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="a trace file, such as .ploom/ID-minimized.json, or - for standard input")
     replay.add_argument("--python", metavar="PATH",
                         help="the worker's interpreter (default: this one)")
+    replay.add_argument("--on-current-source", action="store_true",
+                        help="run the recorded order of tasks on the source as it is now, edited "
+                        "or not (a fix, say): exit 1 if it still fails, 0 if it passes")
 
     show = commands.add_parser(
         "show",
@@ -93,7 +96,7 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
-def _print_failure(exc, *, replayed: bool = False) -> None:
+def _print_failure(exc, *, replayed: bool = False, on_current_source: bool = False) -> None:
     from ploom.exploration import _printable
 
     print(f"ploom.exploration.ModelCheckError: {_printable(exc.summary)}")
@@ -105,7 +108,8 @@ def _print_failure(exc, *, replayed: bool = False) -> None:
         print(f"Minimized trace: {exc.minimized_trace}")
     replayable = exc.minimized_trace or exc.original_trace
     if replayable:
-        print(f"Replay: {PROG} replay {replayable}")
+        flag = "--on-current-source " if on_current_source else ""
+        print(f"Replay: {PROG} replay {flag}{replayable}")
 
 
 def _check(args: list[str]) -> int:
@@ -144,9 +148,9 @@ def _replay(args) -> int:
     from ploom import exploration
 
     try:
-        trace = exploration.replay(args.trace, python=args.python)
+        trace = exploration.replay(args.trace, python=args.python, on_current_source=args.on_current_source)
     except exploration.ModelCheckError as exc:
-        _print_failure(exc, replayed=True)
+        _print_failure(exc, replayed=True, on_current_source=args.on_current_source)
         return EXIT_FAILURE
     except exploration.ReplayDivergenceError as exc:
         print(f"ploom.exploration.ReplayDivergenceError: {exploration._printable(str(exc))}")
@@ -156,6 +160,9 @@ def _replay(args) -> int:
         return EXIT_INCOMPLETE
     except RuntimeError as exc:
         return _error(str(exc))
+    if args.on_current_source:
+        # ploom-replay said it on stderr, with the departures
+        return EXIT_OK
     print(f"reproduced: {exploration._printable(trace['outcome'].get('summary', 'pass'))}")
     return EXIT_OK
 
