@@ -22,6 +22,9 @@
 /* What a divergence message starts with, for ploom.exploration to find. */
 #define DIVERGENCE "ReplayDivergenceError: "
 
+/* How replay.h's divergence of an edited source starts. */
+#define SOURCE_CHANGED "the scenario's source changed: "
+
 const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-replay [--on-current-source] [--python=PATH] [--schedule-timeout=SECONDS]\n"
@@ -153,6 +156,12 @@ int main(int argc, char **argv)
 
 fail:
 	ret = cli_fail(&err, err.kind == PLOOM_ERR_DIVERGENCE ? DIVERGENCE : "");
+	/* an edit (a fix, say) is what a user most often meets here */
+	if (err.kind == PLOOM_ERR_DIVERGENCE && !strncmp(err.msg, SOURCE_CHANGED, strlen(SOURCE_CHANGED)) &&
+	    !cli_interrupted)
+		fputs(PROG ": to run the recorded order of tasks on the source as it is now, replay "
+			   "with --on-current-source\n",
+		      stderr);
 done:
 	ploom_worker_free(worker);
 	ploom_trace_free(trace);

@@ -154,6 +154,10 @@ def _replay(args) -> int:
         return EXIT_FAILURE
     except exploration.ReplayDivergenceError as exc:
         print(f"ploom.exploration.ReplayDivergenceError: {exploration._printable(str(exc))}")
+        if str(exc).startswith("the scenario's source changed") and not args.on_current_source:
+            # an edit (a fix, say) is what a user most often meets here
+            trace = exploration._printable(args.trace)
+            print(f"Replay on the current source: {PROG} replay --on-current-source {trace}")
         return EXIT_DIVERGENCE
     except exploration.IncompleteExplorationError as exc:
         print(f"ploom.exploration.IncompleteExplorationError: {exc}")

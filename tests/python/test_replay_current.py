@@ -74,6 +74,8 @@ def test_the_failure_is_found_again_after_a_comment_and_gone_after_the_fix(proje
     plain = ploom(root, "replay", trace)
     assert plain.returncode == 4
     assert "the scenario's source changed" in plain.stdout
+    assert f"Replay on the current source: python -m ploom replay --on-current-source {trace}\n" in plain.stdout
+    assert "replay with --on-current-source" in utility(root, trace).stderr
 
     again = ploom(root, "replay", "--on-current-source", trace)
     assert again.returncode == 1, again.stdout + again.stderr
