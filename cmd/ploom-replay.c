@@ -22,8 +22,11 @@
 /* What a divergence message starts with, for ploom.exploration to find. */
 #define DIVERGENCE "ReplayDivergenceError: "
 
-/* How replay.h's divergence of an edited source starts. */
+/* How replay.h's divergence of an edited source starts, and what it says
+ * of the file (another file loaded, or a target that names another file,
+ * is no edit that a replay on the current source would take). */
 #define SOURCE_CHANGED "the scenario's source changed: "
+#define EDITED " (recorded blob "
 
 const char cli_prog[] = PROG;
 const char cli_usage[] =
@@ -158,7 +161,7 @@ fail:
 	ret = cli_fail(&err, err.kind == PLOOM_ERR_DIVERGENCE ? DIVERGENCE : "");
 	/* an edit (a fix, say) is what a user most often meets here */
 	if (err.kind == PLOOM_ERR_DIVERGENCE && !strncmp(err.msg, SOURCE_CHANGED, strlen(SOURCE_CHANGED)) &&
-	    !cli_interrupted)
+	    strstr(err.msg, EDITED) && !strstr(err.msg, "now unreadable") && !cli_interrupted)
 		fputs(PROG ": to run the recorded order of tasks on the source as it is now, replay "
 			   "with --on-current-source\n",
 		      stderr);

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -154,7 +155,8 @@ def _replay(args) -> int:
         return EXIT_FAILURE
     except exploration.ReplayDivergenceError as exc:
         print(f"ploom.exploration.ReplayDivergenceError: {exploration._printable(str(exc))}")
-        if str(exc).startswith("the scenario's source changed") and not args.on_current_source:
+        edited = re.search(r"^the scenario's source changed: .* \(recorded blob \w+, now \w+\)$", str(exc))
+        if edited and not args.on_current_source:
             # an edit (a fix, say) is what a user most often meets here
             trace = exploration._printable(args.trace)
             print(f"Replay on the current source: {PROG} replay --on-current-source {trace}")

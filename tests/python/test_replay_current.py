@@ -168,3 +168,22 @@ def test_a_scenario_file_gone_is_an_error_not_a_pass(project):
     again = utility(root, "--on-current-source", trace)
     assert again.returncode == 2
     assert again.stdout == ""
+
+
+def test_a_forged_target_gets_no_advice_to_replay_on_the_current_source(project):
+    root, trace = project
+    forged = json.loads((root / trace).read_text(encoding="utf-8"))
+    forged["scenario"]["target"] = "os:abort"
+    (root / "forged.json").write_text(json.dumps(forged), encoding="utf-8")
+    plain = ploom(root, "replay", "forged.json")
+    assert plain.returncode == 4
+    assert "target 'os:abort' is" in plain.stdout
+    assert "on the current source" not in plain.stdout
+    direct = utility(root, "forged.json")
+    assert direct.returncode == 4
+    assert "--on-current-source" not in direct.stderr
+    # nor does the flag run it
+    current = utility(root, "--on-current-source", "forged.json")
+    assert current.returncode == 4
+    assert "target 'os:abort' is" in current.stderr
+    assert current.stdout == ""
