@@ -459,6 +459,41 @@ int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 			    ploom_replay_scenario_fingerprint(trace), &trace->config, err);
 }
 
+int cli_worker_start_current(struct ploom_worker **out, const char *python,
+			     struct ploom_trace *trace, char scenario_now[PLOOM_OID_HEXSZ + 1],
+			     struct ploom_err *err)
+{
+	struct ploom_fingerprint expect = {0};
+	struct ploom_buf changes = {0};
+	int n;
+
+	if (ploom_replay_place(trace, err) < 0)
+		return -1;
+	n = ploom_replay_source_changes(trace, &changes, scenario_now, err);
+	if (n < 0)
+		return -1;
+	if (n)
+		fprintf(stderr, "%s: the source differs from the trace's in %d file%s:\n", cli_prog,
+			n, n == 1 ? "" : "s");
+	else
+		fprintf(stderr, "%s: the source is the trace's\n", cli_prog);
+	/* every line ends in '\n'; the paths come from the trace */
+	for (char *line = changes.data, *nl; line && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		*nl = '\0';
+		fprintf(stderr, "%s:   ", cli_prog);
+		ploom_put_printable(stderr, line);
+		fputc('\n', stderr);
+	}
+	ploom_buf_release(&changes);
+	/* the worker holds the file to the blob hashed here: an edit from
+	 * now on stops the replay instead of running unseen code */
+	expect.path = trace->scenario.file;
+	expect.blob = scenario_now;
+	return start_worker(out, python, trace->scenario.target, trace->hash_seed, &expect,
+			    &trace->config, err);
+}
+
 int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err)
 {
 	int r = ploom_worker_stop(*worker, err);

@@ -48,6 +48,7 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "fingerprint.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -259,6 +260,15 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
  * (worker.h's expect_file).  As cli_worker_start() otherwise. */
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 			    struct ploom_trace *trace, struct ploom_err *err);
+
+/* cli_worker_start_replay() for a replay on the current source
+ * (replay.h): finds the trace's files here as it does, then prints on
+ * standard error which of them differ from the trace's blobs instead of
+ * refusing them, and starts the worker with the scenario file held to
+ * its blob now, which it writes into scenario_now. */
+int cli_worker_start_current(struct ploom_worker **out, const char *python,
+			     struct ploom_trace *trace, char scenario_now[PLOOM_OID_HEXSZ + 1],
+			     struct ploom_err *err);
 
 /* ploom_worker_stop(*worker), which frees it even when it fails: *worker
  * is NULL after.  Returns 0, or -1 with err filled (nothing printed). */

@@ -482,3 +482,165 @@ done:
 	ploom_trace_free(t);
 	return ret;
 }
+
+int ploom_replay_source_changes(const struct ploom_trace *trace, struct ploom_buf *out,
+				char scenario_now[PLOOM_OID_HEXSZ + 1], struct ploom_err *err)
+{
+	char now[PLOOM_OID_HEXSZ + 1];
+	struct ploom_err why = {0, ""};
+	size_t i;
+	int changed = 0;
+
+	if (ploom_replay_check_trace(trace, err) < 0)
+		return -1;
+	for (i = 0; i < trace->nfingerprints; i++) {
+		const struct ploom_fingerprint *f = &trace->fingerprints[i];
+		int scenario = !strcmp(f->path, trace->scenario.file);
+
+		if (ploom_fingerprint_file(now, f->path, &why) < 0) {
+			/* the run needs the scenario file itself; any other
+			 * recorded file the current source may no longer use */
+			if (scenario)
+				return ploom_err_set(err, PLOOM_ERR_INPUT, "%s", why.msg);
+			ploom_buf_addf(out, "'%s' (recorded blob %.*s, now unreadable: %s)\n",
+				       f->path, SHORT_OID, f->blob, why.msg);
+			changed++;
+			continue;
+		}
+		if (scenario)
+			memcpy(scenario_now, now, sizeof(now));
+		if (strcmp(now, f->blob)) {
+			ploom_buf_addf(out, "'%s' (recorded blob %.*s, now %.*s)\n", f->path,
+				       SHORT_OID, f->blob, SHORT_OID, now);
+			changed++;
+		}
+	}
+	return changed;
+}
+
+static int in_list(const int *v, size_t n, int x)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+/* The task to run at step i of a run on the current source: the recorded
+ * step's task when that step exists and the task is enabled, else the
+ * default choice (the task of the previous step if enabled, else the
+ * lowest). */
+static int follow_choice(const struct ploom_run *recorded, size_t i, const struct ploom_step *s,
+			 int prev)
+{
+	if (i < recorded->nsteps && in_list(s->enabled, s->nenabled, recorded->steps[i].task))
+		return recorded->steps[i].task;
+	if (in_list(s->enabled, s->nenabled, prev))
+		return prev;
+	return s->enabled[0];
+}
+
+int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom_run *got)
+{
+	size_t i, n = recorded->nsteps < got->nsteps ? recorded->nsteps : got->nsteps;
+	int d = 0;
+
+	for (i = 0; i < n; i++)
+		if (!in_list(got->steps[i].enabled, got->steps[i].nenabled, recorded->steps[i].task))
+			d++;
+	return d;
+}
+
+int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *recorded,
+			struct ploom_worker *w, double timeout_s, int *departures,
+			struct ploom_err *err)
+{
+	const struct ploom_hello *hello = ploom_worker_hello(w);
+	struct ploom_trace *t = NULL;
+	struct ploom_config config = recorded->config;
+	struct ploom_run run = {0};
+	int *choices = NULL, *p;
+	size_t nchoices = 0, cap = 0, i, branch;
+	long timeout_ms;
+	int ret = -1, prev, want, again;
+
+	*out = NULL;
+	if (ploom_replay_check_loaded(recorded, hello, err) < 0 ||
+	    ploom_replay_check_python(recorded, hello->python_version, err) < 0)
+		goto done;
+	if (timeout_s >= 0)
+		config.schedule_timeout_s = ploom_timeout_min(config.schedule_timeout_s, timeout_s);
+	if (ploom_timeout_ms(&timeout_ms, config.schedule_timeout_s) < 0) {
+		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
+			      config.schedule_timeout_s);
+		goto done;
+	}
+	/* The worker takes choices at branch points, and the branch points
+	 * of the edited code are known only once it runs: run, find the
+	 * first branch point past the choices where the default did not pick
+	 * the task to follow, choose that task there, and run again.  Each
+	 * run fixes one more branch point, and a run decides the same up to
+	 * its choices, so this ends, after one run per step where the
+	 * recorded order is not the default's. */
+	do {
+		ploom_run_release(&run);
+		memset(&run, 0, sizeof(run));
+		if (ploom_worker_run(w, &run, choices, nchoices, config.max_steps, timeout_ms,
+				     err) < 0)
+			goto done;
+		if (run.outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
+			ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
+				      "the current source did not take its own choices again: %s",
+				      run.outcome.divergence_message ? run.outcome.divergence_message
+								     : "a choice was not enabled");
+			goto done;
+		}
+		if (run.outcome.kind == PLOOM_OUTCOME_REFINE) {
+			ploom_err_set(err, PLOOM_ERR_INPUT,
+				      "the current source shares plain state at access sites the "
+				      "trace does not schedule: run ploom-explore on it");
+			goto done;
+		}
+		again = 0;
+		prev = -1;
+		branch = 0;
+		for (i = 0; i < run.nsteps && !again; i++) {
+			const struct ploom_step *s = &run.steps[i];
+
+			if (s->nenabled > 1 && branch++ >= nchoices) {
+				want = follow_choice(&recorded->run, i, s, prev);
+				if (nchoices == cap) {
+					cap = cap ? 2 * cap : 64;
+					p = realloc(choices, cap * sizeof(*choices));
+					if (!p) {
+						ploom_err_oom(err);
+						goto done;
+					}
+					choices = p;
+				}
+				choices[nchoices++] = want;
+				again = want != s->task;
+			}
+			prev = s->task;
+		}
+	} while (again);
+	*departures = ploom_replay_departures(&recorded->run, &run);
+	if (ploom_worker_trace(&t, w, recorded->hash_seed, &config, &run, err) < 0)
+		goto done;
+	free(t->scenario.target);
+	t->scenario.target = ploom_strdup(recorded->scenario.target);
+	if (!t->scenario.target) {
+		ploom_err_oom(err);
+		goto done;
+	}
+	*out = t;
+	t = NULL;
+	ret = 0;
+done:
+	free(choices);
+	ploom_run_release(&run);
+	ploom_trace_free(t);
+	return ret;
+}

@@ -43,6 +43,8 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "event.h"
+#include "fingerprint.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -136,5 +138,48 @@ int ploom_replay_same_outcome(const struct ploom_outcome *recorded,
  * filled (kind PLOOM_ERR_DIVERGENCE for a divergence) and *out NULL. */
 int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorded,
 		     struct ploom_worker *w, double timeout_s, struct ploom_err *err);
+
+/* ---- a replay on the current source ----
+ *
+ * After an edit (a fix, say) the recorded choices may no longer fit the
+ * scenario's branch points, and the source no longer has its recorded
+ * blob ids.  ploom-replay --on-current-source then runs the recorded
+ * order of tasks instead: at each step the task of the recorded step with
+ * the same index when it is enabled, else the default choice (the task
+ * of the previous step if enabled, else the lowest), a departure.  Steps
+ * past the recorded ones take the default and are no departures.  The
+ * trust rules of ploom_replay_place() hold as for any replay.
+ */
+
+/* Which of the trace's fingerprinted files differ now: appends a line
+ * per file to out,
+ *   '/abs/f.py' (recorded blob 1a2b3c4, now 5d6e7f8)
+ *   '/abs/g.py' (recorded blob 1a2b3c4, now unreadable: REASON)
+ * and writes the scenario file's blob id now into scenario_now.  Returns
+ * the number of such files, or -1 with err filled (kind PLOOM_ERR_INPUT:
+ * the trace fails ploom_replay_check_trace(), or the scenario file cannot
+ * be hashed). */
+int ploom_replay_source_changes(const struct ploom_trace *trace, struct ploom_buf *out,
+				char scenario_now[PLOOM_OID_HEXSZ + 1], struct ploom_err *err);
+
+/* The departures of got from recorded's order of tasks: the steps, among
+ * the first of both, where recorded's task was not enabled in got. */
+int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom_run *got);
+
+/* Checks 2 (the Python minor version) and the worker's file, then runs
+ * the recorded order of tasks on the worker's current source (above),
+ * with the trace's max_steps and timeout as ploom_replay_run().  Several
+ * schedules may run: each fixes the branch point where the default
+ * would leave the recorded order, until one follows it to its end.  On
+ * success returns 0, *departures set, and the caller owns *out: the last
+ * run's trace with the recorded target, not yet fingerprinted (the
+ * caller stamps it with the current source, cli_stamp_trace()).  Any
+ * outcome is a success here, the caller tells it.  On error returns -1
+ * with err filled and *out NULL: a divergence when the worker did not
+ * follow its own choices, PLOOM_ERR_INPUT when the run asks for new
+ * plain access points. */
+int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *recorded,
+			struct ploom_worker *w, double timeout_s, int *departures,
+			struct ploom_err *err);
 
 #endif

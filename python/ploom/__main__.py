@@ -2,7 +2,7 @@
 
     ploom check [OPTIONS] TARGET     explore TARGET (module:function
                                      or path/to/file.py:function)
-    ploom replay [--python PATH] TRACE
+    ploom replay [--python PATH] [--on-current-source] TRACE
     ploom show [OPTIONS] [TRACE]
 
 The ``ploom`` command (the console script that installing ploom puts in
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -74,6 +75,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="a trace file, such as .ploom/ID-minimized.json, or - for standard input")
     replay.add_argument("--python", metavar="PATH",
                         help="the worker's interpreter (default: this one)")
+    replay.add_argument("--on-current-source", action="store_true",
+                        help="run the recorded order of tasks on the source as it is now, edited "
+                        "or not (a fix, say): exit 1 if it still fails, 0 if it passes")
 
     # listed for the help only, as check is: ploom-show parses them
     show = commands.add_parser(
@@ -94,7 +98,7 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
-def _print_failure(exc, *, replayed: bool = False) -> None:
+def _print_failure(exc, *, replayed: bool = False, on_current_source: bool = False) -> None:
     from ploom.exploration import _printable
 
     print(f"ploom.exploration.ModelCheckError: {_printable(exc.summary)}")
@@ -106,7 +110,8 @@ def _print_failure(exc, *, replayed: bool = False) -> None:
         print(f"Minimized trace: {exc.minimized_trace}")
     replayable = exc.minimized_trace or exc.original_trace
     if replayable:
-        print(f"Replay: {PROG} replay {replayable}")
+        flag = "--on-current-source " if on_current_source else ""
+        print(f"Replay: {PROG} replay {flag}{replayable}")
 
 
 def _check(args: list[str]) -> int:
@@ -145,18 +150,26 @@ def _replay(args) -> int:
     from ploom import exploration
 
     try:
-        trace = exploration.replay(args.trace, python=args.python)
+        trace = exploration.replay(args.trace, python=args.python, on_current_source=args.on_current_source)
     except exploration.ModelCheckError as exc:
-        _print_failure(exc, replayed=True)
+        _print_failure(exc, replayed=True, on_current_source=args.on_current_source)
         return EXIT_FAILURE
     except exploration.ReplayDivergenceError as exc:
         print(f"ploom.exploration.ReplayDivergenceError: {exploration._printable(str(exc))}")
+        edited = re.search(r"^the scenario's source changed: .* \(recorded blob \w+, now \w+\)$", str(exc))
+        if edited and not args.on_current_source:
+            # an edit (a fix, say) is what a user most often meets here
+            trace = exploration._printable(args.trace)
+            print(f"Replay on the current source: {PROG} replay --on-current-source {trace}")
         return EXIT_DIVERGENCE
     except exploration.IncompleteExplorationError as exc:
         print(f"ploom.exploration.IncompleteExplorationError: {exc}")
         return EXIT_INCOMPLETE
     except RuntimeError as exc:
         return _error(str(exc))
+    if args.on_current_source:
+        # ploom-replay said it on stderr, with the departures
+        return EXIT_OK
     print(f"reproduced: {exploration._printable(trace['outcome'].get('summary', 'pass'))}")
     return EXIT_OK
 

@@ -674,7 +674,7 @@ class _UtilityError(RuntimeError):
         self.code = code
 
 
-def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
+def replay(trace: str | os.PathLike, *, python: str | None = None, on_current_source: bool = False) -> dict:
     """Runs the one schedule saved in ``trace`` again, exactly; never searches.
 
     ``trace`` is the path of a trace file (``.ploom/<id>-original.json`` or
@@ -697,6 +697,16 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
     for another operation than the recorded one, or the outcome differs;
     :class:`IncompleteExplorationError` when the schedule reaches its step
     limit again; :class:`RuntimeError` for a trace that cannot be read.
+
+    With ``on_current_source=True`` the scenario's source may have changed
+    since the trace was recorded (a fix, say): the recorded order of tasks
+    runs on the source as it is now, as far as it allows, and
+    ``ploom-replay`` tells on this process's standard error which files
+    differ and how many steps departed from that order.  The scenario file
+    must still be the one at the trace's relative path in this repository
+    (or folder).  Raises :class:`ModelCheckError` when the schedule fails
+    (again, or otherwise), returns the new run's trace when it passes; an
+    edit alone never raises :class:`ReplayDivergenceError`.
     """
     __tracebackhide__ = True
     path = os.fspath(trace)
@@ -704,23 +714,29 @@ def replay(trace: str | os.PathLike, *, python: str | None = None) -> dict:
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
     pipe = None if path == "-" else _open_if_pipe(path)
     try:
-        return _replay_from(path, pipe, python)
+        return _replay_from(path, pipe, python, on_current_source=on_current_source)
     finally:
         if pipe is not None:
             pipe.close()
 
 
-def _replay_from(path: str, stdin: Any, python: str | None, named: bool = False) -> dict:
+def _replay_from(
+    path: str, stdin: Any, python: str | None, named: bool = False, on_current_source: bool = False
+) -> dict:
     """replay(): of ``path``, or of the trace read from the file object
     ``stdin`` when it is not None (or when ``path`` is "-": this process's
     standard input).  With named, ``stdin`` holds the bytes of ``path``, as
     the caller read and checked them, and errors name ``path``."""
     __tracebackhide__ = True
     from_stdin = path == "-" or stdin is not None
-    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}", "-q", "-" if from_stdin else path]
+    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}"]
+    # on the current source, what changed and how the run went are for
+    # the reader: ploom-replay says them on our stderr
+    argv += ["--on-current-source"] if on_current_source else ["-q"]
+    argv.append("-" if from_stdin else path)
     if stdin is None and not from_stdin:
         stdin = subprocess.DEVNULL
-    code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=False, stdin=stdin)
+    code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=on_current_source, stdin=stdin)
     # a trace read from standard input or a pipe has no path to replay it by again
     shown = _shown_path(path) if named or not from_stdin else None
     if code == 4:

@@ -50,9 +50,19 @@ def pytest_addoption(parser):
         help="replay the ploom trace PATH instead of exploring, in the test that printed "
         "the command (ploom_check fails the same way when the failure reproduces)",
     )
+    group.addoption(
+        "--ploom-on-current-source",
+        dest="ploom_on_current_source",
+        action="store_true",
+        default=False,
+        help="with --ploom-replay: run the recorded order of tasks on the source as it is "
+        "now, edited or not (a fix, say); ploom_check fails if the schedule still fails",
+    )
 
 
 def pytest_configure(config):
+    if config.getoption("ploom_on_current_source") and not config.getoption("ploom_replay"):
+        raise pytest.UsageError("--ploom-on-current-source replays a trace: give it --ploom-replay=PATH")
     config.addinivalue_line(
         "markers",
         "ploom(**config): the ploom.Config the ploom_check fixture uses in this test when "
@@ -74,7 +84,10 @@ def ploom_check(request):
     it raises ModelCheckError when the recorded failure happens again,
     ReplayDivergenceError when the run does not follow the trace, and
     returns the replayed trace (a dict) when the recorded schedule passes.
-    The trace must record the scenario this call checks.
+    The trace must record the scenario this call checks.  With
+    ``--ploom-on-current-source`` too, the scenario's source may have been
+    edited since: the recorded order of tasks runs on it as far as it
+    allows (see :func:`ploom.exploration.replay`).
     """
     from ploom import exploration
 
@@ -85,11 +98,12 @@ def ploom_check(request):
             f"such as max_preemptions=2, not {marker.args!r}"
         )
     replay_path = request.config.getoption("ploom_replay")
+    on_current_source = request.config.getoption("ploom_on_current_source")
 
     def check(scenario, config=None):
         __tracebackhide__ = True  # the failure is the test's line, not ours
         if replay_path:
-            return _replay(request, scenario, replay_path)
+            return _replay(request, scenario, replay_path, on_current_source)
         if config is None:
             config = exploration.Config(**(marker.kwargs if marker is not None else {}))
         status = _Status.on(request.config)
@@ -170,7 +184,7 @@ def _remember(node, trace):
         node.stash[_FIRST_FAILURE] = os.path.abspath(trace)
 
 
-def _replay(request, scenario, path):
+def _replay(request, scenario, path, on_current_source=False):
     __tracebackhide__ = True
     from ploom import exploration
 
@@ -195,13 +209,13 @@ def _replay(request, scenario, path):
         if data is None:
             # a trace that cannot be opened, or is too large, is
             # ploom-replay's to explain, and it runs nothing then
-            return exploration.replay(absolute)
+            return exploration.replay(absolute, on_current_source=on_current_source)
         # ploom-replay gets the very bytes checked here: a pipe is read
         # once, and a file may change after this check
         with tempfile.TemporaryFile() as f:
             f.write(data)
             f.seek(0)
-            return exploration._replay_from(absolute, f, None, named=True)
+            return exploration._replay_from(absolute, f, None, named=True, on_current_source=on_current_source)
     except exploration.ModelCheckError:
         _remember(request.node, absolute)
         raise

@@ -72,7 +72,8 @@ steps() {
 	for trace in "$orig" "$min"; do
 		run -4 --separate-stderr ploom-replay "$trace"
 		[ -z "$output" ]
-		[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$(pwd -P)/bank.py' (recorded blob $before, now $after)" ]
+		[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$(pwd -P)/bank.py' (recorded blob $before, now $after)
+ploom-replay: to run the recorded order of tasks on the source as it is now, replay with --on-current-source" ]
 	done
 	# gone from here: nothing to run (a file elsewhere never stands in)
 	rm bank.py
@@ -395,7 +396,14 @@ clones() {
 	after="$(git hash-object bank_account.py)"
 	run -4 --separate-stderr ploom-replay "$trace"
 	[ -z "$output" ]
-	[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$(pwd -P)/bank_account.py' (recorded blob ${before:0:7}, now ${after:0:7})" ]
+	[ "$stderr" = "ploom-replay: ReplayDivergenceError: the scenario's source changed: '$(pwd -P)/bank_account.py' (recorded blob ${before:0:7}, now ${after:0:7})
+ploom-replay: to run the recorded order of tasks on the source as it is now, replay with --on-current-source" ]
+	# on the current source: this clone's edited file, the same failure
+	run -1 --separate-stderr ploom-replay --on-current-source "$trace"
+	[ "$stderr" = "ploom-replay: the source differs from the trace's in 1 file:
+ploom-replay:   '$(pwd -P)/bank_account.py' (recorded blob ${before:0:7}, now ${after:0:7})
+ploom-replay: builtins.AssertionError: the account is overdrawn (the recorded failure) on the current source; 0 departures" ]
+	[ "$(jq -r '.fingerprints[0].blob' <<<"$output")" = "$after" ]
 }
 
 @test "a module target recorded in one clone replays in another" {

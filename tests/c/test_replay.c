@@ -557,6 +557,108 @@ static void a_replay_runs_only_a_file_here(void)
 	free(here);
 }
 
+/* ---- on the current source ---- */
+
+static void an_edited_source_is_listed_not_refused(void)
+{
+	char *dir = fake_dir("current"), *file = fake_write(dir, "mod.py", "x = 1\n", 0);
+	struct ploom_trace *t = trace_of(failing, file);
+	struct ploom_buf out = {0};
+	struct ploom_err err = {0, ""};
+	char now[PLOOM_OID_HEXSZ + 1] = "", want[512];
+
+	ploom_trace_fingerprint_source(t, NULL);
+	CHECK_INT(ploom_replay_source_changes(t, &out, now, &err), 0);
+	CHECK(out.data == NULL);
+	CHECK_STR(now, t->fingerprints[0].blob);
+
+	free(fake_write(dir, "mod.py", "x = 1  # a comment\n", 0));
+	ploom_fingerprint_file(now, file, NULL);
+	snprintf(want, sizeof(want), "'%s' (recorded blob %.7s, now %.7s)\n", file,
+		 t->fingerprints[0].blob, now);
+	now[0] = '\0';
+	CHECK_INT(ploom_replay_source_changes(t, &out, now, &err), 1);
+	CHECK_STR(out.data ? out.data : "", want);
+	CHECK(strcmp(now, t->fingerprints[0].blob) && strlen(now) == PLOOM_OID_HEXSZ);
+	ploom_buf_release(&out);
+
+	/* without its scenario file the run has nothing to run */
+	unlink(file);
+	CHECK_INT(ploom_replay_source_changes(t, &out, now, &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	ploom_buf_release(&out);
+	ploom_trace_free(t);
+	fake_dir_remove(dir);
+	free(file);
+	free(dir);
+}
+
+static void a_step_whose_recorded_task_is_not_enabled_departs(void)
+{
+	int e01[] = {0, 1}, e1[] = {1};
+	struct ploom_step rec[3] = {{.task = 0}, {.task = 0}, {.task = 1}};
+	struct ploom_step got[4] = {{.task = 0, .enabled = e01, .nenabled = 2},
+				    {.task = 1, .enabled = e1, .nenabled = 1},
+				    {.task = 1, .enabled = e1, .nenabled = 1},
+				    {.task = 1, .enabled = e1, .nenabled = 1}};
+	struct ploom_run recorded = {.steps = rec, .nsteps = 3};
+	struct ploom_run run = {.steps = got, .nsteps = 4};
+
+	/* step 1 wanted task 0, which was not enabled; step 3 is past the
+	 * recorded steps */
+	CHECK_INT(ploom_replay_departures(&recorded, &run), 1);
+	run.nsteps = 1;
+	CHECK_INT(ploom_replay_departures(&recorded, &run), 0);
+}
+
+/* The stand-in answers the same run whatever it is asked: the follow
+ * loop asks again only while a branch point past its choices left the
+ * recorded order, so the commands show which choices it made. */
+static void the_recorded_order_is_asked_for_where_the_default_leaves_it(void)
+{
+	char *dir = fake_dir("follow"), *file = fake_write(dir, "mod.py", "x = 1\n", 0);
+	/* recorded: task 0 at step 2, where the stand-in's default ran 1 */
+	char *other = fake_replace(failing, "step 2 1 read cell#0 0,1 - 0:yield_now:- -",
+				   "step 2 0 yield_now - 0,1 - 1:read:cell#0 -");
+	const struct {
+		const char *recorded;
+		const char *commands;
+	} cases[] = {
+		{failing, "run 300 1500 0 0 default\n"},
+		{other, "run 300 1500 0 0 default\nrun 300 1500 2 1 0 0 default\n"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ploom_trace *rec = trace_of(cases[i].recorded, file), *out = NULL;
+		struct ploom_worker *w = NULL;
+		struct ploom_err err = {0, ""};
+		char *py = fake_worker(dir, "3.13.1", file), *cmds;
+		int departures = -1;
+
+		free(fake_write(dir, "run.txt", failing, 0));
+		free(fake_write(dir, "commands", "", 0));
+		if (CHECK_INT(fake_start(&w, py, rec->scenario.target, rec->hash_seed, &err), 0)) {
+			CHECK_INT(ploom_replay_follow(&out, rec, w, -1, &departures, &err), 0);
+			CHECK_STR(err.msg, "");
+		}
+		ploom_worker_stop(w, NULL);
+		CHECK_INT(departures, 0);
+		CHECK(out && !strcmp(out->run.outcome.summary, "builtins.AssertionError: boom"));
+		cmds = fake_read(dir, "commands");
+		if (!CHECK_STR(cmds, cases[i].commands))
+			printf("  case %zu\n", i);
+		free(cmds);
+		ploom_trace_free(out);
+		ploom_trace_free(rec);
+		free(py);
+	}
+	fake_dir_remove(dir);
+	free(other);
+	free(file);
+	free(dir);
+}
+
 int main(void)
 {
 	a_changed_or_missing_source_is_a_divergence();
@@ -570,5 +672,8 @@ int main(void)
 	choices_edited_apart_from_the_steps_are_named();
 	outcomes_are_compared_by_what_identifies_them();
 	a_replay_reproduces_or_names_the_first_divergence();
+	an_edited_source_is_listed_not_refused();
+	a_step_whose_recorded_task_is_not_enabled_departs();
+	the_recorded_order_is_asked_for_where_the_default_leaves_it();
 	return check_report();
 }

@@ -22,7 +22,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from bank_copy import write_bank
+from bank_copy import add_lock, write_bank
 
 pytest_plugins = ["pytester"]
 
@@ -234,6 +234,27 @@ def test_a_replay_after_an_edit_fails_with_a_divergence(bank_tests):
         ]
     )
     assert "ploom first failure" not in replayed.stdout.str()
+
+
+def test_a_replay_on_the_current_source_fails_after_a_comment_and_passes_after_the_fix(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw")
+    command = replay_line(result)
+    with open(bank_tests.path / "bank.py", "a", encoding="utf-8") as f:
+        f.write("# an edit\n")
+    replayed = bank_tests.runpytest(*command[1:], "--ploom-on-current-source")
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(
+        ["E * ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn*"]
+    )
+    add_lock(bank_tests.path / "bank.py")
+    fixed = bank_tests.runpytest(*command[1:], "--ploom-on-current-source")
+    fixed.assert_outcomes(passed=1)
+
+
+def test_on_current_source_without_a_trace_is_a_usage_error(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw", "--ploom-on-current-source")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ploom-on-current-source replays a trace: give it --ploom-replay=PATH*"])
 
 
 def test_a_missing_replay_trace_is_an_error_naming_it(bank_tests):
