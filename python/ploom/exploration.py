@@ -105,9 +105,8 @@ class Config:
     max_steps (``--max-steps``)
         Steps (scheduling points) allowed in one schedule.  A schedule that
         reaches it, such as a thread spinning forever, makes the search
-        incomplete.  0 sets no bound of its own: a schedule then stops at the
-        most steps any schedule may take, so that its trace can still be
-        read.
+        incomplete.  0 allows the most steps any schedule may take,
+        200,000, so that its trace can still be read.
     schedule_timeout (``--schedule-timeout``)
         Wall-clock seconds one schedule may take.  A schedule that takes
         longer (blocked outside ploom, say in ``time.sleep``) is a failure of
@@ -1028,8 +1027,8 @@ def _limit(stopped_by: str | None, config: Config | None) -> str:
             reached = "--max-steps"
         elif config.max_steps == 0:
             return (
-                "the step limit: a schedule reached the most steps any schedule may take "
-                "(max_steps=0 sets no bound of its own; a thread that never finishes?)"
+                "the step limit: a schedule reached 200,000 steps, the most any schedule may take "
+                "(max_steps=0; a thread that never finishes?)"
             )
         elif config.max_steps is None:
             reached = "the default max_steps"

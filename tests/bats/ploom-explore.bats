@@ -343,6 +343,8 @@ verdict() {
 	[ "$(stat -c %s "$trace")" -lt $((256 << 20)) ]
 	run -0 --separate-stderr ploom-show "$trace"
 	[ "${lines[-1]}" = "step-limit: the schedule reached 200000 steps" ]
+	# the trace's config says what 0 meant, not "none"
+	printf '%s\n' "${lines[@]}" | grep -q '^config .*, max_steps 0 (the most, 200000), '
 	# a larger -s is refused rather than cut short in silence
 	run -2 --separate-stderr ploom-explore -s 200001 "$SCN:spins_forever"
 	[[ "$stderr" == "ploom-explore: invalid --max-steps '200001': not an integer from 0 to 200000"* ]]

@@ -732,10 +732,34 @@ def test_the_largest_values_pass_the_utilitys_check(options):
     assert (result.returncode, result.stderr) == (0, "")
 
 
-def test_max_steps_0_sets_no_bound_as_for_ploom_explore(tmp_path):
+def test_max_steps_0_passes_a_short_scenario_as_ploom_explore_does(tmp_path):
     stats = ploom.check(scenarios.bank_locked, ploom.Config(max_steps=0, reduction="none", trace_dir=str(tmp_path)))
     assert stats.schedules == 127
     assert stats.complete is True
+
+
+def test_max_steps_0_stops_a_spinning_thread_at_the_most_steps(tmp_path):
+    with pytest.raises(IncompleteExplorationError) as info:
+        ploom.check(
+            scenarios.spins_forever, ploom.Config(max_steps=0, minimize=False, trace_dir=str(tmp_path))
+        )
+    assert "a schedule reached 200,000 steps, the most any schedule may take (max_steps=0;" in str(info.value)
+    with open(info.value.statistics.trace, encoding="utf-8") as f:
+        assert json.load(f)["outcome"]["limit"] == 200_000
+
+
+def test_the_docs_say_what_max_steps_0_does():
+    # the utility's help states the most steps; the README and the Guide
+    # must give the same number, never "no bound"
+    help_text = subprocess.run([UTILITY, "--help"], capture_output=True, text=True, check=True).stdout
+    most = int(re.search(r"0: the\s+most, (\d+)\)", help_text).group(1))
+    root = pathlib.Path(__file__).resolve().parents[2]
+    readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    guide = " ".join((root / "docs" / "guide.rst").read_text(encoding="utf-8").split())
+    assert f"0: the most, {most:,})" in readme
+    assert f"``max_steps=0`` allows the most steps any schedule may take, {most:,}," in guide
+    for text in (readme, guide):
+        assert not re.search(r"max_steps[^.]{0,80}\b0\b[^.]{0,20}no (step )?bound", text)
 
 
 def test_a_string_alone_is_not_taken_for_a_tuple_of_patched_modules():
