@@ -348,11 +348,11 @@ double cli_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int cli_progress_due(double *last)
+int cli_progress_due(double *last, int to_log)
 {
 	double now = cli_now_s();
 
-	if (now - *last < 1.0)
+	if (now - *last < (to_log ? CLI_LOG_PROGRESS_S : 1.0))
 		return 0;
 	*last = now;
 	return 1;

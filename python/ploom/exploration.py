@@ -561,7 +561,8 @@ def check(
     ``summary`` (the line ``ploom-explore`` shows on a terminal, such as
     ``"12,345 schedules (2,310/s), ~41% of ~30,100, ETA 8 s"``) and
     ``done`` (see ``--progress=json`` in ``man ploom-explore``).  Without
-    it, ``ploom-explore``'s progress lines go to standard error as they come.
+    it, ``ploom-explore``'s progress lines go to standard error as they come:
+    a line of counts every 30 seconds, since its standard error is a pipe.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not ploom's
     if os.environ.get("PLOOM_WORKER"):

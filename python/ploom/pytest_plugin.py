@@ -25,6 +25,8 @@ was:
 
 Only when pytest writes to a terminal, without ``-q`` and with its output
 captured (with ``-s`` the test's own output would run into the line).
+Otherwise ploom-explore's stderr is not a terminal, and it adds a line of
+counts every 30 seconds at most (``man ploom-explore``, Progress).
 """
 
 from __future__ import annotations
