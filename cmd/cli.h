@@ -220,6 +220,17 @@ int cli_exit_code(const struct ploom_err *err);
 /* Seconds on the monotonic clock. */
 double cli_now_s(void);
 
+/* Writes path as one word of a shell command: as it is when it holds only
+ * letters, digits and @%+=:,./-_ (as Python's shlex.quote() leaves it),
+ * else in single quotes; control characters are escaped as in messages. */
+void cli_put_shell_word(FILE *f, const char *path);
+
+/* The next step after a failure, the same wording as ploom's Python side:
+ *     PREFIX: Replay: ploom-replay PATH  # read it with: ploom-show PATH
+ * on stderr; nothing when PLOOM_NO_NEXT_STEP is set (by ploom's Python
+ * package, whose ModelCheckError says it instead, with its own command). */
+void cli_put_next_step(const char *prefix, const char *path);
+
 /* The one rule for how often a utility reports its progress: each second
  * on a terminal, where a status line is rewritten in place, and for
  * --progress=json, which a program reads; every CLI_LOG_PROGRESS_S seconds

@@ -567,6 +567,9 @@ int main(int argc, char **argv)
 		err = save_err;
 		goto fail;
 	}
+	/* the trace a reader should start from: the fewest preemptions */
+	if (res.failing && (min_path || res.failure_path))
+		cli_put_next_step(PROG, min_path ? min_path : res.failure_path);
 	ret = res.failing ? PLOOM_EXIT_FAILURE
 			  : res.stopped_by ? PLOOM_EXIT_INCOMPLETE : PLOOM_EXIT_OK;
 	goto done;

@@ -67,10 +67,12 @@ def test_bank_without_the_lock_raises_model_check_error(tmp_path):
     exc = info.value
     assert "builtins.AssertionError: the account is overdrawn" in str(exc)
     assert exc.summary == "builtins.AssertionError: the account is overdrawn"
-    assert f"Original trace: {exc.original_trace}" in str(exc)
-    assert str(exc) == (
-        f"{exc.summary} Original trace: {exc.original_trace} Minimized trace: {exc.minimized_trace}"
-    )
+    assert str(exc).splitlines() == [
+        exc.summary,
+        f"Original trace: {exc.original_trace}",
+        f"Minimized trace: {exc.minimized_trace}",
+        f"Replay: python -m ploom replay {exc.minimized_trace}  # read it with: ploom-show {exc.minimized_trace}",
+    ]
     assert exc.minimized_trace.endswith("-minimized.json")
     assert exc.minimized_trace == exc.statistics.minimized_trace
     assert exc.statistics.failing == 1
@@ -89,8 +91,10 @@ def test_model_check_errors_message_escapes_control_characters(tmp_path):
     # the summary is the trace's text; the message is safe to print
     assert exc.summary == "builtins.RuntimeError: \x1b[2J\x07\x9b\u202eevil\u2066\u200f\u061c\x7f\tend"
     escaped = r"builtins.RuntimeError: \x1b[2J\x07\x9b\u202eevil\u2066\u200f\u061c\x7f" + "\tend"
-    assert str(exc).startswith(f"{escaped} Original trace: ")
-    assert not re.search("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", str(exc))
+    assert str(exc).startswith(f"{escaped}\nOriginal trace: ")
+    # the message's own lines only: the summary adds none
+    assert len(str(exc).splitlines()) == 4
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", str(exc))
 
 
 def test_model_check_error_is_an_assertion_error():
@@ -358,7 +362,9 @@ def test_a_timeout_tells_where_the_spinning_task_and_the_others_were(tmp_path):
     ]
     assert info.value.summary.startswith("timeout: ")
     assert info.value.stacks == want
-    assert str(info.value).endswith("\nWhere each task was:\n  " + "\n  ".join(want))
+    # the stacks, then the next step last
+    step = f"\nReplay: python -m ploom replay {info.value.trace_to_read}  # read it with: ploom-show {info.value.trace_to_read}"
+    assert str(info.value).endswith("\nWhere each task was:\n  " + "\n  ".join(want) + step)
     with open(info.value.original_trace, encoding="utf-8") as f:
         stacks = json.load(f)["outcome"]["stacks"]
     assert [(s["task"], s["state"]) for s in stacks] == [(0, "running"), (1, "running"), (2, "unstarted")]
@@ -621,7 +627,10 @@ def test_the_readme_example_raises_when_run_as_a_script(tmp_path):
     )
     assert result.returncode == 1
     assert "ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn" in result.stderr
-    assert "Original trace: .ploom/" in result.stderr
+    assert "\nOriginal trace: .ploom/" in result.stderr
+    # the next step once, the exception's: not ploom-explore's as well
+    assert result.stderr.count("Replay: ") == 1
+    assert re.search(r"^Replay: python -m ploom replay \.ploom/\S+-minimized\.json  # read it with: ploom-show ", result.stderr, re.M)
 
 
 def test_check_returns_none_inside_the_worker(monkeypatch):
