@@ -76,6 +76,27 @@ same_with_jobs() {
 	[[ "$stderr" == *"ploom-explore: minimized trace written to '$min' (2 -> 1 preemptions)"* ]]
 }
 
+@test "a failure ends with the next step: replay the minimized trace, read it with ploom-show" {
+	scenarios_here
+	run -1 --separate-stderr ploom-explore -q scenarios.py:bank_unlocked
+	min="$(echo "$output" | jq -r .minimized_trace)"
+	[ "${stderr_lines[-1]}" = "ploom-explore: Replay: ploom-replay $min  # read it with: ploom-show $min" ]
+	# the line runs as pasted: the shell takes the reading for a comment
+	run -1 --separate-stderr bash -c "${stderr_lines[-1]#ploom-explore: Replay: }"
+	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the account is overdrawn" ]
+	# without a minimized trace, the original; a path a shell would split is quoted
+	run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir="a b" scenarios.py:bank_unlocked
+	trace="$(echo "$output" | jq -r .trace)"
+	[ "${stderr_lines[-1]}" = "ploom-explore: Replay: ploom-replay '$trace'  # read it with: ploom-show '$trace'" ]
+	run -1 --separate-stderr bash -c "${stderr_lines[-1]#ploom-explore: Replay: }"
+	# ploom's Python side says it itself, with its own command
+	run -1 --separate-stderr env PLOOM_NO_NEXT_STEP=1 ploom-explore -q scenarios.py:bank_unlocked
+	[[ "$stderr" != *Replay:* ]]
+	# no failure, no next step
+	run -0 --separate-stderr ploom-explore -q scenarios.py:bank_locked
+	[ -z "$stderr" ]
+}
+
 # verdict SCENARIO OPTION...: "EXIT FAILURE-KIND" of ploom-explore on the
 # scenario, without minimizing
 verdict() {
