@@ -408,7 +408,8 @@ class ModelCheckError(AssertionError):
     the path of the failing schedule's trace (of the replayed trace, after
     :func:`replay`); ``minimized_trace`` the path of the same failure with
     fewer preemptions (None when it was not minimized: ``Config(minimize=False)``,
-    a replay, a step limit); ``statistics`` the :class:`Statistics` of the
+    a replay, a step limit); ``trace_to_read`` the minimized trace, else the
+    original; ``statistics`` the :class:`Statistics` of the
     exploration (None after a replay).  Paths are as the utility printed
     them, made relative to the current folder when they lie under it.
     ``summary`` is the trace's text as it is; in the message its control

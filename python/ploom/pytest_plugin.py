@@ -11,7 +11,7 @@ When the check fails, the ModelCheckError's last line and the test's
 report's ``ploom`` section give the next step, for the minimized trace:
 
     ploom first failure: .ploom/<id>-minimized.json
-    Replay: pytest tests/test_bank.py::test_withdraw --ploom-replay=.ploom/<id>-minimized.json  # read it with: ploom-show .ploom/<id>-minimized.json
+    Replay: pytest tests/test_bank.py::test_withdraw --ploom-replay=.ploom/<id>-minimized.json  # read it ...
 
 and running that command replays that one schedule instead of searching.
 ``@pytest.mark.ploom(max_preemptions=2, ...)`` gives the fixture the

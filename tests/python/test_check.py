@@ -363,7 +363,8 @@ def test_a_timeout_tells_where_the_spinning_task_and_the_others_were(tmp_path):
     assert info.value.summary.startswith("timeout: ")
     assert info.value.stacks == want
     # the stacks, then the next step last
-    step = f"\nReplay: python -m ploom replay {info.value.trace_to_read}  # read it with: ploom-show {info.value.trace_to_read}"
+    trace = info.value.trace_to_read
+    step = f"\nReplay: python -m ploom replay {trace}  # read it with: ploom-show {trace}"
     assert str(info.value).endswith("\nWhere each task was:\n  " + "\n  ".join(want) + step)
     with open(info.value.original_trace, encoding="utf-8") as f:
         stacks = json.load(f)["outcome"]["stacks"]
@@ -630,7 +631,8 @@ def test_the_readme_example_raises_when_run_as_a_script(tmp_path):
     assert "\nOriginal trace: .ploom/" in result.stderr
     # the next step once, the exception's: not ploom-explore's as well
     assert result.stderr.count("Replay: ") == 1
-    assert re.search(r"^Replay: python -m ploom replay \.ploom/\S+-minimized\.json  # read it with: ploom-show ", result.stderr, re.M)
+    step = r"^Replay: python -m ploom replay \.ploom/\S+-minimized\.json  # read it with: ploom-show "
+    assert re.search(step, result.stderr, re.M)
 
 
 def test_check_returns_none_inside_the_worker(monkeypatch):
