@@ -441,6 +441,7 @@ class ModelCheckError(AssertionError):
         self.statistics = statistics
         self.stacks = list(stacks or [])
         self._replayed = replayed
+        self._shown: str | None = None
         trace = self.trace_to_read
         self._replay = f"{_PYTHON_REPLAY} {shlex.quote(trace)}" if trace else None
         super().__init__(self._message())
@@ -451,11 +452,12 @@ class ModelCheckError(AssertionError):
         (None when the trace came on standard input and has no path)."""
         return self.minimized_trace or self.original_trace
 
-    def _suggest(self, replay_command: str) -> None:
+    def _suggest(self, replay_command: str, shown: str) -> None:
         """Makes the next step name replay_command (the whole command, the
-        trace included), as a front door other than python -m ploom does."""
+        trace included) and the trace as shown, as a front door other than
+        python -m ploom does (pytest names paths from its own folder)."""
         if self.trace_to_read:
-            self._replay = replay_command
+            self._replay, self._shown = replay_command, shown
             self.args = (self._message(),)
 
     def _message(self) -> str:
@@ -469,7 +471,7 @@ class ModelCheckError(AssertionError):
             lines.append("Where each task was:")
             lines.extend(f"  {_printable(line)}" for line in self.stacks)
         if self._replay and self.trace_to_read:
-            lines.append(_next_step(self._replay, self.trace_to_read))
+            lines.append(_next_step(self._replay, self._shown or self.trace_to_read))
         return "\n".join(lines)
 
 

@@ -170,15 +170,16 @@ class _Status:
 
 
 def _replay_command(item, trace):
-    """The command that replays trace in this test (a path as printed)."""
+    """The command that replays trace in this test, and the trace's path,
+    both as seen from the folder pytest was started in."""
     shown = _relative(trace, item.config.invocation_params.dir)
-    return f"pytest {shlex.quote(_nodeid(item))} --ploom-replay={shlex.quote(shown)}"
+    return f"pytest {shlex.quote(_nodeid(item))} --ploom-replay={shlex.quote(shown)}", shown
 
 
 def _suggest_pytest(node, exc):
     """Makes the ModelCheckError's next step this test's replay command."""
     if exc.trace_to_read:
-        exc._suggest(_replay_command(node, exc.trace_to_read))
+        exc._suggest(*_replay_command(node, exc.trace_to_read))
 
 
 def _remember(node, trace):
@@ -305,10 +306,8 @@ def pytest_runtest_makereport(item, call):
     if trace and report.when == "call" and report.failed:
         from ploom.exploration import _next_step
 
-        shown = _relative(trace, item.config.invocation_params.dir)
-        report.sections.append(
-            ("ploom", f"ploom first failure: {shown}\n{_next_step(_replay_command(item, trace), shown)}")
-        )
+        command, shown = _replay_command(item, trace)
+        report.sections.append(("ploom", f"ploom first failure: {shown}\n{_next_step(command, shown)}"))
 
 
 def _relative(path, start):
