@@ -445,12 +445,14 @@ example: all
 	$(VENV)/bin/ploom-explore examples/bank_account.py:scenario > $(BUILD)/example.json; \
 	rc=$$?; set -e; \
 	trace=$$(jq -r '.trace // empty' $(BUILD)/example.json 2>/dev/null || true); \
-	if [[ $$rc -eq 1 && -n "$$trace" && -f "$$trace" ]]; then \
+	minimized=$$(jq -r '.minimized_trace // empty' $(BUILD)/example.json 2>/dev/null || true); \
+	if [[ $$rc -eq 1 && -n "$$minimized" && -f "$$minimized" && -f "$$trace" ]]; then \
 		echo "make example: ploom found the bug in examples/bank_account.py after $$(jq -r .schedules $(BUILD)/example.json) schedules:"; \
 		echo "make example:   $$(jq -r '.failure.summary' $(BUILD)/example.json)"; \
-		echo "make example: the failing schedule is saved in $$trace"; \
+		echo "make example: the failing schedule is saved in $$trace, and the same failure with fewer preemptions in $$minimized"; \
+		echo "make example: read it, step by step: $(VENV)/bin/ploom-show $$minimized"; \
 	else \
-		echo "make example: expected ploom-explore to find the overdrawn account (exit 1 and a trace); it exited $$rc" >&2; \
+		echo "make example: expected ploom-explore to find the overdrawn account (exit 1 and two traces); it exited $$rc" >&2; \
 		exit 1; \
 	fi
 

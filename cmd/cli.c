@@ -348,11 +348,51 @@ double cli_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int cli_progress_due(double *last)
+void cli_put_shell_word(FILE *f, const char *path)
+{
+	const char *c;
+
+	if (*path && path[strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "0123456789@%+=:,./-_")] == '\0') {
+		fputs(path, f);
+		return;
+	}
+	fputc('\'', f);
+	for (c = path; *c;) {
+		size_t n = strcspn(c, "'");
+		char *part = strndup(c, n);
+
+		/* without memory, the path as it is rather than a lost message */
+		if (part)
+			ploom_put_printable(f, part);
+		else
+			fwrite(c, 1, n, f);
+		free(part);
+		c += n;
+		if (*c == '\'') {
+			fputs("'\"'\"'", f);
+			c++;
+		}
+	}
+	fputc('\'', f);
+}
+
+void cli_put_next_step(const char *prefix, const char *path)
+{
+	if (getenv("PLOOM_NO_NEXT_STEP"))
+		return;
+	fprintf(stderr, "%s: Replay: ploom-replay ", prefix);
+	cli_put_shell_word(stderr, path);
+	fputs("  # read it with: ploom-show ", stderr);
+	cli_put_shell_word(stderr, path);
+	fputc('\n', stderr);
+}
+
+int cli_progress_due(double *last, int to_log)
 {
 	double now = cli_now_s();
 
-	if (now - *last < 1.0)
+	if (now - *last < (to_log ? CLI_LOG_PROGRESS_S : 1.0))
 		return 0;
 	*last = now;
 	return 1;

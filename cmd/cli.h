@@ -221,9 +221,27 @@ int cli_exit_code(const struct ploom_err *err);
 /* Seconds on the monotonic clock. */
 double cli_now_s(void);
 
-/* 1 when a second has passed since *last, which is then set to now: for
- * progress lines at most once a second.  Else 0. */
-int cli_progress_due(double *last);
+/* Writes path as one word of a shell command: as it is when it holds only
+ * letters, digits and @%+=:,./-_ (as Python's shlex.quote() leaves it),
+ * else in single quotes; control characters are escaped as in messages. */
+void cli_put_shell_word(FILE *f, const char *path);
+
+/* The next step after a failure, the same wording as ploom's Python side:
+ *     PREFIX: Replay: ploom-replay PATH  # read it with: ploom-show PATH
+ * on stderr; nothing when PLOOM_NO_NEXT_STEP is set (by ploom's Python
+ * package, whose ModelCheckError says it instead, with its own command). */
+void cli_put_next_step(const char *prefix, const char *path);
+
+/* The one rule for how often a utility reports its progress: each second
+ * on a terminal, where a status line is rewritten in place, and for
+ * --progress=json, which a program reads; every CLI_LOG_PROGRESS_S seconds
+ * when the lines pile up in a log (a file, a pipe, pytest -s), so that a
+ * long search leaves a few lines there rather than thousands. */
+#define CLI_LOG_PROGRESS_S 30.0
+
+/* 1 when the interval above has passed since *last, which is then set to
+ * now; to_log says the report is a line for a log.  Else 0. */
+int cli_progress_due(double *last, int to_log);
 
 /* A status line on standard error that a terminal shows in place: each
  * cli_status_show() rewrites it (cut to the terminal's width, so that it

@@ -194,7 +194,9 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 		fputc('\n', stderr);
 		break;
 	case PLOOM_SEARCH_PROGRESS:
-		if (rep->progress == PROGRESS_NONE || !cli_progress_due(&rep->last_progress))
+		if (rep->progress == PROGRESS_NONE ||
+		    !cli_progress_due(&rep->last_progress,
+				      rep->progress == PROGRESS_AUTO && !rep->tty))
 			break;
 		if (rep->progress == PROGRESS_AUTO && !rep->tty) {
 			/* a log keeps every line: the counts, as they are */
@@ -211,14 +213,14 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 	}
 }
 
-/* A progress line of the minimization at most once a second; none with
- * --progress=json, whose lines end with the search's. */
+/* A progress line of the minimization, as often as the search's; none
+ * with --progress=json, whose lines end with the search's. */
 static void minimize_progress(void *ctx, long schedules, int bound)
 {
 	struct report *rep = ctx;
 	char line[128];
 
-	if (!cli_progress_due(&rep->last_progress))
+	if (!cli_progress_due(&rep->last_progress, !rep->tty))
 		return;
 	snprintf(line, sizeof(line), PROG ": minimizing: %ld schedules, at most %d preemption%s",
 		 schedules, bound, bound == 1 ? "" : "s");
@@ -565,6 +567,9 @@ int main(int argc, char **argv)
 		err = save_err;
 		goto fail;
 	}
+	/* the trace a reader should start from: the fewest preemptions */
+	if (res.failing && (min_path || res.failure_path))
+		cli_put_next_step(PROG, min_path ? min_path : res.failure_path);
 	ret = res.failing ? PLOOM_EXIT_FAILURE
 			  : res.stopped_by ? PLOOM_EXIT_INCOMPLETE : PLOOM_EXIT_OK;
 	goto done;

@@ -13,6 +13,7 @@
 #include "err.h"
 #include "stats.h"
 #include "merge.h"
+#include "shard.h"
 
 #define PROG "ploom-merge"
 
@@ -27,6 +28,26 @@ const char cli_usage[] =
 static const struct option options[] = {
 	CLI_OPTIONS_END,
 };
+
+/* The shards named at most in the message: a merge of the first few of a
+ * million would otherwise write megabytes; the statistics list them all. */
+#define SHOWN_MISSING 20
+
+/* Says on stderr which shards are missing, so that an exit 3 (or a
+ * failure found in part of the search) is never left unexplained. */
+static void say_missing(const struct ploom_shard *sh)
+{
+	int i, shown = sh->nmissing < SHOWN_MISSING ? sh->nmissing : SHOWN_MISSING;
+
+	fprintf(stderr, PROG ": %d of %d shard%s missing:", sh->nmissing, sh->count,
+		sh->count == 1 ? "" : "s");
+	for (i = 0; i < shown; i++)
+		fprintf(stderr, "%s %d", i ? "," : "", sh->missing[i]);
+	if (shown < sh->nmissing)
+		fprintf(stderr, " and %d more (the statistics' shard.missing lists them all)",
+			sh->nmissing - shown);
+	fprintf(stderr, "; run ploom-explore --shard=K/%d for each and merge again\n", sh->count);
+}
 
 int main(int argc, char **argv)
 {
@@ -73,6 +94,8 @@ int main(int argc, char **argv)
 	}
 	if (ploom_stats_write(stdout, stats, &err) < 0)
 		goto fail;
+	if (stats->shard && stats->shard->nmissing > 0)
+		say_missing(stats->shard);
 	/* as ploom-explore exits for the same statistics */
 	ret = stats->failing ? PLOOM_EXIT_FAILURE
 			     : stats->complete ? PLOOM_EXIT_OK : PLOOM_EXIT_INCOMPLETE;

@@ -42,10 +42,11 @@ static const struct option options[] = {
 	CLI_OPTIONS_END,
 };
 
-/* A progress line at most once a second. */
+/* A progress line, as often as cli_progress_due() says: each line stays,
+ * on a terminal as in a log. */
 static void progress(void *ctx, long schedules, int bound)
 {
-	if (cli_progress_due(ctx))
+	if (cli_progress_due(ctx, !isatty(STDERR_FILENO)))
 		fprintf(stderr, PROG ": %ld schedules, searching at most %d preemption%s\n",
 			schedules, bound, bound == 1 ? "" : "s");
 }

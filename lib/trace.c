@@ -1405,7 +1405,8 @@ char *ploom_config_label(const struct ploom_config *c)
 	if (c->max_steps > 0)
 		fprintf(f, ", max_steps %ld", c->max_steps);
 	else
-		fputs(", max_steps none", f);
+		/* the worker caps every schedule there (lib/worker.c) */
+		fprintf(f, ", max_steps 0 (the most, %ld)", PLOOM_MAX_STEPS);
 	if (c->schedule_timeout_s > 0)
 		fprintf(f, ", schedule_timeout %g s", c->schedule_timeout_s);
 	else

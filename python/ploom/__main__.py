@@ -98,20 +98,9 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
-def _print_failure(exc, *, replayed: bool = False, on_current_source: bool = False) -> None:
-    from ploom.exploration import _printable
-
-    print(f"ploom.exploration.ModelCheckError: {_printable(exc.summary)}")
-    if exc.original_trace:
-        # a replay reproduces whichever trace it was given, minimized or not
-        label = "Replayed trace" if replayed else "Original trace"
-        print(f"{label}: {exc.original_trace}")
-    if exc.minimized_trace:
-        print(f"Minimized trace: {exc.minimized_trace}")
-    replayable = exc.minimized_trace or exc.original_trace
-    if replayable:
-        flag = "--on-current-source " if on_current_source else ""
-        print(f"Replay: {PROG} replay {flag}{replayable}")
+def _print_failure(exc) -> None:
+    # the message is the report: the failure, its traces, the next step
+    print(f"ploom.exploration.ModelCheckError: {exc}")
 
 
 def _check(args: list[str]) -> int:
@@ -152,7 +141,7 @@ def _replay(args) -> int:
     try:
         trace = exploration.replay(args.trace, python=args.python, on_current_source=args.on_current_source)
     except exploration.ModelCheckError as exc:
-        _print_failure(exc, replayed=True, on_current_source=args.on_current_source)
+        _print_failure(exc)
         return EXIT_FAILURE
     except exploration.ReplayDivergenceError as exc:
         print(f"ploom.exploration.ReplayDivergenceError: {exploration._printable(str(exc))}")

@@ -24,6 +24,7 @@ import inspect
 import json
 import os
 import selectors
+import shlex
 import shutil
 import stat
 import subprocess
@@ -105,9 +106,8 @@ class Config:
     max_steps (``--max-steps``)
         Steps (scheduling points) allowed in one schedule.  A schedule that
         reaches it, such as a thread spinning forever, makes the search
-        incomplete.  0 sets no bound of its own: a schedule then stops at the
-        most steps any schedule may take, so that its trace can still be
-        read.
+        incomplete.  0 allows the most steps any schedule may take,
+        200,000, so that its trace can still be read.
     schedule_timeout (``--schedule-timeout``)
         Wall-clock seconds one schedule may take.  A schedule that takes
         longer (blocked outside ploom, say in ``time.sleep``) is a failure of
@@ -394,13 +394,24 @@ def _printable(text: str) -> str:
 class ModelCheckError(AssertionError):
     """A schedule of the scenario failed.
 
-    The message reads ``SUMMARY Original trace: PATH Minimized trace: PATH``.
+    The message is a line each: the summary, the traces, and the next step,
+    the command that replays the trace to read (the minimized one when
+    there is one) and the one that shows it::
+
+        builtins.AssertionError: the account is overdrawn
+        Original trace: .ploom/<id>-original.json
+        Minimized trace: .ploom/<id>-minimized.json
+        Replay: python -m ploom replay .ploom/<id>-minimized.json  # read it with: ploom-show .ploom/<id>-minimized.json
+
+    After a replay the trace is labelled ``Replayed trace``; the ``ploom_check``
+    fixture names its ``pytest --ploom-replay`` command instead.
     ``summary`` says how (``builtins.AssertionError: the account is
     overdrawn``, ``deadlock: ...``, ``timeout: ...``); ``original_trace`` is
     the path of the failing schedule's trace (of the replayed trace, after
     :func:`replay`); ``minimized_trace`` the path of the same failure with
     fewer preemptions (None when it was not minimized: ``Config(minimize=False)``,
-    a replay, a step limit); ``statistics`` the :class:`Statistics` of the
+    a replay, a step limit); ``trace_to_read`` the minimized trace, else the
+    original; ``statistics`` the :class:`Statistics` of the
     exploration (None after a replay).  Paths are as the utility printed
     them, made relative to the current folder when they lie under it.
     ``summary`` is the trace's text as it is; in the message its control
@@ -411,9 +422,9 @@ class ModelCheckError(AssertionError):
     For a schedule cut by its timeout, ``stacks`` holds a line per task
     saying where it was, as ``ploom-show`` says it (``thread#1 (worker-1)
     was in: pool.py:88 in get <- scenario.py:14 in run``, the innermost
-    frame first), and the message ends with them, one a line; an empty
-    list when the trace does not say (another outcome, or a child too stuck
-    to dump its stacks in time).
+    frame first), and the message shows them, one a line, before the next
+    step; an empty list when the trace does not say (another outcome, or a
+    child too stuck to dump its stacks in time).
     """
 
     def __init__(
@@ -423,20 +434,59 @@ class ModelCheckError(AssertionError):
         minimized_trace: str | None = None,
         statistics: Statistics | None = None,
         stacks: list[str] | None = None,
+        *,
+        replayed: bool = False,
     ) -> None:
-        message = _printable(summary)
-        if original_trace:
-            message += f" Original trace: {original_trace}"
-        if minimized_trace:
-            message += f" Minimized trace: {minimized_trace}"
-        if stacks:
-            message += "\nWhere each task was:" + "".join(f"\n  {_printable(line)}" for line in stacks)
-        super().__init__(message)
         self.summary = summary
         self.original_trace = original_trace
         self.minimized_trace = minimized_trace
         self.statistics = statistics
         self.stacks = list(stacks or [])
+        self._replayed = replayed
+        self._shown: str | None = None
+        trace = self.trace_to_read
+        self._replay = f"{_PYTHON_REPLAY} {shlex.quote(trace)}" if trace else None
+        super().__init__(self._message())
+
+    @property
+    def trace_to_read(self) -> str | None:
+        """The trace to replay and read: the minimized one, else the original
+        (None when the trace came on standard input and has no path)."""
+        return self.minimized_trace or self.original_trace
+
+    def _suggest(self, replay_command: str, shown: str) -> None:
+        """Makes the next step name replay_command (the whole command, the
+        trace included) and the trace as shown, as a front door other than
+        python -m ploom does (pytest names paths from its own folder)."""
+        if self.trace_to_read:
+            self._replay, self._shown = replay_command, shown
+            self.args = (self._message(),)
+
+    def _message(self) -> str:
+        lines = [_printable(self.summary)]
+        if self.original_trace:
+            label = "Replayed trace" if self._replayed else "Original trace"
+            lines.append(f"{label}: {self.original_trace}")
+        if self.minimized_trace:
+            lines.append(f"Minimized trace: {self.minimized_trace}")
+        if self.stacks:
+            lines.append("Where each task was:")
+            lines.extend(f"  {_printable(line)}" for line in self.stacks)
+        if self._replay and self.trace_to_read:
+            lines.append(_next_step(self._replay, self._shown or self.trace_to_read))
+        return "\n".join(lines)
+
+
+# The command that replays a trace from Python's side of ploom.
+_PYTHON_REPLAY = "python -m ploom replay"
+
+
+def _next_step(replay_command: str, trace: str) -> str:
+    """The line that ends every failure's report, in one wording wherever
+    it is printed (ploom-explore writes the same, cmd/cli.c): the command
+    that replays the trace, and after a shell comment, so that the whole
+    line can be pasted, the one that reads it."""
+    return f"Replay: {replay_command}  # read it with: ploom-show {shlex.quote(trace)}"
 
 
 def _stack_lines(trace: Any) -> list[str]:
@@ -564,7 +614,8 @@ def check(
     ``summary`` (the line ``ploom-explore`` shows on a terminal, such as
     ``"12,345 schedules (2,310/s), ~41% of ~30,100, ETA 8 s"``) and
     ``done`` (see ``--progress=json`` in ``man ploom-explore``).  Without
-    it, ``ploom-explore``'s progress lines go to standard error as they come.
+    it, ``ploom-explore``'s progress lines go to standard error as they come:
+    a line of counts every 30 seconds, since its standard error is a pipe.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not ploom's
     if os.environ.get("PLOOM_WORKER"):
@@ -611,6 +662,8 @@ def _search(
     None.  With progress, the ``--progress=json`` lines go to it (_run)."""
     __tracebackhide__ = True
     argv = [_find_utility(_EXPLORE), f"--python={sys.executable}", *args]
+    # the ModelCheckError says the next step, with the command of its caller
+    env = dict(env, PLOOM_NO_NEXT_STEP="1")
     if usage_name:
         env = dict(env, PLOOM_USAGE_NAME=usage_name)
     code, stdout, stderr = _run(argv, env, hold_usage_error=config is not None, progress=progress)
@@ -758,7 +811,10 @@ def _replay_from(
             return replayed
         if code == 1:
             raise ModelCheckError(
-                outcome.get("summary") or "the schedule failed", shown, stacks=_stack_lines(replayed)
+                outcome.get("summary") or "the schedule failed",
+                shown,
+                stacks=_stack_lines(replayed),
+                replayed=True,
             )
         raise IncompleteExplorationError(
             f"replay incomplete: {_printable(outcome.get('summary') or 'the schedule reached its step limit')}; "
@@ -1046,8 +1102,8 @@ def _limit(stopped_by: str | None, config: Config | None) -> str:
             reached = "--max-steps"
         elif config.max_steps == 0:
             return (
-                "the step limit: a schedule reached the most steps any schedule may take "
-                "(max_steps=0 sets no bound of its own; a thread that never finishes?)"
+                "the step limit: a schedule reached 200,000 steps, the most any schedule may take "
+                "(max_steps=0; a thread that never finishes?)"
             )
         elif config.max_steps is None:
             reached = "the default max_steps"

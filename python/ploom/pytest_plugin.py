@@ -7,10 +7,11 @@ It imports nothing of ploom until a test uses the fixture.
     def test_withdraw(ploom_check):
         ploom_check(scenario)
 
-When the check fails, the test's report gets a ``ploom`` section:
+When the check fails, the ModelCheckError's last line and the test's
+report's ``ploom`` section give the next step, for the minimized trace:
 
-    ploom first failure: .ploom/<id>-original.json
-    Replay: pytest tests/test_bank.py::test_withdraw --ploom-replay=.ploom/<id>-original.json
+    ploom first failure: .ploom/<id>-minimized.json
+    Replay: pytest tests/test_bank.py::test_withdraw --ploom-replay=.ploom/<id>-minimized.json  # read it ...
 
 and running that command replays that one schedule instead of searching.
 ``@pytest.mark.ploom(max_preemptions=2, ...)`` gives the fixture the
@@ -25,6 +26,8 @@ was:
 
 Only when pytest writes to a terminal, without ``-q`` and with its output
 captured (with ``-s`` the test's own output would run into the line).
+Otherwise ploom-explore's stderr is not a terminal, and it adds a line of
+counts every 30 seconds at most (``man ploom-explore``, Progress).
 """
 
 from __future__ import annotations
@@ -110,7 +113,8 @@ def ploom_check(request):
         try:
             return exploration.check(scenario, config, progress=status and status.show)
         except exploration.ModelCheckError as exc:
-            _remember(request.node, exc.original_trace)
+            _suggest_pytest(request.node, exc)
+            _remember(request.node, exc.trace_to_read)
             raise
         finally:
             if status:
@@ -179,6 +183,19 @@ class _Status:
             self._reporter.write_raw(text, flush=True)
 
 
+def _replay_command(item, trace):
+    """The command that replays trace in this test, and the trace's path,
+    both as seen from the folder pytest was started in."""
+    shown = _relative(trace, item.config.invocation_params.dir)
+    return f"pytest {shlex.quote(_nodeid(item))} --ploom-replay={shlex.quote(shown)}", shown
+
+
+def _suggest_pytest(node, exc):
+    """Makes the ModelCheckError's next step this test's replay command."""
+    if exc.trace_to_read:
+        exc._suggest(*_replay_command(node, exc.trace_to_read))
+
+
 def _remember(node, trace):
     if trace and _FIRST_FAILURE not in node.stash:
         node.stash[_FIRST_FAILURE] = os.path.abspath(trace)
@@ -216,7 +233,8 @@ def _replay(request, scenario, path, on_current_source=False):
             f.write(data)
             f.seek(0)
             return exploration._replay_from(absolute, f, None, named=True, on_current_source=on_current_source)
-    except exploration.ModelCheckError:
+    except exploration.ModelCheckError as exc:
+        _suggest_pytest(request.node, exc)
         _remember(request.node, absolute)
         raise
 
@@ -300,14 +318,10 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     trace = item.stash.get(_FIRST_FAILURE, None)
     if trace and report.when == "call" and report.failed:
-        shown = _relative(trace, item.config.invocation_params.dir)
-        report.sections.append(
-            (
-                "ploom",
-                f"ploom first failure: {shown}\n"
-                f"Replay: pytest {shlex.quote(_nodeid(item))} --ploom-replay={shlex.quote(shown)}",
-            )
-        )
+        from ploom.exploration import _next_step
+
+        command, shown = _replay_command(item, trace)
+        report.sections.append(("ploom", f"ploom first failure: {shown}\n{_next_step(command, shown)}"))
 
 
 def _relative(path, start):

@@ -76,6 +76,27 @@ same_with_jobs() {
 	[[ "$stderr" == *"ploom-explore: minimized trace written to '$min' (2 -> 1 preemptions)"* ]]
 }
 
+@test "a failure ends with the next step: replay the minimized trace, read it with ploom-show" {
+	scenarios_here
+	run -1 --separate-stderr ploom-explore -q scenarios.py:bank_unlocked
+	min="$(echo "$output" | jq -r .minimized_trace)"
+	[ "${stderr_lines[-1]}" = "ploom-explore: Replay: ploom-replay $min  # read it with: ploom-show $min" ]
+	# the line runs as pasted: the shell takes the reading for a comment
+	run -1 --separate-stderr bash -c "${stderr_lines[-1]#ploom-explore: Replay: }"
+	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the account is overdrawn" ]
+	# without a minimized trace, the original; a path a shell would split is quoted
+	run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir="a b" scenarios.py:bank_unlocked
+	trace="$(echo "$output" | jq -r .trace)"
+	[ "${stderr_lines[-1]}" = "ploom-explore: Replay: ploom-replay '$trace'  # read it with: ploom-show '$trace'" ]
+	run -1 --separate-stderr bash -c "${stderr_lines[-1]#ploom-explore: Replay: }"
+	# ploom's Python side says it itself, with its own command
+	run -1 --separate-stderr env PLOOM_NO_NEXT_STEP=1 ploom-explore -q scenarios.py:bank_unlocked
+	[[ "$stderr" != *Replay:* ]]
+	# no failure, no next step
+	run -0 --separate-stderr ploom-explore -q scenarios.py:bank_locked
+	[ -z "$stderr" ]
+}
+
 # verdict SCENARIO OPTION...: "EXIT FAILURE-KIND" of ploom-explore on the
 # scenario, without minimizing
 verdict() {
@@ -343,6 +364,8 @@ verdict() {
 	[ "$(stat -c %s "$trace")" -lt $((256 << 20)) ]
 	run -0 --separate-stderr ploom-show "$trace"
 	[ "${lines[-1]}" = "step-limit: the schedule reached 200000 steps" ]
+	# the trace's config says what 0 meant, not "none"
+	printf '%s\n' "${lines[@]}" | grep -q '^config .*, max_steps 0 (the most, 200000), '
 	# a larger -s is refused rather than cut short in silence
 	run -2 --separate-stderr ploom-explore -s 200001 "$SCN:spins_forever"
 	[[ "$stderr" == "ploom-explore: invalid --max-steps '200001': not an integer from 0 to 200000"* ]]
@@ -939,11 +962,16 @@ PY
 	jq -e '.fraction == 1 and .estimate_total == .schedules' <(tail -n 1 lines.jsonl)
 }
 
-@test "progress on a stderr that is not a terminal: a line of counts a second, as before" {
-	explore_to 3 -t 1.5 "$SCN:counter3"
-	grep -Eq '^ploom-explore: [0-9]+ schedules, 0 failing, [0-9]+\.[0-9] s$' err.txt
+@test "progress on a stderr that is not a terminal: a line of counts every 30 s, none in 3 s" {
+	# a log (a file, a pipe, pytest -s) keeps every line: a line a second
+	# would fill it
+	explore_to 3 -t 3 "$SCN:counter3"
+	run -1 grep -Ec '^ploom-explore: [0-9]+ schedules' err.txt
 	run -1 grep -c $'\r' err.txt
 	run -1 grep -c '^{' err.txt
+	# --progress=json keeps its line a second
+	explore_to 3 -t 2.5 --progress=json "$SCN:counter3"
+	[ "$(grep -c '^{.*"done":false' err.txt)" -ge 1 ]
 }
 
 @test "progress on a terminal: one status line with the estimate, rewritten, then cleared" {

@@ -79,10 +79,23 @@ edit() {
 	[ "$(jq -r .stopped_by merged.json)" = missing-shards ]
 	[ "$(jq -c .shard.missing merged.json)" = "[0,2]" ]
 	[ "$(jq .schedules merged.json)" -eq "$(jq -s 'map(.schedules) | add' s1.json s3.json)" ]
+	# stderr says which, not only the statistics
+	[ "$stderr" = "ploom-merge: 2 of 4 shards missing: 0, 2; run ploom-explore --shard=K/4 for each and merge again" ]
 	for k in 0 1; do shard "$k" 2 "$SCN:racy_counter2"; done
 	run -1 --separate-stderr ploom-merge s1.json
 	[ "$(echo "$output" | jq -r .result)" = failure ]
 	[ "$(echo "$output" | jq -c .shard.missing)" = "[0]" ]
+	[ "$stderr" = "ploom-merge: 1 of 2 shards missing: 0; run ploom-explore --shard=K/2 for each and merge again" ]
+	# all there: nothing on stderr
+	run -1 --separate-stderr ploom-merge s0.json s1.json
+	[ -z "$stderr" ]
+}
+
+@test "many missing shards: the first 20 named, the rest counted" {
+	shard 5 30 "$SCN:bank_locked"
+	run -3 --separate-stderr ploom-merge s5.json
+	[ "$(echo "$output" | jq '.shard.missing | length')" -eq 29 ]
+	[ "$stderr" = "ploom-merge: 29 of 30 shards missing: 0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 and 9 more (the statistics' shard.missing lists them all); run ploom-explore --shard=K/30 for each and merge again" ]
 }
 
 @test "an incomplete shard makes the merge incomplete, stopped as that shard was" {

@@ -68,10 +68,12 @@ def test_bank_without_the_lock_raises_model_check_error(tmp_path):
     exc = info.value
     assert "builtins.AssertionError: the account is overdrawn" in str(exc)
     assert exc.summary == "builtins.AssertionError: the account is overdrawn"
-    assert f"Original trace: {exc.original_trace}" in str(exc)
-    assert str(exc) == (
-        f"{exc.summary} Original trace: {exc.original_trace} Minimized trace: {exc.minimized_trace}"
-    )
+    assert str(exc).splitlines() == [
+        exc.summary,
+        f"Original trace: {exc.original_trace}",
+        f"Minimized trace: {exc.minimized_trace}",
+        f"Replay: python -m ploom replay {exc.minimized_trace}  # read it with: ploom-show {exc.minimized_trace}",
+    ]
     assert exc.minimized_trace.endswith("-minimized.json")
     assert exc.minimized_trace == exc.statistics.minimized_trace
     assert exc.statistics.failing == 1
@@ -90,8 +92,10 @@ def test_model_check_errors_message_escapes_control_characters(tmp_path):
     # the summary is the trace's text; the message is safe to print
     assert exc.summary == "builtins.RuntimeError: \x1b[2J\x07\x9b\u202eevil\u2066\u200f\u061c\x7f\tend"
     escaped = r"builtins.RuntimeError: \x1b[2J\x07\x9b\u202eevil\u2066\u200f\u061c\x7f" + "\tend"
-    assert str(exc).startswith(f"{escaped} Original trace: ")
-    assert not re.search("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", str(exc))
+    assert str(exc).startswith(f"{escaped}\nOriginal trace: ")
+    # the message's own lines only: the summary adds none
+    assert len(str(exc).splitlines()) == 4
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", str(exc))
 
 
 def test_model_check_error_is_an_assertion_error():
@@ -359,7 +363,10 @@ def test_a_timeout_tells_where_the_spinning_task_and_the_others_were(tmp_path):
     ]
     assert info.value.summary.startswith("timeout: ")
     assert info.value.stacks == want
-    assert str(info.value).endswith("\nWhere each task was:\n  " + "\n  ".join(want))
+    # the stacks, then the next step last
+    trace = info.value.trace_to_read
+    step = f"\nReplay: python -m ploom replay {trace}  # read it with: ploom-show {trace}"
+    assert str(info.value).endswith("\nWhere each task was:\n  " + "\n  ".join(want) + step)
     with open(info.value.original_trace, encoding="utf-8") as f:
         stacks = json.load(f)["outcome"]["stacks"]
     assert [(s["task"], s["state"]) for s in stacks] == [(0, "running"), (1, "running"), (2, "unstarted")]
@@ -622,7 +629,11 @@ def test_the_readme_example_raises_when_run_as_a_script(tmp_path):
     )
     assert result.returncode == 1
     assert "ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn" in result.stderr
-    assert "Original trace: .ploom/" in result.stderr
+    assert "\nOriginal trace: .ploom/" in result.stderr
+    # the next step once, the exception's: not ploom-explore's as well
+    assert result.stderr.count("Replay: ") == 1
+    step = r"^Replay: python -m ploom replay \.ploom/\S+-minimized\.json  # read it with: ploom-show "
+    assert re.search(step, result.stderr, re.M)
 
 
 def test_check_returns_none_inside_the_worker(monkeypatch):
@@ -749,10 +760,34 @@ def test_an_enumerated_field_is_typed_with_the_values_ploom_explore_takes(field)
     assert ploom.Config(**{field: "unheard-of"})._options() == [f"{option}=unheard-of"]
 
 
-def test_max_steps_0_sets_no_bound_as_for_ploom_explore(tmp_path):
+def test_max_steps_0_passes_a_short_scenario_as_ploom_explore_does(tmp_path):
     stats = ploom.check(scenarios.bank_locked, ploom.Config(max_steps=0, reduction="none", trace_dir=str(tmp_path)))
     assert stats.schedules == 127
     assert stats.complete is True
+
+
+def test_max_steps_0_stops_a_spinning_thread_at_the_most_steps(tmp_path):
+    with pytest.raises(IncompleteExplorationError) as info:
+        ploom.check(
+            scenarios.spins_forever, ploom.Config(max_steps=0, minimize=False, trace_dir=str(tmp_path))
+        )
+    assert "a schedule reached 200,000 steps, the most any schedule may take (max_steps=0;" in str(info.value)
+    with open(info.value.statistics.trace, encoding="utf-8") as f:
+        assert json.load(f)["outcome"]["limit"] == 200_000
+
+
+def test_the_docs_say_what_max_steps_0_does():
+    # the utility's help states the most steps; the README and the Guide
+    # must give the same number, never "no bound"
+    help_text = subprocess.run([UTILITY, "--help"], capture_output=True, text=True, check=True).stdout
+    most = int(re.search(r"0: the\s+most, (\d+)\)", help_text).group(1))
+    root = pathlib.Path(__file__).resolve().parents[2]
+    readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    guide = " ".join((root / "docs" / "guide.rst").read_text(encoding="utf-8").split())
+    assert f"0: the most, {most:,})" in readme
+    assert f"``max_steps=0`` allows the most steps any schedule may take, {most:,}," in guide
+    for text in (readme, guide):
+        assert not re.search(r"max_steps[^.]{0,80}\b0\b[^.]{0,20}no (step )?bound", text)
 
 
 def test_a_string_alone_is_not_taken_for_a_tuple_of_patched_modules():

@@ -65,11 +65,33 @@ def test_check_prints_the_failure_and_both_traces_and_exits_1(project):
     assert re.fullmatch(rf"Original trace: {TRACE}", out[1])
     assert re.fullmatch(rf"Minimized trace: {TRACE}", out[2])
     minimized = out[2].removeprefix("Minimized trace: ")
-    assert out[3] == f"Replay: python -m ploom replay {minimized}"
+    # one next step, for the minimized trace: replay it, read it
+    assert out[3] == f"Replay: python -m ploom replay {minimized}  # read it with: ploom-show {minimized}"
     assert (project / out[1].removeprefix("Original trace: ")).is_file()
     assert (project / minimized).is_file()
-    # ploom-explore's own messages on stderr, as it says them
+    # ploom-explore's own messages on stderr, as it says them, but not a
+    # second next step: the one above names this front door's command
     assert "ploom-explore: schedule 7 failed" in result.stderr
+    assert "Replay:" not in result.stderr
+
+
+def test_the_next_step_line_runs_as_pasted_into_a_shell(project):
+    result = ploom(project, "check", "-q", "bank:scenario")
+    line = lines(result.stdout)[-1]
+    command, _, reader = line.removeprefix("Replay: ").partition("  # read it with: ")
+    # the shell takes the reading part for a comment
+    pasted = subprocess.run(
+        ["bash", "-c", line.removeprefix("Replay: ").replace("python", sys.executable, 1)],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert pasted.returncode == 1, pasted.stderr
+    assert lines(pasted.stdout)[1] == f"Replayed trace: {command.split()[-1]}"
+    shown = subprocess.run(
+        ["bash", "-c", reader.replace("ploom-show", os.path.join(os.path.dirname(sys.executable), "ploom-show"), 1)],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "preemptions  1 (minimized from 2)" in shown.stdout
 
 
 def explore(project, *args, env=None):
@@ -91,7 +113,11 @@ def test_check_options_are_ploom_explores_own_with_the_same_effect(project):
     ours = ploom(project, "check", "-q", "bank:scenario")
     theirs = explore(project, "-q", "bank:scenario")
     assert (ours.returncode, theirs.returncode) == (1, 1)
-    assert ours.stderr == theirs.stderr
+    # the same but the utility's next step, which python -m ploom says on
+    # stdout with its own replay command
+    *notices, step = theirs.stderr.splitlines(keepends=True)
+    assert ours.stderr == "".join(notices)
+    assert step.startswith("ploom-explore: Replay: ploom-replay .ploom/")
     assert "ploom-explore: schedule 7 failed" in ours.stderr
     # -k and -j 2: every schedule, in two workers
     result = ploom(project, "check", "-k", "-j", "2", "-q", "bank:scenario")
@@ -283,7 +309,7 @@ def test_replay_reproduces_the_failure_and_exits_1(project):
         assert lines(result.stdout) == [
             "ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn",
             f"Replayed trace: {trace}",
-            f"Replay: python -m ploom replay {trace}",
+            f"Replay: python -m ploom replay {trace}  # read it with: ploom-show {trace}",
         ]
 
 

@@ -73,10 +73,13 @@ def bank_tests(pytester, monkeypatch):
 
 
 def replay_line(result):
-    """The "Replay: pytest ..." line of the run's output, split into words."""
+    """The "Replay: pytest ..." line of the report's ploom section, split
+    into words as a shell does (what follows "#" is a comment), after
+    checking that the error's last line gives the same next step."""
     found = [line for line in result.outlines if line.startswith("Replay: ")]
     assert len(found) == 1, result.outlines
-    return shlex.split(found[0].removeprefix("Replay: "))
+    assert any(line.startswith("E ") and line.endswith(found[0]) for line in result.outlines), result.outlines
+    return shlex.split(found[0].removeprefix("Replay: "), comments=True)
 
 
 def test_the_plugin_is_registered_by_its_entry_point():
@@ -96,15 +99,20 @@ def test_a_failing_scenario_prints_its_first_failure_and_the_replay_command(bank
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "E * ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn"
-            " Original trace: .ploom/*-original.json Minimized trace: .ploom/*-minimized.json",
+            "E * ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn",
+            "E * Original trace: .ploom/*-original.json",
+            "E * Minimized trace: .ploom/*-minimized.json",
+            "E * Replay: pytest test_bank.py::test_withdraw --ploom-replay=.ploom/*-minimized.json"
+            "  # read it with: ploom-show .ploom/*-minimized.json",
             "*- ploom -*",
-            "ploom first failure: .ploom/*-original.json",
-            "Replay: pytest test_bank.py::test_withdraw --ploom-replay=.ploom/*-original.json",
+            "ploom first failure: .ploom/*-minimized.json",
+            "Replay: pytest test_bank.py::test_withdraw --ploom-replay=.ploom/*-minimized.json"
+            "  # read it with: ploom-show .ploom/*-minimized.json",
         ]
     )
+    assert "python -m ploom replay" not in result.stdout.str()
     first = re.search(r"^ploom first failure: (\S+)$", result.stdout.str(), re.M).group(1)
-    assert re.fullmatch(r"\.ploom/[0-9a-f]{16}-original\.json", first)
+    assert re.fullmatch(r"\.ploom/[0-9a-f]{16}-minimized\.json", first)
     assert (bank_tests.path / first).is_file()
     assert replay_line(result) == ["pytest", "test_bank.py::test_withdraw", f"--ploom-replay={first}"]
 
@@ -139,14 +147,15 @@ def test_a_timeout_says_where_each_task_was(pytester):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "E * ploom.exploration.ModelCheckError: timeout: the schedule ran longer than 0.5 s"
-            " Original trace: .ploom/*-original.json*",
+            "E * ploom.exploration.ModelCheckError: timeout: the schedule ran longer than 0.5 s",
+            "E * Original trace: .ploom/*-original.json",
             "E *Where each task was:",
             "E *  MainThread was in: test_spin.py:14 in scenario",
             # the loop's line on 3.13, its body's on 3.14
             "E *  thread#1 (worker-1) was in: test_spin.py:[78] in spin_here_forever",
+            "E * Replay: pytest test_spin.py::test_spin --ploom-replay=.ploom/*.json  # read it with: *",
             "*- ploom -*",
-            "ploom first failure: .ploom/*-original.json",
+            "ploom first failure: .ploom/*.json",
         ]
     )
 
@@ -204,8 +213,11 @@ def test_replaying_the_minimized_trace_fails_the_same_way(bank_tests):
     replayed.assert_outcomes(failed=1)
     replayed.stdout.fnmatch_lines(
         [
-            "E * ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn"
-            f" Original trace: {minimized}",
+            "E * ploom.exploration.ModelCheckError: builtins.AssertionError: the account is overdrawn",
+            # the trace replayed, labelled so, and the same next step
+            f"E * Replayed trace: {minimized}",
+            f"E * Replay: pytest test_bank.py::test_withdraw --ploom-replay={minimized}"
+            f"  # read it with: ploom-show {minimized}",
             f"ploom first failure: {minimized}",
         ]
     )
@@ -275,7 +287,7 @@ def test_the_command_names_the_test_from_the_folder_pytest_runs_in(bank_tests):
     result.assert_outcomes(failed=1)
     command = replay_line(result)
     assert command[1] == "test_bank.py::test_withdraw"
-    assert re.fullmatch(r"--ploom-replay=\.ploom/[0-9a-f]{16}-original\.json", command[2])
+    assert re.fullmatch(r"--ploom-replay=\.ploom/[0-9a-f]{16}-minimized\.json", command[2])
     replayed = bank_tests.runpytest(*command[1:])
     replayed.assert_outcomes(failed=1)
 

@@ -50,10 +50,14 @@ def test_a_failure_saves_the_original_and_a_minimized_trace(bank, tmp_path):
     exc = failure(bank.scenario, tmp_path)
     assert exc.original_trace.endswith("-original.json")
     assert exc.minimized_trace == exc.original_trace.replace("-original.json", "-minimized.json")
-    assert str(exc) == (
-        "builtins.AssertionError: the account is overdrawn"
-        f" Original trace: {exc.original_trace} Minimized trace: {exc.minimized_trace}"
-    )
+    # a line each: the failure, the traces, the next step (the minimized trace)
+    assert str(exc).splitlines() == [
+        "builtins.AssertionError: the account is overdrawn",
+        f"Original trace: {exc.original_trace}",
+        f"Minimized trace: {exc.minimized_trace}",
+        f"Replay: python -m ploom replay {exc.minimized_trace}  # read it with: ploom-show {exc.minimized_trace}",
+    ]
+    assert exc.trace_to_read == exc.minimized_trace
     original, minimized = load(exc.original_trace), load(exc.minimized_trace)
     assert minimized["preemptions"] <= original["preemptions"]
     assert minimized["minimized_from"] == original["preemptions"]
@@ -67,6 +71,10 @@ def test_without_minimize_only_the_original_is_saved(bank, tmp_path):
     exc = failure(bank.scenario, tmp_path, minimize=False)
     assert exc.minimized_trace is None
     assert "Minimized trace" not in str(exc)
+    # the next step names the trace there is
+    assert str(exc).splitlines()[-1] == (
+        f"Replay: python -m ploom replay {exc.original_trace}  # read it with: ploom-show {exc.original_trace}"
+    )
     assert os.listdir(tmp_path / "traces") == [os.path.basename(exc.original_trace)]
 
 
@@ -89,7 +97,12 @@ def test_replay_reproduces_the_failure_ten_times_out_of_ten(bank, tmp_path, whic
         assert exc.original_trace == trace
         assert exc.minimized_trace is None
         assert exc.statistics is None
-        assert str(exc) == f"{exc.summary} Original trace: {trace}"
+        # the trace given, labelled as replayed, minimized or not
+        assert str(exc).splitlines() == [
+            exc.summary,
+            f"Replayed trace: {trace}",
+            f"Replay: python -m ploom replay {trace}  # read it with: ploom-show {trace}",
+        ]
 
 
 def test_replay_returns_the_trace_of_a_passing_schedule(bank, tmp_path):
