@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -98,8 +99,13 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
-def _print_failure(exc) -> None:
-    # the message is the report: the failure, its traces, the next step
+def _print_failure(exc, *, on_current_source: bool = False) -> None:
+    # the message is the report: the failure, its traces, the next step,
+    # whose replay command is this program's, as it was called
+    trace = exc.trace_to_read
+    if trace:
+        flag = "--on-current-source " if on_current_source else ""
+        exc._suggest(f"{PROG} replay {flag}{shlex.quote(trace)}", trace)
     print(f"ploom.exploration.ModelCheckError: {exc}")
 
 
@@ -141,7 +147,7 @@ def _replay(args) -> int:
     try:
         trace = exploration.replay(args.trace, python=args.python, on_current_source=args.on_current_source)
     except exploration.ModelCheckError as exc:
-        _print_failure(exc)
+        _print_failure(exc, on_current_source=args.on_current_source)
         return EXIT_FAILURE
     except exploration.ReplayDivergenceError as exc:
         print(f"ploom.exploration.ReplayDivergenceError: {exploration._printable(str(exc))}")
