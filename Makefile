@@ -400,14 +400,15 @@ bench: all
 # tests/python/test_differential.py on many more seeds than the few dozen
 # of `make check`; PLOOM_DIFF_REQUIRE turns its skip into a failure, since
 # a soak that tested nothing must not pass.  Then the C tests with many
-# more generated programs, and the Python tests marked soak.
+# more generated programs, and the tests marked soak (Python tests and the
+# docs' long examples).
 SOAK_SEEDS ?= 5000
 SOAK_START ?= 0
 soak: all
 	$(MAKE) --no-print-directory test-c DPOR_PROGRAMS=20000 IPB_PROGRAMS=3000 SHARD_PROGRAMS=300
 	PLOOM_DIFF_SEEDS=$(SOAK_SEEDS) PLOOM_DIFF_START=$(SOAK_START) PLOOM_DIFF_REQUIRE=1 \
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
-	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python -m soak $(PYTEST_FLAGS)
+	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python docs/test_examples.py -m soak $(PYTEST_FLAGS)
 
 # The sdist and the wheels a release would publish, from a clean copy of
 # the repository: the extension, the six utilities (installed to bin/),
@@ -781,8 +782,10 @@ docs: all $(DOCS_STAMP)
 	$(Q)$(VENV)/bin/sphinx-build -W --keep-going -q -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
 	@echo "docs: built $(DOCS_OUT)/html/index.html"
 
+# The examples marked soak (docs/test_examples.py says how) run in make
+# soak; here pytest counts them as deselected.
 test-docs: docs
-	$(VENV)/bin/python -m pytest -p no:cacheprovider docs/test_examples.py
+	$(VENV)/bin/python -m pytest -p no:cacheprovider -m "not soak" docs/test_examples.py
 
 $(DOCS_STAMP): docs/requirements.txt $(VENV_STAMP)
 	$(say) PIP "docs/requirements.txt into $(VENV)"
