@@ -208,21 +208,26 @@ check:
 
 check-build: all sanitize-build $(FUZZ_TARGETS) venv-3.14 $(DOCS_STAMP)
 
-# NAME KIND TARGET: check-NAME runs `make TARGET` as the suite NAME, whose
-# output scripts/check-suite reads as KIND
+# NAME KIND TARGET [WHY]: check-NAME runs `make TARGET` as the suite NAME,
+# whose output scripts/check-suite reads as KIND; WHY says why pytest
+# deselected the tests it counts as deselected, for the summary's list of
+# what was skipped
 define check_suite
 check-$(1):
-	@CHECK_SHOW_LOGS=$(V) scripts/check-suite $(CHECK_DIR) $(1) $(2) $(MAKE) --no-print-directory $(3)
+	@CHECK_SHOW_LOGS=$(V) CHECK_DESELECTED='$(4)' scripts/check-suite $(CHECK_DIR) $(1) $(2) \
+		$(MAKE) --no-print-directory $(3)
 endef
+SOAK_WHY := marked soak$(comma) make soak runs them
 $(eval $(call check_suite,lint,lint,lint))
 $(eval $(call check_suite,c,c,test-c))
 $(eval $(call check_suite,c-asan,c,test-sanitize-c))
 $(eval $(call check_suite,fuzz,fuzz,fuzz $$(CHECK_FUZZ)))
-$(eval $(call check_suite,docs,pytest,test-docs))
+$(eval $(call check_suite,docs,pytest,test-docs,$(SOAK_WHY)))
 $(eval $(call check_suite,packaging,packaging,test-packaging))
-$(eval $(call check_suite,pytest-3.13,pytest,test-python-3.13))
-$(eval $(call check_suite,pytest-3.14,pytest,test-python-3.14))
-$(eval $(call check_suite,pytest-ft,pytest,test-python-ft))
+$(eval $(call check_suite,pytest-3.13,pytest,test-python-3.13,$(SOAK_WHY)))
+PY314_WHY := $(SOAK_WHY); or PY314_DESELECT$(comma) searches that test lib/ again$(comma) not 3.14
+$(eval $(call check_suite,pytest-3.14,pytest,test-python-3.14,$(PY314_WHY)))
+$(eval $(call check_suite,pytest-ft,pytest,test-python-ft,$(SOAK_WHY)))
 # One after the other, never at the same time: a few tests of
 # ploom-explore.bats and ploom-run-one.bats look for the processes left
 # over by their scenario's command line, which the other would start too.
@@ -319,9 +324,11 @@ test-sanitize-bats: sanitize-build
 # plugin, whose output comes from argparse and pytest.  The rest ask the
 # same questions of the same utilities (the searches' counts and orders,
 # the differential test of DPOR, the samples, replay): a second run would
-# test lib/ again, not 3.14.  So does, in test_threading.py, the soundness
+# test lib/ again, not 3.14.  So do, in test_threading.py, the soundness
 # of the reduction on ploom.threading and on generated programs of plain
-# state (PY314_DESELECT).
+# state, and the search of 488 schedules to the bug of an `if` around a
+# Condition's wait (PY314_DESELECT): the other tests of the file run
+# ploom.threading on 3.14.
 # PY314_TESTS=tests/python PY314_DESELECT= runs all of it.
 # A free-threaded interpreter (PLOOM_PYTHON_FT) runs the whole suite: its
 # extension differs most.
@@ -329,7 +336,7 @@ PY314_TESTS ?= $(addprefix tests/python/,test_operations.py test_threading.py te
 	test_lifecycle.py test_free_threading.py test_patch.py test_cli.py test_plugin.py \
 	test_instrument.py test_worker_instrument.py test_plain.py)
 PY314_DESELECT ?= test_dpor_reaches_exactly_the_outcomes_dfs_reaches \
-	test_dpor_finds_every_outcome_of_dfs_on_plain_state
+	test_dpor_finds_every_outcome_of_dfs_on_plain_state test_if_instead_of_while_around_wait_is_found
 # The differential test of DPOR (tests/python/test_differential.py) compares
 # the first DIFF_SEEDS of its generated programs here (8,640 DFS schedules,
 # where its default 250 have 72,788), those whose DFS counts it also holds
