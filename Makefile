@@ -20,7 +20,8 @@
 #                        many more generated programs, the differential test of
 #                        --reduction=dpor against DFS on 5000 generated programs
 #                        (SOAK_SEEDS, from SOAK_START), and the Python tests
-#                        marked soak; half an hour or more on 2 cores.  It fails
+#                        and documentation examples marked soak; half an hour
+#                        or more on 2 cores.  It fails
 #                        where `make check` skips, when ploom-explore has no
 #                        dpor or no "outcomes" statistics yet
 #   make docs            the HTML site in build/docs/html (Sphinx, -W)
@@ -192,7 +193,7 @@ all: $(LIB_A) $(BINS) $(EXT) $(VENV_STAMP) $(VENV_BINS)
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CHECK_DIR := $(BUILD)/check
 CHECK_SUITES := lint c c-asan bats bats-asan fuzz docs packaging pytest-3.13 pytest-3.14 pytest-ft
-CHECK_RUNS := bats pytest-3.13 docs pytest-3.14 c-asan packaging c fuzz lint \
+CHECK_RUNS := bats pytest-3.13 packaging c-asan pytest-3.14 fuzz docs c lint \
 	$(if $(PLOOM_PYTHON_FT),pytest-ft)
 .PHONY: check-build $(CHECK_RUNS:%=check-%)
 
