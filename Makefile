@@ -20,7 +20,8 @@
 #                        many more generated programs, the differential test of
 #                        --reduction=dpor against DFS on 5000 generated programs
 #                        (SOAK_SEEDS, from SOAK_START), and the Python tests
-#                        marked soak; half an hour or more on 2 cores.  It fails
+#                        and documentation examples marked soak; half an hour
+#                        or more on 2 cores.  It fails
 #                        where `make check` skips, when ploom-explore has no
 #                        dpor or no "outcomes" statistics yet
 #   make docs            the HTML site in build/docs/html (Sphinx, -W)
@@ -192,7 +193,7 @@ all: $(LIB_A) $(BINS) $(EXT) $(VENV_STAMP) $(VENV_BINS)
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CHECK_DIR := $(BUILD)/check
 CHECK_SUITES := lint c c-asan bats bats-asan fuzz docs packaging pytest-3.13 pytest-3.14 pytest-ft
-CHECK_RUNS := bats pytest-3.13 docs pytest-3.14 c-asan packaging c fuzz lint \
+CHECK_RUNS := bats pytest-3.13 packaging c-asan pytest-3.14 fuzz docs c lint \
 	$(if $(PLOOM_PYTHON_FT),pytest-ft)
 .PHONY: check-build $(CHECK_RUNS:%=check-%)
 
@@ -208,21 +209,26 @@ check:
 
 check-build: all sanitize-build $(FUZZ_TARGETS) venv-3.14 $(DOCS_STAMP)
 
-# NAME KIND TARGET: check-NAME runs `make TARGET` as the suite NAME, whose
-# output scripts/check-suite reads as KIND
+# NAME KIND TARGET [WHY]: check-NAME runs `make TARGET` as the suite NAME,
+# whose output scripts/check-suite reads as KIND; WHY says why pytest
+# deselected the tests it counts as deselected, for the summary's list of
+# what was skipped
 define check_suite
 check-$(1):
-	@CHECK_SHOW_LOGS=$(V) scripts/check-suite $(CHECK_DIR) $(1) $(2) $(MAKE) --no-print-directory $(3)
+	@CHECK_SHOW_LOGS=$(V) CHECK_DESELECTED='$(4)' scripts/check-suite $(CHECK_DIR) $(1) $(2) \
+		$(MAKE) --no-print-directory $(3)
 endef
+SOAK_WHY := marked soak$(comma) make soak runs them
 $(eval $(call check_suite,lint,lint,lint))
 $(eval $(call check_suite,c,c,test-c))
 $(eval $(call check_suite,c-asan,c,test-sanitize-c))
 $(eval $(call check_suite,fuzz,fuzz,fuzz $$(CHECK_FUZZ)))
-$(eval $(call check_suite,docs,pytest,test-docs))
+$(eval $(call check_suite,docs,pytest,test-docs,$(SOAK_WHY)))
 $(eval $(call check_suite,packaging,packaging,test-packaging))
-$(eval $(call check_suite,pytest-3.13,pytest,test-python-3.13))
-$(eval $(call check_suite,pytest-3.14,pytest,test-python-3.14))
-$(eval $(call check_suite,pytest-ft,pytest,test-python-ft))
+$(eval $(call check_suite,pytest-3.13,pytest,test-python-3.13,$(SOAK_WHY)))
+PY314_WHY := $(SOAK_WHY); or PY314_DESELECT$(comma) searches that test lib/ again$(comma) not 3.14
+$(eval $(call check_suite,pytest-3.14,pytest,test-python-3.14,$(PY314_WHY)))
+$(eval $(call check_suite,pytest-ft,pytest,test-python-ft,$(SOAK_WHY)))
 # One after the other, never at the same time: a few tests of
 # ploom-explore.bats and ploom-run-one.bats look for the processes left
 # over by their scenario's command line, which the other would start too.
@@ -272,11 +278,12 @@ test-bats: all
 # sanitized extension).  Any report aborts the program, so it fails its
 # test.  ASan makes a generated program five to seven times dearer, so the
 # differential tests compare fewer of them here than in test-c: test_dpor
-# 1000 (3000), test_ipb 50 (200), and test_shard the shards of 10 (100).
-# The sanitizers see only the code that runs, and the programs past these
-# run no more of lib/: by gcov, its lines, branches and calls taken are the
-# same after test_dpor's 1000 programs as after 3000 (300 miss a branch of
-# dpor.c), after test_ipb's 50 as after 600, after test_shard's 10 as after 30.
+# 1000 (3000), test_ipb 50 (200) in each of its two tests of generated
+# programs, and test_shard the shards of 10 (100).  The sanitizers see only
+# the code that runs, and the programs past these run no more of lib/: by
+# gcov, its lines, branches and calls taken are the same after test_dpor's
+# 1000 programs as after 3000 (300 miss a branch of dpor.c), after
+# test_ipb's 10 or 50 as after 300 or 600, after test_shard's 10 as after 30.
 SAN_BUILD := $(BUILD)/san
 SAN_PRODUCTS := $(TESTS:$(BUILD)/%=$(SAN_BUILD)/%) $(BINS:$(BUILD)/%=$(SAN_BUILD)/%)
 SAN_DPOR_PROGRAMS := 1000
@@ -330,9 +337,11 @@ test-sanitize-bats: sanitize-build
 # plugin, whose output comes from argparse and pytest.  The rest ask the
 # same questions of the same utilities (the searches' counts and orders,
 # the differential test of DPOR, the samples, replay): a second run would
-# test lib/ again, not 3.14.  So does, in test_threading.py, the soundness
+# test lib/ again, not 3.14.  So do, in test_threading.py, the soundness
 # of the reduction on ploom.threading and on generated programs of plain
-# state (PY314_DESELECT).
+# state, and the search of 488 schedules to the bug of an `if` around a
+# Condition's wait (PY314_DESELECT): the other tests of the file run
+# ploom.threading on 3.14.
 # PY314_TESTS=tests/python PY314_DESELECT= runs all of it.
 # A free-threaded interpreter (PLOOM_PYTHON_FT) runs the whole suite: its
 # extension differs most.
@@ -340,7 +349,7 @@ PY314_TESTS ?= $(addprefix tests/python/,test_operations.py test_threading.py te
 	test_lifecycle.py test_free_threading.py test_patch.py test_cli.py test_plugin.py \
 	test_instrument.py test_worker_instrument.py test_plain.py)
 PY314_DESELECT ?= test_dpor_reaches_exactly_the_outcomes_dfs_reaches \
-	test_dpor_finds_every_outcome_of_dfs_on_plain_state
+	test_dpor_finds_every_outcome_of_dfs_on_plain_state test_if_instead_of_while_around_wait_is_found
 # The differential test of DPOR (tests/python/test_differential.py) compares
 # the first DIFF_SEEDS of its generated programs here (8,640 DFS schedules,
 # where its default 250 have 72,788), those whose DFS counts it also holds
@@ -411,7 +420,8 @@ bench: all
 # tests/python/test_differential.py on many more seeds than the few dozen
 # of `make check`; PLOOM_DIFF_REQUIRE turns its skip into a failure, since
 # a soak that tested nothing must not pass.  Then the C tests with many
-# more generated programs, and the Python tests marked soak.
+# more generated programs, and the tests marked soak (Python tests and the
+# docs' long examples).
 SOAK_SEEDS ?= 5000
 SOAK_START ?= 0
 soak: all
@@ -419,7 +429,7 @@ soak: all
 		DPOR_BOUNDED_PROGRAMS=10000 MINIMIZE_PROGRAMS=3000
 	PLOOM_DIFF_SEEDS=$(SOAK_SEEDS) PLOOM_DIFF_START=$(SOAK_START) PLOOM_DIFF_REQUIRE=1 \
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
-	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python -m soak $(PYTEST_FLAGS)
+	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python docs/test_examples.py -m soak $(PYTEST_FLAGS)
 
 # The sdist and the wheels a release would publish, from a clean copy of
 # the repository: the extension, the six utilities (installed to bin/),
@@ -795,8 +805,10 @@ docs: all $(DOCS_STAMP)
 	$(Q)$(VENV)/bin/sphinx-build -W --keep-going -q -b html -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
 	@echo "docs: built $(DOCS_OUT)/html/index.html"
 
+# The examples marked soak (docs/test_examples.py says how) run in make
+# soak; here pytest counts them as deselected.
 test-docs: docs
-	$(VENV)/bin/python -m pytest -p no:cacheprovider docs/test_examples.py
+	$(VENV)/bin/python -m pytest -p no:cacheprovider -m "not soak" docs/test_examples.py
 
 $(DOCS_STAMP): docs/requirements.txt $(VENV_STAMP)
 	$(say) PIP "docs/requirements.txt into $(VENV)"

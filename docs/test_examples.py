@@ -16,6 +16,11 @@ order:
 A block preceded by the comment ``.. untested: REASON`` is skipped, and the
 reason is reported; any other code block, such as a Python block without a
 caption, fails the test, so no example goes unchecked by accident.
+
+A console or pycon block preceded by ``.. soak: REASON`` is too long for
+``make check``: test_page_examples leaves it out, and a second test of the
+page, marked soak (``make soak`` runs it, ``make check`` deselects it and
+its summary says so), runs the whole page, that block included.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ PAGES = sorted(p for p in DOCS.rglob("*.rst") if "_build" not in p.parts)
 FILE_LANGUAGES = {"python", "toml", "ini", "text"}
 DIRECTIVE = re.compile(r"^( *)\.\. (?:code-block|code|sourcecode):: *(\S*)\s*$")
 UNTESTED = re.compile(r"^ *\.\. untested: *(\S.*)$")
+SOAK = re.compile(r"^ *\.\. soak: *(\S.*)$")
 LITERAL = re.compile(r"(^|[^:]):: *$")
 CHECKER = doctest.OutputChecker()
 FLAGS = doctest.ELLIPSIS
@@ -52,6 +58,7 @@ class Block:
     options: dict[str, str]
     text: str
     untested: str | None = None
+    soak: str | None = None
     where: str = field(init=False)
 
     def __post_init__(self):
@@ -62,18 +69,21 @@ def parse(page: Path) -> list[Block]:
     """The code blocks of an reStructuredText page, in order."""
     lines = page.read_text(encoding="utf-8").split("\n")
     blocks = []
-    untested = None
+    untested = soak = None
     i = 0
     while i < len(lines):
-        m_untested = UNTESTED.match(lines[i])
-        if m_untested:
-            untested = m_untested.group(1)
+        m_untested, m_soak = UNTESTED.match(lines[i]), SOAK.match(lines[i])
+        if m_untested or m_soak:
+            if m_untested:
+                untested = m_untested.group(1)
+            else:
+                soak = m_soak.group(1)
             i += 1
             continue
         m = DIRECTIVE.match(lines[i])
         if not m:
             if lines[i].strip():
-                untested = None  # the marker applies to the next block only
+                untested = soak = None  # the markers apply to the next block only
             i += 1
             continue
         start = i + 1
@@ -89,8 +99,8 @@ def parse(page: Path) -> list[Block]:
             body.append(lines[i])
             i += 1
         text = textwrap.dedent("\n".join(body)).strip("\n") + "\n"
-        blocks.append(Block(page, start, m.group(2) or "default", options, text, untested))
-        untested = None
+        blocks.append(Block(page, start, m.group(2) or "default", options, text, untested, soak))
+        untested = soak = None
     return blocks
 
 
@@ -167,8 +177,9 @@ def run_pycon(block: Block, cwd: Path, env: dict) -> None:
         pytest.fail(f"{block.where}: the doctest failed:\n{proc.stdout}{proc.stderr}", pytrace=False)
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
-def test_page_examples(page, tmp_path):
+def run_page(page: Path, tmp_path: Path, soak: bool) -> None:
+    """Runs the page's blocks in order in tmp_path; its soak blocks too
+    when soak is true, else they are left out, and said so."""
     env = dict(os.environ)
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     for name in ("PLOOM_BIN_DIR", "PYTHONPATH", "PLOOM_WORKER", "COLUMNS"):
@@ -179,6 +190,12 @@ def test_page_examples(page, tmp_path):
     for block in parse(page):
         if block.untested:
             untested.append(f"{block.where}: {block.untested}")
+            continue
+        if block.soak and block.language not in ("console", "pycon"):
+            pytest.fail(f"{block.where}: '.. soak:' marks a console or pycon block, which runs; "
+                        f"this is a '{block.language}' block", pytrace=False)
+        if block.soak and not soak:
+            untested.append(f"{block.where}: left to make soak (test_page_soak_examples): {block.soak}")
             continue
         if block.language in FILE_LANGUAGES and "caption" in block.options:
             path = tmp_path / block.options["caption"]
@@ -197,6 +214,20 @@ def test_page_examples(page, tmp_path):
             )
     for line in untested:
         print(f"untested: {line}")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+def test_page_examples(page, tmp_path):
+    run_page(page, tmp_path, soak=False)
+
+
+SOAK_PAGES = [p for p in PAGES if any(b.soak for b in parse(p))]
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("page", SOAK_PAGES, ids=[str(p.relative_to(DOCS)) for p in SOAK_PAGES])
+def test_page_soak_examples(page, tmp_path):
+    run_page(page, tmp_path, soak=True)
 
 
 def test_every_man_page_is_in_the_site():

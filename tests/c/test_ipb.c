@@ -561,16 +561,20 @@ static int levels_in_dfs_order(const struct target *t, const char *label)
 	return ok;
 }
 
+/* On the reference scenarios, then on generated programs: 300 of them, or
+ * PLOOM_IPB_PROGRAMS when set, as the comparison below (make check's
+ * sanitized run sets fewer, make soak more). */
 static void each_level_runs_in_dfs_order_and_no_schedule_is_rerun(void)
 {
-	unsigned long seed;
+	const char *env = getenv("PLOOM_IPB_PROGRAMS");
+	unsigned long seed, n = env ? strtoul(env, NULL, 10) : 300;
 	size_t i;
 
 	for (i = 0; i < sim_nscenarios; i++) {
 		struct target t = {&sim_scenarios[i], NULL};
 		CHECK(levels_in_dfs_order(&t, sim_scenarios[i].name));
 	}
-	for (seed = 0; seed < 300; seed++) {
+	for (seed = 0; seed < n; seed++) {
 		struct sim_prog p;
 		struct target t = {NULL, &p};
 		struct runs dfs;

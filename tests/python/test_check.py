@@ -179,8 +179,9 @@ REFERENCE = [
     ("abba", 0, 3, 0),
     ("abba", 1, 19, 2),
     ("abba", 2, 59, 5),
-    # soak: docs/guarantees.rst's table.py, which make check runs, asserts the same counts
-    # (and under ipb, test_ipb.c holds ipb to DFS's very schedules on counter3)
+    # soak: the C tests' simulator holds lib/'s searches to the same count in make check
+    # (tests/c/sim.c), and under ipb test_ipb.c holds ipb to DFS's very schedules on counter3;
+    # make soak also runs docs/guarantees.rst's table.py, which prints it
     pytest.param("counter3", None, 53715, 0, marks=[pytest.mark.slow, pytest.mark.soak]),
     ("counter3", 0, 13, 0),
     ("counter3", 1, 313, 0),

@@ -21,8 +21,8 @@ FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 pytestmark = pytest.mark.skipif(
     not FREE_THREADED,
     reason=(
-        f"NOT RUN: {sys.executable} is not a free-threaded CPython (Py_GIL_DISABLED is not set); "
-        "run `make check PLOOM_PYTHON_FT=/path/to/python3.14t` to check that ploom leaves the GIL disabled"
+        "expected on a CPython with the GIL (Py_GIL_DISABLED is not set); "
+        f"{sys.executable} has it; `make check PLOOM_PYTHON_FT=/path/to/python3.14t` runs them on a free-threaded one"
     ),
 )
 

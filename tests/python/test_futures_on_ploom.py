@@ -70,9 +70,17 @@ def test_the_lost_update_in_the_pool_s_work_is_found():
         with pytest.raises(ModelCheckError, match="AssertionError: lost update") as info:
             ploom.check(pool_unlocked, config)
         print(label, "unlocked: failing schedule", info.value.statistics.schedules)
-        stats = ploom.check(pool_locked, config)
-        print(label, "locked: schedules", stats.schedules)
-        assert stats.complete and stats.failing == 0
+    stats = ploom.check(pool_locked, ploom.Config(max_preemptions=1, patch=PATCH))
+    print("DFS, 1 preemption, locked: schedules", stats.schedules)
+    assert stats.complete and stats.failing == 0
+
+
+# soak: DPOR's pass of the locked twin, 1100 schedules; the search within
+# one preemption above passes it in 151
+@pytest.mark.soak
+def test_dpor_passes_the_pool_s_locked_work():
+    stats = ploom.check(pool_locked, DPOR)
+    assert stats.complete and stats.failing == 0
 
 
 def pool_submit_result():
