@@ -75,11 +75,21 @@ def bank_tests(pytester, monkeypatch):
 def replay_line(result):
     """The "Replay: pytest ..." line of the report's ploom section, split
     into words as a shell does (what follows "#" is a comment), after
-    checking that the error's last line gives the same next step."""
-    found = [line for line in result.outlines if line.startswith("Replay: ")]
+    checking that the error's last line gives the same next step. Only the
+    ploom section is read: on CI (CI or BUILD_NUMBER set) pytest's short
+    summary repeats the whole error message, its Replay line too."""
+    section = ploom_section(result.outlines)
+    found = [line for line in section if line.startswith("Replay: ")]
     assert len(found) == 1, result.outlines
     assert any(line.startswith("E ") and line.endswith(found[0]) for line in result.outlines), result.outlines
     return shlex.split(found[0].removeprefix("Replay: "), comments=True)
+
+
+def ploom_section(lines):
+    """The lines of the report's "ploom" section, up to the next header."""
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"-+ ploom -+", line))
+    end = next((i for i in range(start + 1, len(lines)) if re.fullmatch(r"[-=]+ .* [-=]+", lines[i])), len(lines))
+    return lines[start + 1 : end]
 
 
 def test_the_plugin_is_registered_by_its_entry_point():
