@@ -428,10 +428,31 @@ int ploom_replay_same_outcome(const struct ploom_outcome *recorded,
 	}
 }
 
+/* What a replay checks before it runs a recorded trace on the worker w,
+ * and the limits it runs under: *config is the trace's with the schedule
+ * timeout the smaller of the trace's and timeout_s (when >= 0).  The trace
+ * is untrusted: the command line's limit holds whatever it says, and the
+ * trace's holds when the command line's is longer. */
+static int prepare(const struct ploom_trace *recorded, struct ploom_worker *w, double timeout_s,
+		   struct ploom_config *config, long *timeout_ms, struct ploom_err *err)
+{
+	const struct ploom_hello *hello = ploom_worker_hello(w);
+
+	if (ploom_replay_check_loaded(recorded, hello, err) < 0 ||
+	    ploom_replay_check_python(recorded, hello->python_version, err) < 0)
+		return -1;
+	if (timeout_s >= 0)
+		config->schedule_timeout_s =
+			ploom_timeout_min(config->schedule_timeout_s, timeout_s);
+	if (ploom_timeout_ms(timeout_ms, config->schedule_timeout_s) < 0)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
+				     config->schedule_timeout_s);
+	return 0;
+}
+
 int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorded,
 		     struct ploom_worker *w, double timeout_s, struct ploom_err *err)
 {
-	const struct ploom_hello *hello = ploom_worker_hello(w);
 	struct ploom_trace *t = NULL;
 	struct ploom_config config = recorded->config;
 	struct ploom_run run = {0};
@@ -439,18 +460,8 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 	int ret = -1;
 
 	*out = NULL;
-	if (ploom_replay_check_loaded(recorded, hello, err) < 0 ||
-	    ploom_replay_check_python(recorded, hello->python_version, err) < 0)
+	if (prepare(recorded, w, timeout_s, &config, &timeout_ms, err) < 0)
 		goto done;
-	/* the trace is untrusted: the command line's limit holds whatever
-	 * it says, and the trace's holds when the command line's is longer */
-	if (timeout_s >= 0)
-		config.schedule_timeout_s = ploom_timeout_min(config.schedule_timeout_s, timeout_s);
-	if (ploom_timeout_ms(&timeout_ms, config.schedule_timeout_s) < 0) {
-		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
-			      config.schedule_timeout_s);
-		goto done;
-	}
 	if (ploom_worker_run(w, &run, recorded->run.choices, recorded->run.nchoices,
 			     config.max_steps, timeout_ms, err) < 0)
 		goto done;
@@ -557,7 +568,6 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 			struct ploom_worker *w, double timeout_s, int *departures,
 			struct ploom_err *err)
 {
-	const struct ploom_hello *hello = ploom_worker_hello(w);
 	struct ploom_trace *t = NULL;
 	struct ploom_config config = recorded->config;
 	struct ploom_run run = {0};
@@ -567,16 +577,8 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 	int ret = -1, prev, want, again;
 
 	*out = NULL;
-	if (ploom_replay_check_loaded(recorded, hello, err) < 0 ||
-	    ploom_replay_check_python(recorded, hello->python_version, err) < 0)
+	if (prepare(recorded, w, timeout_s, &config, &timeout_ms, err) < 0)
 		goto done;
-	if (timeout_s >= 0)
-		config.schedule_timeout_s = ploom_timeout_min(config.schedule_timeout_s, timeout_s);
-	if (ploom_timeout_ms(&timeout_ms, config.schedule_timeout_s) < 0) {
-		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
-			      config.schedule_timeout_s);
-		goto done;
-	}
 	/* The worker takes choices at branch points, and the branch points
 	 * of the edited code are known only once it runs: run, find the
 	 * first branch point past the choices where the default did not pick
