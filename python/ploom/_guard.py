@@ -63,7 +63,7 @@ _PLOOM = os.path.realpath(os.path.dirname(__file__))
 
 
 @functools.lru_cache(maxsize=1024)
-def _is_stdlib(filename):
+def _exempt(filename):
     """Whether filename is the standard library's, or ploom's own (whose
     few real locks guard its own bookkeeping, never the scenario's)."""
     if filename.startswith("<frozen "):
@@ -99,7 +99,7 @@ def _made_here():
     """(file, line, module) of the code making a primitive, or None when
     the standard library makes it for its own use."""
     frame = _caller()
-    if frame is None or _is_stdlib(frame.f_code.co_filename):
+    if frame is None or _exempt(frame.f_code.co_filename):
         return None
     return _site(frame)
 
