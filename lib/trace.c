@@ -514,9 +514,23 @@ int ploom_outcome_is_failure(enum ploom_outcome_kind kind)
 	}
 }
 
-const char *ploom_wait_note(const struct ploom_wait *wt)
+static int ends_with(const char *s, const char *tail)
 {
-	return wt->op == PLOOM_OP_ACQUIRE && wt->holder == -1 ? " (free; waits for the state it guards)" : "";
+	size_t n = s ? strlen(s) : 0, m = strlen(tail);
+
+	return n >= m && !strcmp(s + n - m, tail);
+}
+
+const char *ploom_wait_note(const struct ploom_wait *wt, const char *name)
+{
+	if (wt->op != PLOOM_OP_ACQUIRE)
+		return "";
+	if (wt->holder == -1)
+		return " (free; waits for the state it guards)";
+	if (wt->holder == wt->task)
+		return ends_with(name, ".waiter") ? " (itself: waits to be notified)"
+						  : " (itself: waits for another task to release it)";
+	return "";
 }
 
 static void add_wait(struct ploom_buf *b, const struct ploom_wait *w)
@@ -528,7 +542,7 @@ static void add_wait(struct ploom_buf *b, const struct ploom_wait *w)
 	 * again would read oddly */
 	if (w->holder >= 0 && w->op != PLOOM_OP_JOIN)
 		ploom_buf_addf(b, " held by task %d", w->holder);
-	ploom_buf_addf(b, "%s", ploom_wait_note(w));
+	ploom_buf_addf(b, "%s", ploom_wait_note(w, NULL));
 }
 
 char *ploom_outcome_summary(const struct ploom_outcome *o)
@@ -1366,9 +1380,10 @@ char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait 
 	if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
 		holder = ploom_run_task_name(run, wt->holder);
 		if (holder)
-			n = asprintf(&text, "%s %s (held by %s)", op, obj, holder);
+			n = asprintf(&text, "%s %s (held by %s%s)", op, obj, holder,
+				     wt->holder == wt->task ? " itself" : "");
 	} else {
-		n = asprintf(&text, "%s %s%s", op, obj, ploom_wait_note(wt));
+		n = asprintf(&text, "%s %s%s", op, obj, ploom_wait_note(wt, obj));
 	}
 	free(obj);
 	free(holder);

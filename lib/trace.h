@@ -471,12 +471,15 @@ char *ploom_run_step_label(const struct ploom_run *run, const struct ploom_step 
 char *ploom_run_wait_object(const struct ploom_run *run, const char *object);
 char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt);
 
-/* What a wait's words leave unsaid, or "": a blocking acquire of a lock
+/* What a wait's words leave unsaid, or "".  A blocking acquire of a lock
  * that nobody holds waits for the state the lock guards to allow it (a
  * ploom.queue get for an item, a put for room, a join for every task
  * done, a Semaphore's acquire for a unit: their waits are one acquire
- * each). */
-const char *ploom_wait_note(const struct ploom_wait *wt);
+ * each).  An acquire of a lock the task holds itself waits for another
+ * task to release it; when the lock is a Condition's waiter lock (its
+ * name, `name`, ends in ".waiter"; NULL when unnamed) that release is the
+ * notify. */
+const char *ploom_wait_note(const struct ploom_wait *wt, const char *name);
 
 /* An outcome's summary without its leading "KIND: ", for a rendering
  * that has said the kind; "" when it has none.  Points into o. */

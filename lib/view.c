@@ -236,8 +236,8 @@ static int view_waits(struct ploom_view *v)
 		r->who = task_words(run, w->task);
 		r->who_name = ploom_run_task_name(run, w->task);
 		r->op = ploom_op_name(w->op);
-		r->note = ploom_wait_note(w);
 		r->object = ploom_run_wait_object(run, w->object);
+		r->note = ploom_wait_note(w, r->object);
 		if (!r->label || !r->who || !r->who_name || !r->object ||
 		    ploom_where_label(&r->where, v->sn, &w->where) < 0)
 			return -1;

@@ -446,11 +446,12 @@ static void a_deadlock_adds_a_wait_row_and_lists_the_waits(void)
 	if (!out)
 		goto done;
 	CHECK(has_line(out, "*     1                  acquire lock#0"));
-	CHECK(has_line(out, " ! wait  join thread#1   acquire lock#0 (held by thread#1)"));
+	CHECK(has_line(out, " ! wait  join thread#1   acquire lock#0 (held by thread#1 itself)"));
 	CHECK(has_line(out, "! wait: what each blocked task waits for (the deadlock)"));
 	CHECK(has_line(out, "deadlock: no task can run"));
 	CHECK(has_line(out, "  task 0 waits to join thread#1"));
-	CHECK(has_line(out, "  task 1 waits to acquire lock#0 held by task 1"));
+	CHECK(has_line(out, "  task 1 waits to acquire lock#0 held by task 1 (itself: waits for another task to "
+			       "release it)"));
 	CHECK(no_line_ends_in_a_space(out));
 done:
 	free(out);

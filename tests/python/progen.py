@@ -526,7 +526,9 @@ class _Model:
                 continue
             ins = self.code[task][pc]
             if ins[0] == "acquire":
-                waits.append(f"task {task} waits to acquire lock#{ins[1]} held by task {holders[ins[1]]}")
+                holder = holders[ins[1]]
+                itself = " (itself: waits for another task to release it)" if holder == task else ""
+                waits.append(f"task {task} waits to acquire lock#{ins[1]} held by task {holder}{itself}")
             else:
                 waits.append(f"task {task} waits to join thread#{ins[1]}")
         return "deadlock: " + "; ".join(waits)

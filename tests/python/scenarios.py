@@ -43,6 +43,30 @@ def bank_unlocked():
     _bank(with_lock=False)
 
 
+
+def never_notified():
+    """A wait on a Condition that no task notifies, and a plain Lock taken
+    twice by one thread: both tasks wait on a lock they hold themselves."""
+    from ploom import threading
+
+    cond = threading.Condition()
+    twice = ploom.Lock()
+
+    def waiter():
+        with cond:
+            cond.wait()
+
+    def taker():
+        twice.acquire()
+        twice.acquire()
+
+    a = ploom.Thread(target=waiter)
+    b = ploom.Thread(target=taker)
+    a.start()
+    b.start()
+    a.join()
+    b.join()
+
 def abba():
     x = ploom.Lock()
     y = ploom.Lock()
