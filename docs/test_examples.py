@@ -21,6 +21,12 @@ A console or pycon block preceded by ``.. soak: REASON`` is too long for
 ``make check``: test_page_examples leaves it out, and a second test of the
 page, marked soak (``make soak`` runs it, ``make check`` deselects it and
 its summary says so), runs the whole page, that block included.
+
+README.md is a page too, in Markdown: a fenced block (```python,
+```console, ```pycon) runs the same way, and the HTML comments
+``<!-- file: PATH -->``, ``<!-- untested: REASON -->`` and
+``<!-- soak: REASON -->`` on the lines before it stand for ``:caption:`` and
+the two markers.
 """
 
 from __future__ import annotations
@@ -39,12 +45,16 @@ import pytest
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 VENV_BIN = Path(sys.executable).parent
-PAGES = sorted(p for p in DOCS.rglob("*.rst") if "_build" not in p.parts)
+README = ROOT / "README.md"
+PAGES = [*sorted(p for p in DOCS.rglob("*.rst") if "_build" not in p.parts), README]
+PAGE_IDS = [str(p.relative_to(DOCS if p.is_relative_to(DOCS) else ROOT)) for p in PAGES]
 FILE_LANGUAGES = {"python", "toml", "ini", "text"}
 DIRECTIVE = re.compile(r"^( *)\.\. (?:code-block|code|sourcecode):: *(\S*)\s*$")
 UNTESTED = re.compile(r"^ *\.\. untested: *(\S.*)$")
 SOAK = re.compile(r"^ *\.\. soak: *(\S.*)$")
 LITERAL = re.compile(r"(^|[^:]):: *$")
+FENCE = re.compile(r"^```(\S*)\s*$")
+MD_MARKER = re.compile(r"^<!-- *(file|untested|soak): *(\S.*?) *-->$")
 CHECKER = doctest.OutputChecker()
 FLAGS = doctest.ELLIPSIS
 COMMAND_TIMEOUT = 600
@@ -66,6 +76,50 @@ class Block:
 
 
 def parse(page: Path) -> list[Block]:
+    """The code blocks of a page, in order."""
+    if page.suffix == ".md":
+        return parse_markdown(page)
+    return parse_rst(page)
+
+
+def parse_markdown(page: Path) -> list[Block]:
+    """The fenced code blocks of a Markdown page, in order, with the
+    markers of the comment lines just before each (blank lines between
+    them allowed, any other line drops them)."""
+    lines = page.read_text(encoding="utf-8").split("\n")
+    blocks = []
+    markers: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        marker, fence = MD_MARKER.match(lines[i]), FENCE.match(lines[i])
+        if marker:
+            markers[marker.group(1)] = marker.group(2)
+            i += 1
+            continue
+        if not fence:
+            if lines[i].strip():
+                markers = {}
+            i += 1
+            continue
+        start = i + 1
+        i += 1
+        body = []
+        while i < len(lines) and lines[i].rstrip() != "```":
+            body.append(lines[i])
+            i += 1
+        if i == len(lines):
+            pytest.fail(f"{page.relative_to(ROOT)}:{start}: a code block that never ends", pytrace=False)
+        i += 1
+        options = {"caption": markers["file"]} if "file" in markers else {}
+        text = "\n".join(body).strip("\n") + "\n"
+        blocks.append(
+            Block(page, start, fence.group(1) or "default", options, text, markers.get("untested"), markers.get("soak"))
+        )
+        markers = {}
+    return blocks
+
+
+def parse_rst(page: Path) -> list[Block]:
     """The code blocks of an reStructuredText page, in order."""
     lines = page.read_text(encoding="utf-8").split("\n")
     blocks = []
@@ -112,6 +166,8 @@ def literal_paragraphs(page: Path) -> list[str]:
     """Places where a paragraph ends in '::', an untyped literal block that
     this test would not run: the pages use code-block instead."""
     found = []
+    if page.suffix != ".rst":
+        return found
     for number, line in enumerate(page.read_text(encoding="utf-8").split("\n"), 1):
         if LITERAL.search(line) and not line.lstrip().startswith(".."):
             found.append(f"{page.relative_to(ROOT)}:{number}")
@@ -186,6 +242,9 @@ def run_page(page: Path, tmp_path: Path, soak: bool) -> None:
         env.pop(name, None)
     env["COLUMNS"] = "80"  # pytest's separator lines, as shown
     assert not literal_paragraphs(page), "use '.. code-block::', which this test runs, not '::'"
+    if page.suffix == ".md":
+        # nothing renders the marker away there: a blank line is itself
+        assert "<BLANKLINE>" not in page.read_text(encoding="utf-8"), f"{page.name} shows <BLANKLINE> to its reader"
     untested = []
     for block in parse(page):
         if block.untested:
@@ -207,25 +266,25 @@ def run_page(page: Path, tmp_path: Path, soak: bool) -> None:
             run_pycon(block, tmp_path, env)
         else:
             pytest.fail(
-                f"{block.where}: a '{block.language}' block is neither a file (with :caption:), "
-                "a console session nor a pycon doctest; mark it '.. untested: REASON' if it "
-                "cannot run",
+                f"{block.where}: a '{block.language}' block is neither a file (with :caption:, "
+                "or <!-- file: PATH --> in Markdown), a console session nor a pycon doctest; mark it "
+                "'.. untested: REASON' (<!-- untested: REASON -->) if it cannot run",
                 pytrace=False,
             )
     for line in untested:
         print(f"untested: {line}")
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=PAGE_IDS)
 def test_page_examples(page, tmp_path):
     run_page(page, tmp_path, soak=False)
 
 
-SOAK_PAGES = [p for p in PAGES if any(b.soak for b in parse(p))]
+SOAK_PAGES = [(p, name) for p, name in zip(PAGES, PAGE_IDS, strict=True) if any(b.soak for b in parse(p))]
 
 
 @pytest.mark.soak
-@pytest.mark.parametrize("page", SOAK_PAGES, ids=[str(p.relative_to(DOCS)) for p in SOAK_PAGES])
+@pytest.mark.parametrize("page", [p for p, _ in SOAK_PAGES], ids=[name for _, name in SOAK_PAGES])
 def test_page_soak_examples(page, tmp_path):
     run_page(page, tmp_path, soak=True)
 
