@@ -460,13 +460,24 @@ class Barrier:
     def __repr__(self):
         return f"<ploom.threading.Barrier waiters={self._count}/{self._parties}>"
 
+    # A wait with no timeout is one step, the lock's acquire once the state
+    # lets the wait end (ploom._ploom.acquire_when), as a Semaphore's: the
+    # state changes only under the lock, and the Condition's loop would
+    # retry until then.  Timed waits keep the Condition, and every change
+    # notifies for them.
+    def _settled(self):
+        return self._state not in (_DRAINING, _RESETTING)
+
+    def _tripped(self):
+        return self._state != _FILLING
+
     def wait(self, timeout=None):
         if timeout is None:
             timeout = self._timeout
-        with self._cond:
-            # the last round is still letting its tasks out
-            while self._state in (_DRAINING, _RESETTING):
-                self._cond.wait()
+        lock = self._cond._lock
+        # the last round is still letting its tasks out
+        acquire_when(lock, self._settled)
+        try:
             if self._state < 0:
                 raise BrokenBarrierError
             index = self._count
@@ -482,6 +493,8 @@ class Barrier:
                 if self._count == 0 and self._state in (_DRAINING, _RESETTING):
                     self._state = _FILLING
                     self._cond.notify_all()
+        finally:
+            lock.release()
 
     def _trip(self):
         try:
@@ -494,7 +507,11 @@ class Barrier:
             raise
 
     def _await(self, timeout):
-        if not self._cond.wait_for(lambda: self._state != _FILLING, timeout):
+        if timeout is None:
+            lock = self._cond._lock
+            lock.release()
+            acquire_when(lock, self._tripped)
+        elif not self._cond.wait_for(self._tripped, timeout):
             self._break()
             raise BrokenBarrierError
         if self._state < 0:

@@ -299,9 +299,9 @@ class Barrier:
 
     def wait(self):
         c = self.cond
-        yield from c.enter()
-        while self.state == 1:  # draining: the last round's tasks leave
-            yield from c.wait()
+        # entering waits, in one acquire "when", for the last round's tasks
+        # to leave (draining)
+        yield ("acquire", c.plain, "when", lambda: self.state != 1)
         broken = self.state < 0
         index = self.count
         if not broken:
@@ -309,6 +309,10 @@ class Barrier:
             if index + 1 == self.parties:
                 self.state = 1
                 yield from c.notify_all()
+            elif self.timeout is None:
+                # an untimed wait is one acquire "when" too
+                yield ("release", c.plain)
+                yield ("acquire", c.plain, "when", lambda: self.state != 0)
             elif not (yield from c.wait_for(lambda: self.state != 0, self.timeout)):
                 self.state = -2
                 yield from c.notify_all()

@@ -18,7 +18,7 @@ import ploom.queue as pqueue
 import ploom.threading as pthreading
 import primitives_model as model
 from ploom.exploration import _find_utility, loads_strict
-from test_threading import event_timed_wait, small_barrier_timed, small_condition_wait_for
+from test_threading import event_timed_wait, small_barrier_timed, small_barrier_twice, small_condition_wait_for
 
 # ---- the scenarios, for ploom ---------------------------------------------
 
@@ -241,6 +241,23 @@ def m_rlock_reentrant(w):
         fail("lost update")
 
 
+def m_barrier_twice(w):
+    barrier = model.Barrier(w, 2)
+    indices = w.cell(())
+
+    def party(w):
+        first = yield from barrier.wait()
+        second = yield from barrier.wait()
+        value = yield ("read", indices)
+        yield ("write", indices, value + ((first, second),))
+
+    t = yield ("start", party)
+    yield from party(w)
+    yield ("join", t)
+    if len((yield ("read", indices))) != 2:
+        fail("an update was lost")
+
+
 def m_barrier_timed(w):
     barrier = model.Barrier(w, 2, timeout=3600)
     broken = w.cell(False)
@@ -382,6 +399,7 @@ PAIRS = [
     (bounded_over_release, m_bounded_over_release),
     (rlock_reentrant, m_rlock_reentrant),
     (small_barrier_timed, m_barrier_timed),
+    (small_barrier_twice, m_barrier_twice),
     (queue_two_items, m_queue_two_items),
     (small_condition_wait_for, m_condition_wait_for),
     (simple_queue_timed, m_simple_queue_timed),

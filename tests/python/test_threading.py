@@ -457,6 +457,24 @@ def small_barrier_timed():
     assert not broken.read(), "broken"
 
 
+def small_barrier_twice():
+    """Two parties meet twice: the second round's entry waits for the
+    first's tasks to leave."""
+    barrier = pthreading.Barrier(2)
+    indices = ploom.SharedCell(())
+
+    def party():
+        first = barrier.wait()
+        second = barrier.wait()
+        indices.write(indices.read() + ((first, second),))
+
+    t = ploom.Thread(target=party)
+    t.start()
+    party()
+    t.join()
+    assert len(indices.read()) == 2, "an update was lost"
+
+
 def small_queue(lose_task_done):
     q = pqueue.Queue(maxsize=1)
 
@@ -555,8 +573,8 @@ def _outcomes(scenario, reduction):
     # small_wait_stolen has small_pool_if's failure, with a pass and a deadlock, in 647
     [small_wait_stolen, pytest.param(small_pool_if, marks=pytest.mark.soak),
      pytest.param(small_pool_while, marks=pytest.mark.soak), small_semaphore_1, small_semaphore_2,
-     small_barrier, small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait, queue_get_timed,
-     small_condition_wait_for, rlock_reentry, small_join_timed, queue_counted_after_task_done],
+     small_barrier, small_barrier_twice, small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait,
+     queue_get_timed, small_condition_wait_for, rlock_reentry, small_join_timed, queue_counted_after_task_done],
     ids=lambda f: f.__name__,
 )
 def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
