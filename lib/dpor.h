@@ -117,6 +117,11 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err);
  * (explore.h's count); max_preemptions < 0: no bound, ploom_dpor_new(). */
 int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct ploom_err *err);
 
+/* Turns the wakeup trees of optimal DPOR (dpor.h's overview) on or off
+ * for d, before its first run; a bounded search or a shard's never has
+ * them.  On by default: tests compare the two. */
+void ploom_dpor_set_wakeup_trees(struct ploom_dpor *d, int on);
+
 /* Frees the search; accepts NULL. */
 void ploom_dpor_free(struct ploom_dpor *d);
 
