@@ -163,6 +163,8 @@ struct ploom_dpor {
 	struct ploom_hb *hb;
 	int ntasks;
 	int *first_in_v;        /* scratch of reverse_race(), per task */
+	int *rvc;               /* the clock of v's last event within v */
+	size_t rvc_cap;
 	size_t first_in_v_cap;
 	struct ploom_dpor_stats stats;
 	struct ploom_shard *shard;      /* NULL: the whole search */
@@ -201,7 +203,6 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
 	d->walker = 1;
 	d->owned = 1;
 	d->bound = -1;
-	d->wakeup = 1;
 	*out = d;
 	return 0;
 }
@@ -282,6 +283,7 @@ void ploom_dpor_free(struct ploom_dpor *d)
 	free(d->prefix);
 	free(d->sleep);
 	free(d->first_in_v);
+	free(d->rvc);
 	free(d->acc);
 	free(d->vev);
 	free(d->vgone);
@@ -371,7 +373,7 @@ static int weak_initial(const struct ploom_dpor *d, int t, const struct ploom_ac
 
 		if (d->vgone[x] || ploom_hb_task(d->hb, d->vev[x]) != t)
 			continue;
-		vc = ploom_hb_vc(d->hb, d->vev[x]);
+		vc = x + 1 == d->nv ? d->rvc : ploom_hb_vc(d->hb, d->vev[x]);
 		for (y = 0; y < x; y++)
 			if (!d->vgone[y] && ploom_hb_before(d->hb, vc, d->vev[y]))
 				return 0;
@@ -506,6 +508,37 @@ static int insert(struct ploom_dpor *d, struct node *nd)
 
 /* ---- races ---- */
 
+/* The clock of j, of task q, in v (d->rvc): ordered after the events of v
+ * that come before it in its task or conflict with it, and after what
+ * those are ordered after.  Its own clock may order it after more, through
+ * events that v leaves out: a blocking acquire races with the step before
+ * which it could have run, and follows it through the release that let
+ * it run. */
+static const int *within_v(struct ploom_dpor *d, long i, long j, int q)
+{
+	const struct evacc *aj = &d->acc[j];
+	int t;
+	long k;
+
+	for (t = 0; t < d->ntasks; t++)
+		d->rvc[t] = 0;
+	d->rvc[q] = (int)j + 1;
+	for (k = i + 1; k < j; k++) {
+		const int *vk = ploom_hb_vc(d->hb, k);
+		const struct evacc *ak = &d->acc[k];
+
+		if (ploom_hb_before(d->hb, vk, i) ||
+		    (d->cut_fail && j == (long)d->nsteps && k == j - 1))
+			continue;
+		if (ploom_hb_task(d->hb, k) != q && !ploom_conflicts(ak->a, ak->n, aj->a, aj->n))
+			continue;
+		for (t = 0; t < d->ntasks; t++)
+			if (vk[t] > d->rvc[t])
+				d->rvc[t] = vk[t];
+	}
+	return d->rvc;
+}
+
 /* The race (i, j), j an event of task q with clock vc_j at position j
  * (j may be the end of the run: a virtual event): at node i, make sure
  * some task that can start the reordering "j before i" is in backtrack.
@@ -533,6 +566,8 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 	d->nv = 0;
 	/* v: the events after i not ordered after it, then j; its initials
 	 * are the tasks whose first event in v has no predecessor in v */
+	if (d->wakeup)
+		vc_j = within_v(d, i, j, q);
 	for (k = i + 1; k <= j; k++) {
 		const int *vk;
 		int tk, initial = 1;
@@ -999,6 +1034,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	if (grow((void **)&d->path, &d->path_cap, n, sizeof(*d->path)) < 0 ||
 	    grow((void **)&d->chosen, &d->chosen_cap, n, sizeof(*d->chosen)) < 0 ||
 	    grow((void **)&d->first_in_v, &d->first_in_v_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
+	    grow((void **)&d->rvc, &d->rvc_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
 	    grow((void **)&d->acc, &d->acc_cap, n + 1, sizeof(*d->acc)) < 0 ||
 	    ploom_hb_reset(d->hb, d->ntasks, n + 1) < 0)
 		return ploom_err_oom(err);

@@ -99,6 +99,21 @@
  * A bound composes with the views and the shards: each node keeps the
  * preemptions above it, and no view claims, nor shard enumerates, a task
  * beyond the bound.
+ *
+ * Wakeup trees (optimal DPOR: Abdulla, Aronis, Jonsson, Sagonas, "Source
+ * sets", JACM 2017), behind ploom_dpor_set_wakeup_trees(), off by
+ * default.  A race then puts the whole reordering v (the steps after the
+ * earlier one that do not follow it, then the later one) into the
+ * wakeup tree of the node before the earlier step, unless a task asleep
+ * there (or explored, or under way) is a weak initial of v, or a branch
+ * of the tree already covers it; a node runs the tree's leftmost branch
+ * first, and its child gets the subtree below that step.  The steps of a
+ * branch go to the worker as forced steps (event.h's `run`), since which
+ * of them will be branch points is not known before they run.  A
+ * reordering that may not run as it is (an acquire or a join that did
+ * not run at the end of a failing run, whose mode is not known; the
+ * failing step itself) goes in as one step, as with source sets.  Views
+ * take the tree along; a bound or a shard keeps source sets alone.
  */
 #ifndef PLOOM_DPOR_H
 #define PLOOM_DPOR_H
@@ -117,9 +132,11 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err);
  * (explore.h's count); max_preemptions < 0: no bound, ploom_dpor_new(). */
 int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct ploom_err *err);
 
-/* Turns the wakeup trees of optimal DPOR (dpor.h's overview) on or off
+/* Turns the wakeup trees of optimal DPOR (the overview above) on or off
  * for d, before its first run; a bounded search or a shard's never has
- * them.  On by default: tests compare the two. */
+ * them.  Off by default: tests/c/test_dpor.c still finds generated
+ * programs where they lose an outcome (a forced step not enabled) or
+ * stop a run half way. */
 void ploom_dpor_set_wakeup_trees(struct ploom_dpor *d, int on);
 
 /* Frees the search; accepts NULL. */
