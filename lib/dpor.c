@@ -85,6 +85,10 @@ struct wut {
 	struct wut *next;       /* the next branch of the same parent */
 	int task;
 	int nacc;
+	/* 1: the step is known not to end the run (a failure ends every
+	 * task at once, which no access says), so it may count as a weak
+	 * initial by conflicting with nothing */
+	int ends_not;
 	struct ploom_access acc[PLOOM_ACCESS_MAX];
 };
 
@@ -363,8 +367,13 @@ static long free_switch_point(const struct ploom_dpor *d, long i)
  * scratch d->vev): its first step in v follows no other step of v in
  * happens-before, or it has none in v and conflicts with none there.
  * A branch that starts with a weak initial of v has v (extended) among
- * its continuations. */
-static int weak_initial(const struct ploom_dpor *d, int t, const struct ploom_access *a, int na)
+ * its continuations.  The second way needs the step known not to end
+ * the run (ends_not): a failing step conflicts with every step after it
+ * by ending the run, which no access says, so a task asleep or explored
+ * at the node, whose next step has never been seen to pass, counts only
+ * by its steps in v. */
+static int weak_initial(const struct ploom_dpor *d, int t, const struct ploom_access *a, int na,
+			int ends_not)
 {
 	size_t x, y;
 
@@ -379,6 +388,8 @@ static int weak_initial(const struct ploom_dpor *d, int t, const struct ploom_ac
 				return 0;
 		return 1;
 	}
+	if (!ends_not)
+		return 0;
 	for (x = 0; x < d->nv; x++) {
 		const struct evacc *ev = &d->acc[d->vev[x]];
 
@@ -427,8 +438,8 @@ static int next_accesses(const struct node *nd, int t, struct ploom_access *a)
 
 /* Inserts the sequence v (d->vev, all of it there) into the wakeup tree
  * of nd, JACM 2017's insert: nothing when a task asleep at nd, or
- * explored or under way there, is a weak initial of v (v is then
- * redundant), else down the tree through the first branch of each level
+ * explored or under way there, is a weak initial of v by a step in v (v
+ * is then redundant), else down the tree through the first branch of each level
  * that starts with a weak initial of what is left of v, taking that step
  * off v, until a leaf (v is covered) or a level with no such branch, which
  * gets what is left of v as its last branch.  Returns 0, 1 when that
@@ -447,14 +458,14 @@ static int insert(struct ploom_dpor *d, struct node *nd)
 		if (!tset_has(&nd->sleep, t) && !tset_has(&nd->done, t) && !tset_has(&nd->busy, t))
 			continue;
 		na = ploom_pending_accesses(a, t, nd->ops[k].op, nd->ops[k].obj);
-		if (weak_initial(d, t, a, na))
+		if (weak_initial(d, t, a, na, 0))
 			return 0;
 	}
 	for (;;) {
 		for (b = *level; b; b = b->next) {
 			if (top && (tset_has(&nd->busy, b->task) || tset_has(&nd->done, b->task)))
 				continue;
-			if (weak_initial(d, b->task, b->acc, b->nacc))
+			if (weak_initial(d, b->task, b->acc, b->nacc, b->ends_not))
 				break;
 		}
 		if (!b)
@@ -495,6 +506,7 @@ static int insert(struct ploom_dpor *d, struct node *nd)
 			return -1;
 		}
 		w->task = ploom_hb_task(d->hb, d->vev[x]);
+		w->ends_not = !(d->cut_fail && d->vev[x] + 1 >= (long)d->nsteps);
 		w->nacc = ev->n;
 		memcpy(w->acc, ev->a, sizeof(w->acc));
 		*tail = w;
@@ -510,10 +522,8 @@ static int insert(struct ploom_dpor *d, struct node *nd)
 
 /* The clock of j, of task q, in v (d->rvc): ordered after the events of v
  * that come before it in its task or conflict with it, and after what
- * those are ordered after.  Its own clock may order it after more, through
- * events that v leaves out: a blocking acquire races with the step before
- * which it could have run, and follows it through the release that let
- * it run. */
+ * those are ordered after.  Its own clock orders it after i too, which v
+ * leaves out, and so after everything i follows. */
 static const int *within_v(struct ploom_dpor *d, long i, long j, int q)
 {
 	const struct evacc *aj = &d->acc[j];
@@ -527,8 +537,7 @@ static const int *within_v(struct ploom_dpor *d, long i, long j, int q)
 		const int *vk = ploom_hb_vc(d->hb, k);
 		const struct evacc *ak = &d->acc[k];
 
-		if (ploom_hb_before(d->hb, vk, i) ||
-		    (d->cut_fail && j == (long)d->nsteps && k == j - 1))
+		if (ploom_hb_before(d->hb, vk, i))
 			continue;
 		if (ploom_hb_task(d->hb, k) != q && !ploom_conflicts(ak->a, ak->n, aj->a, aj->n))
 			continue;
@@ -545,7 +554,9 @@ static const int *within_v(struct ploom_dpor *d, long i, long j, int q)
  * When none enabled at i can, every task enabled there is added if
  * fallback, else none.  With wakeup trees and exact (the reordering v
  * can run as it is: dpor.h), v itself goes into node i's tree; without
- * exact, a leaf of the task picked. */
+ * exact, a leaf of the task picked.  A j that may wait (an acquire, a
+ * join) or never ran is not exact: what let it run may follow i, so v
+ * forced as it is could find it disabled. */
 static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j,
 			int fallback, int exact)
 {
@@ -566,7 +577,7 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 	d->nv = 0;
 	/* v: the events after i not ordered after it, then j; its initials
 	 * are the tasks whose first event in v has no predecessor in v */
-	if (d->wakeup)
+	if (wakeup)
 		vc_j = within_v(d, i, j, q);
 	for (k = i + 1; k <= j; k++) {
 		const int *vk;
@@ -580,12 +591,8 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 			tk = ploom_hb_task(hb, k);
 			if (ploom_hb_before(hb, vk, i))
 				continue;
-			/* the failing step ended the run: an operation that
-			 * never ran runs before it or not at all */
-			if (d->wakeup && d->cut_fail && j == (long)d->nsteps && k == j - 1)
-				continue;
 		}
-		if (d->wakeup)
+		if (wakeup)
 			d->vev[d->nv++] = k;
 		if (d->first_in_v[tk] >= 0)
 			continue;
@@ -698,15 +705,15 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 	 * of one that was enabled is not recorded (event.h) */
 	enum ploom_acquire_mode mode = blocking ? PLOOM_ACQUIRE_BLOCKING : ploom_pending_mode(op);
 	long *c;
-	int exits, na, nc, i, exact;
+	int exits, na, nc, i;
 
 	/* as a step of a wakeup sequence, it is taken as it is taken asleep:
 	 * erring towards conflicts */
 	d->acc[n].n = ploom_pending_accesses(d->acc[n].a, q, op, obj);
-	/* an acquire or a join that could run at the end may wait for its
-	 * object (its mode is not known), so the reordering may not run as
-	 * it is: only its first task goes into a wakeup tree */
-	exact = blocking || (op != PLOOM_OP_ACQUIRE && op != PLOOM_OP_JOIN);
+	/* an operation that did not run may not run at the end of v either
+	 * (a blocked acquire or join waits for what only follows i; the mode
+	 * of an enabled one is not known): only v's first task goes into a
+	 * wakeup tree */
 	for (exits = 0; exits <= 1; exits++) {
 		na = ploom_op_accesses(a, q, op, obj, mode, exits);
 		if (ploom_hb_clock(d->hb, n, q, a, na, -1) < 0)
@@ -716,7 +723,7 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 			return -1;
 		nc = ploom_hb_maximal(d->hb, c, nc);
 		for (i = 0; i < nc; i++)
-			if (race(d, c[i], n, q, ploom_hb_vc(d->hb, n), exact) < 0)
+			if (race(d, c[i], n, q, ploom_hb_vc(d->hb, n), 0) < 0)
 				return -1;
 	}
 	/* the failing step conflicts with the operation only by ending the
@@ -1116,7 +1123,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 				return ploom_err_oom(err);
 			nc = ploom_hb_maximal(d->hb, c, nc);
 			for (i = 0; i < nc; i++)
-				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j), 1) < 0)
+				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j),
+					 !ploom_hb_waits(s->op, s->mode)) < 0)
 					return ploom_err_oom(err);
 		}
 		if (ploom_hb_step(d->hb, j, s->task, s->op, acc, nacc, exits) < 0)

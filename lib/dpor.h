@@ -110,10 +110,14 @@
  * first, and its child gets the subtree below that step.  The steps of a
  * branch go to the worker as forced steps (event.h's `run`), since which
  * of them will be branch points is not known before they run.  A
- * reordering that may not run as it is (an acquire or a join that did
- * not run at the end of a failing run, whose mode is not known; the
- * failing step itself) goes in as one step, as with source sets.  Views
- * take the tree along; a bound or a shard keeps source sets alone.
+ * reordering that may not run as it is goes in as its first step alone,
+ * as with source sets: one whose later step may wait (an acquire, a
+ * join: what let it run may be left out of v) or never ran (the run
+ * ended first).  A step not known to pass (a task's next step where it
+ * sleeps or was explored, which may fail and end the run, so conflicts
+ * with every step after it) counts as a weak initial of v only by a step
+ * in v, never by conflicting with none.  Views take the tree along; a
+ * bound or a shard keeps source sets alone.
  */
 #ifndef PLOOM_DPOR_H
 #define PLOOM_DPOR_H
@@ -134,9 +138,9 @@ int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct 
 
 /* Turns the wakeup trees of optimal DPOR (the overview above) on or off
  * for d, before its first run; a bounded search or a shard's never has
- * them.  Off by default: tests/c/test_dpor.c still finds generated
- * programs where they lose an outcome (a forced step not enabled) or
- * stop a run half way. */
+ * them.  Off by default: tests/c/test_dpor.c holds them to the outcomes
+ * of DFS on the generated programs, but the worker's search does not
+ * use them yet. */
 void ploom_dpor_set_wakeup_trees(struct ploom_dpor *d, int on);
 
 /* Frees the search; accepts NULL. */
