@@ -605,6 +605,8 @@ static void run_views(struct result *r, const struct sim_prog *p, int nparts, un
 		r->error = 1;
 		return;
 	}
+	/* a strategy made by ploom_dpor_strategy_new*() is its search */
+	ploom_dpor_set_wakeup_trees((struct ploom_dpor *)parts[0].s, wakeup_trees);
 	while (r->schedules + r->blocked < 1000000) {
 		/* idle workers take work, or not yet */
 		for (i = 0; i < nparts; i++) {
@@ -679,6 +681,7 @@ out:
 /* Counts over the programs the views and shards ran. */
 struct view_totals {
 	long programs, complete, serial, views, splits, shards, shard_probes;
+	long wakeup_views;      /* runs of 2 to 4 views with wakeup trees */
 };
 
 /* 1 when got has exactly the outcomes of want (and no error); else prints
@@ -734,6 +737,16 @@ static int views_of(generator gen, unsigned long seed, struct view_totals *tot, 
 			tot->splits += got.splits;
 			result_free(&got);
 		}
+	/* the views with wakeup trees, which a bound leaves out */
+	for (nparts = 2; bound < 0 && nparts <= MAX_PARTS; nparts++) {
+		wakeup_trees = 1;
+		run_views(&got, &p, nparts, seed * 8 + (unsigned long)nparts, NULL, bound);
+		wakeup_trees = 0;
+		snprintf(label, sizeof(label), "%d views with wakeup trees", nparts);
+		ok &= same_outcomes(&dfs, &got, label);
+		tot->wakeup_views += got.schedules + got.blocked;
+		result_free(&got);
+	}
 	for (i = 0; i < sizeof(shardings) / sizeof(shardings[0]); i++) {
 		struct result all;
 		long units = -1, owned = 0;
@@ -810,6 +823,7 @@ static void dpor_views_and_shards_reach_the_outcomes_of_dfs(void)
 	       tot.splits,
 	       tot.shards / 4, tot.serial ? (double)tot.shards / 4.0 / (double)tot.serial : 0.0,
 	       tot.shard_probes);
+	printf("  with wakeup trees: views %ld runs per search\n", tot.wakeup_views / 3);
 }
 
 /* ---- with a preemption bound ---- */
