@@ -19,7 +19,8 @@
  *   default), DPOR split into views, their runs in flight taken back in
  *   orders drawn from a seed as the search driver would with several
  *   workers, and the union of the counted schedules of every shard of a
- *   shard search (with views too), reach exactly the outcomes of DFS.
+ *   shard search (with views too), reach exactly the outcomes of DFS;
+ *   so do 2 to 4 views with wakeup trees.
  *
  * A failing program is printed with its seed; PLOOM_DPOR_SEED=N runs that
  * one alone (PLOOM_DPOR_CLOCK_SEED=N for the programs with a clock,
