@@ -73,6 +73,56 @@ static void tset_free(struct tset *s)
 	s->nw = 0;
 }
 
+/* ---- wakeup trees ----
+ *
+ * A wakeup tree (Abdulla, Aronis, Jonsson, Sagonas, "Source sets",
+ * JACM 2017) at a node: the sequences of steps that the search is to run
+ * from there, as a tree of steps, each child list in the order the
+ * branches are explored.  A step is its task's next step at that point of
+ * the branch, with the accesses the run that found it saw it make. */
+struct wut {
+	struct wut *child;      /* the first step after this one, of each branch */
+	struct wut *next;       /* the next branch of the same parent */
+	int task;
+	int nacc;
+	/* 1: the step is known not to end the run (a failure ends every
+	 * task at once, which no access says), so it may count as a weak
+	 * initial by conflicting with nothing */
+	int ends_not;
+	struct ploom_access acc[PLOOM_ACCESS_MAX];
+};
+
+/* Frees a list of branches and everything below them, without recursion
+ * (a branch is as deep as a run is long). */
+static void wut_free(struct wut *w)
+{
+	while (w) {
+		struct wut *n;
+
+		if (w->child) {
+			struct wut *c = w->child, *last = c;
+
+			while (last->next)
+				last = last->next;
+			last->next = w->next;
+			w->next = c;
+			w->child = NULL;
+		}
+		n = w->next;
+		free(w);
+		w = n;
+	}
+}
+
+/* The branch of the list *w that starts with task t, or NULL. */
+static struct wut *wut_branch(struct wut *w, int t)
+{
+	for (; w; w = w->next)
+		if (w->task == t)
+			return w;
+	return NULL;
+}
+
 /* ---- the search state ---- */
 
 struct node {
@@ -87,6 +137,11 @@ struct node {
 	struct tset done;       /* children whose subtree is explored */
 	struct tset busy;       /* children whose subtree a view explores now */
 	int pre;                /* preemptions of the path before this node */
+	/* with wakeup trees: the tree, and what each unfinished task does
+	 * next here (the step's task first) */
+	struct wut *wut;
+	struct ploom_pending *ops;
+	size_t nops;
 };
 
 static const struct ploom_strategy_ops dpor_ops;
@@ -112,12 +167,30 @@ struct ploom_dpor {
 	struct ploom_hb *hb;
 	int ntasks;
 	int *first_in_v;        /* scratch of reverse_race(), per task */
+	int *rvc;               /* the clock of v's last event within v */
+	size_t rvc_cap;
 	size_t first_in_v_cap;
 	struct ploom_dpor_stats stats;
 	struct ploom_shard *shard;      /* NULL: the whole search */
 	int walker;
 	long unit;              /* a shard's: the next schedule's unit */
 	int owned;              /* 1: the shard owns it, else the next schedule is a probe */
+	int wakeup;             /* optimal DPOR: wakeup trees (dpor.h) */
+	int cut_fail;           /* the run ended in a failing step, its last */
+	/* scratch of one run: the accesses of each event (as event n, the
+	 * operation that did not run), and a sequence v of events with the
+	 * ones taken off it as an insertion walks a wakeup tree */
+	struct evacc {
+		int n;
+		struct ploom_access a[PLOOM_ACCESS_MAX];
+	} *acc;
+	size_t acc_cap;
+	long *vev;
+	char *vgone;
+	size_t v_cap, nv, vleft;
+	size_t nsteps;          /* of the run taken */
+	const struct ploom_run *run; /* the run taken, during ploom_dpor_next() */
+	struct tset chain_sleep; /* set_prefix()'s scratch */
 };
 
 int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
@@ -138,12 +211,38 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
 	return 0;
 }
 
+void ploom_dpor_set_wakeup_trees(struct ploom_dpor *d, int on)
+{
+	if (d->first && d->bound < 0 && !d->shard)
+		d->wakeup = on;
+}
+
 int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct ploom_err *err)
 {
 	if (ploom_dpor_new(out, err) < 0)
 		return -1;
 	(*out)->bound = max_preemptions < 0 ? -1 : max_preemptions;
+	/* a bound keeps no sleep sets, which wakeup trees rely on */
+	if (max_preemptions >= 0)
+		(*out)->wakeup = 0;
 	return 0;
+}
+
+/* The branch of nd's wakeup tree that starts with t is explored: it goes. */
+static void branch_done(struct node *nd, int t)
+{
+	struct wut **p;
+
+	for (p = &nd->wut; *p; p = &(*p)->next) {
+		if ((*p)->task == t) {
+			struct wut *b = *p;
+
+			*p = b->next;
+			b->next = NULL;
+			wut_free(b);
+			return;
+		}
+	}
 }
 
 /* Drops one hold on nd (a view's or a child's).  The last one frees it:
@@ -160,8 +259,12 @@ static void node_release(struct node *nd, int complete)
 			 * subtree run twice, none lost */
 			if (complete && tset_add(&up->done, nd->via) < 0)
 				complete = 0;
+			if (complete)
+				branch_done(up, nd->via);
 		}
 		free(nd->enabled);
+		wut_free(nd->wut);
+		free(nd->ops);
 		tset_free(&nd->sleep);
 		tset_free(&nd->backtrack);
 		tset_free(&nd->done);
@@ -180,9 +283,14 @@ void ploom_dpor_free(struct ploom_dpor *d)
 	free(d->path);
 	free(d->chosen);
 	tset_free(&d->sent);
+	tset_free(&d->chain_sleep);
 	free(d->prefix);
 	free(d->sleep);
 	free(d->first_in_v);
+	free(d->rvc);
+	free(d->acc);
+	free(d->vev);
+	free(d->vgone);
 	ploom_hb_free(d->hb);
 	free(d);
 }
@@ -252,27 +360,225 @@ static long free_switch_point(const struct ploom_dpor *d, long i)
 	return i;
 }
 
+/* ---- wakeup trees: inserting a sequence ---- */
+
+/* 1 if task t, whose step at this point of a branch makes the accesses
+ * a[0..na), is a weak initial of what is left of the sequence v (the
+ * scratch d->vev): its first step in v follows no other step of v in
+ * happens-before, or it has none in v and conflicts with none there.
+ * A branch that starts with a weak initial of v has v (extended) among
+ * its continuations.  The second way needs the step known not to end
+ * the run (ends_not): a failing step conflicts with every step after it
+ * by ending the run, which no access says, so a task asleep or explored
+ * at the node, whose next step has never been seen to pass, counts only
+ * by its steps in v. */
+static int weak_initial(const struct ploom_dpor *d, int t, const struct ploom_access *a, int na,
+			int ends_not)
+{
+	size_t x, y;
+
+	for (x = 0; x < d->nv; x++) {
+		const int *vc;
+
+		if (d->vgone[x] || ploom_hb_task(d->hb, d->vev[x]) != t)
+			continue;
+		vc = x + 1 == d->nv ? d->rvc : ploom_hb_vc(d->hb, d->vev[x]);
+		for (y = 0; y < x; y++)
+			if (!d->vgone[y] && ploom_hb_before(d->hb, vc, d->vev[y]))
+				return 0;
+		return 1;
+	}
+	if (!ends_not)
+		return 0;
+	for (x = 0; x < d->nv; x++) {
+		const struct evacc *ev = &d->acc[d->vev[x]];
+
+		if (!d->vgone[x] && ploom_conflicts(a, na, ev->a, ev->n))
+			return 0;
+	}
+	return 1;
+}
+
+/* Appends a leaf t (its step's accesses a[0..na)) to nd's wakeup tree,
+ * unless a branch there starts with t; t joins the backtrack set. */
+static int add_leaf(const struct ploom_dpor *d, struct node *nd, int t,
+		    const struct ploom_access *a, int na)
+{
+	struct wut *w, **p;
+
+	if (tset_add(&nd->backtrack, t) < 0)
+		return -1;
+	if (!d->wakeup || tset_has(&nd->busy, t) || tset_has(&nd->done, t) ||
+	    wut_branch(nd->wut, t))
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -1;
+	w->task = t;
+	w->nacc = na;
+	memcpy(w->acc, a, (size_t)na * sizeof(*a));
+	for (p = &nd->wut; *p; p = &(*p)->next)
+		;
+	*p = w;
+	return 0;
+}
+
+/* The accesses of what task t does next at nd, as a pending operation
+ * (ploom_pending_accesses()), in a[]; how many, or -1 when nd does not
+ * know t (finished there). */
+static int next_accesses(const struct node *nd, int t, struct ploom_access *a)
+{
+	size_t k;
+
+	for (k = 0; k < nd->nops; k++)
+		if (nd->ops[k].task == t)
+			return ploom_pending_accesses(a, t, nd->ops[k].op, nd->ops[k].obj);
+	return -1;
+}
+
+/* Inserts the sequence v (d->vev, all of it there) into the wakeup tree
+ * of nd, JACM 2017's insert: nothing when a task asleep at nd, or
+ * explored or under way there, is a weak initial of v by a step in v (v
+ * is then redundant), else down the tree through the first branch of each level
+ * that starts with a weak initial of what is left of v, taking that step
+ * off v, until a leaf (v is covered) or a level with no such branch, which
+ * gets what is left of v as its last branch.  Returns 0, 1 when that
+ * branch would start at nd with a task not enabled there (nothing done),
+ * or -1 out of memory. */
+static int insert(struct ploom_dpor *d, struct node *nd)
+{
+	struct ploom_access a[PLOOM_ACCESS_MAX];
+	struct wut **level = &nd->wut, *b, *chain = NULL, **tail = &chain;
+	size_t k, x;
+	int top = 1, na;
+
+	for (k = 0; k < nd->nops; k++) {
+		int t = nd->ops[k].task;
+
+		if (!tset_has(&nd->sleep, t) && !tset_has(&nd->done, t) && !tset_has(&nd->busy, t))
+			continue;
+		na = ploom_pending_accesses(a, t, nd->ops[k].op, nd->ops[k].obj);
+		if (weak_initial(d, t, a, na, 0))
+			return 0;
+	}
+	for (;;) {
+		for (b = *level; b; b = b->next) {
+			if (top && (tset_has(&nd->busy, b->task) || tset_has(&nd->done, b->task)))
+				continue;
+			if (weak_initial(d, b->task, b->acc, b->nacc, b->ends_not))
+				break;
+		}
+		if (!b)
+			break;
+		for (x = 0; x < d->nv; x++) {
+			if (!d->vgone[x] && ploom_hb_task(d->hb, d->vev[x]) == b->task) {
+				d->vgone[x] = 1;
+				d->vleft--;
+				break;
+			}
+		}
+		if (!b->child || !d->vleft)
+			return 0;
+		level = &b->child;
+		top = 0;
+	}
+	for (x = 0; x < d->nv && d->vgone[x]; x++)
+		;
+	if (top) {
+		int t = ploom_hb_task(d->hb, d->vev[x]);
+
+		for (k = 0; k < nd->nenabled && nd->enabled[k] != t; k++)
+			;
+		if (k == nd->nenabled)
+			return 1;
+		if (tset_add(&nd->backtrack, t) < 0)
+			return -1;
+	}
+	for (; x < d->nv; x++) {
+		const struct evacc *ev = &d->acc[d->vev[x]];
+		struct wut *w;
+
+		if (d->vgone[x])
+			continue;
+		w = calloc(1, sizeof(*w));
+		if (!w) {
+			wut_free(chain);
+			return -1;
+		}
+		w->task = ploom_hb_task(d->hb, d->vev[x]);
+		w->ends_not = !(d->cut_fail && d->vev[x] + 1 >= (long)d->nsteps);
+		w->nacc = ev->n;
+		memcpy(w->acc, ev->a, sizeof(w->acc));
+		*tail = w;
+		tail = &w->child;
+	}
+	while (*level)
+		level = &(*level)->next;
+	*level = chain;
+	return 0;
+}
+
 /* ---- races ---- */
+
+/* The clock of j, of task q, in v (d->rvc): ordered after the events of v
+ * that come before it in its task or conflict with it, and after what
+ * those are ordered after.  Its own clock orders it after i too, which v
+ * leaves out, and so after everything i follows. */
+static const int *within_v(struct ploom_dpor *d, long i, long j, int q)
+{
+	const struct evacc *aj = &d->acc[j];
+	int t;
+	long k;
+
+	for (t = 0; t < d->ntasks; t++)
+		d->rvc[t] = 0;
+	d->rvc[q] = (int)j + 1;
+	for (k = i + 1; k < j; k++) {
+		const int *vk = ploom_hb_vc(d->hb, k);
+		const struct evacc *ak = &d->acc[k];
+
+		if (ploom_hb_before(d->hb, vk, i))
+			continue;
+		if (ploom_hb_task(d->hb, k) != q && !ploom_conflicts(ak->a, ak->n, aj->a, aj->n))
+			continue;
+		for (t = 0; t < d->ntasks; t++)
+			if (vk[t] > d->rvc[t])
+				d->rvc[t] = vk[t];
+	}
+	return d->rvc;
+}
 
 /* The race (i, j), j an event of task q with clock vc_j at position j
  * (j may be the end of the run: a virtual event): at node i, make sure
  * some task that can start the reordering "j before i" is in backtrack.
  * When none enabled at i can, every task enabled there is added if
- * fallback, else none. */
+ * fallback, else none.  With wakeup trees and exact (the reordering v
+ * can run as it is: dpor.h), v itself goes into node i's tree; without
+ * exact, a leaf of the task picked.  A j that may wait (an acquire, a
+ * join) or never ran is not exact: what let it run may follow i, so v
+ * forced as it is could find it disabled. */
 static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j,
-			int fallback)
+			int fallback, int exact)
 {
 	const struct ploom_hb *hb = d->hb;
 	struct node *ni = d->path[i];
-	int t, pick = -1, any = 0;
+	int t, pick = -1, any = 0, covered = 0, wakeup = d->wakeup && exact;
 	long k;
 	size_t e;
 
 	d->stats.races++;
+	/* a thread's first step never runs before its start: no reordering
+	 * to run (source sets take it as any race, at the cost of a branch) */
+	if (wakeup && d->run->steps[i].op == PLOOM_OP_START &&
+	    d->run->steps[i].obj.kind == PLOOM_OBJ_THREAD && d->run->steps[i].obj.id == q)
+		return 0;
 	for (t = 0; t < d->ntasks; t++)
 		d->first_in_v[t] = -1;
+	d->nv = 0;
 	/* v: the events after i not ordered after it, then j; its initials
 	 * are the tasks whose first event in v has no predecessor in v */
+	if (wakeup)
+		vc_j = within_v(d, i, j, q);
 	for (k = i + 1; k <= j; k++) {
 		const int *vk;
 		int tk, initial = 1;
@@ -286,6 +592,8 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 			if (ploom_hb_before(hb, vk, i))
 				continue;
 		}
+		if (wakeup)
+			d->vev[d->nv++] = k;
 		if (d->first_in_v[tk] >= 0)
 			continue;
 		for (t = 0; t < d->ntasks && initial; t++)
@@ -306,21 +614,45 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 		if (d->bound >= 0 && tk != q && !ploom_hb_before(hb, vc_j, (long)k))
 			continue;
 		any = 1;
-		if (tset_has(&ni->backtrack, tk) || tset_has(&ni->sleep, tk))
-			return 0;
+		if (tset_has(&ni->backtrack, tk) || tset_has(&ni->sleep, tk)) {
+			if (!wakeup)
+				return 0;
+			covered = 1;
+		}
 		if (pick < 0 || tk == q)
 			pick = tk;
 	}
-	if (any)
-		return tset_add(&ni->backtrack, pick);
+	if (any && wakeup) {
+		int r;
+
+		memset(d->vgone, 0, d->nv);
+		d->vleft = d->nv;
+		r = insert(d, ni);
+		if (r <= 0)
+			return r;
+	}
+	if (any) {
+		const struct evacc *ev;
+
+		if (covered)
+			return 0;
+		ev = &d->acc[d->first_in_v[pick]];
+		return add_leaf(d, ni, pick, ev->a, ev->n);
+	}
 	if (!fallback)
 		return 0;
 	/* nothing enabled at i starts the reordering: try every task there */
 	d->stats.fallbacks++;
-	for (e = 0; e < ni->nenabled; e++)
-		if (!tset_has(&ni->sleep, ni->enabled[e]) && affordable(d, ni, ni->enabled[e]) &&
-		    tset_add(&ni->backtrack, ni->enabled[e]) < 0)
+	for (e = 0; e < ni->nenabled; e++) {
+		struct ploom_access a[PLOOM_ACCESS_MAX];
+		int na, te = ni->enabled[e];
+
+		if (tset_has(&ni->sleep, te) || !affordable(d, ni, te))
+			continue;
+		na = next_accesses(ni, te, a);
+		if (na < 0 ? tset_add(&ni->backtrack, te) < 0 : add_leaf(d, ni, te, a, na) < 0)
 			return -1;
+	}
 	return 0;
 }
 
@@ -335,17 +667,17 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
  * it no longer blocks and lets the others run for free), so the
  * reordering is started at every switch point above i, each adding at
  * most one task of the set E (reverse_race()). */
-static int race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j)
+static int race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j, int exact)
 {
 	long b, first;
 
-	if (reverse_race(d, i, j, q, vc_j, 1) < 0)
+	if (reverse_race(d, i, j, q, vc_j, 1, exact) < 0)
 		return -1;
 	if (d->bound < 0)
 		return 0;
 	first = free_switch_point(d, i);
 	for (b = first; b >= 0; b = b ? free_switch_point(d, b - 1) : -1)
-		if (b < i && reverse_race(d, b, j, q, vc_j, b == first) < 0)
+		if (b < i && reverse_race(d, b, j, q, vc_j, b == first, 0) < 0)
 			return -1;
 	return 0;
 }
@@ -375,6 +707,13 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 	long *c;
 	int exits, na, nc, i;
 
+	/* as a step of a wakeup sequence, it is taken as it is taken asleep:
+	 * erring towards conflicts */
+	d->acc[n].n = ploom_pending_accesses(d->acc[n].a, q, op, obj);
+	/* an operation that did not run may not run at the end of v either
+	 * (a blocked acquire or join waits for what only follows i; the mode
+	 * of an enabled one is not known): only v's first task goes into a
+	 * wakeup tree */
 	for (exits = 0; exits <= 1; exits++) {
 		na = ploom_op_accesses(a, q, op, obj, mode, exits);
 		if (ploom_hb_clock(d->hb, n, q, a, na, -1) < 0)
@@ -384,13 +723,16 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 			return -1;
 		nc = ploom_hb_maximal(d->hb, c, nc);
 		for (i = 0; i < nc; i++)
-			if (race(d, c[i], n, q, ploom_hb_vc(d->hb, n)) < 0)
+			if (race(d, c[i], n, q, ploom_hb_vc(d->hb, n), 0) < 0)
 				return -1;
 	}
+	/* the failing step conflicts with the operation only by ending the
+	 * run, which no access says: its task's step there would pass for a
+	 * weak initial */
 	if (after >= 0 && !ploom_hb_ordered(d->hb, after, q)) {
 		na = ploom_op_accesses(a, q, op, obj, mode, 0);
 		if (ploom_hb_clock(d->hb, n, q, a, na, after) < 0 ||
-		    race(d, after, n, q, ploom_hb_vc(d->hb, n)) < 0)
+		    race(d, after, n, q, ploom_hb_vc(d->hb, n), 0) < 0)
 			return -1;
 	}
 	return 0;
@@ -453,6 +795,14 @@ static struct node *node_new(const struct ploom_dpor *d, struct node *up,
 		goto fail;
 	memcpy(nd->enabled, s->enabled, s->nenabled * sizeof(int));
 	nd->nenabled = s->nenabled;
+	if (d->wakeup) {
+		nd->ops = malloc((s->npending + 1) * sizeof(*nd->ops));
+		if (!nd->ops)
+			goto fail;
+		nd->ops[0] = (struct ploom_pending){s->task, s->op, s->obj};
+		memcpy(nd->ops + 1, s->pending, s->npending * sizeof(*nd->ops));
+		nd->nops = s->npending + 1;
+	}
 	/* the levels above a shard's units are enumerated fully */
 	if (above_units(d, nd))
 		for (e = 0; e < nd->nenabled; e++)
@@ -478,11 +828,18 @@ static int asleep_below(const struct ploom_dpor *d, size_t k, int t)
 	return tset_has(&d->path[k]->sleep, t);
 }
 
-/* The first task that nobody has claimed at nd, within the bound, or -1. */
+/* The first task that nobody has claimed at nd, within the bound, or -1:
+ * with wakeup trees, the first branch of the tree's. */
 static int unclaimed(const struct ploom_dpor *d, const struct node *nd)
 {
+	const struct wut *b;
 	size_t e;
 	int t;
+
+	for (b = nd->wut; b; b = b->next)
+		if (!tset_has(&nd->done, b->task) && !tset_has(&nd->busy, b->task) &&
+		    !tset_has(&nd->sleep, b->task))
+			return b->task;
 
 	for (e = 0; e < nd->nenabled; e++) {
 		t = nd->enabled[e];
@@ -493,12 +850,61 @@ static int unclaimed(const struct ploom_dpor *d, const struct node *nd)
 	return -1;
 }
 
+/* Appends the forced steps of the wakeup sequence that continues the
+ * branch b taken at nd (the leftmost, to its leaf) to the prefix, and
+ * sets the sleep set sent to the one where the last of them is taken: the
+ * tasks asleep at nd (d->sent), each woken by the first step that
+ * conflicts with what it does next, as the worker and ploom_dpor_next()
+ * wake them.  A step of a task still asleep ends the sequence there: what
+ * is left of it would only repeat a class already covered. */
+static int wakeup_steps(struct ploom_dpor *d, const struct node *nd, const struct wut *b)
+{
+	struct ploom_access pa[PLOOM_ACCESS_MAX];
+	const struct wut *prev = b, *c;
+	size_t k;
+	int np, t;
+
+	tset_clear(&d->chain_sleep);
+	for (k = 0; k < d->nsleep; k++)
+		if (tset_add(&d->chain_sleep, d->sleep[k]) < 0)
+			return -1;
+	for (c = b->child; c; prev = c, c = c->child) {
+		for (k = 0; k < nd->nops; k++) {
+			t = nd->ops[k].task;
+			if (!tset_has(&d->chain_sleep, t))
+				continue;
+			np = ploom_pending_accesses(pa, t, nd->ops[k].op, nd->ops[k].obj);
+			if (ploom_conflicts(prev->acc, prev->nacc, pa, np))
+				tset_del(&d->chain_sleep, t);
+		}
+		if (tset_has(&d->chain_sleep, c->task))
+			break;
+		if (grow((void **)&d->prefix, &d->prefix_cap, d->nprefix + 1, sizeof(int)) < 0)
+			return -1;
+		d->prefix[d->nprefix++] = -1 - c->task;
+	}
+	if (c == b->child)
+		return 0;
+	d->nsleep = 0;
+	for (k = 0; k < nd->nops; k++) {
+		t = nd->ops[k].task;
+		if (!tset_has(&d->chain_sleep, t))
+			continue;
+		if (grow((void **)&d->sleep, &d->sleep_cap, d->nsleep + 1, sizeof(int)) < 0)
+			return -1;
+		d->sleep[d->nsleep++] = t;
+	}
+	return 0;
+}
+
 /* The prefix and sleep set that make the next run choose chosen[depth]
- * at path[depth].  The tasks explored or under way there go to sleep, as
- * the siblings before it: each is, or will be, explored completely. */
+ * at path[depth], and then follow the wakeup tree's leftmost branch from
+ * there.  The tasks explored or under way there go to sleep, as the
+ * siblings before it: each is, or will be, explored completely. */
 static int set_prefix(struct ploom_dpor *d)
 {
 	const struct node *nd = d->path[d->depth];
+	const struct wut *b;
 	size_t k, nw = nd->sleep.nw;
 	int t;
 
@@ -527,7 +933,8 @@ static int set_prefix(struct ploom_dpor *d)
 			return -1;
 		d->sleep[d->nsleep++] = t;
 	}
-	return 0;
+	b = d->wakeup ? wut_branch(nd->wut, d->chosen[d->depth]) : NULL;
+	return b && b->child ? wakeup_steps(d, nd, b) : 0;
 }
 
 /* The view claims task t at path[k], its next run's changed choice. */
@@ -634,8 +1041,23 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	if (grow((void **)&d->path, &d->path_cap, n, sizeof(*d->path)) < 0 ||
 	    grow((void **)&d->chosen, &d->chosen_cap, n, sizeof(*d->chosen)) < 0 ||
 	    grow((void **)&d->first_in_v, &d->first_in_v_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
+	    grow((void **)&d->rvc, &d->rvc_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
+	    grow((void **)&d->acc, &d->acc_cap, n + 1, sizeof(*d->acc)) < 0 ||
 	    ploom_hb_reset(d->hb, d->ntasks, n + 1) < 0)
 		return ploom_err_oom(err);
+	if (d->wakeup) {
+		size_t cap = d->v_cap;
+
+		if (grow((void **)&d->vev, &d->v_cap, n + 1, sizeof(*d->vev)) < 0 ||
+		    grow((void **)&d->vgone, &cap, n + 1, 1) < 0)
+			return ploom_err_oom(err);
+		if (cap != d->v_cap)
+			return ploom_err_oom(err);
+	}
+	d->nsteps = n;
+	d->run = run;
+	d->cut_fail = n && ploom_outcome_is_failure(run->outcome.kind) &&
+		      run->outcome.kind != PLOOM_OUTCOME_DEADLOCK;
 	/* the new nodes, with their sleep sets */
 	for (k = d->first ? 0 : d->depth + 1; k < n; k++) {
 		struct node *up = k ? d->path[k - 1] : NULL, *nd;
@@ -643,6 +1065,15 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		nd = node_new(d, up, &run->steps[k], k ? run->steps[k - 1].task : -1);
 		if (!nd)
 			return ploom_err_oom(err);
+		/* the wakeup tree here: what was left below the step taken above */
+		if (up && up->wut) {
+			struct wut *b = wut_branch(up->wut, d->chosen[k - 1]);
+
+			if (b) {
+				nd->wut = b->child;
+				b->child = NULL;
+			}
+		}
 		d->path[k] = nd;
 		d->chosen[k] = run->steps[k].task;
 		d->npath = k + 1;
@@ -683,6 +1114,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 
 		if (ploom_hb_clock(d->hb, j, s->task, acc, nacc, -1) < 0)
 			return ploom_err_oom(err);
+		d->acc[j].n = nacc;
+		memcpy(d->acc[j].a, acc, sizeof(acc));
 		if ((size_t)j >= from) {
 			nc = ploom_hb_candidates(d->hb, &c, s->task, acc, nacc,
 						 ploom_hb_waits(s->op, s->mode));
@@ -690,7 +1123,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 				return ploom_err_oom(err);
 			nc = ploom_hb_maximal(d->hb, c, nc);
 			for (i = 0; i < nc; i++)
-				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j)) < 0)
+				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j),
+					 !ploom_hb_waits(s->op, s->mode)) < 0)
 					return ploom_err_oom(err);
 		}
 		if (ploom_hb_step(d->hb, j, s->task, s->op, acc, nacc, exits) < 0)
@@ -726,6 +1160,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		tset_del(&last->busy, d->chosen[n - 1]);
 		if (tset_add(&last->done, d->chosen[n - 1]) < 0)
 			return ploom_err_oom(err);
+		branch_done(last, d->chosen[n - 1]);
 	}
 	r = backtrack(d);
 	return r < 0 ? ploom_err_oom(err) : r;
@@ -760,6 +1195,7 @@ int ploom_dpor_split(struct ploom_dpor **out, struct ploom_dpor *d, struct ploom
 	v->base.ops = d->base.ops;
 	v->first = 0;
 	v->bound = d->bound;
+	v->wakeup = d->wakeup;
 	v->shard = d->shard;
 	v->walker = 0;
 	v->unit = d->unit;
@@ -849,6 +1285,10 @@ int ploom_dpor_new_shard(struct ploom_dpor **out, struct ploom_shard *shard,
 	if (ploom_dpor_new_bounded(out, max_preemptions, err) < 0)
 		return -1;
 	(*out)->shard = shard;
+	/* the units are numbered by a walk of the enumerated levels, the
+	 * same in every shard: wakeup trees would change what the probes
+	 * see below them */
+	(*out)->wakeup = 0;
 	/* the first schedule is in unit 0 */
 	shard->units = shard->owned = shard->probes = 0;
 	shard->last_unit = shard->failure_unit = -1;

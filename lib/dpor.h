@@ -99,6 +99,25 @@
  * A bound composes with the views and the shards: each node keeps the
  * preemptions above it, and no view claims, nor shard enumerates, a task
  * beyond the bound.
+ *
+ * Wakeup trees (optimal DPOR: Abdulla, Aronis, Jonsson, Sagonas, "Source
+ * sets", JACM 2017), behind ploom_dpor_set_wakeup_trees(), off by
+ * default.  A race then puts the whole reordering v (the steps after the
+ * earlier one that do not follow it, then the later one) into the
+ * wakeup tree of the node before the earlier step, unless a task asleep
+ * there (or explored, or under way) is a weak initial of v, or a branch
+ * of the tree already covers it; a node runs the tree's leftmost branch
+ * first, and its child gets the subtree below that step.  The steps of a
+ * branch go to the worker as forced steps (event.h's `run`), since which
+ * of them will be branch points is not known before they run.  A
+ * reordering that may not run as it is goes in as its first step alone,
+ * as with source sets: one whose later step may wait (an acquire, a
+ * join: what let it run may be left out of v) or never ran (the run
+ * ended first).  A step not known to pass (a task's next step where it
+ * sleeps or was explored, which may fail and end the run, so conflicts
+ * with every step after it) counts as a weak initial of v only by a step
+ * in v, never by conflicting with none.  Views take the tree along; a
+ * bound or a shard keeps source sets alone.
  */
 #ifndef PLOOM_DPOR_H
 #define PLOOM_DPOR_H
@@ -116,6 +135,13 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err);
 /* A search of the schedules with at most max_preemptions preemptions
  * (explore.h's count); max_preemptions < 0: no bound, ploom_dpor_new(). */
 int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct ploom_err *err);
+
+/* Turns the wakeup trees of optimal DPOR (the overview above) on or off
+ * for d, before its first run; a bounded search or a shard's never has
+ * them.  Off by default: tests/c/test_dpor.c holds them to the outcomes
+ * of DFS on the generated programs, but the worker's search does not
+ * use them yet. */
+void ploom_dpor_set_wakeup_trees(struct ploom_dpor *d, int on);
 
 /* Frees the search; accepts NULL. */
 void ploom_dpor_free(struct ploom_dpor *d);

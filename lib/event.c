@@ -819,15 +819,22 @@ static int next_long(long *out, const char *line, size_t len, size_t *pos, long 
 {
 	size_t i = *pos;
 	long v = 0;
-	int digits = 0;
+	int digits = 0, neg = 0;
 
 	if (i >= len || line[i] != ' ')
 		return -1;
+	/* a sign only where negative numbers are allowed */
+	if (min < 0 && i + 1 < len && line[i + 1] == '-') {
+		neg = 1;
+		i++;
+	}
 	for (i++; i < len && line[i] >= '0' && line[i] <= '9'; i++) {
 		if (++digits > 18)
 			return -1;
 		v = v * 10 + (line[i] - '0');
 	}
+	if (neg)
+		v = -v;
 	if (!digits || v < min || v > max || (i < len && line[i] != ' '))
 		return -1;
 	*out = v;
@@ -835,8 +842,10 @@ static int next_long(long *out, const char *line, size_t len, size_t *pos, long 
 	return 0;
 }
 
+/* A count, then that many task ids; forced (choices): -1-T for task T
+ * too. */
 static int read_ids(int **out, size_t *out_n, const char *line, size_t len, size_t *pos,
-		    long max_count)
+		    long max_count, int forced)
 {
 	long n, v;
 	size_t i;
@@ -847,7 +856,8 @@ static int read_ids(int **out, size_t *out_n, const char *line, size_t len, size
 	if (!*out)
 		return -1;
 	for (i = 0; i < (size_t)n; i++) {
-		if (next_long(&v, line, len, pos, 0, PLOOM_MAX_TASK_ID) < 0)
+		if (next_long(&v, line, len, pos, forced ? -1 - (long)PLOOM_MAX_TASK_ID : 0,
+			      PLOOM_MAX_TASK_ID) < 0)
 			return -1;
 		(*out)[i] = (int)v;
 	}
@@ -894,8 +904,8 @@ int ploom_run_cmd_parse(struct ploom_run_cmd *out, const char *line, size_t len,
 	if (len < 3 || memcmp(line, "run", 3) ||
 	    next_long(&out->max_steps, line, len, &pos, 0, LONG_MAX / 2) < 0 ||
 	    next_long(&out->timeout_ms, line, len, &pos, 0, LONG_MAX / 2) < 0 ||
-	    read_ids(&out->choices, &out->nchoices, line, len, &pos, PLOOM_MAX_CHOICES) < 0 ||
-	    read_ids(&out->sleep, &out->nsleep, line, len, &pos, PLOOM_MAX_TASK_ID) < 0 ||
+	    read_ids(&out->choices, &out->nchoices, line, len, &pos, PLOOM_MAX_CHOICES, 1) < 0 ||
+	    read_ids(&out->sleep, &out->nsleep, line, len, &pos, PLOOM_MAX_TASK_ID, 0) < 0 ||
 	    read_policy(&out->policy, line, len, &pos) < 0 || pos != len)
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "bad run command");
 	return 0;

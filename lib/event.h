@@ -36,9 +36,12 @@
  * Commands (utility -> worker, fd 0)
  *   run MAX_STEPS TIMEOUT_MS N C1 ... CN M S1 ... SM POLICY
  *       Run one schedule.  C1..CN are the task ids to pick at the first N
- *       branch points (steps where more than one task is enabled).
- *       S1..SM is a sleep set: tasks asleep at the step where choice CN is
- *       taken (at the first step when N is 0).  Past the choices the child
+ *       branch points (steps where more than one task is enabled); a
+ *       negative choice -1-T instead takes task T at the next step, branch
+ *       point or not (a forced step: the partial-order reduction sends the
+ *       steps of a wakeup sequence so, not knowing which of them will be
+ *       branch points).  S1..SM is a sleep set: tasks asleep at the step
+ *       where choice CN is taken (at the first step when N is 0).  Past the choices the child
  *       keeps a sleep set, starting from S: after each step it wakes every
  *       sleeping task whose pending operation conflicts with that step
  *       (ploom_conflicts()), and at each step it takes the default choice
@@ -209,8 +212,10 @@
  * would refuse them)
  * 8: the object "clock" and the operation sleep, and a timed acquire or
  * join that adds to the clock (a utility of 7 would refuse the records,
- * and its reduction would take clock reads for independent of timeouts) */
-#define PLOOM_PROTOCOL_VERSION 8
+ * and its reduction would take clock reads for independent of timeouts)
+ * 9: forced steps, negative choices in the `run` command (a worker of 8
+ * would refuse the command) */
+#define PLOOM_PROTOCOL_VERSION 9
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -532,11 +537,13 @@ struct ploom_run_cmd {
 };
 
 /* Limits a worker accepts in a `run` command, and the longest command
- * line they allow: every choice and sleeping task at most 7 digits and a
- * space, plus the four numbers of the header and the policy. */
+ * line they allow: every choice a sign and at most 7 digits and a space,
+ * every sleeping task at most 7 digits and a space, plus the four numbers
+ * of the header and the policy. */
 #define PLOOM_MAX_CHOICES 10000000L
 #define PLOOM_MAX_TASK_ID 1000000
-#define PLOOM_MAX_RUN_CMD_BYTES ((size_t)(PLOOM_MAX_CHOICES + PLOOM_MAX_TASK_ID) * 8 + 128)
+#define PLOOM_MAX_RUN_CMD_BYTES \
+	((size_t)PLOOM_MAX_CHOICES * 9 + (size_t)PLOOM_MAX_TASK_ID * 8 + 128)
 
 void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd);
 

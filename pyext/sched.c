@@ -300,7 +300,22 @@ static struct task *sched_pick(struct sched *s)
 	}
 	if (s->sleep_active && s->step > 0)
 		sleep_after_step(s);
-	if (n == 1 && !(s->sleep_active && s->asleep[s->enabled[0]])) {
+	if (s->next_choice < s->nchoices && s->choices[s->next_choice] < 0) {
+		/* a forced step (event.h): taken whether or not it is a branch
+		 * point */
+		c = -1 - s->choices[s->next_choice++];
+		for (i = 0; i < n && s->enabled[i] != c; i++)
+			;
+		if (i == n) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "choice %d asks for task %d, which is not enabled",
+				 s->next_choice - 1, c);
+			ploom_enc_outcome_divergence(&s->buf, s->step, msg, strlen(msg));
+			sched_end(s);
+		}
+		if (s->next_choice == s->nchoices && s->nsleep)
+			sleep_start(s);
+	} else if (n == 1 && !(s->sleep_active && s->asleep[s->enabled[0]])) {
 		c = s->enabled[0];
 	} else if (n > 1 && s->next_choice < s->nchoices) {
 		c = s->choices[s->next_choice++];

@@ -673,10 +673,12 @@ static void exec_run(struct ploom_run *run, const struct sim_scenario *sc,
 					asleep[i] = 0;
 			}
 		}
-		if (nen == 1 && !(sleep_active && asleep[en[0]])) {
+		if (nen == 1 && !(sleep_active && asleep[en[0]]) && !(ci < nchoices && choices[ci] < 0)) {
 			c = en[0];
-		} else if (nen > 1 && ci < nchoices) {
-			c = choices[ci++];
+		} else if ((ci < nchoices && choices[ci] < 0) || (nen > 1 && ci < nchoices)) {
+			/* a branch point's choice, or a forced step (event.h) */
+			c = choices[ci] < 0 ? -1 - choices[ci] : choices[ci];
+			ci++;
 			for (k = 0; k < nen && en[k] != c; k++)
 				;
 			if (k == nen) {

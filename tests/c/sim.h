@@ -93,7 +93,7 @@ void sim_prog_generate_clock(struct sim_prog *p, unsigned long seed, int max_ops
 void sim_prog_print(FILE *f, const struct sim_prog *p);
 
 /* One schedule of a scenario (sc) or of a program (prog, when sc is
- * NULL), with choices[0..n) and the sleep set of the worker's `run`
+ * NULL), with choices[0..n) (forced steps, -1-T, too) and the sleep set of the worker's `run`
  * command (event.h): past the choices it takes the default among the
  * tasks awake, and stops with the outcome sleep-blocked when all sleep.
  * Deadlocks carry their waits.  *run is overwritten and finished;

@@ -8,7 +8,8 @@
  * - on generated programs (PLOOM_DPOR_PROGRAMS of them, 10000 by
  *   default), DPOR reaches exactly the outcomes DFS reaches (each failure
  *   by task and place, each deadlock with its waits and the cells, each
- *   final state of the cells) in no more schedules;
+ *   final state of the cells) in no more schedules, with source sets and
+ *   with wakeup trees (ploom_dpor_set_wakeup_trees()) alike;
  * - with the preemption bounds 0, 1 and 2, on the same scenarios (whose
  *   bounded DFS counts are REFERENCE.md's) and on generated programs
  *   (PLOOM_DPOR_BOUNDED_PROGRAMS), DPOR reaches exactly the outcomes of
@@ -18,10 +19,13 @@
  *   default), DPOR split into views, their runs in flight taken back in
  *   orders drawn from a seed as the search driver would with several
  *   workers, and the union of the counted schedules of every shard of a
- *   shard search (with views too), reach exactly the outcomes of DFS.
+ *   shard search (with views too), reach exactly the outcomes of DFS;
+ *   so do 2 to 4 views with wakeup trees.
  *
  * A failing program is printed with its seed; PLOOM_DPOR_SEED=N runs that
- * one alone (PLOOM_DPOR_VIEW_SEED=N for the views and shards). */
+ * one alone (PLOOM_DPOR_CLOCK_SEED=N for the programs with a clock,
+ * PLOOM_DPOR_VIEW_SEED=N for the views and shards), PLOOM_DPOR_TRACE=1
+ * printing the runs of the search with wakeup trees. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +219,10 @@ static void run_dfs(struct result *r, const struct sim_scenario *sc, const struc
 
 static struct ploom_dpor_stats last_stats;
 
+/* Whether run_dpor_bounded() searches with wakeup trees (optimal DPOR)
+ * or with source sets alone (the default). */
+static int wakeup_trees;
+
 /* The most preemptions of a schedule run by the last run_dpor_bounded(). */
 static int last_most_preemptions;
 
@@ -232,11 +240,12 @@ static void run_dpor_bounded(struct result *r, const struct sim_scenario *sc,
 	memset(r, 0, sizeof(*r));
 	last_most_preemptions = 0;
 	ploom_dpor_new_bounded(&d, bound, NULL);
+	ploom_dpor_set_wakeup_trees(d, wakeup_trees);
 	do {
 		prefix = ploom_dpor_prefix(d, &n);
 		sleep = ploom_dpor_sleep(d, &m);
 		sim_exec(&run, sc, p, prefix, n, sleep, m, cells);
-		if (getenv("PLOOM_DPOR_TRACE")) {
+		if (getenv("PLOOM_DPOR_TRACE") && wakeup_trees) {
 			size_t i;
 			printf("run: prefix");
 			for (i = 0; i < n; i++)
@@ -294,12 +303,22 @@ static void dpor_covers_every_class_of_the_reference_scenarios(void)
 
 	for (i = 0; i < sizeof(reference) / sizeof(reference[0]); i++) {
 		const struct sim_scenario *sc = sim_find(reference[i].name);
-		struct result dfs, dpor;
+		struct result dfs, dpor, optimal;
 		int ok = 1;
 
 		run_dfs(&dfs, sc, NULL, 0, 1);
 		run_dpor(&dpor, sc, NULL, 1);
+		wakeup_trees = 1;
+		run_dpor(&optimal, sc, NULL, 1);
+		wakeup_trees = 0;
 		ok &= CHECK_INT(dfs.classes.n, reference[i].classes);
+		/* with wakeup trees: one schedule per class, none stopped half
+		 * way */
+		ok &= CHECK(!optimal.error);
+		ok &= CHECK_INT(optimal.schedules, reference[i].classes);
+		ok &= CHECK_INT(optimal.classes.n, reference[i].classes);
+		ok &= CHECK_INT(optimal.blocked, 0);
+		ok &= CHECK_INT(optimal.outcomes.n, dfs.outcomes.n);
 		ok &= CHECK(!dpor.error);
 		ok &= CHECK(dpor.schedules >= reference[i].classes);
 		ok &= CHECK(dpor.schedules <= dfs.schedules);
@@ -312,12 +331,14 @@ static void dpor_covers_every_class_of_the_reference_scenarios(void)
 		ok &= CHECK((dpor.failing > 0) == (dfs.failing > 0));
 		ok &= CHECK_STR(dpor.error ? "error" : "ok", "ok");
 		printf("%s: DFS %ld schedules, %zu classes; DPOR %ld schedules (+%ld sleep-blocked), "
-		       "%zu classes%s\n", reference[i].name, dfs.schedules, dfs.classes.n,
-		       dpor.schedules, dpor.blocked, dpor.classes.n, ok ? "" : "  <-- FAILED");
+		       "%zu classes; with wakeup trees %ld (+%ld sleep-blocked)%s\n",
+		       reference[i].name, dfs.schedules, dfs.classes.n, dpor.schedules, dpor.blocked,
+		       dpor.classes.n, optimal.schedules, optimal.blocked, ok ? "" : "  <-- FAILED");
 		if (!strcmp(reference[i].name, "counter3"))
 			CHECK(dpor.schedules + dpor.blocked <= 12);
 		result_free(&dfs);
 		result_free(&dpor);
+		result_free(&optimal);
 	}
 }
 
@@ -354,7 +375,18 @@ static void print_outcomes(const struct result *dfs, const struct result *dpor)
 /* Counts over the generated programs. */
 struct totals {
 	long programs, complete, dfs, dpor, blocked, with_failure, with_deadlock;
+	/* with wakeup trees, on the same programs: schedules, sleep-blocked
+	 * runs, programs where they differ from DFS or run more schedules
+	 * than source sets */
+	long opt, opt_blocked, opt_wrong, opt_more;
+	/* programs without a failure small enough to count the classes of
+	 * DFS's schedules, and the schedules of each search there */
+	long small, small_classes, small_dpor, small_opt;
 };
+
+/* DFS's schedules of a program with at most this many are sorted into
+ * classes (class_key()), for optimal DPOR to run one of each. */
+#define SMALL_PROGRAM 300
 
 /* DFS runs at most DFS_CAP schedules of a program.  When it runs them
  * all, DPOR must reach exactly its outcomes in no more schedules; when
@@ -367,13 +399,21 @@ static int differential_of(generator gen, unsigned long seed, struct totals *tot
 {
 	const char *maxops = getenv("PLOOM_DPOR_MAXOPS");
 	struct sim_prog p;
-	struct result dfs, dpor;
+	struct result dfs, dpor, optimal;
 	size_t k;
-	int ok = 1;
+	int ok = 1, small;
 
 	gen(&p, seed, maxops ? atoi(maxops) : 12);
 	run_dfs(&dfs, NULL, &p, DFS_CAP, 0);
-	run_dpor(&dpor, NULL, &p, 0);
+	small = !dfs.capped && !dfs.failing && dfs.schedules <= SMALL_PROGRAM;
+	if (small) {
+		result_free(&dfs);
+		run_dfs(&dfs, NULL, &p, DFS_CAP, 1);
+	}
+	run_dpor(&dpor, NULL, &p, small);
+	wakeup_trees = 1;
+	run_dpor(&optimal, NULL, &p, small);
+	wakeup_trees = 0;
 	if (dpor.error || dfs.error)
 		ok = 0;
 	if (!agrees(&dfs, &dpor))
@@ -385,12 +425,33 @@ static int differential_of(generator gen, unsigned long seed, struct totals *tot
 		sim_prog_print(stdout, &p);
 		print_outcomes(&dfs, &dpor);
 	}
+	/* wakeup trees are held to DFS as source sets are */
+	if (optimal.error || !agrees(&dfs, &optimal)) {
+		tot->opt_wrong++;
+		ok = 0;
+		printf("seed %lu: with wakeup trees %ld schedules (+%ld sleep-blocked)%s, not DFS's "
+		       "outcomes\n", seed, optimal.schedules, optimal.blocked,
+		       optimal.error ? ", error" : "");
+		sim_prog_print(stdout, &p);
+		print_outcomes(&dfs, &optimal);
+	}
+	tot->opt_more += optimal.schedules > dpor.schedules;
 	tot->programs++;
 	if (!dfs.capped) {
 		tot->complete++;
 		tot->dfs += dfs.schedules;
 		tot->dpor += dpor.schedules;
 		tot->blocked += dpor.blocked;
+		tot->opt += optimal.schedules;
+		tot->opt_blocked += optimal.blocked;
+	}
+	if (small) {
+		tot->small++;
+		tot->small_classes += (long)dfs.classes.n;
+		tot->small_dpor += dpor.schedules;
+		tot->small_opt += optimal.schedules;
+		/* each class at least once */
+		ok &= CHECK_INT(dpor.classes.n, dfs.classes.n);
 	}
 	tot->with_failure += dpor.failing > 0;
 	for (k = 0; k < dpor.outcomes.n; k++)
@@ -400,7 +461,18 @@ static int differential_of(generator gen, unsigned long seed, struct totals *tot
 		}
 	result_free(&dfs);
 	result_free(&dpor);
+	result_free(&optimal);
 	return ok;
+}
+
+/* The measures of wakeup trees on the programs of tot. */
+static void print_wakeup(const struct totals *tot)
+{
+	printf("  with wakeup trees: %ld schedules and %ld sleep-blocked runs on the programs DFS "
+	       "completes; %ld programs with outcomes other than DFS's, %ld with more schedules than source sets; %ld programs without a "
+	       "failure small enough to count classes: %ld classes, source sets %ld schedules, "
+	       "wakeup trees %ld\n", tot->opt, tot->opt_blocked, tot->opt_wrong, tot->opt_more,
+	       tot->small, tot->small_classes, tot->small_dpor, tot->small_opt);
 }
 
 static int differential(unsigned long seed, struct totals *tot)
@@ -441,11 +513,14 @@ static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs(void)
 	CHECK(tot.complete * 100 >= 40 * tot.programs);
 	CHECK(tot.with_failure * 5 >= tot.programs);
 	CHECK(tot.with_deadlock * 100 >= 3 * tot.programs);
+	/* enough programs to count classes in */
+	CHECK(tot.small * 20 >= tot.programs);
 	printf("generated programs: %ld, %ld with a failure, %ld with a deadlock; %ld explored "
 	       "completely by DFS (%ld schedules) and by DPOR (%ld schedules: 1/%.1f, and %ld "
 	       "sleep-blocked runs)\n",
 	       tot.programs, tot.with_failure, tot.with_deadlock, tot.complete, tot.dfs, tot.dpor,
 	       tot.dpor ? (double)tot.dfs / (double)tot.dpor : 0.0, tot.blocked);
+	print_wakeup(&tot);
 }
 
 /* The same programs with the virtual clock: sleeps and timeouts add to
@@ -484,7 +559,9 @@ static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock(
 	CHECK(adds * 4 >= n);
 	CHECK(tot.with_failure * 5 >= tot.programs);
 	printf("generated programs with a clock: %ld, %ld reading it, %ld of them advancing it "
-	       "too; DFS %ld schedules, DPOR %ld\n", tot.programs, reads, adds, tot.dfs, tot.dpor);
+	       "too; DFS %ld schedules, DPOR %ld (%ld sleep-blocked)\n", tot.programs, reads, adds,
+	       tot.dfs, tot.dpor, tot.blocked);
+	print_wakeup(&tot);
 }
 
 /* ---- views and shards ----
@@ -529,6 +606,8 @@ static void run_views(struct result *r, const struct sim_prog *p, int nparts, un
 		r->error = 1;
 		return;
 	}
+	/* a strategy made by ploom_dpor_strategy_new*() is its search */
+	ploom_dpor_set_wakeup_trees((struct ploom_dpor *)parts[0].s, wakeup_trees);
 	while (r->schedules + r->blocked < 1000000) {
 		/* idle workers take work, or not yet */
 		for (i = 0; i < nparts; i++) {
@@ -603,6 +682,7 @@ out:
 /* Counts over the programs the views and shards ran. */
 struct view_totals {
 	long programs, complete, serial, views, splits, shards, shard_probes;
+	long wakeup_views;      /* runs of 2 to 4 views with wakeup trees */
 };
 
 /* 1 when got has exactly the outcomes of want (and no error); else prints
@@ -658,6 +738,16 @@ static int views_of(generator gen, unsigned long seed, struct view_totals *tot, 
 			tot->splits += got.splits;
 			result_free(&got);
 		}
+	/* the views with wakeup trees, which a bound leaves out */
+	for (nparts = 2; bound < 0 && nparts <= MAX_PARTS; nparts++) {
+		wakeup_trees = 1;
+		run_views(&got, &p, nparts, seed * 8 + (unsigned long)nparts, NULL, bound);
+		wakeup_trees = 0;
+		snprintf(label, sizeof(label), "%d views with wakeup trees", nparts);
+		ok &= same_outcomes(&dfs, &got, label);
+		tot->wakeup_views += got.schedules + got.blocked;
+		result_free(&got);
+	}
 	for (i = 0; i < sizeof(shardings) / sizeof(shardings[0]); i++) {
 		struct result all;
 		long units = -1, owned = 0;
@@ -734,6 +824,7 @@ static void dpor_views_and_shards_reach_the_outcomes_of_dfs(void)
 	       tot.splits,
 	       tot.shards / 4, tot.serial ? (double)tot.shards / 4.0 / (double)tot.serial : 0.0,
 	       tot.shard_probes);
+	printf("  with wakeup trees: views %ld runs per search\n", tot.wakeup_views / 3);
 }
 
 /* ---- with a preemption bound ---- */
@@ -865,6 +956,14 @@ out:
 
 int main(void)
 {
+	if (getenv("PLOOM_DPOR_SEED")) {
+		dpor_reaches_the_outcomes_of_dfs_on_generated_programs();
+		return check_report();
+	}
+	if (getenv("PLOOM_DPOR_CLOCK_SEED")) {
+		dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock();
+		return check_report();
+	}
 	dpor_covers_every_class_of_the_reference_scenarios();
 	dpor_reaches_the_outcomes_of_dfs_on_programs_it_once_missed();
 	dpor_reaches_the_outcomes_of_dfs_on_generated_programs();

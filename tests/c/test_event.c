@@ -789,6 +789,9 @@ static void run_commands_round_trip_and_bad_ones_are_refused(void)
 		"run 0 0 0 0 random", "run 0 0 0 0 random -1", "run 0 0 0 0 random 281474976710656",
 		"run 0 0 0 0 pct 1 3", "run 0 0 0 0 pct 1 0 5", "run 0 0 0 0 pct 1 1001 5",
 		"run 0 0 0 0 pct 1 3 10000001", "run 0 0 0 0 pct 1 3 5 6", "run 0 0 0 0 Pct 1 3 5",
+		/* a forced step names a task id too; a sleeping task is never negative */
+		"run 1 2 1 -1000002 0 default", "run 1 2 1 - 0 default", "run 1 2 1 --1 0 default",
+		"run 1 2 0 1 -1 default",
 	};
 	static const struct {
 		struct ploom_policy_spec policy;
@@ -816,6 +819,21 @@ static void run_commands_round_trip_and_bad_ones_are_refused(void)
 	CHECK_INT(got.policy.kind, PLOOM_POLICY_DEFAULT);
 	ploom_run_cmd_release(&got);
 	ploom_buf_release(&b);
+	/* forced steps (-1-T) read back as they were written */
+	{
+		int forced[] = {1, -1, -1 - PLOOM_MAX_TASK_ID};
+		struct ploom_run_cmd f = {0, 0, forced, 3, NULL, 0, {0}};
+
+		ploom_enc_run(&b, &f);
+		CHECK_STR(b.data, "run 0 0 3 1 -1 -1000001 0 default\n");
+		if (CHECK_INT(ploom_run_cmd_parse(&got, b.data, b.len - 1, &err), 0) &&
+		    CHECK_INT(got.nchoices, 3)) {
+			CHECK_INT(got.choices[1], -1);
+			CHECK_INT(got.choices[2], -1 - PLOOM_MAX_TASK_ID);
+		}
+		ploom_run_cmd_release(&got);
+		ploom_buf_release(&b);
+	}
 	/* each policy is written as the protocol spells it and reads back */
 	for (i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
 		struct ploom_run_cmd p = {0, 0, NULL, 0, NULL, 0, policies[i].policy};
@@ -880,8 +898,9 @@ static void a_run_command_of_40000_choices_round_trips(void)
 			(unsigned long long)PLOOM_POLICY_MAX_SEED, PLOOM_PCT_MAX_DEPTH,
 			PLOOM_PCT_MAX_K);
 	each = snprintf(NULL, 0, " %d", PLOOM_MAX_TASK_ID);
-	CHECK(head + (PLOOM_MAX_CHOICES + PLOOM_MAX_TASK_ID) * each <=
-	      (long)PLOOM_MAX_RUN_CMD_BYTES);
+	/* a forced step of the widest id is one byte wider */
+	CHECK(head + PLOOM_MAX_CHOICES * snprintf(NULL, 0, " %d", -1 - PLOOM_MAX_TASK_ID) +
+	      PLOOM_MAX_TASK_ID * each <= (long)PLOOM_MAX_RUN_CMD_BYTES);
 	free(choices);
 }
 
