@@ -256,6 +256,28 @@ static int policy_choice(struct sched *s, int n)
 	return ploom_policy_choose(&s->policy, s->cand, (size_t)m, s->prev);
 }
 
+/* Takes the task c that the explorer's choice (a forced step, or a
+ * choice at a branch point) names: a task that is not among the n enabled
+ * ends the schedule as a divergence.  The sleep sets start after the last
+ * choice. */
+static int take_choice(struct sched *s, int n, int c)
+{
+	int i;
+
+	for (i = 0; i < n && s->enabled[i] != c; i++)
+		;
+	if (i == n) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "choice %d asks for task %d, which is not enabled",
+			 s->next_choice - 1, c);
+		ploom_enc_outcome_divergence(&s->buf, s->step, msg, strlen(msg));
+		sched_end(s);
+	}
+	if (s->next_choice == s->nchoices && s->nsleep)
+		sleep_start(s);
+	return c;
+}
+
 static _Noreturn void sched_sleep_blocked(struct sched *s)
 {
 	int i;
@@ -303,33 +325,11 @@ static struct task *sched_pick(struct sched *s)
 	if (s->next_choice < s->nchoices && s->choices[s->next_choice] < 0) {
 		/* a forced step (event.h): taken whether or not it is a branch
 		 * point */
-		c = -1 - s->choices[s->next_choice++];
-		for (i = 0; i < n && s->enabled[i] != c; i++)
-			;
-		if (i == n) {
-			char msg[128];
-			snprintf(msg, sizeof(msg), "choice %d asks for task %d, which is not enabled",
-				 s->next_choice - 1, c);
-			ploom_enc_outcome_divergence(&s->buf, s->step, msg, strlen(msg));
-			sched_end(s);
-		}
-		if (s->next_choice == s->nchoices && s->nsleep)
-			sleep_start(s);
+		c = take_choice(s, n, -1 - s->choices[s->next_choice++]);
 	} else if (n == 1 && !(s->sleep_active && s->asleep[s->enabled[0]])) {
 		c = s->enabled[0];
 	} else if (n > 1 && s->next_choice < s->nchoices) {
-		c = s->choices[s->next_choice++];
-		for (i = 0; i < n && s->enabled[i] != c; i++)
-			;
-		if (i == n) {
-			char msg[128];
-			snprintf(msg, sizeof(msg), "choice %d asks for task %d, which is not enabled",
-				 s->next_choice - 1, c);
-			ploom_enc_outcome_divergence(&s->buf, s->step, msg, strlen(msg));
-			sched_end(s);
-		}
-		if (s->next_choice == s->nchoices && s->nsleep)
-			sleep_start(s);
+		c = take_choice(s, n, s->choices[s->next_choice++]);
 	} else {
 		c = policy_choice(s, n);
 		if (c < 0)
