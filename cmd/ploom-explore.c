@@ -426,10 +426,17 @@ static int other_file(const struct ploom_trace *t, const struct ploom_hello *hel
 	return t->scenario.file && hello->file && strcmp(t->scenario.file, hello->file);
 }
 
+/* 1 when run has more preemptions than bound (< 0: none). */
+static int beyond(const struct ploom_run *run, int bound)
+{
+	return bound >= 0 && ploom_run_count_preemptions(run) > bound;
+}
+
 /* Runs the scenario's failing schedules saved in the trace folder on
  * worker, the newest first, each followed leniently on the current source
  * with the search's config, until one fails again: its trace is saved as
- * the search's would be, into sr.  A trace that cannot be read, or that
+ * the search's would be, into sr.  Those with more preemptions than the
+ * search's bound are not run, and a run that takes more is no failure.  A trace that cannot be read, or that
  * the trust rules of a replay refuse, is skipped with a line; one of
  * another scenario quietly.  Returns 0, or -1 with err filled when the
  * worker fails (the run then fails as a search's would). */
@@ -441,7 +448,7 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker,
 	struct ploom_trace *t = NULL, *again = NULL;
 	struct ploom_err why = {0, ""};
 	size_t i;
-	int departures = 0, ret = -1;
+	int bound = o->common.config.max_preemptions, departures = 0, ret = -1;
 
 	if (ploom_saved_list(&list, o->trace_dir, PLOOM_SAVED_MAX_LISTED, &why) < 0) {
 		if (why.kind == PLOOM_ERR_NOMEM) {
@@ -466,7 +473,9 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker,
 			skip_saved(rep, path, why.msg);
 			continue;
 		}
-		if (!ploom_saved_of_scenario(t, hello))
+		/* a bounded search answers for its bound: a schedule with more
+		 * preemptions is not its to report */
+		if (!ploom_saved_of_scenario(t, hello) || beyond(&t->run, bound))
 			continue;
 		/* a trace saved in another clone: its files here, if it may
 		 * run here at all; then it must be this very scenario's file */
@@ -493,7 +502,7 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker,
 			continue;
 		}
 		sr->runs++;
-		if (!ploom_outcome_is_failure(again->run.outcome.kind)) {
+		if (!ploom_outcome_is_failure(again->run.outcome.kind) || beyond(&again->run, bound)) {
 			ploom_trace_free(again);
 			again = NULL;
 			continue;

@@ -73,7 +73,9 @@ int ploom_saved_list(struct ploom_saved_list *out, const char *dir, size_t max,
 	out->n = 0;
 	d = opendir(dir);
 	if (!d) {
-		if (errno == ENOENT)
+		/* no folder there yet, or a file in the way, which saving a
+		 * trace will report */
+		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
 		return ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot read the folder '%s': %s", dir,
 				     strerror(errno));

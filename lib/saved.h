@@ -37,7 +37,8 @@ struct ploom_saved_list {
 /* Lists the regular files of dir named <16 lower-case hex digits>-minimized.json
  * or -original.json, one per id (the minimized one when both are there),
  * the newest first by modification time (ties by name), at most max of
- * them.  A folder that does not exist lists none.  Returns 0, or -1 with
+ * them.  A folder that does not exist lists none, and so does a path
+ * through a file.  Returns 0, or -1 with
  * err filled (the folder cannot be read, out of memory); the caller
  * releases *out with ploom_saved_list_release() in every case. */
 int ploom_saved_list(struct ploom_saved_list *out, const char *dir, size_t max,

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from bank_copy import write_bank
+from bank_copy import add_lock, write_bank
 from ploom.__main__ import _plain_state, main
 from ploom.exploration import Statistics
 
@@ -243,6 +243,15 @@ def test_check_of_a_passing_scenario_prints_the_count_and_exits_0(project):
     result = ploom(project, "check", "bank:locked")
     assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n")
     assert not (project / ".ploom").exists()
+
+
+def test_check_of_a_fixed_failure_says_its_saved_schedule_passed_first(project):
+    check_failure(project)
+    add_lock(project / "bank.py")
+    result = ploom(project, "check", "-q", "bank:scenario")
+    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed; 1 saved schedule passed first\n")
+    result = ploom(project, "check", "-q", "--no-saved", "bank:scenario")
+    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n")
 
 
 def test_check_options_reach_the_search(project):
