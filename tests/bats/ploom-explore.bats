@@ -1248,7 +1248,7 @@ bank_fix() {
 	[ "$(echo "$output" | jq .schedules)" -eq 0 ]
 }
 
-@test "a corrupt file in the trace folder is skipped with a line, another scenario's quietly" {
+@test "a corrupt file among the saved traces is skipped with a line, another scenario's quietly" {
 	cp "$BANK" bank.py
 	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
 	bank_fix
