@@ -80,6 +80,9 @@ int ploom_saved_list(struct ploom_saved_list *out, const char *dir, size_t max,
 		return ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot read the folder '%s': %s", dir,
 				     strerror(errno));
 	}
+	/* one thread reads this stream: readdir() is safe here, and readdir_r()
+	 * is deprecated */
+	/* cppcheck-suppress readdirCalled */
 	while ((errno = 0, de = readdir(d))) {
 		struct entry e = {0};
 

@@ -1177,7 +1177,7 @@ bank_fix() {
 
 @test "a saved failure of the scenario fails again at once, before any schedule of the search" {
 	traces
-	id="$(basename "$min" -minimized.json)"
+	id="$(echo "$output" | jq -r .minimized_trace | xargs basename -s -minimized.json)"
 	run -1 --separate-stderr ploom-explore -q bank.py:scenario
 	echo "$output" >stats.json
 	[ "$(jq .saved_runs stats.json)" -eq 1 ]
@@ -1239,7 +1239,7 @@ bank_fix() {
 
 @test "a saved schedule with more preemptions than the bound is not run" {
 	traces
-	[ "$(jq .preemptions "$min")" -ge 1 ]
+	[ "$(jq .preemptions "$(echo "$output" | jq -r .minimized_trace)")" -ge 1 ]
 	run -0 --separate-stderr ploom-explore -q -p 0 bank.py:scenario
 	[ "$(echo "$output" | jq .saved_runs)" -eq 0 ]
 	[ "$(echo "$output" | jq -r .result)" = pass ]
@@ -1269,10 +1269,11 @@ bank_fix() {
 
 @test "at most the 10 newest saved failures of the scenario run" {
 	traces
+	saved="$(echo "$output" | jq -r .minimized_trace)"
 	bank_fix
 	# eleven copies of the failure under ids of their own, the newest last
 	for i in $(seq 10 20); do
-		cp "$min" ".ploom/00000000000000$i-original.json"
+		cp "$saved" ".ploom/00000000000000$i-original.json"
 		touch -d "@$((1700000000 + i))" ".ploom/00000000000000$i-original.json"
 	done
 	run -0 --separate-stderr ploom-explore -q bank.py:scenario
