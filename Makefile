@@ -296,7 +296,7 @@ SAN_MINIMIZE_PROGRAMS := 100
 # utilities that read traces and statistics (ploom-replay, ploom-show,
 # ploom-minimize, ploom-merge, ploom-run-one), each of which also explores
 # to make them.  Of ploom-explore.bats and reliability.bats it runs the tests
-# whose names match SAN_BATS_SLICE (45 of 110): those of the searches, their
+# whose names match SAN_BATS_SLICE (46 of 111): those of the searches, their
 # limits, the reduction and two workers, the saved traces read before a
 # search, and the readers' limits.  The rest
 # (usage, progress, orphans, trust, REFERENCE.md's counts again, the shards,

@@ -408,7 +408,102 @@ struct saved_result {
 	struct ploom_trace *failure;    /* the first that failed again, or NULL */
 	char *path;                     /* where its trace was saved, or NULL */
 	struct ploom_err save_err;      /* why it could not be saved */
+	/* the worker of its own that failure ran on, for the minimizer, and
+	 * its config (own_config set), or NULL: it ran on the search's */
+	struct ploom_worker *worker;
+	struct ploom_config config;
+	int own_config;
 };
+
+/* Frees the config of a worker of a saved trace's own. */
+static void release_own_config(struct ploom_config *config)
+{
+	ploom_config_release_modules(config);
+	ploom_config_release_plain_points(config);
+}
+
+/* Fills *own with the config of a worker of a saved trace's own: the
+ * search's, and as points the plain access sites that trace's search had
+ * found too.  A search that finds its points as it goes has none of them
+ * before its first schedule, and without them a saved schedule could not
+ * run its order of tasks; the search's own workers keep their points, and
+ * so its counts.  The caller releases *own with release_own_config()
+ * whatever this returns.  Returns 0, or -1 with err filled
+ * (PLOOM_ERR_INPUT: the trace's keys are no keys). */
+static int own_config_init(struct ploom_config *own, const struct ploom_trace *trace,
+			   const struct run_opts *o, struct ploom_err *err)
+{
+	size_t i;
+
+	*own = o->common.config;
+	/* the lists the `=` shared are the search's: copies of them */
+	own->patch = NULL;
+	own->npatch = 0;
+	own->instrument = NULL;
+	own->ninstrument = 0;
+	own->plain_points = NULL;
+	own->nplain_points = 0;
+	if (ploom_config_copy_modules(own, &o->common.config, err) < 0 ||
+	    ploom_config_copy_plain_points(own, &o->common.config, err) < 0)
+		return -1;
+	for (i = 0; i < trace->config.nplain_points; i++) {
+		const char *key = trace->config.plain_points[i];
+
+		if (ploom_config_add_plain_points(own, key, strlen(key), err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The follow of a saved trace (ploom_replay_follow_in_search()) on the
+ * search's worker, or on one of its own (*own, config *own_config, set
+ * with *has_own) when the trace's search found points at plain state or
+ * a run asks for more: each such run adds its sites and starts the own
+ * worker again, as the search does, until the run needs none.  Returns
+ * as ploom_replay_follow_in_search(), never 1. */
+static int follow_saved(struct ploom_trace **out, const struct ploom_trace *t,
+			struct ploom_worker *worker, struct ploom_worker **own,
+			struct ploom_config *own_config, int *has_own, const char *python,
+			const struct run_opts *o, int *departures, struct ploom_err *err)
+{
+	char *refine = NULL;
+	int r, n;
+
+	if (t->config.nplain_points && ploom_config_watches_plain(&o->common.config)) {
+		*has_own = 1;
+		if (own_config_init(own_config, t, o, err) < 0 ||
+		    cli_worker_start(own, python, o->target, o->common.hash_seed, own_config, err) < 0)
+			return -1;
+	}
+	for (;;) {
+		r = ploom_replay_follow_in_search(out, t, *own ? *own : worker,
+						  *own ? own_config : &o->common.config,
+						  o->common.hash_seed, departures, &refine, err);
+		if (r <= 0)
+			return r;
+		if (!*has_own) {
+			*has_own = 1;
+			if (own_config_init(own_config, t, o, err) < 0)
+				break;
+		}
+		/* each round adds a site, so the rounds end */
+		n = ploom_config_add_plain_points(own_config, refine, strlen(refine), err);
+		if (n <= 0) {
+			if (n == 0)
+				ploom_err_set(err, PLOOM_ERR_WORKER,
+					      "the worker asked again for points it has: %s", refine);
+			break;
+		}
+		free(refine);
+		refine = NULL;
+		ploom_worker_free(*own);
+		*own = NULL;
+		if (cli_worker_start(own, python, o->target, o->common.hash_seed, own_config, err) < 0)
+			return -1;
+	}
+	free(refine);
+	return -1;
+}
 
 /* One line on stderr: the saved trace at path is not run, and why. */
 static void skip_saved(struct report *rep, const char *path, const char *why)
@@ -440,15 +535,17 @@ static int beyond(const struct ploom_run *run, int bound)
  * the trust rules of a replay refuse, is skipped with a line; one of
  * another scenario quietly.  Returns 0, or -1 with err filled when the
  * worker fails (the run then fails as a search's would). */
-static int run_saved(struct saved_result *sr, struct ploom_worker *worker,
+static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const char *python,
 		     const struct run_opts *o, struct report *rep, struct ploom_err *err)
 {
 	const struct ploom_hello *hello = ploom_worker_hello(worker);
 	struct ploom_saved_list list = {0};
 	struct ploom_trace *t = NULL, *again = NULL;
+	struct ploom_worker *own = NULL;
+	struct ploom_config own_config = {0};
 	struct ploom_err why = {0, ""};
 	size_t i;
-	int bound = o->common.config.max_preemptions, departures = 0, ret = -1;
+	int bound = o->common.config.max_preemptions, departures = 0, ret = -1, has_own = 0;
 
 	if (ploom_saved_list(&list, o->trace_dir, PLOOM_SAVED_MAX_LISTED, &why) < 0) {
 		if (why.kind == PLOOM_ERR_NOMEM) {
@@ -491,8 +588,13 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker,
 			if (other_file(t, hello))
 				continue;
 		}
-		if (ploom_replay_follow_in_search(&again, t, worker, &o->common.config,
-						  o->common.hash_seed, &departures, &why) < 0) {
+		ploom_worker_free(own);
+		own = NULL;
+		if (has_own)
+			release_own_config(&own_config);
+		has_own = 0;
+		if (follow_saved(&again, t, worker, &own, &own_config, &has_own, python, o,
+				 &departures, &why) < 0) {
 			/* the trace's fault (another Python, say), not the worker's */
 			if (why.kind != PLOOM_ERR_INPUT && why.kind != PLOOM_ERR_DIVERGENCE) {
 				*err = why;
@@ -525,10 +627,21 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker,
 			fprintf(stderr, PROG ": trace written to '%s'\n", sr->path);
 		sr->failure = again;
 		again = NULL;
+		/* the minimizer runs it again, on a worker with its points */
+		sr->worker = own;
+		own = NULL;
+		if (has_own) {
+			sr->config = own_config;
+			sr->own_config = 1;
+			has_own = 0;
+		}
 		break;
 	}
 	ret = 0;
 done:
+	ploom_worker_free(own);
+	if (has_own)
+		release_own_config(&own_config);
 	ploom_trace_free(t);
 	ploom_trace_free(again);
 	ploom_saved_list_release(&list);
@@ -617,7 +730,7 @@ int main(int argc, char **argv)
 	struct ploom_strategy *strategy = NULL;
 	struct ploom_search_result res = {0};
 	struct ploom_err err = {0, ""}, save_err = {0, ""};
-	struct saved_result saved = {0, NULL, NULL, {0, ""}};
+	struct saved_result saved = {0, NULL, NULL, {0, ""}, NULL, {0}, 0};
 	struct run_opts o = {PLOOM_PLAN_INIT, CLI_OPTS_INIT, NULL, ".ploom", 0, 1, 1, 0,
 			     PROGRESS_AUTO};
 	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
@@ -652,7 +765,7 @@ int main(int argc, char **argv)
 		 * ploom-merge counts each once */
 		if (o.saved && !saved_tried && !(o.plan.shard_count && o.plan.shard_index)) {
 			saved_tried = 1;
-			if (run_saved(&saved, workers[0], &o, &rep, &err) < 0)
+			if (run_saved(&saved, workers[0], python, &o, &rep, &err) < 0)
 				goto fail;
 			if (cli_interrupted)
 				goto done;
@@ -726,9 +839,15 @@ int main(int argc, char **argv)
 	}
 	if (cli_interrupted)
 		goto done;
-	/* the minimizer runs on the idle worker; the others go now */
-	worker = workers[res.idle_worker];
-	workers[res.idle_worker] = NULL;
+	/* the minimizer runs on the idle worker, or on the saved failure's
+	 * own; the others go now */
+	if (res.saved_failing && saved.worker) {
+		worker = saved.worker;
+		saved.worker = NULL;
+	} else {
+		worker = workers[res.idle_worker];
+		workers[res.idle_worker] = NULL;
+	}
 	for (i = 0; i < o.plan.jobs; i++) {
 		ploom_worker_free(workers[i]);
 		workers[i] = NULL;
@@ -768,6 +887,9 @@ done:
 	ploom_search_result_release(&res);
 	ploom_trace_free(saved.failure);
 	free(saved.path);
+	ploom_worker_free(saved.worker);
+	if (saved.own_config)
+		release_own_config(&saved.config);
 	free(python);
 	free(min_path);
 	cli_opts_release(&o.common);

@@ -555,9 +555,10 @@ int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom
 
 /* The runs of a follow (ploom_replay_follow()) on w, with max_steps and
  * timeout_ms: *run is the last one, the one that followed the recorded
- * order to its end.  Returns 0, or -1 with err filled. */
+ * order to its end.  Returns 0, or -1 with err filled; with refine, 1 and
+ * *refine (malloc'd) the site keys of a run that asks for more points. */
 static int follow_runs(struct ploom_run *run, const struct ploom_trace *recorded,
-		       struct ploom_worker *w, long max_steps, long timeout_ms,
+		       struct ploom_worker *w, long max_steps, long timeout_ms, char **refine,
 		       struct ploom_err *err)
 {
 	const struct ploom_hello *hello = ploom_worker_hello(w);
@@ -585,6 +586,11 @@ static int follow_runs(struct ploom_run *run, const struct ploom_trace *recorded
 				      "the current source did not take its own choices again: %s",
 				      run->outcome.divergence_message ? run->outcome.divergence_message
 								      : "a choice was not enabled");
+			goto done;
+		}
+		if (run->outcome.kind == PLOOM_OUTCOME_REFINE && refine) {
+			*refine = strdup(run->outcome.sites ? run->outcome.sites : "");
+			ret = *refine ? 1 : ploom_err_oom(err);
 			goto done;
 		}
 		if (run->outcome.kind == PLOOM_OUTCOME_REFINE) {
@@ -640,7 +646,7 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 			      config.schedule_timeout_s);
 		goto done;
 	}
-	if (follow_runs(&run, recorded, w, config.max_steps, timeout_ms, err) < 0)
+	if (follow_runs(&run, recorded, w, config.max_steps, timeout_ms, NULL, err) < 0)
 		goto done;
 	*departures = ploom_replay_departures(&recorded->run, &run);
 	if (ploom_worker_trace(&t, w, recorded->hash_seed, &config, &run, err) < 0)
@@ -662,20 +668,25 @@ done:
 
 int ploom_replay_follow_in_search(struct ploom_trace **out, const struct ploom_trace *recorded,
 				  struct ploom_worker *w, const struct ploom_config *config,
-				  const char *hash_seed, int *departures, struct ploom_err *err)
+				  const char *hash_seed, int *departures, char **refine,
+				  struct ploom_err *err)
 {
 	struct ploom_run run = {0};
 	long timeout_ms;
-	int ret = -1;
+	int ret = -1, r;
 
 	*out = NULL;
+	*refine = NULL;
 	if (ploom_timeout_ms(&timeout_ms, config->schedule_timeout_s) < 0) {
 		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
 			      config->schedule_timeout_s);
 		goto done;
 	}
-	if (follow_runs(&run, recorded, w, config->max_steps, timeout_ms, err) < 0)
+	r = follow_runs(&run, recorded, w, config->max_steps, timeout_ms, refine, err);
+	if (r != 0) {
+		ret = r;
 		goto done;
+	}
 	*departures = ploom_replay_departures(&recorded->run, &run);
 	ret = ploom_worker_trace(out, w, hash_seed, config, &run, err);
 done:

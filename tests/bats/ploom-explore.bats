@@ -1280,3 +1280,62 @@ bank_fix() {
 	[ "$(echo "$output" | jq .saved_runs)" -eq 10 ]
 	[ "$(echo "$output" | jq .schedules)" -eq 127 ]
 }
+
+# plain_bank [fixed]: ./plainbank.py, the bank on a plain attribute, which
+# --instrument makes points of as the search finds them shared; with
+# "fixed", a lock around the check and the withdrawal
+plain_bank() {
+	local body="        if acct.balance >= 100:
+            acct.balance = acct.balance - 100"
+	[ "${1:-}" != fixed ] || body="        with lock:
+            if acct.balance >= 100:
+                acct.balance = acct.balance - 100"
+	cat >plainbank.py <<PY
+import ploom
+
+
+class Account:
+    def __init__(self):
+        self.balance = 100
+
+
+def scenario():
+    acct = Account()
+    lock = ploom.Lock()
+
+    def withdraw():
+$body
+
+    ts = [ploom.Thread(target=withdraw) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert acct.balance >= 0, "the account is overdrawn"
+PY
+}
+
+@test "a saved failure on plain state fails again at once, on a worker with its points; fixed, it passes" {
+	plain_bank
+	run -1 --separate-stderr ploom-explore -q --instrument=plainbank plainbank:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 0 ]
+	saved="$(echo "$output" | jq -r .minimized_trace)"
+	[ "$(jq '.config.plain_points | length' "$saved")" -ge 1 ]
+	# the search's first schedule has no points yet: the saved one runs
+	# with those its search had found
+	run -1 --separate-stderr ploom-explore -q --instrument=plainbank plainbank:scenario
+	[ "$(echo "$output" | jq .saved_failing)" -eq 1 ]
+	[ "$(echo "$output" | jq .schedules)" -eq 0 ]
+	[[ "$stderr" == "ploom-explore: saved schedule '$saved' fails again: builtins.AssertionError: the account is overdrawn"* ]]
+	[[ "$stderr" != *skipped* ]]
+	run -1 ploom-replay -q "$saved"
+	# fixed: the sites moved, the run asks for its points again and passes;
+	# the search counts what it counts without saved traces
+	plain_bank fixed
+	run -0 --separate-stderr ploom-explore -q --no-saved --instrument=plainbank plainbank:scenario
+	searched="$(echo "$output" | jq .schedules)"
+	run -0 --separate-stderr ploom-explore -q --instrument=plainbank plainbank:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 1 ]
+	[ "$(echo "$output" | jq .schedules)" -eq "$searched" ]
+	[ "$stderr" = "" ]
+}
