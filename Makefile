@@ -449,11 +449,12 @@ test-install-matrix: $(VENV_STAMP)
 	tests/packaging/run --all
 
 # ploom-explore exits 1 when it finds the bug, which is what this target
-# shows: it succeeds only on exit 1 with the trace written.
+# shows: it succeeds only on exit 1 with the trace written.  --no-saved:
+# it shows the search each time, not the failure saved by the last run.
 example: all
 	@mkdir -p $(BUILD)
 	@set +e; \
-	$(VENV)/bin/ploom-explore examples/bank_account.py:scenario > $(BUILD)/example.json; \
+	$(VENV)/bin/ploom-explore --no-saved examples/bank_account.py:scenario > $(BUILD)/example.json; \
 	rc=$$?; set -e; \
 	trace=$$(jq -r '.trace // empty' $(BUILD)/example.json 2>/dev/null || true); \
 	minimized=$$(jq -r '.minimized_trace // empty' $(BUILD)/example.json 2>/dev/null || true); \

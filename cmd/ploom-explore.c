@@ -531,7 +531,8 @@ static int beyond(const struct ploom_run *run, int bound)
  * worker, the newest first, each followed leniently on the current source
  * with the search's config, until one fails again: its trace is saved as
  * the search's would be, into sr.  Those with more preemptions than the
- * search's bound are not run, and a run that takes more is no failure.  A trace that cannot be read, or that
+ * search's bound (-p, or pct's depth less 1) are not run, and a run that
+ * takes more is no failure.  A trace that cannot be read, or that
  * the trust rules of a replay refuse, is skipped with a line; one of
  * another scenario quietly.  Returns 0, or -1 with err filled when the
  * worker fails (the run then fails as a search's would). */
@@ -546,6 +547,10 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const
 	struct ploom_err why = {0, ""};
 	size_t i;
 	int bound = o->common.config.max_preemptions, departures = 0, ret = -1, has_own = 0;
+
+	/* pct's depth d bounds its schedules to d - 1 preemptions */
+	if (o->plan.kind->flags & PLOOM_KIND_PCT_DEPTH)
+		bound = o->common.config.pct_depth - 1;
 
 	if (ploom_saved_list(&list, o->trace_dir, PLOOM_SAVED_MAX_LISTED, &why) < 0) {
 		if (why.kind == PLOOM_ERR_NOMEM) {
