@@ -1246,6 +1246,12 @@ bank_fix() {
 	run -1 --separate-stderr ploom-explore -q -p 1 bank.py:scenario
 	[ "$(echo "$output" | jq .saved_runs)" -eq 1 ]
 	[ "$(echo "$output" | jq .schedules)" -eq 0 ]
+	# pct's depth d: at most d - 1 preemptions
+	run -3 --separate-stderr ploom-explore -q --search=pct --pct-depth=1 -n 20 bank.py:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 0 ]
+	run -1 --separate-stderr ploom-explore -q --search=pct --pct-depth=2 -n 20 bank.py:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 1 ]
+	[ "$(echo "$output" | jq .saved_failing)" -eq 1 ]
 }
 
 @test "a corrupt file among the saved traces is skipped with a line, another scenario's quietly" {
