@@ -296,8 +296,9 @@ SAN_MINIMIZE_PROGRAMS := 100
 # utilities that read traces and statistics (ploom-replay, ploom-show,
 # ploom-minimize, ploom-merge, ploom-run-one), each of which also explores
 # to make them.  Of ploom-explore.bats and reliability.bats it runs the tests
-# whose names match SAN_BATS_SLICE (32 of 96): those of the searches, their
-# limits, the reduction and two workers, and the readers' limits.  The rest
+# whose names match SAN_BATS_SLICE (46 of 111): those of the searches, their
+# limits, the reduction and two workers, the saved traces read before a
+# search, and the readers' limits.  The rest
 # (usage, progress, orphans, trust, REFERENCE.md's counts again, the shards,
 # the install) runs unsanitized in test-bats only: it goes through the same
 # readers and searches, and what it adds is what Python and the kernel do,
@@ -306,7 +307,7 @@ SAN_MINIMIZE_PROGRAMS := 100
 SAN_BATS := $(addprefix tests/bats/,ploom-replay.bats ploom-show.bats ploom-minimize.bats \
 	ploom-merge.bats ploom-run-one.bats)
 SAN_BATS_SLICED := tests/bats/ploom-explore.bats tests/bats/reliability.bats
-SAN_BATS_SLICE := search|reduction|-j 2|duplicate key|bounded input|out of range|FIFO
+SAN_BATS_SLICE := search|reduction|-j 2|saved|duplicate key|bounded input|out of range|FIFO
 
 .PHONY: sanitize-build test-sanitize-c test-sanitize-bats
 test-sanitize: test-sanitize-c test-sanitize-bats
@@ -448,11 +449,12 @@ test-install-matrix: $(VENV_STAMP)
 	tests/packaging/run --all
 
 # ploom-explore exits 1 when it finds the bug, which is what this target
-# shows: it succeeds only on exit 1 with the trace written.
+# shows: it succeeds only on exit 1 with the trace written.  --no-saved:
+# it shows the search each time, not the failure saved by the last run.
 example: all
 	@mkdir -p $(BUILD)
 	@set +e; \
-	$(VENV)/bin/ploom-explore examples/bank_account.py:scenario > $(BUILD)/example.json; \
+	$(VENV)/bin/ploom-explore --no-saved examples/bank_account.py:scenario > $(BUILD)/example.json; \
 	rc=$$?; set -e; \
 	trace=$$(jq -r '.trace // empty' $(BUILD)/example.json 2>/dev/null || true); \
 	minimized=$$(jq -r '.minimized_trace // empty' $(BUILD)/example.json 2>/dev/null || true); \

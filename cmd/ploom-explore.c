@@ -20,7 +20,9 @@
 #include "minimize.h"
 #include "plan.h"
 #include "render.h"
+#include "replay.h"
 #include "sample.h"
+#include "saved.h"
 #include "search.h"
 #include "shard.h"
 #include "stats.h"
@@ -35,7 +37,8 @@ const char cli_usage[] =
 	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--seed=N]\n"
 	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N] [--trace-dir=DIR]\n"
 	"                     [--patch=MODULE]... [--instrument=MODULE]... [--no-minimize]\n"
-	"                     [--progress=MODE] [--shard=K/N [--shard-depth=D]] [-q] TARGET\n"
+	"                     [--no-saved] [--progress=MODE] [--shard=K/N [--shard-depth=D]]\n"
+	"                     [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
 	"       ploom-explore -h | --help | -V | --version\n"
 	"\n"
@@ -70,6 +73,8 @@ const char cli_usage[] =
 	"                                 unless --instrument=- (only the modules named)\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
 	"        --no-minimize            do not look for a trace with fewer preemptions\n"
+	"        --no-saved               do not first run the scenario's failing schedules\n"
+	"                                 saved in the trace folder\n"
 	"        --progress=MODE          auto: on a terminal a line with the estimated\n"
 	"                                 size of the search and an ETA, else the counts\n"
 	"                                 (default); json: one JSON object a line; none\n"
@@ -87,6 +92,7 @@ enum {
 	OPT_REDUCTION = CLI_OPT_OWN,
 	OPT_TRACE_DIR,
 	OPT_NO_MINIMIZE,
+	OPT_NO_SAVED,
 	OPT_CHECK_OPTIONS,
 	OPT_PROGRESS,
 	OPT_SHARD,
@@ -114,6 +120,7 @@ static const struct option options[] = {
 	CLI_OPTION_INSTRUMENT,
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
+	{"no-saved", no_argument, NULL, OPT_NO_SAVED},
 	{"check-options", no_argument, NULL, OPT_CHECK_OPTIONS},
 	{"progress", required_argument, NULL, OPT_PROGRESS},
 	{"shard", required_argument, NULL, OPT_SHARD},
@@ -238,6 +245,7 @@ struct run_opts {
 	const char *trace_dir;
 	int keep_going;
 	int minimize;
+	int saved;                  /* run the saved failing schedules first */
 	int check_options;
 	enum progress progress;
 };
@@ -298,6 +306,9 @@ static int parse_option(struct run_opts *o, int c, char **argv)
 		break;
 	case OPT_NO_MINIMIZE:
 		o->minimize = 0;
+		break;
+	case OPT_NO_SAVED:
+		o->saved = 0;
 		break;
 	case OPT_CHECK_OPTIONS:
 		o->check_options = 1;
@@ -391,6 +402,257 @@ static int run_search(struct ploom_search_result *out, struct ploom_strategy *st
 	return r;
 }
 
+/* What the saved failing schedules did (saved.h). */
+struct saved_result {
+	long runs;
+	struct ploom_trace *failure;    /* the first that failed again, or NULL */
+	char *path;                     /* where its trace was saved, or NULL */
+	struct ploom_err save_err;      /* why it could not be saved */
+	/* the worker of its own that failure ran on, for the minimizer, and
+	 * its config (own_config set), or NULL: it ran on the search's */
+	struct ploom_worker *worker;
+	struct ploom_config config;
+	int own_config;
+};
+
+/* Frees the config of a worker of a saved trace's own. */
+static void release_own_config(struct ploom_config *config)
+{
+	ploom_config_release_modules(config);
+	ploom_config_release_plain_points(config);
+}
+
+/* Fills *own with the config of a worker of a saved trace's own: the
+ * search's, and as points the plain access sites that trace's search had
+ * found too.  A search that finds its points as it goes has none of them
+ * before its first schedule, and without them a saved schedule could not
+ * run its order of tasks; the search's own workers keep their points, and
+ * so its counts.  The caller releases *own with release_own_config()
+ * whatever this returns.  Returns 0, or -1 with err filled
+ * (PLOOM_ERR_INPUT: the trace's keys are no keys). */
+static int own_config_init(struct ploom_config *own, const struct ploom_trace *trace,
+			   const struct run_opts *o, struct ploom_err *err)
+{
+	size_t i;
+
+	*own = o->common.config;
+	/* the lists the `=` shared are the search's: copies of them */
+	own->patch = NULL;
+	own->npatch = 0;
+	own->instrument = NULL;
+	own->ninstrument = 0;
+	own->plain_points = NULL;
+	own->nplain_points = 0;
+	if (ploom_config_copy_modules(own, &o->common.config, err) < 0 ||
+	    ploom_config_copy_plain_points(own, &o->common.config, err) < 0)
+		return -1;
+	for (i = 0; i < trace->config.nplain_points; i++) {
+		const char *key = trace->config.plain_points[i];
+
+		if (ploom_config_add_plain_points(own, key, strlen(key), err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The follow of a saved trace (ploom_replay_follow_in_search()) on the
+ * search's worker, or on one of its own (*own, config *own_config, set
+ * with *has_own) when the trace's search found points at plain state or
+ * a run asks for more: each such run adds its sites and starts the own
+ * worker again, as the search does, until the run needs none.  Returns
+ * as ploom_replay_follow_in_search(), never 1. */
+static int follow_saved(struct ploom_trace **out, const struct ploom_trace *t,
+			struct ploom_worker *worker, struct ploom_worker **own,
+			struct ploom_config *own_config, int *has_own, const char *python,
+			const struct run_opts *o, int *departures, struct ploom_err *err)
+{
+	char *refine = NULL;
+	int r, n;
+
+	if (t->config.nplain_points && ploom_config_watches_plain(&o->common.config)) {
+		*has_own = 1;
+		if (own_config_init(own_config, t, o, err) < 0 ||
+		    cli_worker_start(own, python, o->target, o->common.hash_seed, own_config, err) < 0)
+			return -1;
+	}
+	for (;;) {
+		r = ploom_replay_follow_in_search(out, t, *own ? *own : worker,
+						  *own ? own_config : &o->common.config,
+						  o->common.hash_seed, departures, &refine, err);
+		if (r <= 0)
+			return r;
+		if (!*has_own) {
+			*has_own = 1;
+			if (own_config_init(own_config, t, o, err) < 0)
+				break;
+		}
+		/* each round adds a site, so the rounds end */
+		n = ploom_config_add_plain_points(own_config, refine, strlen(refine), err);
+		if (n <= 0) {
+			if (n == 0)
+				ploom_err_set(err, PLOOM_ERR_WORKER,
+					      "the worker asked again for points it has: %s", refine);
+			break;
+		}
+		free(refine);
+		refine = NULL;
+		ploom_worker_free(*own);
+		*own = NULL;
+		if (cli_worker_start(own, python, o->target, o->common.hash_seed, own_config, err) < 0)
+			return -1;
+	}
+	free(refine);
+	return -1;
+}
+
+/* One line on stderr: the saved trace at path is not run, and why. */
+static void skip_saved(struct report *rep, const char *path, const char *why)
+{
+	fputs(PROG ": skipped the saved trace '", message(rep));
+	ploom_put_printable(stderr, path);
+	fputs("': ", stderr);
+	ploom_put_printable(stderr, why);
+	fputc('\n', stderr);
+}
+
+/* 1 when the trace and the worker name different scenario files. */
+static int other_file(const struct ploom_trace *t, const struct ploom_hello *hello)
+{
+	return t->scenario.file && hello->file && strcmp(t->scenario.file, hello->file);
+}
+
+/* 1 when run has more preemptions than bound (< 0: none). */
+static int beyond(const struct ploom_run *run, int bound)
+{
+	return bound >= 0 && ploom_run_count_preemptions(run) > bound;
+}
+
+/* Runs the scenario's failing schedules saved in the trace folder on
+ * worker, the newest first, each followed leniently on the current source
+ * with the search's config, until one fails again: its trace is saved as
+ * the search's would be, into sr.  Those with more preemptions than the
+ * search's bound (-p, or pct's depth less 1) are not run, and a run that
+ * takes more is no failure.  A trace that cannot be read, or that
+ * the trust rules of a replay refuse, is skipped with a line; one of
+ * another scenario quietly.  Returns 0, or -1 with err filled when the
+ * worker fails (the run then fails as a search's would). */
+static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const char *python,
+		     const struct run_opts *o, struct report *rep, struct ploom_err *err)
+{
+	const struct ploom_hello *hello = ploom_worker_hello(worker);
+	struct ploom_saved_list list = {0};
+	struct ploom_trace *t = NULL, *again = NULL;
+	struct ploom_worker *own = NULL;
+	struct ploom_config own_config = {0};
+	struct ploom_err why = {0, ""};
+	size_t i;
+	int bound = o->common.config.max_preemptions, departures = 0, ret = -1, has_own = 0;
+
+	/* pct's depth d bounds its schedules to d - 1 preemptions */
+	if (o->plan.kind->flags & PLOOM_KIND_PCT_DEPTH)
+		bound = o->common.config.pct_depth - 1;
+
+	if (ploom_saved_list(&list, o->trace_dir, PLOOM_SAVED_MAX_LISTED, &why) < 0) {
+		if (why.kind == PLOOM_ERR_NOMEM) {
+			*err = why;
+			goto done;
+		}
+		fprintf(message(rep), PROG ": no saved schedule run: ");
+		ploom_put_printable(stderr, why.msg);
+		fputc('\n', stderr);
+	}
+	for (i = 0; i < list.n && sr->runs < PLOOM_SAVED_MAX_RUN && !cli_interrupted; i++) {
+		const char *path = list.paths[i];
+
+		ploom_trace_free(t);
+		t = NULL;
+		why.kind = 0;
+		if (ploom_trace_read_file(&t, path, &why) < 0) {
+			if (why.kind == PLOOM_ERR_NOMEM) {
+				*err = why;
+				goto done;
+			}
+			skip_saved(rep, path, why.msg);
+			continue;
+		}
+		/* a bounded search answers for its bound: a schedule with more
+		 * preemptions is not its to report */
+		if (!ploom_saved_of_scenario(t, hello) || beyond(&t->run, bound))
+			continue;
+		/* a trace saved in another clone: its files here, if it may
+		 * run here at all; then it must be this very scenario's file */
+		if (other_file(t, hello)) {
+			if (ploom_replay_place(t, &why) < 0) {
+				if (why.kind == PLOOM_ERR_NOMEM) {
+					*err = why;
+					goto done;
+				}
+				skip_saved(rep, path, why.msg);
+				continue;
+			}
+			if (other_file(t, hello))
+				continue;
+		}
+		ploom_worker_free(own);
+		own = NULL;
+		if (has_own)
+			release_own_config(&own_config);
+		has_own = 0;
+		if (follow_saved(&again, t, worker, &own, &own_config, &has_own, python, o,
+				 &departures, &why) < 0) {
+			/* the trace's fault (another Python, say), not the worker's */
+			if (why.kind != PLOOM_ERR_INPUT && why.kind != PLOOM_ERR_DIVERGENCE) {
+				*err = why;
+				goto done;
+			}
+			skip_saved(rep, path, why.msg);
+			continue;
+		}
+		sr->runs++;
+		if (!ploom_outcome_is_failure(again->run.outcome.kind) || beyond(&again->run, bound)) {
+			ploom_trace_free(again);
+			again = NULL;
+			continue;
+		}
+		if (ploom_trace_fingerprint_source(again, err) < 0 ||
+		    ploom_trace_set_id(again, err) < 0)
+			goto done;
+		if (ploom_trace_save(&sr->path, again, o->trace_dir, "original", &why) < 0)
+			ploom_err_set(&sr->save_err, why.kind ? why.kind : PLOOM_ERR_SYSTEM,
+				      "cannot save the trace: %s", why.msg);
+		fputs(PROG ": saved schedule '", message(rep));
+		ploom_put_printable(stderr, path);
+		fputs("' fails again: ", stderr);
+		ploom_put_printable(stderr, again->run.outcome.summary);
+		if (departures)
+			fprintf(stderr, " (%d departure%s from its order of tasks)", departures,
+				departures == 1 ? "" : "s");
+		fputc('\n', stderr);
+		if (sr->path)
+			fprintf(stderr, PROG ": trace written to '%s'\n", sr->path);
+		sr->failure = again;
+		again = NULL;
+		/* the minimizer runs it again, on a worker with its points */
+		sr->worker = own;
+		own = NULL;
+		if (has_own) {
+			sr->config = own_config;
+			sr->own_config = 1;
+			has_own = 0;
+		}
+		break;
+	}
+	ret = 0;
+done:
+	ploom_worker_free(own);
+	if (has_own)
+		release_own_config(&own_config);
+	ploom_trace_free(t);
+	ploom_trace_free(again);
+	ploom_saved_list_release(&list);
+	return ret;
+}
+
 /* Minimizes the search's failure on worker and saves the result, its path
  * in *out_path.  Returns 0, or -1 with err filled; a trace that cannot be
  * saved is no failure of the run: it fills save_err. */
@@ -402,6 +664,8 @@ static int minimize_failure(char **out_path, const struct ploom_search_result *r
 	struct ploom_minimize_opts mopts = {0};
 	struct ploom_minimize_result mres = {0};
 	struct ploom_trace *min = NULL;
+	/* a saved schedule's failure came before the search's order */
+	int minimal = (kind->flags & PLOOM_KIND_MINIMAL) && !res->saved_failing;
 	int ret = -1;
 
 	rep->last_progress = cli_now_s();
@@ -411,7 +675,7 @@ static int minimize_failure(char **out_path, const struct ploom_search_result *r
 	}
 	/* the search ran every schedule with fewer preemptions: the minimizer
 	 * would run them again to find none */
-	if (kind->flags & PLOOM_KIND_MINIMAL)
+	if (minimal)
 		ret = ploom_minimize_known_minimal(&min, &mres, res->failure, err);
 	else
 		ret = ploom_minimize_trace(&min, &mres, res->failure, worker, &mopts, err);
@@ -423,7 +687,7 @@ static int minimize_failure(char **out_path, const struct ploom_search_result *r
 			mres.schedules);
 	if (ploom_trace_save(out_path, min, o->trace_dir, "minimized", err) < 0)
 		ploom_err_set(save_err, err->kind, "cannot save the minimized trace: %s", err->msg);
-	else if (kind->flags & PLOOM_KIND_MINIMAL)
+	else if (minimal)
 		fprintf(stderr,
 			PROG ": minimized trace written to '%s' (%d -> %d preemptions: the "
 			"fewest by construction, %s ran every schedule with fewer)\n",
@@ -471,12 +735,13 @@ int main(int argc, char **argv)
 	struct ploom_strategy *strategy = NULL;
 	struct ploom_search_result res = {0};
 	struct ploom_err err = {0, ""}, save_err = {0, ""};
-	struct run_opts o = {PLOOM_PLAN_INIT, CLI_OPTS_INIT, NULL, ".ploom", 0, 1, 0,
+	struct saved_result saved = {0, NULL, NULL, {0, ""}, NULL, {0}, 0};
+	struct run_opts o = {PLOOM_PLAN_INIT, CLI_OPTS_INIT, NULL, ".ploom", 0, 1, 1, 0,
 			     PROGRESS_AUTO};
 	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
 	char *python = NULL, *min_path = NULL;
 	long refinements = 0, refined_schedules = 0;
-	int i, r;
+	int i, r, saved_tried = 0;
 	int ret = parse_options(&o, argc, argv);
 
 	if (ret != PARSE_ON)
@@ -500,6 +765,28 @@ int main(int argc, char **argv)
 			if (cli_worker_start(&workers[i], python, o.target, o.common.hash_seed,
 					     &o.common.config, &err) < 0)
 				goto fail;
+		/* the saved failures first, once: a regression fails at once.
+		 * Of a search's shards only shard 0 runs them, so that
+		 * ploom-merge counts each once */
+		if (o.saved && !saved_tried && !(o.plan.shard_count && o.plan.shard_index)) {
+			saved_tried = 1;
+			if (run_saved(&saved, workers[0], python, &o, &rep, &err) < 0)
+				goto fail;
+			if (cli_interrupted)
+				goto done;
+			/* the search is not run: what it would find first is
+			 * no news until this failure is fixed */
+			if (saved.failure && !o.keep_going) {
+				r = 0;
+				res.stopped_by = "failure";
+				res.idle_worker = 0;
+				if (o.plan.shard_count) {
+					o.plan.shard.units = -1;
+					o.plan.shard.failure_unit = -1;
+				}
+				break;
+			}
+		}
 		if (ploom_plan_strategy_new(&strategy, &o.plan, &err) < 0)
 			goto fail;
 		r = run_search(&res, strategy, workers, &o, &rep, &err);
@@ -536,6 +823,20 @@ int main(int argc, char **argv)
 	}
 	res.refined = refinements;
 	res.refined_schedules = refined_schedules;
+	res.saved_runs = saved.runs;
+	if (saved.failure && r == 0) {
+		/* the failure reported is the saved schedule's, which came
+		 * first; with -k the search's failures still count in failing */
+		ploom_trace_free(res.failure);
+		free(res.failure_path);
+		res.failure = saved.failure;
+		res.failure_path = saved.path;
+		saved.failure = NULL;
+		saved.path = NULL;
+		res.saved_failing = 1;
+		if (!res.save_err.kind)
+			res.save_err = saved.save_err;
+	}
 	if (r > 0) {
 		/* a schedule diverged: search_event() told which */
 		ret = cli_outcome_exit(PLOOM_OUTCOME_DIVERGENCE);
@@ -543,9 +844,15 @@ int main(int argc, char **argv)
 	}
 	if (cli_interrupted)
 		goto done;
-	/* the minimizer runs on the idle worker; the others go now */
-	worker = workers[res.idle_worker];
-	workers[res.idle_worker] = NULL;
+	/* the minimizer runs on the idle worker, or on the saved failure's
+	 * own; the others go now */
+	if (res.saved_failing && saved.worker) {
+		worker = saved.worker;
+		saved.worker = NULL;
+	} else {
+		worker = workers[res.idle_worker];
+		workers[res.idle_worker] = NULL;
+	}
 	for (i = 0; i < o.plan.jobs; i++) {
 		ploom_worker_free(workers[i]);
 		workers[i] = NULL;
@@ -568,9 +875,9 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	/* the trace a reader should start from: the fewest preemptions */
-	if (res.failing && (min_path || res.failure_path))
+	if ((res.failing || res.saved_failing) && (min_path || res.failure_path))
 		cli_put_next_step(PROG, min_path ? min_path : res.failure_path);
-	ret = res.failing ? PLOOM_EXIT_FAILURE
+	ret = res.failing || res.saved_failing ? PLOOM_EXIT_FAILURE
 			  : res.stopped_by ? PLOOM_EXIT_INCOMPLETE : PLOOM_EXIT_OK;
 	goto done;
 
@@ -583,6 +890,11 @@ done:
 	ploom_worker_free(worker);
 	ploom_strategy_free(strategy);
 	ploom_search_result_release(&res);
+	ploom_trace_free(saved.failure);
+	free(saved.path);
+	ploom_worker_free(saved.worker);
+	if (saved.own_config)
+		release_own_config(&saved.config);
 	free(python);
 	free(min_path);
 	cli_opts_release(&o.common);

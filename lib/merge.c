@@ -215,7 +215,7 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	struct ploom_search_result *s = &m->sum;
 	struct ploom_stats_search asked = {0};
 	const struct ploom_stats *first;
-	const struct ploom_stats_in *failed = NULL, *traced = NULL;
+	const struct ploom_stats_in *failed = NULL, *traced = NULL, *saved_failed = NULL;
 	size_t i;
 	int k, count, complete;
 
@@ -259,6 +259,8 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 		if (add_count(&s->schedules, in->schedules, "schedules", err) < 0 ||
 		    add_count(&s->sleep_blocked, in->sleep_blocked, "sleep_blocked", err) < 0 ||
 		    add_count(&s->failing, in->failing, "failing", err) < 0 ||
+		    add_count(&s->saved_runs, in->saved_runs, "saved_runs", err) < 0 ||
+		    add_count(&s->saved_failing, in->saved_failing, "saved_failing", err) < 0 ||
 		    add_count(&m->shard.owned, sh->owned, "shard.owned", err) < 0 ||
 		    add_count(&m->shard.probes, sh->probes, "shard.probes", err) < 0)
 			return -1;
@@ -275,6 +277,8 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 		if (sh->failure_unit >= 0 &&
 		    (!failed || sh->failure_unit < failed->stats.shard->failure_unit))
 			failed = part;
+		if (in->saved_failing > 0 && !saved_failed)
+			saved_failed = part;
 		if (in->trace && !traced)
 			traced = part;
 	}
@@ -288,13 +292,16 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	/* every shard given is complete, and some are not given */
 	if (!complete && !s->stopped_by)
 		s->stopped_by = "missing-shards";
-	/* the traces of the first failure, else of the first shard with one */
-	if (failed) {
-		s->failure_path = failed->trace;
+	/* the traces of the first failure, else of the first shard with one:
+	 * a saved schedule's failure comes first, it ran before any unit */
+	if (failed)
 		m->shard.failure_unit = failed->stats.shard->failure_unit;
-	} else if (traced) {
+	if (saved_failed)
+		failed = saved_failed;
+	if (failed)
+		s->failure_path = failed->trace;
+	else if (traced)
 		s->limit_path = traced->trace;
-	}
 	if (merge_outcomes(m, &asked.with_outcomes, err) < 0)
 		return -1;
 	ploom_stats_from_search(&m->stats, &asked, s,

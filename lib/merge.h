@@ -13,7 +13,9 @@
  * instrumented modules, shard count and unit depth, each index once.  The merged statistics are
  * shaped as ploom-explore's:
  *
- *   - schedules, failing: the sums (a sum beyond LONG_MAX is refused as
+ *   - schedules, failing, saved_runs, saved_failing: the sums (only
+ *     shard 0 runs saved schedules, so nothing is counted twice; a sum
+ *     beyond LONG_MAX is refused as
  *     bad input); max_depth, elapsed_s: the largest (the
  *     shards' wall clock when they ran at once); schedules_per_second:
  *     schedules / elapsed_s;
@@ -21,14 +23,16 @@
  *     null when complete, else that of the first shard (by index) that is
  *     not, else "missing-shards";
  *   - failure, trace, minimized_trace: those of the first failure by tree
- *     order: the shard whose failure is in the smallest unit (on one
- *     worker a shard's first failure is its first in depth-first order,
- *     and each unit is one shard's); without a failure, the trace of the
- *     first shard that has one (a step limit's);
+ *     order: a saved schedule's that failed again (it ran before the
+ *     search), else the shard whose failure is in the smallest unit (on
+ *     one worker a shard's first failure is its first in depth-first
+ *     order, and each unit is one shard's); without a failure, the trace
+ *     of the first shard that has one (a step limit's);
  *   - outcomes: the shards' tallies added up by kind and summary, when
  *     every shard has them (-k), in the order of the shards;
  *   - shard: index null, the count and depth, units (of a complete shard;
- *     null when none is), owned and probes summed, the failure's unit, and
+ *     null when none is), owned and probes summed, the unit of the
+ *     search's first failure (null when only a saved schedule failed), and
  *     "missing": the indexes of the shards not given. */
 #ifndef PLOOM_MERGE_H
 #define PLOOM_MERGE_H

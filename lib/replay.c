@@ -564,21 +564,18 @@ int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom
 	return d;
 }
 
-int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *recorded,
-			struct ploom_worker *w, double timeout_s, int *departures,
-			struct ploom_err *err)
+/* The runs of a follow (ploom_replay_follow()) on w, with max_steps and
+ * timeout_ms: *run is the last one, the one that followed the recorded
+ * order to its end.  Returns 0, or -1 with err filled; with refine, 1 and
+ * *refine (malloc'd) the site keys of a run that asks for more points. */
+static int follow_runs(struct ploom_run *run, const struct ploom_trace *recorded,
+		       struct ploom_worker *w, long max_steps, long timeout_ms, char **refine,
+		       struct ploom_err *err)
 {
-	struct ploom_trace *t = NULL;
-	struct ploom_config config = recorded->config;
-	struct ploom_run run = {0};
 	int *choices = NULL, *p;
 	size_t nchoices = 0, cap = 0, i, branch;
-	long timeout_ms;
 	int ret = -1, prev, want, again;
 
-	*out = NULL;
-	if (prepare(recorded, w, timeout_s, &config, &timeout_ms, err) < 0)
-		goto done;
 	/* The worker takes choices at branch points, and the branch points
 	 * of the edited code are known only once it runs: run, find the
 	 * first branch point past the choices where the default did not pick
@@ -587,19 +584,23 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 	 * its choices, so this ends, after one run per step where the
 	 * recorded order is not the default's. */
 	do {
-		ploom_run_release(&run);
-		memset(&run, 0, sizeof(run));
-		if (ploom_worker_run(w, &run, choices, nchoices, config.max_steps, timeout_ms,
-				     err) < 0)
+		ploom_run_release(run);
+		memset(run, 0, sizeof(*run));
+		if (ploom_worker_run(w, run, choices, nchoices, max_steps, timeout_ms, err) < 0)
 			goto done;
-		if (run.outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
+		if (run->outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
 			ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
 				      "the current source did not take its own choices again: %s",
-				      run.outcome.divergence_message ? run.outcome.divergence_message
-								     : "a choice was not enabled");
+				      run->outcome.divergence_message ? run->outcome.divergence_message
+								      : "a choice was not enabled");
 			goto done;
 		}
-		if (run.outcome.kind == PLOOM_OUTCOME_REFINE) {
+		if (run->outcome.kind == PLOOM_OUTCOME_REFINE && refine) {
+			*refine = strdup(run->outcome.sites ? run->outcome.sites : "");
+			ret = *refine ? 1 : ploom_err_oom(err);
+			goto done;
+		}
+		if (run->outcome.kind == PLOOM_OUTCOME_REFINE) {
 			ploom_err_set(err, PLOOM_ERR_INPUT,
 				      "the current source shares plain state at access sites the "
 				      "trace does not schedule: run ploom-explore on it");
@@ -608,8 +609,8 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 		again = 0;
 		prev = -1;
 		branch = 0;
-		for (i = 0; i < run.nsteps && !again; i++) {
-			const struct ploom_step *s = &run.steps[i];
+		for (i = 0; i < run->nsteps && !again; i++) {
+			const struct ploom_step *s = &run->steps[i];
 
 			if (s->nenabled > 1 && branch++ >= nchoices) {
 				want = follow_choice(&recorded->run, i, s, prev);
@@ -628,6 +629,26 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 			prev = s->task;
 		}
 	} while (again);
+	ret = 0;
+done:
+	free(choices);
+	return ret;
+}
+
+int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *recorded,
+			struct ploom_worker *w, double timeout_s, int *departures,
+			struct ploom_err *err)
+{
+	struct ploom_trace *t = NULL;
+	struct ploom_config config = recorded->config;
+	struct ploom_run run = {0};
+	long timeout_ms;
+	int ret = -1;
+
+	*out = NULL;
+	if (prepare(recorded, w, timeout_s, &config, &timeout_ms, err) < 0 ||
+	    follow_runs(&run, recorded, w, config.max_steps, timeout_ms, NULL, err) < 0)
+		goto done;
 	*departures = ploom_replay_departures(&recorded->run, &run);
 	if (ploom_worker_trace(&t, w, recorded->hash_seed, &config, &run, err) < 0)
 		goto done;
@@ -641,8 +662,38 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 	t = NULL;
 	ret = 0;
 done:
-	free(choices);
 	ploom_run_release(&run);
 	ploom_trace_free(t);
+	return ret;
+}
+
+int ploom_replay_follow_in_search(struct ploom_trace **out, const struct ploom_trace *recorded,
+				  struct ploom_worker *w, const struct ploom_config *config,
+				  const char *hash_seed, int *departures, char **refine,
+				  struct ploom_err *err)
+{
+	struct ploom_run run = {0};
+	long timeout_ms;
+	int ret = -1, r;
+
+	*out = NULL;
+	*refine = NULL;
+	if (ploom_replay_check_loaded(recorded, ploom_worker_hello(w), err) < 0 ||
+	    ploom_replay_check_python(recorded, ploom_worker_hello(w)->python_version, err) < 0)
+		goto done;
+	if (ploom_timeout_ms(&timeout_ms, config->schedule_timeout_s) < 0) {
+		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
+			      config->schedule_timeout_s);
+		goto done;
+	}
+	r = follow_runs(&run, recorded, w, config->max_steps, timeout_ms, refine, err);
+	if (r != 0) {
+		ret = r;
+		goto done;
+	}
+	*departures = ploom_replay_departures(&recorded->run, &run);
+	ret = ploom_worker_trace(out, w, hash_seed, config, &run, err);
+done:
+	ploom_run_release(&run);
 	return ret;
 }

@@ -182,4 +182,18 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 			struct ploom_worker *w, double timeout_s, int *departures,
 			struct ploom_err *err);
 
+/* ploom_replay_follow() as a search runs it (ploom-explore's saved
+ * schedules, saved.h): on a worker the search started, with config's
+ * max_steps and schedule_timeout_s (the search's, not the trace's), and
+ * the new trace is the search's own, as its worker records it: its
+ * target, hash_seed and config.  Not fingerprinted, no id yet.  Returns
+ * 0 as ploom_replay_follow() does, or 1 with *out NULL and *refine
+ * (malloc'd, the caller frees it) the site keys when a run asks for more
+ * points at plain state (outcome refine): the caller may start a worker
+ * with them and follow again; else *refine is NULL. */
+int ploom_replay_follow_in_search(struct ploom_trace **out, const struct ploom_trace *recorded,
+				  struct ploom_worker *w, const struct ploom_config *config,
+				  const char *hash_seed, int *departures, char **refine,
+				  struct ploom_err *err);
+
 #endif

@@ -249,6 +249,12 @@ struct ploom_search_result {
 	 * many times, and the schedules the rounds before this one ran */
 	long refined;
 	long refined_schedules;
+	/* set by a caller that ran saved failing schedules before the search
+	 * (saved.h): how many, and how many of them failed again (0 or 1:
+	 * the first ends them); they are no schedules of the search.  When
+	 * one failed, failure and failure_path are its, not the search's */
+	long saved_runs;
+	long saved_failing;
 	double elapsed_s;               /* of the search, in seconds */
 	/* how far it got, as ploom_search_estimate() tells it, with done set:
 	 * fraction 1 when nothing was left, whatever stopped it */

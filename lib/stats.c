@@ -19,10 +19,14 @@ void ploom_stats_from_search(struct ploom_stats *out, const struct ploom_stats_s
 			     const struct ploom_search_result *res, const char *minimized_trace)
 {
 	memset(out, 0, sizeof(*out));
-	out->result = res->failing ? "failure" : res->stopped_by ? "incomplete" : "pass";
+	out->result = res->failing || res->saved_failing ? "failure"
+		      : res->stopped_by			? "incomplete"
+							: "pass";
 	out->target = search->target;
 	out->schedules = res->schedules;
 	out->failing = res->failing;
+	out->saved_runs = res->saved_runs;
+	out->saved_failing = res->saved_failing;
 	out->complete = !res->stopped_by;
 	out->stopped_by = res->stopped_by;
 	out->max_preemptions = search->max_preemptions;
@@ -33,7 +37,9 @@ void ploom_stats_from_search(struct ploom_stats *out, const struct ploom_stats_s
 	out->instrument = search->instrument;
 	out->ninstrument = search->ninstrument;
 	out->instrument_scenario = search->instrument_scenario;
-	out->minimal_by_construction = res->failure && search->fewest_preemptions_first;
+	/* a saved schedule's failure came before the search's order */
+	out->minimal_by_construction =
+		res->failure && !res->saved_failing && search->fewest_preemptions_first;
 	out->sleep_blocked = res->sleep_blocked;
 	out->hash_seed = search->hash_seed;
 	out->elapsed_s = res->elapsed_s;
@@ -99,6 +105,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	ploom_json_put_str(&b, root, "target", s->target);
 	ploom_json_put_num(&b, root, "schedules", (double)s->schedules);
 	ploom_json_put_num(&b, root, "failing", (double)s->failing);
+	ploom_json_put_num(&b, root, "saved_runs", (double)s->saved_runs);
+	ploom_json_put_num(&b, root, "saved_failing", (double)s->saved_failing);
 	ploom_json_put_bool(&b, root, "complete", s->complete);
 	ploom_json_put_str(&b, root, "stopped_by", s->stopped_by);
 	if (s->max_preemptions < 0)
@@ -352,9 +360,10 @@ static void read_stats_shard(struct ploom_json_reader *r, struct ploom_stats_in 
 		ploom_json_fail(r, "is not below shard.units", p, "failure_unit");
 	if (!r->failed && sh->failure_unit >= 0 && sh->failure_unit % sh->count != sh->index)
 		ploom_json_fail(r, "is not a unit of this shard", p, "failure_unit");
-	if (!r->failed && (sh->failure_unit >= 0) != (in->stats.failure != NULL))
-		ploom_json_fail(r, in->stats.failure ? "is null while there is a failure"
-						  : "is set while there is no failure",
+	/* a saved schedule's failure has no unit: it came before the search */
+	if (!r->failed && (sh->failure_unit >= 0) != (in->stats.failing > 0))
+		ploom_json_fail(r, in->stats.failing ? "is null while there is a failure"
+						     : "is set while no schedule of the search failed",
 				p, "failure_unit");
 	sh->last_unit = -1;
 	in->stats.shard = sh;
@@ -420,6 +429,13 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 	ploom_json_get_long(r, &s->failing, root, "", "failing", 0, LONG_MAX);
 	if (!r->failed && s->failing > s->schedules)
 		ploom_json_fail(r, "is more than schedules", "", "failing");
+	/* optional: statistics written before saved schedules were run */
+	if (!r->failed && cJSON_GetObjectItemCaseSensitive(root, "saved_runs"))
+		ploom_json_get_long(r, &s->saved_runs, root, "", "saved_runs", 0, LONG_MAX);
+	if (!r->failed && cJSON_GetObjectItemCaseSensitive(root, "saved_failing"))
+		ploom_json_get_long(r, &s->saved_failing, root, "", "saved_failing", 0, LONG_MAX);
+	if (!r->failed && s->saved_failing > s->saved_runs)
+		ploom_json_fail(r, "is more than saved_runs", "", "saved_failing");
 	ploom_json_get_bool(r, &s->complete, root, "", "complete");
 	get_name(r, &in->stopped_by, root, "", "stopped_by", 1, stops);
 	if (!r->failed && s->complete != !in->stopped_by)
@@ -441,7 +457,7 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 	ploom_json_get_str(r, &in->trace, root, "", "trace", 1, 1);
 	ploom_json_get_str(r, &in->minimized_trace, root, "", "minimized_trace", 1, 1);
 	read_stats_failure(r, in, root);
-	if (!r->failed && (s->failing > 0) != (s->failure != NULL))
+	if (!r->failed && (s->failing > 0 || s->saved_failing > 0) != (s->failure != NULL))
 		ploom_json_fail(r, s->failure ? "is set while no schedule failed"
 					      : "is null while schedules failed",
 				"", "failure");

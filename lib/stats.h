@@ -2,7 +2,8 @@
  * on stdout when it ends, and ploom-merge reads back and adds up.
  *
  *   {"result": "pass" | "failure" | "incomplete", "target",
- *    "schedules", "failing", "complete" (bool), "stopped_by" (null,
+ *    "schedules", "failing", "saved_runs", "saved_failing" (both
+ *    optional on read, 0), "complete" (bool), "stopped_by" (null,
  *    "failure", "max-steps", "max-schedules", "time-limit", or in a merge
  *    "missing-shards"), "max_preemptions" (int or null), "reduction",
  *    "sleep_blocked" (reduction other than "none"), "search", "seed",
@@ -40,6 +41,11 @@ struct ploom_stats {
 	const char *target;
 	long schedules;
 	long failing;
+	/* the saved failing schedules run before the search, and those of
+	 * them that failed again (saved.h): apart from schedules and failing,
+	 * which count the search's */
+	long saved_runs;
+	long saved_failing;
 	int complete;
 	const char *stopped_by;     /* NULL, "max-schedules", "time-limit", "max-steps", "failure" */
 	int max_preemptions;        /* -1: null */
@@ -146,9 +152,10 @@ struct ploom_stats_in {
  * "instrument_scenario" too, none when absent, each name as
  * --instrument takes it) as the trace reader does,
  * duplicate keys included, and that the counts agree with each other
- * (failing <= schedules, a failure exactly when failing > 0, complete
- * exactly when stopped_by is null, a shard's failure_unit exactly when
- * there is a failure).  "missing" is not read:
+ * (failing <= schedules, saved_failing <= saved_runs, a failure exactly
+ * when failing + saved_failing > 0, complete exactly when stopped_by is
+ * null, a shard's failure_unit exactly when its search failed, failing >
+ * 0).  "missing" is not read:
  * a merge's output is not a shard's.  On success the caller owns *out and
  * frees it with ploom_stats_in_free(); on error returns -1 with err filled
  * (PLOOM_ERR_INPUT with the field's path, or PLOOM_ERR_NOMEM). */

@@ -130,8 +130,15 @@ def _check(args: list[str]) -> int:
     except RuntimeError as exc:
         return _error(str(exc))
     if stats is not None:
-        print(f"{stats.schedules} schedules, all passed{_plain_state(stats)}")
+        print(f"{stats.schedules} schedules, all passed{_plain_state(stats)}{_saved(stats)}")
     return EXIT_OK
+
+
+def _saved(stats) -> str:
+    """The saved failing schedules that ran first and passed: "; 2 saved
+    schedules passed first", or "" when none ran."""
+    n = stats.saved_runs
+    return f"; {n} saved schedule{'' if n == 1 else 's'} passed first" if n else ""
 
 
 def _plain_state(stats) -> str:

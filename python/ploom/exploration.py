@@ -124,6 +124,14 @@ class Config:
         At the first failure, also look for the same failure with fewer
         preemptions and save it as ``<id>-minimized.json`` beside the
         original (:attr:`ModelCheckError.minimized_trace`).
+    saved (``--no-saved`` when False)
+        Before the search, run the scenario's failing schedules saved in
+        ``trace_dir`` (the newest 10), each on the current source, following
+        its order of tasks where the edited code still allows it, as
+        ``python -m ploom replay --on-current-source`` does: a failure not
+        fixed yet fails again at once, as that saved schedule's failure.
+        They are counted apart from the search's schedules
+        (:attr:`Statistics.saved_runs`).  False runs only the search.
     jobs (``--jobs``)
         Worker processes that run schedules at once.  They explore exactly
         the schedules one would; without ``keep_going`` the failure reported
@@ -183,6 +191,7 @@ class Config:
     hash_seed: int | None = None
     trace_dir: str | os.PathLike | None = None
     minimize: bool = True
+    saved: bool = True
     jobs: int | None = None
     patch: tuple[str, ...] = ()
     instrument: tuple[str, ...] = ()
@@ -230,6 +239,7 @@ _OPTIONS = (
     ("hash_seed", "--hash-seed", "int"),
     ("trace_dir", "--trace-dir", "path"),
     ("minimize", "--no-minimize", "unset flag"),
+    ("saved", "--no-saved", "unset flag"),
     ("jobs", "--jobs", "int"),
     ("patch", "--patch", "names"),
     ("instrument", "--instrument", "names"),
@@ -311,7 +321,7 @@ _CHECKS = {
 class Statistics:
     """What an exploration did, as ``ploom-explore`` reports it in JSON.
 
-    ``schedules`` counts every schedule run, failing ones included;
+    ``schedules`` counts every schedule the search ran, failing ones included;
     ``failing`` the failing ones (more than one only with ``keep_going``).
     ``complete`` is False when a limit cut the search, and ``stopped_by``
     then names it (``"max-schedules"``, ``"time-limit"``, ``"max-steps"``),
@@ -330,7 +340,11 @@ class Statistics:
     schedule with fewer preemptions fails.  ``instrument`` names the modules
     whose plain state the search made scheduling points, and
     ``instrument_scenario`` is True when the scenario's own module was one
-    too (see :class:`Config`'s ``instrument``).
+    too (see :class:`Config`'s ``instrument``).  ``saved_runs`` counts the
+    failing schedules saved in the trace folder that ran before the search
+    (:class:`Config`'s ``saved``), apart from ``schedules``; ``saved_failing``
+    is 1 when one of them failed again, which is then the failure reported
+    (without ``keep_going`` the search did not run: ``schedules`` is 0).
     """
 
     schedules: int
@@ -348,6 +362,8 @@ class Statistics:
     search: str = "dfs"
     instrument: tuple[str, ...] = ()
     instrument_scenario: bool = False
+    saved_runs: int = 0
+    saved_failing: int = 0
     raw: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -370,6 +386,8 @@ class Statistics:
                 search=str(data.get("search", "dfs")),
                 instrument=tuple(str(name) for name in data.get("instrument", ())),
                 instrument_scenario=bool(data.get("instrument_scenario", False)),
+                saved_runs=int(data.get("saved_runs", 0)),
+                saved_failing=int(data.get("saved_failing", 0)),
                 raw=dict(data),
             )
         except (KeyError, TypeError, ValueError) as exc:

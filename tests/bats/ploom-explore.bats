@@ -1167,3 +1167,181 @@ PY
 	run -0 --separate-stderr ploom-explore --check-options --search=pct -t 1 --seed=4294967295 --pct-depth=1000 -j 64
 	run -0 --separate-stderr ploom-explore --check-options --search=dfs -p 1
 }
+
+# bank_fix: the bank copy ./bank.py with the lock that fixes it
+# (tests/python/bank_copy.py's add_lock)
+bank_fix() {
+	PYTHONPATH="$ROOT/tests/python" "$(worker_python)" -c \
+		'import pathlib, bank_copy; bank_copy.add_lock(pathlib.Path("bank.py"))'
+}
+
+@test "a saved failure of the scenario fails again at once, before any schedule of the search" {
+	traces
+	id="$(echo "$output" | jq -r .minimized_trace | xargs basename -s -minimized.json)"
+	run -1 --separate-stderr ploom-explore -q bank.py:scenario
+	echo "$output" >stats.json
+	[ "$(jq .saved_runs stats.json)" -eq 1 ]
+	[ "$(jq .saved_failing stats.json)" -eq 1 ]
+	[ "$(jq .schedules stats.json)" -eq 0 ]
+	[ "$(jq .failing stats.json)" -eq 0 ]
+	[ "$(jq -r .result stats.json)" = failure ]
+	[ "$(jq -r .stopped_by stats.json)" = failure ]
+	[ "$(jq -r .failure.summary stats.json)" = "builtins.AssertionError: the account is overdrawn" ]
+	# the minimized trace of the pair is the one run, and its failure is
+	# saved and minimized as a search's
+	[ "${stderr%%$'\n'*}" = "ploom-explore: saved schedule '.ploom/$id-minimized.json' fails again: builtins.AssertionError: the account is overdrawn" ]
+	[[ "$stderr" == *"ploom-explore: trace written to '.ploom/$id-original.json'"* ]]
+	[ "$(jq -r .trace stats.json)" = ".ploom/$id-original.json" ]
+	[ "$(jq -r .minimized_trace stats.json)" = ".ploom/$id-minimized.json" ]
+	run -1 ploom-replay -q ".ploom/$id-minimized.json"
+	# an edit that changes nothing it runs: found again all the same
+	echo "# a comment" >>bank.py
+	run -1 --separate-stderr ploom-explore -q bank.py:scenario
+	[ "$(echo "$output" | jq .saved_failing)" -eq 1 ]
+	[ "$(echo "$output" | jq .schedules)" -eq 0 ]
+}
+
+@test "after the fix the saved schedule passes, counted apart: the search runs its 127 schedules" {
+	traces
+	bank_fix
+	run -0 --separate-stderr ploom-explore -q bank.py:scenario
+	echo "$output" >stats.json
+	[ "$(jq .schedules stats.json)" -eq 127 ]
+	[ "$(jq .failing stats.json)" -eq 0 ]
+	[ "$(jq .saved_runs stats.json)" -eq 1 ]
+	[ "$(jq .saved_failing stats.json)" -eq 0 ]
+	[ "$(jq -r .result stats.json)" = pass ]
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr ploom-explore -q --no-saved bank.py:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 0 ]
+	[ "$(echo "$output" | jq .schedules)" -eq 127 ]
+}
+
+@test "--no-saved runs only the search; -k runs the saved schedules and then the whole search" {
+	traces
+	run -1 --separate-stderr ploom-explore -q --no-saved bank.py:scenario
+	echo "$output" >stats.json
+	[ "$(jq .saved_runs stats.json)" -eq 0 ]
+	[ "$(jq .saved_failing stats.json)" -eq 0 ]
+	[ "$(jq .schedules stats.json)" -eq 7 ]
+	[ "$(jq .failing stats.json)" -eq 1 ]
+	[[ "$stderr" != *"saved schedule"* ]]
+	run -1 --separate-stderr ploom-explore -q -k --no-saved --no-minimize bank.py:scenario
+	echo "$output" >nosaved.json
+	run -1 --separate-stderr ploom-explore -q -k --no-minimize bank.py:scenario
+	echo "$output" >saved.json
+	[ "$(jq .saved_failing saved.json)" -eq 1 ]
+	[ "$(jq .schedules saved.json)" -eq "$(jq .schedules nosaved.json)" ]
+	[ "$(jq .failing saved.json)" -eq "$(jq .failing nosaved.json)" ]
+	[ "$(jq .complete saved.json)" = true ]
+	[[ "$stderr" == "ploom-explore: saved schedule '.ploom/"*"' fails again: "* ]]
+}
+
+@test "a saved schedule with more preemptions than the bound is not run" {
+	traces
+	[ "$(jq .preemptions "$(echo "$output" | jq -r .minimized_trace)")" -ge 1 ]
+	run -0 --separate-stderr ploom-explore -q -p 0 bank.py:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 0 ]
+	[ "$(echo "$output" | jq -r .result)" = pass ]
+	run -1 --separate-stderr ploom-explore -q -p 1 bank.py:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 1 ]
+	[ "$(echo "$output" | jq .schedules)" -eq 0 ]
+	# pct's depth d: at most d - 1 preemptions
+	run -3 --separate-stderr ploom-explore -q --search=pct --pct-depth=1 -n 20 bank.py:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 0 ]
+	run -1 --separate-stderr ploom-explore -q --search=pct --pct-depth=2 -n 20 bank.py:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 1 ]
+	[ "$(echo "$output" | jq .saved_failing)" -eq 1 ]
+}
+
+@test "a corrupt file among the saved traces is skipped with a line, another scenario's quietly" {
+	cp "$BANK" bank.py
+	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
+	bank_fix
+	echo '{"format": ' >.ploom/0123456789abcdef-original.json
+	: >.ploom/fedcba9876543210-minimized.json
+	echo 'not a trace' >.ploom/notes.txt
+	run -0 --separate-stderr ploom-explore -q bank.py:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 0 ]
+	[ "$(echo "$output" | jq .schedules)" -eq 127 ]
+	[ "$(echo "$stderr" | wc -l)" -eq 2 ]
+	[[ "$stderr" == *"ploom-explore: skipped the saved trace '.ploom/0123456789abcdef-original.json': "* ]]
+	[[ "$stderr" == *"ploom-explore: skipped the saved trace '.ploom/fedcba9876543210-minimized.json': "* ]]
+	# a link planted in the folder is not followed
+	ln -s /dev/zero .ploom/0000000000000000-original.json
+	run -0 --separate-stderr ploom-explore -q bank.py:scenario
+	[ "$(echo "$stderr" | wc -l)" -eq 2 ]
+}
+
+@test "at most the 10 newest saved failures of the scenario run" {
+	traces
+	saved="$(echo "$output" | jq -r .minimized_trace)"
+	bank_fix
+	# eleven copies of the failure under ids of their own, the newest last
+	for i in $(seq 10 20); do
+		cp "$saved" ".ploom/00000000000000$i-original.json"
+		touch -d "@$((1700000000 + i))" ".ploom/00000000000000$i-original.json"
+	done
+	run -0 --separate-stderr ploom-explore -q bank.py:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 10 ]
+	[ "$(echo "$output" | jq .schedules)" -eq 127 ]
+}
+
+# plain_bank [fixed]: ./plainbank.py, the bank on a plain attribute, which
+# --instrument makes points of as the search finds them shared; with
+# "fixed", a lock around the check and the withdrawal
+plain_bank() {
+	local body="        if acct.balance >= 100:
+            acct.balance = acct.balance - 100"
+	[ "${1:-}" != fixed ] || body="        with lock:
+            if acct.balance >= 100:
+                acct.balance = acct.balance - 100"
+	cat >plainbank.py <<PY
+import ploom
+
+
+class Account:
+    def __init__(self):
+        self.balance = 100
+
+
+def scenario():
+    acct = Account()
+    lock = ploom.Lock()
+
+    def withdraw():
+$body
+
+    ts = [ploom.Thread(target=withdraw) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert acct.balance >= 0, "the account is overdrawn"
+PY
+}
+
+@test "a saved failure on plain state fails again at once, on a worker with its points; fixed, it passes" {
+	plain_bank
+	run -1 --separate-stderr ploom-explore -q --instrument=plainbank plainbank:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 0 ]
+	saved="$(echo "$output" | jq -r .minimized_trace)"
+	[ "$(jq '.config.plain_points | length' "$saved")" -ge 1 ]
+	# the search's first schedule has no points yet: the saved one runs
+	# with those its search had found
+	run -1 --separate-stderr ploom-explore -q --instrument=plainbank plainbank:scenario
+	[ "$(echo "$output" | jq .saved_failing)" -eq 1 ]
+	[ "$(echo "$output" | jq .schedules)" -eq 0 ]
+	[[ "$stderr" == "ploom-explore: saved schedule '$saved' fails again: builtins.AssertionError: the account is overdrawn"* ]]
+	[[ "$stderr" != *skipped* ]]
+	run -1 ploom-replay -q "$saved"
+	# fixed: the sites moved, the run asks for its points again and passes;
+	# the search counts what it counts without saved traces
+	plain_bank fixed
+	run -0 --separate-stderr ploom-explore -q --no-saved --instrument=plainbank plainbank:scenario
+	searched="$(echo "$output" | jq .schedules)"
+	run -0 --separate-stderr ploom-explore -q --instrument=plainbank plainbank:scenario
+	[ "$(echo "$output" | jq .saved_runs)" -eq 1 ]
+	[ "$(echo "$output" | jq .schedules)" -eq "$searched" ]
+	[ "$stderr" = "" ]
+}

@@ -30,8 +30,9 @@ shards() {
 	for ((k = 0; k < n; k++)); do
 		run --separate-stderr ploom-explore -q -k --no-minimize --shard="$k/$n" "$@" "$target"
 		echo "$output" >"shard-$k.json"
+		# a saved schedule that fails again fails shard 0 too
 		want=0
-		[ "$(jq .failing "shard-$k.json")" -eq 0 ] || want=1
+		[ "$(jq '.failing + .saved_failing' "shard-$k.json")" -eq 0 ] || want=1
 		[ "$status" -eq "$want" ]
 		[ "$(jq .shard.index "shard-$k.json")" -eq "$k" ]
 		[ "$(jq .shard.count "shard-$k.json")" -eq "$n" ]
@@ -39,6 +40,8 @@ shards() {
 	done
 	[ "$(jq -s 'map(.schedules) | add' shard-*.json)" -eq "$(jq .schedules whole.json)" ]
 	[ "$(jq -s 'map(.failing) | add' shard-*.json)" -eq "$(jq .failing whole.json)" ]
+	# only shard 0 runs the saved schedules
+	[ "$(jq -s 'map(.saved_runs) | .[1:] | add // 0' shard-*.json)" -eq 0 ]
 	# every complete shard walked the same units, and each is owned once
 	[ "$(jq -s 'map(.shard.units) | unique | length' shard-*.json)" -eq 1 ]
 	[ "$(jq -s 'map(.shard.owned) | add' shard-*.json)" -eq "$(jq .shard.units shard-0.json)" ]
@@ -224,4 +227,30 @@ dpor_outcomes() {
 	jq -cS .outcomes whole.json >want.json
 	jq -cS .outcomes merged.json >got.json
 	cmp want.json got.json
+}
+
+@test "only shard 0 runs the saved schedules; merged, its saved failure is the first and counts once" {
+	run -1 --separate-stderr ploom-explore -q "$SCN:bank_unlocked"
+	want=$(echo "$output" | jq -r .minimized_trace)
+	for k in 0 1 2 3; do
+		run -1 --separate-stderr ploom-explore -q --shard="$k/4" "$SCN:bank_unlocked"
+		echo "$output" >"s$k.json"
+	done
+	[ "$(jq .saved_runs s0.json)" -eq 1 ]
+	[ "$(jq .saved_failing s0.json)" -eq 1 ]
+	[ "$(jq .schedules s0.json)" -eq 0 ]
+	[ "$(jq .shard.failure_unit s0.json)" = null ]
+	for k in 1 2 3; do
+		[ "$(jq .saved_runs "s$k.json")" -eq 0 ]
+		[ "$(jq .failing "s$k.json")" -eq 1 ]
+	done
+	run -1 --separate-stderr ploom-merge s3.json s1.json s0.json s2.json
+	echo "$output" >merged.json
+	[ "$(jq .saved_runs merged.json)" -eq 1 ]
+	[ "$(jq .saved_failing merged.json)" -eq 1 ]
+	[ "$(jq .failing merged.json)" -eq 3 ]
+	[ "$(jq -r .minimized_trace merged.json)" = "$want" ]
+	[ "$(jq -r .minimized_trace merged.json)" = "$(jq -r .minimized_trace s0.json)" ]
+	# the unit of the search's first failure, among shards 1 to 3
+	[ "$(jq .shard.failure_unit merged.json)" -ge 0 ]
 }

@@ -253,8 +253,100 @@ static void stats_parse_checks_the_instrumented_modules(void)
 	}
 }
 
+/* The statistics of shard index of 2 that failed: saved "1" for a saved
+ * schedule that failed again before the search (no unit), else the
+ * search's first failure in unit, with its trace. */
+static struct ploom_stats_in *failed_shard(int index, int saved, int unit, const char *trace)
+{
+	struct ploom_err err = {0, ""};
+	struct ploom_stats_in *in = NULL;
+	char text[2048], unit_text[32] = "null";
+
+	if (unit >= 0)
+		snprintf(unit_text, sizeof(unit_text), "%d", unit);
+	snprintf(text, sizeof(text),
+		 "{\"result\": \"failure\", \"target\": \"t.py:s\", \"schedules\": %d,"
+		 " \"failing\": %d, \"saved_runs\": %d, \"saved_failing\": %d,"
+		 " \"complete\": false, \"stopped_by\": \"failure\","
+		 " \"max_preemptions\": null, \"reduction\": \"none\", \"search\": \"dfs\","
+		 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
+		 " \"max_depth\": 3, \"trace\": \"%s\", \"minimized_trace\": null,"
+		 " \"failure\": {\"kind\": \"failure\", \"type\": \"E\", \"message\": \"m\","
+		 " \"summary\": \"E: m\"},"
+		 " \"shard\": {\"index\": %d, \"count\": 2, \"depth\": 4, \"units\": null,"
+		 " \"owned\": 1, \"probes\": 0, \"failure_unit\": %s}}",
+		 saved ? 0 : 3, saved ? 0 : 1, saved ? 2 : 0, saved, trace, index, unit_text);
+	if (!CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), 0))
+		printf("  %s\n", err.msg);
+	return in;
+}
+
+static void merge_counts_the_saved_schedules_once_and_their_failure_first(void)
+{
+	struct ploom_err err = {0, ""};
+	const struct ploom_stats *s;
+	struct ploom_merge *m = NULL;
+
+	/* shard 0 found a saved failure again; shard 1's search failed in unit 5 */
+	CHECK_INT(merge_two(failed_shard(0, 1, -1, "saved.json"), failed_shard(1, 0, 5, "unit.json"),
+			    &s, &m, &err), 0);
+	if (CHECK(s != NULL)) {
+		CHECK_INT(s->saved_runs, 2);
+		CHECK_INT(s->saved_failing, 1);
+		CHECK_INT(s->failing, 1);
+		CHECK_INT(s->schedules, 3);
+		CHECK_STR(s->trace, "saved.json");
+		CHECK_INT(s->shard->failure_unit, 5);
+		CHECK_STR(s->result, "failure");
+	}
+	ploom_merge_free(m);
+	/* without a saved failure, the search's first, as before */
+	CHECK_INT(merge_two(shard(0, "3", "0", "3", "\"dfs\""), failed_shard(1, 0, 5, "unit.json"),
+			    &s, &m, &err), 0);
+	if (CHECK(s != NULL)) {
+		CHECK_INT(s->saved_runs, 0);
+		CHECK_STR(s->trace, "unit.json");
+	}
+	ploom_merge_free(m);
+}
+
+static void stats_parse_checks_the_saved_counts(void)
+{
+	static const struct {
+		const char *fields, *msg;
+	} cases[] = {
+		{"\"saved_runs\": 1, \"saved_failing\": 2",
+		 "field 'saved_failing' is more than saved_runs"},
+		{"\"saved_runs\": -1", "field 'saved_runs' is out of range"},
+		{"\"saved_runs\": null", "field 'saved_runs' is not an integer"},
+		/* a saved failure without its failure */
+		{"\"saved_runs\": 1, \"saved_failing\": 1",
+		 "field 'failure' is null while schedules failed"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ploom_err err = {0, ""};
+		struct ploom_stats_in *in = NULL;
+		char text[512];
+
+		snprintf(text, sizeof(text),
+			 "{\"result\": \"pass\", \"target\": \"t.py:s\", \"schedules\": 1,"
+			 " \"failing\": 0, %s, \"complete\": true, \"stopped_by\": null,"
+			 " \"max_preemptions\": null, \"reduction\": \"none\","
+			 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
+			 " \"max_depth\": 3, \"trace\": null, \"minimized_trace\": null,"
+			 " \"failure\": null}", cases[i].fields);
+		CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), -1);
+		CHECK_STR(err.msg, cases[i].msg);
+		CHECK(in == NULL);
+	}
+}
+
 int main(void)
 {
+	merge_counts_the_saved_schedules_once_and_their_failure_first();
+	stats_parse_checks_the_saved_counts();
 	merge_adds_up_the_counts_of_the_shards();
 	merge_refuses_counts_that_add_up_beyond_long_max();
 	merge_refuses_shards_of_another_search_order();

@@ -20,7 +20,7 @@ import pytest
 
 import ploom
 import scenarios
-from bank_copy import write_bank
+from bank_copy import add_lock, write_bank
 from ploom import exploration
 from ploom._worker import split_target
 from ploom.exploration import (
@@ -523,6 +523,43 @@ def load_under(name, path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_a_saved_failure_fails_again_at_once_until_it_is_fixed(tmp_path, monkeypatch):
+    path = write_bank(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = load_under(path.stem, path)
+    config = ploom.Config(trace_dir=str(tmp_path / "traces"))
+    with pytest.raises(ModelCheckError) as first:
+        ploom.check(module.scenario, config)
+    searched = first.value.statistics
+    assert (searched.saved_runs, searched.saved_failing) == (0, 0)
+    assert searched.schedules == searched.raw["schedules"] > 0
+    # the saved failure first: found again before any schedule of the search
+    with pytest.raises(ModelCheckError) as again:
+        ploom.check(module.scenario, config)
+    stats = again.value.statistics
+    assert (stats.saved_runs, stats.saved_failing, stats.schedules, stats.failing) == (1, 1, 0, 0)
+    assert again.value.summary == first.value.summary
+    assert again.value.minimized_trace == first.value.minimized_trace
+    # saved=False: the search alone, as the first time
+    with pytest.raises(ModelCheckError) as alone:
+        ploom.check(module.scenario, dataclasses.replace(config, saved=False))
+    assert (alone.value.statistics.saved_runs, alone.value.statistics.schedules) == (0, searched.schedules)
+    # the fix: the saved schedule passes, counted apart from the search's 127
+    add_lock(path)
+    stats = ploom.check(module.scenario, config)
+    assert (stats.saved_runs, stats.saved_failing, stats.schedules, stats.result) == (1, 0, 127, "pass")
+    stats = ploom.check(module.scenario, dataclasses.replace(config, saved=False))
+    assert (stats.saved_runs, stats.schedules) == (0, 127)
+
+
+def test_saved_is_a_flag_passed_as_no_saved():
+    assert "--no-saved" in ploom.Config(saved=False)._options()
+    assert "--no-saved" not in ploom.Config()._options()
+    with pytest.raises(ValueError, match="Config.saved must be True or False"):
+        ploom.Config(saved=0)
 
 
 def made_by_hand(name, path):

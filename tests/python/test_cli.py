@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from bank_copy import write_bank
+from bank_copy import add_lock, write_bank
 from ploom.__main__ import _plain_state, main
 from ploom.exploration import Statistics
 
@@ -111,6 +111,8 @@ def explore(project, *args, env=None):
 def test_check_options_are_ploom_explores_own_with_the_same_effect(project):
     # -q is ploom-explore's: no progress, its notices of the failure stay
     ours = ploom(project, "check", "-q", "bank:scenario")
+    # each on a folder with no saved failure, which the other would run first
+    shutil.rmtree(project / ".ploom")
     theirs = explore(project, "-q", "bank:scenario")
     assert (ours.returncode, theirs.returncode) == (1, 1)
     # the same but the utility's next step, which python -m ploom says on
@@ -183,7 +185,9 @@ def test_check_help_is_ploom_explores_under_its_name(project):
     assert result.stdout == theirs.stdout
     own = explore(project, "--help")
     assert own.stdout.startswith("usage: ploom-explore [-p N] ")
-    assert lines(own.stdout)[7:] == lines(result.stdout)[7:]
+    # the same text after the synopsis, which ends at the first empty line
+    mine, its = lines(own.stdout), lines(result.stdout)
+    assert mine[mine.index(""):] == its[its.index(""):]
     version = ploom(project, "check", "--version")
     assert (version.returncode, version.stdout) == (0, explore(project, "--version").stdout)
 
@@ -243,6 +247,15 @@ def test_check_of_a_passing_scenario_prints_the_count_and_exits_0(project):
     result = ploom(project, "check", "bank:locked")
     assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n")
     assert not (project / ".ploom").exists()
+
+
+def test_check_of_a_fixed_failure_says_its_saved_schedule_passed_first(project):
+    check_failure(project)
+    add_lock(project / "bank.py")
+    result = ploom(project, "check", "-q", "bank:scenario")
+    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed; 1 saved schedule passed first\n")
+    result = ploom(project, "check", "-q", "--no-saved", "bank:scenario")
+    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n")
 
 
 def test_check_options_reach_the_search(project):

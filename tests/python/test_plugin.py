@@ -273,6 +273,36 @@ def test_a_replay_on_the_current_source_fails_after_a_comment_and_passes_after_t
     fixed.assert_outcomes(passed=1)
 
 
+def test_a_saved_failure_fails_again_first_unless_the_marker_says_saved_false(bank_tests):
+    bank_tests.runpytest("test_bank.py::test_withdraw").assert_outcomes(failed=1)
+    bank_tests.makepyfile(
+        test_saved=textwrap.dedent(
+            """
+            import pytest
+
+            from bank import scenario
+            from ploom.exploration import ModelCheckError
+
+
+            def test_again(ploom_check):
+                with pytest.raises(ModelCheckError) as info:
+                    ploom_check(scenario)
+                stats = info.value.statistics
+                assert (stats.saved_runs, stats.saved_failing, stats.schedules) == (1, 1, 0)
+
+
+            @pytest.mark.ploom(saved=False)
+            def test_search_only(ploom_check):
+                with pytest.raises(ModelCheckError) as info:
+                    ploom_check(scenario)
+                stats = info.value.statistics
+                assert (stats.saved_runs, stats.saved_failing, stats.schedules) == (0, 0, 7)
+            """
+        )
+    )
+    bank_tests.runpytest("test_saved.py").assert_outcomes(passed=2)
+
+
 def test_on_current_source_without_a_trace_is_a_usage_error(bank_tests):
     result = bank_tests.runpytest("test_bank.py::test_withdraw", "--ploom-on-current-source")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
