@@ -131,7 +131,7 @@ class Config:
         ``python -m ploom replay --on-current-source`` does: a failure not
         fixed yet fails again at once, as that saved schedule's failure.
         They are counted apart from the search's schedules
-        (:attr:`Statistics.saved_runs`).  False runs only the search.
+        (``Statistics.saved_runs``).  False runs only the search.
     jobs (``--jobs``)
         Worker processes that run schedules at once.  They explore exactly
         the schedules one would; without ``keep_going`` the failure reported
