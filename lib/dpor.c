@@ -207,6 +207,7 @@ int ploom_dpor_new(struct ploom_dpor **out, struct ploom_err *err)
 	d->walker = 1;
 	d->owned = 1;
 	d->bound = -1;
+	d->wakeup = 1;
 	*out = d;
 	return 0;
 }

@@ -101,8 +101,8 @@
  * beyond the bound.
  *
  * Wakeup trees (optimal DPOR: Abdulla, Aronis, Jonsson, Sagonas, "Source
- * sets", JACM 2017), behind ploom_dpor_set_wakeup_trees(), off by
- * default.  A race then puts the whole reordering v (the steps after the
+ * sets", JACM 2017), on unless ploom_dpor_set_wakeup_trees() turns them
+ * off (the tests compare both).  A race puts the whole reordering v (the steps after the
  * earlier one that do not follow it, then the later one) into the
  * wakeup tree of the node before the earlier step, unless a task asleep
  * there (or explored, or under way) is a weak initial of v, or a branch
@@ -138,9 +138,8 @@ int ploom_dpor_new_bounded(struct ploom_dpor **out, int max_preemptions, struct 
 
 /* Turns the wakeup trees of optimal DPOR (the overview above) on or off
  * for d, before its first run; a bounded search or a shard's never has
- * them.  Off by default: tests/c/test_dpor.c holds them to the outcomes
- * of DFS on the generated programs, but the worker's search does not
- * use them yet. */
+ * them.  On by default; off, the search is source-set DPOR, which
+ * tests/c/test_dpor.c runs beside them on the generated programs. */
 void ploom_dpor_set_wakeup_trees(struct ploom_dpor *d, int on);
 
 /* Frees the search; accepts NULL. */

@@ -220,7 +220,8 @@ static void run_dfs(struct result *r, const struct sim_scenario *sc, const struc
 static struct ploom_dpor_stats last_stats;
 
 /* Whether run_dpor_bounded() searches with wakeup trees (optimal DPOR)
- * or with source sets alone (the default). */
+ * or with source sets alone (the search ploom_dpor_set_wakeup_trees() sets
+ * off). */
 static int wakeup_trees;
 
 /* The most preemptions of a schedule run by the last run_dpor_bounded(). */
