@@ -417,7 +417,8 @@ static int add_leaf(const struct ploom_dpor *d, struct node *nd, int t,
 		return -1;
 	w->task = t;
 	w->nacc = na;
-	memcpy(w->acc, a, (size_t)na * sizeof(*a));
+	if (na > 0)
+		memcpy(w->acc, a, (size_t)na * sizeof(*a));
 	for (p = &nd->wut; *p; p = &(*p)->next)
 		;
 	*p = w;
@@ -794,14 +795,18 @@ static struct node *node_new(const struct ploom_dpor *d, struct node *up,
 	if (!nd->enabled || tset_add(&nd->backtrack, s->task) < 0 ||
 	    tset_add(&nd->busy, s->task) < 0)
 		goto fail;
-	memcpy(nd->enabled, s->enabled, s->nenabled * sizeof(int));
+	/* memcpy's pointers must not be NULL even for 0 bytes, and a
+	 * worker's step without pending operations has none */
+	if (s->nenabled)
+		memcpy(nd->enabled, s->enabled, s->nenabled * sizeof(int));
 	nd->nenabled = s->nenabled;
 	if (d->wakeup) {
 		nd->ops = malloc((s->npending + 1) * sizeof(*nd->ops));
 		if (!nd->ops)
 			goto fail;
 		nd->ops[0] = (struct ploom_pending){s->task, s->op, s->obj};
-		memcpy(nd->ops + 1, s->pending, s->npending * sizeof(*nd->ops));
+		if (s->npending)
+			memcpy(nd->ops + 1, s->pending, s->npending * sizeof(*nd->ops));
 		nd->nops = s->npending + 1;
 	}
 	/* the levels above a shard's units are enumerated fully */
