@@ -428,25 +428,44 @@ int ploom_replay_same_outcome(const struct ploom_outcome *recorded,
 	}
 }
 
-/* What a replay checks before it runs a recorded trace on the worker w,
- * and the limits it runs under: *config is the trace's with the schedule
- * timeout the smaller of the trace's and timeout_s (when >= 0).  The trace
- * is untrusted: the command line's limit holds whatever it says, and the
- * trace's holds when the command line's is longer. */
-static int prepare(const struct ploom_trace *recorded, struct ploom_worker *w, double timeout_s,
-		   struct ploom_config *config, long *timeout_ms, struct ploom_err *err)
+/* What a replay checks before it runs a recorded trace on the worker w:
+ * the worker loaded the recorded source, under the recorded Python. */
+static int check_worker(const struct ploom_trace *recorded, struct ploom_worker *w,
+			struct ploom_err *err)
 {
 	const struct ploom_hello *hello = ploom_worker_hello(w);
 
 	if (ploom_replay_check_loaded(recorded, hello, err) < 0 ||
 	    ploom_replay_check_python(recorded, hello->python_version, err) < 0)
 		return -1;
+	return 0;
+}
+
+/* The limits a replay runs under: config's schedule timeout becomes the
+ * smaller of its own and timeout_s (when >= 0).  The trace is untrusted:
+ * the command line's limit holds whatever it says, and the trace's holds
+ * when the command line's is longer. */
+static int limits(struct ploom_config *config, double timeout_s, long *timeout_ms,
+		  struct ploom_err *err)
+{
 	if (timeout_s >= 0)
 		config->schedule_timeout_s =
 			ploom_timeout_min(config->schedule_timeout_s, timeout_s);
 	if (ploom_timeout_ms(timeout_ms, config->schedule_timeout_s) < 0)
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
 				     config->schedule_timeout_s);
+	return 0;
+}
+
+/* A replayed trace names its scenario as the recorded one did, not as
+ * the worker spelled it, so that traces of one scenario compare equal. */
+static int adopt_target(struct ploom_trace *t, const struct ploom_trace *recorded,
+			struct ploom_err *err)
+{
+	free(t->scenario.target);
+	t->scenario.target = ploom_strdup(recorded->scenario.target);
+	if (!t->scenario.target)
+		return ploom_err_oom(err);
 	return 0;
 }
 
@@ -460,7 +479,7 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 	int ret = -1;
 
 	*out = NULL;
-	if (prepare(recorded, w, timeout_s, &config, &timeout_ms, err) < 0)
+	if (check_worker(recorded, w, err) < 0 || limits(&config, timeout_s, &timeout_ms, err) < 0)
 		goto done;
 	if (ploom_worker_run(w, &run, recorded->run.choices, recorded->run.nchoices,
 			     config.max_steps, timeout_ms, err) < 0)
@@ -475,10 +494,10 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 	}
 	if (ploom_worker_trace(&t, w, recorded->hash_seed, &config, &run, err) < 0)
 		goto done;
-	free(t->scenario.target);
-	t->scenario.target = ploom_strdup(recorded->scenario.target);
+	if (adopt_target(t, recorded, err) < 0)
+		goto done;
 	t->id = ploom_strdup(recorded->id);
-	if (!t->scenario.target || (recorded->id && !t->id)) {
+	if (recorded->id && !t->id) {
 		ploom_err_oom(err);
 		goto done;
 	}
@@ -646,18 +665,13 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 	int ret = -1;
 
 	*out = NULL;
-	if (prepare(recorded, w, timeout_s, &config, &timeout_ms, err) < 0 ||
+	if (check_worker(recorded, w, err) < 0 || limits(&config, timeout_s, &timeout_ms, err) < 0 ||
 	    follow_runs(&run, recorded, w, config.max_steps, timeout_ms, NULL, err) < 0)
 		goto done;
 	*departures = ploom_replay_departures(&recorded->run, &run);
-	if (ploom_worker_trace(&t, w, recorded->hash_seed, &config, &run, err) < 0)
+	if (ploom_worker_trace(&t, w, recorded->hash_seed, &config, &run, err) < 0 ||
+	    adopt_target(t, recorded, err) < 0)
 		goto done;
-	free(t->scenario.target);
-	t->scenario.target = ploom_strdup(recorded->scenario.target);
-	if (!t->scenario.target) {
-		ploom_err_oom(err);
-		goto done;
-	}
 	*out = t;
 	t = NULL;
 	ret = 0;
@@ -672,20 +686,15 @@ int ploom_replay_follow_in_search(struct ploom_trace **out, const struct ploom_t
 				  const char *hash_seed, int *departures, char **refine,
 				  struct ploom_err *err)
 {
+	struct ploom_config limited = *config;
 	struct ploom_run run = {0};
 	long timeout_ms;
 	int ret = -1, r;
 
 	*out = NULL;
 	*refine = NULL;
-	if (ploom_replay_check_loaded(recorded, ploom_worker_hello(w), err) < 0 ||
-	    ploom_replay_check_python(recorded, ploom_worker_hello(w)->python_version, err) < 0)
+	if (check_worker(recorded, w, err) < 0 || limits(&limited, -1, &timeout_ms, err) < 0)
 		goto done;
-	if (ploom_timeout_ms(&timeout_ms, config->schedule_timeout_s) < 0) {
-		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
-			      config->schedule_timeout_s);
-		goto done;
-	}
 	r = follow_runs(&run, recorded, w, config->max_steps, timeout_ms, refine, err);
 	if (r != 0) {
 		ret = r;

@@ -143,6 +143,26 @@ static void merge_takes_statistics_without_search_as_dfs(void)
 	ploom_merge_free(m);
 }
 
+/* Statistics of one passing schedule with fields (one or more, comma-
+ * separated) added must be refused with msg. */
+static void check_refused(const char *fields, const char *msg)
+{
+	struct ploom_err err = {0, ""};
+	struct ploom_stats_in *in = NULL;
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "{\"result\": \"pass\", \"target\": \"t.py:s\", \"schedules\": 1,"
+		 " \"failing\": 0, \"complete\": true, \"stopped_by\": null,"
+		 " \"max_preemptions\": null, \"reduction\": \"none\", %s,"
+		 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
+		 " \"max_depth\": 3, \"trace\": null, \"minimized_trace\": null,"
+		 " \"failure\": null}", fields);
+	CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), -1);
+	CHECK_STR(err.msg, msg);
+	CHECK(in == NULL);
+}
+
 static void stats_parse_checks_the_search_order(void)
 {
 	static const struct {
@@ -156,20 +176,10 @@ static void stats_parse_checks_the_search_order(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct ploom_err err = {0, ""};
-		struct ploom_stats_in *in = NULL;
-		char text[512];
+		char field[64];
 
-		snprintf(text, sizeof(text),
-			 "{\"result\": \"pass\", \"target\": \"t.py:s\", \"schedules\": 1,"
-			 " \"failing\": 0, \"complete\": true, \"stopped_by\": null,"
-			 " \"max_preemptions\": null, \"reduction\": \"none\", \"search\": %s,"
-			 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
-			 " \"max_depth\": 3, \"trace\": null, \"minimized_trace\": null,"
-			 " \"failure\": null}", cases[i].search);
-		CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), -1);
-		CHECK_STR(err.msg, cases[i].msg);
-		CHECK(in == NULL);
+		snprintf(field, sizeof(field), "\"search\": %s", cases[i].search);
+		check_refused(field, cases[i].msg);
 	}
 }
 
@@ -325,22 +335,8 @@ static void stats_parse_checks_the_saved_counts(void)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct ploom_err err = {0, ""};
-		struct ploom_stats_in *in = NULL;
-		char text[512];
-
-		snprintf(text, sizeof(text),
-			 "{\"result\": \"pass\", \"target\": \"t.py:s\", \"schedules\": 1,"
-			 " \"failing\": 0, %s, \"complete\": true, \"stopped_by\": null,"
-			 " \"max_preemptions\": null, \"reduction\": \"none\","
-			 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
-			 " \"max_depth\": 3, \"trace\": null, \"minimized_trace\": null,"
-			 " \"failure\": null}", cases[i].fields);
-		CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), -1);
-		CHECK_STR(err.msg, cases[i].msg);
-		CHECK(in == NULL);
-	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_refused(cases[i].fields, cases[i].msg);
 }
 
 int main(void)
