@@ -2,7 +2,7 @@
 
     ploom check [OPTIONS] TARGET     explore TARGET (module:function
                                      or path/to/file.py:function)
-    ploom replay [--python PATH] [--on-current-source] TRACE
+    ploom replay [--python PATH] [--on-current-source] [--schedule-timeout SECONDS] [-q] TRACE
     ploom show [OPTIONS] [TRACE]
 
 The ``ploom`` command (the console script that installing ploom puts in
@@ -79,6 +79,12 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--on-current-source", action="store_true",
                         help="run the recorded order of tasks on the source as it is now, edited "
                         "or not (a fix, say): exit 1 if it still fails, 0 if it passes")
+    # passed on as typed: ploom-replay judges the value
+    replay.add_argument("--schedule-timeout", metavar="SECONDS",
+                        help="wall clock of the schedule, when shorter than the trace's "
+                        "(0: the trace's)")
+    replay.add_argument("-q", "--quiet", action="store_true",
+                        help='no "reproduced" line: the exit status says it')
 
     # listed for the help only, as check is: ploom-show parses them
     show = commands.add_parser(
@@ -152,7 +158,9 @@ def _replay(args) -> int:
     from ploom import exploration
 
     try:
-        trace = exploration.replay(args.trace, python=args.python, on_current_source=args.on_current_source)
+        options = [] if args.schedule_timeout is None else [f"--schedule-timeout={args.schedule_timeout}"]
+        trace = exploration._replay_path(args.trace, args.python, args.on_current_source, options,
+                                         usage_name=f"{PROG} replay")
     except exploration.ModelCheckError as exc:
         _print_failure(exc, on_current_source=args.on_current_source)
         return EXIT_FAILURE
@@ -169,8 +177,9 @@ def _replay(args) -> int:
         return EXIT_INCOMPLETE
     except RuntimeError as exc:
         return _error(str(exc))
-    if args.on_current_source:
-        # ploom-replay said it on stderr, with the departures
+    if args.on_current_source or args.quiet:
+        # ploom-replay said it on stderr, with the departures (or the
+        # user asked for the exit status alone)
         return EXIT_OK
     print(f"reproduced: {exploration._printable(trace['outcome'].get('summary', 'pass'))}")
     return EXIT_OK

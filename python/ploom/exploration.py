@@ -273,9 +273,9 @@ def _check_int(name: str, value: Any) -> None:
         raise ValueError(f"Config.{name} must be an integer, not {value!r}")
 
 
-def _check_seconds(name: str, value: Any) -> None:
+def _check_seconds(name: str, value: Any, owner: str | None = None) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise ValueError(f"Config.{name} must be a number of seconds, not {value!r}")
+        raise ValueError(f"{owner or 'Config.' + name} must be a number of seconds, not {value!r}")
 
 
 def _check_str(name: str, value: Any) -> None:
@@ -745,7 +745,13 @@ class _UtilityError(RuntimeError):
         self.code = code
 
 
-def replay(trace: str | os.PathLike, *, python: str | None = None, on_current_source: bool = False) -> dict:
+def replay(
+    trace: str | os.PathLike,
+    *,
+    python: str | None = None,
+    on_current_source: bool = False,
+    schedule_timeout: float | None = None,
+) -> dict:
     """Runs the one schedule saved in ``trace`` again, exactly; never searches.
 
     ``trace`` is the path of a trace file (``.ploom/<id>-original.json`` or
@@ -753,7 +759,9 @@ def replay(trace: str | os.PathLike, *, python: str | None = None, on_current_so
     path that is a pipe, such as the ``/dev/fd/63`` of bash's ``<(...)``,
     is read once, as standard input is;
     ``python`` the interpreter of the worker (default: this one, whose minor
-    version must be the trace's).
+    version must be the trace's); ``schedule_timeout`` the wall clock of
+    the schedule in seconds, when shorter than the trace's
+    (``--schedule-timeout`` of ``ploom-replay``, which judges the value).
 
     Nothing of the scenario runs before ``ploom-replay`` has checked the
     trace: its scenario file must be one its fingerprints cover, have its
@@ -783,16 +791,36 @@ def replay(trace: str | os.PathLike, *, python: str | None = None, on_current_so
     path = os.fspath(trace)
     if not isinstance(path, str):
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
+    _check_seconds("schedule_timeout", schedule_timeout, "ploom.replay: schedule_timeout")
+    options = [] if schedule_timeout is None else [f"--schedule-timeout={_spelled(schedule_timeout)}"]
+    return _replay_path(path, python, on_current_source, options)
+
+
+def _replay_path(
+    path: str, python: str | None, on_current_source: bool, options: list[str], usage_name: str | None = None
+) -> dict:
+    """replay() of ``path`` with ploom-replay's ``options`` as they are,
+    for ploom-replay to judge; its usage, on a usage error, names
+    ``usage_name`` (the command the user typed) when given."""
+    __tracebackhide__ = True
     pipe = None if path == "-" else _open_if_pipe(path)
     try:
-        return _replay_from(path, pipe, python, on_current_source=on_current_source)
+        return _replay_from(
+            path, pipe, python, on_current_source=on_current_source, options=options, usage_name=usage_name
+        )
     finally:
         if pipe is not None:
             pipe.close()
 
 
 def _replay_from(
-    path: str, stdin: Any, python: str | None, named: bool = False, on_current_source: bool = False
+    path: str,
+    stdin: Any,
+    python: str | None,
+    named: bool = False,
+    on_current_source: bool = False,
+    options: list[str] | None = None,
+    usage_name: str | None = None,
 ) -> dict:
     """replay(): of ``path``, or of the trace read from the file object
     ``stdin`` when it is not None (or when ``path`` is "-": this process's
@@ -804,10 +832,12 @@ def _replay_from(
     # on the current source, what changed and how the run went are for
     # the reader: ploom-replay says them on our stderr
     argv += ["--on-current-source"] if on_current_source else ["-q"]
+    argv += options or []
     argv.append("-" if from_stdin else path)
     if stdin is None and not from_stdin:
         stdin = subprocess.DEVNULL
-    code, stdout, stderr = _run(argv, dict(os.environ), echo_stderr=on_current_source, stdin=stdin)
+    env = dict(os.environ, PLOOM_USAGE_NAME=usage_name) if usage_name else dict(os.environ)
+    code, stdout, stderr = _run(argv, env, echo_stderr=on_current_source, stdin=stdin)
     # a trace read from standard input or a pipe has no path to replay it by again
     shown = _shown_path(path) if named or not from_stdin else None
     if code == 4:

@@ -301,6 +301,9 @@ def test_a_limit_exits_3_and_is_never_a_pass(project):
         (("check", "-q", "nosuch_module_for_ploom:f"), f"ploom-explore: cannot load scenario '{NOSUCH}'"),
         (("replay",), "the following arguments are required: TRACE"),
         (("replay", "missing.json"), "ploom-replay: cannot read trace 'missing.json': No such file or directory"),
+        # passed on as typed, judged by ploom-replay, whose usage names us
+        (("replay", "--schedule-timeout=-1", "t.json"), "ploom-replay: invalid --schedule-timeout '-1'"),
+        (("replay", "--schedule-timeout", "x", "t.json"), "usage: python -m ploom replay [--on-current-source]"),
         (("show", "missing.json"), "ploom-show: cannot read trace 'missing.json': No such file or directory"),
         (("frobnicate",), "invalid choice: 'frobnicate'"),
     ],
@@ -395,6 +398,9 @@ def test_replay_of_a_passing_trace_exits_0(project):
     (project / "pass.json").write_text(run.stdout, encoding="utf-8")
     result = ploom(project, "replay", "pass.json")
     assert (result.returncode, result.stdout) == (0, "reproduced: pass\n")
+    # -q: the exit status alone says it
+    result = ploom(project, "replay", "-q", "--schedule-timeout", "30", "pass.json")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
 def test_show_renders_a_trace_from_a_file_or_stdin(project):

@@ -119,6 +119,28 @@ def test_replay_returns_the_trace_of_a_passing_schedule(bank, tmp_path):
     assert replayed["steps"] == json.loads(run.stdout)["steps"]
 
 
+def test_a_shorter_schedule_timeout_holds_for_the_replay(tmp_path, monkeypatch):
+    # a schedule of a few hundred milliseconds that passes in the trace's
+    # ten seconds and cannot in ten milliseconds
+    (tmp_path / "slow.py").write_text("def scenario():\n    for _ in range(10_000_000):\n        pass\n")
+    monkeypatch.chdir(tmp_path)
+    run = subprocess.run(
+        [_find_utility("ploom-run-one"), f"--python={sys.executable}", "slow.py:scenario"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (tmp_path / "pass.json").write_text(run.stdout, encoding="utf-8")
+    assert replay("pass.json")["outcome"]["kind"] == "pass"
+    with pytest.raises(ReplayDivergenceError, match=r"got timeout: the schedule ran longer than 0\.01 s"):
+        replay("pass.json", schedule_timeout=0.01)
+    with pytest.raises(ValueError, match="ploom.replay: schedule_timeout must be a number of seconds, not '1'"):
+        replay("pass.json", schedule_timeout="1")
+    # the value is ploom-replay's to judge, as on its command line
+    with pytest.raises(RuntimeError, match="invalid --schedule-timeout '-1'"):
+        replay("pass.json", schedule_timeout=-1)
+
+
 def test_an_edited_source_stops_the_replay_naming_the_file(bank, tmp_path):
     trace = failure(bank.scenario, tmp_path).minimized_trace
     with open(bank.__file__, "a", encoding="utf-8") as f:
