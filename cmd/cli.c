@@ -398,13 +398,24 @@ int cli_progress_due(double *last, int to_log)
 	return 1;
 }
 
-/* The columns of the terminal on standard error, 80 when it does not say. */
+/* The columns of the terminal on standard error; when stderr is a pipe
+ * to a front end that passes the line on to a terminal, $COLUMNS (as the
+ * front end saw them); else 80. */
 static size_t stderr_columns(void)
 {
 	struct winsize ws;
+	const char *env = getenv("COLUMNS");
+	char *end;
+	long n;
 
 	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
+	if (env && *env) {
+		errno = 0;
+		n = strtol(env, &end, 10);
+		if (!errno && !*end && n >= 2 && n <= 10000)
+			return (size_t)n;
+	}
 	return 80;
 }
 

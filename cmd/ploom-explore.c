@@ -77,7 +77,9 @@ const char cli_usage[] =
 	"                                 saved in the trace folder\n"
 	"        --progress=MODE          auto: on a terminal a line with the estimated\n"
 	"                                 size of the search and an ETA, else the counts\n"
-	"                                 (default); json: one JSON object a line; none\n"
+	"                                 (default); terminal: that line whatever stderr is\n"
+	"                                 (a front end passing it on to one); json: one\n"
+	"                                 JSON object a line; none\n"
 	"        --shard=K/N              explore only part K of N of the search (0 <= K < N,\n"
 	"                                 N at most 1000000): N such runs explore it all\n"
 	"        --shard-depth=D          the shards' work units split the search at its\n"
@@ -132,6 +134,7 @@ static const struct option options[] = {
 /* How progress is shown on stderr (--progress). */
 enum progress {
 	PROGRESS_AUTO,      /* a status line on a terminal, else a line of counts */
+	PROGRESS_TERMINAL,  /* the status line, whatever stderr is */
 	PROGRESS_JSON,
 	PROGRESS_NONE,
 };
@@ -316,12 +319,14 @@ static int parse_option(struct run_opts *o, int c, char **argv)
 	case OPT_PROGRESS:
 		if (!strcmp(optarg, "auto"))
 			o->progress = PROGRESS_AUTO;
+		else if (!strcmp(optarg, "terminal"))
+			o->progress = PROGRESS_TERMINAL;
 		else if (!strcmp(optarg, "json"))
 			o->progress = PROGRESS_JSON;
 		else if (!strcmp(optarg, "none"))
 			o->progress = PROGRESS_NONE;
 		else
-			ret = cli_usage_error("unknown --progress (auto, json or none)", optarg);
+			ret = cli_usage_error("unknown --progress (auto, terminal, json or none)", optarg);
 		break;
 	case OPT_SHARD:
 		if (ploom_shard_parse(&plan->shard_index, &plan->shard_count, optarg) < 0)
@@ -392,7 +397,8 @@ static int run_search(struct ploom_search_result *out, struct ploom_strategy *st
 	};
 	int r;
 
-	rep->tty = rep->progress == PROGRESS_AUTO && isatty(STDERR_FILENO);
+	rep->tty = rep->progress == PROGRESS_TERMINAL ||
+		   (rep->progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
 	rep->last_progress = cli_now_s();
 	r = ploom_search_run(out, strategy, &sopts, err);
 	cli_status_clear(&rep->status);
@@ -669,7 +675,7 @@ static int minimize_failure(char **out_path, const struct ploom_search_result *r
 	int ret = -1;
 
 	rep->last_progress = cli_now_s();
-	if (rep->progress == PROGRESS_AUTO) {
+	if (rep->progress == PROGRESS_AUTO || rep->progress == PROGRESS_TERMINAL) {
 		mopts.progress = minimize_progress;
 		mopts.progress_ctx = rep;
 	}

@@ -632,8 +632,10 @@ def check(
     ``summary`` (the line ``ploom-explore`` shows on a terminal, such as
     ``"12,345 schedules (2,310/s), ~41% of ~30,100, ETA 8 s"``) and
     ``done`` (see ``--progress=json`` in ``man ploom-explore``).  Without
-    it, ``ploom-explore``'s progress lines go to standard error as they come:
-    a line of counts every 30 seconds, since its standard error is a pipe.
+    it, ``ploom-explore``'s progress goes to standard error as it comes: when
+    that is a terminal, the status line rewritten each second, as the
+    utility shows on one (``--progress=terminal``); else a line of counts
+    every 30 seconds, as in a log.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not ploom's
     if os.environ.get("PLOOM_WORKER"):
@@ -679,9 +681,11 @@ def _search(
     ``--check-options``) writes the utility's stdout to ours and returns
     None.  With progress, the ``--progress=json`` lines go to it (_run)."""
     __tracebackhide__ = True
-    argv = [_find_utility(_EXPLORE), f"--python={sys.executable}", *args]
+    argv = [_find_utility(_EXPLORE), f"--python={sys.executable}", *_terminal_progress(progress), *args]
     # the ModelCheckError says the next step, with the command of its caller
     env = dict(env, PLOOM_NO_NEXT_STEP="1")
+    if argv[2:3] == ["--progress=terminal"]:
+        env = dict(env, COLUMNS=str(shutil.get_terminal_size().columns))
     if usage_name:
         env = dict(env, PLOOM_USAGE_NAME=usage_name)
     code, stdout, stderr = _run(argv, env, hold_usage_error=config is not None, progress=progress)
@@ -716,6 +720,19 @@ def _search(
     if code == 3:
         raise IncompleteExplorationError(_incomplete_message(stats, config), stats)
     raise _UtilityError(f"ploom: {_EXPLORE} failed{what} (exit {code})" + _stderr_tail(stderr), stderr, code)
+
+
+def _terminal_progress(progress: Callable[[dict], Any] | None) -> list[str]:
+    """``--progress=terminal`` when our standard error is a terminal and
+    the progress goes to it: ploom-explore's goes through a pipe to ours,
+    and would otherwise be the log's line of counts every 30 seconds.
+    It comes before the caller's options, so that their ``-q`` or
+    ``--progress`` wins."""
+    try:
+        tty = progress is None and sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced, or closed
+        tty = False
+    return ["--progress=terminal"] if tty else []
 
 
 def _usage_error(stderr: str) -> bool | None:

@@ -25,9 +25,10 @@ was:
     tests/test_bank.py .. ploom: 1,234 schedules (410/s), ~41% of ~3,000, ETA 4 s
 
 Only when pytest writes to a terminal, without ``-q`` and with its output
-captured (with ``-s`` the test's own output would run into the line).
-Otherwise ploom-explore's stderr is not a terminal, and it adds a line of
-counts every 30 seconds at most (``man ploom-explore``, Progress).
+captured.  Otherwise ploom.check passes on ploom-explore's own progress:
+with ``-s`` at a terminal its status line, cleared before any message of
+its own; into a log (a file, a pipe, captured output) a line of counts
+every 30 seconds at most (``man ploom-explore``, Progress).
 """
 
 from __future__ import annotations

@@ -986,7 +986,23 @@ PY
 	[[ "$(cat tty.txt)" == *$'\r'+( )$'\r' ]]
 }
 
-@test "--progress takes auto, json or none, and -q is none: the later wins" {
+@test "--progress=terminal: the status line on a pipe, as wide as COLUMNS says" {
+	# a front end (ploom.check) reads the pipe and passes it on to a terminal
+	COLUMNS=40 explore_to 3 --progress=terminal -t 2.5 "$SCN:counter3"
+	run -1 grep -Ec '^ploom-explore: [0-9]+ schedules, ' err.txt
+	[ "$(tr -cd '\n' < err.txt | wc -c)" -eq 0 ]
+	tr '\r' '\n' < err.txt | grep -v '^ *$' > lines.txt
+	grep -Eq '^ploom-explore: [0-9,]+ schedules' lines.txt
+	# the last column stays free
+	[ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' lines.txt)" -eq 39 ]
+	[[ "$(cat err.txt)" == *$'\r'+( )$'\r' ]]
+	# a COLUMNS that is no width is not taken
+	COLUMNS=wide explore_to 3 --progress=terminal -t 1.5 "$SCN:counter3"
+	tr '\r' '\n' < err.txt | grep -v '^ *$' > lines.txt
+	[ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' lines.txt)" -le 79 ]
+}
+
+@test "--progress takes auto, terminal, json or none, and -q is none: the later wins" {
 	explore_to 0 --progress=json -q "$SCN:bank_locked"
 	[ ! -s err.txt ]
 	explore_to 0 -q --progress=json "$SCN:bank_locked"
@@ -996,9 +1012,11 @@ PY
 	run -0 --separate-stderr ploom-explore --check-options --progress=json
 	run -0 --separate-stderr ploom-explore --check-options --progress=none --progress=auto
 	run -2 --separate-stderr ploom-explore --check-options --progress=yes
-	[ "${stderr%%$'\n'*}" = "ploom-explore: unknown --progress (auto, json or none) 'yes'" ]
+	[ "${stderr%%$'\n'*}" = "ploom-explore: unknown --progress (auto, terminal, json or none) 'yes'" ]
+	explore_to 0 --progress=terminal -q "$SCN:bank_locked"
+	[ ! -s err.txt ]
 	run -2 --separate-stderr ploom-explore --progress "$SCN:bank_locked"
-	[ "${stderr%%$'\n'*}" = "ploom-explore: unknown --progress (auto, json or none) '$SCN:bank_locked'" ]
+	[ "${stderr%%$'\n'*}" = "ploom-explore: unknown --progress (auto, terminal, json or none) '$SCN:bank_locked'" ]
 }
 
 # ---- --search=ipb: iterative preemption bounding ----

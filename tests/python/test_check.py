@@ -9,6 +9,7 @@ import json
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -1022,6 +1023,38 @@ def test_progress_reports_go_to_the_function_and_end_with_the_statistics(tmp_pat
     err = capfd.readouterr().err
     assert "failed: builtins.AssertionError: the account is overdrawn\n" in err
     assert not [line for line in err.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="script(1) of util-linux gives the test a terminal")
+def test_progress_on_a_terminal_is_the_status_line_and_in_a_log_the_counts(tmp_path):
+    # ploom-explore's stderr is a pipe to this process; what reaches the
+    # user's terminal must be the line a terminal shows, rewritten
+    program = (
+        "import sys, ploom, ploom.exploration, scenarios\n"
+        "try:\n"
+        "    ploom.check(scenarios.counter3, ploom.Config(time_limit=2.5, trace_dir=sys.argv[1]))\n"
+        "except ploom.exploration.IncompleteExplorationError:\n"
+        "    pass\n"
+    )
+    (tmp_path / "check.py").write_text(program)
+    tests = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=tests + os.pathsep + os.environ.get("PYTHONPATH", ""), COLUMNS="50")
+    command = f"{shlex.quote(sys.executable)} check.py traces"
+    tty = subprocess.run(
+        ["script", "-qec", command, "/dev/null"], cwd=tmp_path, env=env, capture_output=True, timeout=120
+    )
+    # bytes: text mode would read each carriage return as a newline
+    out = tty.stdout.decode()
+    lines = [line for line in out.replace("\r\n", "\n").split("\r") if line.strip()]
+    assert any(re.match(r"ploom-explore: [0-9,]+ schedules \(", line) for line in lines), repr(out)
+    # as wide as the terminal says (COLUMNS here, as script(1) gives no
+    # size), the last column free; not the log's line of counts
+    assert max(len(line) for line in lines) == 49, repr(out)
+    assert not re.search(r"ploom-explore: [0-9]+ schedules, [0-9]+ failing", out)
+    log = subprocess.run(
+        [sys.executable, "check.py", "traces"], cwd=tmp_path, env=env, capture_output=True, timeout=120
+    )
+    assert b"\r" not in log.stderr
 
 
 def test_progress_lines_are_taken_whole_from_stderr_and_the_rest_is_left():
