@@ -40,6 +40,7 @@ from glob import glob
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.dist import Distribution
 from setuptools.errors import PlatformError
 
 # distutils is setuptools' own copy once setuptools is imported (Python 3.12
@@ -176,7 +177,17 @@ EXTENSION = Extension(
     extra_compile_args=[*C_FLAGS, "-fno-strict-aliasing", "-fvisibility=hidden"],
 )
 
+class ManPagesEditable(Distribution):
+    """An editable install (pip install -e) installs data files only when
+    the distribution answers has_data(), which distutils spells
+    has_data_files(): without this it would have no man pages."""
+
+    def has_data(self):
+        return self.has_data_files()
+
+
 setup(
+    distclass=ManPagesEditable,
     ext_modules=[EXTENSION] if NATIVE else [],
     # build_scripts runs only when there are scripts: the utilities' main
     # files stand for them, and BuildUtilities compiles them.
