@@ -431,11 +431,25 @@ class Event:
             self._cell.write(False)
 
     def wait(self, timeout=None):
+        if timeout is None:
+            # one step, the lock's acquire once the flag is set
+            # (ploom._ploom.acquire_when), as a Semaphore's.  CPython's
+            # waiter that took the lock before a set() and is woken by it
+            # returns True even if a clear() ran before it woke: here it
+            # takes the lock between the two instead, which no other task
+            # can tell apart, since only set() and clear() take the lock
+            # and the waiter leaves it at once.
+            acquire_when(self._cond._lock, self._is_flag)
+            self._cond._lock.release()
+            return True
         with self._cond:
             signaled = self._flag
             if not signaled:
                 signaled = self._cond.wait(timeout)
             return signaled
+
+    def _is_flag(self):
+        return self._flag
 
 
 _FILLING, _DRAINING, _RESETTING, _BROKEN = 0, 1, -1, -2

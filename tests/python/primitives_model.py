@@ -281,7 +281,17 @@ class Event:
         yield from self.cond.notify_all()
         yield from self.cond.exit()
 
+    def clear(self):
+        yield from self.cond.enter()
+        self.flag = False
+        yield ("write", self.cell, False)
+        yield from self.cond.exit()
+
     def wait(self, timeout=None):
+        if timeout is None:  # one step, once the flag is set
+            yield ("acquire", self.cond.plain, "when", lambda: self.flag)
+            yield ("release", self.cond.plain)
+            return True
         yield from self.cond.enter()
         signaled = self.flag
         if not signaled:

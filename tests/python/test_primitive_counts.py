@@ -18,7 +18,13 @@ import ploom.queue as pqueue
 import ploom.threading as pthreading
 import primitives_model as model
 from ploom.exploration import _find_utility, loads_strict
-from test_threading import event_timed_wait, small_barrier_timed, small_barrier_twice, small_condition_wait_for
+from test_threading import (
+    event_set_clear,
+    event_timed_wait,
+    small_barrier_timed,
+    small_barrier_twice,
+    small_condition_wait_for,
+)
 
 # ---- the scenarios, for ploom ---------------------------------------------
 
@@ -184,6 +190,24 @@ def m_event_timed(w):
     yield ("join", t)
     if not woken:
         fail("timed out")
+
+
+def m_event_set_clear(w):
+    ready = model.Event(w)
+    log, after = w.cell(0), w.cell(None)
+
+    def setter(w):
+        yield from ready.set()
+        yield from ready.clear()
+        yield ("write", after, (yield ("read", log)))
+
+    t = yield ("start", setter)
+    if not (yield from ready.wait()):
+        fail("returned False")
+    yield ("write", log, 1)
+    yield ("join", t)
+    if (yield ("read", after)) != 1:
+        fail("the setter read before the waiter wrote")
 
 
 def _m_counter(w, sem):
@@ -394,6 +418,7 @@ def m_excepthook_records(w):
 
 PAIRS = [
     (event_timed_wait, m_event_timed),
+    (event_set_clear, m_event_set_clear),
     (semaphore_one, m_semaphore_one),
     (semaphore_two, m_semaphore_two),
     (bounded_over_release, m_bounded_over_release),

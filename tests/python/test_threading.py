@@ -321,6 +321,71 @@ def event_timed_wait():
     assert woken, "timed out"
 
 
+class _CPythonEvent:
+    """threading.Event as CPython writes it, over ploom's Condition: the
+    reference that Event's one-step untimed wait must agree with."""
+
+    def __init__(self):
+        self._cond = pthreading.Condition(pthreading.Lock())
+        self._flag = False
+
+    def set(self):
+        with self._cond:
+            self._flag = True
+            self._cond.notify_all()
+
+    def clear(self):
+        with self._cond:
+            self._flag = False
+
+    def wait(self, timeout=None):
+        with self._cond:
+            signaled = self._flag
+            if not signaled:
+                signaled = self._cond.wait(timeout)
+            return signaled
+
+
+def _event_set_clear(event_class):
+    # a set and a clear at once: the waiter is woken, or waits for ever once
+    # the clear came first; what it writes after may come before or after
+    # the setter reads it
+    ready = event_class()
+    log, after = ploom.SharedCell(0), ploom.SharedCell(None)
+
+    def setter():
+        ready.set()
+        ready.clear()
+        after.write(log.read())
+
+    t = ploom.Thread(target=setter)
+    t.start()
+    assert ready.wait(), "returned False"
+    log.write(1)
+    t.join()
+    assert after.read() == 1, "the setter read before the waiter wrote"
+
+
+def event_set_clear():
+    _event_set_clear(pthreading.Event)
+
+
+def event_set_clear_cpython():
+    _event_set_clear(_CPythonEvent)
+
+
+def test_the_one_step_event_wait_reaches_what_cpythons_reaches():
+    def kinds(scenario):
+        # a deadlock names the objects waited for, which differ
+        return {"deadlock" if s.startswith("deadlock") else s for s in _outcomes(scenario, "none")[0]}
+
+    ours, theirs = kinds(event_set_clear), kinds(event_set_clear_cpython)
+    assert ours == theirs
+    assert ours == {"pass", "deadlock", "builtins.AssertionError: the setter read before the waiter wrote"}
+    # and in fewer schedules: no waiter lock to order
+    assert _outcomes(event_set_clear, "none")[1] < _outcomes(event_set_clear_cpython, "none")[1]
+
+
 def test_a_timed_wait_explores_both_the_timeout_and_the_wake_up():
     outcomes, _ = _outcomes(event_timed_wait, "none")
     assert outcomes == {"pass", "builtins.AssertionError: timed out"}
@@ -574,7 +639,8 @@ def _outcomes(scenario, reduction):
     [small_wait_stolen, pytest.param(small_pool_if, marks=pytest.mark.soak),
      pytest.param(small_pool_while, marks=pytest.mark.soak), small_semaphore_1, small_semaphore_2,
      small_barrier, small_barrier_twice, small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait,
-     queue_get_timed, small_condition_wait_for, rlock_reentry, small_join_timed, queue_counted_after_task_done],
+     event_set_clear, queue_get_timed, small_condition_wait_for, rlock_reentry, small_join_timed,
+     queue_counted_after_task_done],
     ids=lambda f: f.__name__,
 )
 def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
