@@ -277,6 +277,22 @@ class Condition:
         return self._wait(timeout)
 
     def _wait(self, timeout):
+        inner = self._plain_lock()
+        if timeout is None and inner is not None:
+            # One step: the acquire of the lock once a notify took this
+            # waiter (ploom._ploom.acquire_when), instead of a waiter lock
+            # that the notify releases, its acquire, and the lock taken
+            # again.  The waiter lock was the waiter's and its notifier's
+            # alone, and the notifier holds the lock (or, over a plain
+            # Lock, checked that someone does: a step on it), so no other
+            # task could tell the steps left out from the one kept.
+            woken = _Woken()
+            self._waiters.append(woken)
+            saved = self._release_save()
+            acquire_when(inner, woken)
+            if saved is not None:
+                self._lock._count, self._lock._owner = saved
+            return True
         waiter = held_lock(name=self._waiter_name)
         self._waiters.append(waiter)
         saved = self._release_save()
@@ -310,8 +326,34 @@ class Condition:
         for _ in range(min(n, len(self._waiters))):
             self._waiters.popleft().release()
 
+    def _plain_lock(self):
+        """The ploom.Lock a one-step wait takes: the lock itself, or an
+        RLock's own; None for another kind of lock, whose waits keep a
+        waiter lock each."""
+        if type(self._lock) is _Lock:
+            return self._lock
+        if type(self._lock) is RLock:
+            return self._lock._lock
+        return None
+
     def notify_all(self):
         self.notify(len(self._waiters))
+
+
+class _Woken:
+    """A waiter of a one-step wait: notify() releases it, as it releases a
+    waiter lock, and the wait's acquire_when asks whether it was."""
+
+    __slots__ = ("woken",)
+
+    def __init__(self):
+        self.woken = False
+
+    def release(self):
+        self.woken = True
+
+    def __call__(self):
+        return self.woken
 
 
 class _InternalCondition(Condition):

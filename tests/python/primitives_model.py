@@ -200,6 +200,18 @@ class Condition:
             yield ("release", self.plain)
 
     def wait(self, timeout=None):
+        if timeout is None:  # one step: the lock taken back once notified
+            woken = [False]
+            self.waiters.append(woken)
+            lock = self.rlock.lock if self.rlock else self.plain
+            if self.rlock:
+                saved = self.rlock.count, self.rlock.owner
+                self.rlock.count, self.rlock.owner = 0, None
+            yield ("release", lock)
+            yield ("acquire", lock, "when", lambda: woken[0])
+            if self.rlock:
+                self.rlock.count, self.rlock.owner = saved
+            return True
         waiter = self.w.lock(held=True)
         self.waiters.append(waiter)
         if self.rlock:  # release it whole, however deep
@@ -229,7 +241,11 @@ class Condition:
 
     def notify(self, n=1):
         for _ in range(min(n, len(self.waiters))):
-            yield ("release", self.waiters.popleft())
+            waiter = self.waiters.popleft()
+            if isinstance(waiter, list):  # an untimed wait's: no step
+                waiter[0] = True
+            else:
+                yield ("release", waiter)
 
     def notify_all(self):
         yield from self.notify(len(self.waiters))

@@ -410,9 +410,9 @@ def test_patched_primitives_are_named_after_what_they_belong_to(tmp_path, monkey
     for name in (
         "lib._lock",
         "Pool._cond",
-        "Pool._cond.waiter",
-        # a blocking get with no timeout waits in one acquire of its mutex,
-        # with no waiter lock (ploom.queue); test_names names the waiters
+        # a wait with no timeout, a Condition's or a blocking get's, is one
+        # acquire of the lock, with no waiter lock (ploom.threading,
+        # ploom.queue); test_names names the waiters of the timed ones
         "Pool.items.mutex",
         "Queue.mutex",
     ):

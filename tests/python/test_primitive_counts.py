@@ -19,6 +19,8 @@ import ploom.threading as pthreading
 import primitives_model as model
 from ploom.exploration import _find_utility, loads_strict
 from test_threading import (
+    condition_if,
+    condition_missed,
     event_set_clear,
     event_timed_wait,
     small_barrier_timed,
@@ -208,6 +210,52 @@ def m_event_set_clear(w):
     yield ("join", t)
     if (yield ("read", after)) != 1:
         fail("the setter read before the waiter wrote")
+
+
+def m_condition_missed(w):
+    cond = model.Condition(w)
+    seen = w.cell(0)
+
+    def put(w):
+        yield ("write", seen, 1)
+        yield from cond.enter()
+        yield from cond.notify()
+        yield from cond.exit()
+
+    t = yield ("start", put)
+    yield from cond.enter()
+    yield from cond.wait()
+    yield from cond.exit()
+    if (yield ("read", seen)) != 1:
+        fail("woken before the write")
+    yield ("join", t)
+
+
+def m_condition_if(w):
+    cond = model.Condition(w)
+    box = []
+
+    def take(w):
+        yield from cond.enter()
+        if not box:
+            yield from cond.wait()
+        if not box:
+            yield from cond.exit()  # the with statement's, on the way out
+            raise IndexError("pop from empty list")
+        box.pop()
+        yield from cond.exit()
+
+    t = yield ("start", take)
+    yield from cond.enter()
+    box.append(1)
+    yield from cond.notify()
+    yield from cond.exit()
+    yield from take(w)
+    yield from cond.enter()
+    box.append(2)
+    yield from cond.notify()
+    yield from cond.exit()
+    yield ("join", t)
 
 
 def _m_counter(w, sem):
@@ -419,6 +467,8 @@ def m_excepthook_records(w):
 PAIRS = [
     (event_timed_wait, m_event_timed),
     (event_set_clear, m_event_set_clear),
+    (condition_missed, m_condition_missed),
+    (condition_if, m_condition_if),
     (semaphore_one, m_semaphore_one),
     (semaphore_two, m_semaphore_two),
     (bounded_over_release, m_bounded_over_release),

@@ -386,6 +386,83 @@ def test_the_one_step_event_wait_reaches_what_cpythons_reaches():
     assert _outcomes(event_set_clear, "none")[1] < _outcomes(event_set_clear_cpython, "none")[1]
 
 
+class _WaiterLockCondition(pthreading.Condition):
+    """A Condition whose every wait parks on a waiter lock, as CPython's
+    does: the reference for the one-step untimed wait."""
+
+    def _plain_lock(self):
+        return None
+
+
+def _condition_if(cond_class):
+    # the classic bug: a consumer that waits under "if", not "while"; woken
+    # for an item another consumer took first, it pops an empty list
+    cond = cond_class()
+    box = []
+
+    def take():
+        with cond:
+            if not box:
+                cond.wait()
+            box.pop()
+
+    t = ploom.Thread(target=take)
+    t.start()
+    with cond:
+        box.append(1)
+        cond.notify()
+    take()
+    with cond:
+        box.append(2)
+        cond.notify()
+    t.join()
+
+
+def condition_if():
+    _condition_if(pthreading.Condition)
+
+
+def condition_if_cpython():
+    _condition_if(_WaiterLockCondition)
+
+
+def _condition_missed(cond_class):
+    # a notify before the wait is lost: the waiter then waits for ever
+    cond = cond_class()
+    seen = ploom.SharedCell(0)
+
+    def put():
+        seen.write(1)
+        with cond:
+            cond.notify()
+
+    t = ploom.Thread(target=put)
+    t.start()
+    with cond:
+        cond.wait()
+    assert seen.read() == 1, "woken before the write"
+    t.join()
+
+
+def condition_missed():
+    _condition_missed(pthreading.Condition)
+
+
+def condition_missed_cpython():
+    _condition_missed(_WaiterLockCondition)
+
+
+def test_the_one_step_condition_wait_reaches_what_cpythons_reaches():
+    def kinds(scenario):
+        return {"deadlock" if s.startswith("deadlock") else s for s in _outcomes(scenario, "none")[0]}
+
+    assert kinds(condition_missed) == kinds(condition_missed_cpython) == {"pass", "deadlock"}
+    assert kinds(condition_if) == kinds(condition_if_cpython)
+    assert {"pass", "builtins.IndexError: pop from empty list"} <= kinds(condition_if)
+    for ours, theirs in ((condition_missed, condition_missed_cpython), (condition_if, condition_if_cpython)):
+        assert _outcomes(ours, "none")[1] < _outcomes(theirs, "none")[1]
+
+
 def test_a_timed_wait_explores_both_the_timeout_and_the_wake_up():
     outcomes, _ = _outcomes(event_timed_wait, "none")
     assert outcomes == {"pass", "builtins.AssertionError: timed out"}
@@ -639,7 +716,7 @@ def _outcomes(scenario, reduction):
     [small_wait_stolen, pytest.param(small_pool_if, marks=pytest.mark.soak),
      pytest.param(small_pool_while, marks=pytest.mark.soak), small_semaphore_1, small_semaphore_2,
      small_barrier, small_barrier_twice, small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait,
-     event_set_clear, queue_get_timed, small_condition_wait_for, rlock_reentry, small_join_timed,
+     event_set_clear, condition_missed, condition_if, queue_get_timed, small_condition_wait_for, rlock_reentry, small_join_timed,
      queue_counted_after_task_done],
     ids=lambda f: f.__name__,
 )

@@ -56,9 +56,9 @@ def condition_handoff():
                 cond.wait()  # where: cond.wait
 
     def notifier():
-        with cond:
+        with cond:  # where: notifier with cond
             ready.write(True)
-            cond.notify()  # where: cond.notify
+            cond.notify()
 
     t = ploom.Thread(target=waiter, name="waiter")
     t.start()
@@ -142,7 +142,7 @@ def test_a_step_inside_ploom_threading_names_the_callers_line():
     assert (RELATIVE, _line("with cond"), "waiter") in places
     assert (RELATIVE, _line("cond.wait"), "waiter") in places
     notifier = {_where(s) for s in trace["steps"] if s["task"] == 0}
-    assert (RELATIVE, _line("cond.notify"), "notifier") in notifier
+    assert (RELATIVE, _line("notifier with cond"), "notifier") in notifier
     for s in trace["steps"]:
         assert "ploom/" not in _where(s)[0], s
 
