@@ -716,8 +716,8 @@ def _outcomes(scenario, reduction):
     [small_wait_stolen, pytest.param(small_pool_if, marks=pytest.mark.soak),
      pytest.param(small_pool_while, marks=pytest.mark.soak), small_semaphore_1, small_semaphore_2,
      small_barrier, small_barrier_twice, small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait,
-     event_set_clear, condition_missed, condition_if, queue_get_timed, small_condition_wait_for, rlock_reentry, small_join_timed,
-     queue_counted_after_task_done],
+     event_set_clear, condition_missed, condition_if, queue_get_timed, small_condition_wait_for, rlock_reentry,
+     small_join_timed, queue_counted_after_task_done],
     ids=lambda f: f.__name__,
 )
 def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
