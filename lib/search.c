@@ -205,8 +205,11 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 	int r;
 
 	if (run->outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED) {
-		/* not a schedule: the reduction stopped it half way */
-		res->sleep_blocked++;
+		/* not a schedule: the reduction stopped it half way; a shard's
+		 * probe of another's unit is that other's to count, as a
+		 * schedule is, so that merged shards count it once */
+		if (!(job->part->ops->probe && job->part->ops->probe(job->part)))
+			res->sleep_blocked++;
 		return strategy_next(job, run, err);
 	}
 	if (run->outcome.kind == PLOOM_OUTCOME_REFINE) {

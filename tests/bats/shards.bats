@@ -191,6 +191,30 @@ dpor_outcomes() {
 	[ "$(dpor_outcomes merged.json)" = "$(dpor_outcomes whole.json)" ]
 }
 
+@test "under --reduction=dpor, 4 shards count the sleep-blocked runs the one shard of their units counts" {
+	# a probe's run is the owning shard's: counted there only, a
+	# sleep-blocked one as a schedule; so the units' runs, however many
+	# shards split them, add up to the same counts
+	local name k
+	for name in counter3 writers3 lock_handoff; do
+		run -0 --separate-stderr ploom-explore -q -k --no-minimize --no-saved --reduction=dpor \
+			--shard=0/1 --shard-depth=4 "$SCN:$name"
+		echo "$output" >one.json
+		rm -f shard-*.json
+		for k in 0 1 2 3; do
+			run --separate-stderr ploom-explore -q -k --no-minimize --no-saved --reduction=dpor \
+				--shard="$k/4" --shard-depth=4 "$SCN:$name"
+			echo "$output" >"shard-$k.json"
+		done
+		run --separate-stderr ploom-merge shard-*.json
+		echo "$output" >merged.json
+		[ "$(jq '[.schedules, .sleep_blocked]' -c merged.json)" = "$(jq '[.schedules, .sleep_blocked]' -c one.json)" ]
+		# and there were probes, and sleep-blocked runs, to count
+		[ "$(jq .shard.probes merged.json)" -gt 0 ]
+		[ "$(jq .sleep_blocked one.json)" -gt 0 ]
+	done
+}
+
 @test "--shard with a search order other than dfs is refused, naming the order" {
 	run -2 --separate-stderr ploom-explore --check-options --search=ipb --shard=1/4
 	[[ "$stderr" == "ploom-explore: --search=ipb cannot be combined with --shard: "*$'\n'"usage: "* ]]
