@@ -58,8 +58,7 @@ static int invalid_value(const char *option, const char *arg, const char *fmt, .
 
 void cli_opts_release(struct cli_opts *opts)
 {
-	ploom_config_release_modules(&opts->config);
-	ploom_config_release_plain_points(&opts->config);
+	ploom_config_release_lists(&opts->config);
 }
 
 /* "PROG: out of memory" for a failed add, else the usage error of the

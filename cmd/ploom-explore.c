@@ -421,19 +421,12 @@ struct saved_result {
 	int own_config;
 };
 
-/* Frees the config of a worker of a saved trace's own. */
-static void release_own_config(struct ploom_config *config)
-{
-	ploom_config_release_modules(config);
-	ploom_config_release_plain_points(config);
-}
-
 /* Fills *own with the config of a worker of a saved trace's own: the
  * search's, and as points the plain access sites that trace's search had
  * found too.  A search that finds its points as it goes has none of them
  * before its first schedule, and without them a saved schedule could not
  * run its order of tasks; the search's own workers keep their points, and
- * so its counts.  The caller releases *own with release_own_config()
+ * so its counts.  The caller releases *own with ploom_config_release_lists()
  * whatever this returns.  Returns 0, or -1 with err filled
  * (PLOOM_ERR_INPUT: the trace's keys are no keys). */
 static int own_config_init(struct ploom_config *own, const struct ploom_trace *trace,
@@ -442,15 +435,7 @@ static int own_config_init(struct ploom_config *own, const struct ploom_trace *t
 	size_t i;
 
 	*own = o->common.config;
-	/* the lists the `=` shared are the search's: copies of them */
-	own->patch = NULL;
-	own->npatch = 0;
-	own->instrument = NULL;
-	own->ninstrument = 0;
-	own->plain_points = NULL;
-	own->nplain_points = 0;
-	if (ploom_config_copy_modules(own, &o->common.config, err) < 0 ||
-	    ploom_config_copy_plain_points(own, &o->common.config, err) < 0)
+	if (ploom_config_own_lists(own, &o->common.config, err) < 0)
 		return -1;
 	for (i = 0; i < trace->config.nplain_points; i++) {
 		const char *key = trace->config.plain_points[i];
@@ -511,14 +496,22 @@ static int follow_saved(struct ploom_trace **out, const struct ploom_trace *t,
 	return -1;
 }
 
-/* One line on stderr: the saved trace at path is not run, and why. */
-static void skip_saved(struct report *rep, const char *path, const char *why)
+/* The saved trace at path is not run, for the reason why: one line on
+ * stderr, and 0; or, when why is out of memory, which ends the run as a
+ * search's would, -1 with *err that. */
+static int skip_saved(struct report *rep, const char *path, const struct ploom_err *why,
+		      struct ploom_err *err)
 {
+	if (why->kind == PLOOM_ERR_NOMEM) {
+		*err = *why;
+		return -1;
+	}
 	fputs(PROG ": skipped the saved trace '", message(rep));
 	ploom_put_printable(stderr, path);
 	fputs("': ", stderr);
-	ploom_put_printable(stderr, why);
+	ploom_put_printable(stderr, why->msg);
 	fputc('\n', stderr);
+	return 0;
 }
 
 /* 1 when the trace and the worker name different scenario files. */
@@ -574,11 +567,8 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const
 		t = NULL;
 		why.kind = 0;
 		if (ploom_trace_read_file(&t, path, &why) < 0) {
-			if (why.kind == PLOOM_ERR_NOMEM) {
-				*err = why;
+			if (skip_saved(rep, path, &why, err) < 0)
 				goto done;
-			}
-			skip_saved(rep, path, why.msg);
 			continue;
 		}
 		/* a bounded search answers for its bound: a schedule with more
@@ -589,11 +579,8 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const
 		 * run here at all; then it must be this very scenario's file */
 		if (other_file(t, hello)) {
 			if (ploom_replay_place(t, &why) < 0) {
-				if (why.kind == PLOOM_ERR_NOMEM) {
-					*err = why;
+				if (skip_saved(rep, path, &why, err) < 0)
 					goto done;
-				}
-				skip_saved(rep, path, why.msg);
 				continue;
 			}
 			if (other_file(t, hello))
@@ -602,7 +589,7 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const
 		ploom_worker_free(own);
 		own = NULL;
 		if (has_own)
-			release_own_config(&own_config);
+			ploom_config_release_lists(&own_config);
 		has_own = 0;
 		if (follow_saved(&again, t, worker, &own, &own_config, &has_own, python, o,
 				 &departures, &why) < 0) {
@@ -611,7 +598,7 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const
 				*err = why;
 				goto done;
 			}
-			skip_saved(rep, path, why.msg);
+			skip_saved(rep, path, &why, err);
 			continue;
 		}
 		sr->runs++;
@@ -652,7 +639,7 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const
 done:
 	ploom_worker_free(own);
 	if (has_own)
-		release_own_config(&own_config);
+		ploom_config_release_lists(&own_config);
 	ploom_trace_free(t);
 	ploom_trace_free(again);
 	ploom_saved_list_release(&list);
@@ -900,7 +887,7 @@ done:
 	free(saved.path);
 	ploom_worker_free(saved.worker);
 	if (saved.own_config)
-		release_own_config(&saved.config);
+		ploom_config_release_lists(&saved.config);
 	free(python);
 	free(min_path);
 	cli_opts_release(&o.common);

@@ -870,6 +870,27 @@ void ploom_config_release_plain_points(struct ploom_config *config)
 	config->nplain_points = 0;
 }
 
+int ploom_config_own_lists(struct ploom_config *to, const struct ploom_config *from,
+			   struct ploom_err *err)
+{
+	to->patch = NULL;
+	to->npatch = 0;
+	to->instrument = NULL;
+	to->ninstrument = 0;
+	to->plain_points = NULL;
+	to->nplain_points = 0;
+	if (ploom_config_copy_modules(to, from, err) < 0 ||
+	    ploom_config_copy_plain_points(to, from, err) < 0)
+		return -1;
+	return 0;
+}
+
+void ploom_config_release_lists(struct ploom_config *config)
+{
+	ploom_config_release_modules(config);
+	ploom_config_release_plain_points(config);
+}
+
 static void fingerprints_release(struct ploom_trace *t)
 {
 	size_t i;
@@ -902,8 +923,7 @@ void ploom_trace_free(struct ploom_trace *trace)
 	free(trace->hash_seed);
 	free(trace->config.reduction);
 	free(trace->config.search);
-	ploom_config_release_modules(&trace->config);
-	ploom_config_release_plain_points(&trace->config);
+	ploom_config_release_lists(&trace->config);
 	ploom_run_release(&trace->run);
 	free(trace);
 }

@@ -338,6 +338,17 @@ int ploom_config_copy_plain_points(struct ploom_config *to, const struct ploom_c
 				   struct ploom_err *err);
 void ploom_config_release_plain_points(struct ploom_config *config);
 
+/* For a config to that a struct assignment made from *from, sharing its
+ * lists: gives to copies of its own of the module lists and the plain
+ * points.  Returns 0, or -1 with err filled (out of memory); either way
+ * to no longer shares from's lists, and ploom_config_release_lists()
+ * frees what it holds. */
+int ploom_config_own_lists(struct ploom_config *to, const struct ploom_config *from,
+			   struct ploom_err *err);
+
+/* ploom_config_release_modules() and ploom_config_release_plain_points(). */
+void ploom_config_release_lists(struct ploom_config *config);
+
 /* The longest schedule_timeout_s a trace or an option may give, in
  * seconds (about 31 years): a finite number whose milliseconds a `run`
  * command and a long hold exactly. */

@@ -982,18 +982,12 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	t->config = *config;
 	t->config.reduction = strdup(config->reduction ? config->reduction : "none");
 	t->config.search = strdup(config->search ? config->search : "dfs");
-	/* the trace's own copies of the lists the `=` shared */
-	t->config.patch = NULL;
-	t->config.npatch = 0;
-	t->config.instrument = NULL;
-	t->config.ninstrument = 0;
-	t->config.plain_points = NULL;
-	t->config.nplain_points = 0;
-	if (!t->scenario.target || !t->scenario.module || !t->scenario.qualname ||
+	/* first: the trace's own copies of the lists the `=` shared, which
+	 * ploom_trace_free() may then free */
+	if (ploom_config_own_lists(&t->config, config, err) < 0 ||
+	    !t->scenario.target || !t->scenario.module || !t->scenario.qualname ||
 	    (h->file && !t->scenario.file) || !t->python.implementation ||
-	    !t->python.version || !t->hash_seed || !t->config.reduction || !t->config.search ||
-	    ploom_config_copy_modules(&t->config, config, err) < 0 ||
-	    ploom_config_copy_plain_points(&t->config, config, err) < 0) {
+	    !t->python.version || !t->hash_seed || !t->config.reduction || !t->config.search) {
 		ploom_trace_free(t);
 		return ploom_err_oom(err);
 	}
