@@ -202,13 +202,14 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 {
 	struct ploom_search_result *res = s->res;
 	struct ploom_trace *trace = NULL;
+	/* a shard's probe of another's unit: its runs are that other's to
+	 * count and report, so that merged shards count each once */
+	int probe = job->part->ops->probe && job->part->ops->probe(job->part);
 	int r;
 
 	if (run->outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED) {
-		/* not a schedule: the reduction stopped it half way; a shard's
-		 * probe of another's unit is that other's to count, as a
-		 * schedule is, so that merged shards count it once */
-		if (!(job->part->ops->probe && job->part->ops->probe(job->part)))
+		/* not a schedule: the reduction stopped it half way */
+		if (!probe)
 			res->sleep_blocked++;
 		return strategy_next(job, run, err);
 	}
@@ -223,8 +224,7 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 		return 1;
 	}
 	/* another's schedule, which that other counts and reports */
-	if (job->part->ops->probe && job->part->ops->probe(job->part) &&
-	    run->outcome.kind != PLOOM_OUTCOME_DIVERGENCE)
+	if (probe && run->outcome.kind != PLOOM_OUTCOME_DIVERGENCE)
 		return strategy_next(job, run, err);
 	res->schedules++;
 	if ((long)run->nsteps > res->max_depth)
