@@ -441,19 +441,19 @@ static int check_worker(const struct ploom_trace *recorded, struct ploom_worker 
 	return 0;
 }
 
-/* The limits a replay runs under: config's schedule timeout becomes the
- * smaller of its own and timeout_s (when >= 0).  The trace is untrusted:
- * the command line's limit holds whatever it says, and the trace's holds
- * when the command line's is longer. */
-static int limits(struct ploom_config *config, double timeout_s, long *timeout_ms,
+/* The limits a replay runs under: *schedule_timeout_s becomes the
+ * smaller of itself and timeout_s (when >= 0), and *timeout_ms that in
+ * milliseconds.  The trace is untrusted: the command line's limit holds
+ * whatever it says, and the trace's holds when the command line's is
+ * longer. */
+static int limits(double *schedule_timeout_s, double timeout_s, long *timeout_ms,
 		  struct ploom_err *err)
 {
 	if (timeout_s >= 0)
-		config->schedule_timeout_s =
-			ploom_timeout_min(config->schedule_timeout_s, timeout_s);
-	if (ploom_timeout_ms(timeout_ms, config->schedule_timeout_s) < 0)
+		*schedule_timeout_s = ploom_timeout_min(*schedule_timeout_s, timeout_s);
+	if (ploom_timeout_ms(timeout_ms, *schedule_timeout_s) < 0)
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
-				     config->schedule_timeout_s);
+				     *schedule_timeout_s);
 	return 0;
 }
 
@@ -479,7 +479,7 @@ int ploom_replay_run(struct ploom_trace **out, const struct ploom_trace *recorde
 	int ret = -1;
 
 	*out = NULL;
-	if (check_worker(recorded, w, err) < 0 || limits(&config, timeout_s, &timeout_ms, err) < 0)
+	if (check_worker(recorded, w, err) < 0 || limits(&config.schedule_timeout_s, timeout_s, &timeout_ms, err) < 0)
 		goto done;
 	if (ploom_worker_run(w, &run, recorded->run.choices, recorded->run.nchoices,
 			     config.max_steps, timeout_ms, err) < 0)
@@ -665,7 +665,7 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
 	int ret = -1;
 
 	*out = NULL;
-	if (check_worker(recorded, w, err) < 0 || limits(&config, timeout_s, &timeout_ms, err) < 0 ||
+	if (check_worker(recorded, w, err) < 0 || limits(&config.schedule_timeout_s, timeout_s, &timeout_ms, err) < 0 ||
 	    follow_runs(&run, recorded, w, config.max_steps, timeout_ms, NULL, err) < 0)
 		goto done;
 	*departures = ploom_replay_departures(&recorded->run, &run);
@@ -686,14 +686,14 @@ int ploom_replay_follow_in_search(struct ploom_trace **out, const struct ploom_t
 				  const char *hash_seed, int *departures, char **refine,
 				  struct ploom_err *err)
 {
-	struct ploom_config limited = *config;
 	struct ploom_run run = {0};
+	double timeout_s = config->schedule_timeout_s;
 	long timeout_ms;
 	int ret = -1, r;
 
 	*out = NULL;
 	*refine = NULL;
-	if (check_worker(recorded, w, err) < 0 || limits(&limited, -1, &timeout_ms, err) < 0)
+	if (check_worker(recorded, w, err) < 0 || limits(&timeout_s, -1, &timeout_ms, err) < 0)
 		goto done;
 	r = follow_runs(&run, recorded, w, config->max_steps, timeout_ms, refine, err);
 	if (r != 0) {
