@@ -187,7 +187,7 @@ struct ploom_dpor {
 	size_t acc_cap;
 	long *vev;
 	char *vgone;
-	size_t v_cap, nv, vleft;
+	size_t vev_cap, vgone_cap, nv, vleft;
 	size_t nsteps;          /* of the run taken */
 	const struct ploom_run *run; /* the run taken, during ploom_dpor_next() */
 	struct tset chain_sleep; /* set_prefix()'s scratch */
@@ -1051,15 +1051,9 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	    grow((void **)&d->acc, &d->acc_cap, n + 1, sizeof(*d->acc)) < 0 ||
 	    ploom_hb_reset(d->hb, d->ntasks, n + 1) < 0)
 		return ploom_err_oom(err);
-	if (d->wakeup) {
-		size_t cap = d->v_cap;
-
-		if (grow((void **)&d->vev, &d->v_cap, n + 1, sizeof(*d->vev)) < 0 ||
-		    grow((void **)&d->vgone, &cap, n + 1, 1) < 0)
-			return ploom_err_oom(err);
-		if (cap != d->v_cap)
-			return ploom_err_oom(err);
-	}
+	if (d->wakeup && (grow((void **)&d->vev, &d->vev_cap, n + 1, sizeof(*d->vev)) < 0 ||
+			  grow((void **)&d->vgone, &d->vgone_cap, n + 1, 1) < 0))
+		return ploom_err_oom(err);
 	d->nsteps = n;
 	d->run = run;
 	d->cut_fail = n && ploom_outcome_is_failure(run->outcome.kind) &&
