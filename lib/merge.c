@@ -215,7 +215,7 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	struct ploom_search_result *s = &m->sum;
 	struct ploom_stats_search asked = {0};
 	const struct ploom_stats *first;
-	const struct ploom_stats_in *failed = NULL, *traced = NULL, *saved_failed = NULL;
+	const struct ploom_stats_in *failed = NULL, *traced = NULL, *saved_failed = NULL, *reported;
 	size_t i;
 	int k, count, complete;
 
@@ -292,23 +292,23 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	/* every shard given is complete, and some are not given */
 	if (!complete && !s->stopped_by)
 		s->stopped_by = "missing-shards";
-	/* the traces of the first failure, else of the first shard with one:
-	 * a saved schedule's failure comes first, it ran before any unit */
+	/* the failure reported, with its traces: a saved schedule's, which
+	 * ran before any unit, else the search's first; without one, the
+	 * traces of the first shard with any.  The unit is the search's. */
 	if (failed)
 		m->shard.failure_unit = failed->stats.shard->failure_unit;
-	if (saved_failed)
-		failed = saved_failed;
-	if (failed)
-		s->failure_path = failed->trace;
+	reported = saved_failed ? saved_failed : failed;
+	if (reported)
+		s->failure_path = reported->trace;
 	else if (traced)
 		s->limit_path = traced->trace;
 	if (merge_outcomes(m, &asked.with_outcomes, err) < 0)
 		return -1;
 	ploom_stats_from_search(&m->stats, &asked, s,
-				failed ? failed->minimized_trace
-				       : traced ? traced->minimized_trace : NULL);
+				reported ? reported->minimized_trace
+					 : traced ? traced->minimized_trace : NULL);
 	/* a shard's failure comes back as an outcome, not as a trace */
-	m->stats.failure = failed ? failed->stats.failure : NULL;
+	m->stats.failure = reported ? reported->stats.failure : NULL;
 	*out = &m->stats;
 	return 0;
 }

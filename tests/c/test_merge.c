@@ -266,12 +266,13 @@ static struct ploom_stats_in *failed_shard(int index, int saved, int unit, const
 		 " \"complete\": false, \"stopped_by\": \"failure\","
 		 " \"max_preemptions\": null, \"reduction\": \"none\", \"search\": \"dfs\","
 		 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
-		 " \"max_depth\": 3, \"trace\": \"%s\", \"minimized_trace\": null,"
-		 " \"failure\": {\"kind\": \"failure\", \"type\": \"E\", \"message\": \"m\","
-		 " \"summary\": \"E: m\"},"
+		 " \"max_depth\": 3, \"trace\": \"%s\", \"minimized_trace\": \"min-%s\","
+		 " \"failure\": {\"kind\": \"failure\", \"type\": \"E\", \"message\": \"%s\","
+		 " \"summary\": \"E: %s\"},"
 		 " \"shard\": {\"index\": %d, \"count\": 2, \"depth\": 4, \"units\": null,"
 		 " \"owned\": 1, \"probes\": 0, \"failure_unit\": %s}}",
-		 saved ? 0 : 3, saved ? 0 : 1, saved ? 2 : 0, saved, trace, index, unit_text);
+		 saved ? 0 : 3, saved ? 0 : 1, saved ? 2 : 0, saved, trace, trace,
+		 saved ? "again" : "m", saved ? "again" : "m", index, unit_text);
 	if (!CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), 0))
 		printf("  %s\n", err.msg);
 	return in;
@@ -292,6 +293,11 @@ static void merge_counts_the_saved_schedules_once_and_their_failure_first(void)
 		CHECK_INT(s->failing, 1);
 		CHECK_INT(s->schedules, 3);
 		CHECK_STR(s->trace, "saved.json");
+		/* the saved failure's minimized trace and outcome too, the
+		 * search's unit */
+		CHECK_STR(s->minimized_trace, "min-saved.json");
+		if (CHECK(s->failure != NULL))
+			CHECK_STR(s->failure->summary, "E: again");
 		CHECK_INT(s->shard->failure_unit, 5);
 		CHECK_STR(s->result, "failure");
 	}
