@@ -158,8 +158,7 @@ def _replay(args) -> int:
     from ploom import exploration
 
     try:
-        options = [] if args.schedule_timeout is None else [f"--schedule-timeout={args.schedule_timeout}"]
-        trace = exploration._replay_path(args.trace, args.python, args.on_current_source, options,
+        trace = exploration._replay_path(args.trace, args.python, args.on_current_source, args.schedule_timeout,
                                          usage_name=f"{PROG} replay")
     except exploration.ModelCheckError as exc:
         _print_failure(exc, on_current_source=args.on_current_source)

@@ -681,10 +681,11 @@ def _search(
     ``--check-options``) writes the utility's stdout to ours and returns
     None.  With progress, the ``--progress=json`` lines go to it (_run)."""
     __tracebackhide__ = True
-    argv = [_find_utility(_EXPLORE), f"--python={sys.executable}", *_terminal_progress(progress), *args]
+    terminal = _terminal_progress(progress)
+    argv = [_find_utility(_EXPLORE), f"--python={sys.executable}", *terminal, *args]
     # the ModelCheckError says the next step, with the command of its caller
     env = dict(env, PLOOM_NO_NEXT_STEP="1")
-    if argv[2:3] == ["--progress=terminal"]:
+    if terminal:
         env = dict(env, COLUMNS=str(shutil.get_terminal_size().columns))
     if usage_name:
         env = dict(env, PLOOM_USAGE_NAME=usage_name)
@@ -809,17 +810,22 @@ def replay(
     if not isinstance(path, str):
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
     _check_seconds("schedule_timeout", schedule_timeout, "ploom.replay: schedule_timeout")
-    options = [] if schedule_timeout is None else [f"--schedule-timeout={_spelled(schedule_timeout)}"]
-    return _replay_path(path, python, on_current_source, options)
+    return _replay_path(path, python, on_current_source, schedule_timeout)
 
 
 def _replay_path(
-    path: str, python: str | None, on_current_source: bool, options: list[str], usage_name: str | None = None
+    path: str,
+    python: str | None,
+    on_current_source: bool,
+    schedule_timeout: float | str | None,
+    usage_name: str | None = None,
 ) -> dict:
-    """replay() of ``path`` with ploom-replay's ``options`` as they are,
-    for ploom-replay to judge; its usage, on a usage error, names
-    ``usage_name`` (the command the user typed) when given."""
+    """replay() of ``path``, with ``schedule_timeout`` (a number, or the
+    text the user typed) passed on for ploom-replay to judge; its usage, on
+    a usage error, names ``usage_name`` (the command the user typed) when
+    given."""
     __tracebackhide__ = True
+    options = [] if schedule_timeout is None else [f"--schedule-timeout={_spelled(schedule_timeout)}"]
     pipe = None if path == "-" else _open_if_pipe(path)
     try:
         return _replay_from(

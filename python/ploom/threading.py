@@ -215,8 +215,13 @@ class RLock:
         self._lock.release()
         return saved
 
-    def _acquire_restore(self, saved):
-        self._lock.acquire()
+    def _acquire_restore(self, saved, when=None):
+        # when: a Condition's one-step wait, which takes the lock back
+        # only once when() holds (ploom._ploom.acquire_when)
+        if when is None:
+            self._lock.acquire()
+        else:
+            acquire_when(self._lock, when)
         self._count, self._owner = saved
 
     def _at_fork_reinit(self):
@@ -277,8 +282,7 @@ class Condition:
         return self._wait(timeout)
 
     def _wait(self, timeout):
-        inner = self._plain_lock()
-        if timeout is None and inner is not None:
+        if timeout is None and self._one_step_waits():
             # One step: the acquire of the lock once a notify took this
             # waiter (ploom._ploom.acquire_when), instead of a waiter lock
             # that the notify releases, its acquire, and the lock taken
@@ -289,9 +293,10 @@ class Condition:
             woken = _Woken()
             self._waiters.append(woken)
             saved = self._release_save()
-            acquire_when(inner, woken)
-            if saved is not None:
-                self._lock._count, self._lock._owner = saved
+            if saved is None:  # a plain Lock
+                acquire_when(self._lock, woken)
+            else:
+                self._lock._acquire_restore(saved, woken)
             return True
         waiter = held_lock(name=self._waiter_name)
         self._waiters.append(waiter)
@@ -326,15 +331,11 @@ class Condition:
         for _ in range(min(n, len(self._waiters))):
             self._waiters.popleft().release()
 
-    def _plain_lock(self):
-        """The ploom.Lock a one-step wait takes: the lock itself, or an
-        RLock's own; None for another kind of lock, whose waits keep a
-        waiter lock each."""
-        if type(self._lock) is _Lock:
-            return self._lock
-        if type(self._lock) is RLock:
-            return self._lock._lock
-        return None
+    def _one_step_waits(self):
+        """Whether an untimed wait is one step: over a ploom.Lock or an
+        RLock, whose lock acquire_when takes; over another kind of lock
+        each wait keeps a waiter lock."""
+        return type(self._lock) in (_Lock, RLock)
 
     def notify_all(self):
         self.notify(len(self._waiters))

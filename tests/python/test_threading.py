@@ -390,8 +390,8 @@ class _WaiterLockCondition(pthreading.Condition):
     """A Condition whose every wait parks on a waiter lock, as CPython's
     does: the reference for the one-step untimed wait."""
 
-    def _plain_lock(self):
-        return None
+    def _one_step_waits(self):
+        return False
 
 
 def _condition_if(cond_class):
