@@ -106,25 +106,6 @@ done:
 	return ret;
 }
 
-/* The repository that holds the folder dir, with a work tree.  Any
- * failure to open one counts as none: a checkout that libgit2 refuses
- * (GIT_EOWNER, a damaged .git) must not stop a recording, which then
- * simply records no repository.  Returns 1 with *out set, or 0. */
-static int open_worktree_repo(git_repository **out, const char *dir)
-{
-	*out = NULL;
-	if (git_repository_open_ext(out, dir, 0, NULL) < 0) {
-		*out = NULL;
-		return 0;
-	}
-	if (git_repository_is_bare(*out) || !git_repository_workdir(*out)) {
-		git_repository_free(*out);
-		*out = NULL;
-		return 0;
-	}
-	return 1;
-}
-
 /* The real path of repo's work tree with a final '/', malloc'd, or NULL
  * with err filled.  Resolved like the files compared with it, so that a
  * symbolic link on the way (/tmp, say) does not hide the prefix. */
@@ -153,18 +134,131 @@ static char *real_workdir(git_repository *repo, struct ploom_err *err)
 	return out;
 }
 
+/* The real path of dir's nearest folder, itself included, that holds a
+ * ".git" (a folder, a gitlink file or a link), looking up as git does and
+ * stopping where the file system changes, as git and libgit2 do by
+ * default; malloc'd, or NULL when there is none.  Nothing from the
+ * environment (GIT_DIR, GIT_WORK_TREE, GIT_CEILING_DIRECTORIES) steers
+ * it: a replay's current folder may be an unpacked artifact, and what
+ * it trusts must not be widened by what was packed with it. */
+static char *dotgit_holder(const char *dir, struct ploom_err *err)
+{
+	struct stat st, here;
+	char *p, *probe = NULL, *slash;
+	dev_t dev;
+
+	p = realpath(dir, NULL);
+	if (!p) {
+		ploom_err_set(err, PLOOM_ERR_SYSTEM, "cannot resolve '%s': %s", dir, strerror(errno));
+		return NULL;
+	}
+	if (stat(p, &here) < 0)
+		goto none;
+	dev = here.st_dev;
+	for (;;) {
+		free(probe);
+		if (asprintf(&probe, "%s%s.git", p, strcmp(p, "/") ? "/" : "") < 0) {
+			probe = NULL;
+			ploom_err_oom(err);
+			goto none;
+		}
+		if (lstat(probe, &st) == 0) {
+			free(probe);
+			return p;
+		}
+		if (!strcmp(p, "/"))
+			goto none;
+		slash = strrchr(p, '/');
+		slash[slash == p] = '\0';
+		if (stat(p, &here) < 0 || here.st_dev != dev)
+			goto none;
+	}
+none:
+	free(probe);
+	free(p);
+	return NULL;
+}
+
+/* The repository whose work tree holds the folder dir: the one of the
+ * nearest ".git" above it (dotgit_holder()), whose work tree must be the
+ * folder that holds that ".git".  A repository that puts its work tree
+ * elsewhere (core.worktree, or a worktree's link back to another folder)
+ * is not trusted: a ".git" planted in a replay's folder with
+ * core.worktree=/ would make the whole disk "the repository".  A gitlink
+ * file ("gitdir: PATH", as worktrees and submodules have) is accepted
+ * when PATH is a repository libgit2 opens and its work tree is that same
+ * folder.  Any failure to open one counts as none: a checkout that
+ * libgit2 refuses (GIT_EOWNER, a damaged .git) must not stop a
+ * recording, which then simply records no repository.  Returns 1 with
+ * *out and *workdir (its real path ending in '/', malloc'd) set; 0 when
+ * there is none; -2 with why filled (kind PLOOM_ERR_INPUT) when the
+ * nearest repository puts its work tree elsewhere; -1 with why filled. */
+static int open_worktree_repo(git_repository **out, char **workdir, const char *dir,
+			      struct ploom_err *why)
+{
+	struct ploom_err ignored = {0, ""};
+	char *holder = dotgit_holder(dir, why), *wd = NULL;
+	size_t n;
+	int ret = 0;
+
+	*out = NULL;
+	*workdir = NULL;
+	if (!holder)
+		return why->kind == PLOOM_ERR_NOMEM ? -1 : 0;
+	/* NO_SEARCH: holder is where git would look, and libgit2 must not
+	 * look anywhere else; without GIT_REPOSITORY_OPEN_FROM_ENV it reads
+	 * no GIT_DIR or GIT_WORK_TREE */
+	if (git_repository_open_ext(out, holder, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		*out = NULL;
+		goto done;
+	}
+	if (git_repository_is_bare(*out) || !git_repository_workdir(*out))
+		goto done;
+	wd = real_workdir(*out, &ignored);
+	if (!wd) {
+		ret = ignored.kind == PLOOM_ERR_NOMEM ? ploom_err_oom(why) : 0;
+		goto done;
+	}
+	n = strlen(holder);
+	if (strncmp(wd, holder, n) || strcmp(wd + n, strcmp(holder, "/") ? "/" : "")) {
+		ploom_err_set(why, PLOOM_ERR_INPUT,
+			      "the repository of '%s/.git' puts its work tree at '%s' "
+			      "(core.worktree?), not the folder that holds it: ploom trusts only "
+			      "that folder",
+			      strcmp(holder, "/") ? holder : "", wd);
+		ret = -2;
+		goto done;
+	}
+	*workdir = wd;
+	wd = NULL;
+	ret = 1;
+done:
+	if (ret != 1) {
+		git_repository_free(*out);
+		*out = NULL;
+	}
+	free(wd);
+	free(holder);
+	return ret;
+}
+
 int ploom_repo_workdir(char **out, const char *dir, struct ploom_err *err)
 {
+	struct ploom_err why = {0, ""};
 	git_repository *repo = NULL;
+	int r;
 
 	*out = NULL;
 	if (ensure_init(err) < 0)
 		return -1;
-	if (!open_worktree_repo(&repo, dir))
-		return 0;
-	*out = real_workdir(repo, err);
+	r = open_worktree_repo(&repo, out, dir, &why);
 	git_repository_free(repo);
-	return *out ? 1 : -1;
+	if (r < 0) {
+		if (err)
+			*err = why;
+		return -1;
+	}
+	return r;
 }
 
 void ploom_repo_file_release(struct ploom_repo_file *f)
@@ -177,12 +271,13 @@ void ploom_repo_file_release(struct ploom_repo_file *f)
 int ploom_repo_file_find(struct ploom_repo_file *out, const char *path,
 			 struct ploom_err *err)
 {
+	struct ploom_err why = {0, ""};
 	git_repository *repo = NULL;
 	unsigned int flags = 0;
 	git_oid oid;
 	char *real = NULL, *dir = NULL, *slash;
 	size_t n;
-	int ret = -1;
+	int ret = -1, r;
 
 	memset(out, 0, sizeof(*out));
 	if (ensure_init(err) < 0)
@@ -199,13 +294,18 @@ int ploom_repo_file_find(struct ploom_repo_file *out, const char *path,
 	slash = strrchr(dir, '/');
 	if (slash)
 		slash[slash == dir] = '\0'; /* "/f.py" lives in "/" */
-	if (!open_worktree_repo(&repo, dir)) {
+	/* a repository that is not trusted to replay is none to record in:
+	 * the trace then records its folder */
+	r = open_worktree_repo(&repo, &out->workdir, dir, &why);
+	if (r == -1) {
+		if (err)
+			*err = why;
+		goto done;
+	}
+	if (r != 1) {
 		ret = 0;
 		goto done;
 	}
-	out->workdir = real_workdir(repo, err);
-	if (!out->workdir)
-		goto done;
 	n = strlen(out->workdir);
 	/* a file under .git, or reached through a link out of the tree, is
 	 * not part of the work tree */

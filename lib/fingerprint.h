@@ -43,12 +43,22 @@ struct ploom_repo_file {
 			 * tree, or git does not track it */
 };
 
+/* The repository of a folder, for recording and replay alike, is the one
+ * of the nearest ".git" (a folder, a gitlink file or a link) at or above
+ * it, not past a change of file system, opened by libgit2 there and
+ * nowhere else, reading nothing from the environment (GIT_DIR,
+ * GIT_WORK_TREE); it counts only when its work tree is the folder that
+ * holds that ".git" (not core.worktree elsewhere, nor the folder of
+ * another worktree whose gitdir a planted .git file names).  What a replay
+ * trusts is that folder and nothing wider. */
+
 /* Finds the repository of the file at path (absolute; symbolic links are
- * resolved) by looking up from its folder, as git does.  Returns 1 with
+ * resolved) by looking up from its folder (above).  Returns 1 with
  * *out filled (the caller releases it with ploom_repo_file_release());
- * 0 when the file is in no repository with a work tree, or in one that
- * libgit2 will not open (not owned by this user, say): the caller then
- * records no repository rather than failing; -1 with err filled. */
+ * 0 when the file is in no repository with a work tree, in one that
+ * libgit2 will not open (not owned by this user, say), or in one whose
+ * work tree is elsewhere: the caller then records no repository rather
+ * than failing; -1 with err filled. */
 int ploom_repo_file_find(struct ploom_repo_file *out, const char *path,
 			 struct ploom_err *err);
 
@@ -57,9 +67,11 @@ int ploom_repo_file_find(struct ploom_repo_file *out, const char *path,
 void ploom_repo_file_release(struct ploom_repo_file *f);
 
 /* The work tree root (absolute, ending in '/') of the repository that
- * holds the folder dir, looking up from it as git does.  Returns 1 and
- * the caller owns *out (free()); 0 when there is none, or none libgit2
- * will open (*out NULL); -1 with err filled. */
+ * holds the folder dir, looking up from it (above).  Returns 1 and the
+ * caller owns *out (free()); 0 when there is none, or none libgit2 will
+ * open (*out NULL); -1 with err filled: kind PLOOM_ERR_INPUT when the
+ * nearest repository puts its work tree elsewhere,
+ *   the repository of '/art/.git' puts its work tree at '/' (core.worktree?), not the folder that holds it: ploom trusts only that folder */
 int ploom_repo_workdir(char **out, const char *dir, struct ploom_err *err);
 
 #endif

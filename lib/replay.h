@@ -61,8 +61,9 @@
  * trusted by moving: check 1 runs on the new paths, so a file edited in
  * this clone is a divergence naming it.  When there is no such root or
  * file the paths stay as recorded.  Returns 1 when the paths moved, 0
- * when they did not, -1 with err filled (out of memory, or the current
- * directory cannot be read). */
+ * when they did not, -1 with err filled (out of memory, the current
+ * directory cannot be read, or its repository puts its work tree
+ * elsewhere: ploom_repo_workdir()). */
 int ploom_replay_locate(struct ploom_trace *trace, struct ploom_err *err);
 
 /* The fingerprint of the trace's scenario file, or NULL; owned by the
@@ -80,7 +81,8 @@ const struct ploom_fingerprint *ploom_replay_scenario_fingerprint(const struct p
  *   the trace records no relative path of its scenario file: ...
  *   the trace's scenario 'a/f.py' is in a git repository and this directory is in none: ...
  *   the trace's scenario 'a/f.py' is not in this repository '/clone/': ...
- *   the trace's file '/clone/a/f.py' leads out of '/clone/' (a symbolic link?): ... */
+ *   the trace's file '/clone/a/f.py' leads out of '/clone/' (a symbolic link?): ...
+ *   the repository of '/art/.git' puts its work tree at '/' (core.worktree?), ... */
 int ploom_replay_place(struct ploom_trace *trace, struct ploom_err *err);
 
 /* The part of check 1 that reads no file: the trace names an absolute

@@ -417,6 +417,33 @@ ploom-replay: builtins.AssertionError: the account is overdrawn (the recorded fa
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
 }
 
+@test "a trace replays in a git worktree and in a submodule, whose .git files name a gitdir elsewhere" {
+	clones
+	cd first
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account:scenario
+	trace="$PWD/$(echo "$output" | jq -r .trace)"
+	git worktree add -q ../wt
+	cd ../wt
+	[ -f .git ]
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	cd "$BATS_TEST_TMPDIR"
+	git init -q super
+	git -C super -c protocol.file.allow=always submodule add -q "$BATS_TEST_TMPDIR/first" sub
+	cd super/sub
+	[ -f .git ]
+	# git keeps the submodule's repository under the superproject's .git,
+	# with core.worktree naming this folder
+	[ -n "$(git config core.worktree)" ]
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	echo "$output" > again.json
+	[ "$(jq -r .scenario.file again.json)" = "$(pwd -P)/bank_account.py" ]
+	# and a search there records the submodule's own relative path
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account.py:scenario
+	[ "$(jq -r .scenario.relpath "$(echo "$output" | jq -r .trace)")" = bank_account.py ]
+}
+
 @test "a trace records that its file differs from the commit" {
 	clones
 	cd first

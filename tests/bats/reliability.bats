@@ -123,6 +123,110 @@ forge_os() {
 	[ -e "$BATS_TEST_TMPDIR/ran.txt" ]
 }
 
+# replay_refused STATUS MESSAGE TRACE: every way to replay TRACE (ploom-replay,
+# on the current source too, ploom-minimize, python -m ploom replay) exits
+# STATUS saying MESSAGE, and prints no trace
+replay_refused() {
+	local status="$1" want="$2" trace="$3"
+	run "-$status" --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: $want" ]
+	[ -z "$output" ]
+	run "-$status" --separate-stderr ploom-replay --on-current-source "$trace"
+	[[ "$stderr" == *"ploom-replay: $want" ]]
+	run "-$status" --separate-stderr ploom-minimize "$trace"
+	[ "$stderr" = "ploom-minimize: $want" ]
+	run "-$status" --separate-stderr python3 -m ploom replay "$trace"
+	[[ "$stderr" == *"$want"* ]]
+	run "-$status" --separate-stderr python3 -m ploom replay --on-current-source "$trace"
+	[[ "$stderr" == *"$want"* ]]
+}
+
+# forge_outside FILE ROOT: forged.json, the bank's trace ($orig, from
+# traces) made to run FILE, with its real blob id, as the scenario of a
+# repository whose work tree is ROOT
+forge_outside() {
+	local rel="${1#"$2"}"
+	jq --arg f "$1" --arg r "${rel#/}" --arg b "$(git hash-object "$1")" \
+		'.source.root = "repository"
+		| .scenario = {target: "evil.py:scenario", module: "evil", qualname: "scenario", file: $f, relpath: $r}
+		| .fingerprints = [{path: $f, blob: $b, relpath: $r}]' "$orig" > forged.json
+}
+
+@test "replay trust: a planted .git does not widen the repository (core.worktree, a .git file, GIT_DIR)" {
+	mkdir outside
+	printf 'open("%s/ran.txt", "w").close()\ndef scenario():\n    pass\n' "$BATS_TEST_TMPDIR" \
+		> outside/evil.py
+	evil="$(cd outside && pwd -P)/evil.py"
+	traces
+	forge_outside "$evil" /
+	forged="$PWD/forged.json"
+	# an unpacked CI artifact whose .git makes the whole disk its work tree
+	mkdir art
+	git init -q art
+	git -C art config core.worktree /
+	cd art
+	replay_refused 2 "the repository of '$(pwd -P)/.git' puts its work tree at '/' (core.worktree?), not the folder that holds it: ploom trusts only that folder" "$forged"
+	run -0 ploom-show "$forged"
+	[[ "$output" == *"replay runs  nothing: the repository of '$(pwd -P)/.git' puts its work tree at '/'"* ]]
+	# nor is it a repository to record in: a search here records its folder
+	cp "$BANK" bank.py
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
+	[ "$(jq -r .source.root "$(echo "$output" | jq -r .trace)")" = folder ]
+	# from a folder below it too
+	mkdir sub
+	cd sub
+	run -2 --separate-stderr ploom-replay "$forged"
+	[[ "$stderr" == "ploom-replay: the repository of '"*"/art/.git' puts its work tree at '/'"* ]]
+	cd "$BATS_TEST_TMPDIR"
+	# or the folder above it, where the file is
+	forge_outside "$evil" "$(pwd -P)"
+	# (relative to art/.git, as git reads it)
+	git -C art config core.worktree ../..
+	cd art
+	replay_refused 2 "the repository of '$(pwd -P)/.git' puts its work tree at '$(cd .. && pwd -P)/' (core.worktree?), not the folder that holds it: ploom trusts only that folder" "$forged"
+	cd "$BATS_TEST_TMPDIR"
+	# a .git file naming a repository elsewhere, whose work tree is /
+	forge_outside "$evil" /
+	git init -q planted
+	git -C planted config core.worktree /
+	mkdir art2
+	printf 'gitdir: %s/planted/.git\n' "$BATS_TEST_TMPDIR" > art2/.git
+	cd art2
+	replay_refused 2 "the repository of '$(pwd -P)/.git' puts its work tree at '/' (core.worktree?), not the folder that holds it: ploom trusts only that folder" "$forged"
+	# a .git file naming a worktree of another repository: its work tree
+	# is that worktree's folder, not this one
+	cd "$BATS_TEST_TMPDIR"
+	git -C planted config --unset core.worktree
+	git -C planted -c user.name=a -c user.email=a@b commit -q --allow-empty -m x
+	git -C planted worktree add -q "$BATS_TEST_TMPDIR/wt"
+	mkdir art3
+	cp wt/.git art3/.git
+	cd art3
+	replay_refused 2 "the repository of '$(pwd -P)/.git' puts its work tree at '$(cd ../wt && pwd -P)/' (core.worktree?), not the folder that holds it: ploom trusts only that folder" "$forged"
+	# GIT_DIR and GIT_WORK_TREE in the environment are not followed
+	cd "$BATS_TEST_TMPDIR/outside"
+	GIT_DIR="$BATS_TEST_TMPDIR/planted/.git" GIT_WORK_TREE=/ run -2 --separate-stderr ploom-replay "$forged"
+	[[ "$stderr" == "ploom-replay: the trace's scenario '${evil#/}' is in a git repository and this directory is in none"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/ran.txt" ]
+	# what the test plants runs when imported
+	python3 "$evil"
+	[ -e "$BATS_TEST_TMPDIR/ran.txt" ]
+}
+
+@test "replay trust: a file reached through a symbolic link out of the repository does not run" {
+	mkdir outside
+	printf 'open("%s/ran.txt", "w").close()\ndef scenario():\n    pass\n' "$BATS_TEST_TMPDIR" \
+		> outside/evil.py
+	git init -q art
+	ln -s ../outside/evil.py art/evil.py
+	traces
+	forge_outside "$(cd art && pwd -P)/evil.py" "$(cd art && pwd -P)"
+	forged="$PWD/forged.json"
+	cd art
+	replay_refused 2 "the trace's file '$(pwd -P)/evil.py' leads out of '$(pwd -P)/' (a symbolic link?): a replay runs only files inside it" "$forged"
+	[ ! -e "$BATS_TEST_TMPDIR/ran.txt" ]
+}
+
 @test "replay trust: a trace with a duplicate key is refused by every reader" {
 	traces
 	payload
