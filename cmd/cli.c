@@ -458,7 +458,7 @@ static void exit_with_caller(void)
 
 static int start_worker(struct ploom_worker **out, const char *python, const char *target,
 			const char *hash_seed, const struct ploom_fingerprint *expect,
-			const struct ploom_config *config, struct ploom_err *err)
+			const char *root, const struct ploom_config *config, struct ploom_err *err)
 {
 	/* C does not convert char ** to const char *const * by itself */
 	struct ploom_worker_opts opts = {python,
@@ -474,7 +474,8 @@ static int start_worker(struct ploom_worker **out, const char *python, const cha
 					 !ploom_config_watches_plain(config),
 					 (const char *const *)config->instrument,
 					 config->ninstrument,
-					 config->instrument_scenario};
+					 config->instrument_scenario,
+					 root};
 	struct sigaction sa;
 
 	/* no SA_RESTART: a signal must interrupt the wait for the worker */
@@ -493,20 +494,29 @@ int cli_worker_start(struct ploom_worker **out, const char *python, const char *
 		     const char *hash_seed, const struct ploom_config *config,
 		     struct ploom_err *err)
 {
-	return start_worker(out, python, target, hash_seed, NULL, config, err);
+	return start_worker(out, python, target, hash_seed, NULL, NULL, config, err);
 }
 
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 			    struct ploom_trace *trace, struct ploom_err *err)
 {
+	char *root;
+	int r;
+
 	/* the trace's files as they are in this clone, which the checks
 	 * then hold to the recorded blobs; nothing outside it runs */
 	if (ploom_replay_place(trace, err) < 0 || ploom_replay_check_source(trace, err) < 0)
 		return -1;
-	/* the recorded target, and the file it must be: the worker alone
-	 * tells a file target from a module one (python/ploom/_worker.py) */
-	return start_worker(out, python, trace->scenario.target, trace->hash_seed,
-			    ploom_replay_scenario_fingerprint(trace), &trace->config, err);
+	root = ploom_replay_root(trace);
+	if (!root)
+		return ploom_err_oom(err);
+	/* the recorded target, the file it must be and the tree its packages
+	 * must be in: the worker alone tells a file target from a module one
+	 * (python/ploom/_worker.py) */
+	r = start_worker(out, python, trace->scenario.target, trace->hash_seed,
+			 ploom_replay_scenario_fingerprint(trace), root, &trace->config, err);
+	free(root);
+	return r;
 }
 
 int cli_worker_start_current(struct ploom_worker **out, const char *python,
@@ -515,6 +525,7 @@ int cli_worker_start_current(struct ploom_worker **out, const char *python,
 {
 	struct ploom_fingerprint expect = {0};
 	struct ploom_buf changes = {0};
+	char *root;
 	int n;
 
 	if (ploom_replay_place(trace, err) < 0)
@@ -540,8 +551,13 @@ int cli_worker_start_current(struct ploom_worker **out, const char *python,
 	 * now on stops the replay instead of running unseen code */
 	expect.path = trace->scenario.file;
 	expect.blob = scenario_now;
-	return start_worker(out, python, trace->scenario.target, trace->hash_seed, &expect,
-			    &trace->config, err);
+	root = ploom_replay_root(trace);
+	if (!root)
+		return ploom_err_oom(err);
+	n = start_worker(out, python, trace->scenario.target, trace->hash_seed, &expect, root,
+			 &trace->config, err);
+	free(root);
+	return n;
 }
 
 int cli_worker_stop(struct ploom_worker **worker, struct ploom_err *err)

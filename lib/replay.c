@@ -222,6 +222,20 @@ done:
 	return ret;
 }
 
+char *ploom_replay_root(const struct ploom_trace *trace)
+{
+	const char *file = trace->scenario.file, *rel = trace->scenario.relpath;
+	size_t nf, nr;
+
+	if (!file || !rel)
+		return NULL;
+	nf = strlen(file);
+	nr = strlen(rel);
+	if (nf <= nr || strcmp(file + nf - nr, rel) || file[nf - nr - 1] != '/')
+		return NULL;
+	return strndup(file, nf - nr);
+}
+
 int ploom_replay_check_trace(const struct ploom_trace *trace, struct ploom_err *err)
 {
 	const char *file = trace->scenario.file;

@@ -82,8 +82,16 @@ const struct ploom_fingerprint *ploom_replay_scenario_fingerprint(const struct p
  *   the trace's scenario 'a/f.py' is in a git repository and this directory is in none: ...
  *   the trace's scenario 'a/f.py' is not in this repository '/clone/': ...
  *   the trace's file '/clone/a/f.py' leads out of '/clone/' (a symbolic link?): ...
- *   the repository of '/art/.git' puts its work tree at '/' (core.worktree?), ... */
+ *   the repository of '/art/.git' puts its work tree at '/' (core.worktree?), ...
+ * The worker then holds a module target's packages to the same root
+ * (ploom_replay_root(), worker.h's expect_root). */
 int ploom_replay_place(struct ploom_trace *trace, struct ploom_err *err);
+
+/* The root a trace that ploom_replay_place() placed runs in, the
+ * repository's work tree or the folder, ending in '/': its scenario file
+ * without its relative path.  malloc'd; NULL when out of memory or when
+ * the trace was not placed. */
+char *ploom_replay_root(const struct ploom_trace *trace);
 
 /* The part of check 1 that reads no file: the trace names an absolute
  * scenario file and one of its fingerprints is that file's.  Returns 0,

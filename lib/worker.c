@@ -595,7 +595,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 {
 	struct ploom_worker *w = NULL;
 	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1};
-	char **argv = NULL, *expect = NULL, *blob = NULL, *points = NULL;
+	char **argv = NULL, *expect = NULL, *blob = NULL, *root = NULL, *points = NULL;
 	char **env = NULL;
 	size_t i, argc = 0, first_module = 0;
 	const char *line;
@@ -634,8 +634,14 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		ploom_err_oom(err);
 		goto done;
 	}
-	/* PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MOD]...
-	 *     [--instrument=MOD]... [--instrument-scenario] [--plain-points=KEY,...] TARGET
+	if (opts->expect_root && asprintf(&root, "--expect-root=%s", opts->expect_root) < 0) {
+		root = NULL;
+		ploom_err_oom(err);
+		goto done;
+	}
+	/* PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]
+	 *     [--patch=MOD]... [--instrument=MOD]... [--instrument-scenario]
+	 *     [--plain-points=KEY,...] TARGET
 	 * -P: the folder the utility runs in is not on sys.path, so that an
 	 * inspect.py or a ploom/ there cannot run before the worker's checks;
 	 * the worker adds what a module target needs itself. */
@@ -659,7 +665,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		}
 		points = b.data;
 	}
-	argv = calloc(opts->npatch + opts->ninstrument + 10, sizeof(*argv));
+	argv = calloc(opts->npatch + opts->ninstrument + 11, sizeof(*argv));
 	if (!argv) {
 		ploom_err_oom(err);
 		goto done;
@@ -672,6 +678,8 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		argv[argc++] = expect;
 	if (expect && blob)
 		argv[argc++] = blob;
+	if (expect && root)
+		argv[argc++] = root;
 	first_module = argc;
 	if (add_module_args(argv, &argc, "patch", opts->patch, opts->npatch, err) < 0 ||
 	    add_module_args(argv, &argc, "instrument", opts->instrument, opts->ninstrument,
@@ -744,6 +752,7 @@ done:
 	free(argv);
 	free(expect);
 	free(blob);
+	free(root);
 	free(points);
 	ploom_worker_free(w);
 	return ret;

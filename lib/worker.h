@@ -10,8 +10,8 @@
  *     ...
  *     ploom_worker_stop(w, &err);               // quit, wait, free
  *
- * The worker is `PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]]
- * [--patch=MOD]... [--instrument=MOD]... [--instrument-scenario]
+ * The worker is `PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]
+ * [--expect-root=DIR]] [--patch=MOD]... [--instrument=MOD]... [--instrument-scenario]
  * [--plain-points=KEY,...] TARGET`, in that order, started with fd 0 = the
  * command pipe, fd 3 = the record pipe, stdout and stderr inherited, every
  * other descriptor closed, PYTHONHASHSEED set, in its own process group
@@ -108,6 +108,12 @@ struct ploom_worker_opts {
 	const char *const *instrument;
 	size_t ninstrument;
 	int instrument_scenario;
+	/* Optional, with expect_file: the repository or folder the replay
+	 * runs in (ploom_replay_root()).  A module target whose packages or
+	 * import root lie outside it (symbolic links resolved) is refused as
+	 * a scenario that cannot be loaded, before anything of it is
+	 * imported; without it, outside expect_file's own folder. */
+	const char *expect_root;
 };
 
 /* The default interpreter, as a malloc'd string the caller frees (NULL

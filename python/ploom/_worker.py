@@ -1,6 +1,7 @@
 """The worker process that ploom's utilities start:
-``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]...
-[--instrument=MODULE]... [--instrument-scenario] [--plain-points=KEY,...] TARGET``.
+``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]
+[--patch=MODULE]... [--instrument=MODULE]... [--instrument-scenario] [--plain-points=KEY,...]
+TARGET``.
 
 It imports the scenario once, then serves ``run`` commands on fd 0 by forking
 one child per schedule (see ``lib/event.h`` for the protocol).  It never runs
@@ -30,8 +31,11 @@ def _load_file(path, checked=None, instrument=False, install=None):
         raise FileNotFoundError(f"no such file: {path!r}")
     stem = os.path.splitext(os.path.basename(path))[0]
     name = stem if stem.isidentifier() and stem not in sys.modules else "__ploom_scenario__"
-    # like `python path/to/file.py`: its folder comes first on sys.path
-    sys.path.insert(0, os.path.dirname(path))
+    if checked is None:
+        # like `python path/to/file.py`: its folder comes first on sys.path
+        sys.path.insert(0, os.path.dirname(path))
+    else:
+        _path_after_stdlib(os.path.dirname(path))
     if install is not None:
         install()
     if checked is None and instrument:
@@ -69,6 +73,58 @@ def _read_checked(path, blob):
                 f"the scenario's source changed: {path!r} (recorded blob {blob[:7]}, now {found[:7]})"
             )
     return data
+
+
+class OutsideRoot(Exception):
+    """A replay's module target would import files outside the repository
+    or folder the replay runs in."""
+
+
+def _inside(path, root):
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    return os.path.commonpath([real, real_root]) == real_root
+
+
+def _refuse_outside(module, file, top, root):
+    """Refuses (OutsideRoot) the module target ``module``, found at
+    ``file`` under the import root ``top`` (root_above()), when importing
+    it would run or search anything outside ``root``, the repository or
+    folder the replay runs in: a package's folder or ``__init__`` there
+    (a forged trace that names ``anc.proj.mod`` for the repository
+    ``.../anc/proj`` would import ``.../anc/__init__.py``), or the import
+    root itself, which goes on sys.path, where a ``json.py`` beside the
+    repository would stand in for the standard library's.  Symbolic links
+    are resolved: a package that is a link out of the tree leaves it."""
+    parts = module.split(".")
+    # the packages whose folders lie between top and file: all of them for
+    # a package's own __init__
+    packages = parts if os.path.basename(file).startswith("__init__.") else parts[:-1]
+    folder = top
+    for i, part in enumerate(packages, 1):
+        folder = os.path.join(folder, part)
+        try:
+            # __init__.py, or a sourceless or compiled one
+            inits = [os.path.join(folder, name) for name in os.listdir(folder) if name.startswith("__init__.")]
+        except OSError:
+            inits = []
+        if not _inside(folder, root) or not all(_inside(init, root) for init in inits):
+            package = ".".join(parts[:i])
+            raise OutsideRoot(f"module {module!r} leaves {root!r}: its package {package!r} is {folder!r}")
+    if not _inside(top, root):
+        raise OutsideRoot(f"module {module!r} leaves {root!r}: it would be imported from {top!r}")
+
+
+def _path_after_stdlib(folder):
+    """Puts folder on sys.path right after the standard library's entries
+    (before site-packages): a replay's own folder stands in for no module
+    of the standard library that the scenario imports late."""
+    paths = sysconfig.get_paths()
+    stdlib = [os.path.realpath(paths[key]) for key in ("stdlib", "platstdlib") if paths.get(key)]
+    at = len(sys.path)
+    for i, entry in enumerate(sys.path):
+        if isinstance(entry, str) and entry and any(_inside(entry, root) for root in stdlib):
+            at = i + 1
+    sys.path.insert(at, folder)
 
 
 def _refuse_installed(path):
@@ -295,7 +351,8 @@ def _rewriter():
     return _instrument
 
 
-def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenario=False, patch=()):
+def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenario=False, patch=(),
+         expect_root=None):
     """Return (function, module name, qualname, source file) for TARGET.
 
     With EXPECT (a replay: the trace's fingerprinted source file), the
@@ -303,7 +360,12 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
     target's code runs: otherwise SourceMismatch.  With EXPECT_BLOB, its
     recorded blob id, the file is read once and must hash to it, and
     those bytes are what runs.  A file target then loads the recorded
-    file itself, so a trace replays from any folder of its clone.
+    file itself, so a trace replays from any folder of its clone.  With
+    EXPECT_ROOT, the repository or folder the replay runs in (else
+    EXPECT's own folder), a module target whose packages or import root
+    lie outside it is refused (OutsideRoot) before anything is imported.
+    A replay puts the scenario's folder (or import root) on sys.path
+    after the standard library, never ahead of it.
 
     INSTRUMENT names the modules whose plain state becomes scheduling
     points when they are imported (and submodules of a package among
@@ -348,8 +410,12 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
         module = importlib.import_module(where)
     else:
         # a replay searches the recorded package's root, not the folder
-        # it was started in
-        sys.path.insert(0, root_above(expect, where))
+        # it was started in, and only inside the repository or folder the
+        # replay runs in
+        top = root_above(expect, where)
+        _refuse_outside(where, expect, top,
+                        expect_root if expect_root is not None else os.path.dirname(expect))
+        _path_after_stdlib(top)
         _refuse_other_file(target, _origin(where), expect)
         install()
         # the checked bytes come before any finder, the rewriting's too:
@@ -407,24 +473,26 @@ def _virtual_time():
 
 
 USAGE = (
-    "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID]] [--patch=MODULE]...\n"
-    "                                  [--instrument=MODULE]... [--instrument-scenario]\n"
-    "                                  [--plain-points=KEY,...] TARGET"
+    "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]\n"
+    "                                  [--patch=MODULE]... [--instrument=MODULE]...\n"
+    "                                  [--instrument-scenario] [--plain-points=KEY,...] TARGET"
 )
 
 
 def main(argv):
-    expect = expect_blob = None
+    expect = expect_blob = expect_root = None
     patch = []
     instrument = []
     args = argv[1:]
-    # fixed order, as lib/worker.c writes it: [--expect=FILE [--expect-blob=OID]]
-    # [--patch=MODULE]... [--instrument=MODULE]... [--instrument-scenario]
+    # fixed order, as lib/worker.c writes it: [--expect=FILE [--expect-blob=OID]
+    # [--expect-root=DIR]] [--patch=MODULE]... [--instrument=MODULE]... [--instrument-scenario]
     # [--plain-points=KEY,...] TARGET
     if args and args[0].startswith("--expect="):
         expect = args.pop(0)[len("--expect="):]
         if args and args[0].startswith("--expect-blob="):
             expect_blob = args.pop(0)[len("--expect-blob="):]
+        if args and args[0].startswith("--expect-root="):
+            expect_root = args.pop(0)[len("--expect-root="):]
     while args and args[0].startswith("--patch="):
         patch.append(args.pop(0)[len("--patch="):])
     while args and args[0].startswith("--instrument="):
@@ -455,13 +523,16 @@ def main(argv):
 
         _guard.install()
         scenario, module, qualname, source = load(target, expect, expect_blob, instrument,
-                                                  instrument_scenario, patch)
+                                                  instrument_scenario, patch, expect_root)
         if patch:
             from ploom import _patch
 
             _patch.check_imported(patch)
     except SourceMismatch as exc:
         _ploom.write_error(EVENT_FD, "source", str(exc))
+        return 2
+    except OutsideRoot as exc:
+        _ploom.write_error(EVENT_FD, "load", str(exc))
         return 2
     except BaseException as exc:  # noqa: BLE001 - any failure to load is reported, then we exit
         _ploom.write_error(EVENT_FD, "load", f"{type(exc).__qualname__}: {exc}")

@@ -141,6 +141,66 @@ replay_refused() {
 	[[ "$stderr" == *"$want"* ]]
 }
 
+@test "replay trust: a module target whose packages leave the repository imports nothing above it" {
+	# above the repository, in a shared folder: an __init__.py for a
+	# package named like the folders on the way, and a json.py that the
+	# scenario's late `import json` would find first
+	mkdir -p anc/proj
+	printf 'open("%s/init-ran", "w").close()\n' "$BATS_TEST_TMPDIR" > anc/__init__.py
+	printf 'open("%s/json-ran", "w").close()\n' "$BATS_TEST_TMPDIR" > json.py
+	git init -q anc/proj
+	sed 's/^def scenario():/def scenario():\n    import json  # noqa: F401 - imported late/' "$BANK" \
+		> anc/proj/bank_account.py
+	cd anc/proj
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account:scenario
+	trace="$(echo "$output" | jq -r .trace)"
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+	here="$(pwd -P)"
+	above="$(cd .. && pwd -P)"
+	# the victim's own trace with one field changed
+	jq '.scenario.target = "anc.proj.bank_account:scenario"' "$trace" > forged.json
+	replay_refused 2 "cannot load scenario 'anc.proj.bank_account:scenario': module 'anc.proj.bank_account' leaves '$here/': its package 'anc' is '$above'" forged.json
+	# the repository itself as the package: its import root is above it
+	jq '.scenario.target = "proj.bank_account:scenario"' "$trace" > forged.json
+	replay_refused 2 "cannot load scenario 'proj.bank_account:scenario': module 'proj.bank_account' leaves '$here/': it would be imported from '$above'" forged.json
+	# a package inside the tree whose __init__.py is a link out of it
+	mkdir pkg
+	ln -s "$BATS_TEST_TMPDIR/anc/__init__.py" pkg/__init__.py
+	cp bank_account.py pkg/bankmod.py
+	jq '.scenario.target = "pkg.bankmod:scenario" | .scenario.relpath = "pkg/bankmod.py"
+		| .fingerprints[0].relpath = "pkg/bankmod.py"' "$trace" > forged.json
+	replay_refused 2 "cannot load scenario 'pkg.bankmod:scenario': module 'pkg.bankmod' leaves '$here/': its package 'pkg' is '$here/pkg'" forged.json
+	[ ! -e "$BATS_TEST_TMPDIR/init-ran" ]
+	[ ! -e "$BATS_TEST_TMPDIR/json-ran" ]
+	# what the test plants runs when a Python imports from the folder above
+	(cd "$BATS_TEST_TMPDIR" && python3 -c 'import anc, json')
+	[ -e "$BATS_TEST_TMPDIR/init-ran" ]
+	[ -e "$BATS_TEST_TMPDIR/json-ran" ]
+}
+
+@test "replay trust: a replay puts the scenario's folder after the standard library on sys.path" {
+	git init -q repo
+	sed 's/^def scenario():/def scenario():\n    import json\n    assert json.dumps([1]) == "[1]"/' "$BANK" \
+		> repo/bank_account.py
+	cd repo
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account:scenario
+	module_trace="$(echo "$output" | jq -r .trace)"
+	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account.py:scenario
+	file_trace="$(echo "$output" | jq -r .trace)"
+	# then a json.py beside the scenario, which imports json late: the
+	# standard library's json is the one a replay finds
+	printf 'open("%s/json-ran", "w").close()\n' "$BATS_TEST_TMPDIR" > json.py
+	for trace in "$module_trace" "$file_trace"; do
+		run -1 --separate-stderr ploom-replay "$trace"
+		[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
+		[ ! -e "$BATS_TEST_TMPDIR/json-ran" ]
+	done
+	# the json.py is what `python -m` from here imports
+	python3 -c 'import json'
+	[ -e "$BATS_TEST_TMPDIR/json-ran" ]
+}
+
 # forge_outside FILE ROOT: forged.json, the bank's trace ($orig, from
 # traces) made to run FILE, with its real blob id, as the scenario of a
 # repository whose work tree is ROOT

@@ -505,7 +505,7 @@ static void a_replay_runs_only_a_file_here(void)
 	char *fb = fake_write(b, "mod.py", "print('v1')\n", 0);
 	struct ploom_trace *t = trace_of(failing, fa);
 	struct ploom_err err = {0, ""};
-	char *real_b = realpath(fb, NULL), link[512];
+	char *real_b = realpath(fb, NULL), link[512], *root;
 
 	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
 
@@ -527,12 +527,18 @@ static void a_replay_runs_only_a_file_here(void)
 	CHECK_INT(ploom_replay_place(t, &err), 0);
 	CHECK_STR(t->scenario.file, real_b);
 	CHECK_INT(ploom_replay_check_source(t, &err), 0);
+	/* the folder the worker holds a module target's packages to */
+	root = ploom_replay_root(t);
+	CHECK(root != NULL && !strncmp(root, real_b, strlen(real_b) - strlen("mod.py")));
+	CHECK_INT((int)strlen(root), (int)(strlen(real_b) - strlen("mod.py")));
+	free(root);
 
 	/* an absolute path alone is never enough */
 	free(t->scenario.relpath);
 	t->scenario.relpath = NULL;
 	CHECK_INT(ploom_replay_place(t, &err), -1);
 	CHECK(strstr(err.msg, "the trace records no relative path") == err.msg);
+	CHECK(ploom_replay_root(t) == NULL);
 	t->scenario.relpath = strdup("../mod.py");
 	CHECK_INT(ploom_replay_place(t, &err), -1);
 	CHECK(strstr(err.msg, "leaves its root") != NULL);

@@ -293,7 +293,7 @@ static void setup_init_instrumented(struct setup *t, const char *target, int nwo
 				    const char *const *instrument, size_t n, int scenario)
 {
 	struct ploom_worker_opts wopts = {self, target, "0", NULL, NULL, NULL, 0, NULL,
-					  NULL, 0, 0, instrument, n, scenario};
+					  NULL, 0, 0, instrument, n, scenario, NULL};
 	struct ploom_err err = {0, ""};
 	int i;
 
@@ -581,7 +581,7 @@ static void the_stand_in_refuses_a_command_line_it_does_not_know(void)
 {
 	static const char *const patch[] = {"mylib.pool"};
 	struct ploom_worker_opts wopts = {self, "bank with the lock", "0", NULL, NULL, patch, 1, NULL,
-					  NULL, 0, 0, NULL, 0, 0};
+					  NULL, 0, 0, NULL, 0, 0, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 

@@ -246,7 +246,7 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 	static const char *const points[] = {"mylib.pool:0", "mod:12"};
 	static const char *const instrument[] = {"mylib", "pkg.sub"};
 	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2, NULL,
-					 NULL, 0, 0, NULL, 0, 0};
+					 NULL, 0, 0, NULL, 0, 0, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	char *py = script("patched", "echo \"$*\" > \"$(dirname \"$0\")/args\"\n" HELLO
@@ -271,6 +271,16 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 			"--expect-blob=0123456789012345678901234567890123456789 "
 			"--patch=mylib.pool --patch=other mod:fn\n");
 	free(text);
+	/* with the tree a module target's packages must be in */
+	opts.expect_root = "/x/";
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py "
+			"--expect-blob=0123456789012345678901234567890123456789 --expect-root=/x/ "
+			"--patch=mylib.pool --patch=other mod:fn\n");
+	free(text);
+	opts.expect_root = NULL;
 	/* the modules to instrument after those to patch, the scenario, then
 	 * the access sites that are points, in one argument */
 	opts.instrument = instrument;
@@ -322,7 +332,7 @@ static void a_site_key_that_is_not_one_is_refused_before_the_start(void)
 {
 	static const char *const points[] = {"mod:1", "mod:1 --evil"};
 	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0,
-					 NULL, points, 2, 0, NULL, 0, 0};
+					 NULL, points, 2, 0, NULL, 0, 0, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -337,7 +347,7 @@ static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 	static const char *const patch[] = {"ok", "not-a-name"};
 	static const char *const instrument[] = {"ok", "a..b"};
 	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2, NULL,
-					 NULL, 0, 0, NULL, 0, 0};
+					 NULL, 0, 0, NULL, 0, 0, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -359,7 +369,7 @@ static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 static void a_missing_interpreter_is_named(void)
 {
 	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0, NULL,
-					 NULL, 0, 0, NULL, 0, 0};
+					 NULL, 0, 0, NULL, 0, 0, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 

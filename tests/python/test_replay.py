@@ -200,6 +200,35 @@ def test_a_forged_target_runs_nothing(bank, tmp_path):
         replay(forged)
 
 
+def test_a_module_target_that_climbs_out_of_the_folder_imports_nothing_above_it(tmp_path, monkeypatch):
+    # the replay runs in anc/proj; above it, an __init__.py of a package
+    # named like the folder on the way, and a json.py, each leaving a marker
+    proj = tmp_path / "anc" / "proj"
+    proj.mkdir(parents=True)
+    (tmp_path / "anc" / "__init__.py").write_text(f"open({str(tmp_path / 'init-ran')!r}, 'w').close()\n")
+    (tmp_path / "json.py").write_text(f"open({str(tmp_path / 'json-ran')!r}, 'w').close()\n")
+    path = write_bank(proj)
+    monkeypatch.syspath_prepend(str(proj))
+    monkeypatch.chdir(proj)
+    try:
+        exc = failure(importlib.import_module(path.stem).scenario, tmp_path)
+    finally:
+        sys.modules.pop(path.stem, None)
+    trace = load(exc.minimized_trace)
+    trace["scenario"]["target"] = f"anc.proj.{path.stem}:scenario"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(trace), encoding="utf-8")
+    refused = (
+        f"cannot load scenario 'anc.proj.{path.stem}:scenario': module 'anc.proj.{path.stem}' "
+        f"leaves '{os.path.realpath(proj)}/': its package 'anc' is '{os.path.realpath(tmp_path / 'anc')}'"
+    )
+    for on_current_source in (False, True):
+        with pytest.raises(RuntimeError, match=re.escape(refused)):
+            replay(forged, on_current_source=on_current_source)
+    assert not (tmp_path / "init-ran").exists()
+    assert not (tmp_path / "json-ran").exists()
+
+
 def test_dev_zero_is_refused_in_bounded_memory():
     # the cap is far below what reading /dev/zero to its end would need
     limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
