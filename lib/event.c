@@ -910,3 +910,72 @@ int ploom_run_cmd_parse(struct ploom_run_cmd *out, const char *line, size_t len,
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "bad run command");
 	return 0;
 }
+
+void ploom_enc_points(struct ploom_buf *b, const char *const *keys, size_t n)
+{
+	size_t i;
+
+	ploom_buf_addf(b, "points %zu", n);
+	for (i = 0; i < n; i++) {
+		ploom_buf_add(b, " ", 1);
+		ploom_buf_add(b, keys[i], strlen(keys[i]));
+	}
+	ploom_buf_add(b, "\n", 1);
+}
+
+static int key_byte(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == ':';
+}
+
+void ploom_points_release(struct ploom_points *points)
+{
+	free(points->text);
+	free(points->keys);
+	memset(points, 0, sizeof(*points));
+}
+
+int ploom_points_parse(struct ploom_points *out, const char *data, size_t len,
+		       struct ploom_err *err)
+{
+	const char *why = NULL;
+	size_t pos = 6, i, start;
+	long n;
+
+	memset(out, 0, sizeof(*out));
+	if (len < 8 || memcmp(data, "points", 6) || data[len - 1] != '\n' ||
+	    next_long(&n, data, len - 1, &pos, 1, PLOOM_PLAIN_POINTS_MAX) < 0)
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "bad points list: not 'points N' and a newline");
+	out->text = malloc(len);
+	out->keys = malloc((size_t)n * sizeof(*out->keys));
+	if (!out->text || !out->keys)
+		return ploom_err_oom(err);
+	memcpy(out->text, data, len);
+	/* each key: one space, then key bytes up to a space or the newline */
+	for (i = pos; i < len - 1 && !why;) {
+		if (data[i] != ' ') {
+			why = "a key holds a byte that no site key does";
+			break;
+		}
+		out->text[i++] = 0;
+		for (start = i; i < len - 1 && data[i] != ' '; i++)
+			if (!key_byte(data[i]))
+				why = "a key holds a byte that no site key does";
+		if (i == start)
+			why = "an empty key";
+		else if (i - start > PLOOM_POINT_KEY_MAX)
+			why = "a key longer than any site key";
+		else if (out->n == (size_t)n)
+			why = "more keys than it counts";
+		else
+			out->keys[out->n++] = out->text + start;
+	}
+	if (!why && out->n != (size_t)n)
+		why = "fewer keys than it counts";
+	out->text[len - 1] = 0;
+	if (why)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "bad points list: %s", why);
+	return 0;
+}

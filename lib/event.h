@@ -33,6 +33,18 @@
  *           other bytes, UTF-8 included, are written as they are.  "=" alone
  *           is the empty string.  A str field may hold any byte, NUL included.
  *
+ * Plain points (utility -> worker, fd 5)
+ *   points N KEY1 ... KEYN
+ *       Everything fd 5 holds when the worker is started with
+ *       --plain-points=- (lib/worker.c writes it into a memory file before
+ *       the worker starts, so no write can block): the access sites of
+ *       instrumented code that are scheduling points.  The worker reads
+ *       it to its end and closes it before it imports anything.  N from
+ *       1 to PLOOM_PLAIN_POINTS_MAX; each KEY a site key MODULE:K, at
+ *       most PLOOM_POINT_KEY_MAX bytes of [A-Za-z0-9_.:].  A list of any
+ *       length goes here, not on the command line, where execve() takes
+ *       at most 128 KiB in one argument.
+ *
  * Commands (utility -> worker, fd 0)
  *   run MAX_STEPS TIMEOUT_MS N C1 ... CN M S1 ... SM POLICY
  *       Run one schedule.  C1..CN are the task ids to pick at the first N
@@ -144,7 +156,7 @@
  *       access sites that are no scheduling points: SITES str, their keys
  *       (MODULE:K), space-separated.  The schedule stopped there; the
  *       search starts again with those sites as points (the worker's
- *       --plain-point=KEY).
+ *       plain points, above).
  *   exit HOW CODE
  *       From the worker once the child is reaped.  HOW word: "code" (CODE is
  *       the exit status), "signal" (CODE is the signal number), "timeout"
@@ -522,6 +534,33 @@ void ploom_enc_stacks(struct ploom_buf *b, const char *dump, size_t len,
 		      const char *skip_dir, const char *cwd);
 void ploom_enc_output(struct ploom_buf *b, const char *text, size_t len);
 void ploom_enc_done(struct ploom_buf *b, long nsteps);
+
+/* ---- plain points ---- */
+
+/* The most access sites one worker makes points of, which is also the
+ * most one config holds (trace.h), and the longest key: a module name of
+ * at most 200 bytes, ':', at most 9 digits. */
+#define PLOOM_PLAIN_POINTS_MAX 100000
+#define PLOOM_POINT_KEY_MAX 210
+
+/* Appends the `points` line of keys[0..n) (n >= 1, each a site key). */
+void ploom_enc_points(struct ploom_buf *b, const char *const *keys, size_t n);
+
+/* A `points` line as the worker reads it: keys[0..n), pointing into
+ * text, a copy of the line. */
+struct ploom_points {
+	char *text;
+	char **keys;
+	size_t n;
+};
+
+/* Parses data[0..len), the whole of fd 5, into *out, which the caller
+ * releases with ploom_points_release() (also after an error).  Returns
+ * 0, or -1 with err filled (kind PLOOM_ERR_INPUT: "bad points list"
+ * and why). */
+int ploom_points_parse(struct ploom_points *out, const char *data, size_t len,
+		       struct ploom_err *err);
+void ploom_points_release(struct ploom_points *points);
 
 /* ---- commands ---- */
 

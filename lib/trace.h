@@ -306,8 +306,8 @@ int ploom_config_copy_modules(struct ploom_config *to, const struct ploom_config
  * empty lists. */
 void ploom_config_release_modules(struct ploom_config *config);
 
-/* The most access sites one config makes points of. */
-#define PLOOM_PLAIN_POINTS_MAX 100000
+/* The most access sites one config makes points of is
+ * PLOOM_PLAIN_POINTS_MAX (event.h): a worker takes them all. */
 
 /* Why key is not a site key (MODULE:K, a module name as
  * ploom_module_problem() takes it and a decimal K), or NULL. */
