@@ -804,6 +804,11 @@ void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd)
 		ploom_buf_addf(b, " %" PRIu64, p->seed);
 	if (p->kind == PLOOM_POLICY_PCT)
 		ploom_buf_addf(b, " %d %ld", p->depth, p->k);
+	if (p->kind == PLOOM_POLICY_FOLLOW) {
+		ploom_buf_addf(b, " %zu", p->nfollow);
+		for (i = 0; i < p->nfollow; i++)
+			ploom_buf_addf(b, " %d", p->follow[i]);
+	}
 	ploom_buf_add(b, "\n", 1);
 }
 
@@ -811,6 +816,7 @@ void ploom_run_cmd_release(struct ploom_run_cmd *cmd)
 {
 	free(cmd->choices);
 	free(cmd->sleep);
+	free(cmd->policy.follow);
 	memset(cmd, 0, sizeof(*cmd));
 }
 
@@ -883,6 +889,9 @@ static int read_policy(struct ploom_policy_spec *out, const char *line, size_t l
 	out->kind = (enum ploom_policy_kind)kind;
 	if (kind == PLOOM_POLICY_DEFAULT)
 		return 0;
+	if (kind == PLOOM_POLICY_FOLLOW)
+		return read_ids(&out->follow, &out->nfollow, line, len, pos,
+				PLOOM_POLICY_MAX_FOLLOW, 0);
 	if (next_long(&v, line, len, pos, 0, (long)PLOOM_POLICY_MAX_SEED) < 0)
 		return -1;
 	out->seed = (uint64_t)v;

@@ -64,9 +64,13 @@
  *       POLICY says how the child picks past the choices instead of the
  *       default (policy.h): "default"; "random SEED" (uniformly among the
  *       enabled tasks that are awake); "pct SEED DEPTH K" (PCT with depth
- *       DEPTH, its change points drawn among the branch points 1..K).
+ *       DEPTH, its change points drawn among the branch points 1..K);
+ *       "follow L T1 ... TL" (at step I, from 0, task T(I+1) when it is
+ *       enabled and awake, else the default: a recorded order of tasks
+ *       kept where it still applies).
  *       SEED is the 48-bit start state of the generator (0 to 2^48 - 1),
- *       DEPTH from 1 to 1000, K from 0 to 10000000.
+ *       DEPTH from 1 to 1000, K from 0 to 10000000, L from 0 to 200000
+ *       (PLOOM_POLICY_MAX_FOLLOW), each T a task id.
  *       MAX_STEPS bounds the steps of the schedule (0: no bound); TIMEOUT_MS
  *       is the wall-clock limit of the child (0: none).
  *   quit
@@ -226,8 +230,10 @@
  * join that adds to the clock (a utility of 7 would refuse the records,
  * and its reduction would take clock reads for independent of timeouts)
  * 9: forced steps, negative choices in the `run` command (a worker of 8
- * would refuse the command) */
-#define PLOOM_PROTOCOL_VERSION 9
+ * would refuse the command)
+ * 10: the plain points on fd 5 (a worker of 9 would take "-" for a key)
+ * and the policy follow (a worker of 9 would refuse the command) */
+#define PLOOM_PROTOCOL_VERSION 10
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -572,17 +578,19 @@ struct ploom_run_cmd {
 	size_t nchoices;
 	int *sleep;             /* malloc'd by ploom_run_cmd_parse() */
 	size_t nsleep;
-	struct ploom_policy_spec policy; /* zeroed: "default" */
+	/* zeroed: "default"; its follow malloc'd by ploom_run_cmd_parse() */
+	struct ploom_policy_spec policy;
 };
 
 /* Limits a worker accepts in a `run` command, and the longest command
  * line they allow: every choice a sign and at most 7 digits and a space,
- * every sleeping task at most 7 digits and a space, plus the four numbers
- * of the header and the policy. */
+ * every sleeping task and every step to follow at most 7 digits and a
+ * space, plus the four numbers of the header and the policy's. */
 #define PLOOM_MAX_CHOICES 10000000L
 #define PLOOM_MAX_TASK_ID 1000000
-#define PLOOM_MAX_RUN_CMD_BYTES \
-	((size_t)PLOOM_MAX_CHOICES * 9 + (size_t)PLOOM_MAX_TASK_ID * 8 + 128)
+#define PLOOM_MAX_RUN_CMD_BYTES                                                           \
+	((size_t)PLOOM_MAX_CHOICES * 9 + (size_t)PLOOM_MAX_TASK_ID * 8 +                  \
+	 (size_t)PLOOM_POLICY_MAX_FOLLOW * 8 + 128)
 
 void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd);
 

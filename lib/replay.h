@@ -168,10 +168,9 @@ int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom
 
 /* Checks 2 (the Python minor version) and the worker's file, then runs
  * the recorded order of tasks on the worker's current source (above),
- * with the trace's max_steps and timeout as ploom_replay_run().  Several
- * schedules may run: each fixes the branch point where the default
- * would leave the recorded order, until one follows it to its end.  On
- * success returns 0, *departures set, and the caller owns *out: the last
+ * with the trace's max_steps and timeout as ploom_replay_run(), in one
+ * run: the worker's policy follow (policy.h) chooses as the run goes.  On
+ * success returns 0, *departures set, and the caller owns *out: the
  * run's trace with the recorded target, not yet fingerprinted (the
  * caller stamps it with the current source, cli_stamp_trace()).  Any
  * outcome is a success here, the caller tells it.  On error returns -1
@@ -188,7 +187,7 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
  * the new trace is the search's own, as its worker records it: its
  * target, hash_seed and config.  Not fingerprinted, no id yet.  Returns
  * 0 as ploom_replay_follow() does, or 1 with *out NULL and *refine
- * (malloc'd, the caller frees it) the site keys when a run asks for more
+ * (malloc'd, the caller frees it) the site keys when the run asks for more
  * points at plain state (outcome refine): the caller may start a worker
  * with them and follow again; else *refine is NULL. */
 int ploom_replay_follow_in_search(struct ploom_trace **out, const struct ploom_trace *recorded,

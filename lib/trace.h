@@ -210,6 +210,8 @@ struct ploom_python {
  * A spinning schedule reaches it in a fraction of a second, long before
  * the default timeout of 10 s, which used to let it write 1 GB. */
 #define PLOOM_MAX_STEPS 200000L
+_Static_assert(PLOOM_MAX_STEPS == PLOOM_POLICY_MAX_FOLLOW,
+	       "a recorded run's steps are what the policy follow takes");
 
 struct ploom_config {
 	int max_preemptions;    /* -1: no bound */

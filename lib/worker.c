@@ -842,22 +842,22 @@ done:
 	return ret;
 }
 
-static int send_run(struct ploom_worker *w, const int *choices, size_t n, long max_steps,
-		    long timeout_ms, struct ploom_err *err)
+int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
+		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err)
 {
 	struct ploom_run_cmd rc = {.max_steps = max_steps, .timeout_ms = timeout_ms,
 				  .choices = (int *)choices, .nchoices = n};
 
-	return send_cmd(w, &rc, err);
+	return ploom_worker_run_cmd(w, out, &rc, err);
 }
 
-int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
-		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err)
+int ploom_worker_run_cmd(struct ploom_worker *w, struct ploom_run *out,
+			 const struct ploom_run_cmd *cmd, struct ploom_err *err)
 {
 	struct ploom_run_parser p;
 	const char *line;
 	size_t len;
-	long deadline = 0;
+	long deadline = 0, timeout_ms = cmd->timeout_ms;
 	int r, ret = -1;
 
 	ploom_run_parser_init(&p, out, timeout_ms);
@@ -865,7 +865,7 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 		ploom_err_set(err, PLOOM_ERR_INPUT, "the worker is running a schedule already");
 		goto done;
 	}
-	if (send_run(w, choices, n, max_steps, timeout_ms, err) < 0)
+	if (send_cmd(w, cmd, err) < 0)
 		goto done;
 	if (timeout_ms > 0)
 		deadline = now_ms() + timeout_ms + WORKER_GRACE_MS;

@@ -152,6 +152,11 @@ void ploom_worker_kill_all(void);
 int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
 		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err);
 
+/* ploom_worker_run() with every field of the command (event.h), its
+ * policy included. */
+int ploom_worker_run_cmd(struct ploom_worker *w, struct ploom_run *out,
+			 const struct ploom_run_cmd *cmd, struct ploom_err *err);
+
 /* ---- several workers at once ----
  *
  * ploom_worker_run() in two halves, so that one process can keep several

@@ -95,3 +95,51 @@ def test_6000_points_in_a_search_and_40000_in_a_saved_trace(tmp_path):
         _check(path, traces, minimize=False)
     assert again.value.summary == info.value.summary
     assert again.value.statistics.saved_failing == 1
+
+
+def test_a_trace_of_8000_steps_is_followed_on_edited_source_in_one_run(tmp_path):
+    """A random order switches tasks at about every other branch point,
+    each a step where the default would leave the recorded order: followed
+    on the edited source, the recorded order is kept in one run (a run per
+    such step took minutes at this size)."""
+    path = tmp_path / "counting.py"
+    path.write_text(textwrap.dedent(
+        """\
+        import ploom
+
+
+        def scenario():
+            c = ploom.SharedCell(0)
+
+            def work():
+                for _ in range(2000):
+                    c.write(c.read() + 1)
+
+            t = ploom.Thread(target=work)
+            t.start()
+            work()
+            t.join()
+            assert c.read() == 4000, c.read()
+        """
+    ))
+    explored = subprocess.run(
+        [_find_utility("ploom-explore"), "-q", "--search=random", "--seed=0", "-n", "5", "--no-minimize",
+         "--max-steps=20000", f"--trace-dir={tmp_path / 'traces'}", "counting.py:scenario"],
+        capture_output=True, text=True, check=False, cwd=tmp_path,
+    )
+    assert explored.returncode == 1, explored.stderr
+    trace_path = json.loads(explored.stdout)["trace"]
+    trace = json.loads((tmp_path / trace_path).read_text())
+    steps = trace["steps"]
+    assert len(steps) > 8000
+    switches = sum(1 for a, b in zip(steps, steps[1:]) if a["task"] != b["task"])
+    assert switches > 2000
+    with open(path, "a") as f:
+        f.write("# an edit\n")
+    followed = subprocess.run(
+        [_find_utility("ploom-replay"), "--on-current-source", trace_path],
+        capture_output=True, text=True, check=False, cwd=tmp_path,
+    )
+    assert followed.returncode == 1, followed.stderr
+    assert "(the recorded failure) on the current source; 0 departures" in followed.stderr
+    assert json.loads(followed.stdout)["steps"] == steps
