@@ -569,6 +569,28 @@ int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom
 	return d;
 }
 
+int ploom_replay_follow_cmd(struct ploom_run_cmd *cmd, const struct ploom_trace *recorded,
+			    long max_steps, long timeout_ms, struct ploom_err *err)
+{
+	size_t i;
+
+	/* Which steps of the edited code are branch points is known only as
+	 * it runs, so the worker's child decides each one (the policy
+	 * follow, policy.h): the recorded step's task where it is enabled,
+	 * else the default.  One run, however many steps depart. */
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->max_steps = max_steps;
+	cmd->timeout_ms = timeout_ms;
+	cmd->policy.kind = PLOOM_POLICY_FOLLOW;
+	cmd->policy.nfollow = recorded->run.nsteps;
+	cmd->policy.follow = malloc((cmd->policy.nfollow + 1) * sizeof(*cmd->policy.follow));
+	if (!cmd->policy.follow)
+		return ploom_err_oom(err);
+	for (i = 0; i < cmd->policy.nfollow; i++)
+		cmd->policy.follow[i] = recorded->run.steps[i].task;
+	return 0;
+}
+
 /* The run of a follow (ploom_replay_follow()) on w, with max_steps and
  * timeout_ms, into *run.  Returns 0, or -1 with err filled; with refine,
  * 1 and *refine (malloc'd) the site keys of a run that asks for more
@@ -577,21 +599,11 @@ static int follow_runs(struct ploom_run *run, const struct ploom_trace *recorded
 		       struct ploom_worker *w, long max_steps, long timeout_ms, char **refine,
 		       struct ploom_err *err)
 {
-	struct ploom_run_cmd cmd = {.max_steps = max_steps, .timeout_ms = timeout_ms};
-	size_t i;
+	struct ploom_run_cmd cmd;
 	int ret = -1;
 
-	/* Which steps of the edited code are branch points is known only as
-	 * it runs, so the worker's child decides each one (the policy
-	 * follow, policy.h): the recorded step's task where it is enabled,
-	 * else the default.  One run, however many steps depart. */
-	cmd.policy.kind = PLOOM_POLICY_FOLLOW;
-	cmd.policy.nfollow = recorded->run.nsteps;
-	cmd.policy.follow = malloc((cmd.policy.nfollow + 1) * sizeof(*cmd.policy.follow));
-	if (!cmd.policy.follow)
-		return ploom_err_oom(err);
-	for (i = 0; i < cmd.policy.nfollow; i++)
-		cmd.policy.follow[i] = recorded->run.steps[i].task;
+	if (ploom_replay_follow_cmd(&cmd, recorded, max_steps, timeout_ms, err) < 0)
+		return -1;
 	ploom_run_release(run);
 	memset(run, 0, sizeof(*run));
 	if (ploom_worker_run_cmd(w, run, &cmd, err) < 0)

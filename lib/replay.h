@@ -166,6 +166,14 @@ int ploom_replay_source_changes(const struct ploom_trace *trace, struct ploom_bu
  * the first of both, where recorded's task was not enabled in got. */
 int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom_run *got);
 
+/* The `run` command of a follow of recorded (the policy follow with the
+ * task of each recorded step, no choices), with max_steps and
+ * timeout_ms, into *cmd, which the caller releases with
+ * ploom_run_cmd_release().  Returns 0, or -1 with err filled (out of
+ * memory; *cmd then holds nothing). */
+int ploom_replay_follow_cmd(struct ploom_run_cmd *cmd, const struct ploom_trace *recorded,
+			    long max_steps, long timeout_ms, struct ploom_err *err);
+
 /* Checks 2 (the Python minor version) and the worker's file, then runs
  * the recorded order of tasks on the worker's current source (above),
  * with the trace's max_steps and timeout as ploom_replay_run(), in one
