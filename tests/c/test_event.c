@@ -1071,6 +1071,78 @@ static void a_frame_is_cleaned_and_cut_as_a_label(void)
 	CHECK_INT(ploom_stack_state_parse("running ", 8), -1);
 }
 
+/* The worker's `points` line: written and read back whole, however long;
+ * a line that is not one is refused, saying why. */
+static void a_points_line_round_trips_and_bad_ones_are_refused(void)
+{
+	static const char *const keys[] = {"mylib.pool:0", "mod:12", "a_b.c_9:999999999"};
+	static const struct {
+		const char *line;
+		const char *msg;
+	} bad[] = {
+		{"", "bad points list: not 'points N' and a newline"},
+		{"points 1 a:1", "bad points list: not 'points N' and a newline"},
+		{"points 0\n", "bad points list: not 'points N' and a newline"},
+		{"points 100001 a:1\n", "bad points list: not 'points N' and a newline"},
+		{"points -1 a:1\n", "bad points list: not 'points N' and a newline"},
+		{"pointz 1 a:1\n", "bad points list: not 'points N' and a newline"},
+		{"points 2 a:1\n", "bad points list: fewer keys than it counts"},
+		{"points 1 a:1 b:2\n", "bad points list: more keys than it counts"},
+		{"points 1  a:1\n", "bad points list: an empty key"},
+		{"points 1 a:1 \n", "bad points list: an empty key"},
+		{"points 1 a,b:1\n", "bad points list: a key holds a byte that no site key does"},
+		{"points 1 a:1\n\n", "bad points list: a key holds a byte that no site key does"},
+		{"points 1 *\n", "bad points list: a key holds a byte that no site key does"},
+	};
+	struct ploom_points got;
+	struct ploom_err err = {0, ""};
+	struct ploom_buf b = {0};
+	char **many, line[300];
+	size_t i, n = PLOOM_PLAIN_POINTS_MAX, same = 0;
+
+	ploom_enc_points(&b, keys, 3);
+	CHECK_STR(b.data, "points 3 mylib.pool:0 mod:12 a_b.c_9:999999999\n");
+	if (CHECK_INT(ploom_points_parse(&got, b.data, b.len, &err), 0) && CHECK_INT(got.n, 3)) {
+		CHECK_STR(got.keys[0], "mylib.pool:0");
+		CHECK_STR(got.keys[2], "a_b.c_9:999999999");
+	}
+	ploom_points_release(&got);
+	ploom_buf_release(&b);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (!CHECK_INT(ploom_points_parse(&got, bad[i].line, strlen(bad[i].line), &err), -1))
+			printf("  accepted '%s'\n", bad[i].line);
+		CHECK_STR(err.msg, bad[i].msg);
+		ploom_points_release(&got);
+	}
+	/* a NUL inside is a byte no key has */
+	CHECK_INT(ploom_points_parse(&got, "points 1 a:\0001\n", 14, &err), -1);
+	ploom_points_release(&got);
+	/* the longest key, and one byte more */
+	snprintf(line, sizeof(line), "points 1 %0*d:1\n", PLOOM_POINT_KEY_MAX - 2, 0);
+	CHECK_INT(ploom_points_parse(&got, line, strlen(line), &err), 0);
+	ploom_points_release(&got);
+	snprintf(line, sizeof(line), "points 1 %0*d:1\n", PLOOM_POINT_KEY_MAX - 1, 0);
+	CHECK_INT(ploom_points_parse(&got, line, strlen(line), &err), -1);
+	CHECK_STR(err.msg, "bad points list: a key longer than any site key");
+	ploom_points_release(&got);
+	/* the most points a worker takes */
+	many = calloc(n, sizeof(*many));
+	for (i = 0; many && i < n; i++)
+		if (asprintf(&many[i], "module_%zu.sub:%zu", i % 100, i) < 0)
+			abort();
+	ploom_enc_points(&b, (const char *const *)many, n);
+	CHECK(b.len > 1500000);
+	if (CHECK_INT(ploom_points_parse(&got, b.data, b.len, &err), 0) && CHECK_INT(got.n, n))
+		for (i = 0; i < n; i++)
+			same += !strcmp(got.keys[i], many[i]);
+	CHECK_INT(same, n);
+	ploom_points_release(&got);
+	ploom_buf_release(&b);
+	for (i = 0; many && i < n; i++)
+		free(many[i]);
+	free(many);
+}
+
 int main(void)
 {
 	a_dump_becomes_a_stack_per_task();
@@ -1094,5 +1166,6 @@ int main(void)
 	a_long_failure_message_is_cut_and_marked();
 	run_commands_round_trip_and_bad_ones_are_refused();
 	a_run_command_of_40000_choices_round_trips();
+	a_points_line_round_trips_and_bad_ones_are_refused();
 	return check_report();
 }
