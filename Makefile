@@ -14,8 +14,9 @@
 #                        (scripts/check-includes), shellcheck, cppcheck, ruff,
 #                        groff checks, and the extension compiled for
 #                        free-threaded CPython
-#   make bench           cost of a schedule against a fresh interpreter, and
-#                        schedules to the first failure under each search order
+#   make bench           cost of a schedule against a fresh interpreter,
+#                        schedules to the first failure under each search order,
+#                        and the readers at the sizes of scripts/bench-scale
 #   make soak            the long runs make check leaves out: the C tests on
 #                        many more generated programs, the differential test of
 #                        --reduction=dpor against DFS on 5000 generated programs
