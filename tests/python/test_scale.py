@@ -2,7 +2,6 @@
 worker's way in, in a search and in a saved trace."""
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -132,7 +131,7 @@ def test_a_trace_of_8000_steps_is_followed_on_edited_source_in_one_run(tmp_path)
     trace = json.loads((tmp_path / trace_path).read_text())
     steps = trace["steps"]
     assert len(steps) > 8000
-    switches = sum(1 for a, b in zip(steps, steps[1:]) if a["task"] != b["task"])
+    switches = sum(1 for a, b in zip(steps, steps[1:], strict=False) if a["task"] != b["task"])
     assert switches > 2000
     with open(path, "a") as f:
         f.write("# an edit\n")
