@@ -289,7 +289,7 @@ child_exec(const char *python, char *const argv[], char *const envp[], int cmd_r
 	   int err_w, int points, pid_t parent)
 {
 	sigset_t all;
-	int e;
+	int e, has_points = points >= 0, first_closed = has_points ? 6 : 5;
 
 	/* die with the utility; if it already died, do not run at all */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
@@ -305,8 +305,6 @@ child_exec(const char *python, char *const argv[], char *const envp[], int cmd_r
 	cmd_r = fcntl(cmd_r, F_DUPFD, 10);
 	rec_w = fcntl(rec_w, F_DUPFD, 10);
 	err_w = fcntl(err_w, F_DUPFD_CLOEXEC, 10);
-	int has_points = points >= 0, first_closed = has_points ? 6 : 5;
-
 	if (has_points)
 		points = fcntl(points, F_DUPFD, 10);
 	if (cmd_r < 0 || rec_w < 0 || err_w < 0 || (has_points && points < 0))
