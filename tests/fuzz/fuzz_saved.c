@@ -46,6 +46,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* A scratch folder of this process, emptied after each listing. */
 static char folder[64];
 
+/* Each listing empties it, so at exit it is empty. */
+static void remove_folder(void)
+{
+	(void)rmdir(folder);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -55,6 +61,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		perror("fuzz_saved: cannot make a scratch folder");
 		abort();
 	}
+	atexit(remove_folder);
 	return 0;
 }
 
