@@ -135,9 +135,10 @@ def test_a_trace_of_8000_steps_is_followed_on_edited_source_in_one_run(tmp_path)
     assert switches > 2000
     with open(path, "a") as f:
         f.write("# an edit\n")
+    # a run per switch would take minutes here: past the guard, it hangs
     followed = subprocess.run(
         [_find_utility("ploom-replay"), "--on-current-source", trace_path],
-        capture_output=True, text=True, check=False, cwd=tmp_path,
+        capture_output=True, text=True, check=False, cwd=tmp_path, timeout=120,
     )
     assert followed.returncode == 1, followed.stderr
     assert "(the recorded failure) on the current source; 0 departures" in followed.stderr
