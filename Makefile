@@ -14,8 +14,9 @@
 #                        (scripts/check-includes), shellcheck, cppcheck, ruff,
 #                        groff checks, and the extension compiled for
 #                        free-threaded CPython
-#   make bench           cost of a schedule against a fresh interpreter, and
-#                        schedules to the first failure under each search order
+#   make bench           cost of a schedule against a fresh interpreter,
+#                        schedules to the first failure under each search order,
+#                        and the readers at the sizes of scripts/bench-scale
 #   make soak            the long runs make check leaves out: the C tests on
 #                        many more generated programs, the differential test of
 #                        --reduction=dpor against DFS on 5000 generated programs
@@ -703,7 +704,9 @@ $(EXT): $(EXT_OBJ) $(EXT_LIB) $(EXT_FLAGS_FILE) | need-python
 # --- fuzzing ------------------------------------------------------------------------
 # One libFuzzer target per tests/fuzz/fuzz_*.c (fuzz_trace: the trace reader;
 # fuzz_records: the worker protocol's decoders; fuzz_stats: the statistics
-# reader and ploom-merge's merge), built by clang with ASan
+# reader and ploom-merge's merge; fuzz_saved: what a search reads of its saved
+# traces, their plain points and their follow, and the folder's listing),
+# built by clang with ASan
 # and UBSan, together with a copy of lib/ built the same way, in a tree of
 # their own (build/fuzz); libFuzzer's runtime is clang's (scripts/install-deps).
 # cJSON and libgit2 are the system's, so they are not instrumented, but

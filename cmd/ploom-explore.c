@@ -432,17 +432,11 @@ struct saved_result {
 static int own_config_init(struct ploom_config *own, const struct ploom_trace *trace,
 			   const struct run_opts *o, struct ploom_err *err)
 {
-	size_t i;
-
 	*own = o->common.config;
-	if (ploom_config_own_lists(own, &o->common.config, err) < 0)
+	if (ploom_config_own_lists(own, &o->common.config, err) < 0 ||
+	    ploom_config_add_plain_point_list(own, (const char *const *)trace->config.plain_points,
+					      trace->config.nplain_points, err) < 0)
 		return -1;
-	for (i = 0; i < trace->config.nplain_points; i++) {
-		const char *key = trace->config.plain_points[i];
-
-		if (ploom_config_add_plain_points(own, key, strlen(key), err) < 0)
-			return -1;
-	}
 	return 0;
 }
 

@@ -804,6 +804,11 @@ void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd)
 		ploom_buf_addf(b, " %" PRIu64, p->seed);
 	if (p->kind == PLOOM_POLICY_PCT)
 		ploom_buf_addf(b, " %d %ld", p->depth, p->k);
+	if (p->kind == PLOOM_POLICY_FOLLOW) {
+		ploom_buf_addf(b, " %zu", p->nfollow);
+		for (i = 0; i < p->nfollow; i++)
+			ploom_buf_addf(b, " %d", p->follow[i]);
+	}
 	ploom_buf_add(b, "\n", 1);
 }
 
@@ -811,6 +816,7 @@ void ploom_run_cmd_release(struct ploom_run_cmd *cmd)
 {
 	free(cmd->choices);
 	free(cmd->sleep);
+	free(cmd->policy.follow);
 	memset(cmd, 0, sizeof(*cmd));
 }
 
@@ -883,6 +889,9 @@ static int read_policy(struct ploom_policy_spec *out, const char *line, size_t l
 	out->kind = (enum ploom_policy_kind)kind;
 	if (kind == PLOOM_POLICY_DEFAULT)
 		return 0;
+	if (kind == PLOOM_POLICY_FOLLOW)
+		return read_ids(&out->follow, &out->nfollow, line, len, pos,
+				PLOOM_POLICY_MAX_FOLLOW, 0);
 	if (next_long(&v, line, len, pos, 0, (long)PLOOM_POLICY_MAX_SEED) < 0)
 		return -1;
 	out->seed = (uint64_t)v;
@@ -908,5 +917,74 @@ int ploom_run_cmd_parse(struct ploom_run_cmd *out, const char *line, size_t len,
 	    read_ids(&out->sleep, &out->nsleep, line, len, &pos, PLOOM_MAX_TASK_ID, 0) < 0 ||
 	    read_policy(&out->policy, line, len, &pos) < 0 || pos != len)
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "bad run command");
+	return 0;
+}
+
+void ploom_enc_points(struct ploom_buf *b, const char *const *keys, size_t n)
+{
+	size_t i;
+
+	ploom_buf_addf(b, "points %zu", n);
+	for (i = 0; i < n; i++) {
+		ploom_buf_add(b, " ", 1);
+		ploom_buf_add(b, keys[i], strlen(keys[i]));
+	}
+	ploom_buf_add(b, "\n", 1);
+}
+
+static int key_byte(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == ':';
+}
+
+void ploom_points_release(struct ploom_points *points)
+{
+	free(points->text);
+	free(points->keys);
+	memset(points, 0, sizeof(*points));
+}
+
+int ploom_points_parse(struct ploom_points *out, const char *data, size_t len,
+		       struct ploom_err *err)
+{
+	const char *why = NULL;
+	size_t pos = 6, i, start;
+	long n;
+
+	memset(out, 0, sizeof(*out));
+	if (len < 8 || memcmp(data, "points", 6) || data[len - 1] != '\n' ||
+	    next_long(&n, data, len - 1, &pos, 1, PLOOM_PLAIN_POINTS_MAX) < 0)
+		return ploom_err_set(err, PLOOM_ERR_INPUT,
+				     "bad points list: not 'points N' and a newline");
+	out->text = malloc(len);
+	out->keys = malloc((size_t)n * sizeof(*out->keys));
+	if (!out->text || !out->keys)
+		return ploom_err_oom(err);
+	memcpy(out->text, data, len);
+	/* each key: one space, then key bytes up to a space or the newline */
+	for (i = pos; i < len - 1 && !why;) {
+		if (data[i] != ' ') {
+			why = "a key holds a byte that no site key does";
+			break;
+		}
+		out->text[i++] = 0;
+		for (start = i; i < len - 1 && data[i] != ' '; i++)
+			if (!key_byte(data[i]))
+				why = "a key holds a byte that no site key does";
+		if (i == start)
+			why = "an empty key";
+		else if (i - start > PLOOM_POINT_KEY_MAX)
+			why = "a key longer than any site key";
+		else if (out->n == (size_t)n)
+			why = "more keys than it counts";
+		else
+			out->keys[out->n++] = out->text + start;
+	}
+	if (!why && out->n != (size_t)n)
+		why = "fewer keys than it counts";
+	out->text[len - 1] = 0;
+	if (why)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "bad points list: %s", why);
 	return 0;
 }

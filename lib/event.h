@@ -33,6 +33,18 @@
  *           other bytes, UTF-8 included, are written as they are.  "=" alone
  *           is the empty string.  A str field may hold any byte, NUL included.
  *
+ * Plain points (utility -> worker, fd 5)
+ *   points N KEY1 ... KEYN
+ *       Everything fd 5 holds when the worker is started with
+ *       --plain-points=- (lib/worker.c writes it into a memory file before
+ *       the worker starts, so no write can block): the access sites of
+ *       instrumented code that are scheduling points.  The worker reads
+ *       it to its end and closes it before it imports anything.  N from
+ *       1 to PLOOM_PLAIN_POINTS_MAX; each KEY a site key MODULE:K, at
+ *       most PLOOM_POINT_KEY_MAX bytes of [A-Za-z0-9_.:].  A list of any
+ *       length goes here, not on the command line, where execve() takes
+ *       at most 128 KiB in one argument.
+ *
  * Commands (utility -> worker, fd 0)
  *   run MAX_STEPS TIMEOUT_MS N C1 ... CN M S1 ... SM POLICY
  *       Run one schedule.  C1..CN are the task ids to pick at the first N
@@ -52,9 +64,13 @@
  *       POLICY says how the child picks past the choices instead of the
  *       default (policy.h): "default"; "random SEED" (uniformly among the
  *       enabled tasks that are awake); "pct SEED DEPTH K" (PCT with depth
- *       DEPTH, its change points drawn among the branch points 1..K).
+ *       DEPTH, its change points drawn among the branch points 1..K);
+ *       "follow L T1 ... TL" (at step I, from 0, task T(I+1) when it is
+ *       enabled and awake, else the default: a recorded order of tasks
+ *       kept where it still applies).
  *       SEED is the 48-bit start state of the generator (0 to 2^48 - 1),
- *       DEPTH from 1 to 1000, K from 0 to 10000000.
+ *       DEPTH from 1 to 1000, K from 0 to 10000000, L from 0 to 200000
+ *       (PLOOM_POLICY_MAX_FOLLOW), each T a task id.
  *       MAX_STEPS bounds the steps of the schedule (0: no bound); TIMEOUT_MS
  *       is the wall-clock limit of the child (0: none).
  *   quit
@@ -144,7 +160,7 @@
  *       access sites that are no scheduling points: SITES str, their keys
  *       (MODULE:K), space-separated.  The schedule stopped there; the
  *       search starts again with those sites as points (the worker's
- *       --plain-point=KEY).
+ *       plain points, above).
  *   exit HOW CODE
  *       From the worker once the child is reaped.  HOW word: "code" (CODE is
  *       the exit status), "signal" (CODE is the signal number), "timeout"
@@ -214,8 +230,10 @@
  * join that adds to the clock (a utility of 7 would refuse the records,
  * and its reduction would take clock reads for independent of timeouts)
  * 9: forced steps, negative choices in the `run` command (a worker of 8
- * would refuse the command) */
-#define PLOOM_PROTOCOL_VERSION 9
+ * would refuse the command)
+ * 10: the plain points on fd 5 (a worker of 9 would take "-" for a key)
+ * and the policy follow (a worker of 9 would refuse the command) */
+#define PLOOM_PROTOCOL_VERSION 10
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -523,6 +541,33 @@ void ploom_enc_stacks(struct ploom_buf *b, const char *dump, size_t len,
 void ploom_enc_output(struct ploom_buf *b, const char *text, size_t len);
 void ploom_enc_done(struct ploom_buf *b, long nsteps);
 
+/* ---- plain points ---- */
+
+/* The most access sites one worker makes points of, which is also the
+ * most one config holds (trace.h), and the longest key: a module name of
+ * at most 200 bytes, ':', at most 9 digits. */
+#define PLOOM_PLAIN_POINTS_MAX 100000
+#define PLOOM_POINT_KEY_MAX 210
+
+/* Appends the `points` line of keys[0..n) (n >= 1, each a site key). */
+void ploom_enc_points(struct ploom_buf *b, const char *const *keys, size_t n);
+
+/* A `points` line as the worker reads it: keys[0..n), pointing into
+ * text, a copy of the line. */
+struct ploom_points {
+	char *text;
+	char **keys;
+	size_t n;
+};
+
+/* Parses data[0..len), the whole of fd 5, into *out, which the caller
+ * releases with ploom_points_release() (also after an error).  Returns
+ * 0, or -1 with err filled (kind PLOOM_ERR_INPUT: "bad points list"
+ * and why). */
+int ploom_points_parse(struct ploom_points *out, const char *data, size_t len,
+		       struct ploom_err *err);
+void ploom_points_release(struct ploom_points *points);
+
 /* ---- commands ---- */
 
 /* The `run` command, as a utility sends it and the worker reads it. */
@@ -533,17 +578,19 @@ struct ploom_run_cmd {
 	size_t nchoices;
 	int *sleep;             /* malloc'd by ploom_run_cmd_parse() */
 	size_t nsleep;
-	struct ploom_policy_spec policy; /* zeroed: "default" */
+	/* zeroed: "default"; its follow malloc'd by ploom_run_cmd_parse() */
+	struct ploom_policy_spec policy;
 };
 
 /* Limits a worker accepts in a `run` command, and the longest command
  * line they allow: every choice a sign and at most 7 digits and a space,
- * every sleeping task at most 7 digits and a space, plus the four numbers
- * of the header and the policy. */
+ * every sleeping task and every step to follow at most 7 digits and a
+ * space, plus the four numbers of the header and the policy's. */
 #define PLOOM_MAX_CHOICES 10000000L
 #define PLOOM_MAX_TASK_ID 1000000
-#define PLOOM_MAX_RUN_CMD_BYTES \
-	((size_t)PLOOM_MAX_CHOICES * 9 + (size_t)PLOOM_MAX_TASK_ID * 8 + 128)
+#define PLOOM_MAX_RUN_CMD_BYTES                                                           \
+	((size_t)PLOOM_MAX_CHOICES * 9 + (size_t)PLOOM_MAX_TASK_ID * 8 +                  \
+	 (size_t)PLOOM_POLICY_MAX_FOLLOW * 8 + 128)
 
 void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd);
 

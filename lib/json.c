@@ -735,12 +735,15 @@ static void read_fingerprints(struct ploom_json_reader *r, struct ploom_trace *t
 }
 
 /* config.plain_points: optional (none: every access site of instrumented
- * code is watched), each a site key, since a replay passes them on. */
+ * code is watched), each a site key, since a replay passes them on.  Each
+ * is checked here, naming its index, then all are added at once: a
+ * trace may hold PLOOM_PLAIN_POINTS_MAX of them. */
 static void read_plain_points(struct ploom_json_reader *r, struct ploom_config *c,
 			      const cJSON *config)
 {
 	const cJSON *x = ploom_json_get(r, config, "config.", "plain_points", 0), *e;
 	struct ploom_err why = {0, ""};
+	const char **keys;
 	char sub[40], is[300];
 	size_t i = 0;
 
@@ -755,28 +758,35 @@ static void read_plain_points(struct ploom_json_reader *r, struct ploom_config *
 		ploom_json_fail(r, is, "config.", "plain_points");
 		return;
 	}
+	keys = malloc(((size_t)cJSON_GetArraySize(x) + 1) * sizeof(*keys));
+	if (!keys) {
+		r->failed = 1;
+		ploom_err_oom(r->err);
+		return;
+	}
 	cJSON_ArrayForEach(e, x) {
-		snprintf(sub, sizeof(sub), "plain_points[%zu]", i++);
+		snprintf(sub, sizeof(sub), "plain_points[%zu]", i);
 		if (!cJSON_IsString(e) || !e->valuestring) {
 			ploom_json_fail(r, "is not a string", "config.", sub);
-			return;
+			goto done;
 		}
 		if (ploom_plain_point_problem(e->valuestring)) {
 			ploom_json_fail(r, "is not a site key (MODULE:K)", "config.", sub);
-			return;
+			goto done;
 		}
-		if (ploom_config_add_plain_points(c, e->valuestring, strlen(e->valuestring),
-						  &why) < 0) {
-			if (why.kind == PLOOM_ERR_NOMEM) {
-				r->failed = 1;
-				ploom_err_oom(r->err);
-			} else {
-				snprintf(is, sizeof(is), "is %s", why.msg);
-				ploom_json_fail(r, is, "config.", sub);
-			}
-			return;
+		keys[i++] = e->valuestring;
+	}
+	if (ploom_config_add_plain_point_list(c, keys, i, &why) < 0) {
+		if (why.kind == PLOOM_ERR_NOMEM) {
+			r->failed = 1;
+			ploom_err_oom(r->err);
+		} else {
+			snprintf(is, sizeof(is), "is %s", why.msg);
+			ploom_json_fail(r, is, "config.", "plain_points");
 		}
 	}
+done:
+	free(keys);
 }
 
 /* config.seed and pct_depth, which a sample's search (pct, random) has,

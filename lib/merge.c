@@ -23,6 +23,11 @@ struct ploom_merge {
 	struct ploom_shard shard;
 	struct ploom_search_outcome *outcomes;
 	int *missing;
+	/* so that each shard added is checked in constant time: per shard
+	 * index (below the count of the first), 1 + the position of its part,
+	 * 0 for none; and 1 + the position of the first complete part */
+	size_t *at;
+	size_t first_complete;
 };
 
 int ploom_merge_new(struct ploom_merge **out, struct ploom_err *err)
@@ -44,6 +49,7 @@ void ploom_merge_free(struct ploom_merge *m)
 	free(m->parts);
 	free(m->outcomes);
 	free(m->missing);
+	free(m->at);
 	free(m);
 }
 
@@ -65,7 +71,8 @@ static int same_instrument(const struct ploom_stats *a, const struct ploom_stats
 	return 1;
 }
 
-/* Why a's search is not b's (b is from the file name), or 0. */
+/* Why a's search is not b's (b is from the file name), or 0: their
+ * searches, not their places in it (index, units). */
 static int other_search(const struct ploom_stats *a, const struct ploom_stats *b,
 			const char *name, struct ploom_err *err)
 {
@@ -98,14 +105,39 @@ static int other_search(const struct ploom_stats *a, const struct ploom_stats *b
 	if (!same_instrument(a, b))
 		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "it instrumented other modules than '%s'", name);
-	if (x->index == y->index)
-		return ploom_err_set(err, PLOOM_ERR_INPUT, "shard %d of %d again, as in '%s'",
-				     x->index, x->count, name);
+	return 0;
+}
+
+/* Why in cannot join the parts added before, or 0.  Each was checked
+ * against the first, and being of one search is an equivalence: the
+ * first part's search stands for them all.  Of the parts that in clashes
+ * with by its place (its index again; its units, when both are complete,
+ * differ) the earliest is named. */
+static int cannot_join(const struct ploom_merge *m, const struct ploom_stats *in,
+		       struct ploom_err *err)
+{
+	const struct ploom_shard *x = in->shard;
+	size_t again = m->n, units = m->n;
+
+	if (!m->n)
+		return 0;
+	if (other_search(in, &m->parts[0].in->stats, m->parts[0].name, err) < 0)
+		return -1;
+	/* other_search() checked the count, which bounds the index */
+	if (m->at[x->index])
+		again = m->at[x->index] - 1;
 	/* two complete walks of one tree meet the same units */
-	if (a->complete && b->complete && x->units != y->units)
+	if (in->complete && m->first_complete &&
+	    m->parts[m->first_complete - 1].in->stats.shard->units != x->units)
+		units = m->first_complete - 1;
+	if (again < m->n && again <= units)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "shard %d of %d again, as in '%s'",
+				     x->index, x->count, m->parts[again].name);
+	if (units < m->n)
 		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "it found %ld units, '%s' %ld: the scenario is not the same",
-				     x->units, name, y->units);
+				     x->units, m->parts[units].name,
+				     m->parts[units].in->stats.shard->units);
 	return 0;
 }
 
@@ -113,17 +145,21 @@ int ploom_merge_add(struct ploom_merge *m, struct ploom_stats_in *in, const char
 		    struct ploom_err *err)
 {
 	struct part *p;
-	size_t i;
 
 	if (!in->stats.shard) {
 		ploom_stats_in_free(in);
 		return ploom_err_set(err, PLOOM_ERR_INPUT,
 				     "not a shard's statistics (no field 'shard')");
 	}
-	for (i = 0; i < m->n; i++) {
-		if (other_search(&in->stats, &m->parts[i].in->stats, m->parts[i].name, err) < 0) {
+	if (cannot_join(m, &in->stats, err) < 0) {
+		ploom_stats_in_free(in);
+		return -1;
+	}
+	if (!m->at) {
+		m->at = calloc((size_t)in->stats.shard->count, sizeof(*m->at));
+		if (!m->at) {
 			ploom_stats_in_free(in);
-			return -1;
+			return ploom_err_oom(err);
 		}
 	}
 	if (m->n == m->cap) {
@@ -143,7 +179,9 @@ int ploom_merge_add(struct ploom_merge *m, struct ploom_stats_in *in, const char
 		ploom_stats_in_free(in);
 		return ploom_err_oom(err);
 	}
-	m->n++;
+	m->at[in->stats.shard->index] = ++m->n;
+	if (in->stats.complete && !m->first_complete)
+		m->first_complete = m->n;
 	return 0;
 }
 
@@ -223,6 +261,13 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	if (!m->n)
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "no statistics to merge");
 	qsort(m->parts, m->n, sizeof(*m->parts), by_index);
+	/* the parts moved: where each is, for a part added after this */
+	m->first_complete = 0;
+	for (i = 0; i < m->n; i++) {
+		m->at[m->parts[i].in->stats.shard->index] = i + 1;
+		if (m->parts[i].in->stats.complete && !m->first_complete)
+			m->first_complete = i + 1;
+	}
 	first = &m->parts[0].in->stats;
 	count = first->shard->count;
 	memset(s, 0, sizeof(*s));

@@ -13,11 +13,12 @@ static const char *const names[] = {
 	[PLOOM_POLICY_DEFAULT] = "default",
 	[PLOOM_POLICY_RANDOM] = "random",
 	[PLOOM_POLICY_PCT] = "pct",
+	[PLOOM_POLICY_FOLLOW] = "follow",
 };
 
 const char *ploom_policy_name(enum ploom_policy_kind kind)
 {
-	if ((unsigned)kind > PLOOM_POLICY_PCT)
+	if ((unsigned)kind > PLOOM_POLICY_FOLLOW)
 		return "?";
 	return names[kind];
 }
@@ -26,7 +27,7 @@ int ploom_policy_parse_name(const char *s, size_t len)
 {
 	int k;
 
-	for (k = PLOOM_POLICY_DEFAULT; k <= PLOOM_POLICY_PCT; k++)
+	for (k = PLOOM_POLICY_DEFAULT; k <= PLOOM_POLICY_FOLLOW; k++)
 		if (strlen(names[k]) == len && !memcmp(names[k], s, len))
 			return k;
 	return -1;
@@ -34,7 +35,9 @@ int ploom_policy_parse_name(const char *s, size_t len)
 
 const char *ploom_policy_problem(const struct ploom_policy_spec *spec)
 {
-	if ((unsigned)spec->kind > PLOOM_POLICY_PCT)
+	size_t i;
+
+	if ((unsigned)spec->kind > PLOOM_POLICY_FOLLOW)
 		return "unknown policy";
 	if (spec->seed > PLOOM_POLICY_MAX_SEED)
 		return "the seed is above 2^48 - 1";
@@ -42,10 +45,16 @@ const char *ploom_policy_problem(const struct ploom_policy_spec *spec)
 		return "the depth is not from 1 to 1000";
 	if (spec->kind == PLOOM_POLICY_PCT && (spec->k < 0 || spec->k > PLOOM_PCT_MAX_K))
 		return "k is not from 0 to 10000000";
+	if (spec->nfollow > (size_t)PLOOM_POLICY_MAX_FOLLOW)
+		return "more than 200000 steps to follow";
+	for (i = 0; i < spec->nfollow; i++)
+		if (spec->follow[i] < 0)
+			return "a step to follow has no task";
 	return NULL;
 }
 
-_Static_assert(PLOOM_PCT_MAX_DEPTH == 1000 && PLOOM_PCT_MAX_K == 10000000L,
+_Static_assert(PLOOM_PCT_MAX_DEPTH == 1000 && PLOOM_PCT_MAX_K == 10000000L &&
+		       PLOOM_POLICY_MAX_FOLLOW == 200000L,
 	       "update ploom_policy_problem()'s messages");
 
 void ploom_policy_seed_state(unsigned short x[3], uint64_t seed)
@@ -189,12 +198,22 @@ static int pct_choose(struct ploom_policy *p, const int *cand, size_t n, int pre
 	return best;
 }
 
-int ploom_policy_choose(struct ploom_policy *p, const int *cand, size_t n, int prev)
+int ploom_policy_choose(struct ploom_policy *p, long step, const int *cand, size_t n,
+			int prev)
 {
 	size_t j;
 
 	p->branch++;
 	switch (p->spec.kind) {
+	case PLOOM_POLICY_FOLLOW:
+		if (step >= 0 && (size_t)step < p->spec.nfollow)
+			for (j = 0; j < n; j++)
+				if (cand[j] == p->spec.follow[step])
+					return cand[j];
+		for (j = 0; j < n; j++)
+			if (cand[j] == prev)
+				return prev;
+		return cand[0];
 	case PLOOM_POLICY_RANDOM:
 		return cand[ploom_policy_below(p->x, (long)n)];
 	case PLOOM_POLICY_PCT:

@@ -16,7 +16,7 @@
  *     ...
  *     ploom_policy_add_task(&p, id, &err);       // each started thread
  *     ...
- *     c = ploom_policy_choose(&p, cand, n, prev); // a branch point
+ *     c = ploom_policy_choose(&p, step, cand, n, prev); // a branch point
  *     ...
  *     ploom_policy_release(&p);
  *
@@ -37,6 +37,12 @@
  *     else the lowest candidate (DESIGN.md's default choice).
  *
  * random: a candidate drawn uniformly.
+ *
+ * follow: the task a recorded run took at this step (steps counted from
+ *     0 over the whole run, branch points or not) when it is a candidate,
+ *     else the default.  A trace followed on edited code (replay.h's
+ *     follow) keeps the recorded order wherever it still applies, in one
+ *     run: which steps are branch points is known only as the run goes.
  *
  * pct: probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi,
  *     Nagarakatte, ASPLOS 2010) with depth d, the paper's d: every task
@@ -79,12 +85,16 @@ enum ploom_policy_kind {
 	PLOOM_POLICY_DEFAULT = 0,
 	PLOOM_POLICY_RANDOM,
 	PLOOM_POLICY_PCT,
+	PLOOM_POLICY_FOLLOW,
 };
 
 /* The largest seed (a 48-bit state), depth and k a policy takes. */
 #define PLOOM_POLICY_MAX_SEED ((UINT64_C(1) << 48) - 1)
 #define PLOOM_PCT_MAX_DEPTH 1000
 #define PLOOM_PCT_MAX_K 10000000L
+/* The most recorded steps follow takes: the most steps of a run
+ * (PLOOM_MAX_STEPS, trace.h, which checks that they agree). */
+#define PLOOM_POLICY_MAX_FOLLOW 200000L
 
 /* A policy as the `run` command states it.  Zeroed: the default. */
 struct ploom_policy_spec {
@@ -93,9 +103,14 @@ struct ploom_policy_spec {
 	int depth;              /* pct: d, 1 to PLOOM_PCT_MAX_DEPTH */
 	long k;                 /* pct: branch points to draw change points from, 0
 				 * to PLOOM_PCT_MAX_K */
+	/* follow: the task of each recorded step, at most
+	 * PLOOM_POLICY_MAX_FOLLOW, each 0 or more; borrowed (the run
+	 * command's, event.h, owns them) */
+	int *follow;
+	size_t nfollow;
 };
 
-/* "default", "random", "pct"; "?" for a value out of range. */
+/* "default", "random", "pct", "follow"; "?" for a value out of range. */
 const char *ploom_policy_name(enum ploom_policy_kind kind);
 
 /* The kind named s[0..len), or -1. */
@@ -136,11 +151,12 @@ void ploom_policy_release(struct ploom_policy *p);
  * PLOOM_ERR_INPUT when the id is not the next one, PLOOM_ERR_NOMEM). */
 int ploom_policy_add_task(struct ploom_policy *p, int task, struct ploom_err *err);
 
-/* The task to run at a branch point: one of cand[0..n) (n >= 1, the
- * enabled tasks the scheduler may pick, ascending, each added before),
- * prev being the task that ran the previous step.  Counts the branch
- * point. */
-int ploom_policy_choose(struct ploom_policy *p, const int *cand, size_t n, int prev);
+/* The task to run at a branch point, step `step` of the run (from 0): one
+ * of cand[0..n) (n >= 1, the enabled tasks the scheduler may pick,
+ * ascending, each added before), prev being the task that ran the
+ * previous step.  Counts the branch point. */
+int ploom_policy_choose(struct ploom_policy *p, long step, const int *cand, size_t n,
+			int prev);
 
 /* A number drawn uniformly below n (n >= 1) from the policy's generator,
  * as the policies draw (see Randomness above). */

@@ -572,20 +572,6 @@ static int in_list(const int *v, size_t n, int x)
 	return 0;
 }
 
-/* The task to run at step i of a run on the current source: the recorded
- * step's task when that step exists and the task is enabled, else the
- * default choice (the task of the previous step if enabled, else the
- * lowest). */
-static int follow_choice(const struct ploom_run *recorded, size_t i, const struct ploom_step *s,
-			 int prev)
-{
-	if (i < recorded->nsteps && in_list(s->enabled, s->nenabled, recorded->steps[i].task))
-		return recorded->steps[i].task;
-	if (in_list(s->enabled, s->nenabled, prev))
-		return prev;
-	return s->enabled[0];
-}
-
 int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom_run *got)
 {
 	size_t i, n = recorded->nsteps < got->nsteps ? recorded->nsteps : got->nsteps;
@@ -597,74 +583,66 @@ int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom
 	return d;
 }
 
-/* The runs of a follow (ploom_replay_follow()) on w, with max_steps and
- * timeout_ms: *run is the last one, the one that followed the recorded
- * order to its end.  Returns 0, or -1 with err filled; with refine, 1 and
- * *refine (malloc'd) the site keys of a run that asks for more points. */
+int ploom_replay_follow_cmd(struct ploom_run_cmd *cmd, const struct ploom_trace *recorded,
+			    long max_steps, long timeout_ms, struct ploom_err *err)
+{
+	size_t i;
+
+	/* Which steps of the edited code are branch points is known only as
+	 * it runs, so the worker's child decides each one (the policy
+	 * follow, policy.h): the recorded step's task where it is enabled,
+	 * else the default.  One run, however many steps depart. */
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->max_steps = max_steps;
+	cmd->timeout_ms = timeout_ms;
+	cmd->policy.kind = PLOOM_POLICY_FOLLOW;
+	cmd->policy.nfollow = recorded->run.nsteps;
+	cmd->policy.follow = malloc((cmd->policy.nfollow + 1) * sizeof(*cmd->policy.follow));
+	if (!cmd->policy.follow)
+		return ploom_err_oom(err);
+	for (i = 0; i < cmd->policy.nfollow; i++)
+		cmd->policy.follow[i] = recorded->run.steps[i].task;
+	return 0;
+}
+
+/* The run of a follow (ploom_replay_follow()) on w, with max_steps and
+ * timeout_ms, into *run.  Returns 0, or -1 with err filled; with refine,
+ * 1 and *refine (malloc'd) the site keys of a run that asks for more
+ * points. */
 static int follow_runs(struct ploom_run *run, const struct ploom_trace *recorded,
 		       struct ploom_worker *w, long max_steps, long timeout_ms, char **refine,
 		       struct ploom_err *err)
 {
-	int *choices = NULL, *p;
-	size_t nchoices = 0, cap = 0, i, branch;
-	int ret = -1, prev, want, again;
+	struct ploom_run_cmd cmd;
+	int ret = -1;
 
-	/* The worker takes choices at branch points, and the branch points
-	 * of the edited code are known only once it runs: run, find the
-	 * first branch point past the choices where the default did not pick
-	 * the task to follow, choose that task there, and run again.  Each
-	 * run fixes one more branch point, and a run decides the same up to
-	 * its choices, so this ends, after one run per step where the
-	 * recorded order is not the default's. */
-	do {
-		ploom_run_release(run);
-		memset(run, 0, sizeof(*run));
-		if (ploom_worker_run(w, run, choices, nchoices, max_steps, timeout_ms, err) < 0)
-			goto done;
-		if (run->outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
-			ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
-				      "the current source did not take its own choices again: %s",
-				      run->outcome.divergence_message ? run->outcome.divergence_message
-								      : "a choice was not enabled");
-			goto done;
-		}
-		if (run->outcome.kind == PLOOM_OUTCOME_REFINE && refine) {
-			*refine = strdup(run->outcome.sites ? run->outcome.sites : "");
-			ret = *refine ? 1 : ploom_err_oom(err);
-			goto done;
-		}
-		if (run->outcome.kind == PLOOM_OUTCOME_REFINE) {
-			ploom_err_set(err, PLOOM_ERR_INPUT,
-				      "the current source shares plain state at access sites the "
-				      "trace does not schedule: run ploom-explore on it");
-			goto done;
-		}
-		again = 0;
-		prev = -1;
-		branch = 0;
-		for (i = 0; i < run->nsteps && !again; i++) {
-			const struct ploom_step *s = &run->steps[i];
-
-			if (s->nenabled > 1 && branch++ >= nchoices) {
-				want = follow_choice(&recorded->run, i, s, prev);
-				if (nchoices == cap) {
-					cap = cap ? 2 * cap : 64;
-					p = realloc(choices, cap * sizeof(*choices));
-					if (!p) {
-						ploom_err_oom(err);
-						goto done;
-					}
-					choices = p;
-				}
-				choices[nchoices++] = want;
-				again = want != s->task;
-			}
-			prev = s->task;
-		}
-	} while (again);
+	if (ploom_replay_follow_cmd(&cmd, recorded, max_steps, timeout_ms, err) < 0)
+		return -1;
+	ploom_run_release(run);
+	memset(run, 0, sizeof(*run));
+	if (ploom_worker_run_cmd(w, run, &cmd, err) < 0)
+		goto done;
+	if (run->outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
+		ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
+			      "the current source did not take its own choices again: %s",
+			      run->outcome.divergence_message ? run->outcome.divergence_message
+							      : "a choice was not enabled");
+		goto done;
+	}
+	if (run->outcome.kind == PLOOM_OUTCOME_REFINE && refine) {
+		*refine = strdup(run->outcome.sites ? run->outcome.sites : "");
+		ret = *refine ? 1 : ploom_err_oom(err);
+		goto done;
+	}
+	if (run->outcome.kind == PLOOM_OUTCOME_REFINE) {
+		ploom_err_set(err, PLOOM_ERR_INPUT,
+			      "the current source shares plain state at access sites the "
+			      "trace does not schedule: run ploom-explore on it");
+		goto done;
+	}
 	ret = 0;
 done:
-	free(choices);
+	free(cmd.policy.follow);
 	return ret;
 }
 

@@ -176,12 +176,19 @@ int ploom_replay_source_changes(const struct ploom_trace *trace, struct ploom_bu
  * the first of both, where recorded's task was not enabled in got. */
 int ploom_replay_departures(const struct ploom_run *recorded, const struct ploom_run *got);
 
+/* The `run` command of a follow of recorded (the policy follow with the
+ * task of each recorded step, no choices), with max_steps and
+ * timeout_ms, into *cmd, which the caller releases with
+ * ploom_run_cmd_release().  Returns 0, or -1 with err filled (out of
+ * memory; *cmd then holds nothing). */
+int ploom_replay_follow_cmd(struct ploom_run_cmd *cmd, const struct ploom_trace *recorded,
+			    long max_steps, long timeout_ms, struct ploom_err *err);
+
 /* Checks 2 (the Python minor version) and the worker's file, then runs
  * the recorded order of tasks on the worker's current source (above),
- * with the trace's max_steps and timeout as ploom_replay_run().  Several
- * schedules may run: each fixes the branch point where the default
- * would leave the recorded order, until one follows it to its end.  On
- * success returns 0, *departures set, and the caller owns *out: the last
+ * with the trace's max_steps and timeout as ploom_replay_run(), in one
+ * run: the worker's policy follow (policy.h) chooses as the run goes.  On
+ * success returns 0, *departures set, and the caller owns *out: the
  * run's trace with the recorded target, not yet fingerprinted (the
  * caller stamps it with the current source, cli_stamp_trace()).  Any
  * outcome is a success here, the caller tells it.  On error returns -1
@@ -198,7 +205,7 @@ int ploom_replay_follow(struct ploom_trace **out, const struct ploom_trace *reco
  * the new trace is the search's own, as its worker records it: its
  * target, hash_seed and config.  Not fingerprinted, no id yet.  Returns
  * 0 as ploom_replay_follow() does, or 1 with *out NULL and *refine
- * (malloc'd, the caller frees it) the site keys when a run asks for more
+ * (malloc'd, the caller frees it) the site keys when the run asks for more
  * points at plain state (outcome refine): the caller may start a worker
  * with them and follow again; else *refine is NULL. */
 int ploom_replay_follow_in_search(struct ploom_trace **out, const struct ploom_trace *recorded,

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -782,77 +783,152 @@ int ploom_config_watches_plain(const struct ploom_config *config)
 	return !config->reduction || !strcmp(config->reduction, "none");
 }
 
-static int has_plain_point(const struct ploom_config *c, const char *key, size_t len)
+/* A site key as a slice of the caller's text. */
+struct key_span {
+	const char *p;
+	size_t len;
+};
+
+static uint64_t key_hash(const char *p, size_t len)
 {
+	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
 	size_t i;
 
-	for (i = 0; i < c->nplain_points; i++)
-		if (strlen(c->plain_points[i]) == len && !memcmp(c->plain_points[i], key, len))
-			return 1;
-	return 0;
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* The slot of keys[] in table (mask + 1 slots of 1 + index, 0 empty)
+ * that holds key, or the empty slot where it would go. */
+static size_t key_slot(const size_t *table, size_t mask, char *const *keys, const char *key,
+		       size_t len)
+{
+	size_t at = (size_t)key_hash(key, len) & mask;
+
+	while (table[at] && !(strlen(keys[table[at] - 1]) == len &&
+			      !memcmp(keys[table[at] - 1], key, len)))
+		at = (at + 1) & mask;
+	return at;
+}
+
+/* Adds keys[0..n) to config's plain points, each once, after checking
+ * them all: one hash set of the list and the new keys, so that reading a
+ * trace's points (up to PLOOM_PLAIN_POINTS_MAX) costs time in proportion
+ * to their number.  Returns as ploom_config_add_plain_points(). */
+static int add_plain_keys(struct ploom_config *config, const struct key_span *keys, size_t n,
+			  struct ploom_err *err)
+{
+	size_t have = config->nplain_points, i, mask = 15, at;
+	size_t *table = NULL;
+	char **list;
+	int added = 0;
+
+	for (i = 0; i < n; i++) {
+		char key[PLOOM_MODULE_NAME_MAX + 16];
+		const char *problem = "not a site key (MODULE:K)";
+
+		if (keys[i].len < sizeof(key) && !memchr(keys[i].p, 0, keys[i].len)) {
+			memcpy(key, keys[i].p, keys[i].len);
+			key[keys[i].len] = 0;
+			problem = ploom_plain_point_problem(key);
+		}
+		if (problem)
+			return ploom_err_set(err, PLOOM_ERR_INPUT, "bad site key '%.*s': %s",
+					     (int)(keys[i].len < 220 ? keys[i].len : 220), keys[i].p,
+					     problem);
+	}
+	if (!n)
+		return 0;
+	while (mask / 2 < have + n)
+		mask = mask * 2 + 1;
+	table = calloc(mask + 1, sizeof(*table));
+	if (!table)
+		return ploom_err_oom(err);
+	for (i = 0; i < have; i++) {
+		const char *k = config->plain_points[i];
+		table[key_slot(table, mask, config->plain_points, k, strlen(k))] = i + 1;
+	}
+	/* room for every key at once: the list is never grown one by one */
+	list = realloc(config->plain_points, (have + n) * sizeof(*list));
+	if (!list) {
+		free(table);
+		return ploom_err_oom(err);
+	}
+	config->plain_points = list;
+	for (i = 0; i < n; i++) {
+		at = key_slot(table, mask, config->plain_points, keys[i].p, keys[i].len);
+		if (table[at])
+			continue;
+		if (config->nplain_points >= PLOOM_PLAIN_POINTS_MAX) {
+			free(table);
+			return ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d plain points",
+					     PLOOM_PLAIN_POINTS_MAX);
+		}
+		list[config->nplain_points] = strndup(keys[i].p, keys[i].len);
+		if (!list[config->nplain_points]) {
+			free(table);
+			return ploom_err_oom(err);
+		}
+		table[at] = ++config->nplain_points;
+		added++;
+	}
+	free(table);
+	return added;
 }
 
 int ploom_config_add_plain_points(struct ploom_config *config, const char *keys, size_t len,
 				  struct ploom_err *err)
 {
-	size_t i = 0, j;
-	int added = 0;
+	struct key_span *spans;
+	size_t i = 0, j, n = 0;
+	int r;
 
+	/* at most one key per two bytes (a key and a separator) */
+	spans = malloc((len / 2 + 1) * sizeof(*spans));
+	if (!spans)
+		return ploom_err_oom(err);
 	while (i < len) {
-		const char *problem;
-		char *copy, **list;
 		while (i < len && (keys[i] == ' ' || keys[i] == ','))
 			i++;
 		for (j = i; j < len && keys[j] != ' ' && keys[j] != ','; j++)
 			;
 		if (j == i)
 			break;
-		copy = strndup(keys + i, j - i);
-		if (!copy)
-			return ploom_err_oom(err);
-		problem = strlen(copy) != j - i ? "not a site key (MODULE:K)"
-						: ploom_plain_point_problem(copy);
-		if (problem) {
-			ploom_err_set(err, PLOOM_ERR_INPUT, "bad site key '%.220s': %s", copy,
-				      problem);
-			free(copy);
-			return -1;
-		}
+		spans[n++] = (struct key_span){keys + i, j - i};
 		i = j;
-		if (has_plain_point(config, copy, strlen(copy))) {
-			free(copy);
-			continue;
-		}
-		if (config->nplain_points >= PLOOM_PLAIN_POINTS_MAX) {
-			free(copy);
-			return ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d plain points",
-					     PLOOM_PLAIN_POINTS_MAX);
-		}
-		list = realloc(config->plain_points,
-			       (config->nplain_points + 1) * sizeof(*list));
-		if (!list) {
-			free(copy);
-			return ploom_err_oom(err);
-		}
-		list[config->nplain_points++] = copy;
-		config->plain_points = list;
-		added++;
 	}
-	return added;
+	r = add_plain_keys(config, spans, n, err);
+	free(spans);
+	return r;
+}
+
+int ploom_config_add_plain_point_list(struct ploom_config *config, const char *const *keys,
+				      size_t n, struct ploom_err *err)
+{
+	struct key_span *spans = malloc((n ? n : 1) * sizeof(*spans));
+	size_t i;
+	int r;
+
+	if (!spans)
+		return ploom_err_oom(err);
+	for (i = 0; i < n; i++)
+		spans[i] = (struct key_span){keys[i], strlen(keys[i])};
+	r = add_plain_keys(config, spans, n, err);
+	free(spans);
+	return r;
 }
 
 int ploom_config_copy_plain_points(struct ploom_config *to, const struct ploom_config *from,
 				   struct ploom_err *err)
 {
 	struct ploom_config copy = {0};
-	size_t i;
 
-	for (i = 0; i < from->nplain_points; i++)
-		if (ploom_config_add_plain_points(&copy, from->plain_points[i],
-						  strlen(from->plain_points[i]), err) < 0) {
-			ploom_config_release_plain_points(&copy);
-			return -1;
-		}
+	if (ploom_config_add_plain_point_list(&copy, (const char *const *)from->plain_points,
+					      from->nplain_points, err) < 0) {
+		ploom_config_release_plain_points(&copy);
+		return -1;
+	}
 	ploom_config_release_plain_points(to);
 	to->plain_points = copy.plain_points;
 	to->nplain_points = copy.nplain_points;

@@ -210,6 +210,8 @@ struct ploom_python {
  * A spinning schedule reaches it in a fraction of a second, long before
  * the default timeout of 10 s, which used to let it write 1 GB. */
 #define PLOOM_MAX_STEPS 200000L
+_Static_assert(PLOOM_MAX_STEPS == PLOOM_POLICY_MAX_FOLLOW,
+	       "a recorded run's steps are what the policy follow takes");
 
 struct ploom_config {
 	int max_preemptions;    /* -1: no bound */
@@ -306,8 +308,8 @@ int ploom_config_copy_modules(struct ploom_config *to, const struct ploom_config
  * empty lists. */
 void ploom_config_release_modules(struct ploom_config *config);
 
-/* The most access sites one config makes points of. */
-#define PLOOM_PLAIN_POINTS_MAX 100000
+/* The most access sites one config makes points of is
+ * PLOOM_PLAIN_POINTS_MAX (event.h): a worker takes them all. */
 
 /* Why key is not a site key (MODULE:K, a module name as
  * ploom_module_problem() takes it and a decimal K), or NULL. */
@@ -315,11 +317,18 @@ const char *ploom_plain_point_problem(const char *key);
 
 /* Adds the site keys of keys[0..len), separated by spaces or commas, to
  * config's plain points, each once, in order.  Returns how many were new,
- * or -1 with err filled (PLOOM_ERR_INPUT naming a bad key, or more than
- * PLOOM_PLAIN_POINTS_MAX; PLOOM_ERR_NOMEM); the list may then hold the
- * keys before the bad one. */
+ * or -1 with err filled (PLOOM_ERR_INPUT naming a bad key, when none is
+ * added, or more than PLOOM_PLAIN_POINTS_MAX, when the list may hold some;
+ * PLOOM_ERR_NOMEM). */
 int ploom_config_add_plain_points(struct ploom_config *config, const char *keys, size_t len,
 				  struct ploom_err *err);
+
+/* ploom_config_add_plain_points() for the keys of keys[0..n), each a
+ * string: the whole list checked first, then added in one pass, so that
+ * a list of any length costs time in proportion to it (call it once for
+ * a list, not once per key). */
+int ploom_config_add_plain_point_list(struct ploom_config *config, const char *const *keys,
+				      size_t n, struct ploom_err *err);
 
 /* 1 when the access sites of instrumented code are watched, points only
  * once the search finds them touching plain state tasks share (the

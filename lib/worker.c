@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -285,10 +286,10 @@ static char **make_env(const char *hash_seed)
 /* In the child between fork and exec: only async-signal-safe calls. */
 static void __attribute__((noreturn))
 child_exec(const char *python, char *const argv[], char *const envp[], int cmd_r, int rec_w,
-	   int err_w, pid_t parent)
+	   int err_w, int points, pid_t parent)
 {
 	sigset_t all;
-	int e;
+	int e, has_points = points >= 0, first_closed = has_points ? 6 : 5;
 
 	/* die with the utility; if it already died, do not run at all */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
@@ -300,17 +301,20 @@ child_exec(const char *python, char *const argv[], char *const envp[], int cmd_r
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	/* move the ends above the targets first so that dup2 never meets
-	 * itself, then pin them at 0, 3 and 4 */
+	 * itself, then pin them at 0, 3, 4 and 5 (the plain points, if any) */
 	cmd_r = fcntl(cmd_r, F_DUPFD, 10);
 	rec_w = fcntl(rec_w, F_DUPFD, 10);
 	err_w = fcntl(err_w, F_DUPFD_CLOEXEC, 10);
-	if (cmd_r < 0 || rec_w < 0 || err_w < 0)
+	if (has_points)
+		points = fcntl(points, F_DUPFD, 10);
+	if (cmd_r < 0 || rec_w < 0 || err_w < 0 || (has_points && points < 0))
 		_exit(127);
-	if (dup2(cmd_r, 0) < 0 || dup2(rec_w, 3) < 0 || dup3(err_w, 4, O_CLOEXEC) < 0)
+	if (dup2(cmd_r, 0) < 0 || dup2(rec_w, 3) < 0 || dup3(err_w, 4, O_CLOEXEC) < 0 ||
+	    (has_points && dup2(points, 5) < 0))
 		_exit(127);
-	if (close_range(5, ~0U, 0) < 0) {
+	if (close_range((unsigned)first_closed, ~0U, 0) < 0) {
 		int fd;
-		for (fd = 5; fd < 65536; fd++)
+		for (fd = first_closed; fd < 65536; fd++)
 			close(fd);
 	}
 	execvpe(python, argv, envp);
@@ -590,11 +594,33 @@ static int add_module_args(char **argv, size_t *argc, const char *option,
 	return 0;
 }
 
+/* The `points` line of keys[0..n) (event.h) in a memory file of its own
+ * at offset 0, for the worker's fd 5: written whole before the worker
+ * starts, so that neither side waits for the other however long it is.
+ * Returns 0 and *fd, or -1 with err filled. */
+static int points_file(int *fd, const char *const *keys, size_t n, struct ploom_err *err)
+{
+	struct ploom_buf b = {0};
+	int r;
+
+	*fd = memfd_create("ploom-plain-points", MFD_CLOEXEC);
+	if (*fd < 0)
+		return ploom_err_set(err, PLOOM_ERR_WORKER,
+				     "cannot hand the plain points to the worker: %s", strerror(errno));
+	ploom_enc_points(&b, keys, n);
+	r = ploom_buf_flush_fd(&b, *fd);
+	ploom_buf_release(&b);
+	if (r < 0 || lseek(*fd, 0, SEEK_SET) < 0)
+		return ploom_err_set(err, PLOOM_ERR_WORKER,
+				     "cannot hand the plain points to the worker: %s", strerror(errno));
+	return 0;
+}
+
 int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts *opts,
 		       struct ploom_err *err)
 {
 	struct ploom_worker *w = NULL;
-	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1};
+	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1}, points_fd = -1;
 	char **argv = NULL, *expect = NULL, *blob = NULL, *root = NULL, *points = NULL;
 	char **env = NULL;
 	size_t i, argc = 0, first_module = 0;
@@ -641,7 +667,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	}
 	/* PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]
 	 *     [--patch=MOD]... [--instrument=MOD]... [--instrument-scenario]
-	 *     [--plain-points=KEY,...] TARGET
+	 *     [--plain-points=*|-] TARGET
 	 * -P: the folder the utility runs in is not on sys.path, so that an
 	 * inspect.py or a ploom/ there cannot run before the worker's checks;
 	 * the worker adds what a module target needs itself. */
@@ -652,18 +678,25 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 			goto done;
 		}
 	} else if (opts->nplain_points) {
-		struct ploom_buf b = {0};
-		ploom_buf_addf(&b, "--plain-points=");
 		for (i = 0; i < opts->nplain_points; i++) {
 			if (ploom_plain_point_problem(opts->plain_points[i])) {
-				ploom_buf_release(&b);
 				ploom_err_set(err, PLOOM_ERR_INPUT, "bad site key '%.220s'",
 					      opts->plain_points[i]);
 				goto done;
 			}
-			ploom_buf_addf(&b, "%s%s", i ? "," : "", opts->plain_points[i]);
 		}
-		points = b.data;
+		if (opts->nplain_points > PLOOM_PLAIN_POINTS_MAX) {
+			ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d plain points",
+				      PLOOM_PLAIN_POINTS_MAX);
+			goto done;
+		}
+		if (points_file(&points_fd, opts->plain_points, opts->nplain_points, err) < 0)
+			goto done;
+		points = strdup("--plain-points=-");
+		if (!points) {
+			ploom_err_oom(err);
+			goto done;
+		}
 	}
 	argv = calloc(opts->npatch + opts->ninstrument + 11, sizeof(*argv));
 	if (!argv) {
@@ -705,7 +738,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		goto done;
 	}
 	if (w->pid == 0)
-		child_exec(opts->python, argv, env, cmd[0], rec[1], ep[1], parent);
+		child_exec(opts->python, argv, env, cmd[0], rec[1], ep[1], points_fd, parent);
 	pool_arm(w, w->pid);
 	close_fd(&cmd[0]);
 	close_fd(&rec[1]);
@@ -738,6 +771,7 @@ done:
 	close_fd(&rec[1]);
 	close_fd(&ep[0]);
 	close_fd(&ep[1]);
+	close_fd(&points_fd);
 	if (env) {
 		for (i = 0; env[i]; i++)
 			if (!strncmp(env[i], "PYTHONHASHSEED=", 15))
@@ -815,22 +849,22 @@ done:
 	return ret;
 }
 
-static int send_run(struct ploom_worker *w, const int *choices, size_t n, long max_steps,
-		    long timeout_ms, struct ploom_err *err)
+int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
+		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err)
 {
 	struct ploom_run_cmd rc = {.max_steps = max_steps, .timeout_ms = timeout_ms,
 				  .choices = (int *)choices, .nchoices = n};
 
-	return send_cmd(w, &rc, err);
+	return ploom_worker_run_cmd(w, out, &rc, err);
 }
 
-int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
-		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err)
+int ploom_worker_run_cmd(struct ploom_worker *w, struct ploom_run *out,
+			 const struct ploom_run_cmd *cmd, struct ploom_err *err)
 {
 	struct ploom_run_parser p;
 	const char *line;
 	size_t len;
-	long deadline = 0;
+	long deadline = 0, timeout_ms = cmd->timeout_ms;
 	int r, ret = -1;
 
 	ploom_run_parser_init(&p, out, timeout_ms);
@@ -838,7 +872,7 @@ int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *c
 		ploom_err_set(err, PLOOM_ERR_INPUT, "the worker is running a schedule already");
 		goto done;
 	}
-	if (send_run(w, choices, n, max_steps, timeout_ms, err) < 0)
+	if (send_cmd(w, cmd, err) < 0)
 		goto done;
 	if (timeout_ms > 0)
 		deadline = now_ms() + timeout_ms + WORKER_GRACE_MS;

@@ -12,8 +12,9 @@
  *
  * The worker is `PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]
  * [--expect-root=DIR]] [--patch=MOD]... [--instrument=MOD]... [--instrument-scenario]
- * [--plain-points=KEY,...] TARGET`, in that order, started with fd 0 = the
- * command pipe, fd 3 = the record pipe, stdout and stderr inherited, every
+ * [--plain-points=*|-] TARGET`, in that order, started with fd 0 = the
+ * command pipe, fd 3 = the record pipe, fd 5 = the plain points with
+ * --plain-points=- (event.h), stdout and stderr inherited, every
  * other descriptor closed, PYTHONHASHSEED set, in its own process group
  * (so a Ctrl-C on the terminal reaches only the utility, which then kills
  * the worker), and with PR_SET_PDEATHSIG = SIGKILL so that it dies with
@@ -88,9 +89,10 @@ struct ploom_worker_opts {
 	 * is the same `error source` record. */
 	const char *expect_blob;
 	/* Optional: the access sites of instrumented code that are points
-	 * (struct ploom_config's plain_points), passed as one
-	 * --plain-points=KEY,KEY...; a key ploom_plain_point_problem()
-	 * refuses fails the start with PLOOM_ERR_INPUT. */
+	 * (struct ploom_config's plain_points), at most
+	 * PLOOM_PLAIN_POINTS_MAX, passed on fd 5 (--plain-points=-); a key
+	 * ploom_plain_point_problem() refuses fails the start with
+	 * PLOOM_ERR_INPUT. */
 	const char *const *plain_points;
 	size_t nplain_points;
 	/* Optional: every access site is a point (--plain-points=*), as
@@ -155,6 +157,11 @@ void ploom_worker_kill_all(void);
  * an outcome record gives the outcomes "exit", "crash" and "timeout". */
 int ploom_worker_run(struct ploom_worker *w, struct ploom_run *out, const int *choices,
 		     size_t n, long max_steps, long timeout_ms, struct ploom_err *err);
+
+/* ploom_worker_run() with every field of the command (event.h), its
+ * policy included. */
+int ploom_worker_run_cmd(struct ploom_worker *w, struct ploom_run *out,
+			 const struct ploom_run_cmd *cmd, struct ploom_err *err);
 
 /* ---- several workers at once ----
  *

@@ -269,6 +269,7 @@ static void module_free(void *m)
 	free(s->cand);
 	free(s->choices);
 	free(s->sleep);
+	free(s->policy_spec.follow);
 	free(s->codes);
 	for (k = 0; (size_t)k < s->plain.cap; k++)
 		Py_XDECREF((PyObject *)s->plain.slot[k]);

@@ -687,6 +687,39 @@ static PyObject *i_shared(PyObject *mod, PyObject *arg)
 	Py_RETURN_NONE;
 }
 
+/* The keys of the worker's fd 5, its `points` line (event.h), as a list
+ * of str for _i_shared(); ValueError naming what is wrong. */
+static PyObject *i_points(PyObject *mod, PyObject *arg)
+{
+	struct ploom_points points;
+	struct ploom_err err = {0, ""};
+	PyObject *list = NULL;
+	char *data;
+	Py_ssize_t len;
+	size_t i;
+
+	(void)mod;
+	if (PyBytes_AsStringAndSize(arg, &data, &len) < 0)
+		return NULL;
+	if (ploom_points_parse(&points, data, (size_t)len, &err) < 0) {
+		PyErr_SetString(err.kind == PLOOM_ERR_NOMEM ? PyExc_MemoryError : PyExc_ValueError,
+				err.msg);
+		goto done;
+	}
+	list = PyList_New((Py_ssize_t)points.n);
+	for (i = 0; list && i < points.n; i++) {
+		PyObject *key = PyUnicode_FromString(points.keys[i]);
+		if (!key) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, key);
+	}
+done:
+	ploom_points_release(&points);
+	return list;
+}
+
 static PyObject *i_new(PyObject *mod, PyObject *obj)
 {
 	module_state *st = STATE(mod);
@@ -1071,6 +1104,9 @@ PyMethodDef plain_methods[] = {
 	{"_i_shared", i_shared, METH_O,
 	 "_i_shared(keys, /)\n--\n\nThe keys of the access sites that are scheduling points "
 	 "(\"MODULE:K\"); every other site is watched instead.  Internal (ploom._worker)."},
+	{"_i_points", i_points, METH_O,
+	 "_i_points(data, /)\n--\n\nThe site keys of the worker's `points` line (bytes), "
+	 "for _i_shared().  Internal (ploom._worker)."},
 	{"_i_new", i_new, METH_O,
 	 "_i_new(obj, /)\n--\n\nobj, which instrumented code has just made (a display or a "
 	 "comprehension): its accesses in this step are no points.  Internal."},

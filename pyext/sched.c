@@ -253,7 +253,7 @@ static int policy_choice(struct sched *s, int n)
 			s->cand[m++] = s->enabled[i];
 	if (!m)
 		return -1;
-	return ploom_policy_choose(&s->policy, s->cand, (size_t)m, s->prev);
+	return ploom_policy_choose(&s->policy, s->step, s->cand, (size_t)m, s->prev);
 }
 
 /* Takes the task c that the explorer's choice (a forced step, or a

@@ -131,6 +131,7 @@ static int parse_run(struct sched *s, const char *line, long *timeout_ms,
 	}
 	free(s->choices);
 	free(s->sleep);
+	free(s->policy_spec.follow);
 	s->max_steps = cmd.max_steps;
 	*timeout_ms = cmd.timeout_ms;
 	s->choices = cmd.choices;

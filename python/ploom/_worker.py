@@ -1,6 +1,6 @@
 """The worker process that ploom's utilities start:
 ``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]
-[--patch=MODULE]... [--instrument=MODULE]... [--instrument-scenario] [--plain-points=KEY,...]
+[--patch=MODULE]... [--instrument=MODULE]... [--instrument-scenario] [--plain-points=*|-]
 TARGET``.
 
 It imports the scenario once, then serves ``run`` commands on fd 0 by forking
@@ -23,6 +23,7 @@ from ploom import _ploom
 
 CMD_FD = 0
 EVENT_FD = 3
+POINTS_FD = 5
 
 
 def _load_file(path, checked=None, instrument=False, install=None):
@@ -475,7 +476,7 @@ def _virtual_time():
 USAGE = (
     "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]\n"
     "                                  [--patch=MODULE]... [--instrument=MODULE]...\n"
-    "                                  [--instrument-scenario] [--plain-points=KEY,...] TARGET"
+    "                                  [--instrument-scenario] [--plain-points=*|-] TARGET"
 )
 
 
@@ -486,7 +487,7 @@ def main(argv):
     args = argv[1:]
     # fixed order, as lib/worker.c writes it: [--expect=FILE [--expect-blob=OID]
     # [--expect-root=DIR]] [--patch=MODULE]... [--instrument=MODULE]... [--instrument-scenario]
-    # [--plain-points=KEY,...] TARGET
+    # [--plain-points=*|-] TARGET
     if args and args[0].startswith("--expect="):
         expect = args.pop(0)[len("--expect="):]
         if args and args[0].startswith("--expect-blob="):
@@ -500,10 +501,14 @@ def main(argv):
     instrument_scenario = bool(args) and args[0] == "--instrument-scenario"
     if instrument_scenario:
         args.pop(0)
-    if args and args[0].startswith("--plain-points="):
+    if args and args[0] in ("--plain-points=*", "--plain-points=-"):
         # before anything instrumented is imported: its sites are points
         # from their registration on
-        _ploom._i_shared(args.pop(0)[len("--plain-points="):].split(","))
+        try:
+            _ploom._i_shared(["*"] if args.pop(0).endswith("*") else _read_points())
+        except (OSError, ValueError) as exc:
+            _ploom.write_error(EVENT_FD, "load", f"cannot read the plain points: {exc}")
+            return 2
     if len(args) != 1:
         print(USAGE, file=sys.stderr)
         return 2
@@ -551,6 +556,19 @@ def main(argv):
     _import_primitives()
     _ploom.serve(scenario, hello, CMD_FD, EVENT_FD)
     return 0
+
+
+def _read_points():
+    """The site keys on POINTS_FD (lib/event.h's `points` line), which is
+    closed after: a list of any length, which the command line could not
+    hold."""
+    chunks = []
+    try:
+        while chunk := os.read(POINTS_FD, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(POINTS_FD)
+    return _ploom._i_points(b"".join(chunks))
 
 
 def _import_primitives():

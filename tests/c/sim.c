@@ -700,7 +700,7 @@ static void exec_run(struct ploom_run *run, const struct sim_scenario *sc,
 				if (!(sleep_active && asleep[en[k]]))
 					cand[ncand++] = en[k];
 			if (ncand)
-				c = ploom_policy_choose(&pol, cand, (size_t)ncand, prev);
+				c = ploom_policy_choose(&pol, index, cand, (size_t)ncand, prev);
 			if (c < 0) {
 				run->outcome.kind = PLOOM_OUTCOME_SLEEP_BLOCKED;
 				run->outcome.divergence_index = index;

@@ -777,7 +777,8 @@ static void encoded_records_decode_to_what_was_encoded(void)
 static void run_commands_round_trip_and_bad_ones_are_refused(void)
 {
 	int choices[] = {1, 0, 2}, sleep[] = {3, 1};
-	struct ploom_run_cmd cmd = {100, 5000, choices, 3, sleep, 2, {0, 0, 0, 0}}, got;
+	static int follow[] = {0, 1, 1, PLOOM_MAX_TASK_ID};
+	struct ploom_run_cmd cmd = {100, 5000, choices, 3, sleep, 2, {0}}, got;
 	struct ploom_buf b = {0};
 	struct ploom_err err = {0, ""};
 	static const char *const bad[] = {
@@ -792,18 +793,24 @@ static void run_commands_round_trip_and_bad_ones_are_refused(void)
 		/* a forced step names a task id too; a sleeping task is never negative */
 		"run 1 2 1 -1000002 0 default", "run 1 2 1 - 0 default", "run 1 2 1 --1 0 default",
 		"run 1 2 0 1 -1 default",
+		/* follow: a count, then that many task ids */
+		"run 0 0 0 0 follow", "run 0 0 0 0 follow 2 0", "run 0 0 0 0 follow 1 0 1",
+		"run 0 0 0 0 follow 1 -1", "run 0 0 0 0 follow 200001", "run 0 0 0 0 follow 1 x",
 	};
 	static const struct {
 		struct ploom_policy_spec policy;
 		const char *line;
 	} policies[] = {
-		{{PLOOM_POLICY_DEFAULT, 0, 0, 0}, "run 0 0 0 0 default\n"},
-		{{PLOOM_POLICY_RANDOM, 7, 0, 0}, "run 0 0 0 0 random 7\n"},
-		{{PLOOM_POLICY_RANDOM, PLOOM_POLICY_MAX_SEED, 0, 0},
+		{{.kind = PLOOM_POLICY_DEFAULT, .seed = 0, .depth = 0, .k = 0}, "run 0 0 0 0 default\n"},
+		{{.kind = PLOOM_POLICY_RANDOM, .seed = 7, .depth = 0, .k = 0}, "run 0 0 0 0 random 7\n"},
+		{{.kind = PLOOM_POLICY_RANDOM, .seed = PLOOM_POLICY_MAX_SEED, .depth = 0, .k = 0},
 		 "run 0 0 0 0 random 281474976710655\n"},
-		{{PLOOM_POLICY_PCT, 42, 3, 17}, "run 0 0 0 0 pct 42 3 17\n"},
-		{{PLOOM_POLICY_PCT, 0, 1000, PLOOM_PCT_MAX_K}, "run 0 0 0 0 pct 0 1000 10000000\n"},
-		{{PLOOM_POLICY_PCT, 0, 1, 0}, "run 0 0 0 0 pct 0 1 0\n"},
+		{{.kind = PLOOM_POLICY_PCT, .seed = 42, .depth = 3, .k = 17}, "run 0 0 0 0 pct 42 3 17\n"},
+		{{.kind = PLOOM_POLICY_PCT, .seed = 0, .depth = 1000, .k = PLOOM_PCT_MAX_K}, "run 0 0 0 0 pct 0 1000 10000000\n"},
+		{{.kind = PLOOM_POLICY_PCT, .seed = 0, .depth = 1, .k = 0}, "run 0 0 0 0 pct 0 1 0\n"},
+		{{.kind = PLOOM_POLICY_FOLLOW, .follow = follow, .nfollow = 4},
+		 "run 0 0 0 0 follow 4 0 1 1 1000000\n"},
+		{{.kind = PLOOM_POLICY_FOLLOW}, "run 0 0 0 0 follow 0\n"},
 	};
 	size_t i;
 
@@ -845,6 +852,9 @@ static void run_commands_round_trip_and_bad_ones_are_refused(void)
 			CHECK(got.policy.seed == policies[i].policy.seed);
 			CHECK_INT(got.policy.depth, policies[i].policy.depth);
 			CHECK_INT(got.policy.k, policies[i].policy.k);
+			CHECK_INT(got.policy.nfollow, policies[i].policy.nfollow);
+			if (got.policy.nfollow == 4)
+				CHECK_INT(got.policy.follow[3], PLOOM_MAX_TASK_ID);
 			CHECK(ploom_policy_problem(&got.policy) == NULL);
 		}
 		ploom_run_cmd_release(&got);
@@ -865,8 +875,8 @@ static void a_run_command_of_40000_choices_round_trips(void)
 	int *choices = malloc(N * sizeof(*choices)), sleep[] = {PLOOM_MAX_TASK_ID};
 	/* the widest policy too */
 	struct ploom_run_cmd cmd = {0, 1000, choices, N, sleep, 1,
-				    {PLOOM_POLICY_PCT, PLOOM_POLICY_MAX_SEED, PLOOM_PCT_MAX_DEPTH,
-				     PLOOM_PCT_MAX_K}}, got;
+				    {.kind = PLOOM_POLICY_PCT, .seed = PLOOM_POLICY_MAX_SEED,
+				     .depth = PLOOM_PCT_MAX_DEPTH, .k = PLOOM_PCT_MAX_K}}, got;
 	struct ploom_buf b = {0};
 	struct ploom_err err = {0, ""};
 	size_t i, same = 0;
@@ -901,6 +911,12 @@ static void a_run_command_of_40000_choices_round_trips(void)
 	/* a forced step of the widest id is one byte wider */
 	CHECK(head + PLOOM_MAX_CHOICES * snprintf(NULL, 0, " %d", -1 - PLOOM_MAX_TASK_ID) +
 	      PLOOM_MAX_TASK_ID * each <= (long)PLOOM_MAX_RUN_CMD_BYTES);
+	/* and with the longest follow */
+	head = snprintf(NULL, 0, "run %ld %ld %ld %d follow %ld", LONG_MAX / 2, LONG_MAX / 2,
+			PLOOM_MAX_CHOICES, PLOOM_MAX_TASK_ID, PLOOM_POLICY_MAX_FOLLOW);
+	CHECK(head + PLOOM_MAX_CHOICES * snprintf(NULL, 0, " %d", -1 - PLOOM_MAX_TASK_ID) +
+	      (PLOOM_MAX_TASK_ID + PLOOM_POLICY_MAX_FOLLOW) * each <=
+	      (long)PLOOM_MAX_RUN_CMD_BYTES);
 	free(choices);
 }
 
@@ -1055,6 +1071,78 @@ static void a_frame_is_cleaned_and_cut_as_a_label(void)
 	CHECK_INT(ploom_stack_state_parse("running ", 8), -1);
 }
 
+/* The worker's `points` line: written and read back whole, however long;
+ * a line that is not one is refused, saying why. */
+static void a_points_line_round_trips_and_bad_ones_are_refused(void)
+{
+	static const char *const keys[] = {"mylib.pool:0", "mod:12", "a_b.c_9:999999999"};
+	static const struct {
+		const char *line;
+		const char *msg;
+	} bad[] = {
+		{"", "bad points list: not 'points N' and a newline"},
+		{"points 1 a:1", "bad points list: not 'points N' and a newline"},
+		{"points 0\n", "bad points list: not 'points N' and a newline"},
+		{"points 100001 a:1\n", "bad points list: not 'points N' and a newline"},
+		{"points -1 a:1\n", "bad points list: not 'points N' and a newline"},
+		{"pointz 1 a:1\n", "bad points list: not 'points N' and a newline"},
+		{"points 2 a:1\n", "bad points list: fewer keys than it counts"},
+		{"points 1 a:1 b:2\n", "bad points list: more keys than it counts"},
+		{"points 1  a:1\n", "bad points list: an empty key"},
+		{"points 1 a:1 \n", "bad points list: an empty key"},
+		{"points 1 a,b:1\n", "bad points list: a key holds a byte that no site key does"},
+		{"points 1 a:1\n\n", "bad points list: a key holds a byte that no site key does"},
+		{"points 1 *\n", "bad points list: a key holds a byte that no site key does"},
+	};
+	struct ploom_points got;
+	struct ploom_err err = {0, ""};
+	struct ploom_buf b = {0};
+	char **many, line[300];
+	size_t i, n = PLOOM_PLAIN_POINTS_MAX, same = 0;
+
+	ploom_enc_points(&b, keys, 3);
+	CHECK_STR(b.data, "points 3 mylib.pool:0 mod:12 a_b.c_9:999999999\n");
+	if (CHECK_INT(ploom_points_parse(&got, b.data, b.len, &err), 0) && CHECK_INT(got.n, 3)) {
+		CHECK_STR(got.keys[0], "mylib.pool:0");
+		CHECK_STR(got.keys[2], "a_b.c_9:999999999");
+	}
+	ploom_points_release(&got);
+	ploom_buf_release(&b);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (!CHECK_INT(ploom_points_parse(&got, bad[i].line, strlen(bad[i].line), &err), -1))
+			printf("  accepted '%s'\n", bad[i].line);
+		CHECK_STR(err.msg, bad[i].msg);
+		ploom_points_release(&got);
+	}
+	/* a NUL inside is a byte no key has */
+	CHECK_INT(ploom_points_parse(&got, "points 1 a:\0001\n", 14, &err), -1);
+	ploom_points_release(&got);
+	/* the longest key, and one byte more */
+	snprintf(line, sizeof(line), "points 1 %0*d:1\n", PLOOM_POINT_KEY_MAX - 2, 0);
+	CHECK_INT(ploom_points_parse(&got, line, strlen(line), &err), 0);
+	ploom_points_release(&got);
+	snprintf(line, sizeof(line), "points 1 %0*d:1\n", PLOOM_POINT_KEY_MAX - 1, 0);
+	CHECK_INT(ploom_points_parse(&got, line, strlen(line), &err), -1);
+	CHECK_STR(err.msg, "bad points list: a key longer than any site key");
+	ploom_points_release(&got);
+	/* the most points a worker takes */
+	many = calloc(n, sizeof(*many));
+	for (i = 0; many && i < n; i++)
+		if (asprintf(&many[i], "module_%zu.sub:%zu", i % 100, i) < 0)
+			abort();
+	ploom_enc_points(&b, (const char *const *)many, n);
+	CHECK(b.len > 1500000);
+	if (CHECK_INT(ploom_points_parse(&got, b.data, b.len, &err), 0) && CHECK_INT(got.n, n))
+		for (i = 0; i < n; i++)
+			same += !strcmp(got.keys[i], many[i]);
+	CHECK_INT(same, n);
+	ploom_points_release(&got);
+	ploom_buf_release(&b);
+	for (i = 0; many && i < n; i++)
+		free(many[i]);
+	free(many);
+}
+
 int main(void)
 {
 	a_dump_becomes_a_stack_per_task();
@@ -1078,5 +1166,6 @@ int main(void)
 	a_long_failure_message_is_cut_and_marked();
 	run_commands_round_trip_and_bad_ones_are_refused();
 	a_run_command_of_40000_choices_round_trips();
+	a_points_line_round_trips_and_bad_ones_are_refused();
 	return check_report();
 }

@@ -1706,6 +1706,53 @@ static void a_trace_records_its_shard(void)
 	ploom_trace_free(t);
 }
 
+/* 100,000 plain points, the most a config holds, are read, copied and
+ * added to in time in proportion to their number: at this size a linear
+ * search per key took tens of seconds for each of these steps. */
+static void a_hundred_thousand_plain_points_are_read_each_once(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_config copy = {0};
+	struct ploom_err err = {0, ""};
+	struct ploom_buf keys = {0};
+	char *text = NULL, key[64];
+	size_t i, n = PLOOM_PLAIN_POINTS_MAX;
+
+	ploom_config_release_plain_points(&t->config);
+	/* each key twice, the second time in a later call: added once */
+	for (i = 0; i < n; i++)
+		ploom_buf_addf(&keys, "%smod%zu.part:%zu", i ? "," : "", i % 97, i);
+	CHECK_INT(ploom_config_add_plain_points(&t->config, keys.data, keys.len, &err), (int)n);
+	CHECK_INT(ploom_config_add_plain_points(&t->config, keys.data, keys.len, &err), 0);
+	CHECK_INT(t->config.nplain_points, n);
+	CHECK_INT(ploom_config_add_plain_points(&t->config, "other:1", 7, &err), -1);
+	CHECK_STR(err.msg, "more than 100000 plain points");
+	text = ploom_trace_to_json(t, &err);
+	CHECK(text != NULL);
+	CHECK_INT(ploom_trace_parse(&back, text, text ? strlen(text) : 0, &err), 0);
+	if (back && CHECK_INT(back->config.nplain_points, n)) {
+		snprintf(key, sizeof(key), "mod%zu.part:%zu", (n - 1) % 97, n - 1);
+		CHECK_STR(back->config.plain_points[n - 1], key);
+		CHECK_STR(back->config.plain_points[0], "mod0.part:0");
+		CHECK_INT(ploom_config_copy_plain_points(&copy, &back->config, &err), 0);
+		CHECK_INT(copy.nplain_points, n);
+		CHECK_INT(ploom_config_add_plain_point_list(&copy,
+							    (const char *const *)back->config.plain_points,
+							    back->config.nplain_points, &err), 0);
+		CHECK_INT(copy.nplain_points, n);
+	}
+	/* a bad key adds nothing and is named */
+	ploom_config_release_plain_points(&copy);
+	CHECK_INT(ploom_config_add_plain_points(&copy, "a:1,b:2,c:x", 11, &err), -1);
+	CHECK_STR(err.msg, "bad site key 'c:x': not a site key (MODULE:K)");
+	CHECK_INT(copy.nplain_points, 0);
+	ploom_config_release_plain_points(&copy);
+	ploom_buf_release(&keys);
+	ploom_trace_free(back);
+	ploom_trace_free(t);
+	free(text);
+}
+
 int main(void)
 {
 	trace_round_trips_through_json();
@@ -1742,5 +1789,6 @@ int main(void)
 	stats_are_written_as_json();
 	stats_list_the_outcomes_when_asked();
 	a_trace_records_its_shard();
+	a_hundred_thousand_plain_points_are_read_each_once();
 	return check_report();
 }

@@ -331,6 +331,75 @@ static void stats_parse_checks_the_saved_counts(void)
 		check_refused(cases[i].fields, cases[i].msg);
 }
 
+/* The statistics of passing shard index of count, complete or not, with
+ * units units. */
+static struct ploom_stats_in *shard_of(int index, int count, int complete, int units)
+{
+	struct ploom_err err = {0, ""};
+	struct ploom_stats_in *in = NULL;
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "{\"result\": \"pass\", \"target\": \"t.py:s\", \"schedules\": 1,"
+		 " \"failing\": 0, \"complete\": %s, \"stopped_by\": %s,"
+		 " \"max_preemptions\": null, \"reduction\": \"none\","
+		 " \"hash_seed\": \"0\", \"elapsed_s\": 1, \"schedules_per_second\": 1,"
+		 " \"max_depth\": 3, \"trace\": null, \"minimized_trace\": null,"
+		 " \"failure\": null,"
+		 " \"outcomes\": [{\"kind\": \"pass\", \"summary\": \"pass\", \"schedules\": 1}],"
+		 " \"outcomes_truncated\": false,"
+		 " \"shard\": {\"index\": %d, \"count\": %d, \"depth\": 20, \"units\": %d,"
+		 " \"owned\": 1, \"probes\": 2, \"failure_unit\": null}}",
+		 complete ? "true" : "false", complete ? "null" : "\"max-schedules\"", index, count,
+		 units);
+	if (!CHECK_INT(ploom_stats_parse(&in, text, strlen(text), &err), 0))
+		printf("  %s\n", err.msg);
+	return in;
+}
+
+/* 64,000 shards are merged in time in proportion to their number (a
+ * merge that checked each against every one before it took minutes),
+ * and a shard that clashes by its place is refused naming the earliest
+ * part it clashes with. */
+static void merge_takes_64000_shards_each_checked_once(void)
+{
+	struct ploom_err err = {0, ""};
+	const struct ploom_stats *s = NULL;
+	struct ploom_merge *m = NULL;
+	const int n = 64000;
+	char name[32];
+	int k, refused = 0;
+
+	if (!CHECK_INT(ploom_merge_new(&m, &err), 0))
+		return;
+	/* backwards, the first one incomplete: the first complete part is the
+	 * second one added */
+	for (k = n - 1; k >= 0 && !refused; k--) {
+		snprintf(name, sizeof(name), "s%d.json", k);
+		refused = ploom_merge_add(m, shard_of(k, n, k != n - 1, 1000), name, &err) < 0;
+	}
+	CHECK_INT(refused, 0);
+	CHECK_INT(ploom_merge_add(m, shard_of(5, n, 1, 1000), "again.json", &err), -1);
+	CHECK_STR(err.msg, "shard 5 of 64000 again, as in 's5.json'");
+	CHECK_INT(ploom_merge_add(m, shard_of(5, n, 1, 999), "again.json", &err), -1);
+	CHECK_STR(err.msg, "it found 999 units, 's63998.json' 1000: the scenario is not the same");
+	CHECK_INT(ploom_merge_result(&s, m, &err), 0);
+	if (CHECK(s != NULL)) {
+		CHECK_INT(s->schedules, n);
+		CHECK_INT(s->shard->probes, 2 * n);
+		CHECK_INT(s->shard->nmissing, 0);
+		CHECK_INT(s->shard->units, 1000);
+		CHECK(!s->complete);
+	}
+	/* the result sorted the parts: added after it, a part is checked
+	 * against them where they are now */
+	CHECK_INT(ploom_merge_add(m, shard_of(7, n, 1, 1000), "late.json", &err), -1);
+	CHECK_STR(err.msg, "shard 7 of 64000 again, as in 's7.json'");
+	CHECK_INT(ploom_merge_add(m, shard_of(8, n, 1, 1), "late.json", &err), -1);
+	CHECK_STR(err.msg, "it found 1 units, 's0.json' 1000: the scenario is not the same");
+	ploom_merge_free(m);
+}
+
 int main(void)
 {
 	merge_counts_the_saved_schedules_once_and_their_failure_first();
@@ -342,5 +411,6 @@ int main(void)
 	stats_parse_checks_the_search_order();
 	merge_keeps_what_the_shards_instrumented();
 	stats_parse_checks_the_instrumented_modules();
+	merge_takes_64000_shards_each_checked_once();
 	return check_report();
 }

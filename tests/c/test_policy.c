@@ -15,12 +15,12 @@
 
 static struct ploom_policy_spec pct(uint64_t seed, int depth, long k)
 {
-	return (struct ploom_policy_spec){PLOOM_POLICY_PCT, seed, depth, k};
+	return (struct ploom_policy_spec){.kind = PLOOM_POLICY_PCT, .seed = seed, .depth = depth, .k = k};
 }
 
 static struct ploom_policy_spec random_policy(uint64_t seed)
 {
-	return (struct ploom_policy_spec){PLOOM_POLICY_RANDOM, seed, 0, 0};
+	return (struct ploom_policy_spec){.kind = PLOOM_POLICY_RANDOM, .seed = seed, .depth = 0, .k = 0};
 }
 
 /* The scenario or generated program of case i: the scenarios first, then
@@ -175,7 +175,7 @@ static void change_points_switch_exactly_where_they_are(void)
 		long b, first = 0;
 		int prev = 0, c, i;
 
-		if (!CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){PLOOM_POLICY_PCT, seed, 4, 12},
+		if (!CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){.kind = PLOOM_POLICY_PCT, .seed = seed, .depth = 4, .k = 12},
 						 &err), 0))
 			break;
 		for (i = 0; i < 3; i++)
@@ -187,7 +187,7 @@ static void change_points_switch_exactly_where_they_are(void)
 				first = p.change[i];
 		}
 		for (b = 1; b <= 12; b++) {
-			c = ploom_policy_choose(&p, cand, 3, prev);
+			c = ploom_policy_choose(&p, b - 1, cand, 3, prev);
 			if (c != prev && !(change >> b & 1))
 				bad++;
 			/* at the first change point the two others still have
@@ -249,7 +249,7 @@ static void a_new_task_takes_a_random_rank_among_the_first_priorities(void)
 	for (seed = 0; seed < 3000; seed++) {
 		struct ploom_policy p;
 
-		if (ploom_policy_init(&p, &(struct ploom_policy_spec){PLOOM_POLICY_PCT, seed, 1, 0},
+		if (ploom_policy_init(&p, &(struct ploom_policy_spec){.kind = PLOOM_POLICY_PCT, .seed = seed, .depth = 1, .k = 0},
 				      NULL) < 0)
 			abort();
 		for (i = 0; i < 3; i++)
@@ -268,7 +268,7 @@ static void a_new_task_takes_a_random_rank_among_the_first_priorities(void)
 		struct ploom_policy p;
 		struct ploom_err err = {0, ""};
 
-		CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){PLOOM_POLICY_PCT, 1, 2, 5},
+		CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){.kind = PLOOM_POLICY_PCT, .seed = 1, .depth = 2, .k = 5},
 					    &err), 0);
 		CHECK_INT(ploom_policy_add_task(&p, 1, &err), -1);
 		CHECK_STR(err.msg, "task 1 is added where task 0 was expected");
@@ -386,12 +386,11 @@ static void bad_specs_are_refused(void)
 	struct ploom_policy p;
 	struct ploom_err err = {0, ""};
 
-	CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){PLOOM_POLICY_PCT, 1, 0, 5}, &err),
+	CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){.kind = PLOOM_POLICY_PCT, .seed = 1, .depth = 0, .k = 5}, &err),
 		  -1);
 	CHECK_STR(err.msg, "bad policy: the depth is not from 1 to 1000");
 	ploom_policy_release(&p);
-	CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){PLOOM_POLICY_RANDOM,
-								   PLOOM_POLICY_MAX_SEED + 1, 0, 0},
+	CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){.kind = PLOOM_POLICY_RANDOM, .seed = PLOOM_POLICY_MAX_SEED + 1, .depth = 0, .k = 0},
 				    &err), -1);
 	CHECK_STR(err.msg, "bad policy: the seed is above 2^48 - 1");
 	ploom_policy_release(&p);
@@ -399,9 +398,9 @@ static void bad_specs_are_refused(void)
 	CHECK_INT(ploom_policy_parse_name("random", 6), PLOOM_POLICY_RANDOM);
 	CHECK_INT(ploom_policy_parse_name("rand", 4), -1);
 	/* the default policy is DESIGN.md's default choice */
-	CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){0, 0, 0, 0}, &err), 0);
-	CHECK_INT(ploom_policy_choose(&p, (int[]){0, 2, 3}, 3, 2), 2);
-	CHECK_INT(ploom_policy_choose(&p, (int[]){1, 3}, 2, 2), 1);
+	CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){.kind = 0, .seed = 0, .depth = 0, .k = 0}, &err), 0);
+	CHECK_INT(ploom_policy_choose(&p, 0, (int[]){0, 2, 3}, 3, 2), 2);
+	CHECK_INT(ploom_policy_choose(&p, 1, (int[]){1, 3}, 2, 2), 1);
 	ploom_policy_release(&p);
 }
 
@@ -534,6 +533,38 @@ static void bad_sample_options_are_refused(void)
 	ploom_strategy_free(s);
 }
 
+/* follow: the recorded step's task where it is a candidate, else the
+ * default (the previous step's task, else the lowest), and the default
+ * past the recorded steps. */
+static void follow_takes_the_recorded_task_where_it_can(void)
+{
+	int rec[] = {1, 2, 0, 2};
+	struct ploom_policy p;
+	struct ploom_err err = {0, ""};
+	int i;
+
+	CHECK_INT(ploom_policy_init(&p, &(struct ploom_policy_spec){.kind = PLOOM_POLICY_FOLLOW,
+								    .follow = rec, .nfollow = 4},
+				    &err), 0);
+	for (i = 0; i < 3; i++)
+		CHECK_INT(ploom_policy_add_task(&p, i, &err), 0);
+	CHECK_INT(ploom_policy_choose(&p, 0, (int[]){0, 1, 2}, 3, 0), 1);
+	/* not a candidate: the previous task goes on */
+	CHECK_INT(ploom_policy_choose(&p, 1, (int[]){0, 1}, 2, 1), 1);
+	/* nor the previous one: the lowest */
+	CHECK_INT(ploom_policy_choose(&p, 3, (int[]){0, 1}, 2, 2), 0);
+	CHECK_INT(ploom_policy_choose(&p, 2, (int[]){0, 2}, 2, 2), 0);
+	/* past the recorded steps */
+	CHECK_INT(ploom_policy_choose(&p, 4, (int[]){0, 2}, 2, 2), 2);
+	CHECK_INT(ploom_policy_choose(&p, 9, (int[]){1, 2}, 2, 0), 1);
+	ploom_policy_release(&p);
+	CHECK_STR(ploom_policy_name(PLOOM_POLICY_FOLLOW), "follow");
+	rec[1] = -1;
+	CHECK_STR(ploom_policy_problem(&(struct ploom_policy_spec){.kind = PLOOM_POLICY_FOLLOW,
+								   .follow = rec, .nfollow = 4}),
+		  "a step to follow has no task");
+}
+
 int main(void)
 {
 	a_seed_gives_the_same_choices_and_seeds_differ();
@@ -547,5 +578,6 @@ int main(void)
 	schedule_seeds_are_the_documented_ones();
 	parts_take_every_nth_schedule_below_the_limit();
 	bad_sample_options_are_refused();
+	follow_takes_the_recorded_task_where_it_can();
 	return check_report();
 }

@@ -617,10 +617,11 @@ static void a_step_whose_recorded_task_is_not_enabled_departs(void)
 	CHECK_INT(ploom_replay_departures(&recorded, &run), 0);
 }
 
-/* The stand-in answers the same run whatever it is asked: the follow
- * loop asks again only while a branch point past its choices left the
- * recorded order, so the commands show which choices it made. */
-static void the_recorded_order_is_asked_for_where_the_default_leaves_it(void)
+/* A follow is one run, whatever departs: the worker is sent the task of
+ * every recorded step, to take where it is enabled (the policy follow),
+ * and the stand-in answers the same run whatever it is asked, so the
+ * commands show what was asked. */
+static void the_recorded_order_is_asked_for_in_one_run(void)
 {
 	char *dir = fake_dir("follow"), *file = fake_write(dir, "mod.py", "x = 1\n", 0);
 	/* recorded: task 0 at step 2, where the stand-in's default ran 1 */
@@ -630,8 +631,8 @@ static void the_recorded_order_is_asked_for_where_the_default_leaves_it(void)
 		const char *recorded;
 		const char *commands;
 	} cases[] = {
-		{failing, "run 300 1500 0 0 default\n"},
-		{other, "run 300 1500 0 0 default\nrun 300 1500 2 1 0 0 default\n"},
+		{failing, "run 300 1500 0 0 follow 4 0 1 1 1\n"},
+		{other, "run 300 1500 0 0 follow 4 0 1 0 1\n"},
 	};
 	size_t i;
 
@@ -680,6 +681,6 @@ int main(void)
 	a_replay_reproduces_or_names_the_first_divergence();
 	an_edited_source_is_listed_not_refused();
 	a_step_whose_recorded_task_is_not_enabled_departs();
-	the_recorded_order_is_asked_for_where_the_default_leaves_it();
+	the_recorded_order_is_asked_for_in_one_run();
 	return check_report();
 }

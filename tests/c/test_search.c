@@ -916,8 +916,9 @@ static long sample_failing(const struct sim_scenario *sc, long m, int parts)
 
 	ploom_seed_stream_init(&st, 7);
 	for (i = 0; i < m; i++) {
-		struct ploom_policy_spec p = {PLOOM_POLICY_PCT, ploom_seed_stream_next(&st), 3,
-					      k[i % parts]};
+		struct ploom_policy_spec p = {.kind = PLOOM_POLICY_PCT,
+					      .seed = ploom_seed_stream_next(&st), .depth = 3,
+					      .k = k[i % parts]};
 		struct ploom_run run;
 
 		sim_exec_policy(&run, sc, NULL, NULL, 0, &p);

@@ -249,9 +249,13 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 					 NULL, 0, 0, NULL, 0, 0, NULL};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
-	char *py = script("patched", "echo \"$*\" > \"$(dirname \"$0\")/args\"\n" HELLO
-				     "read cmd\nexit 0\n");
-	char *text;
+	char *py = script("patched", "echo \"$*\" > \"$(dirname \"$0\")/args\"\n"
+				     "rm -f \"$(dirname \"$0\")/points\"\n"
+				     "{ cat <&5 > \"$(dirname \"$0\")/points\"; } 2>/dev/null\n"
+				     HELLO "read cmd\nexit 0\n");
+	char *text, **many = NULL;
+	struct ploom_buf want = {0};
+	size_t i, nmany = 40000;
 
 	opts.python = py;
 	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
@@ -294,8 +298,37 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py "
 			"--expect-blob=0123456789012345678901234567890123456789 "
 			"--patch=mylib.pool --patch=other --instrument=mylib --instrument=pkg.sub "
-			"--instrument-scenario --plain-points=mylib.pool:0,mod:12 mod:fn\n");
+			"--instrument-scenario --plain-points=- mod:fn\n");
 	free(text);
+	/* the points on fd 5, however many: 40,000 keys are 0.6 MB, more
+	 * than execve() takes in one argument */
+	text = fake_read(dir, "points");
+	CHECK_STR(text, "points 2 mylib.pool:0 mod:12\n");
+	free(text);
+	many = calloc(nmany, sizeof(*many));
+	ploom_buf_addf(&want, "points %zu", nmany);
+	for (i = 0; many && i < nmany; i++) {
+		if (asprintf(&many[i], "package.module_%zu:%zu", i % 13, i) < 0)
+			many[i] = NULL;
+		ploom_buf_addf(&want, " %s", many[i]);
+	}
+	ploom_buf_add(&want, "\n", 1);
+	ploom_buf_add(&want, "", 1);
+	opts.plain_points = (const char *const *)many;
+	opts.nplain_points = nmany;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_STR(err.msg, "");
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "points");
+	CHECK(want.len > 600000);
+	CHECK(text && !strcmp(text, want.data));
+	free(text);
+	for (i = 0; many && i < nmany; i++)
+		free(many[i]);
+	free(many);
+	ploom_buf_release(&want);
+	opts.plain_points = points;
+	opts.nplain_points = 2;
 	/* a reduction's: every site a point */
 	opts.plain_all_points = 1;
 	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
@@ -305,6 +338,10 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 			"--expect-blob=0123456789012345678901234567890123456789 "
 			"--patch=mylib.pool --patch=other --instrument=mylib --instrument=pkg.sub "
 			"--instrument-scenario --plain-points=* mod:fn\n");
+	free(text);
+	/* no fd 5 then */
+	text = fake_read(dir, "points");
+	CHECK(text == NULL);
 	free(text);
 	opts.plain_all_points = 0;
 	/* each alone */

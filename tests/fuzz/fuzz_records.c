@@ -67,7 +67,10 @@ static void run_cmd(const char *line, size_t len)
 	     memcmp(again.choices, cmd.choices, cmd.nchoices * sizeof(*cmd.choices))) ||
 	    (cmd.nsleep && memcmp(again.sleep, cmd.sleep, cmd.nsleep * sizeof(*cmd.sleep))) ||
 	    again.policy.kind != cmd.policy.kind || again.policy.seed != cmd.policy.seed ||
-	    again.policy.depth != cmd.policy.depth || again.policy.k != cmd.policy.k)
+	    again.policy.depth != cmd.policy.depth || again.policy.k != cmd.policy.k ||
+	    again.policy.nfollow != cmd.policy.nfollow ||
+	    (cmd.policy.nfollow && memcmp(again.policy.follow, cmd.policy.follow,
+					  cmd.policy.nfollow * sizeof(*cmd.policy.follow))))
 		fail("a run command changed through ploom_enc_run", NULL);
 	if (ploom_policy_problem(&cmd.policy))
 		fail("a run command parsed with a policy no policy takes",
