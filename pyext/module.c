@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ploom.h"
+#include "../lib/trace.h"
 
 static struct PyModuleDef module_def;
 
@@ -123,6 +124,8 @@ static PyMethodDef module_methods[] = {
 static int module_exec(PyObject *m)
 {
 	module_state *st = PyModule_GetState(m);
+	PyObject *timeout;
+	int added;
 
 	atomic_init(&st->next_lock, 0);
 	atomic_init(&st->next_cell, 0);
@@ -177,7 +180,12 @@ static int module_exec(PyObject *m)
 	}
 	if (PyModule_AddIntConstant(m, "PROTOCOL_VERSION", PLOOM_PROTOCOL_VERSION) < 0)
 		return -1;
-	return 0;
+	timeout = PyFloat_FromDouble(PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S);
+	if (!timeout)
+		return -1;
+	added = PyModule_AddObjectRef(m, "DEFAULT_SCHEDULE_TIMEOUT", timeout);
+	Py_DECREF(timeout);
+	return added;
 }
 
 /* The state's Python objects: the types, the main thread and, in a

@@ -825,7 +825,7 @@ def _replay_path(
     a usage error, names ``usage_name`` (the command the user typed) when
     given."""
     __tracebackhide__ = True
-    options = [] if schedule_timeout is None else [f"--schedule-timeout={_spelled(schedule_timeout)}"]
+    options = _replay_options(schedule_timeout)
     pipe = None if path == "-" else _open_if_pipe(path)
     try:
         return _replay_from(
@@ -834,6 +834,11 @@ def _replay_path(
     finally:
         if pipe is not None:
             pipe.close()
+
+
+def _replay_options(schedule_timeout: float | str | None) -> list[str]:
+    """The ploom-replay options of a replay with ``schedule_timeout``."""
+    return [] if schedule_timeout is None else [f"--schedule-timeout={_spelled(schedule_timeout)}"]
 
 
 def _replay_from(
