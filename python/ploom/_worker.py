@@ -445,8 +445,10 @@ def main(argv):
     sys.stdout.flush()
     os.dup2(2, 1)
     # a module that calls ploom.check() at top level must not explore again
-    # while this process imports it
-    os.environ["PLOOM_WORKER"] = "1"
+    # while this process imports it; the value is this process's id, as a
+    # program the scenario starts inherits the variable but is not the
+    # worker (exploration._in_worker())
+    os.environ["PLOOM_WORKER"] = str(os.getpid())
     _virtual_time()
     try:
         # from here on, the standard library's primitives made by code

@@ -676,8 +676,54 @@ def test_the_readme_example_raises_when_run_as_a_script(tmp_path):
 
 
 def test_check_returns_none_inside_the_worker(monkeypatch):
-    monkeypatch.setenv("PLOOM_WORKER", "1")
+    monkeypatch.setenv("PLOOM_WORKER", str(os.getpid()))
     assert ploom.check(scenarios.bank_unlocked) is None
+
+
+def test_check_searches_in_a_program_that_inherited_the_workers_variable(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLOOM_WORKER", str(os.getppid()))
+    with pytest.raises(ModelCheckError):
+        ploom.check(scenarios.bank_unlocked, ploom.Config(trace_dir=str(tmp_path)))
+
+
+def test_check_in_a_program_a_scenario_starts_finds_the_failure(tmp_path, monkeypatch):
+    """A scenario that runs a test tool in a subprocess: ploom.check() there
+    is no worker's, and a failing scenario fails (no false pass)."""
+    here = os.path.dirname(os.path.abspath(scenarios.__file__))
+    (tmp_path / "child.py").write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            sys.path.insert(0, {here!r})
+            import ploom, ploom.exploration, scenarios
+            try:
+                result = ploom.check(scenarios.bank_unlocked, ploom.Config(trace_dir={str(tmp_path / "inner")!r}))
+            except ploom.exploration.ModelCheckError:
+                print("raised")
+            else:
+                print("returned", result)
+            """
+        )
+    )
+    (tmp_path / "runs_a_check.py").write_text(
+        textwrap.dedent(
+            f"""
+            import subprocess, sys
+
+            def scenario():
+                with open({str(tmp_path / "child.err")!r}, "w") as err:
+                    out = subprocess.run([sys.executable, {str(tmp_path / "child.py")!r}],
+                                         stdout=subprocess.PIPE, stderr=err, text=True).stdout
+                with open({str(tmp_path / "child.out")!r}, "w") as f:
+                    f.write(out)
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import runs_a_check
+
+    ploom.check(runs_a_check.scenario, ploom.Config(trace_dir=str(tmp_path / "outer"), schedule_timeout=60))
+    assert (tmp_path / "child.out").read_text() == "raised\n", (tmp_path / "child.err").read_text()
 
 
 def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
