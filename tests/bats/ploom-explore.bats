@@ -405,6 +405,28 @@ verdict() {
 	[ -f "$trace" ]
 }
 
+@test "a trace folder that is a symbolic link is refused, named, and nothing is read or written through it" {
+	cp "$BANK" bank.py
+	mkdir elsewhere real
+	# a failure saved there, which a search through the link would run first
+	run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir=elsewhere bank.py:scenario
+	before="$(ls elsewhere)"
+	ln -s elsewhere .ploom
+	ln -s elsewhere given
+	for dir in "" --trace-dir=given --trace-dir=given/ --trace-dir="$PWD/given"; do
+		run -2 --separate-stderr ploom-explore -q ${dir:+"$dir"} bank.py:scenario
+		[[ "$stderr" == "ploom-explore: the trace folder '"*"' is a symbolic link (to 'elsewhere'): "* ]]
+		[ -z "$output" ]
+		[ "$(ls elsewhere)" = "$before" ]
+	done
+	[[ "$stderr" == *"'$PWD/given'"* ]]
+	# a link on the way to the folder is the user's own path
+	ln -s real up
+	run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir=up/traces bank.py:scenario
+	[ -f "$(jq -r .trace <<<"$output")" ]
+	[ -n "$(ls real/traces)" ]
+}
+
 @test "eight runs at once saving into one trace folder each find and save the failure" {
 	local i st pids=()
 	for i in 1 2 3 4 5 6 7 8; do
