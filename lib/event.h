@@ -545,6 +545,11 @@ struct ploom_run_cmd {
 #define PLOOM_MAX_RUN_CMD_BYTES \
 	((size_t)PLOOM_MAX_CHOICES * 9 + (size_t)PLOOM_MAX_TASK_ID * 8 + 128)
 
+/* The wall clock of a run, in seconds, when the user sets none: the
+ * search's --schedule-timeout and ploom.Config's, and the most a replay
+ * from pytest allows a trace (the extension's DEFAULT_SCHEDULE_TIMEOUT) */
+#define PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S 10.0
+
 void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd);
 
 /* Parses one `run` line (without its newline) into *out, whose arrays

@@ -354,11 +354,6 @@ void ploom_config_release_lists(struct ploom_config *config);
  * command and a long hold exactly. */
 #define PLOOM_MAX_TIMEOUT_S 1e9
 
-/* The wall clock of one schedule when the user sets none: the search's
- * --schedule-timeout and ploom.Config's, and the most a replay from pytest
- * allows a trace (ploom._ploom.DEFAULT_SCHEDULE_TIMEOUT) */
-#define PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S 10.0
-
 /* schedule_timeout_s as whole milliseconds, rounded to the nearest: the one
  * conversion every reader and utility uses.  Returns 0, or -1 when
  * seconds is NaN, infinite, negative or above PLOOM_MAX_TIMEOUT_S (*out

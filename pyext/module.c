@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "ploom.h"
-#include "../lib/trace.h"
 
 static struct PyModuleDef module_def;
 
