@@ -90,6 +90,18 @@ int cli_instrument_default(struct cli_opts *opts)
 			       "named)", NULL);
 }
 
+/* Every utility writes files (a trace, statistics, its standard output
+ * redirected): under a file size limit (ulimit -f) a write past it must
+ * fail with EFBIG, which the writer reports as the error it is, instead of
+ * killing the utility with SIGXFSZ halfway through.  Before main(), so
+ * that no utility can miss it; a program exec'd with the signal ignored
+ * keeps it so, as Python, which the worker runs, sets it anyway, and its
+ * subprocess module restores it for the programs a scenario starts. */
+__attribute__((constructor)) static void ignore_file_size_signal(void)
+{
+	signal(SIGXFSZ, SIG_IGN);
+}
+
 int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 {
 	/* *out is the caller's exit status, which stays as it is while

@@ -148,7 +148,10 @@
  *   exit HOW CODE
  *       From the worker once the child is reaped.  HOW word: "code" (CODE is
  *       the exit status), "signal" (CODE is the signal number), "timeout"
- *       (the worker killed the child after TIMEOUT_MS; CODE 0).
+ *       (the worker killed the child after TIMEOUT_MS; CODE 0), "killed"
+ *       (CODE is SIGKILL, which neither the worker nor the scenario, as
+ *       far as Python's audit hooks show, sent: the kernel's OOM killer or
+ *       a person; no failure of the scenario, the utility stops).
  *   stack TASK STATE DEPTH
  *       From the worker, optional, only after `exit timeout`: where task
  *       TASK was when the child ran past its timeout, read from the Python
@@ -214,8 +217,9 @@
  * join that adds to the clock (a utility of 7 would refuse the records,
  * and its reduction would take clock reads for independent of timeouts)
  * 9: forced steps, negative choices in the `run` command (a worker of 8
- * would refuse the command) */
-#define PLOOM_PROTOCOL_VERSION 9
+ * would refuse the command)
+ * 10: `exit killed` (a utility of 9 would refuse it) */
+#define PLOOM_PROTOCOL_VERSION 10
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */

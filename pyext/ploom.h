@@ -166,6 +166,10 @@ struct record_area {
 	 * child does not touch the area then, so the worker may */
 	atomic_int drain_req;
 	sem_t drained;          /* posted by the worker once it has emptied it */
+	/* 1 once the scenario sent its own process SIGKILL (os.kill,
+	 * os.killpg, signal.pthread_kill): a SIGKILL death is then the
+	 * scenario's crash, else it came from outside ploom (the OOM killer) */
+	atomic_int self_kill;
 	char data[RECORD_AREA_SIZE - RECORD_AREA_HEAD];
 };
 

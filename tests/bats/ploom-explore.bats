@@ -464,6 +464,51 @@ verdict() {
 	[ "$(echo "$output" | jq -r .result)" = failure ]
 }
 
+@test "under ulimit -f a trace too large to write is a write error, exit 2, not death by SIGXFSZ" {
+	# 1 KiB: the statistics go to a pipe, the trace (several KiB) to a file
+	# shellcheck disable=SC2016 # $1 is the inner shell's
+	run -2 --separate-stderr bash -c 'ulimit -f 1 && exec ploom-explore -q --no-minimize "$1"' _ "$BANK:scenario"
+	echo "$stderr"
+	[[ "$(echo "$stderr" | tail -n 1)" == "ploom-explore: cannot save the trace: cannot write '.ploom/"*"-original.json': File too large" ]]
+	[ "$(echo "$output" | jq -r .result)" = failure ]
+	# nothing half-written is left under the trace's name
+	run ls .ploom
+	[[ "$output" != *-original.json* ]]
+}
+
+@test "a schedule's process killed from outside stops the search, saying so, and saves no failure" {
+	cat > victim.py <<-EOF
+	import os, select
+	def scenario():
+	    with open("pid", "w") as f:
+	        f.write(str(os.getpid()))
+	    select.select([], [], [], 30)
+	EOF
+	ploom-explore -q victim.py:scenario > stats.json 2> err.txt &
+	explore=$!
+	for _ in $(seq 200); do
+		[ -s pid ] && break
+		sleep 0.05
+	done
+	kill -9 "$(cat pid)"
+	st=0
+	wait "$explore" || st=$?
+	cat err.txt
+	[ "$st" -eq 2 ]
+	grep -q "^ploom-explore: a schedule's process was killed by signal 9 from outside ploom" err.txt
+	[ ! -e .ploom ] || [ -z "$(ls .ploom)" ]
+}
+
+@test "a scenario that sends itself SIGKILL is a crash of the scenario, however it sends it" {
+	for call in "os.kill(os.getpid(), signal.SIGKILL)" "os.kill(0, signal.SIGKILL)" \
+		"os.killpg(os.getpgrp(), signal.SIGKILL)" \
+		"signal.pthread_kill(threading.get_ident(), signal.SIGKILL)"; do
+		printf 'import os, signal, threading\ndef scenario():\n    %s\n' "$call" > selfkill.py
+		run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir="t$RANDOM" selfkill.py:scenario
+		[ "$(echo "$output" | jq -r .failure.summary)" = "crash: killed by signal 9 (SIGKILL)" ]
+	done
+}
+
 @test "--hash-seed reaches the statistics and the trace" {
 	run -1 --separate-stderr ploom-explore -q --hash-seed 7 "$BANK:scenario"
 	echo "$output" > stats.json

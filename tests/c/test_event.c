@@ -177,6 +177,15 @@ static void parse_turns_exits_into_outcomes(void)
 	CHECK_INT(parse(&run, "outcome step-limit 5\nexit code 0\ndone 0\n", &err), 0);
 	CHECK_STR(run.outcome.summary, "step-limit: the schedule reached 5 steps");
 	ploom_run_release(&run);
+	/* a SIGKILL from outside ploom is no outcome: the run is an error */
+	CHECK_INT(parse(&run, "step 0 0 begin - 0 - - -\nexit killed 9\ndone 1\n", &err), -1);
+	CHECK(strstr(err.msg, "killed by signal 9 from outside ploom") != NULL);
+	CHECK_INT(err.kind, PLOOM_ERR_SYSTEM);
+	ploom_run_release(&run);
+	/* after the scenario's own outcome, the outcome stands */
+	CHECK_INT(parse(&run, "outcome pass\nexit killed 9\ndone 0\n", &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
+	ploom_run_release(&run);
 	CHECK_INT(parse(&run, "outcome divergence 3 =task%205%20is%20not%20enabled\n"
 			      "exit code 0\ndone 0\n", &err), 0);
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_DIVERGENCE);

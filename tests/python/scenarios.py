@@ -648,3 +648,24 @@ def blocks_on_real_lock():
     blocker = ploom.Thread(target=_xyzzy_wait_real_lock, args=(real,), name="blocker-1")
     blocker.start()
     blocker.join()  # the blocker join line
+
+
+def thread_start_under_a_memory_limit():
+    """Starts a thread with too little address space left for its stack:
+    the start must fail as threading's does, and the schedule go on."""
+    import resource
+
+    with open("/proc/self/statm") as f:
+        size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    # room for what the schedule allocates, not for a task's stack
+    resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 20), hard))
+    try:
+        ploom.Thread(target=lambda: None).start()
+    except RuntimeError as exc:
+        message = str(exc)
+    else:
+        message = "started"
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert message == "can't start new thread", message
