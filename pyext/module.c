@@ -84,7 +84,29 @@ static PyObject *ploom_fail_schedule(PyObject *module, PyObject *exc)
 	sched_fail_with(&st->sched, t, exc);
 }
 
+/* Sets the signal whose Python handler runs (0: none) and returns the one
+ * set before, for ploom._signals' wrapper of each handler. */
+static PyObject *ploom_in_signal_handler(PyObject *module, PyObject *arg)
+{
+	module_state *st = PyModule_GetState(module);
+	int before = st->sched.in_handler;
+	long signum = PyLong_AsLong(arg);
+
+	if (signum == -1 && PyErr_Occurred())
+		return NULL;
+	if (signum < 0 || signum > 1024) {
+		PyErr_SetString(PyExc_ValueError, "in_signal_handler() takes a signal number or 0");
+		return NULL;
+	}
+	st->sched.in_handler = (int)signum;
+	return PyLong_FromLong(before);
+}
+
 static PyMethodDef module_methods[] = {
+	{"in_signal_handler", ploom_in_signal_handler, METH_O,
+	 "in_signal_handler(signum, /)\n--\n\nSays that the Python handler of signal signum runs\n"
+	 "(0: none ends), and returns what was said before; a ploom operation there ends\n"
+	 "the schedule.  Internal (ploom._signals)."},
 	{"held_lock", (PyCFunction)(void (*)(void))ploom_held_lock, METH_VARARGS | METH_KEYWORDS,
 	 "held_lock(*, name=None)\n--\n\nA new Lock, held by the calling task, made without a\n"
 	 "scheduling point, named as Lock(name=...).  Internal (ploom.threading's Condition)."},

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -107,6 +108,20 @@ static int note_self_kill(const char *event, PyObject *args, void *data)
 	if (s->active && s->area && kills_self(event, args))
 		atomic_store(&s->area->self_kill, 1);
 	return 0;
+}
+
+/* The scheduler whose schedule's child a fork copies, for the handler
+ * below: one per process (serve() runs once). */
+static struct sched *forking_sched;
+
+/* pthread_atfork's child handler: a fork inside a schedule that os.fork()
+ * did not make (its audit event refuses it first) copies the child, whose
+ * code must then stay off the record area (sched.c's stray_fork_check()).
+ * The worker forks a schedule's child outside any schedule. */
+static void on_fork_child(void)
+{
+	if (forking_sched && forking_sched->active)
+		forking_sched->forked_copy = 1;
 }
 
 /* The commands from the utility.  A `run` line grows with its choices,
@@ -449,6 +464,11 @@ static int server_open(struct server *srv)
 	Py_DECREF(preloaded); /* sys.modules keeps it */
 	if (PySys_AddAuditHook(refuse_fork, s) < 0 || PySys_AddAuditHook(note_self_kill, s) < 0)
 		return -1;
+	forking_sched = s;
+	if (pthread_atfork(NULL, NULL, on_fork_child)) {
+		PyErr_SetString(PyExc_RuntimeError, "pthread_atfork failed");
+		return -1;
+	}
 	/* once: what the worker printed must not reach every child, and the
 	 * loop of serve() runs no Python code that prints */
 	flush_python_stdio();

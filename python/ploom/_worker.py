@@ -453,9 +453,10 @@ def main(argv):
     try:
         # from here on, the standard library's primitives made by code
         # that is not patched end any schedule that uses them
-        from ploom import _guard
+        from ploom import _guard, _signals
 
         _guard.install()
+        _signals.install()
         scenario, module, qualname, source = load(target, expect, expect_blob, instrument,
                                                   instrument_scenario, patch)
         if patch:

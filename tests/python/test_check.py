@@ -444,6 +444,33 @@ def test_forking_fails_the_schedule_with_the_reason(tmp_path, scenario, call, ta
         ploom.exploration.replay(info.value.original_trace)
 
 
+@pytest.mark.parametrize(
+    "scenario",
+    [scenarios.forks_through_ctypes, scenarios.touches_state_in_preexec_fn],
+    ids=["ctypes-fork", "preexec_fn"],
+)
+def test_a_copy_forked_without_os_fork_fails_the_schedule_naming_it(tmp_path, scenario):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path), minimize=False))
+    assert info.value.summary.startswith(
+        "builtins.RuntimeError: ploom: a copy of the schedule's process, forked without "
+        "os.fork() (a ctypes call to fork(), or subprocess's preexec_fn), ran ploom's code"
+    )
+
+
+def test_an_operation_in_a_signal_handler_fails_the_schedule_naming_the_signal(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.operates_in_a_signal_handler, ploom.Config(trace_dir=str(tmp_path), minimize=False))
+    assert info.value.summary.startswith(
+        "builtins.RuntimeError: ploom: the handler of signal 14 (SIGALRM) ran a ploom operation"
+    )
+
+
+def test_a_signal_handler_without_operations_runs(tmp_path):
+    stats = ploom.check(scenarios.sets_a_flag_in_a_signal_handler, ploom.Config(trace_dir=str(tmp_path)))
+    assert stats.complete is True
+
+
 def test_subprocess_still_runs_programs(tmp_path):
     stats = ploom.check(scenarios.runs_a_program_in_threads, ploom.Config(trace_dir=str(tmp_path)))
     assert stats.complete is True
