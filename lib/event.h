@@ -181,10 +181,12 @@
  *
  * Labels, the str fields FILE, FUNCTION and NAME, hold text for a person
  * to read: not empty, at most PLOOM_PATH_MAX bytes for a FILE and
- * PLOOM_NAME_MAX for the others, and no control character (a byte below
- * 0x20, or 0x7f).  The encoders write '?' for a control character and cut
- * a longer label at a UTF-8 character boundary; the decoder refuses a
- * label that breaks the rules (ploom_label_problem()).
+ * PLOOM_NAME_MAX for the others, valid UTF-8, and no control character
+ * (a byte below 0x20, or 0x7f).  The encoders write '?' for a control
+ * character and for each byte that is not UTF-8 (a stack dump holds what
+ * the scenario wrote there), and cut a longer label at a UTF-8 character
+ * boundary; the decoder refuses a label that breaks the rules
+ * (ploom_label_problem()).
  *
  * A child that writes no outcome record and exits with a code did os._exit
  * or similar; one killed by a signal crashed.  The utilities turn those
@@ -220,6 +222,12 @@
  * would refuse the command)
  * 10: `exit killed` (a utility of 9 would refuse it) */
 #define PLOOM_PROTOCOL_VERSION 10
+
+/* The length of the UTF-8 sequence at s (at most n bytes, n >= 1), or 0
+ * when it is not one: no overlong form, no surrogate, nothing above
+ * U+10FFFF (RFC 3629).  The one UTF-8 check of ploom's readers and of the
+ * labels the worker writes. */
+size_t ploom_utf8_sequence(const unsigned char *s, size_t n);
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */

@@ -509,6 +509,30 @@ verdict() {
 	done
 }
 
+@test "bytes a scenario writes into the stack dump of a timeout reach the trace as UTF-8 text" {
+	# the dump is a file the schedule's process holds open: a scenario can
+	# write anything there, here a frame whose names are not UTF-8
+	cat > dump.py <<-'EOF'
+	import os, select, threading
+	def scenario():
+	    for fd in os.listdir("/proc/self/fd"):
+	        try:
+	            target = os.readlink(f"/proc/self/fd/{fd}")
+	        except OSError:
+	            continue
+	        if target.startswith("/memfd:ploom-stacks"):
+	            os.write(int(fd), b'Thread 0x%016x (most recent call first):\n'
+	                     b'  File "/x\xff\xfe.py", line 3 in f\xc3\n' % threading.get_ident())
+	    select.select([], [], [], 30)
+	EOF
+	run -1 --separate-stderr ploom-explore -q --no-minimize --schedule-timeout=0.5 dump.py:scenario
+	trace="$(jq -r .trace <<<"$output")"
+	run -0 --separate-stderr ploom-show "$trace"
+	[[ "$output" == *"MainThread was in: x??.py:3 in f?"* ]]
+	run -0 jq -r '.outcome.stacks[0].frames[0].file' "$trace"
+	[ "$output" = "/x??.py" ]
+}
+
 @test "--hash-seed reaches the statistics and the trace" {
 	run -1 --separate-stderr ploom-explore -q --hash-seed 7 "$BANK:scenario"
 	echo "$output" > stats.json

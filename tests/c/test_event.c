@@ -404,8 +404,10 @@ static void labels_are_bounded(void)
 	CHECK_STR(ploom_label_problem("abc", 3, PLOOM_NAME_MAX - 126), "is longer than 128 bytes");
 	CHECK_STR(ploom_label_problem("a\tb", 3, 9), "holds a control character");
 	CHECK_STR(ploom_label_problem("a\0b", 3, 9), "holds a control character");
-	/* UTF-8 is text */
+	/* UTF-8 is text, and nothing else is */
 	CHECK_STR(ploom_label_problem("\xc3\xa9t\xc3\xa9", 5, 9), NULL);
+	CHECK_STR(ploom_label_problem("a\xff" "b", 3, 9), "is not valid UTF-8");
+	CHECK_STR(ploom_label_problem("a\xc3", 2, 9), "is not valid UTF-8");
 }
 
 static void a_run_names_at_most_1024_objects(void)
@@ -1009,6 +1011,12 @@ static void a_dump_becomes_a_stack_per_task(void)
 	garbled = "Thread 0xaa\n  File \"x\n  File \"/a\", line 5\n  File \"/a\", line 5 in f";
 	ploom_enc_stacks(&b, garbled, strlen(garbled), &short_ident, 1, 1, NULL, NULL);
 	CHECK_STR(b.data, "stack 0 running 0\n");
+	ploom_buf_release(&b);
+	/* bytes a scenario wrote into the dump: what is not UTF-8 becomes
+	 * '?', byte by byte, so that the records and the trace are text */
+	garbled = "Thread 0xaa\n  File \"/a\xff\xc3\xa9.py\", line 5 in f\xe2\x82\n";
+	ploom_enc_stacks(&b, garbled, strlen(garbled), &short_ident, 1, 1, NULL, NULL);
+	CHECK_STR(b.data, "stack 0 running 1\nframe =/a?\xc3\xa9.py 5 =f??\n");
 	ploom_buf_release(&b);
 
 	/* and the records read back into the outcome of a timeout */
