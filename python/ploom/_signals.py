@@ -19,7 +19,7 @@ from ploom import _ploom
 _installed = False
 
 
-def _wrap(signalnum, handler):
+def _wrap(handler):
     @functools.wraps(handler)
     def run_handler(signum, frame):
         before = _ploom.in_signal_handler(signum)
@@ -42,7 +42,7 @@ def install():
     @functools.wraps(real_signal)
     def signal_(signalnum, handler):
         if callable(handler):
-            handler = _wrap(signalnum, handler)
+            handler = _wrap(handler)
         before = real_signal(signalnum, handler)
         return getattr(before, "_ploom_handler", before)
 
