@@ -90,8 +90,25 @@ int cli_instrument_default(struct cli_opts *opts)
 			       "named)", NULL);
 }
 
+/* Every utility writes files (a trace, statistics, its standard output
+ * redirected): under a file size limit (ulimit -f) a write past it must
+ * fail with EFBIG, which the writer reports as the error it is, instead of
+ * killing the utility with SIGXFSZ halfway through.  Before main(), so
+ * that no utility can miss it; a program exec'd with the signal ignored
+ * keeps it so, as Python, which the worker runs, sets it anyway, and its
+ * subprocess module restores it for the programs a scenario starts. */
+__attribute__((constructor)) static void ignore_file_size_signal(void)
+{
+	signal(SIGXFSZ, SIG_IGN);
+}
+
 int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 {
+	/* *out is the caller's exit status, which stays as it is while
+	 * parsing goes on: a 0 left there by a valid value would be the exit
+	 * status of a later error (a missing trace) */
+	int r = 0;
+
 	/* the shared options come only from a table that lists them */
 	if (!opts && c != 'h' && c != 'V' && c != ':')
 		c = '?';
@@ -109,55 +126,49 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 		break;
 	case CLI_OPT_HASH_SEED: {
 		long v;
-		*out = cli_long_value(&v, "--hash-seed", optarg, 0, PLOOM_ARGS_MAX_SEED);
-		if (*out)
-			return 0;
+		r = cli_long_value(&v, "--hash-seed", optarg, 0, PLOOM_ARGS_MAX_SEED);
 		/* for its canonical spelling: the value is valid */
-		(void)ploom_args_seed(opts->hash_seed, optarg);
+		if (!r)
+			(void)ploom_args_seed(opts->hash_seed, optarg);
 		break;
 	}
 	case 's':
-		*out = cli_long_value(&opts->config.max_steps, "--max-steps", optarg, 0,
-				      PLOOM_MAX_STEPS);
-		if (*out)
-			return 0;
+		r = cli_long_value(&opts->config.max_steps, "--max-steps", optarg, 0,
+				   PLOOM_MAX_STEPS);
 		break;
 	case CLI_OPT_SCHEDULE_TIMEOUT:
-		*out = cli_seconds_value(&opts->config.schedule_timeout_s, "--schedule-timeout",
-					 optarg, 0);
-		if (*out)
-			return 0;
+		r = cli_seconds_value(&opts->config.schedule_timeout_s, "--schedule-timeout",
+				      optarg, 0);
 		break;
 	case 'q':
 		opts->quiet = 1;
 		break;
 	case CLI_OPT_PATCH: {
 		struct ploom_err err = {0, ""};
-		if (ploom_config_add_patch(&opts->config, optarg, &err) < 0) {
-			*out = add_failed(&err, "--patch", optarg);
-			return 0;
-		}
+		if (ploom_config_add_patch(&opts->config, optarg, &err) < 0)
+			r = add_failed(&err, "--patch", optarg);
 		break;
 	}
 	case CLI_OPT_INSTRUMENT: {
 		struct ploom_err err = {0, ""};
 		/* no module is called "-": the one value that is not a name */
-		if (!strcmp(optarg, "-")) {
+		if (!strcmp(optarg, "-"))
 			opts->instrument_listed_only = 1;
-		} else if (ploom_config_add_instrument(&opts->config, optarg, &err) < 0) {
-			*out = add_failed(&err, "--instrument", optarg);
-			return 0;
-		}
+		else if (ploom_config_add_instrument(&opts->config, optarg, &err) < 0)
+			r = add_failed(&err, "--instrument", optarg);
 		break;
 	}
 	case ':':
-		*out = cli_usage_error("missing value for option", option_name(argv, c));
-		return 0;
+		r = cli_usage_error("missing value for option", option_name(argv, c));
+		break;
 	default:
-		*out = cli_usage_error("unknown option", option_name(argv, c));
-		return 0;
+		r = cli_usage_error("unknown option", option_name(argv, c));
+		break;
 	}
-	return 1;
+	if (!r)
+		return 1;
+	*out = r;
+	return 0;
 }
 
 static int invalid_value(const char *option, const char *arg, const char *fmt, ...)

@@ -92,7 +92,7 @@ struct cli_opts {
 /* hash seed 0, no preemption bound, no reduction, 10000 steps, 10 s, no
  * module patched or instrumented, no plain point */
 #define CLI_OPTS_INIT \
-	{NULL, "0", {-1, (char *)"none", 10000, 10.0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0}, \
+	{NULL, "0", {-1, (char *)"none", 10000, PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0}, \
 	 0, 0}
 
 /* Frees what cli_common_option() took into opts (the --patch and

@@ -26,6 +26,7 @@
 #include "search.h"
 #include "shard.h"
 #include "stats.h"
+#include "store.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -741,6 +742,10 @@ int main(int argc, char **argv)
 	python = cli_python(o.common.python);
 	if (!python)
 		goto done;
+	/* before any schedule: saved traces are read from the folder and a
+	 * failure's trace is written there */
+	if (ploom_store_check_dir(o.trace_dir, &err) < 0)
+		goto fail;
 
 	rep.progress = o.progress;
 	/* A search that finds plain state shared at access sites that were no

@@ -583,6 +583,13 @@ static int finish(struct ploom_run_parser *p, const char *line, size_t len,
 		} else if (!strcmp(p->exit_how, "signal")) {
 			o->kind = PLOOM_OUTCOME_CRASH;
 			o->signal = p->exit_code;
+		} else if (!strcmp(p->exit_how, "killed")) {
+			/* no outcome of the scenario: the run stops here */
+			return ploom_err_set(err, PLOOM_ERR_SYSTEM,
+					     "a schedule's process was killed by signal %d from "
+					     "outside ploom (the kernel's out-of-memory killer, "
+					     "say): not a failure of the scenario, and nothing is "
+					     "saved; stopped", p->exit_code);
 		} else {
 			o->kind = PLOOM_OUTCOME_TIMEOUT;
 			o->timeout_ms = p->timeout_ms;
@@ -663,7 +670,7 @@ int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t l
 		if (p->have_exit || nf != 3)
 			return malformed(err, line, len, "expected one exit with 3 fields");
 		if (!field_is(&f[1], "code") && !field_is(&f[1], "signal") &&
-		    !field_is(&f[1], "timeout"))
+		    !field_is(&f[1], "timeout") && !field_is(&f[1], "killed"))
 			return malformed(err, line, len, "bad HOW");
 		if (parse_int(&code, &f[2], INT_MIN, INT_MAX) < 0)
 			return malformed(err, line, len, "bad CODE");

@@ -247,6 +247,39 @@ void ploom_buf_addf(struct ploom_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+size_t ploom_utf8_sequence(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t k, need;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		need = 1;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		need = 2;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		need = 3;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (need >= n)
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (k = 2; k <= need; k++)
+		if (s[k] < 0x80 || s[k] > 0xbf)
+			return 0;
+	return need + 1;
+}
+
 static int needs_escape(unsigned char c)
 {
 	return c < 0x21 || c == 0x7f || c == '%';
@@ -259,7 +292,7 @@ static int is_control(unsigned char c)
 
 const char *ploom_label_problem(const char *s, size_t len, size_t max)
 {
-	size_t i;
+	size_t i, n;
 
 	if (!len)
 		return "is empty";
@@ -268,6 +301,9 @@ const char *ploom_label_problem(const char *s, size_t len, size_t max)
 	for (i = 0; i < len; i++)
 		if (is_control((unsigned char)s[i]))
 			return "holds a control character";
+	for (i = 0; i < len; i += n)
+		if (!(n = ploom_utf8_sequence((const unsigned char *)s + i, len - i)))
+			return "is not valid UTF-8";
 	return NULL;
 }
 
@@ -276,11 +312,13 @@ _Static_assert(PLOOM_PATH_MAX == 4096 && PLOOM_NAME_MAX == 128 && PLOOM_NAMES_MA
 	       "update ploom_label_problem() and the parser's messages");
 
 /* Appends " " and s[0..len) as a label of at most max bytes: control
- * characters as '?', cut at a character boundary, "?" when empty. */
+ * characters, and each byte of what is not UTF-8 (a dump's bytes are the
+ * scenario's to write), as '?', cut at a character boundary, "?" when
+ * empty. */
 static void add_label(struct ploom_buf *b, const char *s, size_t len, size_t max)
 {
 	char *copy;
-	size_t i;
+	size_t i, n;
 
 	if (len > max) {
 		len = max;
@@ -295,8 +333,17 @@ static void add_label(struct ploom_buf *b, const char *s, size_t len, size_t max
 	copy = malloc(len);
 	if (!copy)
 		abort();
-	for (i = 0; i < len; i++)
-		copy[i] = is_control((unsigned char)s[i]) ? '?' : s[i];
+	for (i = 0; i < len; i += n) {
+		n = ploom_utf8_sequence((const unsigned char *)s + i, len - i);
+		if (!n) {
+			copy[i] = '?';
+			n = 1;
+		} else {
+			memcpy(copy + i, s + i, n);
+			if (n == 1 && is_control((unsigned char)s[i]))
+				copy[i] = '?';
+		}
+	}
 	ploom_buf_add_str(b, copy, len);
 	free(copy);
 }

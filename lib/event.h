@@ -164,7 +164,10 @@
  *   exit HOW CODE
  *       From the worker once the child is reaped.  HOW word: "code" (CODE is
  *       the exit status), "signal" (CODE is the signal number), "timeout"
- *       (the worker killed the child after TIMEOUT_MS; CODE 0).
+ *       (the worker killed the child after TIMEOUT_MS; CODE 0), "killed"
+ *       (CODE is SIGKILL, which neither the worker nor the scenario, as
+ *       far as Python's audit hooks show, sent: the kernel's OOM killer or
+ *       a person; no failure of the scenario, the utility stops).
  *   stack TASK STATE DEPTH
  *       From the worker, optional, only after `exit timeout`: where task
  *       TASK was when the child ran past its timeout, read from the Python
@@ -194,10 +197,12 @@
  *
  * Labels, the str fields FILE, FUNCTION and NAME, hold text for a person
  * to read: not empty, at most PLOOM_PATH_MAX bytes for a FILE and
- * PLOOM_NAME_MAX for the others, and no control character (a byte below
- * 0x20, or 0x7f).  The encoders write '?' for a control character and cut
- * a longer label at a UTF-8 character boundary; the decoder refuses a
- * label that breaks the rules (ploom_label_problem()).
+ * PLOOM_NAME_MAX for the others, valid UTF-8, and no control character
+ * (a byte below 0x20, or 0x7f).  The encoders write '?' for a control
+ * character and for each byte that is not UTF-8 (a stack dump holds what
+ * the scenario wrote there), and cut a longer label at a UTF-8 character
+ * boundary; the decoder refuses a label that breaks the rules
+ * (ploom_label_problem()).
  *
  * A child that writes no outcome record and exits with a code did os._exit
  * or similar; one killed by a signal crashed.  The utilities turn those
@@ -231,9 +236,16 @@
  * and its reduction would take clock reads for independent of timeouts)
  * 9: forced steps, negative choices in the `run` command (a worker of 8
  * would refuse the command)
- * 10: the plain points on fd 5 (a worker of 9 would take "-" for a key)
- * and the policy follow (a worker of 9 would refuse the command) */
+ * 10: the plain points on fd 5 (a worker of 9 would take "-" for a key),
+ * the policy follow (a worker of 9 would refuse the command) and
+ * `exit killed` (a utility of 9 would refuse it) */
 #define PLOOM_PROTOCOL_VERSION 10
+
+/* The length of the UTF-8 sequence at s (at most n bytes, n >= 1), or 0
+ * when it is not one: no overlong form, no surrogate, nothing above
+ * U+10FFFF (RFC 3629).  The one UTF-8 check of ploom's readers and of the
+ * labels the worker writes. */
+size_t ploom_utf8_sequence(const unsigned char *s, size_t n);
 
 /* The longest label (see the protocol's Labels): a FILE, and a NAME or a
  * FUNCTION, in bytes. */
@@ -591,6 +603,11 @@ struct ploom_run_cmd {
 #define PLOOM_MAX_RUN_CMD_BYTES                                                           \
 	((size_t)PLOOM_MAX_CHOICES * 9 + (size_t)PLOOM_MAX_TASK_ID * 8 +                  \
 	 (size_t)PLOOM_POLICY_MAX_FOLLOW * 8 + 128)
+
+/* The wall clock of a run, in seconds, when the user sets none: the
+ * search's --schedule-timeout and ploom.Config's, and the most a replay
+ * from pytest allows a trace (the extension's DEFAULT_SCHEDULE_TIMEOUT) */
+#define PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S 10.0
 
 void ploom_enc_run(struct ploom_buf *b, const struct ploom_run_cmd *cmd);
 

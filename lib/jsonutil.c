@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event.h"
 #include "kind.h"
 #include "trace.h"
 
@@ -449,42 +450,6 @@ static size_t line_of(const char *text, size_t off)
 	return line;
 }
 
-/* The length of the UTF-8 sequence at s (at most n bytes), or 0 when it
- * is not one: no overlong form, no surrogate, nothing above U+10FFFF
- * (RFC 3629). */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t k, need;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		need = 1;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		need = 2;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		need = 3;
-	else
-		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (need >= n)
-		return 0;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (k = 2; k <= need; k++)
-		if (s[k] < 0x80 || s[k] > 0xbf)
-			return 0;
-	return need + 1;
-}
-
 /* What cJSON lets through and other readers do not: bytes that are not
  * UTF-8 (cJSON copies them into strings as they come), a control
  * character inside a string (JSON forbids them), and a \u0000 escape (a
@@ -500,7 +465,7 @@ static int check_text(const char *text, size_t len, struct ploom_err *err)
 
 	while (i < len) {
 		if (s[i] >= 0x80) {
-			n = utf8_sequence(s + i, len - i);
+			n = ploom_utf8_sequence(s + i, len - i);
 			if (!n)
 				return ploom_err_set(err, PLOOM_ERR_INPUT, "invalid UTF-8 at byte %zu",
 						     i + 1);

@@ -147,3 +147,31 @@ int ploom_store_make_dirs(const char *dir, struct ploom_err *err)
 	free(p);
 	return ret;
 }
+
+int ploom_store_check_dir(const char *dir, struct ploom_err *err)
+{
+	char *p = strdup(dir), target[256];
+	size_t n;
+	ssize_t len;
+	struct stat st;
+	int ret = 0;
+
+	if (!p)
+		return ploom_err_oom(err);
+	/* "DIR/" names what the link points to: lstat() must see the link */
+	for (n = strlen(p); n > 1 && p[n - 1] == '/'; n--)
+		p[n - 1] = '\0';
+	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
+		len = readlink(p, target, sizeof(target) - 1);
+		if (len < 0)
+			len = 0;
+		target[len] = '\0';
+		ret = ploom_err_set(err, PLOOM_ERR_INPUT,
+				    "the trace folder '%s' is a symbolic link (to '%s%s'): "
+				    "traces are not written or read through a link; give "
+				    "--trace-dir the folder itself",
+				    dir, target, (size_t)len == sizeof(target) - 1 ? "..." : "");
+	}
+	free(p);
+	return ret;
+}

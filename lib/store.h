@@ -29,4 +29,13 @@ int ploom_store_write(const char *path, const char *data, size_t len, struct plo
  * err filled. */
 int ploom_store_make_dirs(const char *dir, struct ploom_err *err);
 
+/* Refuses a folder that is a symbolic link (the last part of dir, a
+ * trailing '/' aside; a link on the way to it is the user's own path): a
+ * .ploom committed as a link to another place would have its traces
+ * written and its saved ones read there.  Returns 0 for a folder, a
+ * missing one or anything else that is no link (saving then says what is
+ * wrong), or -1 with err filled (PLOOM_ERR_INPUT, "the trace folder 'DIR'
+ * is a symbolic link (to 'TARGET') ...") */
+int ploom_store_check_dir(const char *dir, struct ploom_err *err);
+
 #endif

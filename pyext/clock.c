@@ -76,6 +76,7 @@ static struct task *clock_task(module_state *st)
 
 	if (!t || st->sched.ntasks < 2)
 		return NULL;
+	op_origin_check(&st->sched, t);
 	return t;
 }
 

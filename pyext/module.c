@@ -84,7 +84,29 @@ static PyObject *ploom_fail_schedule(PyObject *module, PyObject *exc)
 	sched_fail_with(&st->sched, t, exc);
 }
 
+/* Sets the signal whose Python handler runs (0: none) and returns the one
+ * set before, for ploom._signals' wrapper of each handler. */
+static PyObject *ploom_in_signal_handler(PyObject *module, PyObject *arg)
+{
+	module_state *st = PyModule_GetState(module);
+	int before = st->sched.in_handler;
+	long signum = PyLong_AsLong(arg);
+
+	if (signum == -1 && PyErr_Occurred())
+		return NULL;
+	if (signum < 0 || signum > 1024) {
+		PyErr_SetString(PyExc_ValueError, "in_signal_handler() takes a signal number or 0");
+		return NULL;
+	}
+	st->sched.in_handler = (int)signum;
+	return PyLong_FromLong(before);
+}
+
 static PyMethodDef module_methods[] = {
+	{"in_signal_handler", ploom_in_signal_handler, METH_O,
+	 "in_signal_handler(signum, /)\n--\n\nSays that the Python handler of signal signum runs\n"
+	 "(0: none ends), and returns what was said before; a ploom operation there ends\n"
+	 "the schedule.  Internal (ploom._signals)."},
 	{"held_lock", (PyCFunction)(void (*)(void))ploom_held_lock, METH_VARARGS | METH_KEYWORDS,
 	 "held_lock(*, name=None)\n--\n\nA new Lock, held by the calling task, made without a\n"
 	 "scheduling point, named as Lock(name=...).  Internal (ploom.threading's Condition)."},
@@ -123,6 +145,8 @@ static PyMethodDef module_methods[] = {
 static int module_exec(PyObject *m)
 {
 	module_state *st = PyModule_GetState(m);
+	PyObject *timeout;
+	int added;
 
 	atomic_init(&st->next_lock, 0);
 	atomic_init(&st->next_cell, 0);
@@ -177,7 +201,12 @@ static int module_exec(PyObject *m)
 	}
 	if (PyModule_AddIntConstant(m, "PROTOCOL_VERSION", PLOOM_PROTOCOL_VERSION) < 0)
 		return -1;
-	return 0;
+	timeout = PyFloat_FromDouble(PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S);
+	if (!timeout)
+		return -1;
+	added = PyModule_AddObjectRef(m, "DEFAULT_SCHEDULE_TIMEOUT", timeout);
+	Py_DECREF(timeout);
+	return added;
 }
 
 /* The state's Python objects: the types, the main thread and, in a

@@ -166,6 +166,14 @@ struct record_area {
 	 * child does not touch the area then, so the worker may */
 	atomic_int drain_req;
 	sem_t drained;          /* posted by the worker once it has emptied it */
+	/* 1 once the scenario sent its own process SIGKILL (os.kill,
+	 * os.killpg, signal.pthread_kill): a SIGKILL death is then the
+	 * scenario's crash, else it came from outside ploom (the OOM killer) */
+	atomic_int self_kill;
+	/* 1 once a copy of the child forked without os.fork() (ctypes,
+	 * subprocess's preexec_fn) reached ploom: the child fails its
+	 * schedule at its next step (sched.c's stray_fork_check()) */
+	atomic_int stray_fork;
 	char data[RECORD_AREA_SIZE - RECORD_AREA_HEAD];
 };
 
@@ -181,6 +189,13 @@ struct code_slot {
 
 struct sched {
 	int active;          /* this process is running a schedule */
+	/* this process is a copy of a schedule's child, forked without
+	 * os.fork() (whose audit event refuses it): set by a pthread_atfork
+	 * handler (serve.c); nothing of it may reach the record area */
+	int forked_copy;
+	/* the signal whose Python handler runs now (ploom._signals), 0 when
+	 * none: a handler runs between the steps of the task it interrupts */
+	int in_handler;
 	struct task **tasks;
 	int ntasks;
 	int cap;
@@ -331,8 +346,20 @@ void sched_point_when(struct sched *s, struct task *t, enum ploom_op op, PyObjec
 
 /* For operations: the task if a schedule is running on this thread, NULL
  * without error outside a check, NULL with RuntimeError (and *err set) on
- * a thread ploom does not schedule. */
+ * a thread ploom does not schedule.  An operation from outside the
+ * schedule's order (op_origin_check()) never returns. */
 struct task *op_task(module_state *st, int *err);
+
+/* For every scheduling point of task t (not NULL): an operation that a
+ * Python signal handler runs ends the schedule with RuntimeError naming
+ * the signal; one in a copy of the child forked without os.fork() leaves
+ * word for the child (stray_fork) and ends the copy at once, writing
+ * nothing. */
+void op_origin_check(struct sched *s, struct task *t);
+
+/* In a copy of the child forked without os.fork(): notes it for the
+ * child and _exit()s; else returns. */
+void stray_fork_check(struct sched *s);
 
 /* Stops the calling task at the scheduling point before `op` on `obj`;
  * *out is the task, NULL outside a check.  Returns -1 with RuntimeError

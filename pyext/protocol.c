@@ -51,6 +51,7 @@ void sched_flush(struct sched *s)
 
 	/* only a schedule's child records, and only serve() runs one */
 	assert(a);
+	stray_fork_check(s);
 	while (off < s->buf.len) {
 		size_t len = atomic_load_explicit(&a->len, memory_order_relaxed);
 		size_t n = s->buf.len - off;

@@ -302,6 +302,16 @@ static struct task *sched_pick(struct sched *s)
 	int n = 0, i, unfinished = 0, c, np = 0;
 	struct task *t;
 
+	stray_fork_check(s);
+	if (atomic_load(&s->area->stray_fork) && current_task) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"ploom: a copy of the schedule's process, forked without os.fork() "
+				"(a ctypes call to fork(), or subprocess's preexec_fn), ran ploom's "
+				"code: its steps would escape the scheduler, so it was ended; start "
+				"another program with subprocess, without preexec_fn");
+		sched_fail_with(s, current_task, PyErr_GetRaisedException());
+	}
+
 	for (i = 0; i < s->ntasks; i++) {
 		t = s->tasks[i];
 		if (t->state != TASK_FINISHED)
@@ -390,6 +400,35 @@ void sched_point_when(struct sched *s, struct task *t, enum ploom_op op, PyObjec
 	Py_END_ALLOW_THREADS
 }
 
+void stray_fork_check(struct sched *s)
+{
+	if (!s->forked_copy)
+		return;
+	/* the copy shares the record area with the child, and not its
+	 * other tasks' threads: a record or a wait of its own would corrupt
+	 * the child's stream or hang; the child says why */
+	if (s->area)
+		atomic_store(&s->area->stray_fork, 1);
+	_exit(125);
+}
+
+void op_origin_check(struct sched *s, struct task *t)
+{
+	const char *abbrev;
+
+	stray_fork_check(s);
+	if (!s->in_handler)
+		return;
+	abbrev = sigabbrev_np(s->in_handler);
+	PyErr_Format(PyExc_RuntimeError,
+		     "ploom: the handler of signal %d (SIG%s) ran a ploom operation: a signal "
+		     "handler runs between two steps of the task it interrupts, outside the "
+		     "schedule's order; let the handler set a flag that the scenario's code "
+		     "acts on",
+		     s->in_handler, abbrev ? abbrev : "?");
+	sched_fail_with(s, t, PyErr_GetRaisedException());
+}
+
 struct task *op_task(module_state *st, int *err)
 {
 	*err = 0;
@@ -401,6 +440,7 @@ struct task *op_task(module_state *st, int *err)
 		*err = 1;
 		return NULL;
 	}
+	op_origin_check(&st->sched, current_task);
 	return current_task;
 }
 

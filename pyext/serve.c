@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -59,6 +60,69 @@ static int refuse_fork(const char *event, PyObject *Py_UNUSED(args), void *data)
 	return -1;
 }
 
+/* Whether the signal call of the audit event `event` with args sends
+ * SIGKILL to this process: os.kill() to its id, its group (the child leads
+ * its own) or 0, os.killpg() to its group or 0, signal.pthread_kill() to
+ * any thread (a thread id names a thread of this process). */
+static int kills_self(const char *event, PyObject *args)
+{
+	long target, sig;
+	int thread;
+
+	if (!strcmp(event, "signal.pthread_kill"))
+		thread = 1;
+	else if (!strcmp(event, "os.kill") || !strcmp(event, "os.killpg"))
+		thread = 0;
+	else
+		return 0;
+	if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 2)
+		return 0;
+	sig = PyLong_AsLong(PyTuple_GET_ITEM(args, 1));
+	if (sig == -1 && PyErr_Occurred()) {
+		PyErr_Clear();
+		return 0;
+	}
+	if (sig != SIGKILL)
+		return 0;
+	if (thread)
+		return 1;
+	target = PyLong_AsLong(PyTuple_GET_ITEM(args, 0));
+	if (target == -1 && PyErr_Occurred()) {
+		PyErr_Clear();
+		return 0;
+	}
+	if (!strcmp(event, "os.killpg"))
+		return target == 0 || target == (long)getpgrp();
+	return target == 0 || target == (long)getpid() || target == -(long)getpgrp();
+}
+
+/* An audit hook that notes, in the record area, that a schedule's child
+ * sent itself SIGKILL, before the call runs: the worker then tells the
+ * scenario's own kill from one from outside ploom, which no record
+ * follows either (a SIGKILL cannot be caught).  A kill the audit does not
+ * see (signal.raise_signal(), C code) reads as one from outside. */
+static int note_self_kill(const char *event, PyObject *args, void *data)
+{
+	const struct sched *s = data;
+
+	if (s->active && s->area && kills_self(event, args))
+		atomic_store(&s->area->self_kill, 1);
+	return 0;
+}
+
+/* The scheduler whose schedule's child a fork copies, for the handler
+ * below: one per process (serve() runs once). */
+static struct sched *forking_sched;
+
+/* pthread_atfork's child handler: a fork inside a schedule that os.fork()
+ * did not make (its audit event refuses it first) copies the child, whose
+ * code must then stay off the record area (sched.c's stray_fork_check()).
+ * The worker forks a schedule's child outside any schedule. */
+static void on_fork_child(void)
+{
+	if (forking_sched && forking_sched->active)
+		forking_sched->forked_copy = 1;
+}
 
 /* The commands from the utility.  A `run` line grows with its choices,
  * so the buffer does too, up to the longest line the protocol allows. */
@@ -206,11 +270,13 @@ static void relay_take(struct relay *r, struct record_area *a, int ended)
 
 /* Waits for the child, emptying the record area whenever it asks, and
  * kills it after timeout_ms (0: never).  Returns the wait status, and
- * *timed_out. */
+ * *timed_out; *killed_here is 1 when the child was alive as the wait
+ * ended (a timeout, or a failure to wait), so that any SIGKILL it died of
+ * was this worker's. */
 static int reap_child(struct sched *s, pid_t pid, long timeout_ms, struct record_area *a,
-		      int drain_fd, struct relay *r, int *timed_out)
+		      int drain_fd, struct relay *r, int *timed_out, int *killed_here)
 {
-	int status = 0, pfd;
+	int status = 0, pfd, exited = 0;
 	long deadline = timeout_ms ? now_ms() + timeout_ms : 0;
 
 	*timed_out = 0;
@@ -230,8 +296,10 @@ static int reap_child(struct sched *s, pid_t pid, long timeout_ms, struct record
 		if (pfd < 0) {
 			/* no pidfd (Linux before 5.3): look now and then */
 			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    si.si_pid == pid)
+			    si.si_pid == pid) {
+				exited = 1;
 				break;
+			}
 			if (left > 10)
 				left = 10;
 		}
@@ -252,9 +320,13 @@ static int reap_child(struct sched *s, pid_t pid, long timeout_ms, struct record
 				sem_post(&a->drained);
 			}
 		}
-		if (rc > 0 && p[0].revents)
+		if (rc > 0 && p[0].revents) {
+			exited = 1;
 			break;
+		}
 	}
+	/* a SIGKILL it dies of from here on is this worker's */
+	*killed_here = !exited;
 	if (pfd >= 0)
 		close(pfd);
 	/* the child is at worst a zombie here, so its process group id cannot
@@ -391,8 +463,13 @@ static int server_open(struct server *srv)
 	if (!preloaded)
 		return -1;
 	Py_DECREF(preloaded); /* sys.modules keeps it */
-	if (PySys_AddAuditHook(refuse_fork, s) < 0)
+	if (PySys_AddAuditHook(refuse_fork, s) < 0 || PySys_AddAuditHook(note_self_kill, s) < 0)
 		return -1;
+	forking_sched = s;
+	if (pthread_atfork(NULL, NULL, on_fork_child)) {
+		PyErr_SetString(PyExc_RuntimeError, "pthread_atfork failed");
+		return -1;
+	}
 	/* once: what the worker printed must not reach every child, and the
 	 * loop of serve() runs no Python code that prints */
 	flush_python_stdio();
@@ -474,7 +551,7 @@ static int serve_run(struct server *srv, const char *line)
 	struct relay *relay = &srv->relay;
 	struct ploom_err why = {0, ""};
 	long timeout_ms = 0;
-	int status, timed_out;
+	int status, timed_out, killed_here;
 	pid_t pid;
 
 	if (strncmp(line, "run ", 4) != 0 || parse_run(&srv->st->sched, line, &timeout_ms, &why) < 0) {
@@ -491,6 +568,7 @@ static int serve_run(struct server *srv, const char *line)
 	}
 	atomic_store(&area->len, 0);
 	atomic_store(&area->drain_req, 0);
+	atomic_store(&area->self_kill, 0);
 	/* afresh: a child killed while the worker posted leaves a count */
 	if (sem_init(&area->drained, 1, 0) < 0) {
 		PyErr_SetFromErrno(PyExc_OSError);
@@ -509,7 +587,7 @@ static int serve_run(struct server *srv, const char *line)
 	}
 	Py_BEGIN_ALLOW_THREADS
 	status = reap_child(&srv->st->sched, pid, timeout_ms, area, srv->drain_fd, relay,
-			    &timed_out);
+			    &timed_out, &killed_here);
 	Py_END_ALLOW_THREADS
 	if (relay->failed)
 		return 1;
@@ -517,10 +595,15 @@ static int serve_run(struct server *srv, const char *line)
 	if (timed_out) {
 		ploom_enc_exit(&relay->out, "timeout", 0);
 		stacks_emit(&srv->st->sched, &relay->out);
-	} else if (WIFSIGNALED(status))
+	} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !killed_here &&
+		   !atomic_load(&area->self_kill)) {
+		/* neither this worker nor the scenario: from outside ploom */
+		ploom_enc_exit(&relay->out, "killed", SIGKILL);
+	} else if (WIFSIGNALED(status)) {
 		ploom_enc_exit(&relay->out, "signal", WTERMSIG(status));
-	else
+	} else {
 		ploom_enc_exit(&relay->out, "code", WEXITSTATUS(status));
+	}
 	emit_output(&relay->out, srv->memfd);
 	ploom_enc_done(&relay->out, relay->nsteps);
 	if (ploom_buf_flush_fd(&relay->out, srv->event_fd) < 0)

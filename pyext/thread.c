@@ -102,8 +102,10 @@ static PyObject *Thread_start(PyObject *op, PyObject *Py_UNUSED(ignored))
 		 * the schedule, as threading leaves a thread it could not start */
 		nt->state = TASK_FINISHED;
 		self->finished = 1;
-		errno = rc;
-		PyErr_SetFromErrno(PyExc_RuntimeError);
+		/* threading's words (and type) for it, which code that starts
+		 * threads expects; the errno (EAGAIN: a memory or thread limit)
+		 * says no more */
+		PyErr_SetString(PyExc_RuntimeError, "can't start new thread");
 		return NULL;
 	}
 	Py_RETURN_NONE;

@@ -112,6 +112,14 @@ def _suggest(module):
     return module
 
 
+def _patched(module):
+    """Whether patch= names module (or its package) in this worker."""
+    from ploom import _patch
+
+    finder = _patch._finder
+    return finder is not None and finder.covers(module)
+
+
 def _traceback_of(frame):
     tb = None
     while frame is not None:
@@ -135,13 +143,25 @@ def _refuse(what, made, verb):
         origin = f"made at {os.path.basename(made[0])}:{made[1]} (module {made[2]})"
         module = made[2]
     name = _suggest(module)
-    message = (
+    story = (
         f"a standard-library {what} {origin} was {verb} at "
         f"{os.path.basename(used.f_code.co_filename)}:{used.f_lineno} during a schedule: it runs "
-        f"outside ploom's scheduler, which then cannot explore its orders. Add {name!r} to "
-        f"patch= (Config(patch=[...]), --patch={name}) so that it gets ploom.threading and "
-        f"ploom.queue, or use those in the scenario"
+        f"outside ploom's scheduler, which then cannot explore its orders. "
     )
+    if _patched(module):
+        # adding it again would change nothing: the patch swaps what an
+        # import statement gives, and this module went around it
+        message = story + (
+            f"{module!r} is patched, but it reached the real threading or queue without an "
+            f"import statement (importlib.import_module(), sys.modules[...], or an object "
+            f"another module handed it), which bypasses the patch: import them with "
+            f"'import threading' or 'from threading import ...' in {module!r}"
+        )
+    else:
+        message = story + (
+            f"Add {name!r} to patch= (Config(patch=[...]), --patch={name}) so that it gets "
+            f"ploom.threading and ploom.queue, or use those in the scenario"
+        )
     exc = UnscheduledPrimitiveError(message)
     exc.__traceback__ = _traceback_of(used)
     _ploom.fail_schedule(exc)

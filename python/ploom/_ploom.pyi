@@ -11,6 +11,12 @@ from typing import Any, Final, Literal
 PROTOCOL_VERSION: Final[int]
 """The version of the worker protocol (lib/event.h) this extension speaks."""
 
+def in_signal_handler(signum: int, /) -> int: ...
+
+DEFAULT_SCHEDULE_TIMEOUT: Final[float]
+"""Seconds one schedule may take when no schedule_timeout is set: the
+search's default, and the most ``pytest --ploom-replay`` lets a trace ask for."""
+
 class Lock:
     """A lock like threading.Lock whose operations are scheduling points.
     Any task may release it; acquiring it twice from one task blocks.

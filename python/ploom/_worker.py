@@ -518,15 +518,18 @@ def main(argv):
     sys.stdout.flush()
     os.dup2(2, 1)
     # a module that calls ploom.check() at top level must not explore again
-    # while this process imports it
-    os.environ["PLOOM_WORKER"] = "1"
+    # while this process imports it; the value is this process's id, as a
+    # program the scenario starts inherits the variable but is not the
+    # worker (exploration._in_worker())
+    os.environ["PLOOM_WORKER"] = str(os.getpid())
     _virtual_time()
     try:
         # from here on, the standard library's primitives made by code
         # that is not patched end any schedule that uses them
-        from ploom import _guard
+        from ploom import _guard, _signals
 
         _guard.install()
+        _signals.install()
         scenario, module, qualname, source = load(target, expect, expect_blob, instrument,
                                                   instrument_scenario, patch, expect_root)
         if patch:

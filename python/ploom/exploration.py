@@ -587,6 +587,21 @@ class ReplayDivergenceError(Exception):
         self.trace = trace
 
 
+def _in_worker() -> bool:
+    """Whether this process is ploom's worker, importing a scenario's
+    module, or a schedule forked from it: PLOOM_WORKER names the worker's
+    process id, and a schedule's task is one that ploom schedules.  A
+    program started by either only inherits the variable."""
+    worker = os.environ.get("PLOOM_WORKER")
+    if not worker:
+        return False
+    if worker == str(os.getpid()):
+        return True
+    from ploom import _ploom
+
+    return _ploom.current_thread() is not None
+
+
 def check(
     scenario: Callable[[], Any],
     config: Config | None = None,
@@ -621,9 +636,11 @@ def check(
     the body ever running), or a function whose module has no file (code run
     by ``exec``).
 
-    Inside the worker process that imports the scenario's module
-    (``PLOOM_WORKER`` set), ``check`` does nothing and returns None, so a
-    module may call it at top level.
+    Inside the worker process that imports the scenario's module, and in
+    the schedules it runs, ``check`` does nothing and returns None, so a
+    module may call it at top level.  The worker sets ``PLOOM_WORKER`` to
+    its process id: a program that a scenario starts inherits the variable
+    but is another process, where ``check`` searches as anywhere else.
 
     ``progress``, when given, is called in this thread with each progress
     report of the search, about once a second and once at its end: a dict
@@ -638,7 +655,7 @@ def check(
     every 30 seconds, as in a log.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not ploom's
-    if os.environ.get("PLOOM_WORKER"):
+    if _in_worker():
         return None
     if config is None:
         config = Config()
@@ -825,7 +842,7 @@ def _replay_path(
     a usage error, names ``usage_name`` (the command the user typed) when
     given."""
     __tracebackhide__ = True
-    options = [] if schedule_timeout is None else [f"--schedule-timeout={_spelled(schedule_timeout)}"]
+    options = _replay_options(schedule_timeout)
     pipe = None if path == "-" else _open_if_pipe(path)
     try:
         return _replay_from(
@@ -834,6 +851,11 @@ def _replay_path(
     finally:
         if pipe is not None:
             pipe.close()
+
+
+def _replay_options(schedule_timeout: float | str | None) -> list[str]:
+    """The ploom-replay options of a replay with ``schedule_timeout``."""
+    return [] if schedule_timeout is None else [f"--schedule-timeout={_spelled(schedule_timeout)}"]
 
 
 def _replay_from(

@@ -65,6 +65,10 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    # an empty PATH names no trace: the tests would search instead, and
+    # pass, as though nothing had been asked
+    if config.getoption("ploom_replay") == "":
+        raise pytest.UsageError("--ploom-replay needs a PATH: the value is empty")
     if config.getoption("ploom_on_current_source") and not config.getoption("ploom_replay"):
         raise pytest.UsageError("--ploom-on-current-source replays a trace: give it --ploom-replay=PATH")
     config.addinivalue_line(
@@ -88,7 +92,9 @@ def ploom_check(request):
     it raises ModelCheckError when the recorded failure happens again,
     ReplayDivergenceError when the run does not follow the trace, and
     returns the replayed trace (a dict) when the recorded schedule passes.
-    The trace must record the scenario this call checks.  With
+    The trace must record the scenario this call checks; it runs under
+    the shorter of its schedule timeout and the config's (the search's
+    default when the config sets none).  With
     ``--ploom-on-current-source`` too, the scenario's source may have been
     edited since: the recorded order of tasks runs on it as far as it
     allows (see :func:`ploom.exploration.replay`).
@@ -106,10 +112,10 @@ def ploom_check(request):
 
     def check(scenario, config=None):
         __tracebackhide__ = True  # the failure is the test's line, not ours
-        if replay_path:
-            return _replay(request, scenario, replay_path, on_current_source)
         if config is None:
             config = exploration.Config(**(marker.kwargs if marker is not None else {}))
+        if replay_path:
+            return _replay(request, scenario, replay_path, on_current_source, _replay_timeout(config))
         status = _Status.on(request.config)
         try:
             return exploration.check(scenario, config, progress=status and status.show)
@@ -202,7 +208,20 @@ def _remember(node, trace):
         node.stash[_FIRST_FAILURE] = os.path.abspath(trace)
 
 
-def _replay(request, scenario, path, on_current_source=False):
+def _replay_timeout(config):
+    """The schedule timeout of the test's replay: the test's own, that of
+    the search it runs without --ploom-replay (the search's default when
+    its Config sets none).  ploom-replay runs the trace under the shorter
+    of it and the trace's, so a trace cannot ask a test for more time than
+    the test gives a schedule."""
+    from ploom import _ploom
+
+    if config.schedule_timeout is None:
+        return _ploom.DEFAULT_SCHEDULE_TIMEOUT
+    return config.schedule_timeout
+
+
+def _replay(request, scenario, path, on_current_source, schedule_timeout):
     __tracebackhide__ = True
     from ploom import exploration
 
@@ -227,13 +246,22 @@ def _replay(request, scenario, path, on_current_source=False):
         if data is None:
             # a trace that cannot be opened, or is too large, is
             # ploom-replay's to explain, and it runs nothing then
-            return exploration.replay(absolute, on_current_source=on_current_source)
+            return exploration.replay(
+                absolute, on_current_source=on_current_source, schedule_timeout=schedule_timeout
+            )
         # ploom-replay gets the very bytes checked here: a pipe is read
         # once, and a file may change after this check
         with tempfile.TemporaryFile() as f:
             f.write(data)
             f.seek(0)
-            return exploration._replay_from(absolute, f, None, named=True, on_current_source=on_current_source)
+            return exploration._replay_from(
+                absolute,
+                f,
+                None,
+                named=True,
+                on_current_source=on_current_source,
+                options=exploration._replay_options(schedule_timeout),
+            )
     except exploration.ModelCheckError as exc:
         _suggest_pytest(request.node, exc)
         _remember(request.node, absolute)

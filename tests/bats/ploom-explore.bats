@@ -405,6 +405,28 @@ verdict() {
 	[ -f "$trace" ]
 }
 
+@test "a trace folder that is a symbolic link is refused, named, and nothing is read or written through it" {
+	cp "$BANK" bank.py
+	mkdir elsewhere real
+	# a failure saved there, which a search through the link would run first
+	run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir=elsewhere bank.py:scenario
+	before="$(ls elsewhere)"
+	ln -s elsewhere .ploom
+	ln -s elsewhere given
+	for dir in "" --trace-dir=given --trace-dir=given/ --trace-dir="$PWD/given"; do
+		run -2 --separate-stderr ploom-explore -q ${dir:+"$dir"} bank.py:scenario
+		[[ "$stderr" == "ploom-explore: the trace folder '"*"' is a symbolic link (to 'elsewhere'): "* ]]
+		[ -z "$output" ]
+		[ "$(ls elsewhere)" = "$before" ]
+	done
+	[[ "$stderr" == *"'$PWD/given'"* ]]
+	# a link on the way to the folder is the user's own path
+	ln -s real up
+	run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir=up/traces bank.py:scenario
+	[ -f "$(jq -r .trace <<<"$output")" ]
+	[ -n "$(ls real/traces)" ]
+}
+
 @test "eight runs at once saving into one trace folder each find and save the failure" {
 	local i st pids=()
 	for i in 1 2 3 4 5 6 7 8; do
@@ -440,6 +462,75 @@ verdict() {
 	run -2 --separate-stderr ploom-explore -q --trace-dir=somefile "$BANK:scenario"
 	[ "$(echo "$stderr" | tail -n 1)" = "ploom-explore: cannot save the trace: cannot create directory 'somefile': File exists" ]
 	[ "$(echo "$output" | jq -r .result)" = failure ]
+}
+
+@test "under ulimit -f a trace too large to write is a write error, exit 2, not death by SIGXFSZ" {
+	# 1 KiB: the statistics go to a pipe, the trace (several KiB) to a file
+	# shellcheck disable=SC2016 # $1 is the inner shell's
+	run -2 --separate-stderr bash -c 'ulimit -f 1 && exec ploom-explore -q --no-minimize "$1"' _ "$BANK:scenario"
+	echo "$stderr"
+	[[ "$(echo "$stderr" | tail -n 1)" == "ploom-explore: cannot save the trace: cannot write '.ploom/"*"-original.json': File too large" ]]
+	[ "$(echo "$output" | jq -r .result)" = failure ]
+	# nothing half-written is left under the trace's name
+	run ls .ploom
+	[[ "$output" != *-original.json* ]]
+}
+
+@test "a schedule's process killed from outside stops the search, saying so, and saves no failure" {
+	cat > victim.py <<-EOF
+	import os, select
+	def scenario():
+	    with open("pid", "w") as f:
+	        f.write(str(os.getpid()))
+	    select.select([], [], [], 30)
+	EOF
+	ploom-explore -q victim.py:scenario > stats.json 2> err.txt &
+	explore=$!
+	for _ in $(seq 200); do
+		[ -s pid ] && break
+		sleep 0.05
+	done
+	kill -9 "$(cat pid)"
+	st=0
+	wait "$explore" || st=$?
+	cat err.txt
+	[ "$st" -eq 2 ]
+	grep -q "^ploom-explore: a schedule's process was killed by signal 9 from outside ploom" err.txt
+	[ ! -e .ploom ] || [ -z "$(ls .ploom)" ]
+}
+
+@test "a scenario that sends itself SIGKILL is a crash of the scenario, however it sends it" {
+	for call in "os.kill(os.getpid(), signal.SIGKILL)" "os.kill(0, signal.SIGKILL)" \
+		"os.killpg(os.getpgrp(), signal.SIGKILL)" \
+		"signal.pthread_kill(threading.get_ident(), signal.SIGKILL)"; do
+		printf 'import os, signal, threading\ndef scenario():\n    %s\n' "$call" > selfkill.py
+		run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir="t$RANDOM" selfkill.py:scenario
+		[ "$(echo "$output" | jq -r .failure.summary)" = "crash: killed by signal 9 (SIGKILL)" ]
+	done
+}
+
+@test "bytes a scenario writes into the stack dump of a timeout reach the trace as UTF-8 text" {
+	# the dump is a file the schedule's process holds open: a scenario can
+	# write anything there, here a frame whose names are not UTF-8
+	cat > dump.py <<-'EOF'
+	import os, select, threading
+	def scenario():
+	    for fd in os.listdir("/proc/self/fd"):
+	        try:
+	            target = os.readlink(f"/proc/self/fd/{fd}")
+	        except OSError:
+	            continue
+	        if target.startswith("/memfd:ploom-stacks"):
+	            os.write(int(fd), b'Thread 0x%016x (most recent call first):\n'
+	                     b'  File "/x\xff\xfe.py", line 3 in f\xc3\n' % threading.get_ident())
+	    select.select([], [], [], 30)
+	EOF
+	run -1 --separate-stderr ploom-explore -q --no-minimize --schedule-timeout=0.5 dump.py:scenario
+	trace="$(jq -r .trace <<<"$output")"
+	run -0 --separate-stderr ploom-show "$trace"
+	[[ "$output" == *"MainThread was in: x??.py:3 in f?"* ]]
+	run -0 jq -r '.outcome.stacks[0].frames[0].file' "$trace"
+	[ "$output" = "/x??.py" ]
 }
 
 @test "--hash-seed reaches the statistics and the trace" {

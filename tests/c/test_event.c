@@ -177,6 +177,15 @@ static void parse_turns_exits_into_outcomes(void)
 	CHECK_INT(parse(&run, "outcome step-limit 5\nexit code 0\ndone 0\n", &err), 0);
 	CHECK_STR(run.outcome.summary, "step-limit: the schedule reached 5 steps");
 	ploom_run_release(&run);
+	/* a SIGKILL from outside ploom is no outcome: the run is an error */
+	CHECK_INT(parse(&run, "step 0 0 begin - 0 - - -\nexit killed 9\ndone 1\n", &err), -1);
+	CHECK(strstr(err.msg, "killed by signal 9 from outside ploom") != NULL);
+	CHECK_INT(err.kind, PLOOM_ERR_SYSTEM);
+	ploom_run_release(&run);
+	/* after the scenario's own outcome, the outcome stands */
+	CHECK_INT(parse(&run, "outcome pass\nexit killed 9\ndone 0\n", &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_PASS);
+	ploom_run_release(&run);
 	CHECK_INT(parse(&run, "outcome divergence 3 =task%205%20is%20not%20enabled\n"
 			      "exit code 0\ndone 0\n", &err), 0);
 	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_DIVERGENCE);
@@ -395,8 +404,10 @@ static void labels_are_bounded(void)
 	CHECK_STR(ploom_label_problem("abc", 3, PLOOM_NAME_MAX - 126), "is longer than 128 bytes");
 	CHECK_STR(ploom_label_problem("a\tb", 3, 9), "holds a control character");
 	CHECK_STR(ploom_label_problem("a\0b", 3, 9), "holds a control character");
-	/* UTF-8 is text */
+	/* UTF-8 is text, and nothing else is */
 	CHECK_STR(ploom_label_problem("\xc3\xa9t\xc3\xa9", 5, 9), NULL);
+	CHECK_STR(ploom_label_problem("a\xff" "b", 3, 9), "is not valid UTF-8");
+	CHECK_STR(ploom_label_problem("a\xc3", 2, 9), "is not valid UTF-8");
 }
 
 static void a_run_names_at_most_1024_objects(void)
@@ -1016,6 +1027,12 @@ static void a_dump_becomes_a_stack_per_task(void)
 	garbled = "Thread 0xaa\n  File \"x\n  File \"/a\", line 5\n  File \"/a\", line 5 in f";
 	ploom_enc_stacks(&b, garbled, strlen(garbled), &short_ident, 1, 1, NULL, NULL);
 	CHECK_STR(b.data, "stack 0 running 0\n");
+	ploom_buf_release(&b);
+	/* bytes a scenario wrote into the dump: what is not UTF-8 becomes
+	 * '?', byte by byte, so that the records and the trace are text */
+	garbled = "Thread 0xaa\n  File \"/a\xff\xc3\xa9.py\", line 5 in f\xe2\x82\n";
+	ploom_enc_stacks(&b, garbled, strlen(garbled), &short_ident, 1, 1, NULL, NULL);
+	CHECK_STR(b.data, "stack 0 running 1\nframe =/a?\xc3\xa9.py 5 =f??\n");
 	ploom_buf_release(&b);
 
 	/* and the records read back into the outcome of a timeout */

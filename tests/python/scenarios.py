@@ -455,6 +455,63 @@ def forks_in_a_thread():
     thread.join()
 
 
+def forks_through_ctypes():
+    # libc's fork() itself: no os.fork() audit event, a copy all the same
+    import ctypes
+
+    cell = ploom.SharedCell(0)
+    pid = ctypes.CDLL(None).fork()
+    if pid == 0:
+        cell.write(1)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    cell.write(2)
+
+
+def touches_state_in_preexec_fn():
+    import subprocess
+
+    cell = ploom.SharedCell(0)
+    subprocess.run(["true"], preexec_fn=lambda: cell.write(1), check=False)
+    cell.write(2)
+
+
+def _alarm_until(done):
+    import signal
+
+    signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)
+    try:
+        while not done():
+            ploom.yield_now()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+
+
+def operates_in_a_signal_handler():
+    import signal
+
+    cell = ploom.SharedCell(0)
+    signal.signal(signal.SIGALRM, lambda signum, frame: cell.write(cell.read() + 1))
+    _alarm_until(lambda: False)
+
+
+def sets_a_flag_in_a_signal_handler():
+    import signal
+    import time
+
+    fired = []
+
+    def handler(signum, frame):
+        fired.append(signum)
+
+    before = signal.signal(signal.SIGALRM, handler)
+    assert signal.getsignal(signal.SIGALRM) is handler
+    deadline = time.monotonic() + 5
+    _alarm_until(lambda: fired or time.monotonic() > deadline)
+    signal.signal(signal.SIGALRM, before)
+    assert fired == [signal.SIGALRM]
+
+
 def forkpty():
     import pty
 
@@ -648,3 +705,24 @@ def blocks_on_real_lock():
     blocker = ploom.Thread(target=_xyzzy_wait_real_lock, args=(real,), name="blocker-1")
     blocker.start()
     blocker.join()  # the blocker join line
+
+
+def thread_start_under_a_memory_limit():
+    """Starts a thread with too little address space left for its stack:
+    the start must fail as threading's does, and the schedule go on."""
+    import resource
+
+    with open("/proc/self/statm") as f:
+        size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    # room for what the schedule allocates, not for a task's stack
+    resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 20), hard))
+    try:
+        ploom.Thread(target=lambda: None).start()
+    except RuntimeError as exc:
+        message = str(exc)
+    else:
+        message = "started"
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert message == "can't start new thread", message

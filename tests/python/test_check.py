@@ -444,6 +444,33 @@ def test_forking_fails_the_schedule_with_the_reason(tmp_path, scenario, call, ta
         ploom.exploration.replay(info.value.original_trace)
 
 
+@pytest.mark.parametrize(
+    "scenario",
+    [scenarios.forks_through_ctypes, scenarios.touches_state_in_preexec_fn],
+    ids=["ctypes-fork", "preexec_fn"],
+)
+def test_a_copy_forked_without_os_fork_fails_the_schedule_naming_it(tmp_path, scenario):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path), minimize=False))
+    assert info.value.summary.startswith(
+        "builtins.RuntimeError: ploom: a copy of the schedule's process, forked without "
+        "os.fork() (a ctypes call to fork(), or subprocess's preexec_fn), ran ploom's code"
+    )
+
+
+def test_an_operation_in_a_signal_handler_fails_the_schedule_naming_the_signal(tmp_path):
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(scenarios.operates_in_a_signal_handler, ploom.Config(trace_dir=str(tmp_path), minimize=False))
+    assert info.value.summary.startswith(
+        "builtins.RuntimeError: ploom: the handler of signal 14 (SIGALRM) ran a ploom operation"
+    )
+
+
+def test_a_signal_handler_without_operations_runs(tmp_path):
+    stats = ploom.check(scenarios.sets_a_flag_in_a_signal_handler, ploom.Config(trace_dir=str(tmp_path)))
+    assert stats.complete is True
+
+
 def test_subprocess_still_runs_programs(tmp_path):
     stats = ploom.check(scenarios.runs_a_program_in_threads, ploom.Config(trace_dir=str(tmp_path)))
     assert stats.complete is True
@@ -676,8 +703,54 @@ def test_the_readme_example_raises_when_run_as_a_script(tmp_path):
 
 
 def test_check_returns_none_inside_the_worker(monkeypatch):
-    monkeypatch.setenv("PLOOM_WORKER", "1")
+    monkeypatch.setenv("PLOOM_WORKER", str(os.getpid()))
     assert ploom.check(scenarios.bank_unlocked) is None
+
+
+def test_check_searches_in_a_program_that_inherited_the_workers_variable(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLOOM_WORKER", str(os.getppid()))
+    with pytest.raises(ModelCheckError):
+        ploom.check(scenarios.bank_unlocked, ploom.Config(trace_dir=str(tmp_path)))
+
+
+def test_check_in_a_program_a_scenario_starts_finds_the_failure(tmp_path, monkeypatch):
+    """A scenario that runs a test tool in a subprocess: ploom.check() there
+    is no worker's, and a failing scenario fails (no false pass)."""
+    here = os.path.dirname(os.path.abspath(scenarios.__file__))
+    (tmp_path / "child.py").write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            sys.path.insert(0, {here!r})
+            import ploom, ploom.exploration, scenarios
+            try:
+                result = ploom.check(scenarios.bank_unlocked, ploom.Config(trace_dir={str(tmp_path / "inner")!r}))
+            except ploom.exploration.ModelCheckError:
+                print("raised")
+            else:
+                print("returned", result)
+            """
+        )
+    )
+    (tmp_path / "runs_a_check.py").write_text(
+        textwrap.dedent(
+            f"""
+            import subprocess, sys
+
+            def scenario():
+                with open({str(tmp_path / "child.err")!r}, "w") as err:
+                    out = subprocess.run([sys.executable, {str(tmp_path / "child.py")!r}],
+                                         stdout=subprocess.PIPE, stderr=err, text=True).stdout
+                with open({str(tmp_path / "child.out")!r}, "w") as f:
+                    f.write(out)
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import runs_a_check
+
+    ploom.check(runs_a_check.scenario, ploom.Config(trace_dir=str(tmp_path / "outer"), schedule_timeout=60))
+    assert (tmp_path / "child.out").read_text() == "raised\n", (tmp_path / "child.err").read_text()
 
 
 def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):

@@ -314,6 +314,31 @@ def test_a_real_primitive_of_an_unpatched_module_ends_the_schedule_naming_it(tmp
     assert info.value.statistics.schedules == 1
 
 
+@pytest.mark.parametrize(
+    "reach",
+    ['importlib.import_module("threading")', 'sys.modules["threading"]'],
+    ids=["import_module", "sys.modules"],
+)
+def test_a_patched_module_that_reaches_the_real_threading_is_told_the_import_bypasses_the_patch(
+    tmp_path, monkeypatch, reach
+):
+    monkeypatch.chdir(tmp_path)
+    library = f"""
+        import importlib
+        import sys
+
+        def use():
+            real = {reach}
+            with real.Lock():
+                pass
+        """
+    with pytest.raises(ModelCheckError) as info:
+        _check_file(tmp_path, library)
+    message = info.value.summary
+    assert "'lib' is patched, but it reached the real threading or queue without an import statement" in message
+    assert "Add 'lib' to patch=" not in message
+
+
 def test_a_real_lock_held_by_one_task_and_wanted_by_another_fails_at_once(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     library = """

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import termios
 import textwrap
+import time
 from importlib.metadata import entry_points
 
 import pytest
@@ -601,3 +602,54 @@ def test_no_progress_when_pytest_does_not_write_to_a_terminal(slow_tests, pytest
     result = pytester.runpytest("test_slow.py")
     result.assert_outcomes(passed=3)
     assert "ploom:" not in result.stdout.str()
+
+
+def test_an_empty_replay_path_is_a_usage_error(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_locked", "--ploom-replay=")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ploom-replay needs a PATH: the value is empty*"])
+    # nothing was searched
+    assert "passed" not in result.stdout.str()
+
+
+SLEEPER = textwrap.dedent(
+    """
+    import select
+
+    import pytest
+
+
+    def scenario():
+        # blocked outside ploom (whose clock time.sleep follows)
+        select.select([], [], [], 60)
+
+
+    @pytest.mark.ploom(schedule_timeout=0.5)
+    def test_short(ploom_check):
+        ploom_check(scenario)
+
+
+    def test_default(ploom_check):
+        ploom_check(scenario)
+    """
+)
+
+
+@pytest.mark.parametrize(("test", "limit", "most"), [("test_short", "0.5", 8), ("test_default", "10", 30)])
+def test_a_trace_cannot_ask_a_replay_for_more_time_than_the_test_gives(pytester, test, limit, most):
+    """A trace asking for 1e9 s runs under the test's schedule timeout (the
+    marker's, else the search's default), as ploom-replay --schedule-timeout
+    runs it."""
+    pytester.makepyfile(test_sleep=SLEEPER)
+    result = pytester.runpytest("test_sleep.py::test_short")
+    trace = replay_line(result)[2].removeprefix("--ploom-replay=")
+    data = json.loads((pytester.path / trace).read_text(encoding="utf-8"))
+    assert data["config"]["schedule_timeout_s"] == 0.5
+    data["config"]["schedule_timeout_s"] = 1e9
+    (pytester.path / "forged.json").write_text(json.dumps(data), encoding="utf-8")
+    start = time.monotonic()
+    replayed = pytester.runpytest(f"test_sleep.py::{test}", "--ploom-replay=forged.json")
+    elapsed = time.monotonic() - start
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines([f"*the schedule ran longer than {limit} s*"])
+    assert elapsed < most

@@ -738,3 +738,8 @@ def test_the_primitives_are_also_ploom_names():
     assert ploom.Condition is pthreading.Condition and ploom.RLock is pthreading.RLock
     assert ploom.Queue is pqueue.Queue and ploom.Barrier is pthreading.Barrier
     assert {"Event", "Semaphore", "LifoQueue"} <= set(dir(ploom))
+
+
+def test_a_thread_that_cannot_start_raises_what_threading_raises(tmp_path):
+    stats = ploom.check(scenarios.thread_start_under_a_memory_limit, ploom.Config(trace_dir=str(tmp_path)))
+    assert (stats.schedules, stats.failing) == (1, 0)
