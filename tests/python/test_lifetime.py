@@ -10,11 +10,14 @@ Each scenario runs one probe module twice in each task: instrumented
 another name, which no finder instruments; the task fails unless the two
 record the same events."""
 
+import json
+import subprocess
 import textwrap
 
 import pytest
 
 import progen
+from ploom.exploration import _find_utility
 
 PROBE = textwrap.dedent('''
     import gc
@@ -206,3 +209,61 @@ def test_temporaries_touched_do_not_outlive_their_use(tmp_path, reduction):
         f"{tmp_path / 'tempscen.py'}:scenario", tmp_path / "traces", f"--reduction={reduction}",
         "--patch=tempscen", "--instrument=tempprobe", "--max-steps=0", limit=2)
     assert stats is not None and stats["failing"] == 0, (stats, stderr)
+
+
+REUSE = textwrap.dedent('''
+    import threading
+
+
+    class Obj:
+        pass
+
+
+    class Counter:
+        n = 0
+
+
+    def work(counter, log):
+        for i in range(4):
+            o = Obj()
+            o.x = i
+            items = list()
+            items.append(o.x)
+            table = dict()
+            table["k"] = items
+            log.append(len(table["k"]))
+            del o, items, table
+        n = counter.n
+        counter.n = n + 1
+
+
+    def scenario():
+        counter, log = Counter(), list()
+        t = threading.Thread(target=work, args=(counter, log))
+        t.start()
+        work(counter, log)
+        t.join()
+        assert counter.n == 2, counter.n
+''')
+
+
+def test_an_object_made_where_a_dead_one_was_is_a_new_plain_object_and_replays(tmp_path):
+    """Each round's temporaries die and the next round's take their
+    addresses: each is a plain#N of its own, numbered alike in the
+    search and in a replay, which runs in a process of its own."""
+    (tmp_path / "reuse.py").write_text(REUSE)
+    rc, stats, stderr = progen.explore(
+        f"{tmp_path / 'reuse.py'}:scenario", tmp_path / "traces", "--reduction=dpor", "--patch=reuse", limit=500)
+    assert rc == 1 and stats["failing"], stderr
+    path = stats["trace"]
+    trace = json.loads(open(path).read())
+    names = {}
+    for o in trace["objects"]:
+        names.setdefault(o["name"], set()).add(o["object"])
+    # two tasks, four rounds each: eight objects, lists and dicts
+    assert len(names["Obj.x"]) == 8, names
+    assert sum(len(v) for k, v in names.items() if k.startswith("list items")) == 8, names
+    assert sum(len(v) for k, v in names.items() if k.startswith("dict table")) == 8, names
+    replayed = subprocess.run([_find_utility("ploom-replay"), path], capture_output=True, text=True, check=False,
+                              cwd=tmp_path)
+    assert replayed.returncode == 1 and "reproduced" in replayed.stderr, replayed.stderr
