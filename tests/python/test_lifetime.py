@@ -267,3 +267,61 @@ def test_an_object_made_where_a_dead_one_was_is_a_new_plain_object_and_replays(t
     replayed = subprocess.run([_find_utility("ploom-replay"), path], capture_output=True, text=True, check=False,
                               cwd=tmp_path)
     assert replayed.returncode == 1 and "reproduced" in replayed.stderr, replayed.stderr
+
+
+POOL = textwrap.dedent('''
+    import threading
+
+
+    class Pool:
+        """One connection; a user's handle gives it back when dropped."""
+
+        def __init__(self):
+            self.free = ["conn"]
+            self.cond = threading.Condition()
+
+        def take(self):
+            with self.cond:
+                while not self.free:
+                    self.cond.wait()
+                return Handle(self, self.free.pop())
+
+        def give(self, name):
+            with self.cond:
+                self.free.append(name)
+                self.cond.notify()
+
+
+    class Handle:
+        def __init__(self, pool, name):
+            self.pool = pool
+            self.name = name
+
+        def __del__(self):
+            self.pool.give(self.name)
+
+
+    def user(pool):
+        handle = pool.take()
+        assert handle.name == "conn"
+        del handle
+
+
+    def scenario():
+        pool = Pool()
+        ts = [threading.Thread(target=user, args=(pool,)) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert pool.free == ["conn"]
+''')
+
+
+@pytest.mark.parametrize("reduction", ["dpor", "none"])
+def test_a_pool_whose_connection_comes_back_in_del_does_not_deadlock(tmp_path, reduction):
+    (tmp_path / "delpool.py").write_text(POOL)
+    rc, stats, stderr = progen.explore(
+        f"{tmp_path / 'delpool.py'}:scenario", tmp_path / "traces", f"--reduction={reduction}",
+        "--patch=delpool", "--instrument=delpool", limit=2000)
+    assert rc == 0 and stats["complete"] and stats["failing"] == 0, (stats, stderr)
