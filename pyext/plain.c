@@ -24,8 +24,8 @@
  * even when the other tasks have finished, since a schedule that ran the
  * access earlier would race with theirs.
  *
- * A plain object holds its target (and attribute name) for the rest of
- * the schedule, so that no other object can take its address and its id.
+ * A plain object stands for its target while the target lives and holds
+ * no reference to it ("the plain objects of a schedule" below).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
