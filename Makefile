@@ -335,7 +335,9 @@ test-sanitize-bats: sanitize-build
 # the extension (its operations, where each step stopped), the worker and
 # its processes, ploom.threading against CPython's threading, the patching
 # of the interpreter's own modules, the rewriting of instrumented modules
-# (the ast module changes with the interpreter), and the command line and the pytest
+# (the ast module changes with the interpreter), the lifetimes of the objects
+# instrumented code touches and the iterators it gets (how the interpreter
+# frees and traverses its objects), and the command line and the pytest
 # plugin, whose output comes from argparse and pytest.  The rest ask the
 # same questions of the same utilities (the searches' counts and orders,
 # the differential test of DPOR, the samples, replay): a second run would
@@ -349,7 +351,8 @@ test-sanitize-bats: sanitize-build
 # extension differs most.
 PY314_TESTS ?= $(addprefix tests/python/,test_operations.py test_threading.py test_where.py \
 	test_lifecycle.py test_free_threading.py test_patch.py test_cli.py test_plugin.py \
-	test_instrument.py test_worker_instrument.py test_plain.py)
+	test_instrument.py test_worker_instrument.py test_plain.py test_lifetime.py \
+	test_plain_iterators.py)
 PY314_DESELECT ?= test_dpor_reaches_exactly_the_outcomes_dfs_reaches \
 	test_dpor_finds_every_outcome_of_dfs_on_plain_state test_if_instead_of_while_around_wait_is_found
 # The differential test of DPOR (tests/python/test_differential.py) compares

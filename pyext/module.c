@@ -186,6 +186,8 @@ static int module_exec(PyObject *m)
 			PyErr_SetString(PyExc_TypeError, "collections.deque is not a type");
 			return -1;
 		}
+		if (plain_init_types(st) < 0)
+			return -1;
 		PyObject *thread = PyImport_ImportModule("_thread");
 		if (!thread)
 			return -1;
@@ -230,7 +232,6 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
 	Py_VISIT(st->deque_type);
 	Py_VISIT(st->local_type);
 	Py_VISIT(st->site_text);
-	Py_VISIT(st->view_dicts);
 	Py_VISIT(st->site_key);
 	Py_VISIT(st->shared_sites);
 	Py_VISIT(st->main_thread);
@@ -260,7 +261,6 @@ static int module_clear(PyObject *m)
 	Py_CLEAR(st->deque_type);
 	Py_CLEAR(st->local_type);
 	Py_CLEAR(st->site_text);
-	Py_CLEAR(st->view_dicts);
 	Py_CLEAR(st->site_key);
 	Py_CLEAR(st->shared_sites);
 	Py_CLEAR(st->main_thread);
@@ -301,7 +301,8 @@ static void module_free(void *m)
 	free(s->policy_spec.follow);
 	free(s->codes);
 	for (k = 0; (size_t)k < s->plain.cap; k++)
-		Py_XDECREF((PyObject *)s->plain.slot[k]);
+		if (s->plain.slot[k] != PLAIN_REMOVED)
+			Py_XDECREF((PyObject *)s->plain.slot[k]);
 	free(s->plain.slot);
 	free(st->site_point);
 	free(s->fresh_addr);

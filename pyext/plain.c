@@ -24,8 +24,8 @@
  * even when the other tasks have finished, since a schedule that ran the
  * access earlier would race with theirs.
  *
- * A plain object holds its target (and attribute name) for the rest of
- * the schedule, so that no other object can take its address and its id.
+ * A plain object stands for its target while the target lives and holds
+ * no reference to it ("the plain objects of a schedule" below).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -36,14 +36,39 @@
 
 #include "ploom.h"
 
-/* ---- the plain objects of a schedule ---------------------------------- */
+/* ---- the plain objects of a schedule ----------------------------------
+ *
+ * A plain object is keyed by its target's address and holds no reference
+ * to the target: instrumented code keeps CPython's lifetimes, so that a
+ * `del` runs `__del__` and fires weak references where it would run
+ * uninstrumented, and temporaries die when their last reference goes.
+ * The address is the target's identity while it lives; once the target
+ * dies its plain objects leave the table, so that a new object made at
+ * the same address is a new plain object (a new plain#N, numbered in the
+ * order of first touch whatever the allocator does: replays see the same
+ * numbers).  How the table learns of a death:
+ *
+ * - a target that takes weak references: a weak reference whose callback
+ *   is the plain object itself (Plain_call);
+ * - a dict: a dict watcher (PyDict_AddWatcher), told when it is freed;
+ * - a list or a bytearray: their types' tp_dealloc, wrapped in the
+ *   schedule's child the first time the table holds one;
+ * - a module's namespace (a dict that is the target of attributes, its
+ *   globals): held, as the module and each of its functions hold it
+ *   anyway.
+ *
+ * Any other target (an instance of a class with __slots__ and no
+ * __weakref__) stays in the table after it died, and a new object at its
+ * address counts as the same one: an extra dependence, never a missing
+ * one. */
 
 static void Plain_dealloc(PyObject *op)
 {
 	PlainObject *self = (PlainObject *)op;
 	PyTypeObject *tp = Py_TYPE(op);
 
-	Py_XDECREF(self->target);
+	Py_XDECREF(self->keep);
+	Py_XDECREF(self->wr);
 	Py_XDECREF(self->attr);
 	Py_XDECREF(self->name);
 	free(self->sites);
@@ -51,8 +76,22 @@ static void Plain_dealloc(PyObject *op)
 	Py_DECREF(tp);
 }
 
+static void table_remove(PlainObject *p);
+static int may_forget(void);
+
+/* The weak reference's callback: the target died. */
+static PyObject *Plain_call(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+	(void)args;
+	(void)kwargs;
+	if (may_forget())
+		table_remove((PlainObject *)op);
+	Py_RETURN_NONE;
+}
+
 static PyType_Slot Plain_slots[] = {
 	{Py_tp_dealloc, Plain_dealloc},
+	{Py_tp_call, Plain_call},
 	{Py_tp_doc, (void *)"What one plain access touches, inside a schedule.  Internal."},
 	{0, NULL},
 };
@@ -80,9 +119,9 @@ static Py_hash_t key_hash(PyObject *target, PyObject *attr)
 	return (Py_hash_t)(h & (uintptr_t)PY_SSIZE_T_MAX);
 }
 
-static int key_equal(const PlainObject *p, PyObject *target, PyObject *attr)
+static int key_equal(const PlainObject *p, uintptr_t addr, PyObject *attr)
 {
-	if (p->target != target)
+	if (p->addr != addr)
 		return 0;
 	if (p->attr == attr)
 		return 1;
@@ -125,16 +164,22 @@ static PyObject *plain_label(module_state *st, PyObject *target, PyObject *attr,
 	return PyUnicode_FromString(short_type_name(Py_TYPE(target)));
 }
 
-static int table_grow(struct plain_table *tb)
+/* Rebuilds the table with room for one more, without the removed slots.
+ * Plain C: no Python code runs (and no object dies) in the middle. */
+static int table_make_room(struct plain_table *tb)
 {
-	size_t cap = tb->cap ? 2 * tb->cap : 256, i, j;
-	PlainObject **slot = calloc(cap, sizeof(*slot));
+	size_t cap = 256, i, j;
+	PlainObject **slot;
 
-	if (!slot)
+	if (2 * (tb->used + tb->removed + 1) <= tb->cap)
+		return 0;
+	while (cap < 4 * (tb->used + 1))
+		cap *= 2;
+	if (!(slot = calloc(cap, sizeof(*slot))))
 		return -1;
 	for (i = 0; i < tb->cap; i++) {
 		PlainObject *p = tb->slot[i];
-		if (!p)
+		if (!p || p == PLAIN_REMOVED)
 			continue;
 		for (j = (size_t)p->hash & (cap - 1); slot[j]; j = (j + 1) & (cap - 1))
 			;
@@ -143,6 +188,127 @@ static int table_grow(struct plain_table *tb)
 	free(tb->slot);
 	tb->slot = slot;
 	tb->cap = cap;
+	tb->removed = 0;
+	return 0;
+}
+
+/* The slot of (addr, attr), or -1. */
+static Py_ssize_t table_find(const struct plain_table *tb, uintptr_t addr, PyObject *attr,
+			     Py_hash_t h)
+{
+	PlainObject *p;
+	size_t j;
+
+	if (!tb->cap)
+		return -1;
+	for (j = (size_t)h & (tb->cap - 1); (p = tb->slot[j]); j = (j + 1) & (tb->cap - 1))
+		if (p != PLAIN_REMOVED && p->hash == h && key_equal(p, addr, attr))
+			return (Py_ssize_t)j;
+	return -1;
+}
+
+/* Takes p out of its table, if it is there, and drops the table's
+ * reference. */
+static void table_remove(PlainObject *p)
+{
+	struct plain_table *tb = p->table;
+	Py_ssize_t j;
+
+	if (!tb || (j = table_find(tb, p->addr, p->attr, p->hash)) < 0 || tb->slot[j] != p)
+		return;
+	tb->slot[j] = PLAIN_REMOVED;
+	tb->used--;
+	tb->removed++;
+	p->table = NULL;
+	Py_DECREF(p);
+}
+
+/* ---- learning that a target died -------------------------------------- */
+
+/* The schedule whose table the dealloc hooks and the dict watcher clear,
+ * in its child. */
+static struct sched *dying_sched;
+
+/* Whether this thread may take a dead target's plain objects out of the
+ * table: on a free-threaded build only the running task, the one thread
+ * that touches the table; a death elsewhere leaves the address standing
+ * for the dead object (an extra dependence). */
+static int may_forget(void)
+{
+#ifdef Py_GIL_DISABLED
+	return dying_sched && sched_running_task(dying_sched);
+#else
+	return 1;
+#endif
+}
+
+/* The container at address op died: its plain object goes. */
+static void forget_container(PyObject *op)
+{
+	struct plain_table *tb = dying_sched ? &dying_sched->plain : NULL;
+	Py_ssize_t j;
+
+	if (!tb || !tb->used || !may_forget())
+		return;
+	if ((j = table_find(tb, (uintptr_t)op, NULL, key_hash(op, NULL))) >= 0)
+		table_remove(tb->slot[j]);
+}
+
+static destructor list_dealloc, bytearray_dealloc;
+
+static void list_dealloc_forgetting(PyObject *op)
+{
+	forget_container(op);
+	list_dealloc(op);
+}
+
+static void bytearray_dealloc_forgetting(PyObject *op)
+{
+	forget_container(op);
+	bytearray_dealloc(op);
+}
+
+static int dict_watcher = -1;
+
+static int dict_died(PyDict_WatchEvent event, PyObject *d, PyObject *key, PyObject *value)
+{
+	(void)key;
+	(void)value;
+	if (event == PyDict_EVENT_DEALLOCATED)
+		forget_container(d);
+	return 0;
+}
+
+/* Makes sure the table hears of target's death, per the list above; p is
+ * its new plain object.  -1 with an exception. */
+static int watch_target(struct sched *s, PlainObject *p, PyObject *target, PyObject *attr)
+{
+	dying_sched = s;
+	if (PyType_SUPPORTS_WEAKREFS(Py_TYPE(target))) {
+		/* one the type refuses after all is taken by its address */
+		if (!(p->wr = PyWeakref_NewRef(target, (PyObject *)p)))
+			PyErr_Clear();
+		return 0;
+	}
+	if (attr && PyDict_CheckExact(target)) {
+		p->keep = Py_NewRef(target);
+		return 0;
+	}
+	if (PyDict_Check(target)) {
+		if (dict_watcher < 0 && (dict_watcher = PyDict_AddWatcher(dict_died)) < 0) {
+			/* no watcher left: the address stands for the dict */
+			PyErr_Clear();
+			return 0;
+		}
+		return PyDict_Watch(dict_watcher, target);
+	}
+	if (PyList_Check(target) && !list_dealloc) {
+		list_dealloc = PyList_Type.tp_dealloc;
+		PyList_Type.tp_dealloc = list_dealloc_forgetting;
+	} else if (PyByteArray_Check(target) && !bytearray_dealloc) {
+		bytearray_dealloc = PyByteArray_Type.tp_dealloc;
+		PyByteArray_Type.tp_dealloc = bytearray_dealloc_forgetting;
+	}
 	return 0;
 }
 
@@ -153,22 +319,29 @@ static PlainObject *plain_of(module_state *st, PyObject *target, PyObject *attr,
 	struct plain_table *tb = &st->sched.plain;
 	Py_hash_t h = key_hash(target, attr);
 	PlainObject *p;
+	Py_ssize_t found;
 	size_t j;
 
-	if (tb->cap) {
-		for (j = (size_t)h & (tb->cap - 1); (p = tb->slot[j]); j = (j + 1) & (tb->cap - 1))
-			if (p->hash == h && key_equal(p, target, attr))
-				return p;
-	}
-	if (2 * (tb->used + 1) > tb->cap && table_grow(tb) < 0) {
-		PyErr_NoMemory();
-		return NULL;
+	if ((found = table_find(tb, (uintptr_t)target, attr, h)) >= 0) {
+		PyObject *alive = NULL;
+		p = tb->slot[found];
+		if (!p->wr)
+			return p;
+		/* a target that died while no callback could tell the table */
+		if (PyWeakref_GetRef(p->wr, &alive) < 0)
+			PyErr_Clear();
+		Py_XDECREF(alive);
+		if (alive == target)
+			return p;
+		table_remove(p);
 	}
 	p = PyObject_New(PlainObject, st->plain_type);
 	if (!p)
 		return NULL;
 	p->oid = -1;
-	p->target = Py_NewRef(target);
+	p->addr = (uintptr_t)target;
+	p->keep = p->wr = NULL;
+	p->table = NULL;
 	p->attr = Py_XNewRef(attr);
 	p->hash = h;
 	p->announced = 0;
@@ -180,10 +353,22 @@ static PlainObject *plain_of(module_state *st, PyObject *target, PyObject *attr,
 	p->name = plain_label(st, target, attr, site);
 	if (!p->name)
 		PyErr_Clear();
-	for (j = (size_t)h & (tb->cap - 1); tb->slot[j]; j = (j + 1) & (tb->cap - 1))
+	/* what may run Python code (and so free objects, whose plain
+	 * objects leave the table) comes before the slot is chosen */
+	if (watch_target(&st->sched, p, target, attr) < 0 || table_make_room(tb) < 0) {
+		if (!PyErr_Occurred())
+			PyErr_NoMemory();
+		Py_DECREF(p);
+		return NULL;
+	}
+	for (j = (size_t)h & (tb->cap - 1); tb->slot[j] && tb->slot[j] != PLAIN_REMOVED;
+	     j = (j + 1) & (tb->cap - 1))
 		;
+	if (tb->slot[j] == PLAIN_REMOVED)
+		tb->removed--;
 	tb->slot[j] = p;
 	tb->used++;
+	p->table = tb;
 	return p;
 }
 
@@ -511,50 +696,84 @@ static PyObject *attr_target(module_state *st, PyObject *obj, PyObject *name)
 
 /* ---- containers -------------------------------------------------------- */
 
-/* A dict's views do not say which dict they show (that is internal to
- * CPython), so the views instrumented code gets from a dict's keys(),
- * values() and items() are remembered here, for the schedule: id -> (view,
- * dict), the view kept so that its id stays its own. */
-static void remember_view(module_state *st, PyObject *view, PyObject *d)
+static int is_container(module_state *st, PyObject *obj)
 {
-	PyObject *key, *pair;
-
-	if (!(PyDictKeys_Check(view) || PyDictValues_Check(view) || PyDictItems_Check(view)))
-		return;
-	if (!st->view_dicts && !(st->view_dicts = PyDict_New())) {
-		PyErr_Clear();
-		return;
-	}
-	key = PyLong_FromVoidPtr(view);
-	pair = key ? PyTuple_Pack(2, view, d) : NULL;
-	if (!pair || PyDict_SetItem(st->view_dicts, key, pair) < 0)
-		PyErr_Clear();
-	Py_XDECREF(key);
-	Py_XDECREF(pair);
+	return PyList_Check(obj) || PyDict_Check(obj) || PySet_Check(obj) ||
+	       PyByteArray_Check(obj) ||
+	       (st->deque_type && PyObject_TypeCheck(obj, st->deque_type));
 }
 
-/* The mutable container whose content obj is or shows (a remembered view
- * of a dict shows its dict), or NULL. */
+static int first_visited(PyObject *o, void *arg)
+{
+	*(PyObject **)arg = o;
+	return 1;
+}
+
+/* The mutable container whose content obj is or shows, or NULL: a dict's
+ * view shows its dict, and the iterators of the built-in containers read
+ * theirs (none once exhausted).  Neither says which container it shows
+ * (that is internal to CPython), but each visits it first when the
+ * garbage collector traverses it: the answer holds no reference and
+ * stays right however the view or iterator was made. */
 static PyObject *container_of(module_state *st, PyObject *obj)
 {
-	if (PyList_Check(obj) || PyDict_Check(obj) || PySet_Check(obj) || PyByteArray_Check(obj))
+	PyTypeObject *tp = Py_TYPE(obj);
+	PyObject *inner = NULL;
+	size_t i;
+
+	if (is_container(st, obj))
 		return obj;
-	if (st->deque_type && PyObject_TypeCheck(obj, st->deque_type))
-		return obj;
-	if (st->view_dicts &&
-	    (PyDictKeys_Check(obj) || PyDictValues_Check(obj) || PyDictItems_Check(obj))) {
-		PyObject *key = PyLong_FromVoidPtr(obj), *pair = NULL;
-		if (key && PyDict_GetItemRef(st->view_dicts, key, &pair) < 0)
-			PyErr_Clear();
-		Py_XDECREF(key);
-		if (pair) {
-			/* the dict outlives the call: view_dicts holds the pair */
-			PyObject *d = PyTuple_GET_ITEM(pair, 1);
-			Py_DECREF(pair);
-			return d;
-		}
+	for (i = 0; i < st->n_showing_types; i++)
+		if (tp == st->showing_types[i])
+			break;
+	if (i == st->n_showing_types || !tp->tp_traverse)
+		return NULL;
+	tp->tp_traverse(obj, first_visited, &inner);
+	return inner && is_container(st, inner) ? inner : NULL;
+}
+
+int plain_init_types(module_state *st)
+{
+	/* the types whose objects show a container: made from empty ones */
+	static const char *const made[] = {
+		"iter([])", "reversed([])", "iter(set())", "iter({})", "reversed({})",
+		"iter({}.values())", "iter({}.items())", "reversed({}.values())",
+		"reversed({}.items())", "iter(bytearray())", "iter(deque())",
+		"reversed(deque())", "{}.keys()", "{}.values()", "{}.items()",
+	};
+	PyObject *globals, *coll, *v;
+	size_t i;
+
+	if (!(globals = PyDict_New()))
+		return -1;
+	if (PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0 ||
+	    !(coll = PyImport_ImportModule("collections"))) {
+		Py_DECREF(globals);
+		return -1;
 	}
-	return NULL;
+	v = PyObject_GetAttrString(coll, "deque");
+	Py_DECREF(coll);
+	if (!v || PyDict_SetItemString(globals, "deque", v) < 0) {
+		Py_XDECREF(v);
+		Py_DECREF(globals);
+		return -1;
+	}
+	Py_DECREF(v);
+	st->n_showing_types = 0;
+	for (i = 0; i < sizeof(made) / sizeof(*made); i++) {
+		PyTypeObject *tp;
+		v = PyRun_String(made[i], Py_eval_input, globals, globals);
+		if (!v) {
+			Py_DECREF(globals);
+			return -1;
+		}
+		tp = Py_TYPE(v);
+		Py_DECREF(v);
+		if (st->n_showing_types < PLOOM_SHOWING_TYPES)
+			st->showing_types[st->n_showing_types++] = tp;
+	}
+	Py_DECREF(globals);
+	return 0;
 }
 
 /* Methods of the containers that only read them; any other method (the
@@ -891,8 +1110,6 @@ static PyObject *i_callattr(PyObject *mod, PyObject *const *args, size_t nargsf,
 		return NULL;
 	r = PyObject_Vectorcall(meth, args + 3, (size_t)(nargs - 3), kwnames);
 	Py_DECREF(meth);
-	if (r && t && PyDict_Check(obj))
-		remember_view(st, r, obj);
 	return r;
 }
 
@@ -955,12 +1172,62 @@ static PyObject *PlainIter_next(PyObject *op)
 	return PyIter_Next(self->it);
 }
 
+/* What the container's own iterator does for copy, pickle and
+ * operator.length_hint: a copy or an unpickled one is that iterator (it
+ * reads without points, as any iterator made outside instrumented code). */
+static PyObject *PlainIter_forward(PyObject *op, const char *name, PyObject *arg)
+{
+	PlainIterObject *self = (PlainIterObject *)op;
+	PyObject *meth = PyObject_GetAttrString(self->it, name), *r;
+
+	if (!meth)
+		return NULL;
+	r = arg ? PyObject_CallOneArg(meth, arg) : PyObject_CallNoArgs(meth);
+	Py_DECREF(meth);
+	return r;
+}
+
+static PyObject *PlainIter_length_hint(PyObject *op, PyObject *unused)
+{
+	PlainIterObject *self = (PlainIterObject *)op;
+	Py_ssize_t n;
+
+	(void)unused;
+	if ((n = PyObject_LengthHint(self->it, -1)) < 0) {
+		if (PyErr_Occurred())
+			return NULL;
+		Py_RETURN_NOTIMPLEMENTED;
+	}
+	return PyLong_FromSsize_t(n);
+}
+
+static PyObject *PlainIter_reduce(PyObject *op, PyObject *unused)
+{
+	(void)unused;
+	return PlainIter_forward(op, "__reduce__", NULL);
+}
+
+static PyObject *PlainIter_setstate(PyObject *op, PyObject *state)
+{
+	return PlainIter_forward(op, "__setstate__", state);
+}
+
+static PyMethodDef PlainIter_methods[] = {
+	{"__length_hint__", PlainIter_length_hint, METH_NOARGS, NULL},
+	{"__reduce__", PlainIter_reduce, METH_NOARGS, NULL},
+	{"__setstate__", PlainIter_setstate, METH_O, NULL},
+	{NULL, NULL, 0, NULL},
+};
+
 static PyType_Slot PlainIter_slots[] = {
 	{Py_tp_dealloc, PlainIter_dealloc},
 	{Py_tp_traverse, PlainIter_traverse},
+	{Py_tp_methods, PlainIter_methods},
 	{Py_tp_iter, PyObject_SelfIter},
 	{Py_tp_iternext, PlainIter_next},
-	{Py_tp_doc, (void *)"An iterator over a container whose next() is a read of it.  Internal."},
+	{Py_tp_doc, (void *)"An iterator over a container whose next() is a read of it: what "
+			    "instrumented code iterates in for, comprehensions, enumerate, zip, map and "
+			    "filter.  Internal."},
 	{0, NULL},
 };
 

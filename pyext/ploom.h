@@ -93,13 +93,19 @@ typedef struct {
 	int finished; /* its task has finished */
 } ThreadObject;
 
+struct plain_table;
+
 /* What a plain access touches in one schedule (plain.c): an attribute of
  * an object, a global of a module (target its dict), or the content of a
- * mutable container (attr NULL). */
+ * mutable container (attr NULL).  It holds no reference to its target
+ * (plain.c says how it learns that the target died). */
 typedef struct {
 	PyObject_HEAD
 	long oid;         /* plain#N: numbered in the order a schedule first touches them */
-	PyObject *target; /* strong, so that no other object takes its address */
+	uintptr_t addr;   /* the target's address, its identity while it lives */
+	PyObject *keep;   /* strong, a module's namespace only; else NULL */
+	PyObject *wr;     /* a weak reference to the target calling this back, or NULL */
+	struct plain_table *table; /* the table that holds it */
 	PyObject *attr;   /* strong; NULL for a container */
 	Py_hash_t hash;
 	PyObject *name;   /* its label (Pool.num_connections), NULL for none */
@@ -112,11 +118,13 @@ typedef struct {
 	size_t nsites, capsites;
 } PlainObject;
 
-/* The plain objects of a schedule, by (target, attr): open addressing,
- * never more than half full.  Only a schedule's child fills it. */
+/* The plain objects of a schedule, by (target address, attr): open
+ * addressing, never more than half full counting the slots of removed
+ * ones (PLAIN_REMOVED).  Only a schedule's child fills it. */
+#define PLAIN_REMOVED ((PlainObject *)(uintptr_t)1)
 struct plain_table {
 	PlainObject **slot;
-	size_t cap, used;
+	size_t cap, used, removed;
 };
 
 enum task_state { TASK_AT_POINT, TASK_RUNNING, TASK_FINISHED };
@@ -257,8 +265,12 @@ typedef struct {
 	PyTypeObject *plain_iter_type;
 	PyTypeObject *deque_type;   /* collections.deque, a container plain.c knows */
 	PyTypeObject *local_type;   /* _thread._local (threading.local): per thread, not shared */
+	/* the built-in types whose objects show a container (plain.c):
+	 * static types, borrowed */
+#define PLOOM_SHOWING_TYPES 16
+	PyTypeObject *showing_types[PLOOM_SHOWING_TYPES];
+	size_t n_showing_types;
 	PyObject *site_text;        /* list: the text of each instrumented access site */
-	PyObject *view_dicts;       /* a schedule's dict views and their dicts (plain.c) */
 	PyObject *site_key;         /* list: each site's key, "MODULE:K" */
 	PyObject *shared_sites;     /* set of the keys of the sites that are points */
 	char *site_point;           /* per site: 1 if it is a point */
@@ -411,6 +423,8 @@ extern PyType_Spec PlainIter_spec;
 
 /* The hooks of instrumented code (plain.c), added to the module. */
 extern PyMethodDef plain_methods[];
+/* Finds the types of the views and iterators plain.c sees through. */
+int plain_init_types(module_state *st);
 
 /* acquire_when(): a blocking acquire that also waits for a condition. */
 PyObject *ploom_acquire_when(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

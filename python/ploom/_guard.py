@@ -17,7 +17,9 @@ and from then on
   such code made (the constructor records where), and ``queue.SimpleQueue``
   is a subclass that does;
 - ``threading.Thread.start`` does it for every thread: a real thread in a
-  schedule is never right.
+  schedule is never right; so do ``_thread.start_new_thread`` (and its alias
+  ``start_new``), ``_thread.start_joinable_thread`` and
+  ``threading._start_joinable_thread``, which start one below ``threading``.
 
 Inside a schedule the check ends it at once with
 :class:`UnscheduledPrimitiveError`, through ``_ploom.fail_schedule``, which
@@ -29,11 +31,14 @@ primitives work as the standard library's.
 Primitives that the standard library makes for its own use (logging's
 lock, the import system's) guard only that library's own state, and are
 left alone: only threads are checked whoever made them.  Code that takes
-``_thread.allocate_lock`` directly is not seen.
+``_thread.allocate_lock`` directly is not seen, nor is a thread that a C
+extension starts itself (``PyThread_start_new_thread``): no Python function
+is called for it.
 """
 
 from __future__ import annotations
 
+import _thread
 import functools
 import os
 import queue as std_queue
@@ -128,7 +133,7 @@ def _traceback_of(frame):
     return tb
 
 
-def _refuse(what, made, verb):
+def _refuse(what, made, verb, origin="made by the standard library"):
     """Ends the running schedule, if there is one, with the primitive's
     story; returns when there is none."""
     if _ploom.current_task() is None:
@@ -137,7 +142,6 @@ def _refuse(what, made, verb):
     if used is None:  # pragma: no cover - a task always runs some code of its own
         return
     if made is None:
-        origin = "made by the standard library"
         module = used.f_globals.get("__name__", "?")
     else:
         origin = f"made at {os.path.basename(made[0])}:{made[1]} (module {made[2]})"
@@ -266,6 +270,28 @@ def _guard_method(cls, name, what, verb, always=False):
     setattr(cls, name, guarded)
 
 
+def _guarded_start(start, name):
+    """A function that starts a real thread below threading.Thread, refusing
+    to inside a schedule."""
+
+    def guarded(*args, **kwargs):
+        _refuse("thread", None, "started", origin=f"made by {name}")
+        return start(*args, **kwargs)
+
+    functools.update_wrapper(guarded, start)
+    return guarded
+
+
+def _guard_thread_starts():
+    for name in ("start_new_thread", "start_new", "start_joinable_thread"):
+        start = getattr(_thread, name, None)
+        if start is not None:
+            setattr(_thread, name, _guarded_start(start, f"_thread.{name}"))
+    start = getattr(std, "_start_joinable_thread", None)
+    if start is not None:
+        std._start_joinable_thread = _guarded_start(start, "threading._start_joinable_thread")
+
+
 def _make_simple_queue():
     base = std_queue.SimpleQueue
 
@@ -322,4 +348,5 @@ def install():
             _guard_method(cls, name, what, verb)
     _guard_init(std.Thread, everyone=True)
     _guard_method(std.Thread, "start", "threading.Thread", "started", always=True)
+    _guard_thread_starts()
     std_queue.SimpleQueue = _make_simple_queue()

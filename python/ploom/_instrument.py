@@ -29,7 +29,10 @@ hooks' ``sites``):
   their bare names; the argument of ``'sep'.join(X)``;
 - ``_ploom_it(X, s)``, an iterator whose every ``next`` is a read of X: the
   iterable of ``for`` and of comprehensions, and the iterated arguments of
-  ``iter``, ``enumerate``, ``zip``, ``map``, ``filter``;
+  ``enumerate``, ``zip``, ``map``, ``filter``;
+- ``iter(X)`` stays as written and gives X's own iterator; ``next(I)``
+  becomes ``next(_ploom_rd(I, s))``: an iterator of a built-in container
+  (or a view of a dict) read there is a read of the container;
 - the module globals that some function declares ``global`` and assigns:
   their loads, stores and deletions in functions become ``_ploom_gg``,
   ``_ploom_sg``, ``_ploom_dg`` on the module's namespace (``_ploom_G``).
@@ -52,6 +55,8 @@ Not seen, because nothing in the rewritten source names the access:
   function given a container does with it is not seen;
 - a method of a literal (``', '.join(...)``, ``'{}'.format(...)``): a
   constant is no shared state;
+- ``I.__next__()`` called by name, and what code that is not instrumented
+  takes from an iterator it is given;
 - a bound method of a container taken once and called later
   (``push = self.items.append``; ``push(x)``): the attribute load is seen,
   the calls are not;
@@ -134,7 +139,7 @@ _READERS = frozenset({
     "any", "all", "bool", "str", "repr", "reversed", "copy",
 })
 # f(...) with f one of these iterates some of its arguments (_iterated)
-_ITERATORS = frozenset({"iter", "enumerate", "zip", "map", "filter"})
+_ITERATORS = frozenset({"enumerate", "zip", "map", "filter"})
 # calls that return a scalar, a new container or an iterator whose reads are
 # seen already: a truth test or a reader of the result reads nothing shared
 _FRESH_CALLS = frozenset({
@@ -424,9 +429,7 @@ def _iterated(name, args):
     """The positions of the arguments that a call of the builtin name
     iterates; none after a ``*args``, whose length is not known."""
     known = next((i for i, arg in enumerate(args) if isinstance(arg, ast.Starred)), len(args))
-    if name == "iter":
-        wanted = {0} if len(args) == 1 else set()  # iter(f, sentinel) calls f
-    elif name == "enumerate":
+    if name == "enumerate":
         wanted = {0}
     elif name == "zip":
         wanted = set(range(len(args)))
@@ -773,6 +776,16 @@ class _Rewriter(ast.NodeTransformer):
             keywords = [self.visit(k) for k in node.keywords]
             call = _call(HOOKS["callattr"], [obj, ast.Constant(self.mangle(func.attr)), site, *args], keywords)
             return _located(call, node)
+        if isinstance(func, ast.Name) and func.id == "next" and node.args and \
+                not isinstance(node.args[0], ast.Starred):
+            # whatever the argument is (iter(X) included): the iterator it
+            # gives is read, which reads the container it shows
+            node.func = self.visit(func)
+            first = node.args[0]
+            node.args = [_located(_call(HOOKS["read"], [self.visit(first), self.site(first)]), first),
+                         *(self.visit(arg) for arg in node.args[1:])]
+            node.keywords = [self.visit(k) for k in node.keywords]
+            return node
         if isinstance(func, ast.Name) and (func.id in _READERS or func.id in _ITERATORS):
             node.func = self.visit(func)
             iterated = _iterated(func.id, node.args)
@@ -1038,14 +1051,52 @@ def _decode(source):
     return importlib.util.decode_source(source)
 
 
+# Python frames the rewriter may stack per level of the tree, at most (an
+# ``elif`` takes three: visit, visit_If, generic_visit), and those it may
+# stack above a level of its own
+_FRAMES_PER_LEVEL = 4
+_FRAMES_SPARE = 200
+
+
+def _depth(tree):
+    """The depth of tree, found without recursion."""
+    deepest, pending = 0, [(tree, 1)]
+    while pending:
+        node, depth = pending.pop()
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _frames_in_use():
+    frame, n = sys._getframe(), 0
+    while frame is not None:
+        frame, n = frame.f_back, n + 1
+    return n
+
+
 def rewrite(source, filename="<unknown>"):
     """The module's AST rewritten, with the sites it found: ``(tree, sites,
     constants)``, the site constants numbered from 0.  For tests and for
-    reading what a module becomes (``ast.unparse(tree)``)."""
+    reading what a module becomes (``ast.unparse(tree)``).
+
+    The rewriter recurses along the tree: whatever depth CPython's parser
+    accepts (thousands of ``elif`` branches or terms of a sum), the
+    recursion limit is raised for the time of the rewrite to what that
+    depth needs.  Python calls between Python functions take no C stack,
+    so a higher limit here risks no crash."""
     tree = ast.parse(source, filename)
     text = _decode(source)
-    rewriter = _Rewriter(text, _assigned_globals(tree, text))
-    tree = rewriter.visit(tree)
+    needed = _frames_in_use() + _FRAMES_PER_LEVEL * _depth(tree) + _FRAMES_SPARE
+    limit = sys.getrecursionlimit()
+    if needed > limit:
+        sys.setrecursionlimit(needed)
+    try:
+        rewriter = _Rewriter(text, _assigned_globals(tree, text))
+        tree = rewriter.visit(tree)
+    finally:
+        if needed > limit and sys.getrecursionlimit() == needed:
+            sys.setrecursionlimit(limit)
     return tree, tuple(rewriter.sites), rewriter.site_constants
 
 

@@ -343,6 +343,50 @@ def test_readers_and_iterating_builtins():
     assert log == [("read", "d"), ("getattr", "self.items"), ("iter", "self.items")]
 
 
+def test_iter_gives_the_containers_own_iterator_and_next_reads_it():
+    log = events("""
+        it = iter(self.items)
+        note("made", type(it))
+        note("first", next(it))
+        next(it, None)
+        next(iter(d))
+    """, self=obj(items=[1]), d={"k": 1})
+    assert log == [("getattr", "self.items"), ("note", "made"), ("read", "it"), ("note", "first"),
+                   ("read", "it"), ("read", "iter(d)")]
+    module = load("def run(items):\n    return type(iter(items)), next(iter(items))\n", Recorder())
+    assert module.run([5]) == (type(iter([])), 5)
+
+
+def _elif_chain(n):
+    lines = ["def run(x):", "    if x.v == 0:", "        return 0"]
+    for i in range(1, n):
+        lines += [f"    elif x.v == {i}:", f"        return {i}"]
+    return "\n".join(lines) + "\n    return -1\n"
+
+
+def _sum_of_terms(n):
+    return "def run(x):\n    return " + " + ".join(f"x.v * {i}" for i in range(n)) + "\n"
+
+
+def _attribute_chain(n):
+    return "def run(x):\n    return x" + ".me" * n + ".v\n"
+
+
+@pytest.mark.parametrize("make", [_elif_chain, _sum_of_terms, _attribute_chain])
+@pytest.mark.parametrize("n", [500, 4000])
+def test_trees_as_deep_as_cpython_compiles_are_rewritten(make, n):
+    source = make(n)
+    compile(source, "<deep>", "exec")  # what CPython accepts
+    limit = sys.getrecursionlimit()
+    x = obj(v=n - 1)
+    x.me = x
+    module = load(source, _instrument.Reference(), name=f"deep_{make.__name__}_{n}")
+    plain = {}
+    exec(compile(source, "<deep>", "exec"), plain)
+    assert module.run(x) == plain["run"](x)
+    assert sys.getrecursionlimit() == limit
+
+
 def test_for_and_with_targets_are_stored_in_order():
     class Manager:
         def __init__(self, tag):

@@ -339,6 +339,41 @@ def test_a_patched_module_that_reaches_the_real_threading_is_told_the_import_byp
     assert "Add 'lib' to patch=" not in message
 
 
+BELOW_THREADING = """
+    import _thread
+    import threading
+    from _thread import start_new_thread
+
+    ran = []
+
+
+    def use():
+        {body}
+        # a thread ploom does not schedule would run this at some time of its own
+        while not ran:
+            pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "name"),
+    [
+        ("_thread.start_new_thread(ran.append, (1,))", "_thread.start_new_thread"),
+        ("start_new_thread(ran.append, (1,))", "_thread.start_new_thread"),
+        ("_thread.start_new(ran.append, (1,))", "_thread.start_new"),
+        ("_thread.start_joinable_thread(lambda: ran.append(1))", "_thread.start_joinable_thread"),
+        ("threading._start_joinable_thread(lambda: ran.append(1))", "threading._start_joinable_thread"),
+    ],
+)
+def test_a_thread_started_below_threading_ends_the_schedule_naming_it(tmp_path, monkeypatch, body, name):
+    monkeypatch.chdir(tmp_path)
+    message = (rf"UnscheduledPrimitiveError: a standard-library thread made by {re.escape(name)} "
+               rf"was started at lib.py:10 during a schedule.*Add 'lib' to patch=")
+    with pytest.raises(ModelCheckError, match=message) as info:
+        _check_file(tmp_path, BELOW_THREADING.replace("{body}", body), patch=())
+    assert info.value.statistics.schedules == 1
+
+
 def test_a_real_lock_held_by_one_task_and_wanted_by_another_fails_at_once(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     library = """
