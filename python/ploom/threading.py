@@ -255,8 +255,16 @@ class Condition:
         owned = getattr(self._lock, "_is_owned", None)
         if owned is not None:
             return owned()
-        # a plain Lock has no owner: held by anyone counts, as in CPython
-        return self._lock.locked()
+        # A plain Lock has no owner: held by anyone counts, as in CPython,
+        # which asks with a nonblocking acquire.  So do we: a notify that
+        # passes because another task holds the lock reads the waiters that
+        # task's wait may just have added, and an acquire orders that
+        # against the waiter's own steps on the lock, which locked(), a read
+        # like the waiter's check, would leave unordered for the reduction.
+        if self._lock.acquire(False):
+            self._lock.release()
+            return False
+        return True
 
     def _release_save(self):
         save = getattr(self._lock, "_release_save", None)

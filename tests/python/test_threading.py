@@ -668,6 +668,37 @@ def small_join_timed():
     assert not alive, f"timed out, set={was_set}"
 
 
+def condition_notify_unlocked():
+    """A notify outside the lock of a Condition over a plain Lock: it raises
+    unless the waiter holds the lock, and then it may find the waiter in
+    the list or not, by the order of the two tasks' steps on the lock."""
+    cond = pthreading.Condition(ploom.Lock())
+    ready = ploom.SharedCell(0)
+    got = ploom.SharedCell(None)
+
+    def waiter():
+        with cond:
+            got.write(cond.wait_for(lambda: ready.read() >= 1, timeout=1))
+
+    t = ploom.Thread(target=waiter)
+    t.start()
+    try:
+        cond.notify()
+        raised = False
+    except RuntimeError:
+        raised = True
+    ready.write(1)
+    t.join()
+    raise AssertionError(f"wait_for {got.read()}, notify raised {raised}")
+
+
+def test_a_notify_outside_the_lock_may_pass_while_another_task_holds_it():
+    outcomes, _ = _outcomes(condition_notify_unlocked, "none")
+    prefix = "builtins.AssertionError: wait_for "
+    assert outcomes == {prefix + "True, notify raised True", prefix + "True, notify raised False",
+                        prefix + "False, notify raised True", prefix + "False, notify raised False"}
+
+
 def queue_counted_after_task_done():
     # the consumer counts an item after marking it done: join() may return
     # before the count, which the reduction must find as DFS does
@@ -717,7 +748,7 @@ def _outcomes(scenario, reduction):
      pytest.param(small_pool_while, marks=pytest.mark.soak), small_semaphore_1, small_semaphore_2,
      small_barrier, small_barrier_twice, small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait,
      event_set_clear, condition_missed, condition_if, queue_get_timed, small_condition_wait_for, rlock_reentry,
-     small_join_timed, queue_counted_after_task_done],
+     small_join_timed, queue_counted_after_task_done, condition_notify_unlocked],
     ids=lambda f: f.__name__,
 )
 def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
