@@ -697,6 +697,12 @@ def test_a_notify_outside_the_lock_may_pass_while_another_task_holds_it():
     prefix = "builtins.AssertionError: wait_for "
     assert outcomes == {prefix + "True, notify raised True", prefix + "True, notify raised False",
                         prefix + "False, notify raised True", prefix + "False, notify raised False"}
+    # the reduction with two workers too: every outcome, no divergence
+    config = ploom.Config(keep_going=True, reduction="dpor", minimize=False, jobs=2)
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(condition_notify_unlocked, config)
+    stats = info.value.statistics
+    assert stats.complete and {o["summary"] for o in stats.raw["outcomes"]} == outcomes
 
 
 def queue_counted_after_task_done():
