@@ -365,6 +365,14 @@ class Condition:
         return type(self._lock) in (_Lock, RLock)
 
     def notify_all(self):
+        # CPython reads how many wait, then checks ownership in notify().
+        # Over a plain Lock a task that does not hold it passes that check
+        # while another does, and the waiters it read may be changing: the
+        # reading gets a step on the lock (locked()), which orders it
+        # against the waiters' own steps for the reduction, as the check
+        # orders notify's (see _is_owned).
+        if getattr(self._lock, "_is_owned", None) is None:
+            self._lock.locked()
         self.notify(len(self._waiters))
 
 
@@ -398,6 +406,9 @@ class _InternalCondition(Condition):
 
     def notify(self, n=1):
         self._notify(n)
+
+    def notify_all(self):
+        self._notify(len(self._waiters))
 
 
 class Semaphore:

@@ -705,6 +705,30 @@ def test_a_notify_outside_the_lock_may_pass_while_another_task_holds_it():
     assert stats.complete and {o["summary"] for o in stats.raw["outcomes"]} == outcomes
 
 
+def condition_notify_all_unlocked():
+    """notify_all outside the lock of a Condition over a plain Lock, right
+    after a step on something else: how many it wakes is read before its
+    check, and must be ordered against the waiter's steps all the same."""
+    cond = pthreading.Condition(ploom.Lock())
+    elsewhere = ploom.SharedCell(0)
+    got = ploom.SharedCell(None)
+
+    def waiter():
+        with cond:
+            got.write(cond.wait(timeout=1))
+
+    t = ploom.Thread(target=waiter)
+    t.start()
+    elsewhere.write(1)
+    try:
+        cond.notify_all()
+        raised = False
+    except RuntimeError:
+        raised = True
+    t.join()
+    raise AssertionError(f"woken {got.read()}, notify_all raised {raised}")
+
+
 def queue_counted_after_task_done():
     # the consumer counts an item after marking it done: join() may return
     # before the count, which the reduction must find as DFS does
@@ -754,7 +778,8 @@ def _outcomes(scenario, reduction):
      pytest.param(small_pool_while, marks=pytest.mark.soak), small_semaphore_1, small_semaphore_2,
      small_barrier, small_barrier_twice, small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait,
      event_set_clear, condition_missed, condition_if, queue_get_timed, small_condition_wait_for, rlock_reentry,
-     small_join_timed, queue_counted_after_task_done, condition_notify_unlocked],
+     small_join_timed, queue_counted_after_task_done, condition_notify_unlocked,
+     condition_notify_all_unlocked],
     ids=lambda f: f.__name__,
 )
 def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
