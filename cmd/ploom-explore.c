@@ -689,9 +689,33 @@ done:
 	return ret;
 }
 
-/* The statistics of the run on stdout. */
+/* Copies what hello says was instrumented into seen (whose other fields
+ * stay empty).  Returns 0, or -1 out of memory. */
+static int copy_seen(struct ploom_hello *seen, const struct ploom_hello *hello)
+{
+	size_t i;
+
+	seen->scenario_instrumented = hello->scenario_instrumented;
+	if (!hello->ninstrumented)
+		return 0;
+	seen->instrumented = calloc(hello->ninstrumented, sizeof(*seen->instrumented));
+	if (!seen->instrumented)
+		return -1;
+	for (i = 0; i < hello->ninstrumented; i++) {
+		seen->instrumented[i] = strdup(hello->instrumented[i]);
+		if (!seen->instrumented[i])
+			return -1;
+		seen->ninstrumented++;
+	}
+	return 0;
+}
+
+/* The statistics of the run on stdout.  What was instrumented is what the
+ * worker said it instrumented (seen, its hello), not what it was asked:
+ * a module named that it never compiled instrumented saw nothing. */
 static int write_stats(const struct ploom_search_result *res, const struct run_opts *o,
-		       const char *min_path, struct ploom_err *err)
+		       const struct ploom_hello *seen, const char *min_path,
+		       struct ploom_err *err)
 {
 	const struct ploom_config *config = &o->common.config;
 	const struct ploom_stats_search asked = {
@@ -702,9 +726,9 @@ static int write_stats(const struct ploom_search_result *res, const struct run_o
 		.search = config->search,
 		.seed = config->seed,
 		.pct_depth = config->pct_depth,
-		.instrument = (const char *const *)config->instrument,
-		.ninstrument = config->ninstrument,
-		.instrument_scenario = config->instrument_scenario,
+		.instrument = (const char *const *)seen->instrumented,
+		.ninstrument = seen->ninstrumented,
+		.instrument_scenario = seen->scenario_instrumented,
 		.fewest_preemptions_first = (o->plan.kind->flags & PLOOM_KIND_MINIMAL) != 0,
 		.jobs = o->plan.jobs,
 		.with_outcomes = o->keep_going,
@@ -722,6 +746,8 @@ int main(int argc, char **argv)
 	struct ploom_worker *worker = NULL;
 	struct ploom_strategy *strategy = NULL;
 	struct ploom_search_result res = {0};
+	/* what the workers instrumented, from a hello */
+	struct ploom_hello seen = {0};
 	struct ploom_err err = {0, ""}, save_err = {0, ""};
 	struct saved_result saved = {0, NULL, NULL, {0, ""}, NULL, {0}, 0};
 	struct run_opts o = {PLOOM_PLAN_INIT, CLI_OPTS_INIT, NULL, ".ploom", 0, 1, 1, 0,
@@ -858,9 +884,13 @@ int main(int argc, char **argv)
 	if (res.failure && o.minimize && !save_err.kind &&
 	    minimize_failure(&min_path, &res, worker, &o, &rep, &save_err, &err) < 0)
 		goto fail;
+	if (worker && copy_seen(&seen, ploom_worker_hello(worker)) < 0) {
+		ploom_err_set(&err, PLOOM_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
 	if (cli_worker_stop(&worker, &err) < 0)
 		goto fail;
-	if (write_stats(&res, &o, min_path, &err) < 0)
+	if (write_stats(&res, &o, &seen, min_path, &err) < 0)
 		goto fail;
 	if (save_err.kind) {
 		err = save_err;
@@ -889,6 +919,7 @@ done:
 		ploom_config_release_lists(&saved.config);
 	free(python);
 	free(min_path);
+	ploom_hello_release(&seen);
 	cli_opts_release(&o.common);
 	return cli_exit(ret, "the statistics", CLI_EPIPE_FAILS);
 }

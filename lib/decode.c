@@ -738,7 +738,46 @@ void ploom_hello_release(struct ploom_hello *h)
 	free(h->module);
 	free(h->qualname);
 	free(h->file);
+	for (size_t i = 0; i < h->ninstrumented; i++)
+		free(h->instrumented[i]);
+	free(h->instrumented);
 	memset(h, 0, sizeof(*h));
+}
+
+/* INSTRUMENTED: names separated by commas, none empty, or the empty
+ * string for none.  Returns 0, or -1 (out keeps what it has, for
+ * ploom_hello_release). */
+static int hello_instrumented(struct ploom_hello *out, const struct field *f)
+{
+	char *all = dup_str(f), *name, *comma;
+	size_t n = 1;
+	int ret = -1;
+
+	if (!all)
+		return -1;
+	if (!*all) {
+		free(all);
+		return 0;
+	}
+	for (name = all; (comma = strchr(name, ',')); name = comma + 1)
+		n++;
+	out->instrumented = calloc(n, sizeof(*out->instrumented));
+	if (!out->instrumented)
+		goto done;
+	for (name = all;; name = comma + 1) {
+		comma = strchr(name, ',');
+		if (comma)
+			*comma = '\0';
+		if (!*name || !(out->instrumented[out->ninstrumented] = strdup(name)))
+			goto done;
+		out->ninstrumented++;
+		if (!comma)
+			break;
+	}
+	ret = 0;
+done:
+	free(all);
+	return ret;
 }
 
 int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
@@ -776,10 +815,14 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		return ploom_err_set(err, PLOOM_ERR_WORKER,
 				     "the worker speaks protocol version %d (this ploom speaks %d)",
 				     out->version, PLOOM_PROTOCOL_VERSION);
-	if (nf != 9)
-		return malformed(err, line, len, "expected 9 fields");
+	if (nf != 11)
+		return malformed(err, line, len, "expected 11 fields");
 	if (parse_int(&out->gil, &f[4], 0, 1) < 0)
 		return malformed(err, line, len, "bad GIL");
+	if (parse_int(&out->scenario_instrumented, &f[9], 0, 1) < 0)
+		return malformed(err, line, len, "bad SCENARIO");
+	if (hello_instrumented(out, &f[10]) < 0)
+		return malformed(err, line, len, "bad INSTRUMENTED");
 	out->implementation = dup_str(&f[2]);
 	out->python_version = dup_str(&f[3]);
 	out->hash_seed = dup_str(&f[5]);

@@ -24,6 +24,11 @@ struct ploom_hello {
 	char *module;
 	char *qualname;
 	char *file;             /* NULL if unknown */
+	/* what the worker instrumented (event.h's hello): the scenario's
+	 * module, and the --instrument names under which it compiled one */
+	int scenario_instrumented;
+	char **instrumented;
+	size_t ninstrumented;
 };
 
 /* Parses the records of one run; the reader feeds it line by line. */

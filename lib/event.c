@@ -463,7 +463,8 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     const char *pyversion, size_t pyversion_len, int gil,
 		     const char *hash_seed, size_t hash_seed_len, const char *module,
 		     size_t module_len, const char *qualname, size_t qualname_len,
-		     const char *file, size_t file_len)
+		     const char *file, size_t file_len, int scenario_instrumented,
+		     const char *instrumented, size_t instrumented_len)
 {
 	ploom_buf_addf(b, "hello %d", PLOOM_PROTOCOL_VERSION);
 	ploom_buf_add_str(b, impl, impl_len);
@@ -473,6 +474,8 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 	ploom_buf_add_str(b, module, module_len);
 	ploom_buf_add_str(b, qualname, qualname_len);
 	ploom_buf_add_str(b, file, file_len);
+	ploom_buf_addf(b, " %d", scenario_instrumented ? 1 : 0);
+	ploom_buf_add_str(b, instrumented, instrumented_len);
 	ploom_buf_add(b, "\n", 1);
 }
 

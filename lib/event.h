@@ -77,12 +77,16 @@
  *       Exit.  End of file does the same.
  *
  * Records (worker or child -> utility, fd 3)
- *   hello VERSION IMPL PYVERSION GIL HASHSEED MODULE QUALNAME FILE
+ *   hello VERSION IMPL PYVERSION GIL HASHSEED MODULE QUALNAME FILE SCENARIO INSTRUMENTED
  *       Once, from the worker after it imported the scenario.
  *       VERSION int (PLOOM_PROTOCOL_VERSION); IMPL str ("cpython");
  *       PYVERSION str ("3.13.0"); GIL int (1 enabled, 0 disabled);
  *       HASHSEED str (the PYTHONHASHSEED it runs with); MODULE, QUALNAME,
  *       FILE str (FILE is the absolute source path, or "=" if unknown).
+ *       What it instrumented by then, whatever it was asked:
+ *       SCENARIO int (1: the scenario's module, as --instrument-scenario
+ *       asks, 0: not); INSTRUMENTED str, the --instrument names under
+ *       which it compiled a module, comma-separated ("=" none).
  *   error KIND MESSAGE
  *       From the worker instead of hello, then the worker exits 2.  KIND
  *       word: "load" when it cannot load the scenario; "source" when it
@@ -237,8 +241,9 @@
  * 9: forced steps, negative choices in the `run` command (a worker of 8
  * would refuse the command)
  * 10: the plain points on fd 5 (a worker of 9 would take "-" for a key),
- * the policy follow (a worker of 9 would refuse the command) and
- * `exit killed` (a utility of 9 would refuse it) */
+ * the policy follow (a worker of 9 would refuse the command), `exit
+ * killed` (a utility of 9 would refuse it), and SCENARIO and INSTRUMENTED
+ * on `hello` (a utility of 9 would refuse its field count) */
 #define PLOOM_PROTOCOL_VERSION 10
 
 /* The length of the UTF-8 sequence at s (at most n bytes, n >= 1), or 0
@@ -461,7 +466,8 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     const char *pyversion, size_t pyversion_len, int gil,
 		     const char *hash_seed, size_t hash_seed_len, const char *module,
 		     size_t module_len, const char *qualname, size_t qualname_len,
-		     const char *file, size_t file_len);
+		     const char *file, size_t file_len, int scenario_instrumented,
+		     const char *instrumented, size_t instrumented_len);
 /* error: the message cut as the failure outcome's are */
 void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len);
 /* code: a label made of file and function, each cleaned and cut as the

@@ -27,6 +27,10 @@ POINTS_FD = 5
 
 
 def _load_file(path, checked=None, instrument=False, install=None):
+    """The module of the file at path.  instrument: whether to compile it
+    instrumented, or a function of its module name that says so once
+    install() has run (the rewriting's finder never sees this file, which
+    is loaded here, not found)."""
     path = os.path.abspath(path)
     if checked is None and not os.path.isfile(path):
         raise FileNotFoundError(f"no such file: {path!r}")
@@ -39,6 +43,8 @@ def _load_file(path, checked=None, instrument=False, install=None):
         _path_after_stdlib(os.path.dirname(path))
     if install is not None:
         install()
+    if callable(instrument):
+        instrument = instrument(name)
     if checked is None and instrument:
         # compiled here from its bytes, never from a bytecode cache, which
         # holds the code without the rewriting
@@ -401,7 +407,10 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
             _patch.install(patch)
 
     if is_file:
-        module = _load_file(where if expect is None else expect, checked, instrument_scenario,
+        # instrumented as the scenario, or as a module named (by its name
+        # as a module, the file's stem)
+        module = _load_file(where if expect is None else expect, checked,
+                            lambda name: instrument_scenario or (finder is not None and finder.covers(name)),
                             install)
     elif expect is None:
         # like `python -m`: the current folder comes first on sys.path
@@ -546,6 +555,7 @@ def main(argv):
         _ploom.write_error(EVENT_FD, "load", f"{type(exc).__qualname__}: {exc}")
         return 2
     gil = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
+    scenario_instrumented, instrumented = _instrumented(module, instrument, instrument_scenario)
     hello = (
         sys.implementation.name,
         ".".join(str(part) for part in sys.version_info[:3]),
@@ -554,6 +564,8 @@ def main(argv):
         module,
         qualname,
         source,
+        scenario_instrumented,
+        ",".join(instrumented),
     )
     _warm_up_tracebacks(source)
     _import_primitives()
@@ -572,6 +584,18 @@ def _read_points():
     finally:
         os.close(POINTS_FD)
     return _ploom._i_points(b"".join(chunks))
+
+
+def _instrumented(module, instrument, instrument_scenario):
+    """What the worker instrumented by now, for its hello: whether the
+    scenario's module (when asked to), and the names of instrument under
+    which it compiled a module.  A name asked for but not instrumented
+    (never imported, or loaded past the rewriting) is not claimed."""
+    rewriter = sys.modules.get("ploom._instrument")
+    done = rewriter.instrumented() if rewriter is not None else ()
+    names = [name for name in dict.fromkeys(instrument)
+             if any(m == name or m.startswith(name + ".") for m in done)]
+    return instrument_scenario and module in done, names
 
 
 def _import_primitives():

@@ -338,7 +338,8 @@ class Statistics:
     order the schedules were tried in (``"dfs"``, ``"ipb"``); after a
     failure under ``"ipb"``, ``raw["minimal_by_construction"]`` is True: no
     schedule with fewer preemptions fails.  ``instrument`` names the modules
-    whose plain state the search made scheduling points, and
+    whose plain state the search made scheduling points: of those asked
+    for, the ones the worker had instrumented once it loaded the scenario;
     ``instrument_scenario`` is True when the scenario's own module was one
     too (see :class:`Config`'s ``instrument``).  ``saved_runs`` counts the
     failing schedules saved in the trace folder that ran before the search

@@ -8,6 +8,11 @@ run is a scheduling point; a timeout is a choice, never a real sleep (see
 ``queue.ShutDown`` are the standard library's, so ``except queue.Empty``
 catches them either way.
 
+A timed ``get`` or ``put`` keeps CPython's deadline on ploom's clock, as
+``ploom.threading``'s waits do: ``endtime = time() + timeout`` once it has
+to wait, and ``Empty`` or ``Full`` once ``endtime - time() <= 0``, which
+another task's sleep can bring about before the wait times out.
+
 ``SimpleQueue`` is CPython's C queue, whose put never blocks: here a lock
 and a condition guard its items as ``Queue``'s do, so that partial-order
 reduction sees every access to them (CPython's pure-Python version appends
@@ -23,6 +28,7 @@ from collections import deque
 
 from ploom import _names
 from ploom._ploom import acquire_when
+from ploom._ploom import clock_monotonic as _time
 from ploom.threading import Lock, _condition_of, _refusing_getattr
 
 __all__ = ["Empty", "Full", "LifoQueue", "PriorityQueue", "Queue", "ShutDown", "SimpleQueue"]
@@ -40,6 +46,20 @@ __getattr__ = _refusing_getattr(_std, __all__)
 def _check_timeout(timeout):
     if timeout is not None and timeout < 0:
         raise ValueError("'timeout' must be a non-negative number")
+
+
+def _left(timeout, endtime):
+    """(what is left of the wait, its endtime) before a wait of a get or put
+    with timeout, as CPython's: endtime = time() + timeout, read the first
+    time the method must wait (before that, CPython's reading is not used),
+    then remaining = endtime - time().  (None, None) without a timeout.  A
+    wait that timed out is not followed by a reading: the deadline has
+    passed (see ploom.threading)."""
+    if timeout is None:
+        return None, None
+    if endtime is None:
+        endtime = _time() + timeout
+    return endtime - _time(), endtime
 
 
 class Queue:
@@ -121,6 +141,7 @@ class Queue:
                 self.mutex.release()
             return
         timed_out = False
+        endtime = None
         with self.not_full:
             if self.is_shutdown:
                 raise ShutDown
@@ -128,7 +149,10 @@ class Queue:
                 while self._qsize() >= self.maxsize:
                     if not block or timed_out or timeout == 0:
                         raise Full
-                    timed_out = not self.not_full._wait(timeout) and timeout is not None
+                    remaining, endtime = _left(timeout, endtime)
+                    if remaining is not None and remaining <= 0:
+                        raise Full
+                    timed_out = not self.not_full._wait(remaining) and timeout is not None
                     if self.is_shutdown:
                         raise ShutDown
             self._put(item)
@@ -148,13 +172,17 @@ class Queue:
             finally:
                 self.mutex.release()
         timed_out = False
+        endtime = None
         with self.not_empty:
             if self.is_shutdown and not self._qsize():
                 raise ShutDown
             while not self._qsize():
                 if not block or timed_out or timeout == 0:
                     raise Empty
-                timed_out = not self.not_empty._wait(timeout) and timeout is not None
+                remaining, endtime = _left(timeout, endtime)
+                if remaining is not None and remaining <= 0:
+                    raise Empty
+                timed_out = not self.not_empty._wait(remaining) and timeout is not None
                 if self.is_shutdown and not self._qsize():
                     raise ShutDown
             item = self._get()
@@ -258,12 +286,23 @@ class SimpleQueue:
                 return self._queue.popleft()
             finally:
                 self._mutex.release()
+        # CPython's C queue reads its deadline once and waits the whole
+        # timeout first; after a wake-up that found nothing, what is left
         timed_out = False
+        endtime = None
+        remaining = timeout
         with self._mutex:
             while not self._queue:
                 if not block or timed_out or timeout == 0:
                     raise Empty
-                timed_out = not self._not_empty._wait(timeout) and timeout is not None
+                if timeout is not None:
+                    if endtime is None:
+                        endtime = _time() + timeout
+                    else:
+                        remaining = endtime - _time()
+                        if remaining <= 0:
+                            raise Empty
+                timed_out = not self._not_empty._wait(remaining) and timeout is not None
             return self._queue.popleft()
 
     def get_nowait(self):

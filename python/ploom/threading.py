@@ -26,6 +26,14 @@ How they are built, and why that is exact:
   that runs it before it is woken takes the timed-out branch, where the
   acquire advances ploom's virtual clock by the timeout, once.  A task in a
   timed wait is therefore never part of a deadlock.
+- A wait that may be woken more than once (``wait_for``, a Semaphore's
+  timed acquire, ploom.queue's timed get and put) keeps CPython's deadline
+  on ploom's clock (a read of it, a step): it reads ``endtime`` before its
+  first wait, and after a wake-up waits only for what is left, giving up
+  once nothing is.  After a wait that timed out the deadline has passed
+  (the wait moved the clock by all that was left) and CPython's next
+  reading of the clock would only say so: that reading is left out, and so
+  is float rounding's chance of a wait for the last nanosecond.
 - Re-entering an ``RLock`` its task holds, and releasing all but the last
   level, touch nothing another task can see: they are not scheduling points.
 - ``local`` is the standard library's own: every task is a real OS thread
@@ -57,6 +65,7 @@ from ploom import _names
 from ploom._ploom import Lock as _Lock
 from ploom._ploom import SharedCell, acquire_when, held_lock
 from ploom._ploom import Thread as _PloomThread
+from ploom._ploom import clock_monotonic as _time
 from ploom._ploom import current_task as _current_task
 
 __all__ = [
@@ -255,8 +264,16 @@ class Condition:
         owned = getattr(self._lock, "_is_owned", None)
         if owned is not None:
             return owned()
-        # a plain Lock has no owner: held by anyone counts, as in CPython
-        return self._lock.locked()
+        # A plain Lock has no owner: held by anyone counts, as in CPython,
+        # which asks with a nonblocking acquire.  So do we: a notify that
+        # passes because another task holds the lock reads the waiters that
+        # task's wait may just have added, and an acquire orders that
+        # against the waiter's own steps on the lock, which locked(), a read
+        # like the waiter's check, would leave unordered for the reduction.
+        if self._lock.acquire(False):
+            self._lock.release()
+            return False
+        return True
 
     def _release_save(self):
         save = getattr(self._lock, "_release_save", None)
@@ -315,10 +332,20 @@ class Condition:
                     pass
 
     def wait_for(self, predicate, timeout=None):
+        # CPython's loop, on ploom's clock (see the module's docstring)
+        endtime = None
+        waittime = timeout
         result = predicate()
-        timed_out = False
-        while not result and not timed_out:
-            timed_out = not self.wait(timeout) and timeout is not None
+        while not result:
+            if waittime is not None:
+                if endtime is None:
+                    endtime = _time() + waittime
+                else:
+                    waittime = endtime - _time()
+                    if waittime <= 0:
+                        break
+            if not self.wait(waittime) and waittime is not None:
+                return predicate()  # timed out: the deadline has passed
             result = predicate()
         return result
 
@@ -338,6 +365,14 @@ class Condition:
         return type(self._lock) in (_Lock, RLock)
 
     def notify_all(self):
+        # CPython reads how many wait, then checks ownership in notify().
+        # Over a plain Lock a task that does not hold it passes that check
+        # while another does, and the waiters it read may be changing: the
+        # reading gets a step on the lock (locked()), which orders it
+        # against the waiters' own steps for the reduction, as the check
+        # orders notify's (see _is_owned).
+        if getattr(self._lock, "_is_owned", None) is None:
+            self._lock.locked()
         self.notify(len(self._waiters))
 
 
@@ -372,6 +407,9 @@ class _InternalCondition(Condition):
     def notify(self, n=1):
         self._notify(n)
 
+    def notify_all(self):
+        self._notify(len(self._waiters))
+
 
 class Semaphore:
     """A counter: acquire() takes one, waiting while it is 0; release(n)
@@ -399,12 +437,24 @@ class Semaphore:
             self._value -= 1
             self._cond._lock.release()
             return True
-        timed_out = False
+        # CPython's loop, with its deadline on ploom's clock (see the
+        # module's docstring)
+        endtime = None
         with self._cond:
             while self._value == 0:
-                if not blocking or timed_out:
+                if not blocking:
                     return False
-                timed_out = not self._cond.wait(timeout) and timeout is not None
+                if timeout is not None:
+                    if endtime is None:
+                        endtime = _time() + timeout
+                    else:
+                        timeout = endtime - _time()
+                        if timeout <= 0:
+                            return False
+                if not self._cond.wait(timeout) and timeout is not None:
+                    # timed out: the deadline has passed
+                    if self._value == 0:
+                        return False
             self._value -= 1
             return True
 

@@ -728,6 +728,61 @@ verdict() {
 	[ "$(jq -c '[.config.instrument, .config.instrument_scenario]' "$(jq -r .trace <<<"$output")")" = '[[],false]' ]
 }
 
+# The README's bank with a plain attribute for its balance: only an
+# instrumented module shows its race.
+plain_bank() {
+	cat >plainbank.py <<'EOF'
+import ploom
+
+
+class Account:
+    balance = 100
+
+
+def scenario():
+    account = Account()
+
+    def withdraw():
+        if account.balance >= 100:
+            account.balance -= 100
+
+    threads = [ploom.Thread(target=withdraw) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert account.balance >= 0, "the account is overdrawn"
+EOF
+}
+
+@test "a file target named by --instrument is instrumented, and the statistics list only what was" {
+	needs_rewriter
+	plain_bank
+	local opts=(-q --no-minimize --no-saved --trace-dir=traces) search
+	for search in --search=dfs --search=ipb --reduction=dpor; do
+		run -1 --separate-stderr ploom-explore "${opts[@]}" "$search" --instrument=plainbank \
+			plainbank.py:scenario
+		[ "$(jq -r .failure.summary <<<"$output")" = "builtins.AssertionError: the account is overdrawn" ]
+		[ "$(jq -c .instrument <<<"$output")" = '["plainbank"]' ]
+	done
+	# the scenario file under the reduction's default, as the scenario
+	run -1 --separate-stderr ploom-explore "${opts[@]}" --reduction=dpor plainbank.py:scenario
+	[ "$(jq -c '[.instrument, .instrument_scenario]' <<<"$output")" = '[[],true]' ]
+	# a module named that no code imports saw nothing, and is not listed
+	run -0 --separate-stderr ploom-explore "${opts[@]}" --instrument=plainbank_nosuch \
+		plainbank.py:scenario
+	[ "$(jq -c '[.instrument, .instrument_scenario]' <<<"$output")" = '[[],false]' ]
+	run -1 --separate-stderr ploom-explore "${opts[@]}" --instrument=plainbank_nosuch \
+		--instrument=plainbank plainbank.py:scenario
+	[ "$(jq -c .instrument <<<"$output")" = '["plainbank"]' ]
+	# the trace keeps what was asked, so that its replay asks the same
+	local trace
+	trace="$(jq -r .trace <<<"$output")"
+	[ "$(jq -c .config.instrument "$trace")" = '["plainbank_nosuch","plainbank"]' ]
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the account is overdrawn" ]
+}
+
 @test "--help and --version exit 0 on stdout" {
 	run -0 ploom-explore --help
 	[[ "$output" == "usage: ploom-explore "* ]]

@@ -457,7 +457,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	/* a hello of the protocol version this build speaks */
 	snprintf(line, sizeof(line),
 		 "hello %d =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
-		 "=/src/examples/bank_account.py",
+		 "=/src/examples/bank_account.py 1 =mylib,other.pkg",
 		 PLOOM_PROTOCOL_VERSION);
 	memset(&h, 0, sizeof(h));
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "x:y", &err), 0);
@@ -466,6 +466,21 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	CHECK_INT(h.gil, 1);
 	CHECK_STR(h.module, "examples.bank_account");
 	CHECK_STR(h.file, "/src/examples/bank_account.py");
+	CHECK_INT(h.scenario_instrumented, 1);
+	CHECK_INT((int)h.ninstrumented, 2);
+	CHECK_STR(h.instrumented[0], "mylib");
+	CHECK_STR(h.instrumented[1], "other.pkg");
+	ploom_hello_release(&h);
+	/* an empty name among INSTRUMENTED's, and a SCENARIO not 0 or 1 */
+	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 =a,,b",
+		 PLOOM_PROTOCOL_VERSION);
+	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
+	CHECK(strstr(err.msg, "bad INSTRUMENTED") != NULL);
+	ploom_hello_release(&h);
+	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 2 =",
+		 PLOOM_PROTOCOL_VERSION);
+	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
+	CHECK(strstr(err.msg, "bad SCENARIO") != NULL);
 	ploom_hello_release(&h);
 	CHECK_INT(ploom_hello_parse(&h, bad, strlen(bad), "nosuch:f", &err), -1);
 	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
@@ -770,7 +785,8 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	}
 	ploom_buf_release(&b);
 
-	ploom_enc_hello(&b, "cpython", 7, "3.14.1", 6, 0, "42", 2, "m", 1, "f", 1, NULL, 0);
+	ploom_enc_hello(&b, "cpython", 7, "3.14.1", 6, 0, "42", 2, "m", 1, "f", 1, NULL, 0, 0, NULL,
+			0);
 	{
 		struct ploom_hello h;
 		memset(&h, 0, sizeof(h));
@@ -780,6 +796,8 @@ static void encoded_records_decode_to_what_was_encoded(void)
 		CHECK_INT(h.gil, 0);
 		CHECK_STR(h.hash_seed, "42");
 		CHECK(h.file == NULL);
+		CHECK_INT(h.scenario_instrumented, 0);
+		CHECK_INT((int)h.ninstrumented, 0);
 		ploom_hello_release(&h);
 	}
 	ploom_buf_release(&b);

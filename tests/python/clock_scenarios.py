@@ -225,3 +225,107 @@ def import_clock():
     assert time.time_ns() == 1700000002500000000
     assert time.perf_counter() == 1002.5
     assert time.monotonic_ns() == 1002500000000
+
+
+# ---- timed waits keep CPython's deadline on ploom's clock -----------------
+# Each raises what it saw; test_clock.py states the outcomes CPython's code
+# reaches on ploom's clock, where another task's sleep moves the clock at
+# once: a deadline can pass between two readings of one wait, or while a
+# waiter is woken for nothing.
+
+
+def _elapsed_since(start):
+    # to the millisecond: the clock's floats sum sleeps and timeouts
+    return round(time.monotonic() - start, 3)
+
+
+def queue_get_deadline():
+    """A get(timeout=1) of an empty queue while another task sleeps 2 s and
+    then puts: CPython's get reads endtime, then what is left; the sleep
+    between the two readings leaves nothing, and Empty comes without a
+    wait, 2 s on, where a wait that times out makes it 3 s."""
+    q = pqueue.Queue()
+    start = time.monotonic()
+
+    def late_putter():
+        time.sleep(2)
+        q.put("late")
+
+    t = ploom.Thread(target=late_putter)
+    t.start()
+    try:
+        got = q.get(timeout=1)
+    except pqueue.Empty:
+        got = "Empty"
+    t.join()
+    raise AssertionError(f"{got} after {_elapsed_since(start)}")
+
+
+def queue_put_deadline():
+    """put's mirror of queue_get_deadline: a put(timeout=1) into a full
+    queue while another task sleeps 2 s and then gets."""
+    q = pqueue.Queue(maxsize=1)
+    q.put("first")
+    start = time.monotonic()
+
+    def late_getter():
+        time.sleep(2)
+        q.get()
+
+    t = ploom.Thread(target=late_getter)
+    t.start()
+    try:
+        q.put("second", timeout=1)
+        put = "put"
+    except pqueue.Full:
+        put = "Full"
+    t.join()
+    raise AssertionError(f"{put} after {_elapsed_since(start)}")
+
+
+def _wait_for_a_notify_after(seconds):
+    """wait_for(timeout=1) of a predicate that stays false, and a task that
+    sleeps seconds and then notifies: a waiter woken for nothing waits for
+    what is left of its second (CPython's wait_for), not a second again."""
+    cond = pthreading.Condition()
+    start = time.monotonic()
+
+    def notifier():
+        time.sleep(seconds)
+        with cond:
+            cond.notify()
+
+    t = ploom.Thread(target=notifier)
+    t.start()
+    with cond:
+        result = cond.wait_for(lambda: False, timeout=1)
+    t.join()
+    raise AssertionError(f"{result} after {_elapsed_since(start)}")
+
+
+def wait_for_what_is_left():
+    _wait_for_a_notify_after(0.5)
+
+
+def wait_for_deadline_passed():
+    _wait_for_a_notify_after(2)
+
+
+def semaphore_what_is_left():
+    """acquire(timeout=1) of an empty Semaphore while a task sleeps 0.5 s,
+    releases, which wakes the waiter, and may take the unit back before the
+    waiter has it: the waiter, woken for nothing, waits for what is left of
+    its second."""
+    sem = pthreading.Semaphore(0)
+    start = time.monotonic()
+
+    def releaser():
+        time.sleep(0.5)
+        sem.release()
+        sem.acquire(blocking=False)
+
+    t = ploom.Thread(target=releaser)
+    t.start()
+    got = sem.acquire(timeout=1)
+    t.join()
+    raise AssertionError(f"{got} after {_elapsed_since(start)}")

@@ -14,6 +14,10 @@ DESIGN.md ("Exploration semantics"):
   its thread has finished; everything else, a non-blocking or timed acquire
   included, is always enabled (a timed acquire of a held lock returns False:
   it timed out);
+- the clock (seconds from 1000.0, time.monotonic()'s start) moves when a
+  timed acquire times out, by its timeout, and when a task sleeps; once a
+  second task exists a reading and a sleep are steps, before that neither
+  is (DESIGN.md, "Time"), which ``now()`` and ``sleep()`` below state;
 - a step where more than one task is enabled is a choice; a schedule ends
   when every task has finished (pass), when an exception escapes a task
   (its type and message), or when no task is enabled (deadlock).
@@ -40,6 +44,7 @@ class World:
         self.cells = []
         self.tasks = []  # [generator, pending op or None when finished]
         self.current = 0
+        self.clock = 1000.0
 
     # objects, made without a step
     def lock(self, held=False):
@@ -69,6 +74,8 @@ class World:
             if self.holders[op[1]] is None:
                 self.holders[op[1]] = task
                 return True
+            if op[2] == "timed":  # timed out: its timeout passed
+                self.clock += op[3]
             return False  # only a non-blocking or timed one runs on a held lock
         if kind == "release":
             if self.holders[op[1]] is None:
@@ -81,6 +88,11 @@ class World:
             return self.cells[op[1]]
         if kind == "write":
             self.cells[op[1]] = op[2]
+            return None
+        if kind == "clock":
+            return self.clock
+        if kind == "sleep":
+            self.clock += op[1]
             return None
         if kind == "start":
             self.tasks.append([op[1](self), ("begin",)])
@@ -147,6 +159,21 @@ def explore(scenario):
         if not choices:
             return outcomes
         choices[-1] += 1
+
+
+def now(w):
+    """time.monotonic(): a step once a second task exists."""
+    if len(w.tasks) < 2:
+        return w.clock
+    return (yield ("clock",))
+
+
+def sleep(w, seconds):
+    """time.sleep(seconds): a step once a second task exists."""
+    if len(w.tasks) < 2:
+        w.clock += seconds
+        return
+    yield ("sleep", seconds)
 
 
 # ---- the primitives, operation by operation ----------------------------------
@@ -220,8 +247,12 @@ class Condition:
             yield ("release", self.rlock.lock)
         else:
             yield ("release", self.plain)
-        mode = "blocking" if timeout is None else "timed" if timeout > 0 else "nonblocking"
-        woken = yield ("acquire", waiter, mode)
+        if timeout is None:
+            woken = yield ("acquire", waiter, "blocking")
+        elif timeout > 0:
+            woken = yield ("acquire", waiter, "timed", timeout)
+        else:
+            woken = yield ("acquire", waiter, "nonblocking")
         if self.rlock:
             yield ("acquire", self.rlock.lock, "blocking")
             self.rlock.count, self.rlock.owner = saved
@@ -232,10 +263,21 @@ class Condition:
         return woken
 
     def wait_for(self, predicate, timeout=None):
+        # CPython's: the deadline read before the first wait, then each
+        # wait for what is left; none read after a wait that timed out,
+        # which moved the clock past it
+        endtime, waittime = None, timeout
         result = predicate()
-        timed_out = False
-        while not result and not timed_out:
-            timed_out = not (yield from self.wait(timeout)) and timeout is not None
+        while not result:
+            if waittime is not None:
+                if endtime is None:
+                    endtime = (yield from now(self.w)) + waittime
+                else:
+                    waittime = endtime - (yield from now(self.w))
+                    if waittime <= 0:
+                        break
+            if not (yield from self.wait(waittime)) and waittime is not None:
+                return predicate()
             result = predicate()
         return result
 
@@ -263,12 +305,18 @@ class Semaphore:
             yield from self.cond.exit()
             return True
         yield from self.cond.enter()
-        timed_out = False
+        endtime = None
         while self.value == 0:
-            if timed_out:
+            if endtime is None:
+                endtime = (yield from now(self.cond.w)) + timeout
+            else:
+                timeout = endtime - (yield from now(self.cond.w))
+                if timeout <= 0:
+                    yield from self.cond.exit()
+                    return False
+            if not (yield from self.cond.wait(timeout)) and self.value == 0:
                 yield from self.cond.exit()
                 return False
-            timed_out = not (yield from self.cond.wait(timeout)) and timeout is not None
         self.value -= 1
         yield from self.cond.exit()
         return True
@@ -366,6 +414,7 @@ class Queue:
         mutex = w.lock()
         self.not_empty, self.not_full, self.all_done = (Condition(w, mutex) for _ in range(3))
         self.mutex, self.maxsize, self.items, self.unfinished = mutex, maxsize, collections.deque(), 0
+        self.mutex_w = w
         self.is_shutdown = False
 
     # a blocking put, get or join with no timeout waits in one acquire of
@@ -390,15 +439,21 @@ class Queue:
             yield ("acquire", self.mutex, "when", lambda: self.is_shutdown or self.items)
         else:
             yield ("acquire", self.mutex, "blocking")
-        timed_out = False
+        timed_out, endtime = False, None
         if self.is_shutdown and not self.items:
             yield ("release", self.mutex)
             raise ShutDown
         while not self.items:
-            if timed_out:
+            remaining = None
+            if timeout is not None and not timed_out:
+                # CPython's endtime, read once it must wait, and what is left
+                if endtime is None:
+                    endtime = (yield from now(self.mutex_w)) + timeout
+                remaining = endtime - (yield from now(self.mutex_w))
+            if timed_out or (remaining is not None and remaining <= 0):
                 yield ("release", self.mutex)
                 raise RuntimeError("empty")
-            timed_out = not (yield from self.not_empty.wait(timeout)) and timeout is not None
+            timed_out = not (yield from self.not_empty.wait(remaining)) and timeout is not None
             if self.is_shutdown and not self.items:
                 yield ("release", self.mutex)
                 raise ShutDown
@@ -434,8 +489,30 @@ class Queue:
 
 
 class SimpleQueue(Queue):
-    """SimpleQueue: put and get(timeout) take the steps of an unbounded
-    Queue's (the task count it keeps here is never read)."""
+    """SimpleQueue: put takes the steps of an unbounded Queue's (the task
+    count it keeps here is never read); get(timeout) those of CPython's C
+    queue, which reads its deadline once and waits the whole timeout first."""
 
     def __init__(self, w):
         super().__init__(w)
+
+    def get(self, timeout=None):
+        if timeout is None:
+            item = yield from super().get()
+            return item
+        yield ("acquire", self.mutex, "blocking")
+        endtime, remaining = None, timeout
+        while not self.items:
+            if endtime is None:
+                endtime = (yield from now(self.mutex_w)) + timeout
+            else:
+                remaining = endtime - (yield from now(self.mutex_w))
+                if remaining <= 0:
+                    yield ("release", self.mutex)
+                    raise RuntimeError("empty")
+            if not (yield from self.not_empty.wait(remaining)) and not self.items:
+                yield ("release", self.mutex)
+                raise RuntimeError("empty")
+        item = self.items.popleft()
+        yield ("release", self.mutex)
+        return item

@@ -161,6 +161,21 @@ def test_check_of_an_instrumented_pass_names_what_it_covered(project):
     assert re.fullmatch(r"\d+ schedules, all passed \(plain state seen in: bank\)\n", result.stdout)
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("ploom._instrument") is None,
+    reason="ploom._instrument (the plain-state rewriter) is not in this tree yet: "
+    "no worker can instrument a module",
+)
+def test_a_pass_of_a_file_target_names_only_what_was_instrumented(project):
+    # the file named by --instrument is instrumented: its plain state is seen
+    result = ploom(project, "check", "-q", "--instrument=bank", "bank.py:locked")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"\d+ schedules, all passed \(plain state seen in: bank\)\n", result.stdout)
+    # a module named that nothing imports is not claimed
+    result = ploom(project, "check", "-q", "--instrument=nosuch_module", "bank.py:locked")
+    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n"), result.stderr
+
+
 def test_check_runs_the_worker_on_this_interpreter_unless_python_says_otherwise(project):
     env = dict(os.environ, PLOOM_PYTHON="/nonexistent/python3")
     env.pop("PYTHONPATH", None)

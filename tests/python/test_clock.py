@@ -90,6 +90,11 @@ def test_a_clock_read_racing_with_an_advance_is_found(tmp_path, reduction, scena
     "queue_get_times_out_once",
     "joins_a_sleeper",
     "deadline_loop",
+    "queue_get_deadline",
+    "queue_put_deadline",
+    "wait_for_what_is_left",
+    "wait_for_deadline_passed",
+    "semaphore_what_is_left",
 ])
 def test_dpor_reaches_the_outcomes_of_dfs_with_a_clock(tmp_path, scenario):
     target = f"clock_scenarios.py:{scenario}"
@@ -97,6 +102,25 @@ def test_dpor_reaches_the_outcomes_of_dfs_with_a_clock(tmp_path, scenario):
     dpor, dpor_stats = outcomes(target, tmp_path, "dpor")
     assert dpor == dfs
     assert dpor_stats["schedules"] <= dfs_stats["schedules"]
+
+
+# What CPython's code reaches on ploom's clock, worked out by hand from
+# Lib/threading.py and Lib/queue.py: a sleep of the other task may come
+# before, between or after the waiter's readings of the clock, or during
+# its wait.  The first outcome of each is the one only a kept deadline
+# reaches: Empty or Full at once, the sleep having used up the timeout
+# between endtime's reading and the remaining's; a waiter woken for nothing
+# waiting for what is left of its timeout, or, past it, not again.
+@pytest.mark.parametrize(("scenario", "expected"), [
+    ("queue_get_deadline", {"Empty after 2.0", "Empty after 3.0", "late after 2.0", "late after 3.0"}),
+    ("queue_put_deadline", {"Full after 2.0", "Full after 3.0", "put after 2.0", "put after 3.0"}),
+    ("wait_for_what_is_left", {"False after 1.0", "False after 1.5"}),
+    ("wait_for_deadline_passed", {"False after 2.0", "False after 3.0"}),
+    ("semaphore_what_is_left", {"False after 1.0", "False after 1.5", "True after 0.5", "True after 1.5"}),
+])
+def test_timed_waits_keep_cpythons_deadline_on_ploom_clock(tmp_path, scenario, expected):
+    found, _ = outcomes(f"clock_scenarios.py:{scenario}", tmp_path, "none")
+    assert found == {f"builtins.AssertionError: {e}" for e in expected}
 
 
 def test_two_sleepers_and_a_reader_see_every_sum(tmp_path):

@@ -668,6 +668,67 @@ def small_join_timed():
     assert not alive, f"timed out, set={was_set}"
 
 
+def condition_notify_unlocked():
+    """A notify outside the lock of a Condition over a plain Lock: it raises
+    unless the waiter holds the lock, and then it may find the waiter in
+    the list or not, by the order of the two tasks' steps on the lock."""
+    cond = pthreading.Condition(ploom.Lock())
+    ready = ploom.SharedCell(0)
+    got = ploom.SharedCell(None)
+
+    def waiter():
+        with cond:
+            got.write(cond.wait_for(lambda: ready.read() >= 1, timeout=1))
+
+    t = ploom.Thread(target=waiter)
+    t.start()
+    try:
+        cond.notify()
+        raised = False
+    except RuntimeError:
+        raised = True
+    ready.write(1)
+    t.join()
+    raise AssertionError(f"wait_for {got.read()}, notify raised {raised}")
+
+
+def test_a_notify_outside_the_lock_may_pass_while_another_task_holds_it():
+    outcomes, _ = _outcomes(condition_notify_unlocked, "none")
+    prefix = "builtins.AssertionError: wait_for "
+    assert outcomes == {prefix + "True, notify raised True", prefix + "True, notify raised False",
+                        prefix + "False, notify raised True", prefix + "False, notify raised False"}
+    # the reduction with two workers too: every outcome, no divergence
+    config = ploom.Config(keep_going=True, reduction="dpor", minimize=False, jobs=2)
+    with pytest.raises(ModelCheckError) as info:
+        ploom.check(condition_notify_unlocked, config)
+    stats = info.value.statistics
+    assert stats.complete and {o["summary"] for o in stats.raw["outcomes"]} == outcomes
+
+
+def condition_notify_all_unlocked():
+    """notify_all outside the lock of a Condition over a plain Lock, right
+    after a step on something else: how many it wakes is read before its
+    check, and must be ordered against the waiter's steps all the same."""
+    cond = pthreading.Condition(ploom.Lock())
+    elsewhere = ploom.SharedCell(0)
+    got = ploom.SharedCell(None)
+
+    def waiter():
+        with cond:
+            got.write(cond.wait(timeout=1))
+
+    t = ploom.Thread(target=waiter)
+    t.start()
+    elsewhere.write(1)
+    try:
+        cond.notify_all()
+        raised = False
+    except RuntimeError:
+        raised = True
+    t.join()
+    raise AssertionError(f"woken {got.read()}, notify_all raised {raised}")
+
+
 def queue_counted_after_task_done():
     # the consumer counts an item after marking it done: join() may return
     # before the count, which the reduction must find as DFS does
@@ -717,7 +778,8 @@ def _outcomes(scenario, reduction):
      pytest.param(small_pool_while, marks=pytest.mark.soak), small_semaphore_1, small_semaphore_2,
      small_barrier, small_barrier_twice, small_barrier_timed, small_queue_ok, small_queue_lost, event_timed_wait,
      event_set_clear, condition_missed, condition_if, queue_get_timed, small_condition_wait_for, rlock_reentry,
-     small_join_timed, queue_counted_after_task_done],
+     small_join_timed, queue_counted_after_task_done, condition_notify_unlocked,
+     condition_notify_all_unlocked],
     ids=lambda f: f.__name__,
 )
 def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
