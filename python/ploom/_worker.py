@@ -484,8 +484,9 @@ def _virtual_time():
 
 USAGE = (
     "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]\n"
-    "                                  [--patch=MODULE]... [--instrument=MODULE]...\n"
-    "                                  [--instrument-scenario] [--plain-points=*|-] TARGET"
+    "                                  [--patch=MODULE]...\n"
+    "                                  [--instrument=MODULE]... [--instrument-scenario]\n"
+    "                                  [--plain-points=*|-] TARGET"
 )
 
 

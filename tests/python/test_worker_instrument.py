@@ -149,7 +149,8 @@ def test_a_replayed_module_scenario_compiles_its_checked_bytes_through_it(tmp_pa
     path = package(tmp_path, "pkg_r")
     rewriter = Rewriter({"pkg_r.scn"})
     use_rewriter(isolated, rewriter)
-    _worker.load("pkg_r.scn:scenario", expect=str(path), instrument=instrument, instrument_scenario=scenario)
+    _worker.load("pkg_r.scn:scenario", expect=str(path), expect_root=str(tmp_path), instrument=instrument,
+                 instrument_scenario=scenario)
     # the checked bytes come first, before the rewriter's finder: they are
     # compiled through it here, as the search's import did
     assert rewriter.calls[0][0] == "install"
@@ -164,7 +165,7 @@ def test_the_real_rewriter_instruments_a_replayed_module_of_a_package_named(tmp_
     from ploom import _instrument
 
     path = package(tmp_path, "pkg_real")
-    _worker.load("pkg_real.scn:scenario", expect=str(path), instrument=("pkg_real",))
+    _worker.load("pkg_real.scn:scenario", expect=str(path), expect_root=str(tmp_path), instrument=("pkg_real",))
     assert "pkg_real.scn" in _instrument.instrumented()
     assert "_ploom_G" in vars(sys.modules["pkg_real.scn"])
 
@@ -173,7 +174,7 @@ def test_a_replayed_module_scenario_not_instrumented_is_compiled_as_it_is(tmp_pa
     path = package(tmp_path, "pkg_p")
     rewriter = Rewriter(set())
     use_rewriter(isolated, rewriter)
-    _worker.load("pkg_p.scn:scenario", expect=str(path), instrument=("pkg_px",))
+    _worker.load("pkg_p.scn:scenario", expect=str(path), expect_root=str(tmp_path), instrument=("pkg_px",))
     assert rewriter.calls == [("install", ("pkg_px",), [])]
 
 
