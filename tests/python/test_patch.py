@@ -269,10 +269,19 @@ def test_a_module_the_scenario_did_not_import_is_refused(tmp_path, monkeypatch):
     assert not (tmp_path / "ran.txt").exists()
 
 
-@pytest.mark.parametrize("name", ["threading", "queue.Queue", "ploom.threading", "_thread"])
-def test_patching_threading_itself_is_refused(tmp_path, monkeypatch, name):
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("threading", "the standard library's 'threading' is replaced by ploom.threading, and cannot "
+                      "itself be patched"),
+        ("queue.Queue", "the standard library's 'queue' is replaced by ploom.queue, and cannot itself be patched"),
+        ("_thread", "the standard library's '_thread' is replaced by ploom._thread, and cannot itself be patched"),
+        ("ploom.threading", "ploom's own modules cannot be patched"),
+    ],
+)
+def test_patching_threading_itself_is_refused(tmp_path, monkeypatch, name, why):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(RuntimeError, match=rf"cannot patch '{name}': ploom patches other modules' use"):
+    with pytest.raises(RuntimeError, match=re.escape(f"cannot patch '{name}': {why}")):
         _check_file(tmp_path, "def use():\n    pass\n", patch=(name,))
 
 
