@@ -338,6 +338,12 @@ def _guard_init(cls, everyone=False):
                 self._ploom_made = made
             except AttributeError:  # a subclass with __slots__: not seen
                 pass
+        started = getattr(self, "_started", None) if everyone else None
+        if made is not None and getattr(started, "_ploom_made", None) is not None:
+            # the event that join() and is_alive() consult: its use is the
+            # thread's, and the message names the thread
+            started._ploom_made = made
+            started._ploom_what = "threading.Thread"
 
     functools.update_wrapper(__init__, init)
     cls.__init__ = __init__
@@ -354,7 +360,7 @@ def _guard_method(cls, name, what, verb, always=False):
         if copy is not None:
             _refuse(copy[0], made, verb, copy=copy[1])
         elif made is not None or always:
-            _refuse(what, made, verb)
+            _refuse(getattr(self, "_ploom_what", what), made, verb)
         return method(self, *args, **kwargs)
 
     functools.update_wrapper(guarded, method)

@@ -529,3 +529,23 @@ def test_a_step_in_the_standard_library_is_told_from_a_file_of_the_same_name(tmp
     # ours relative to the scenario's folder
     assert re.search(r"acquire scheduler\._lock +<stdlib>/sched\.py:\d+ enterabs$", shown, re.M), shown
     assert re.search(r"acquire guard +mylib/sched\.py:\d+ touch$", shown, re.M), shown
+
+
+@pytest.mark.parametrize("use", ["worker.join()", "worker.is_alive()"])
+def test_a_real_thread_joined_in_a_schedule_is_named_a_thread(tmp_path, monkeypatch, use):
+    monkeypatch.chdir(tmp_path)
+    library = f"""
+        import threading
+
+        # started while the scenario is imported, outside any schedule
+        worker = threading.Thread(target=lambda: None)
+        worker.start()
+
+        def use():
+            {use}
+    """
+    message = (r"UnscheduledPrimitiveError: a standard-library threading.Thread made at lib.py:5 "
+               r"\(module lib\) was used at lib.py:9 during a schedule")
+    with pytest.raises(ModelCheckError, match=message) as info:
+        _check_file(tmp_path, library, patch=())
+    assert info.value.statistics.schedules == 1
