@@ -24,7 +24,8 @@ and from then on
   swap (a fresh import, a reload, a module made from its spec) does it
   whoever made it: such a copy takes its locks from ``_thread``, whose
   ``allocate_lock``, ``LockType`` and ``RLock`` are replaced, or from the
-  threading ploom swapped, and is told apart by its code objects.
+  threading ploom swapped, and is told apart by its code objects; a second
+  ``_queue`` module gets a guarded ``SimpleQueue`` when it is loaded.
 
 Inside a schedule the check ends it at once with
 :class:`UnscheduledPrimitiveError`, through ``_ploom.fail_schedule``, which
@@ -37,9 +38,8 @@ Primitives that the standard library makes for its own use (logging's
 lock, the import system's) guard only that library's own state, and are
 left alone: only threads, and the primitives of copies, are checked
 whoever made them.  Code that takes ``_thread.allocate_lock`` directly is
-not seen, nor is a ``SimpleQueue`` of a fresh ``_queue``, nor a thread that a C
-extension starts itself (``PyThread_start_new_thread``): no Python function
-is called for it.
+not seen, nor is a thread that a C extension starts itself
+(``PyThread_start_new_thread``): no Python function is called for it.
 """
 
 from __future__ import annotations
@@ -403,24 +403,33 @@ def _guard_thread_starts():
         std._start_joinable_thread = _guarded_start(start, "threading._start_joinable_thread")
 
 
-def _make_simple_queue():
-    base = std_queue.SimpleQueue
+def _make_simple_queue(base, copy=None):
+    """queue.SimpleQueue guarded; for copy (the SimpleQueue of a second
+    _queue module), guarded whoever makes one."""
 
     class SimpleQueue(base):
         __doc__ = base.__doc__
 
         def __init__(self):
             super().__init__()
-            self._ploom_made = _made_here()
+            if copy is None:
+                self._ploom_made = _made_here()
+            else:
+                frame = _caller()
+                self._ploom_made = None if frame is None else _site(frame)
+
+        def _check(self):
+            if copy is not None:
+                _refuse("queue.SimpleQueue", self._ploom_made, "used", copy=copy)
+            elif self._ploom_made is not None:
+                _refuse("queue.SimpleQueue", self._ploom_made, "used")
 
         def put(self, item, block=True, timeout=None):
-            if self._ploom_made is not None:
-                _refuse("queue.SimpleQueue", self._ploom_made, "used")
+            self._check()
             return super().put(item, block, timeout)
 
         def get(self, block=True, timeout=None):
-            if self._ploom_made is not None:
-                _refuse("queue.SimpleQueue", self._ploom_made, "used")
+            self._check()
             return super().get(block, timeout)
 
         def put_nowait(self, item):
@@ -431,6 +440,47 @@ def _make_simple_queue():
 
     SimpleQueue.__module__ = "queue"
     return SimpleQueue
+
+
+class _SecondQueueLoader:
+    """The loader of a second _queue module (import_fresh_module("queue",
+    fresh=["_queue"])): its SimpleQueue is a new C type, which no code of
+    threading.py or queue.py makes, so it is guarded as a copy's when the
+    module is made."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        base = getattr(module, "SimpleQueue", None)
+        if isinstance(base, type):
+            module.SimpleQueue = _make_simple_queue(base, copy="queue")
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class _SecondQueueFinder:
+    """Finds _queue as the other finders do, with _SecondQueueLoader."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "_queue":
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is _SecondQueueFinder or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _SecondQueueLoader(spec.loader)
+                return spec
+        return None
 
 
 def install():
@@ -466,6 +516,7 @@ def install():
     _guard_init(std.Thread, everyone=True)
     _guard_method(std.Thread, "start", "threading.Thread", "started", always=True)
     _guard_thread_starts()
-    std_queue.SimpleQueue = _make_simple_queue()
+    std_queue.SimpleQueue = _make_simple_queue(std_queue.SimpleQueue)
     # and a second execution of queue.py its SimpleQueue from _queue
     sys.modules["_queue"].SimpleQueue = std_queue.SimpleQueue
+    sys.meta_path.insert(0, _SecondQueueFinder)

@@ -109,6 +109,34 @@ def test_a_queue_of_a_fresh_copy_used_by_two_tasks_is_refused_at_once(tmp_path, 
     _refused(tmp_path, _library(route, make), "queue.Queue", "queue")
 
 
+SECOND_QUEUE = {
+    "import_fresh_module with a fresh _queue": """
+        from test.support.import_helper import import_fresh_module
+        fresh = import_fresh_module("queue", fresh=["_queue"])
+    """,
+    # what it does, without test.support
+    "import_module of queue and _queue around sys.modules": """
+        import importlib
+        import sys
+        saved = {name: sys.modules.pop(name) for name in ("queue", "_queue")}
+        try:
+            fresh = importlib.import_module("queue")
+        finally:
+            sys.modules.update(saved)
+    """,
+}
+
+
+@pytest.mark.parametrize("route", list(SECOND_QUEUE))
+def test_a_simple_queue_of_a_second_queue_module_is_refused_at_once(tmp_path, monkeypatch, route):
+    if "import_fresh_module" in route and not _have_test_support():
+        pytest.skip("this interpreter has no test.support (the route without it is tested)")
+    monkeypatch.chdir(tmp_path)
+    library = ("import ploom\n" + textwrap.dedent(SECOND_QUEUE[route])
+               + "def make():\n    return fresh.SimpleQueue()\n" + textwrap.dedent(TWO_TASKS))
+    _refused(tmp_path, library, "queue.SimpleQueue", "queue")
+
+
 def test_a_fresh_queue_made_by_standard_library_code_is_refused(tmp_path, monkeypatch):
     # CPython's own test_queue makes its queues in the standard library's
     # folder, whose primitives are otherwise left alone
