@@ -191,3 +191,26 @@ def test_a_primitive_of_a_copy_of_threading_is_refused_at_once(tmp_path, monkeyp
     """
     library = textwrap.dedent(library) + make + textwrap.dedent(TWO_TASKS)
     _refused(tmp_path, library, what, "threading")
+
+
+def test_cpython_s_own_test_queue_is_refused_at_once_naming_its_fresh_queue(tmp_path, monkeypatch):
+    try:
+        import test.test_queue  # noqa: F401
+    except ImportError:
+        pytest.skip("this interpreter has no test.test_queue (the routes it takes are tested above)")
+    monkeypatch.chdir(tmp_path)
+    # its threads are ploom's through patch=, its queues a fresh copy's
+    scenario = tmp_path / "scen.py"
+    scenario.write_text(textwrap.dedent("""
+        from test import test_queue
+
+        def scenario():
+            case = test_queue.PyQueueTest("test_queue_task_done")
+            case.setUp()
+            case.test_queue_task_done()
+    """), encoding="utf-8")
+    message = (r"a queue.Queue of a copy of the standard library's 'queue' that ploom did not swap made at "
+               r"test_queue.py:\d+ \(module test.test_queue\)")
+    with pytest.raises(ModelCheckError, match=message) as info:
+        ploom.exploration._explore(f"{scenario}:scenario", None, ploom.Config(patch=("test.test_queue",)))
+    assert info.value.statistics.schedules == 1
