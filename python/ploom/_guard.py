@@ -19,7 +19,13 @@ and from then on
 - ``threading.Thread.start`` does it for every thread: a real thread in a
   schedule is never right; so do ``_thread.start_new_thread`` (and its alias
   ``start_new``), ``_thread.start_joinable_thread`` and
-  ``threading._start_joinable_thread``, which start one below ``threading``.
+  ``threading._start_joinable_thread``, which start one below ``threading``;
+- a primitive of a copy of threading.py or queue.py that ploom did not
+  swap (a fresh import, a reload, a module made from its spec) does it
+  whoever made it: such a copy takes its locks from ``_thread``, whose
+  ``allocate_lock``, ``LockType`` and ``RLock`` are replaced, or from the
+  threading ploom swapped, and is told apart by its code objects; a second
+  ``_queue`` module gets a guarded ``SimpleQueue`` when it is loaded.
 
 Inside a schedule the check ends it at once with
 :class:`UnscheduledPrimitiveError`, through ``_ploom.fail_schedule``, which
@@ -30,10 +36,10 @@ primitives work as the standard library's.
 
 Primitives that the standard library makes for its own use (logging's
 lock, the import system's) guard only that library's own state, and are
-left alone: only threads are checked whoever made them.  Code that takes
-``_thread.allocate_lock`` directly is not seen, nor is a thread that a C
-extension starts itself (``PyThread_start_new_thread``): no Python function
-is called for it.
+left alone: only threads, and the primitives of copies, are checked
+whoever made them.  Code that takes ``_thread.allocate_lock`` directly is
+not seen, nor is a thread that a C extension starts itself
+(``PyThread_start_new_thread``): no Python function is called for it.
 """
 
 from __future__ import annotations
@@ -133,13 +139,30 @@ def _traceback_of(frame):
     return tb
 
 
-def _refuse(what, made, verb, origin="made by the standard library"):
+def _refuse(what, made, verb, origin="made by the standard library", copy=None):
     """Ends the running schedule, if there is one, with the primitive's
-    story; returns when there is none."""
+    story; returns when there is none.  copy names the module of a copy of
+    threading or queue that ploom did not swap, when the primitive is one
+    of its."""
     if _ploom.current_task() is None:
         return
     used = _caller()
     if used is None:  # pragma: no cover - a task always runs some code of its own
+        return
+    if copy is not None:
+        where = "" if made is None else f" made at {os.path.basename(made[0])}:{made[1]} (module {made[2]})"
+        message = (
+            f"a {what} of a copy of the standard library's {copy!r} that ploom did not swap{where} "
+            f"was {verb} at {os.path.basename(used.f_code.co_filename)}:{used.f_lineno} during a "
+            f"schedule: it runs outside ploom's scheduler, which then cannot explore its orders. "
+            f"The copy was loaded around the import statement (import_fresh_module(), "
+            f"importlib.reload(), module_from_spec() and exec_module()), which patch= cannot "
+            f"reach: use the {copy!r} that 'import {copy}' gives in a patched module, or "
+            f"ploom.{copy} in the scenario"
+        )
+        exc = UnscheduledPrimitiveError(message)
+        exc.__traceback__ = _traceback_of(used)
+        _ploom.fail_schedule(exc)
         return
     if made is None:
         module = used.f_globals.get("__name__", "?")
@@ -175,19 +198,20 @@ class _GuardedLock:
     """A real lock made by code ploom did not patch: every acquire checks
     for a schedule first."""
 
-    __slots__ = ("_lock", "_made", "_what", "__weakref__")
+    __slots__ = ("_lock", "_made", "_what", "_copy", "__weakref__")
 
-    def __init__(self, lock, made, what):
+    def __init__(self, lock, made, what, copy=None):
         self._lock = lock
         self._made = made
         self._what = what
+        self._copy = copy
 
     def acquire(self, blocking=True, timeout=-1):
-        _refuse(self._what, self._made, "acquired")
+        _refuse(self._what, self._made, "acquired" if self._copy is None else "used", copy=self._copy)
         return self._lock.acquire(blocking, timeout)
 
     def __enter__(self):
-        _refuse(self._what, self._made, "acquired")
+        _refuse(self._what, self._made, "acquired" if self._copy is None else "used", copy=self._copy)
         return self._lock.__enter__()
 
     def __exit__(self, *exc):
@@ -204,14 +228,72 @@ class _GuardedLock:
         return repr(self._lock)
 
 
+# The code objects of the threading and queue modules that install()
+# guards.  A frame of threading.py or queue.py running other code belongs
+# to a second execution of that file (a fresh import, a reload, a module
+# made from its spec), whose classes ploom never swapped: recognising it by
+# its code rather than by its module object finds every route there.  By
+# id: code objects compare equal by value, and a copy's code equals the
+# original's.  The values keep each id from being reused.
+_SWAPPED_CODE = {}
+
+
+def _codes_of(code, into):
+    into[id(code)] = code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _codes_of(const, into)
+
+
+def _collect_swapped_code(module):
+    for value in vars(module).values():
+        members = vars(value).values() if isinstance(value, type) else (value,)
+        for member in members:
+            for func in (member, getattr(member, "__func__", None), getattr(member, "fget", None),
+                         getattr(member, "fset", None)):
+                code = getattr(func, "__code__", None)
+                if isinstance(code, types.CodeType) and _is_own(code.co_filename):
+                    _codes_of(code, _SWAPPED_CODE)
+
+
+def _copy_here():
+    """(what, copy, made) when the primitive being made comes from a copy
+    of threading or queue that ploom did not swap: what the copy's code
+    makes (its outermost class, say queue.Queue), the copy's name and where
+    the code outside both files made it; None otherwise."""
+    frame = sys._getframe(1)
+    copy = outer = None
+    while frame is not None and _is_own(frame.f_code.co_filename):
+        code = frame.f_code
+        if not code.co_filename.endswith("_guard.py"):
+            outer = frame
+            if id(code) not in _SWAPPED_CODE and copy is None:
+                copy = os.path.splitext(os.path.basename(code.co_filename))[0]
+        frame = frame.f_back
+    if copy is None:
+        return None
+    owner = outer.f_code.co_qualname.split(".")[0]
+    module = os.path.splitext(os.path.basename(outer.f_code.co_filename))[0]
+    what = f"{module}.{owner}" if owner[:1].isupper() else f"{module} lock"
+    return what, copy, None if frame is None else _site(frame)
+
+
+def _guarded_or_real(lock, what):
+    """lock, or a guarded lock when code outside the standard library made
+    it or a copy of threading or queue did."""
+    fresh = _copy_here()
+    if fresh is not None:
+        return _GuardedLock(lock, fresh[2], fresh[0], copy=fresh[1])
+    made = _made_here()
+    return lock if made is None else _GuardedLock(lock, made, what)
+
+
 class _LockFactory(type):
     """threading.Lock as a class that makes guarded locks for code outside
     the standard library, and of which real locks are still instances."""
 
     def __call__(cls, *args, **kwargs):
-        lock = cls._real(*args, **kwargs)
-        made = _made_here()
-        return lock if made is None else _GuardedLock(lock, made, cls._what)
+        return _guarded_or_real(cls._real(*args, **kwargs), cls._what)
 
     def __instancecheck__(cls, obj):
         return isinstance(obj, cls._real) or (isinstance(obj, _GuardedLock) and obj._what == cls._what)
@@ -224,9 +306,7 @@ def _guarded_lock_type(real, what):
 
 def _rlock(real, what):
     def RLock(*args, **kwargs):  # noqa: N802 - threading's name
-        lock = real(*args, **kwargs)
-        made = _made_here()
-        return lock if made is None else _GuardedLock(lock, made, what)
+        return _guarded_or_real(real(*args, **kwargs), what)
 
     RLock.__doc__ = real.__doc__
     RLock.__module__ = "threading"
@@ -240,6 +320,14 @@ def _guard_init(cls, everyone=False):
 
     def __init__(self, *args, **kwargs):
         init(self, *args, **kwargs)
+        fresh = _copy_here()
+        if fresh is not None:
+            try:
+                self._ploom_made = fresh[2]
+                self._ploom_copy = fresh[:2]
+            except AttributeError:  # a subclass with __slots__: not seen
+                pass
+            return
         if everyone:
             frame = _caller()
             made = None if frame is None else _site(frame)
@@ -250,6 +338,12 @@ def _guard_init(cls, everyone=False):
                 self._ploom_made = made
             except AttributeError:  # a subclass with __slots__: not seen
                 pass
+        started = getattr(self, "_started", None) if everyone else None
+        if made is not None and getattr(started, "_ploom_made", None) is not None:
+            # the event that join() and is_alive() consult: its use is the
+            # thread's, and the message names the thread
+            started._ploom_made = made
+            started._ploom_what = "threading.Thread"
 
     functools.update_wrapper(__init__, init)
     cls.__init__ = __init__
@@ -262,12 +356,29 @@ def _guard_method(cls, name, what, verb, always=False):
 
     def guarded(self, *args, **kwargs):
         made = getattr(self, "_ploom_made", None)
-        if made is not None or always:
-            _refuse(what, made, verb)
+        copy = getattr(self, "_ploom_copy", None)
+        if copy is not None:
+            _refuse(copy[0], made, verb, copy=copy[1])
+        elif made is not None or always:
+            _refuse(getattr(self, "_ploom_what", what), made, verb)
         return method(self, *args, **kwargs)
 
     functools.update_wrapper(guarded, method)
     setattr(cls, name, guarded)
+
+
+def _copies_only(real):
+    """_thread's allocate_lock or RLock, as a copy of threading or queue
+    finds it: guarded for that copy, real for everyone else (code that
+    takes _thread's locks directly is not seen)."""
+
+    def allocate(*args, **kwargs):
+        lock = real(*args, **kwargs)
+        fresh = _copy_here()
+        return lock if fresh is None else _GuardedLock(lock, fresh[2], fresh[0], copy=fresh[1])
+
+    functools.update_wrapper(allocate, real)
+    return allocate
 
 
 def _guarded_start(start, name):
@@ -292,24 +403,33 @@ def _guard_thread_starts():
         std._start_joinable_thread = _guarded_start(start, "threading._start_joinable_thread")
 
 
-def _make_simple_queue():
-    base = std_queue.SimpleQueue
+def _make_simple_queue(base, copy=None):
+    """queue.SimpleQueue guarded; for copy (the SimpleQueue of a second
+    _queue module), guarded whoever makes one."""
 
     class SimpleQueue(base):
         __doc__ = base.__doc__
 
         def __init__(self):
             super().__init__()
-            self._ploom_made = _made_here()
+            if copy is None:
+                self._ploom_made = _made_here()
+            else:
+                frame = _caller()
+                self._ploom_made = None if frame is None else _site(frame)
+
+        def _check(self):
+            if copy is not None:
+                _refuse("queue.SimpleQueue", self._ploom_made, "used", copy=copy)
+            elif self._ploom_made is not None:
+                _refuse("queue.SimpleQueue", self._ploom_made, "used")
 
         def put(self, item, block=True, timeout=None):
-            if self._ploom_made is not None:
-                _refuse("queue.SimpleQueue", self._ploom_made, "used")
+            self._check()
             return super().put(item, block, timeout)
 
         def get(self, block=True, timeout=None):
-            if self._ploom_made is not None:
-                _refuse("queue.SimpleQueue", self._ploom_made, "used")
+            self._check()
             return super().get(block, timeout)
 
         def put_nowait(self, item):
@@ -322,6 +442,47 @@ def _make_simple_queue():
     return SimpleQueue
 
 
+class _SecondQueueLoader:
+    """The loader of a second _queue module (import_fresh_module("queue",
+    fresh=["_queue"])): its SimpleQueue is a new C type, which no code of
+    threading.py or queue.py makes, so it is guarded as a copy's when the
+    module is made."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        base = getattr(module, "SimpleQueue", None)
+        if isinstance(base, type):
+            module.SimpleQueue = _make_simple_queue(base, copy="queue")
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class _SecondQueueFinder:
+    """Finds _queue as the other finders do, with _SecondQueueLoader."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "_queue":
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is _SecondQueueFinder or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _SecondQueueLoader(spec.loader)
+                return spec
+        return None
+
+
 def install():
     """Guards the standard library's primitives in this process (the
     worker, before it imports the scenario); once only."""
@@ -329,7 +490,13 @@ def install():
     if _installed:
         return
     _installed = True
+    _collect_swapped_code(std)
+    _collect_swapped_code(std_queue)
     std.Lock = _guarded_lock_type(std.Lock, "threading.Lock")
+    # a second execution of threading.py takes its locks from _thread again
+    _thread.LockType = std.Lock
+    _thread.allocate_lock = _copies_only(_thread.allocate_lock)
+    _thread.RLock = _copies_only(_thread.RLock)
     std.RLock = _rlock(std.RLock, "threading.RLock")
     waits = ("wait", "wait_for", "notify", "notify_all", "__enter__")
     table = (
@@ -349,4 +516,7 @@ def install():
     _guard_init(std.Thread, everyone=True)
     _guard_method(std.Thread, "start", "threading.Thread", "started", always=True)
     _guard_thread_starts()
-    std_queue.SimpleQueue = _make_simple_queue()
+    std_queue.SimpleQueue = _make_simple_queue(std_queue.SimpleQueue)
+    # and a second execution of queue.py its SimpleQueue from _queue
+    sys.modules["_queue"].SimpleQueue = std_queue.SimpleQueue
+    sys.meta_path.insert(0, _SecondQueueFinder)

@@ -67,10 +67,13 @@ def expand(names):
     for name in names:
         for top in _NEVER:
             if name == top or name.startswith(top + "."):
-                raise ValueError(
-                    f"cannot patch {name!r}: ploom patches other modules' use of threading, "
-                    f"queue and _thread, not those modules or ploom itself"
-                )
+                # short: the message travels in the loader's one-line error
+                if top == "ploom":
+                    why = "ploom's own modules cannot be patched"
+                else:
+                    why = (f"the standard library's {top!r} is replaced by ploom.{top}, "
+                           f"and cannot itself be patched")
+                raise ValueError(f"cannot patch {name!r}: {why}")
         for package in _PACKAGES:
             if name.startswith(package + "."):
                 name = package

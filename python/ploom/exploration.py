@@ -508,17 +508,42 @@ def _next_step(replay_command: str, trace: str) -> str:
     return f"Replay: {replay_command}  # read it with: ploom-show {shlex.quote(trace)}"
 
 
+# More tasks than this that had not started (or had finished) share one
+# line: a pool of hundreds of threads would otherwise bury the few that ran.
+_FOLD_OVER = 3
+
+
+def _fold(entries: list[tuple[str, str | None, str]]) -> list[str]:
+    """The lines of entries (who, state, line), where more than _FOLD_OVER
+    tasks had not started, or had finished, with those tasks on one line,
+    at the first one's place."""
+    folded = {}
+    for state, ending in (("unstarted", "had not started"), ("finished", "had finished")):
+        many = [who for who, st, _ in entries if st == state]
+        if len(many) > _FOLD_OVER:
+            folded[state] = f"{', '.join(many[:_FOLD_OVER])} and {len(many) - _FOLD_OVER} more {ending}"
+    lines = []
+    for _, state, line in entries:
+        if state not in folded:
+            lines.append(line)
+        elif folded[state] is not None:
+            lines.append(folded[state])
+            folded[state] = None
+    return lines
+
+
 def _stack_lines(trace: Any) -> list[str]:
     """The lines of a timeout's stacks in ``trace`` (a dict read from a
-    trace file), as ploom-show words them; [] when it has none.  A trace is
-    untrusted input: what does not have the documented shape is left out."""
+    trace file), as ploom-show words them but for the tasks that _fold()
+    puts on one line; [] when it has none.  A trace is untrusted input:
+    what does not have the documented shape is left out."""
     try:
         outcome = trace["outcome"]
         stacks = outcome.get("stacks") if outcome.get("kind") == "timeout" else None
         names = {t["id"]: t["name"] for t in trace.get("tasks") or [] if isinstance(t, dict)}
     except (KeyError, TypeError, AttributeError):
         return []
-    lines = []
+    entries = []
     for st in stacks if isinstance(stacks, list) else []:
         if not isinstance(st, dict) or not isinstance(st.get("task"), int):
             continue
@@ -538,14 +563,15 @@ def _stack_lines(trace: Any) -> list[str]:
             depth = st.get("depth")
             if isinstance(depth, int) and depth > len(shown):
                 shown.append("...")
-            lines.append(f"{who} was in: {' <- '.join(shown)}" if shown else f"{who} was in no Python code")
+            line = f"{who} was in: {' <- '.join(shown)}" if shown else f"{who} was in no Python code"
         elif state == "finished":
-            lines.append(f"{who} had finished")
+            line = f"{who} had finished"
         elif state == "unstarted":
-            lines.append(f"{who} had not started")
+            line = f"{who} had not started"
         else:
-            lines.append(f"{who} is not known (the dump of the stacks was cut short)")
-    return lines
+            line = f"{who} is not known (the dump of the stacks was cut short)"
+        entries.append((who, state if isinstance(state, str) else None, line))
+    return _fold(entries)
 
 
 def _trace_stacks(path: str | None) -> list[str]:

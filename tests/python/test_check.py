@@ -1157,3 +1157,22 @@ def test_dpor_with_a_bound_fails_where_the_bounded_search_does(tmp_path):
             ploom.check(scenarios.abba, config)
         assert info.value.statistics.reduction == reduction
         assert "deadlock" in str(info.value)
+
+
+def test_a_timeout_folds_the_many_tasks_that_had_not_started_into_one_line():
+    from ploom.exploration import _stack_lines
+
+    frames = [{"file": "/x/pool.py", "line": 7, "function": "wait"}]
+    stacks = [{"task": 0, "state": "running", "frames": frames}]
+    stacks += [{"task": n, "state": "finished"} for n in (1, 2)]
+    stacks += [{"task": n, "state": "unstarted"} for n in range(3, 253)]
+    stacks += [{"task": 253, "state": ["not", "a", "state"]}]
+    names = [{"id": 4, "name": "worker-4"}]
+    trace = {"outcome": {"kind": "timeout", "stacks": stacks}, "tasks": names}
+    assert _stack_lines(trace) == [
+        "MainThread was in: pool.py:7 in wait",
+        "thread#1 had finished",
+        "thread#2 had finished",
+        "thread#3, thread#4 (worker-4), thread#5 and 247 more had not started",
+        "thread#253 is not known (the dump of the stacks was cut short)",
+    ]

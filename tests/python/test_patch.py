@@ -269,10 +269,19 @@ def test_a_module_the_scenario_did_not_import_is_refused(tmp_path, monkeypatch):
     assert not (tmp_path / "ran.txt").exists()
 
 
-@pytest.mark.parametrize("name", ["threading", "queue.Queue", "ploom.threading", "_thread"])
-def test_patching_threading_itself_is_refused(tmp_path, monkeypatch, name):
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("threading", "the standard library's 'threading' is replaced by ploom.threading, and cannot "
+                      "itself be patched"),
+        ("queue.Queue", "the standard library's 'queue' is replaced by ploom.queue, and cannot itself be patched"),
+        ("_thread", "the standard library's '_thread' is replaced by ploom._thread, and cannot itself be patched"),
+        ("ploom.threading", "ploom's own modules cannot be patched"),
+    ],
+)
+def test_patching_threading_itself_is_refused(tmp_path, monkeypatch, name, why):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(RuntimeError, match=rf"cannot patch '{name}': ploom patches other modules' use"):
+    with pytest.raises(RuntimeError, match=re.escape(f"cannot patch '{name}': {why}")):
         _check_file(tmp_path, "def use():\n    pass\n", patch=(name,))
 
 
@@ -520,3 +529,23 @@ def test_a_step_in_the_standard_library_is_told_from_a_file_of_the_same_name(tmp
     # ours relative to the scenario's folder
     assert re.search(r"acquire scheduler\._lock +<stdlib>/sched\.py:\d+ enterabs$", shown, re.M), shown
     assert re.search(r"acquire guard +mylib/sched\.py:\d+ touch$", shown, re.M), shown
+
+
+@pytest.mark.parametrize("use", ["worker.join()", "worker.is_alive()"])
+def test_a_real_thread_joined_in_a_schedule_is_named_a_thread(tmp_path, monkeypatch, use):
+    monkeypatch.chdir(tmp_path)
+    library = f"""
+        import threading
+
+        # started while the scenario is imported, outside any schedule
+        worker = threading.Thread(target=lambda: None)
+        worker.start()
+
+        def use():
+            {use}
+    """
+    message = (r"UnscheduledPrimitiveError: a standard-library threading.Thread made at lib.py:5 "
+               r"\(module lib\) was used at lib.py:9 during a schedule")
+    with pytest.raises(ModelCheckError, match=message) as info:
+        _check_file(tmp_path, library, patch=())
+    assert info.value.statistics.schedules == 1
