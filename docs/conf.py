@@ -19,7 +19,7 @@ author = "the ploom authors"
 copyright = "the ploom authors"
 version = release = ploom.__version__
 
-extensions = ["sphinx.ext.autodoc", "ploom_man", "ploom_blankline"]
+extensions = ["sphinx.ext.autodoc", "ploom_man", "ploom_blankline", "ploom_pages"]
 
 root_doc = "index"
 exclude_patterns = ["_build", "requirements.txt", "test_examples.py"]

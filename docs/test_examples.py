@@ -32,6 +32,7 @@ the two markers.
 from __future__ import annotations
 
 import doctest
+import html
 import os
 import re
 import subprocess
@@ -335,3 +336,65 @@ def test_console_blocks_wrap_instead_of_running_past_the_edge():
     assert len(pages) >= 3
     for page in pages:
         assert re.search(r'<link rel="stylesheet"[^>]*href="(\.\./)*_static/ploom\.css', page.read_text()), page
+
+
+TOCTREE = re.compile(r"^( *)\.\. toctree::\s*$")
+
+
+def toctree_entries(page: Path) -> list[str]:
+    """The documents a page's toctrees list, as names relative to docs/."""
+    entries = []
+    lines = page.read_text().split("\n")
+    for i, line in enumerate(lines):
+        start = TOCTREE.match(line)
+        if not start:
+            continue
+        for entry in lines[i + 1 :]:
+            if entry.strip() and _indent(entry) <= len(start.group(1)):
+                break
+            entry = entry.strip()
+            if not entry or entry.startswith(":"):
+                continue
+            # "Title <name>" names its document in the brackets
+            name = re.fullmatch(r".*<(.+)>", entry)
+            name = name.group(1) if name else entry
+            folder = page.parent.relative_to(DOCS)
+            entries.append(name.lstrip("/") if name.startswith("/") else str(folder / name))
+    return entries
+
+
+def page_title(page: Path) -> str:
+    """The first heading of a reStructuredText page (a line underlined)."""
+    lines = page.read_text().split("\n")
+    for text, under in zip(lines, lines[1:], strict=False):
+        if text.strip() and re.fullmatch(r"([=\-~^\"'`#*+])\1{2,}", under.strip()) and len(under) >= len(text):
+            return text.strip()
+    raise AssertionError(f"{page} has no heading")
+
+
+SOURCES = {str(p.relative_to(DOCS).with_suffix("")): p for p in PAGES if p.suffix == ".rst"}
+
+
+def test_every_toctree_entry_is_a_page_and_every_page_is_in_a_toctree():
+    listed = {entry for page in SOURCES.values() for entry in toctree_entries(page)}
+    assert {"guide", "man/ploom-explore"} <= listed, "the toctrees were not read"
+    assert sorted(listed - SOURCES.keys()) == []
+    assert sorted(SOURCES.keys() - listed - {"index"}) == []
+
+
+def test_every_page_is_in_the_site_under_its_own_title():
+    """A page named as one of Sphinx's own (search, genindex, py-modindex)
+    is replaced by it in the built site: its name leads to Sphinx's page,
+    whose heading is not the page's."""
+    site = built_site()
+    missing, replaced = [], []
+    for name, page in sorted(SOURCES.items()):
+        built = site / f"{name}.html"
+        if not built.is_file():
+            missing.append(name)
+            continue
+        h1 = re.search(r"<h1[^>]*>(.*?)</h1>", built.read_text(), re.S)
+        heading = h1 and html.unescape(re.sub(r"<a class=\"headerlink\".*?</a>|<[^>]+>", "", h1.group(1))).strip()
+        if heading != page_title(page):
+            replaced.append(f"{name}.html: expected the heading {page_title(page)!r}, found {heading!r}")
+    assert (missing, replaced) == ([], [])

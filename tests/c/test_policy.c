@@ -345,7 +345,7 @@ static long longest_schedule(const struct sim_scenario *sc)
  * ploom's pct on the failing scenarios of REFERENCE.md: each needs one
  * preemption (an atomicity violation, a deadlock of two locks), depth 2
  * in the paper's terms, with n = 3 tasks and k the most branch points of
- * a schedule.  docs/search.rst quotes these numbers. */
+ * a schedule.  docs/sampling.rst quotes these numbers. */
 static void pct_finds_depth_2_bugs_at_least_as_often_as_the_bound_says(void)
 {
 	static const char *const names[] = {"bank without the lock", "abba", "racy_counter2"};
