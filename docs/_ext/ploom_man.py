@@ -4,7 +4,7 @@
 ``man/ploom-explore.1`` at build time, so the site always shows the pages
 as they are in the tree, and turns groff's overstrike output into HTML:
 bold where man(1) shows bold, italics where it underlines, and a link for
-every ``ploom-NAME(N)`` that has a page in the site.  A page that groff warns
+every ``ploom(1)`` or ``ploom-NAME(N)`` that has a page in the site.  A page that groff warns
 about fails the build (Sphinx runs with -W), as ``make lint`` does.
 """
 
@@ -22,7 +22,7 @@ from sphinx.errors import ExtensionError
 # groff's width for the web page, and no hyphenation: a hyphen in a name
 # such as ploom-explore would be ambiguous on a page read by copy and paste.
 GROFF = ["groff", "-man", "-Tutf8", "-ww", "-P-c", "-rLL=78n", "-rHY=0"]
-REFERENCE = re.compile(r"\b(ploom-[a-z-]+)\((\d)\)")
+REFERENCE = re.compile(r"\b(ploom(?:-[a-z-]+)?)\((\d)\)")
 
 
 def render(path: str) -> str:

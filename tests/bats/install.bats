@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# make install: the six utilities and their man pages land under
+# make install: the six utilities and the man pages (theirs and ploom's) land under
 # DESTDIR/PREFIX, and man(1) reads every page there.
 
 # $output and $status are set by bats' run
@@ -36,4 +36,11 @@ setup() {
 	run -0 env MANPATH="$MANROOT" MANWIDTH=80 man -P cat 5 ploom-trace
 	[[ "$output" == *minimized_from* ]]
 	[[ "$output" == *fingerprints* ]]
+}
+
+@test "man reads the installed page of ploom, the command in front of the utilities" {
+	run -0 env MANPATH="$MANROOT" MANWIDTH=80 man -P cat 1 ploom
+	[[ "$output" == *"ploom check"* ]]
+	[[ "$output" == *"ploom replay"* ]]
+	[[ "$output" == *"EXIT STATUS"* ]]
 }
