@@ -804,8 +804,10 @@ $(FUZZ_BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c $(FUZZ_FLAGS_FILE) | $(DEPS_STA
 # Sphinx and what it pulls in, pinned in docs/requirements.txt, go into .venv
 # beside the development tools; the stamp is made again whenever .venv is.
 # The site is rebuilt from scratch each time so that -W sees every page's
-# warnings, not only those of the pages that changed.  docs/test_examples.py
-# runs every code block of the pages (see its docstring).
+# warnings, not only those of the pages that changed (a page that one of
+# Sphinx's own, such as search.html, would replace is one: docs/_ext/
+# ploom_pages.py).  docs/test_examples.py runs every code block of the pages
+# (see its docstring) and checks that every page is in the built site.
 .PHONY: docs test-docs
 DOCS_STAMP := $(VENV)/.ploom-docs-stamp
 DOCS_OUT := $(BUILD)/docs
