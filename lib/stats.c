@@ -132,6 +132,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	ploom_json_put_str(&b, root, "minimized_trace", s->minimized_trace);
 	if (s->minimal_by_construction)
 		ploom_json_put_bool(&b, root, "minimal_by_construction", 1);
+	if (s->minimize_stopped_by)
+		ploom_json_put_str(&b, root, "minimize_stopped_by", s->minimize_stopped_by);
 	if (!s->failure) {
 		ploom_json_put(&b, root, "failure", cJSON_CreateNull());
 	} else {
