@@ -138,7 +138,7 @@ void ploom_stats_from_search(struct ploom_stats *out, const struct ploom_stats_s
 struct ploom_stats_in {
 	struct ploom_stats stats;
 	char *result, *target, *stopped_by, *reduction, *search, *hash_seed, *trace,
-	     *minimized_trace;
+	     *minimized_trace, *minimize_stopped_by;
 	struct ploom_outcome failure;           /* stats.failure points here, if set */
 	struct ploom_search_outcome *outcomes;  /* stats.outcomes */
 	struct ploom_shard *shard;              /* stats.shard */
