@@ -141,7 +141,8 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
  *     original's id, and minimized_from = original's minimized_from if
  *     set, else its preemptions;
  *   - none shorter: a copy of original with the same minimized_from;
- *   - the budget ran out: an unchanged copy of original.
+ *   - a budget ran out, or none was found in a search the memory limit
+ *     left in part (res->exhausted): an unchanged copy of original.
  * On error returns -1 with err filled and *out NULL. */
 int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result *res,
 			 const struct ploom_trace *original, struct ploom_worker *w,

@@ -248,7 +248,7 @@ static int fewest_preemptions(struct sim_ctx *ctx, const struct ploom_outcome *w
 static void generated_failures_minimize_to_the_fewest_preemptions(void)
 {
 	const char *env = getenv("PLOOM_MINIMIZE_PROGRAMS");
-	long nprog = env ? atol(env) : 300, i, tried = 0, shorter = 0, failed = 0;
+	long nprog = env ? atol(env) : 300, i, tried = 0, shorter = 0, failed = 0, limited = 0;
 	long schedules[2] = {0, 0};
 
 	for (i = 0; i < nprog && failed < 5; i++) {
@@ -292,6 +292,36 @@ static void generated_failures_minimize_to_the_fewest_preemptions(void)
 					}
 					ploom_run_release(&min);
 				}
+				/* with little room for work items: the fewest when it
+				 * says nothing, else fewer than the original or none */
+				{
+					struct ploom_minimize_opts opts = {0};
+					struct ploom_minimize_result res;
+					struct ploom_run min = {0};
+					int r, ok = 1;
+
+					opts.max_work_bytes = 100;
+					r = ploom_minimize_search(&min, &res, &run, &opts, run_sim, &ctx,
+								  NULL);
+					if (!res.stopped_by) {
+						ok &= CHECK_INT(res.to, want);
+					} else {
+						limited++;
+						ok &= CHECK_STR(res.stopped_by, "memory");
+						ok &= CHECK(res.to >= want);
+						ok &= CHECK_INT(res.exhausted, r == 0);
+						if (r == 1)
+							ok &= CHECK(min.preemptions < run.preemptions &&
+								    ploom_minimize_same_failure(&run.outcome,
+												&min.outcome));
+					}
+					if (!ok) {
+						printf("  program %ld, limited: %s with %d preemptions\n", i,
+						       run.outcome.summary, run.preemptions);
+						failed++;
+					}
+					ploom_run_release(&min);
+				}
 				/* one failure a program: the next ones are mostly the same */
 				more = 0;
 			}
@@ -303,9 +333,12 @@ static void generated_failures_minimize_to_the_fewest_preemptions(void)
 	CHECK_INT(failed, 0);
 	/* worth it: failures that do have a shorter schedule */
 	CHECK(shorter * 2 >= tried && tried * 10 >= nprog);
+	/* the limit did leave work out, and not always */
+	CHECK(limited > 0 && limited < tried);
 	printf("generated programs: %ld, %ld failures minimized (%ld to fewer preemptions): "
-	       "%ld schedules without the reduction, %ld with\n",
-	       nprog, tried, shorter, schedules[0], schedules[1]);
+	       "%ld schedules without the reduction, %ld with; %ld of them searched in part "
+	       "with 100 bytes of work items\n",
+	       nprog, tried, shorter, schedules[0], schedules[1], limited);
 }
 
 static void a_minimal_run_is_left_alone_after_the_lower_bounds(void)
