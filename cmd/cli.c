@@ -13,6 +13,7 @@
 
 #include "args.h"
 #include "json.h"
+#include "minimize.h"
 #include "render.h"
 #include "replay.h"
 #include "version.h"
@@ -139,6 +140,11 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 	case CLI_OPT_SCHEDULE_TIMEOUT:
 		r = cli_seconds_value(&opts->config.schedule_timeout_s, "--schedule-timeout",
 				      optarg, 0);
+		break;
+	case CLI_OPT_MINIMIZE_SECONDS:
+		r = cli_seconds_value(&opts->minimize_seconds, "--minimize-seconds", optarg, 0);
+		if (!r && opts->minimize_seconds == 0)
+			opts->minimize_seconds = -1;
 		break;
 	case 'q':
 		opts->quiet = 1;
@@ -604,4 +610,22 @@ int cli_exit(int ret, const char *what, enum cli_epipe epipe)
 		return PLOOM_EXIT_USAGE;
 	}
 	return ret;
+}
+
+void cli_minimize_stopped(const struct ploom_minimize_result *res)
+{
+	const char *why;
+
+	if (!res->stopped_by)
+		return;
+	if (!strcmp(res->stopped_by, "time"))
+		why = "its time ran out (--minimize-seconds)";
+	else if (!strcmp(res->stopped_by, "max-schedules"))
+		why = "its budget of schedules ran out";
+	else
+		why = "its work lists reached their memory limit";
+	fprintf(stderr,
+		"%s: the minimizer stopped early after %ld schedule%s: %s; the trace written "
+		"has the fewest preemptions found (%d of %d), not proven the fewest\n",
+		cli_prog, res->schedules, res->schedules == 1 ? "" : "s", why, res->to, res->from);
 }

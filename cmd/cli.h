@@ -87,13 +87,16 @@ struct cli_opts {
 	int quiet;                  /* -q, --quiet */
 	int instrument_listed_only; /* --instrument=-: no module by default, see
 				     * cli_instrument_default() */
+	/* --minimize-seconds=SECONDS as ploom_minimize_opts' max_seconds: 0
+	 * the default, < 0 none (given as 0) */
+	double minimize_seconds;
 };
 
 /* hash seed 0, no preemption bound, no reduction, 10000 steps, 10 s, no
  * module patched or instrumented, no plain point */
 #define CLI_OPTS_INIT \
 	{NULL, "0", {-1, (char *)"none", 10000, PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0}, \
-	 0, 0}
+	 0, 0, 0}
 
 /* Frees what cli_common_option() took into opts (the --patch and
  * --instrument lists).  For a utility that lists CLI_OPTION_PATCH, at
@@ -116,6 +119,7 @@ enum {
 	CLI_OPT_SCHEDULE_TIMEOUT,
 	CLI_OPT_PATCH,
 	CLI_OPT_INSTRUMENT,
+	CLI_OPT_MINIMIZE_SECONDS,
 	CLI_OPT_OWN,
 };
 
@@ -133,9 +137,18 @@ enum {
 /* repeatable: each adds a module to config's instrument list, in order;
  * "-" adds none and turns the default off (cli_instrument_default()) */
 #define CLI_OPTION_INSTRUMENT {"instrument", required_argument, NULL, CLI_OPT_INSTRUMENT}
+#define CLI_OPTION_MINIMIZE_SECONDS \
+	{"minimize-seconds", required_argument, NULL, CLI_OPT_MINIMIZE_SECONDS}
 #define CLI_OPTIONS_END \
 	{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, \
 	{NULL, 0, NULL, 0}
+
+/* Says on stderr, as PROG: MESSAGE, that the minimizer stopped before it
+ * could tell the fewest preemptions (res->stopped_by set): after how many
+ * schedules, which budget ended it, and what the trace written has.
+ * Says nothing when the search ended. */
+struct ploom_minimize_result;
+void cli_minimize_stopped(const struct ploom_minimize_result *res);
 
 /* How a utility takes EPIPE on standard output (its reader has gone): a
  * filter ends quietly (STYLE.md), the others report it. */

@@ -38,6 +38,7 @@ const char cli_usage[] =
 	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--seed=N]\n"
 	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N] [--trace-dir=DIR]\n"
 	"                     [--patch=MODULE]... [--instrument=MODULE]... [--no-minimize]\n"
+	"                     [--minimize-seconds=SECONDS]\n"
 	"                     [--no-saved] [--progress=MODE] [--shard=K/N [--shard-depth=D]]\n"
 	"                     [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
@@ -74,6 +75,8 @@ const char cli_usage[] =
 	"                                 unless --instrument=- (only the modules named)\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
 	"        --no-minimize            do not look for a trace with fewer preemptions\n"
+	"        --minimize-seconds=SECONDS  give that look up after SECONDS (default 60;\n"
+	"                                 0: no limit)\n"
 	"        --no-saved               do not first run the scenario's failing schedules\n"
 	"                                 saved in the trace folder\n"
 	"        --progress=MODE          auto: on a terminal a line with the estimated\n"
@@ -123,6 +126,7 @@ static const struct option options[] = {
 	CLI_OPTION_INSTRUMENT,
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
+	CLI_OPTION_MINIMIZE_SECONDS,
 	{"no-saved", no_argument, NULL, OPT_NO_SAVED},
 	{"check-options", no_argument, NULL, OPT_CHECK_OPTIONS},
 	{"progress", required_argument, NULL, OPT_PROGRESS},
@@ -644,7 +648,8 @@ done:
 /* Minimizes the search's failure on worker and saves the result, its path
  * in *out_path.  Returns 0, or -1 with err filled; a trace that cannot be
  * saved is no failure of the run: it fills save_err. */
-static int minimize_failure(char **out_path, const struct ploom_search_result *res,
+static int minimize_failure(char **out_path, const char **stopped_by,
+			    const struct ploom_search_result *res,
 			    struct ploom_worker *worker, const struct run_opts *o,
 			    struct report *rep, struct ploom_err *save_err, struct ploom_err *err)
 {
@@ -657,6 +662,7 @@ static int minimize_failure(char **out_path, const struct ploom_search_result *r
 	int ret = -1;
 
 	rep->last_progress = cli_now_s();
+	mopts.max_seconds = o->common.minimize_seconds;
 	if (rep->progress == PROGRESS_AUTO || rep->progress == PROGRESS_TERMINAL) {
 		mopts.progress = minimize_progress;
 		mopts.progress_ctx = rep;
@@ -670,9 +676,8 @@ static int minimize_failure(char **out_path, const struct ploom_search_result *r
 	cli_status_clear(&rep->status);
 	if (ret < 0)
 		goto done;
-	if (mres.exhausted)
-		fprintf(stderr, PROG ": the minimizer gave up after %ld schedules\n",
-			mres.schedules);
+	cli_minimize_stopped(&mres);
+	*stopped_by = mres.stopped_by;
 	if (ploom_trace_save(out_path, min, o->trace_dir, "minimized", err) < 0)
 		ploom_err_set(save_err, err->kind, "cannot save the minimized trace: %s", err->msg);
 	else if (minimal)
@@ -715,7 +720,7 @@ static int copy_seen(struct ploom_hello *seen, const struct ploom_hello *hello)
  * a module named that it never compiled instrumented saw nothing. */
 static int write_stats(const struct ploom_search_result *res, const struct run_opts *o,
 		       const struct ploom_hello *seen, const char *min_path,
-		       struct ploom_err *err)
+		       const char *min_stopped, struct ploom_err *err)
 {
 	const struct ploom_config *config = &o->common.config;
 	const struct ploom_stats_search asked = {
@@ -737,6 +742,7 @@ static int write_stats(const struct ploom_search_result *res, const struct run_o
 	struct ploom_stats stats;
 
 	ploom_stats_from_search(&stats, &asked, res, min_path);
+	stats.minimize_stopped_by = min_stopped;
 	return ploom_stats_write(stdout, &stats, err);
 }
 
@@ -754,6 +760,8 @@ int main(int argc, char **argv)
 			     PROGRESS_AUTO};
 	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
 	char *python = NULL, *min_path = NULL;
+	/* the minimizer's stopped_by: a string of lib/minimize */
+	const char *min_stopped = NULL;
 	long refinements = 0, refined_schedules = 0;
 	int i, r, saved_tried = 0;
 	int ret = parse_options(&o, argc, argv);
@@ -882,7 +890,7 @@ int main(int argc, char **argv)
 	save_err = res.save_err;
 	/* after the search, so that its statistics measure the search only */
 	if (res.failure && o.minimize && !save_err.kind &&
-	    minimize_failure(&min_path, &res, worker, &o, &rep, &save_err, &err) < 0)
+	    minimize_failure(&min_path, &min_stopped, &res, worker, &o, &rep, &save_err, &err) < 0)
 		goto fail;
 	if (worker && copy_seen(&seen, ploom_worker_hello(worker)) < 0) {
 		ploom_err_set(&err, PLOOM_ERR_NOMEM, "out of memory");
@@ -890,7 +898,7 @@ int main(int argc, char **argv)
 	}
 	if (cli_worker_stop(&worker, &err) < 0)
 		goto fail;
-	if (write_stats(&res, &o, &seen, min_path, &err) < 0)
+	if (write_stats(&res, &o, &seen, min_path, min_stopped, &err) < 0)
 		goto fail;
 	if (save_err.kind) {
 		err = save_err;

@@ -20,12 +20,13 @@
 
 const char cli_prog[] = PROG;
 const char cli_usage[] =
-	"usage: ploom-minimize [-o FILE] [-n N] [--python=PATH] [--schedule-timeout=SECONDS]\n"
-	"                      [-q] [TRACE]\n"
+	"usage: ploom-minimize [-o FILE] [-n N] [--minimize-seconds=SECONDS] [--python=PATH]\n"
+	"                      [--schedule-timeout=SECONDS] [-q] [TRACE]\n"
 	"       ploom-minimize -h | --help | -V | --version\n"
 	"\n"
 	"    -o, --output=FILE            write the trace to FILE (default: standard output)\n"
 	"    -n, --max-schedules=N        give up after N schedules (default 100000)\n"
+	"        --minimize-seconds=SECONDS  give up after SECONDS (default 60; 0: no limit)\n"
 	"        --python=PATH            the worker's interpreter\n"
 	"        --schedule-timeout=SECONDS  wall clock of each schedule, when shorter than\n"
 	"                                 the trace's (0: the trace's)\n"
@@ -37,6 +38,7 @@ static const struct option options[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"max-schedules", required_argument, NULL, 'n'},
 	CLI_OPTION_SCHEDULE_TIMEOUT,
+	CLI_OPTION_MINIMIZE_SECONDS,
 	CLI_OPTION_PYTHON,
 	CLI_OPTION_QUIET,
 	CLI_OPTIONS_END,
@@ -107,6 +109,7 @@ int main(int argc, char **argv)
 	mopts.reproduce_first = 1;
 	last_progress = cli_now_s();
 	mopts.schedule_timeout_s = opts.config.schedule_timeout_s;
+	mopts.max_seconds = opts.minimize_seconds;
 	if (!opts.quiet) {
 		mopts.progress = progress;
 		mopts.progress_ctx = &last_progress;
@@ -120,11 +123,8 @@ int main(int argc, char **argv)
 		ret = PLOOM_EXIT_USAGE;
 		goto done;
 	}
-	if (res.exhausted)
-		fprintf(stderr,
-			PROG ": gave up after %ld schedules (--max-schedules); the trace written "
-			"has the fewest preemptions found (%d)\n",
-			res.schedules, res.to);
+	if (res.stopped_by)
+		cli_minimize_stopped(&res);
 	else if (!opts.quiet)
 		fprintf(stderr, PROG ": %d -> %d preemptions after %ld schedules\n", res.from,
 			res.to, res.schedules);

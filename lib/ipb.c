@@ -47,6 +47,8 @@ struct pool {
 	double pending;
 	int parts;              /* parts not freed */
 	int running;            /* parts with a work item of the level */
+	size_t max_bytes;       /* of the next level's work list; 0: no limit */
+	int dropped_level;      /* the lowest level with items left out, or -1 */
 };
 
 /* The untried alternatives at one branch point: a[head..n), none of which
@@ -79,6 +81,12 @@ static void worklist_release(struct worklist *l)
 	free(l->keys);
 	free(l->items);
 	memset(l, 0, sizeof(*l));
+}
+
+/* What l's items take, with one more of len keys. */
+static size_t worklist_bytes(const struct worklist *l, size_t len)
+{
+	return (l->nkeys + len) * sizeof(*l->keys) + (l->n + 1) * sizeof(*l->items);
 }
 
 /* The key of the choice c at a branch point whose default is d. */
@@ -206,6 +214,7 @@ int ploom_ipb_new(struct ploom_ipb **out, int max_preemptions, struct ploom_err 
 		return ploom_err_oom(err);
 	}
 	pool->bound = max_preemptions < 0 ? -1 : max_preemptions;
+	pool->dropped_level = -1;
 	/* level 0's one work item, the empty prefix, is this part's */
 	s->weight = 1;
 	*out = s;
@@ -239,6 +248,16 @@ const int *ploom_ipb_prefix(const struct ploom_ipb *s, size_t *out_len)
 int ploom_ipb_level(const struct ploom_ipb *s)
 {
 	return s->pool->level;
+}
+
+void ploom_ipb_limit_bytes(struct ploom_ipb *s, size_t max_bytes)
+{
+	s->pool->max_bytes = max_bytes;
+}
+
+int ploom_ipb_dropped_level(const struct ploom_ipb *s)
+{
+	return s->pool->dropped_level;
 }
 
 /* Gives s the next work item of the level under way. */
@@ -312,6 +331,14 @@ static int record_branch(struct ploom_ipb *s, const struct ploom_step *st, size_
 		if (a == st->task)
 			continue;
 		if (preempts) {
+			/* every run of a level adds as many items as its path
+			 * has branch points, each as long as its place there:
+			 * past the limit the next level is searched in part */
+			if (p->max_bytes && worklist_bytes(&p->next, n + 1) > p->max_bytes) {
+				if (p->dropped_level < 0 || p->dropped_level > p->level + 1)
+					p->dropped_level = p->level + 1;
+				continue;
+			}
 			if (worklist_add(&p->next, s->keys, n, a, child) < 0)
 				return -1;
 			p->pending += child;

@@ -72,6 +72,21 @@ const int *ploom_ipb_prefix(const struct ploom_ipb *s, size_t *out_len);
 /* The preemptions the next schedule makes: the level under way. */
 int ploom_ipb_level(const struct ploom_ipb *s);
 
+/* Limits what the next level's work list holds to max_bytes (its
+ * items' choices and their records; the arrays may have room for up to
+ * twice as much; 0: no limit), for a caller whose
+ * memory must not grow with the schedules run: a run of a level records
+ * a work item at every branch point where it could preempt, so a level of
+ * long runs records about (branch points)^2 choices per run.  Items past
+ * the limit are left out, and the levels from
+ * ploom_ipb_dropped_level() on are then searched only in part. */
+void ploom_ipb_limit_bytes(struct ploom_ipb *s, size_t max_bytes);
+
+/* The lowest level some of whose work items the limit left out, or -1:
+ * a schedule found at a level up to that one still has the fewest
+ * preemptions, one found above it may not. */
+int ploom_ipb_dropped_level(const struct ploom_ipb *s);
+
 /* Takes the run that followed the current prefix (only its steps are
  * read, and only during the call) and computes the next prefix.  Returns
  * 1 when there is a next schedule, 0 when the search (or this part of it)

@@ -352,6 +352,9 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 	ploom_stats_from_search(&m->stats, &asked, s,
 				reported ? reported->minimized_trace
 					 : traced ? traced->minimized_trace : NULL);
+	/* goes with the minimized trace */
+	m->stats.minimize_stopped_by = reported ? reported->stats.minimize_stopped_by
+				       : traced ? traced->stats.minimize_stopped_by : NULL;
 	/* a shard's failure comes back as an outcome, not as a trace */
 	m->stats.failure = reported ? reported->stats.failure : NULL;
 	*out = &m->stats;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dpor.h"
 #include "ipb.h"
@@ -32,6 +33,7 @@ struct search {
 	int last;               /* the highest bound searched */
 	struct ploom_ipb *ipb;
 	struct ploom_dpor *dpor;
+	size_t max_bytes;       /* ploom_ipb_limit_bytes()'s */
 };
 
 static void search_free(struct search *s)
@@ -50,7 +52,16 @@ static int search_start(struct search *s, int use_dpor, struct ploom_err *err)
 	s->bound = 0;
 	if (use_dpor)
 		return ploom_dpor_new_bounded(&s->dpor, 0, err);
-	return ploom_ipb_new(&s->ipb, s->last, err);
+	if (ploom_ipb_new(&s->ipb, s->last, err) < 0)
+		return -1;
+	ploom_ipb_limit_bytes(s->ipb, s->max_bytes);
+	return 0;
+}
+
+/* ploom_ipb_dropped_level()'s, -1 with the reduction. */
+static int search_dropped(const struct search *s)
+{
+	return s->ipb ? ploom_ipb_dropped_level(s->ipb) : -1;
 }
 
 static const int *search_prefix(const struct search *s, size_t *n)
@@ -84,6 +95,25 @@ static int search_next(struct search *s, const struct ploom_run *run, struct plo
 	return ploom_dpor_new_bounded(&s->dpor, ++s->bound, err) < 0 ? -1 : 1;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Why the search must stop before the next schedule, or NULL. */
+static const char *budget_spent(const struct ploom_minimize_result *res, long max_schedules,
+				double deadline)
+{
+	if (res->schedules >= max_schedules)
+		return "max-schedules";
+	if (deadline > 0 && now_s() >= deadline)
+		return "time";
+	return NULL;
+}
+
 int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *res,
 			  const struct ploom_run *original,
 			  const struct ploom_minimize_opts *opts, ploom_minimize_run_fn run,
@@ -93,6 +123,13 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 	struct ploom_run r = {0};
 	long budget = opts && opts->max_schedules > 0 ? opts->max_schedules
 						      : PLOOM_MINIMIZE_DEFAULT_BUDGET;
+	double seconds = opts && opts->max_seconds ? opts->max_seconds
+						   : PLOOM_MINIMIZE_DEFAULT_SECONDS;
+	/* the clock starts with the search: the original's run counts */
+	double deadline = seconds > 0 ? now_s() + seconds : 0;
+	size_t max_bytes = opts && opts->max_work_bytes ? opts->max_work_bytes
+							: PLOOM_MINIMIZE_MAX_WORK_BYTES;
+	const char *why;
 	const int *prefix;
 	size_t n;
 	int bound, more, ret = -1;
@@ -120,11 +157,14 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 		goto done;
 	ret = -1;
 	s.last = res->from - 1;
+	s.max_bytes = max_bytes;
 	if (search_start(&s, opts && opts->reduce, err) < 0)
 		goto done;
 	do {
-		if (res->schedules >= budget) {
+		why = budget_spent(res, budget, deadline);
+		if (why) {
 			res->exhausted = 1;
+			res->stopped_by = why;
 			ret = 0;
 			goto done;
 		}
@@ -144,6 +184,9 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 		}
 		if (ploom_minimize_same_failure(&original->outcome, &r.outcome)) {
 			res->to = r.preemptions;
+			/* a level below this one was searched in part */
+			if (search_dropped(&s) >= 0 && search_dropped(&s) < bound)
+				res->stopped_by = "memory";
 			ploom_run_move(out, &r);
 			ret = 1;
 			goto done;
@@ -161,6 +204,11 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 		if (more < 0)
 			goto done;
 	} while (more);
+	/* no schedule failed of those kept: the others may have */
+	if (search_dropped(&s) >= 0) {
+		res->exhausted = 1;
+		res->stopped_by = "memory";
+	}
 	ret = 0;
 done:
 	ploom_run_release(&r);

@@ -28,10 +28,19 @@
  * ploom-explore with its running worker) and over a simulator in the
  * tests (ploom_minimize_search()).
  *
- * A budget bounds the schedules run.  When it runs out before the search
- * is over, the best run found so far is the original (fewer preemptions
- * come first and the first match ends the search), and the result says so
- * (exhausted).
+ * Budgets bound the schedules run and the seconds the search takes.
+ * When one runs out before the search is over, the best run found so far
+ * is the original (fewer preemptions come first and the first match ends
+ * the search), and the result says so (exhausted, stopped_by).
+ *
+ * Memory: the search without the reduction keeps the work items of the
+ * next level (ipb.h), and each run of a level adds one at every branch
+ * point where it could preempt, as long as its place there: on a failing
+ * run of 10,000 steps, hundreds of megabytes per schedule.  They are
+ * limited (max_work_bytes), so that the memory is bounded by the runs'
+ * length and not by the schedules run; past the limit the next levels
+ * are searched in part: a run found may then not have the fewest
+ * preemptions, and none found proves nothing (stopped_by "memory").
  */
 #ifndef PLOOM_MINIMIZE_H
 #define PLOOM_MINIMIZE_H
@@ -42,8 +51,13 @@
 #include "trace.h"
 #include "worker.h"
 
-/* The default budget of ploom-minimize and of ploom-explore's minimizer. */
+/* The default budgets of ploom-minimize and of ploom-explore's minimizer:
+ * schedules, seconds, and bytes of the next level's work list (its
+ * arrays grow by doubling, and two levels' lists are kept: at most four
+ * times as much). */
 #define PLOOM_MINIMIZE_DEFAULT_BUDGET 100000L
+#define PLOOM_MINIMIZE_DEFAULT_SECONDS 60.0
+#define PLOOM_MINIMIZE_MAX_WORK_BYTES ((size_t)64 << 20)
 
 /* Runs one schedule that makes choices[0..n) at its first branch points
  * and the default choice after them, into *out (zeroed by the caller),
@@ -73,13 +87,23 @@ struct ploom_minimize_opts {
 	 * access to shared state to be a step; ploom_minimize_trace() sets it
 	 * when the trace's search ran with the reduction */
 	int reduce;
+	/* seconds from the start of the search: no schedule starts after
+	 * them; 0: PLOOM_MINIMIZE_DEFAULT_SECONDS, < 0: no limit */
+	double max_seconds;
+	/* ploom_ipb_limit_bytes(); 0: PLOOM_MINIMIZE_MAX_WORK_BYTES */
+	size_t max_work_bytes;
 };
 
 struct ploom_minimize_result {
 	long schedules;         /* schedules run by the search */
 	int from;               /* preemptions of the original run */
 	int to;                 /* preemptions of the result (from when none shorter) */
-	int exhausted;          /* 1 if the budget ran out before the search ended */
+	int exhausted;          /* 1 if a budget ran out before the search ended */
+	/* NULL: the search ended, and the result has the fewest preemptions;
+	 * else why it may not: "max-schedules" or "time" (a budget ran out,
+	 * exhausted), "memory" (the work lists were limited: exhausted when
+	 * none was found) */
+	const char *stopped_by;
 };
 
 /* 1 if got is the same failure as want, else 0: the same kind, and for a
@@ -94,7 +118,7 @@ int ploom_minimize_same_failure(const struct ploom_outcome *want,
  * preemptions are counted from its steps).  Returns 1 when a run with
  * fewer preemptions fails the same way: *out (zeroed by the caller)
  * receives it and the caller releases it with ploom_run_release(); 0
- * when there is none or the budget ran out first (res->exhausted), *out
+ * when there is none or a budget ran out first (res->exhausted), *out
  * untouched; -1 with err filled when run failed, a schedule did not
  * follow its choices (kind PLOOM_ERR_DIVERGENCE), with reproduce_first
  * the original's choices did not fail the same way (kind
@@ -117,7 +141,8 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
  *     original's id, and minimized_from = original's minimized_from if
  *     set, else its preemptions;
  *   - none shorter: a copy of original with the same minimized_from;
- *   - the budget ran out: an unchanged copy of original.
+ *   - a budget ran out, or none was found in a search the memory limit
+ *     left in part (res->exhausted): an unchanged copy of original.
  * On error returns -1 with err filled and *out NULL. */
 int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result *res,
 			 const struct ploom_trace *original, struct ploom_worker *w,

@@ -132,6 +132,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	ploom_json_put_str(&b, root, "minimized_trace", s->minimized_trace);
 	if (s->minimal_by_construction)
 		ploom_json_put_bool(&b, root, "minimal_by_construction", 1);
+	if (s->minimize_stopped_by)
+		ploom_json_put_str(&b, root, "minimize_stopped_by", s->minimize_stopped_by);
 	if (!s->failure) {
 		ploom_json_put(&b, root, "failure", cJSON_CreateNull());
 	} else {
@@ -190,6 +192,7 @@ void ploom_stats_in_free(struct ploom_stats_in *in)
 	free(in->hash_seed);
 	free(in->trace);
 	free(in->minimized_trace);
+	free(in->minimize_stopped_by);
 	free(in->failure.summary);
 	free(in->failure.exc_type);
 	free(in->failure.exc_message);
@@ -415,6 +418,8 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 	static const char *const results[] = {"pass", "failure", "incomplete", NULL};
 	static const char *const stops[] = {"failure", "max-steps", "max-schedules",
 					    "time-limit", NULL};
+	/* minimize.h's stopped_by */
+	static const char *const minimize_stops[] = {"time", "max-schedules", "memory", NULL};
 	struct ploom_stats *s = &in->stats;
 	long v = 0;
 
@@ -456,6 +461,9 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 	ploom_json_get_long(r, &s->max_depth, root, "", "max_depth", 0, LONG_MAX);
 	ploom_json_get_str(r, &in->trace, root, "", "trace", 1, 1);
 	ploom_json_get_str(r, &in->minimized_trace, root, "", "minimized_trace", 1, 1);
+	if (!r->failed && cJSON_GetObjectItemCaseSensitive(root, "minimize_stopped_by"))
+		get_name(r, &in->minimize_stopped_by, root, "", "minimize_stopped_by", 0,
+			 minimize_stops);
 	read_stats_failure(r, in, root);
 	if (!r->failed && (s->failing > 0 || s->saved_failing > 0) != (s->failure != NULL))
 		ploom_json_fail(r, s->failure ? "is set while no schedule failed"
@@ -473,6 +481,7 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 	s->hash_seed = in->hash_seed;
 	s->trace = in->trace;
 	s->minimized_trace = in->minimized_trace;
+	s->minimize_stopped_by = in->minimize_stopped_by;
 }
 
 int ploom_stats_parse(struct ploom_stats_in **out, const char *text, size_t len,

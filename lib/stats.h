@@ -12,7 +12,8 @@
  *    "jobs" (optional),
  *    "hash_seed", "elapsed_s", "schedules_per_second", "max_depth",
  *    "trace", "minimized_trace" (paths or null),
- *    "minimal_by_construction" (optional, true), "failure" (null or
+ *    "minimal_by_construction" (optional, true), "minimize_stopped_by"
+ *    (optional: "time", "max-schedules" or "memory"), "failure" (null or
  *    {"kind", "type", "message", "summary"}), "outcomes" and
  *    "outcomes_truncated" (optional, -k), "shard" (optional)}
  *
@@ -70,6 +71,9 @@ struct ploom_stats {
 	long max_depth;
 	const char *trace;          /* path of the trace written, or NULL */
 	const char *minimized_trace; /* path of the minimized trace, or NULL */
+	/* the minimizer's stopped_by (minimize.h), written as
+	 * "minimize_stopped_by" when set; NULL: not written */
+	const char *minimize_stopped_by;
 	const struct ploom_outcome *failure; /* the first failure, or NULL */
 	int jobs;                   /* workers run at once; 0: not written */
 	long sleep_blocked;         /* runs the reduction stopped half way; written
@@ -134,7 +138,7 @@ void ploom_stats_from_search(struct ploom_stats *out, const struct ploom_stats_s
 struct ploom_stats_in {
 	struct ploom_stats stats;
 	char *result, *target, *stopped_by, *reduction, *search, *hash_seed, *trace,
-	     *minimized_trace;
+	     *minimized_trace, *minimize_stopped_by;
 	struct ploom_outcome failure;           /* stats.failure points here, if set */
 	struct ploom_search_outcome *outcomes;  /* stats.outcomes */
 	struct ploom_shard *shard;              /* stats.shard */

@@ -124,6 +124,11 @@ class Config:
         At the first failure, also look for the same failure with fewer
         preemptions and save it as ``<id>-minimized.json`` beside the
         original (:attr:`ModelCheckError.minimized_trace`).
+    minimize_seconds (``--minimize-seconds``)
+        Seconds that look may take (ploom-explore's default when None; 0
+        sets no limit).  When it stops early, the minimized trace is the
+        one with the fewest preemptions found, and
+        ``Statistics.raw["minimize_stopped_by"]`` says why.
     saved (``--no-saved`` when False)
         Before the search, run the scenario's failing schedules saved in
         ``trace_dir`` (the newest 10), each on the current source, following
@@ -191,6 +196,7 @@ class Config:
     hash_seed: int | None = None
     trace_dir: str | os.PathLike | None = None
     minimize: bool = True
+    minimize_seconds: float | None = None
     saved: bool = True
     jobs: int | None = None
     patch: tuple[str, ...] = ()
@@ -239,6 +245,7 @@ _OPTIONS = (
     ("hash_seed", "--hash-seed", "int"),
     ("trace_dir", "--trace-dir", "path"),
     ("minimize", "--no-minimize", "unset flag"),
+    ("minimize_seconds", "--minimize-seconds", "seconds"),
     ("saved", "--no-saved", "unset flag"),
     ("jobs", "--jobs", "int"),
     ("patch", "--patch", "names"),

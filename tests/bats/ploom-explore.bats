@@ -166,6 +166,23 @@ verdict() {
 	[ "$(jq -r .id "$trace")" = "$(basename "$trace" -original.json)" ]
 }
 
+@test "a tiny --minimize-seconds keeps the original as the minimized trace and says so" {
+	cp "$BANK" bank.py
+	run -1 --separate-stderr ploom-explore -q --minimize-seconds=0.001 bank.py:scenario
+	echo "$output" > stats.json
+	[ "$(jq -r .minimize_stopped_by stats.json)" = time ]
+	min="$(jq -r .minimized_trace stats.json)"
+	trace="$(jq -r .trace stats.json)"
+	[ "$(jq -c .choices "$min")" = "$(jq -c .choices "$trace")" ]
+	[ "$(jq .minimized_from "$min")" = null ]
+	[[ "$stderr" =~ "ploom-explore: the minimizer stopped early after "[0-9]+" schedules"?": its time ran out (--minimize-seconds); the trace written has the fewest preemptions found (2 of 2), not proven the fewest" ]]
+	run -1 --separate-stderr ploom-replay "$min"
+	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the account is overdrawn" ]
+	# a search that ends writes no minimize_stopped_by
+	run -1 --separate-stderr ploom-explore -q --no-saved bank.py:scenario
+	[ "$(echo "$output" | jq 'has("minimize_stopped_by")')" = false ]
+}
+
 @test "--no-minimize writes the original only" {
 	run -1 --separate-stderr ploom-explore -q --no-minimize "$BANK:scenario"
 	echo "$output" > stats.json

@@ -70,6 +70,20 @@ edit() {
 	[ "$(jq .shard.failure_unit merged.json)" = null ]
 }
 
+@test "the minimizer's early stop goes with its trace into the merge" {
+	for k in 0 1; do
+		run --separate-stderr ploom-explore -q --minimize-seconds=0.001 --shard="$k/2" "$SCN:racy_counter2"
+		echo "$output" >"s$k.json"
+	done
+	[ "$(jq -r .minimize_stopped_by s0.json)" = time ]
+	run -1 --separate-stderr ploom-merge s0.json s1.json
+	[ "$(echo "$output" | jq -r .minimize_stopped_by)" = time ]
+	[ "$(echo "$output" | jq -r .minimized_trace)" = "$(jq -r .minimized_trace s0.json)" ]
+	edit s0.json bad.json '.minimize_stopped_by = "bored"'
+	run -2 --separate-stderr ploom-merge bad.json s1.json
+	[ "$stderr" = "ploom-merge: cannot read statistics 'bad.json': field 'minimize_stopped_by' is not a known value" ]
+}
+
 @test "missing shards make the merge incomplete, listed, exit 3 (1 with a failure)" {
 	for k in 0 1 2 3; do shard "$k" 4 "$SCN:bank_locked"; done
 	run -3 --separate-stderr ploom-merge s3.json s1.json

@@ -129,7 +129,23 @@ original() {
 	echo "$output" > out.json
 	[ "$(jq -c .choices out.json)" = "$(jq -c .choices "$orig")" ]
 	[ "$(jq .minimized_from out.json)" = null ]
-	[[ "$stderr" == "ploom-minimize: gave up after 2 schedules (--max-schedules)"* ]]
+	[ "$stderr" = "ploom-minimize: the minimizer stopped early after 2 schedules: its budget of schedules ran out; the trace written has the fewest preemptions found (2 of 2), not proven the fewest" ]
+}
+
+@test "a tiny --minimize-seconds stops early with a replayable failing trace and says so" {
+	original
+	run -0 --separate-stderr ploom-minimize --minimize-seconds=0.001 "$orig"
+	echo "$output" > out.json
+	[[ "$stderr" =~ ^"ploom-minimize: the minimizer stopped early after "[0-9]+" schedules"?": its time ran out (--minimize-seconds); the trace written has the fewest preemptions found (2 of 2), not proven the fewest"$ ]]
+	[ "$(jq -c .choices out.json)" = "$(jq -c .choices "$orig")" ]
+	[ "$(jq .minimized_from out.json)" = null ]
+	run -1 --separate-stderr ploom-replay out.json
+	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the account is overdrawn" ]
+	# 0 is no limit: the search ends
+	run -0 --separate-stderr ploom-minimize --minimize-seconds=0 "$orig"
+	[ "$(echo "$output" | jq .preemptions)" -eq 1 ]
+	run -2 --separate-stderr ploom-minimize --minimize-seconds=-1 "$orig"
+	[[ "$stderr" == "ploom-minimize: invalid --minimize-seconds '-1': "* ]]
 }
 
 @test "a passing trace is refused" {

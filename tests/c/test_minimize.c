@@ -248,7 +248,7 @@ static int fewest_preemptions(struct sim_ctx *ctx, const struct ploom_outcome *w
 static void generated_failures_minimize_to_the_fewest_preemptions(void)
 {
 	const char *env = getenv("PLOOM_MINIMIZE_PROGRAMS");
-	long nprog = env ? atol(env) : 300, i, tried = 0, shorter = 0, failed = 0;
+	long nprog = env ? atol(env) : 300, i, tried = 0, shorter = 0, failed = 0, limited = 0;
 	long schedules[2] = {0, 0};
 
 	for (i = 0; i < nprog && failed < 5; i++) {
@@ -292,6 +292,36 @@ static void generated_failures_minimize_to_the_fewest_preemptions(void)
 					}
 					ploom_run_release(&min);
 				}
+				/* with little room for work items: the fewest when it
+				 * says nothing, else fewer than the original or none */
+				{
+					struct ploom_minimize_opts opts = {0};
+					struct ploom_minimize_result res;
+					struct ploom_run min = {0};
+					int r, ok = 1;
+
+					opts.max_work_bytes = 100;
+					r = ploom_minimize_search(&min, &res, &run, &opts, run_sim, &ctx,
+								  NULL);
+					if (!res.stopped_by) {
+						ok &= CHECK_INT(res.to, want);
+					} else {
+						limited++;
+						ok &= CHECK_STR(res.stopped_by, "memory");
+						ok &= CHECK(res.to >= want);
+						ok &= CHECK_INT(res.exhausted, r == 0);
+						if (r == 1)
+							ok &= CHECK(min.preemptions < run.preemptions &&
+								    ploom_minimize_same_failure(&run.outcome,
+												&min.outcome));
+					}
+					if (!ok) {
+						printf("  program %ld, limited: %s with %d preemptions\n", i,
+						       run.outcome.summary, run.preemptions);
+						failed++;
+					}
+					ploom_run_release(&min);
+				}
 				/* one failure a program: the next ones are mostly the same */
 				more = 0;
 			}
@@ -303,9 +333,12 @@ static void generated_failures_minimize_to_the_fewest_preemptions(void)
 	CHECK_INT(failed, 0);
 	/* worth it: failures that do have a shorter schedule */
 	CHECK(shorter * 2 >= tried && tried * 10 >= nprog);
+	/* the limit did leave work out, and not always */
+	CHECK(limited > 0 && limited < tried);
 	printf("generated programs: %ld, %ld failures minimized (%ld to fewer preemptions): "
-	       "%ld schedules without the reduction, %ld with\n",
-	       nprog, tried, shorter, schedules[0], schedules[1]);
+	       "%ld schedules without the reduction, %ld with; %ld of them searched in part "
+	       "with 100 bytes of work items\n",
+	       nprog, tried, shorter, schedules[0], schedules[1], limited);
 }
 
 static void a_minimal_run_is_left_alone_after_the_lower_bounds(void)
@@ -405,20 +438,86 @@ static void progress_counts(void *ctx, long schedules, int bound)
 static void the_budget_stops_the_search_and_says_so(void)
 {
 	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
-	struct ploom_minimize_opts opts = {2, progress_counts, NULL, 0, 0, 0};
+	struct ploom_minimize_opts opts = {0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0};
 	long calls[1] = {0};
 
+	opts.max_schedules = 2;
+	opts.progress = progress_counts;
 	opts.progress_ctx = calls;
 	find_failure(&orig, ctx.sc, 0);
 	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, NULL), 0);
 	CHECK_INT(res.exhausted, 1);
+	CHECK_STR(res.stopped_by, "max-schedules");
 	CHECK_INT(res.schedules, 2);
 	CHECK_INT(res.to, res.from);
 	CHECK_INT(calls[0], 2);
 	CHECK_INT(ctx.runs, 2);
 	CHECK(min.steps == NULL);
+	ploom_run_release(&orig);
+}
+
+/* No schedule starts once the seconds are spent: with reproduce_first,
+ * the original's run is the only one, and the result is the original. */
+static void the_time_budget_stops_the_search_and_says_so(void)
+{
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct ploom_minimize_opts opts = {0};
+	struct ploom_minimize_result res;
+	struct ploom_run orig = {0}, min = {0};
+	struct ploom_err err = {0, ""};
+
+	opts.max_seconds = 1e-9;
+	opts.reproduce_first = 1;
+	find_failure(&orig, ctx.sc, 0);
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, &err), 0);
+	CHECK_STR(err.msg, "");
+	CHECK_INT(res.exhausted, 1);
+	CHECK_STR(res.stopped_by, "time");
+	CHECK_INT(res.schedules, 1);
+	CHECK_INT(ctx.runs, 1);
+	CHECK_INT(res.to, res.from);
+	CHECK(min.steps == NULL);
+	/* no limit (< 0) searches to the end */
+	ctx.runs = 0;
+	opts.max_seconds = -1;
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, &err), 1);
+	CHECK(res.stopped_by == NULL);
+	CHECK_INT(res.to, 1);
+	ploom_run_release(&min);
+	ploom_run_release(&orig);
+}
+
+/* Past the work lists' limit the levels above are searched in part: none
+ * found then proves nothing, and a run found above a level searched in
+ * part may not have the fewest preemptions; both say "memory". */
+static void the_memory_limit_leaves_work_out_and_says_so(void)
+{
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct ploom_minimize_opts opts = {0};
+	struct ploom_minimize_result res;
+	struct ploom_run orig = {0}, min = {0};
+	struct ploom_err err = {0, ""};
+
+	/* room for no work item: level 1 is empty, level 0 passes */
+	opts.max_work_bytes = 1;
+	find_failure(&orig, ctx.sc, 0);
+	CHECK_INT(orig.preemptions, 2);
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, &err), 0);
+	CHECK_STR(err.msg, "");
+	CHECK_INT(res.exhausted, 1);
+	CHECK_STR(res.stopped_by, "memory");
+	CHECK_INT(res.to, 2);
+	CHECK_INT(res.schedules, 3);
+	CHECK(min.steps == NULL);
+	/* the default limit holds the whole search: the fewest, proven */
+	opts.max_work_bytes = 0;
+	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, &err), 1);
+	CHECK(res.stopped_by == NULL);
+	CHECK_INT(res.exhausted, 0);
+	CHECK_INT(res.to, 1);
+	ploom_run_release(&min);
 	ploom_run_release(&orig);
 }
 
@@ -642,6 +741,8 @@ int main(void)
 	a_failure_that_does_not_reproduce_is_a_divergence();
 	only_the_same_failure_counts();
 	the_budget_stops_the_search_and_says_so();
+	the_time_budget_stops_the_search_and_says_so();
+	the_memory_limit_leaves_work_out_and_says_so();
 	errors_stop_the_search();
 	a_worker_trace_keeps_the_original_id_target_and_fingerprints();
 	a_worker_trace_is_the_original_when_none_is_shorter();

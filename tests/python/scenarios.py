@@ -409,6 +409,39 @@ def long_then_fails():
     raise AssertionError("the end of a long schedule")
 
 
+def spin_wait_10k():
+    # a spinner polls a flag with yield_now, 5,000 times at most (10,000
+    # steps: a write of its count and a yield each); the task that started
+    # it does 10,000 steps of work, sets the flag, and fails if it finds the
+    # spinner half way.  A random search fails at once, in a schedule of
+    # some 20,000 steps and thousands of preemptions.  The fewest are 2 (to
+    # the spinner, back to the setter): the minimizer must first run every
+    # schedule with 1, thousands of 15,000 steps or more, each of which
+    # records thousands of schedules with 2
+    flag = ploom.SharedCell(False, name="flag")
+    polls = ploom.SharedCell(0, name="polls")
+
+    def spinner():
+        for i in range(1, 5001):
+            if flag.read():
+                return
+            polls.write(i)
+            ploom.yield_now()
+
+    def setter():
+        t = ploom.Thread(target=spinner)
+        t.start()
+        for _ in range(10000):
+            ploom.yield_now()
+        flag.write(True)
+        assert polls.read() in (0, 5000), "the spinner was half way"
+        t.join()
+
+    t = ploom.Thread(target=setter)
+    t.start()
+    t.join()
+
+
 def _really_wait(seconds):
     # time.sleep is ploom's virtual clock in a worker, which never waits:
     # select really does

@@ -937,12 +937,12 @@ def test_each_field_becomes_its_option():
     config = ploom.Config(
         max_preemptions=2, reduction="none", search="ipb", max_schedules=10**12, time_limit=1.5,
         max_steps=0, schedule_timeout=0.25, keep_going=True, hash_seed=7, trace_dir=pathlib.Path("t d"),
-        minimize=False, jobs=3, patch=["a.b", "c"], instrument=["-", "a.b"],
+        minimize=False, minimize_seconds=2.5, jobs=3, patch=["a.b", "c"], instrument=["-", "a.b"],
     )
     assert config._options() == [
         "--max-preemptions=2", "--reduction=none", "--search=ipb", "--max-schedules=1000000000000",
         "--time-limit=1.5", "--max-steps=0", "--schedule-timeout=0.25", "--keep-going", "--hash-seed=7",
-        "--trace-dir=t d", "--no-minimize", "--jobs=3", "--patch=a.b", "--patch=c",
+        "--trace-dir=t d", "--no-minimize", "--minimize-seconds=2.5", "--jobs=3", "--patch=a.b", "--patch=c",
         "--instrument=-", "--instrument=a.b",
     ]
     assert ploom.Config(keep_going=False, minimize=True)._options() == []
