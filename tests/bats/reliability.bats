@@ -91,6 +91,7 @@ forge_os() {
 	[[ "$stderr" == *"is installed code (stdlib "* ]]
 }
 
+# shellcheck disable=SC2030 # run sets output in each test's own shell, as in replay_refused
 @test "replay trust: a planted .pyc, an inspect.py or a ploom/ in the folder replay runs from do not run" {
 	git init -q repo
 	cp "$BANK" repo/bank.py
@@ -126,6 +127,7 @@ forge_os() {
 # replay_refused STATUS MESSAGE TRACE: every way to replay TRACE (ploom-replay,
 # on the current source too, ploom-minimize, python -m ploom replay) exits
 # STATUS saying MESSAGE, and prints no trace
+# shellcheck disable=SC2031 # bats's run sets output in this function's own shell
 replay_refused() {
 	local status="$1" want="$2" trace="$3"
 	run "-$status" --separate-stderr ploom-replay "$trace"
