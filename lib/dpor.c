@@ -684,6 +684,51 @@ static int race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j, in
 	return 0;
 }
 
+/* The race candidates c[0..nc) of a waiting operation (hb.h's waits: a
+ * blocking acquire or join) of task q, whose first access a[0] is of the
+ * object it waits for, at event j: hb.h takes the last event before which
+ * it could have run as judged by its object alone, the lock free.  An
+ * acquire may wait for more than its lock (a queue's get for an item, a
+ * semaphore's for a unit: one step, enabled when both hold), which only
+ * the enabled sets of the run tell.  Where q already waited in the
+ * operation and was not enabled, it could not have run, so its race is
+ * with the latest conflicting event before that where it was enabled; and
+ * before it reached the operation, which may have been enabled there for
+ * all the run says, with the latest one that found the object free.
+ * Returns how many are left in c. */
+static int wait_candidates(struct ploom_dpor *d, long *c, int nc, int q,
+			   const struct ploom_access *a)
+{
+	long p = ploom_hb_latest(d->hb, q), k, r;
+	int i, m = 0;
+
+	for (i = 0; i < nc; i++) {
+		r = c[i];
+		if (r > p && !ploom_step_is_enabled(&d->run->steps[r], q)) {
+			r = -1;
+			for (k = c[i] - 1; k > p && r < 0; k--)
+				if (ploom_hb_task(d->hb, k) != q &&
+				    ploom_conflicts(a, 1, d->acc[k].a, d->acc[k].n) &&
+				    ploom_step_is_enabled(&d->run->steps[k], q))
+					r = k;
+			for (k = p; k >= 0 && r < 0; k--) {
+				if (ploom_hb_task(d->hb, k) == q ||
+				    !ploom_conflicts(a, 1, d->acc[k].a, d->acc[k].n))
+					continue;
+				/* the events on one object are ordered: those
+				 * before one q follows are before it too */
+				if (ploom_hb_ordered(d->hb, k, q))
+					break;
+				if (ploom_hb_was_free(d->hb, k))
+					r = k;
+			}
+		}
+		if (r >= 0)
+			c[m++] = r;
+	}
+	return m;
+}
+
 /* Races of a pending operation that did not run (the run ended first),
  * as if it ran next: op of task q, `after` the failing step that ended
  * the run while q could have run instead, or -1; blocking if it waits
@@ -723,6 +768,8 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 		nc = ploom_hb_candidates(d->hb, &c, q, a, na, blocking);
 		if (nc < 0)
 			return -1;
+		if (blocking)
+			nc = wait_candidates(d, c, nc, q, a);
 		nc = ploom_hb_maximal(d->hb, c, nc);
 		for (i = 0; i < nc; i++)
 			if (race(d, c[i], n, q, ploom_hb_vc(d->hb, n), 0) < 0)
@@ -1121,6 +1168,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 						 ploom_hb_waits(s->op, s->mode));
 			if (nc < 0)
 				return ploom_err_oom(err);
+			if (ploom_hb_waits(s->op, s->mode))
+				nc = wait_candidates(d, c, nc, s->task, acc);
 			nc = ploom_hb_maximal(d->hb, c, nc);
 			for (i = 0; i < nc; i++)
 				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j),

@@ -24,7 +24,9 @@
  * the later one goes first.  The order of two critical sections of one lock
  * is such a race: a blocking acquire (and a join) races with the last
  * step on its object before which it could have run, not with the
- * release (or exit) that let it run.  A run that ends in a failure (an
+ * release (or exit) that let it run; an acquire that waits for more than
+ * its lock (a queue's get, a semaphore's acquire: one step) could run
+ * only where the run's enabled sets say it could.  A run that ends in a failure (an
  * exception, a crash) ends every task at once, so the next operation of
  * every other task races with its last step; at a deadlock, the blocked
  * acquires race as if they ran.

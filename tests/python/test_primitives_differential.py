@@ -17,7 +17,11 @@ A failing seed's program is printed by ``python tests/python/primgen.py SEED``.
 """
 
 import concurrent.futures
+import json
 import os
+import subprocess
+
+import pytest
 
 import primgen
 import progen
@@ -71,3 +75,79 @@ def test_dpor_reaches_the_outcomes_of_dfs_on_generated_primitive_programs(tmp_pa
         f"only {len(compared)} of {SEEDS} programs within {LIMIT} DFS schedules: "
         "the test compared too little (raise PLOOM_PRIM_LIMIT or shrink primgen's programs)"
     )
+
+
+# Programs of the shapes that once fooled the reduction, each held to the
+# outcomes of DFS with one and two workers.  A module target in its own
+# folder, so that --instrument names it (plain state is seen by DFS only
+# in the modules named).  Where full DFS is too long for make check, the
+# reference is DFS within a preemption bound, whose outcomes the
+# reduction must all reach (it may reach more).
+SHAPES = {
+    # a blocking get that must move before the get_nowait that came first
+    # (it was not enabled where the run put it: the queue was empty there)
+    "queue_get_before_get_nowait": (
+        """
+import ploom, ploom.queue as queue
+def scenario():
+    q = queue.Queue(); q.put_nowait(1); got = ploom.SharedCell(None)
+    def t0(): got.write(q.get())
+    def t1(): q.empty()
+    a = ploom.Thread(target=t0); a.start()
+    try: q.get_nowait()
+    except queue.Empty: pass
+    b = ploom.Thread(target=t1); b.start()
+    q.put(2); a.join(); b.join()
+    raise AssertionError(f"final {got.read()}")
+""",
+        (),
+    ),
+    # the same with a semaphore's one-step wait, reaching "timed out"
+    "semaphore_acquire_before_nonblocking": (
+        """
+import ploom, ploom.threading as threading
+def scenario():
+    sem = threading.Semaphore(2); out = ploom.SharedCell(None)
+    def t0():
+        sem.acquire()
+        with sem: pass
+        if sem.acquire(timeout=1): sem.release()
+        else: out.write("timed out")
+    def t1():
+        sem.acquire(blocking=False)
+        with sem: pass
+    a = ploom.Thread(target=t0); b = ploom.Thread(target=t1)
+    a.start(); b.start(); a.join(); b.join()
+    raise AssertionError(f"final {out.read()}")
+""",
+        (),
+    ),
+}
+
+
+def _shape_explore(folder, name, *options):
+    """The statistics of ploom-explore -k on the shape's module in folder."""
+    from ploom.exploration import _find_utility
+
+    argv = [_find_utility("ploom-explore"), "-k", "-q", "--no-minimize", "--no-saved", "--trace-dir=traces",
+            f"--instrument={name}", *options, f"{name}:scenario"]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=folder)
+    assert result.returncode in (0, 1), f"{' '.join(argv)} exited {result.returncode}: {result.stderr[-2000:]}"
+    stats = json.loads(result.stdout)
+    assert stats["complete"], stats
+    return stats
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_dpor_reaches_the_outcomes_of_dfs_on_shapes_that_fooled_it(tmp_path, name):
+    source, bound = SHAPES[name]
+    (tmp_path / f"{name}.py").write_text(source)
+    dfs = _summaries(_shape_explore(tmp_path, name, "--reduction=none", *bound))
+    serial = _shape_explore(tmp_path, name, "--reduction=dpor")
+    parallel = _shape_explore(tmp_path, name, "--reduction=dpor", "-j", "2")
+    assert len(dfs) > 1
+    if bound:
+        assert dfs <= _summaries(serial), f"only DFS {bound}: {dfs - _summaries(serial)}"
+    else:
+        assert _summaries(serial) == dfs
+    assert _summaries(parallel) == _summaries(serial)
