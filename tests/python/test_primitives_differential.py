@@ -122,6 +122,48 @@ def scenario():
 """,
         (),
     ),
+    # plain state of three tasks: the objects are numbered in the order a
+    # run first touches them, which differs below the node a wakeup
+    # sequence goes into; the serial order t1, t2, t0 among the outcomes
+    "plain_three_tasks_dicts_and_lists": (
+        """
+import ploom
+class S: pass
+def scenario():
+    s = S(); s.x = s.y = 0; lst = []; d = {"a": 0}
+    def t0():
+        lst.append(1); s.x = s.y + 2
+    def t1():
+        s.y = s.x + 2; d.pop("a", None)
+    def t2():
+        s.y += 1; lst.append(23); d["a"] = 1
+    th = [ploom.Thread(target=f) for f in (t0, t1, t2)]
+    for t in th: t.start()
+    for t in th: t.join()
+    raise AssertionError(f"final {(s.x, s.y, lst, d)}")
+""",
+        ("-p", "1"),
+    ),
+    # the same numbering once stopped the search: "ran task 1 at step 11,
+    # which was asleep"
+    "plain_three_tasks_timed_join": (
+        """
+import ploom
+class S: pass
+def scenario():
+    s = S(); s.a = s.b = None; lst = []; d = {}
+    def t0(): s.a = d.get("k")
+    def t1():
+        len(lst); s.b = 1
+    def t2(): d["k"] = 1
+    th = [ploom.Thread(target=f) for f in (t0, t1, t2)]
+    for t in th: t.start()
+    th[1].join(0.5)
+    for t in th: t.join()
+    raise AssertionError(f"final {(s.a, s.b, lst, d)}")
+""",
+        ("-p", "1"),
+    ),
 }
 
 
