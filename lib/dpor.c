@@ -1221,7 +1221,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			}
 		}
 		if (tset_has(&nd->sleep, d->chosen[k]))
-			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
+			return ploom_err_set(err, PLOOM_ERR_INTERNAL,
 					     "the schedule ran task %d at step %zu, which was asleep",
 					     d->chosen[k], k);
 	}

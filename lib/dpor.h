@@ -157,7 +157,8 @@ const int *ploom_dpor_sleep(const struct ploom_dpor *d, size_t *n);
  * pending operations and outcome are read during the call) and computes
  * the next.  Returns 1 when there is a next schedule, 0 when the search
  * is complete, -1 with err filled (PLOOM_ERR_DIVERGENCE when the run did
- * not make the prefix's choices, or ran a task that was asleep;
+ * not make the prefix's choices; PLOOM_ERR_INTERNAL when it ran a task
+ * that the search takes for asleep, which the worker never does;
  * PLOOM_ERR_NOMEM when out of memory). */
 int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err);
 

@@ -414,7 +414,7 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 {
 	static const char *const results[] = {"pass", "failure", "incomplete", NULL};
 	static const char *const stops[] = {"failure", "max-steps", "max-schedules",
-					    "time-limit", NULL};
+					    "time-limit", "internal-error", NULL};
 	struct ploom_stats *s = &in->stats;
 	long v = 0;
 
