@@ -182,8 +182,8 @@ def _primitives(rng, seed, name):
 
 
 def _plain(rng, seed, name):
-    nthreads = rng.choice((2, 2, 3))
-    ops = {2: (1, 3), 3: (1, 2)}[nthreads]
+    nthreads = rng.choice((2, 3, 3))
+    ops = {2: (1, 3), 3: (1, 3)}[nthreads]
     bodies = []
     for _ in range(nthreads):
         lines = []
@@ -222,7 +222,13 @@ def _plain(rng, seed, name):
 def _plain_main(rng, nthreads):
     """The main thread of a plain program: starts the threads in turn, an
     operation of its own now and then between, a timed join now and then,
-    then joins them all."""
+    then joins them all; or the same over a list of the threads, whose
+    reads between the starts are plain state too."""
+    if rng.random() < 0.5:
+        lines = [f"    th = [{', '.join(f'th{i}' for i in range(nthreads))}]", "    for t in th:", "        t.start()"]
+        if rng.random() < 0.5:
+            lines.append(f"    th[{rng.randrange(nthreads)}].join(timeout=0.5)")
+        return lines + ["    for t in th:", "        t.join()"]
     lines = []
     for i in range(nthreads):
         lines.append(f"    th{i}.start()")
