@@ -425,7 +425,7 @@ bench: all
 # tests/python/test_differential.py on many more seeds than the few dozen
 # of `make check`; PLOOM_DIFF_REQUIRE turns its skip into a failure, since
 # a soak that tested nothing must not pass.  Then
-# test_primitives_differential.py on 200 programs (make check runs 12).  Then the C tests with many
+# test_primitives_differential.py on 1000 programs (make check runs 16).  Then the C tests with many
 # more generated programs, and the tests marked soak (Python tests and the
 # docs' long examples).
 SOAK_SEEDS ?= 5000
@@ -435,7 +435,7 @@ soak: all
 		DPOR_BOUNDED_PROGRAMS=10000 MINIMIZE_PROGRAMS=3000
 	PLOOM_DIFF_SEEDS=$(SOAK_SEEDS) PLOOM_DIFF_START=$(SOAK_START) PLOOM_DIFF_REQUIRE=1 \
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python/test_differential.py $(PYTEST_FLAGS)
-	PLOOM_PRIM_SEEDS=200 PLOOM_PRIM_START=$(SOAK_START) PLOOM_PRIM_LIMIT=5000 \
+	PLOOM_PRIM_SEEDS=1000 PLOOM_PRIM_START=$(SOAK_START) PLOOM_PRIM_LIMIT=5000 \
 		$(VENV)/bin/python -m pytest -p no:cacheprovider -q -s tests/python/test_primitives_differential.py $(PYTEST_FLAGS)
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/python docs/test_examples.py -m soak $(PYTEST_FLAGS)
 

@@ -344,6 +344,8 @@ int cli_exit_code(const struct ploom_err *err)
 		return PLOOM_EXIT_DIVERGENCE;
 	case PLOOM_ERR_INCOMPLETE:
 		return PLOOM_EXIT_INCOMPLETE;
+	case PLOOM_ERR_INTERNAL:
+		return PLOOM_EXIT_INTERNAL;
 	case PLOOM_ERR_NONE:
 	case PLOOM_ERR_NOMEM:
 	case PLOOM_ERR_INPUT:
@@ -590,9 +592,10 @@ int cli_fail(const struct ploom_err *err, const char *prefix)
 	/* the message may quote a trace: no control character reaches the
 	 * terminal */
 	if (!cli_interrupted) {
-		fprintf(stderr, "%s: %s", cli_prog, prefix);
+		fprintf(stderr, "%s: %s%s", cli_prog,
+			err->kind == PLOOM_ERR_INTERNAL ? "internal error: " : "", prefix);
 		ploom_put_printable(stderr, err->msg);
-		fputc('\n', stderr);
+		fputs(err->kind == PLOOM_ERR_INTERNAL ? "; please report it\n" : "\n", stderr);
 	}
 	return cli_exit_code(err);
 }

@@ -62,6 +62,7 @@ enum ploom_exit {
 				     * died, a file cannot be written) */
 	PLOOM_EXIT_INCOMPLETE = 3,  /* a limit stopped the search: never a pass */
 	PLOOM_EXIT_DIVERGENCE = 4,  /* a replay did not follow the recorded schedule */
+	PLOOM_EXIT_INTERNAL = 5,    /* an internal error: a bug of ploom, "please report" */
 };
 
 /* Defined by each utility: its name, which starts every message

@@ -746,6 +746,25 @@ static int write_stats(const struct ploom_search_result *res, const struct run_o
 	return ploom_stats_write(stdout, &stats, err);
 }
 
+/* The search stopped at an internal error (err): what it found so far,
+ * in the statistics, then the error and the trace of the schedule that
+ * tripped it, which the report needs.  Returns the exit status. */
+static int internal_error(struct ploom_search_result *res, const struct run_opts *o,
+			  struct report *rep, const struct ploom_err *err)
+{
+	struct ploom_err why = {0, ""};
+	int ret;
+
+	cli_status_clear(&rep->status);
+	if (write_stats(res, o, NULL, &why) < 0)
+		cli_fail(&why, "");
+	ret = cli_fail(err, "");
+	if (res->internal_path)
+		fprintf(stderr, PROG ": the trace of the schedule it stopped at: '%s'\n",
+			res->internal_path);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct ploom_worker *workers[PLOOM_SEARCH_MAX_WORKERS] = {NULL};
@@ -817,6 +836,10 @@ int main(int argc, char **argv)
 			goto fail;
 		r = run_search(&res, strategy, workers, &o, &rep, &err);
 		strategy = NULL;
+		if (r < 0 && err.kind == PLOOM_ERR_INTERNAL) {
+			ret = internal_error(&res, &o, &rep, &err);
+			goto done;
+		}
 		if (r < 0)
 			goto fail;
 		if (r > 0 || !res.refine || cli_interrupted)

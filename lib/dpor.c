@@ -90,6 +90,8 @@ struct wut {
 	 * initial by conflicting with nothing */
 	int ends_not;
 	struct ploom_access acc[PLOOM_ACCESS_MAX];
+	/* the numbers known where the step went into a tree (conflicts_at()) */
+	long known[PLOOM_OBJ_CLOCK + 1];
 };
 
 /* Frees a list of branches and everything below them, without recursion
@@ -142,6 +144,9 @@ struct node {
 	struct wut *wut;
 	struct ploom_pending *ops;
 	size_t nops;
+	/* per object kind, the highest number of an object the run knew at
+	 * this node (a step or a pending operation up to here named it) */
+	long known[PLOOM_OBJ_CLOCK + 1];
 };
 
 static const struct ploom_strategy_ops dpor_ops;
@@ -162,6 +167,7 @@ struct ploom_dpor {
 	size_t nprefix, prefix_cap;
 	int *sleep;
 	size_t nsleep, sleep_cap;
+	size_t sleep_at;        /* the node of the path where sleep[] holds */
 	/* scratch for one run: its events are its steps, then (as event n)
 	 * each operation that did not run */
 	struct ploom_hb *hb;
@@ -363,6 +369,37 @@ static long free_switch_point(const struct ploom_dpor *d, long i)
 
 /* ---- wakeup trees: inserting a sequence ---- */
 
+/* 1 if the accesses a[0..na) and b[0..nb), of steps of two runs that
+ * both pass through a node where the run knew the objects numbered up to
+ * known[kind], may conflict.  The worker numbers cells, locks and plain
+ * objects in the order a run makes or first touches them, so a number
+ * not known there may name another object in each run below it: two such
+ * are taken as one object.  Numbers known there name the same object in
+ * every run through that node (the same steps made them), and never one
+ * that either run met only below it.  A step of a wakeup tree keeps the
+ * numbers known where it went in: the run it came from passes through
+ * that node, not through those its subtree moves down to. */
+static int conflicts_at(const long *known, const struct ploom_access *a, int na,
+			const struct ploom_access *b, int nb)
+{
+	int i, k;
+
+	for (i = 0; i < na; i++) {
+		for (k = 0; k < nb; k++) {
+			struct ploom_access x = a[i], y = b[k];
+			enum ploom_obj_kind kind = x.obj.kind;
+
+			if (kind == y.obj.kind && (kind == PLOOM_OBJ_CELL || kind == PLOOM_OBJ_LOCK ||
+						   kind == PLOOM_OBJ_PLAIN) &&
+			    x.obj.id > known[kind] && y.obj.id > known[kind])
+				y.obj.id = x.obj.id;
+			if (ploom_access_conflict(&x, &y))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* 1 if task t, whose step at this point of a branch makes the accesses
  * a[0..na), is a weak initial of what is left of the sequence v (the
  * scratch d->vev): its first step in v follows no other step of v in
@@ -373,8 +410,8 @@ static long free_switch_point(const struct ploom_dpor *d, long i)
  * by ending the run, which no access says, so a task asleep or explored
  * at the node, whose next step has never been seen to pass, counts only
  * by its steps in v. */
-static int weak_initial(const struct ploom_dpor *d, int t, const struct ploom_access *a, int na,
-			int ends_not)
+static int weak_initial(const struct ploom_dpor *d, const long *known, int t,
+			const struct ploom_access *a, int na, int ends_not)
 {
 	size_t x, y;
 
@@ -394,7 +431,7 @@ static int weak_initial(const struct ploom_dpor *d, int t, const struct ploom_ac
 	for (x = 0; x < d->nv; x++) {
 		const struct evacc *ev = &d->acc[d->vev[x]];
 
-		if (!d->vgone[x] && ploom_conflicts(a, na, ev->a, ev->n))
+		if (!d->vgone[x] && conflicts_at(known, a, na, ev->a, ev->n))
 			return 0;
 	}
 	return 1;
@@ -419,6 +456,7 @@ static int add_leaf(const struct ploom_dpor *d, struct node *nd, int t,
 	w->nacc = na;
 	if (na > 0)
 		memcpy(w->acc, a, (size_t)na * sizeof(*a));
+	memcpy(w->known, nd->known, sizeof(w->known));
 	for (p = &nd->wut; *p; p = &(*p)->next)
 		;
 	*p = w;
@@ -460,14 +498,14 @@ static int insert(struct ploom_dpor *d, struct node *nd)
 		if (!tset_has(&nd->sleep, t) && !tset_has(&nd->done, t) && !tset_has(&nd->busy, t))
 			continue;
 		na = ploom_pending_accesses(a, t, nd->ops[k].op, nd->ops[k].obj);
-		if (weak_initial(d, t, a, na, 0))
+		if (weak_initial(d, nd->known, t, a, na, 0))
 			return 0;
 	}
 	for (;;) {
 		for (b = *level; b; b = b->next) {
 			if (top && (tset_has(&nd->busy, b->task) || tset_has(&nd->done, b->task)))
 				continue;
-			if (weak_initial(d, b->task, b->acc, b->nacc, b->ends_not))
+			if (weak_initial(d, b->known, b->task, b->acc, b->nacc, b->ends_not))
 				break;
 		}
 		if (!b)
@@ -511,6 +549,7 @@ static int insert(struct ploom_dpor *d, struct node *nd)
 		w->ends_not = !(d->cut_fail && d->vev[x] + 1 >= (long)d->nsteps);
 		w->nacc = ev->n;
 		memcpy(w->acc, ev->a, sizeof(w->acc));
+		memcpy(w->known, nd->known, sizeof(w->known));
 		*tail = w;
 		tail = &w->child;
 	}
@@ -684,6 +723,51 @@ static int race(struct ploom_dpor *d, long i, long j, int q, const int *vc_j, in
 	return 0;
 }
 
+/* The race candidates c[0..nc) of a waiting operation (hb.h's waits: a
+ * blocking acquire or join) of task q, whose first access a[0] is of the
+ * object it waits for, at event j: hb.h takes the last event before which
+ * it could have run as judged by its object alone, the lock free.  An
+ * acquire may wait for more than its lock (a queue's get for an item, a
+ * semaphore's for a unit: one step, enabled when both hold), which only
+ * the enabled sets of the run tell.  Where q already waited in the
+ * operation and was not enabled, it could not have run, so its race is
+ * with the latest conflicting event before that where it was enabled; and
+ * before it reached the operation, which may have been enabled there for
+ * all the run says, with the latest one that found the object free.
+ * Returns how many are left in c. */
+static int wait_candidates(struct ploom_dpor *d, long *c, int nc, int q,
+			   const struct ploom_access *a)
+{
+	long p = ploom_hb_latest(d->hb, q), k, r;
+	int i, m = 0;
+
+	for (i = 0; i < nc; i++) {
+		r = c[i];
+		if (r > p && !ploom_step_is_enabled(&d->run->steps[r], q)) {
+			r = -1;
+			for (k = c[i] - 1; k > p && r < 0; k--)
+				if (ploom_hb_task(d->hb, k) != q &&
+				    ploom_conflicts(a, 1, d->acc[k].a, d->acc[k].n) &&
+				    ploom_step_is_enabled(&d->run->steps[k], q))
+					r = k;
+			for (k = p; k >= 0 && r < 0; k--) {
+				if (ploom_hb_task(d->hb, k) == q ||
+				    !ploom_conflicts(a, 1, d->acc[k].a, d->acc[k].n))
+					continue;
+				/* the events on one object are ordered: those
+				 * before one q follows are before it too */
+				if (ploom_hb_ordered(d->hb, k, q))
+					break;
+				if (ploom_hb_was_free(d->hb, k))
+					r = k;
+			}
+		}
+		if (r >= 0)
+			c[m++] = r;
+	}
+	return m;
+}
+
 /* Races of a pending operation that did not run (the run ended first),
  * as if it ran next: op of task q, `after` the failing step that ended
  * the run while q could have run instead, or -1; blocking if it waits
@@ -723,6 +807,8 @@ static int virtual_races(struct ploom_dpor *d, long n, int q, enum ploom_op op,
 		nc = ploom_hb_candidates(d->hb, &c, q, a, na, blocking);
 		if (nc < 0)
 			return -1;
+		if (blocking)
+			nc = wait_candidates(d, c, nc, q, a);
 		nc = ploom_hb_maximal(d->hb, c, nc);
 		for (i = 0; i < nc; i++)
 			if (race(d, c[i], n, q, ploom_hb_vc(d->hb, n), 0) < 0)
@@ -834,6 +920,20 @@ static int asleep_below(const struct ploom_dpor *d, size_t k, int t)
 	return tset_has(&d->path[k]->sleep, t);
 }
 
+/* 1 when task t is in the sleep set sent with the prefix, which holds
+ * where its forced steps end (wakeup_steps()): there the worker wakes
+ * the tasks that the steps it was sent may conflict with, which may be
+ * more than those they turned out to conflict with. */
+static int sent_asleep(const struct ploom_dpor *d, int t)
+{
+	size_t k;
+
+	for (k = 0; k < d->nsleep; k++)
+		if (d->sleep[k] == t)
+			return 1;
+	return 0;
+}
+
 /* The first task that nobody has claimed at nd, within the bound, or -1:
  * with wakeup trees, the first branch of the tree's. */
 static int unclaimed(const struct ploom_dpor *d, const struct node *nd)
@@ -867,7 +967,7 @@ static int wakeup_steps(struct ploom_dpor *d, const struct node *nd, const struc
 {
 	struct ploom_access pa[PLOOM_ACCESS_MAX];
 	const struct wut *prev = b, *c;
-	size_t k;
+	size_t k, nchosen = d->nprefix;
 	int np, t;
 
 	tset_clear(&d->chain_sleep);
@@ -880,7 +980,7 @@ static int wakeup_steps(struct ploom_dpor *d, const struct node *nd, const struc
 			if (!tset_has(&d->chain_sleep, t))
 				continue;
 			np = ploom_pending_accesses(pa, t, nd->ops[k].op, nd->ops[k].obj);
-			if (ploom_conflicts(prev->acc, prev->nacc, pa, np))
+			if (conflicts_at(prev->known, prev->acc, prev->nacc, pa, np))
 				tset_del(&d->chain_sleep, t);
 		}
 		if (tset_has(&d->chain_sleep, c->task))
@@ -891,6 +991,7 @@ static int wakeup_steps(struct ploom_dpor *d, const struct node *nd, const struc
 	}
 	if (c == b->child)
 		return 0;
+	d->sleep_at = d->depth + (d->nprefix - nchosen);
 	d->nsleep = 0;
 	for (k = 0; k < nd->nops; k++) {
 		t = nd->ops[k].task;
@@ -920,6 +1021,7 @@ static int set_prefix(struct ploom_dpor *d)
 		nw = nd->busy.nw;
 	tset_clear(&d->sent);
 	d->nprefix = d->nsleep = 0;
+	d->sleep_at = d->depth;
 	for (k = 0; k <= d->depth; k++) {
 		if (d->path[k]->nenabled < 2)
 			continue;
@@ -998,6 +1100,19 @@ static int backtrack(struct ploom_dpor *d)
 	return 0;
 }
 
+/* Raises known[kind] to the numbers of the objects step s and the
+ * operations pending there name. */
+static void know(long *known, const struct ploom_step *s)
+{
+	size_t i;
+
+	if (s->obj.id > known[s->obj.kind])
+		known[s->obj.kind] = s->obj.id;
+	for (i = 0; i < s->npending; i++)
+		if (s->pending[i].obj.id > known[s->pending[i].obj.kind])
+			known[s->pending[i].obj.kind] = s->pending[i].obj.id;
+}
+
 /* A shard's search took the run of its next schedule: counts it. */
 static void shard_took(struct ploom_dpor *d, const struct ploom_run *run)
 {
@@ -1017,6 +1132,7 @@ static void shard_took(struct ploom_dpor *d, const struct ploom_run *run)
 int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err)
 {
 	size_t n = run->nsteps, k, e, from = d->first ? 0 : d->depth;
+	long known[PLOOM_OBJ_CLOCK + 1];
 	int maxtask = 0, r;
 	long j;
 
@@ -1059,12 +1175,18 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 	d->cut_fail = n && ploom_outcome_is_failure(run->outcome.kind) &&
 		      run->outcome.kind != PLOOM_OUTCOME_DEADLOCK;
 	/* the new nodes, with their sleep sets */
-	for (k = d->first ? 0 : d->depth + 1; k < n; k++) {
+	for (e = 0; e <= PLOOM_OBJ_CLOCK; e++)
+		known[e] = -1;
+	for (k = 0; k < n; k++) {
 		struct node *up = k ? d->path[k - 1] : NULL, *nd;
 
+		know(known, &run->steps[k]);
+		if (!d->first && k <= d->depth)
+			continue;
 		nd = node_new(d, up, &run->steps[k], k ? run->steps[k - 1].task : -1);
 		if (!nd)
 			return ploom_err_oom(err);
+		memcpy(nd->known, known, sizeof(known));
 		/* the wakeup tree here: what was left below the step taken above */
 		if (up && up->wut) {
 			struct wut *b = wut_branch(up->wut, d->chosen[k - 1]);
@@ -1089,7 +1211,9 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			for (e = 0; e < s->npending; e++) {
 				const struct ploom_pending *p = &s->pending[e];
 				int np;
-				if (!asleep_below(d, k - 1, p->task))
+				if (!asleep_below(d, k - 1, p->task) ||
+				    (!d->first && k == d->sleep_at && k > d->depth &&
+				     !sent_asleep(d, p->task)))
 					continue;
 				np = ploom_pending_accesses(pa, p->task, p->op, p->obj);
 				if (!ploom_conflicts(la, nla, pa, np) && tset_add(&nd->sleep, p->task) < 0)
@@ -1097,7 +1221,7 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			}
 		}
 		if (tset_has(&nd->sleep, d->chosen[k]))
-			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
+			return ploom_err_set(err, PLOOM_ERR_INTERNAL,
 					     "the schedule ran task %d at step %zu, which was asleep",
 					     d->chosen[k], k);
 	}
@@ -1121,6 +1245,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 						 ploom_hb_waits(s->op, s->mode));
 			if (nc < 0)
 				return ploom_err_oom(err);
+			if (ploom_hb_waits(s->op, s->mode))
+				nc = wait_candidates(d, c, nc, s->task, acc);
 			nc = ploom_hb_maximal(d->hb, c, nc);
 			for (i = 0; i < nc; i++)
 				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j),

@@ -24,7 +24,9 @@
  * the later one goes first.  The order of two critical sections of one lock
  * is such a race: a blocking acquire (and a join) races with the last
  * step on its object before which it could have run, not with the
- * release (or exit) that let it run.  A run that ends in a failure (an
+ * release (or exit) that let it run; an acquire that waits for more than
+ * its lock (a queue's get, a semaphore's acquire: one step) could run
+ * only where the run's enabled sets say it could.  A run that ends in a failure (an
  * exception, a crash) ends every task at once, so the next operation of
  * every other task races with its last step; at a deadlock, the blocked
  * acquires race as if they ran.
@@ -155,7 +157,8 @@ const int *ploom_dpor_sleep(const struct ploom_dpor *d, size_t *n);
  * pending operations and outcome are read during the call) and computes
  * the next.  Returns 1 when there is a next schedule, 0 when the search
  * is complete, -1 with err filled (PLOOM_ERR_DIVERGENCE when the run did
- * not make the prefix's choices, or ran a task that was asleep;
+ * not make the prefix's choices; PLOOM_ERR_INTERNAL when it ran a task
+ * that the search takes for asleep, which the worker never does;
  * PLOOM_ERR_NOMEM when out of memory). */
 int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err);
 

@@ -36,6 +36,9 @@ enum ploom_err_kind {
 	PLOOM_ERR_SYSTEM,
 	/* a signal cut a wait short (ploom_worker_opts' interrupted flag) */
 	PLOOM_ERR_INTERRUPTED,
+	/* ploom's own bookkeeping contradicts itself (a search that finds a
+	 * run it cannot have asked for): a bug of ploom, to be reported */
+	PLOOM_ERR_INTERNAL,
 };
 
 struct ploom_err {

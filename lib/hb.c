@@ -39,10 +39,11 @@ struct obj_state {
 struct ploom_hb {
 	int ntasks;
 	int *task;              /* per event */
+	char *free0;            /* per event: its first object was free before it */
 	int *vc;                /* vc[j * ntasks + t]: t's last event at or before j, plus 1 */
 	long *last_of;          /* per task: its latest event so far, -1 */
 	long *latest;           /* per task: ploom_hb_maximal()'s scratch */
-	size_t task_cap, vc_cap, last_of_cap, latest_cap;
+	size_t task_cap, free0_cap, vc_cap, last_of_cap, latest_cap;
 	struct obj_state *objs; /* open addressing, a power of two */
 	size_t objs_cap, objs_used;
 	long *cand;             /* ploom_hb_candidates()' answer */
@@ -74,6 +75,7 @@ void ploom_hb_free(struct ploom_hb *hb)
 		return;
 	objs_free(hb);
 	free(hb->task);
+	free(hb->free0);
 	free(hb->vc);
 	free(hb->last_of);
 	free(hb->latest);
@@ -112,6 +114,7 @@ int ploom_hb_reset(struct ploom_hb *hb, int ntasks, size_t nevents)
 	if (ntasks < 0 || (ntasks && nevents > SIZE_MAX / (size_t)ntasks))
 		return -1;
 	if (ensure((void **)&hb->task, &hb->task_cap, nevents, sizeof(*hb->task)) < 0 ||
+	    ensure((void **)&hb->free0, &hb->free0_cap, nevents, sizeof(*hb->free0)) < 0 ||
 	    ensure((void **)&hb->vc, &hb->vc_cap, nevents * (size_t)ntasks, sizeof(*hb->vc)) < 0 ||
 	    ensure((void **)&hb->last_of, &hb->last_of_cap, (size_t)ntasks,
 		   sizeof(*hb->last_of)) < 0 ||
@@ -252,6 +255,16 @@ int ploom_hb_before(const struct ploom_hb *hb, const int *vc, long i)
 int ploom_hb_ordered(const struct ploom_hb *hb, long i, int q)
 {
 	return ordered(hb, i, q);
+}
+
+long ploom_hb_latest(const struct ploom_hb *hb, int q)
+{
+	return hb->last_of[q];
+}
+
+int ploom_hb_was_free(const struct ploom_hb *hb, long i)
+{
+	return hb->free0[i];
 }
 
 static void vc_join(int *to, const int *from, int n)
@@ -422,6 +435,8 @@ int ploom_hb_step(struct ploom_hb *hb, long j, int q, enum ploom_op op,
 		if (!o)
 			return -1;
 		free_before = obj_step(o, op, exits && k == na - 1);
+		if (k == 0)
+			hb->free0[j] = (char)free_before;
 		if (free_before) {
 			o->last_free = j;
 			if (a[k].how == PLOOM_ACCESS_WRITE)

@@ -136,4 +136,12 @@ int ploom_hb_before(const struct ploom_hb *hb, const int *vc, long i);
  * so the two never race. */
 int ploom_hb_ordered(const struct ploom_hb *hb, long i, int q);
 
+/* The latest event of task q that ploom_hb_step() took, or -1. */
+long ploom_hb_latest(const struct ploom_hb *hb, int q);
+
+/* 1 if event i, one ploom_hb_step() took, found the object of its first
+ * access free: a lock not held, a thread not running (what waits in
+ * ploom_hb_candidates() looks for). */
+int ploom_hb_was_free(const struct ploom_hb *hb, long i);
+
 #endif

@@ -67,6 +67,7 @@ void ploom_search_result_release(struct ploom_search_result *res)
 	ploom_trace_free(res->failure);
 	free(res->failure_path);
 	free(res->limit_path);
+	free(res->internal_path);
 	for (i = 0; i < res->noutcomes; i++)
 		free(res->outcomes[i].summary);
 	free(res->outcomes);
@@ -177,13 +178,28 @@ static int save_trace(struct ploom_trace **out, char **out_path, const struct pl
 }
 
 /* The job's part of the search takes the run; a part that is complete
- * goes.  Returns 0, or -1 with err filled. */
-static int strategy_next(struct job *job, const struct ploom_run *run, struct ploom_err *err)
+ * goes.  Returns 0, or -1 with err filled; after an internal error, the
+ * run's trace is saved first (res->internal_path), for the report. */
+static int strategy_next(struct ploom_search *s, struct job *job, struct ploom_run *run,
+			 struct ploom_err *err)
 {
 	int r = job->part->ops->next(job->part, run, err);
 
-	if (r < 0)
+	if (r < 0) {
+		if (err->kind == PLOOM_ERR_INTERNAL && !s->res->internal_path) {
+			struct ploom_trace *trace = NULL;
+			struct ploom_err why = {0, ""}, kept = s->res->save_err;
+
+			s->res->stopped_by = "internal-error";
+			/* the error is the news: a trace that cannot be made or
+			 * saved only leaves the path NULL */
+			if (save_trace(&trace, &s->res->internal_path, s, job->w, run, &why) < 0)
+				s->res->internal_path = NULL;
+			s->res->save_err = kept;
+			ploom_trace_free(trace);
+		}
 		return -1;
+	}
 	if (r == 0) {
 		ploom_strategy_free(job->part);
 		job->part = NULL;
@@ -211,7 +227,7 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 		/* not a schedule: the reduction stopped it half way */
 		if (!probe)
 			res->sleep_blocked++;
-		return strategy_next(job, run, err);
+		return strategy_next(s, job, run, err);
 	}
 	if (run->outcome.kind == PLOOM_OUTCOME_REFINE) {
 		/* not a schedule either: the search ran with too few points and
@@ -225,7 +241,7 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 	}
 	/* another's schedule, which that other counts and reports */
 	if (probe && run->outcome.kind != PLOOM_OUTCOME_DIVERGENCE)
-		return strategy_next(job, run, err);
+		return strategy_next(s, job, run, err);
 	res->schedules++;
 	if ((long)run->nsteps > res->max_depth)
 		res->max_depth = (long)run->nsteps;
@@ -237,7 +253,7 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 		return -1;
 	/* the strategy moves on from the run's steps before a failing run is
 	 * moved into its trace */
-	if (strategy_next(job, run, err) < 0)
+	if (strategy_next(s, job, run, err) < 0)
 		return -1;
 	if (run->outcome.kind == PLOOM_OUTCOME_STEP_LIMIT) {
 		if (!res->limit_path && !res->failure && !res->save_err.kind) {

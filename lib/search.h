@@ -239,7 +239,8 @@ struct ploom_search_result {
 	long max_depth;                 /* the most steps of one schedule */
 	/* NULL when the search is complete; else why it is not, a static
 	 * string: "failure", "max-steps" (a schedule reached the step limit,
-	 * even with keep_going), "max-schedules", "time-limit" or "refine" */
+	 * even with keep_going), "max-schedules", "time-limit", "refine" or
+	 * "internal-error" */
 	const char *stopped_by;
 	/* when stopped by "refine": the keys of the access sites of plain
 	 * state that must be points (outcome refine, event.h), space-
@@ -266,6 +267,11 @@ struct ploom_search_result {
 	/* the path of the trace of the first schedule that reached the step
 	 * limit, when it came before any failure; else NULL */
 	char *limit_path;
+	/* after an internal error of the strategy (stopped_by
+	 * "internal-error", ploom_search_run() -1 with err of kind
+	 * PLOOM_ERR_INTERNAL): the trace of the run it was taking, or NULL
+	 * when it could not be saved */
+	char *internal_path;
 	/* code 0, or why the trace of the failure or step limit could not
 	 * be saved ("cannot save the trace: ..."): its path is then NULL, and
 	 * the search stopped there (stopped_by "failure" or "max-steps"), even

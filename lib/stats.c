@@ -417,7 +417,7 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 {
 	static const char *const results[] = {"pass", "failure", "incomplete", NULL};
 	static const char *const stops[] = {"failure", "max-steps", "max-schedules",
-					    "time-limit", NULL};
+					    "time-limit", "internal-error", NULL};
 	/* minimize.h's stopped_by */
 	static const char *const minimize_stops[] = {"time", "max-schedules", "memory", NULL};
 	struct ploom_stats *s = &in->stats;

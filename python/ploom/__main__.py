@@ -22,7 +22,7 @@ instrumented any, or the limit that stopped the search).  ``show`` is
 The exit status is the utilities' (see ``man ploom-explore``): 0 passed,
 1 a schedule failed, 2 usage error or bad input, 3 a limit stopped the
 search (never a pass), 4 a schedule or a replay did not follow its choices
-or its trace.
+or its trace, 5 an internal error of ploom (please report it).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 EXIT_DIVERGENCE = 4
+EXIT_INTERNAL = 5
 
 # The console script runs main() with its own path as argv[0]; python -m
 # ploom with that of this file.
@@ -53,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Find thread bugs in Python. Replay the schedule that failed.",
         epilog="exit status: 0 passed, 1 a schedule failed, 2 usage error or bad input, "
         "3 a limit stopped the search (never a pass), 4 a schedule or a replay did not follow "
-        "its choices or its trace",
+        "its choices or its trace, 5 an internal error of ploom (please report it)",
     )
     parser.add_argument("-V", "--version", action="version", version=f"ploom {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -131,8 +132,8 @@ def _check(args: list[str]) -> int:
         return EXIT_USAGE
     except exploration._UtilityError as exc:
         # ploom-explore said why on our stderr; a schedule that did not
-        # follow its choices keeps its own status
-        return EXIT_DIVERGENCE if exc.code == EXIT_DIVERGENCE else EXIT_USAGE
+        # follow its choices, and an internal error, keep their own status
+        return exc.code if exc.code in (EXIT_DIVERGENCE, EXIT_INTERNAL) else EXIT_USAGE
     except RuntimeError as exc:
         return _error(str(exc))
     if stats is not None:
@@ -199,7 +200,7 @@ def _show(args: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Runs one command; returns the exit status (0, 1, 2, 3 or 4)."""
+    """Runs one command; returns the exit status (0 to 5)."""
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] in (["check"], ["show"]):

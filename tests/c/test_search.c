@@ -180,6 +180,21 @@ static const struct ploom_strategy_ops count_sleep_ops = {
 	"count", count_prefix, count_sleep, count_next, NULL, NULL, count_free, NULL, NULL, NULL, 0,
 };
 
+/* As count_next(), but the third run trips an internal error. */
+static int count_next_trips(struct ploom_strategy *self, const struct ploom_run *run,
+			    struct ploom_err *err)
+{
+	struct count *c = (struct count *)self;
+
+	if (c->i == 2)
+		return ploom_err_set(err, PLOOM_ERR_INTERNAL, "run %d contradicts the search", c->i);
+	return count_next(self, run, err);
+}
+
+static const struct ploom_strategy_ops count_trips_ops = {
+	"count", count_prefix, NULL, count_next_trips, NULL, NULL, count_free, NULL, NULL, NULL, 0,
+};
+
 /* n schedules, one after another (n < 0: without end). */
 static struct ploom_strategy *count_new(int n, const struct ploom_strategy_ops *ops)
 {
@@ -803,6 +818,32 @@ static void a_divergence_ends_the_search(void)
 	setup_release(&t);
 }
 
+static void an_internal_error_keeps_the_counts_and_the_trace_of_its_run(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct ploom_trace *t2 = NULL;
+	struct setup t;
+
+	setup_init(&t, "numbered", 1);
+	t.opts.keep_going = 1;
+	CHECK_INT(ploom_search_run(&res, count_new(5, &count_trips_ops), &t.opts, &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_INTERNAL);
+	CHECK_STR(err.msg, "run 2 contradicts the search");
+	/* the run that tripped it is a schedule the search ran */
+	CHECK_INT(res.schedules, 3);
+	CHECK_STR(res.stopped_by, "internal-error");
+	CHECK(res.internal_path != NULL);
+	if (res.internal_path) {
+		CHECK_INT(ploom_trace_read_file(&t2, res.internal_path, &err), 0);
+		if (t2)
+			CHECK_STR(t2->run.outcome.exc_message, "run 2");
+	}
+	ploom_trace_free(t2);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
 static void a_strategy_that_cannot_split_runs_on_one_worker_only(void)
 {
 	struct ploom_search_result res;
@@ -1046,6 +1087,7 @@ int main(int argc, char **argv)
 	a_trace_that_cannot_be_saved_stops_the_search_with_the_reason();
 	a_divergence_ends_the_search();
 	a_strategy_that_cannot_split_runs_on_one_worker_only();
+	an_internal_error_keeps_the_counts_and_the_trace_of_its_run();
 	the_sleep_set_reaches_the_worker();
 	the_time_limit_stops_the_search();
 	the_interrupted_flag_stops_the_search();

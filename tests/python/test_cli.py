@@ -516,3 +516,14 @@ def test_the_ploom_command_is_python_m_ploom_under_its_own_name(project):
     assert run("show", "--format=xml", minimized).stderr.startswith(
         "ploom-show: invalid --format 'xml'\nusage: ploom show [--format="
     )
+
+
+@pytest.mark.parametrize("code, status", [(4, 4), (5, 5), (2, 2), (9, 2)])
+def test_check_keeps_the_status_of_a_divergence_and_of_an_internal_error(monkeypatch, code, status):
+    from ploom import exploration
+
+    def fails(*args, **kwargs):
+        raise exploration._UtilityError("ploom: ploom-explore failed", "", code)
+
+    monkeypatch.setattr(exploration, "_search", fails)
+    assert main(["check", "scenarios:bank"]) == status
