@@ -750,13 +750,14 @@ static int write_stats(const struct ploom_search_result *res, const struct run_o
  * in the statistics, then the error and the trace of the schedule that
  * tripped it, which the report needs.  Returns the exit status. */
 static int internal_error(struct ploom_search_result *res, const struct run_opts *o,
-			  struct report *rep, const struct ploom_err *err)
+			  const struct ploom_hello *seen, struct report *rep,
+			  const struct ploom_err *err)
 {
 	struct ploom_err why = {0, ""};
 	int ret;
 
 	cli_status_clear(&rep->status);
-	if (write_stats(res, o, NULL, &why) < 0)
+	if (write_stats(res, o, seen, NULL, NULL, &why) < 0)
 		cli_fail(&why, "");
 	ret = cli_fail(err, "");
 	if (res->internal_path)
@@ -837,7 +838,11 @@ int main(int argc, char **argv)
 		r = run_search(&res, strategy, workers, &o, &rep, &err);
 		strategy = NULL;
 		if (r < 0 && err.kind == PLOOM_ERR_INTERNAL) {
-			ret = internal_error(&res, &o, &rep, &err);
+			/* what the first worker said it instrumented: every worker
+			 * loads the same scenario with the same options */
+			const struct ploom_hello none = {0};
+			ret = internal_error(&res, &o, workers[0] ? ploom_worker_hello(workers[0]) : &none,
+					     &rep, &err);
 			goto done;
 		}
 		if (r < 0)
