@@ -13,6 +13,7 @@
 
 #include "args.h"
 #include "json.h"
+#include "plural.h"
 #include "render.h"
 #include "replay.h"
 #include "version.h"
@@ -546,7 +547,7 @@ int cli_worker_start_current(struct ploom_worker **out, const char *python,
 		return -1;
 	if (n)
 		fprintf(stderr, "%s: the source differs from the trace's in %d file%s:\n", cli_prog,
-			n, n == 1 ? "" : "s");
+			n, ploom_s(n));
 	else
 		fprintf(stderr, "%s: the source is the trace's\n", cli_prog);
 	/* every line ends in '\n'; the paths come from the trace */

@@ -130,6 +130,9 @@ original() {
 	[ "$(jq -c .choices out.json)" = "$(jq -c .choices "$orig")" ]
 	[ "$(jq .minimized_from out.json)" = null ]
 	[[ "$stderr" == "ploom-minimize: gave up after 2 schedules (--max-schedules)"* ]]
+	# one schedule is "1 schedule"
+	run -0 --separate-stderr ploom-minimize -n 1 "$orig"
+	[[ "$stderr" == "ploom-minimize: gave up after 1 schedule (--max-schedules)"* ]]
 }
 
 @test "a passing trace is refused" {
