@@ -178,10 +178,10 @@ original() {
 
 @test "the trace's patch list reaches the worker, which patches only imported modules" {
 	original
-	jq '.config.patch = ["ok.mod"]' "$orig" > patched.json
+	jq '.config.patch = ["colorsys"]' "$orig" > patched.json
 	run -2 --separate-stderr ploom-minimize patched.json
 	[ -z "$output" ]
-	[[ "$stderr" == "ploom-minimize: cannot load scenario "*"ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
+	[[ "$stderr" == "ploom-minimize: cannot load scenario "*"ImportError: cannot patch 'colorsys': the scenario's module has not imported it"* ]]
 }
 
 @test "the trace's instrument list reaches the worker, as recorded" {
