@@ -14,6 +14,7 @@
 #include "args.h"
 #include "json.h"
 #include "minimize.h"
+#include "plural.h"
 #include "render.h"
 #include "replay.h"
 #include "version.h"
@@ -554,7 +555,7 @@ int cli_worker_start_current(struct ploom_worker **out, const char *python,
 		return -1;
 	if (n)
 		fprintf(stderr, "%s: the source differs from the trace's in %d file%s:\n", cli_prog,
-			n, n == 1 ? "" : "s");
+			n, ploom_s(n));
 	else
 		fprintf(stderr, "%s: the source is the trace's\n", cli_prog);
 	/* every line ends in '\n'; the paths come from the trace */
@@ -630,5 +631,5 @@ void cli_minimize_stopped(const struct ploom_minimize_result *res)
 	fprintf(stderr,
 		"%s: the minimizer stopped early after %ld schedule%s: %s; the trace written "
 		"has the fewest preemptions found (%d of %d), not proven the fewest\n",
-		cli_prog, res->schedules, res->schedules == 1 ? "" : "s", why, res->to, res->from);
+		cli_prog, res->schedules, ploom_s(res->schedules), why, res->to, res->from);
 }

@@ -19,6 +19,7 @@
 #include "json.h"
 #include "minimize.h"
 #include "plan.h"
+#include "plural.h"
 #include "render.h"
 #include "replay.h"
 #include "sample.h"
@@ -215,8 +216,8 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 			break;
 		if (rep->progress == PROGRESS_AUTO && !rep->tty) {
 			/* a log keeps every line: the counts, as they are */
-			fprintf(stderr, PROG ": %ld schedules, %ld failing, %.1f s\n", n,
-				ev->res->failing, ev->elapsed_s);
+			fprintf(stderr, PROG ": %ld schedule%s, %ld failing, %.1f s\n", n,
+				ploom_s(n), ev->res->failing, ev->elapsed_s);
 			break;
 		}
 		ploom_search_estimate(&est, ev);
@@ -237,8 +238,8 @@ static void minimize_progress(void *ctx, long schedules, int bound)
 
 	if (!cli_progress_due(&rep->last_progress, !rep->tty))
 		return;
-	snprintf(line, sizeof(line), PROG ": minimizing: %ld schedules, at most %d preemption%s",
-		 schedules, bound, bound == 1 ? "" : "s");
+	snprintf(line, sizeof(line), PROG ": minimizing: %ld schedule%s, at most %d preemption%s",
+		 schedules, ploom_s(schedules), bound, ploom_s(bound));
 	if (rep->tty)
 		cli_status_show(&rep->status, line);
 	else
@@ -618,7 +619,7 @@ static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const
 		ploom_put_printable(stderr, again->run.outcome.summary);
 		if (departures)
 			fprintf(stderr, " (%d departure%s from its order of tasks)", departures,
-				departures == 1 ? "" : "s");
+				ploom_s(departures));
 		fputc('\n', stderr);
 		if (sr->path)
 			fprintf(stderr, PROG ": trace written to '%s'\n", sr->path);

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "err.h"
+#include "plural.h"
 #include "stats.h"
 #include "merge.h"
 #include "shard.h"
@@ -40,7 +41,7 @@ static void say_missing(const struct ploom_shard *sh)
 	int i, shown = sh->nmissing < SHOWN_MISSING ? sh->nmissing : SHOWN_MISSING;
 
 	fprintf(stderr, PROG ": %d of %d shard%s missing:", sh->nmissing, sh->count,
-		sh->count == 1 ? "" : "s");
+		ploom_s(sh->count));
 	for (i = 0; i < shown; i++)
 		fprintf(stderr, "%s %d", i ? "," : "", sh->missing[i]);
 	if (shown < sh->nmissing)

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "err.h"
 #include "minimize.h"
+#include "plural.h"
 #include "replay.h"
 #include "trace.h"
 #include "worker.h"
@@ -49,8 +50,8 @@ static const struct option options[] = {
 static void progress(void *ctx, long schedules, int bound)
 {
 	if (cli_progress_due(ctx, !isatty(STDERR_FILENO)))
-		fprintf(stderr, PROG ": %ld schedules, searching at most %d preemption%s\n",
-			schedules, bound, bound == 1 ? "" : "s");
+		fprintf(stderr, PROG ": %ld schedule%s, searching at most %d preemption%s\n",
+			schedules, ploom_s(schedules), bound, ploom_s(bound));
 }
 
 int main(int argc, char **argv)
@@ -126,8 +127,8 @@ int main(int argc, char **argv)
 	if (res.stopped_by)
 		cli_minimize_stopped(&res);
 	else if (!opts.quiet)
-		fprintf(stderr, PROG ": %d -> %d preemptions after %ld schedules\n", res.from,
-			res.to, res.schedules);
+		fprintf(stderr, PROG ": %d -> %d preemptions after %ld schedule%s\n", res.from,
+			res.to, res.schedules, ploom_s(res.schedules));
 	ret = PLOOM_EXIT_OK;
 	goto done;
 

@@ -12,6 +12,7 @@
 #include "args.h"
 #include "cli.h"
 #include "err.h"
+#include "plural.h"
 #include "render.h"
 #include "replay.h"
 #include "trace.h"
@@ -98,7 +99,7 @@ static int on_current_source(struct ploom_trace *trace, const char *python,
 			      stderr);
 			fputs(" on the current source", stderr);
 		}
-		fprintf(stderr, "; %d departure%s\n", departures, departures == 1 ? "" : "s");
+		fprintf(stderr, "; %d departure%s\n", departures, ploom_s(departures));
 	}
 	goto done;
 fail:

@@ -1,6 +1,7 @@
 /* The size of a search and how much of it is done; estimate.h documents
  * the estimator. */
 #include "estimate.h"
+#include "plural.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -152,7 +153,7 @@ int ploom_estimate_format(char *buf, size_t size, const struct ploom_estimate *e
 	if (buf && size)
 		buf[0] = '\0';
 	put_count(&o, (double)e->schedules);
-	put(&o, e->schedules == 1 ? " schedule" : " schedules");
+	put(&o, " schedule%s", ploom_s(e->schedules));
 	if (e->elapsed_s > 0) {
 		put(&o, " (");
 		if (e->rate < 9.95)

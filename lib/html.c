@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plural.h"
 #include "view.h"
 #include "writer.h"
 
@@ -705,7 +706,7 @@ static void put_legend(struct ploom_writer *w, const struct ploom_view *v)
 		putf(w, "</span> racing pair%s: steps of two tasks on one object that another "
 		     "schedule could run the other way round (the tag beside each step of a pair; "
 		     "the dashed arrow from its earlier step to its later",
-		     v->nraces > 1 ? "s" : "");
+		     ploom_s(v->nraces));
 		if (v->key >= 0)
 			putf(w, "; solid, %c: the race the failure rests on",
 			     ploom_view_race_tag((size_t)v->key));

@@ -12,6 +12,7 @@
 #include "event.h"
 #include "fingerprint.h"
 #include "kind.h"
+#include "plural.h"
 
 /* the bound's milliseconds fit a `run` command's TIMEOUT_MS */
 _Static_assert(LONG_MAX / 2 / 1000 >= (long)PLOOM_MAX_TIMEOUT_S, "long too small");
@@ -1534,7 +1535,7 @@ char *ploom_config_label(const struct ploom_config *c)
 			c->instrument[i]);
 	if (c->nplain_points)
 		fprintf(f, ", %zu plain point%s", c->nplain_points,
-			c->nplain_points == 1 ? "" : "s");
+			ploom_s((long)c->nplain_points));
 	/* a sample's, which says how to run the same schedules again */
 	if (ploom_search_flags(c->search) & PLOOM_KIND_SAMPLE) {
 		fprintf(f, ", search %s, seed %lu", c->search, c->seed);

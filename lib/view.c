@@ -1,5 +1,6 @@
 /* The view of a trace that both drawings emit; view.h documents it. */
 #include "view.h"
+#include "plural.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -432,7 +433,7 @@ static int view_facts(struct ploom_view *v)
 	if (add_fact(v, "config", s ? s : strdup("?")) < 0)
 		return -1;
 	if (asprintf(&s, "%zu (%zu choice%s)", run->nsteps, run->nchoices,
-		     run->nchoices == 1 ? "" : "s") < 0)
+		     ploom_s((long)run->nchoices)) < 0)
 		s = NULL;
 	if (add_fact(v, "steps", s) < 0 || (tr->id && add_fact(v, "id", strdup(tr->id)) < 0))
 		return -1;

@@ -137,15 +137,17 @@ def _check(args: list[str]) -> int:
     except RuntimeError as exc:
         return _error(str(exc))
     if stats is not None:
-        print(f"{stats.schedules} schedules, all passed{_plain_state(stats)}{_saved(stats)}")
+        print(f"{exploration._counted(stats.schedules, 'schedule')}, all passed{_plain_state(stats)}{_saved(stats)}")
     return EXIT_OK
 
 
 def _saved(stats) -> str:
     """The saved failing schedules that ran first and passed: "; 2 saved
     schedules passed first", or "" when none ran."""
+    from ploom import exploration
+
     n = stats.saved_runs
-    return f"; {n} saved schedule{'' if n == 1 else 's'} passed first" if n else ""
+    return f"; {exploration._counted(n, 'saved schedule')} passed first" if n else ""
 
 
 def _plain_state(stats) -> str:

@@ -302,6 +302,74 @@ def imports_as(name, file, root):
     return False
 
 
+def nearest(name, names):
+    """" (did you mean 'workpool'?)": the names closest to a name that
+    does not exist, said after the error, or "" when none is close.  The
+    one place where a mistyped name (a module to patch or instrument, a
+    target's function) gets its suggestions; a mistyped Config field is
+    CPython's own TypeError, which makes them too."""
+    import difflib
+
+    close = [repr(match) for match in difflib.get_close_matches(name, sorted(set(names)), n=3)]
+    if not close:
+        return ""
+    return f" (did you mean {', '.join(close[:-1]) + ' or ' if close[1:] else ''}{close[-1]}?)"
+
+
+def _module_names(path):
+    """The modules and packages that ``import`` finds in path's folders
+    (None: sys.path, and the modules built into the interpreter)."""
+    import pkgutil
+
+    names = [info.name for info in pkgutil.iter_modules(path)]
+    return names + list(sys.builtin_module_names) if path is None else names
+
+
+def missing_module(name):
+    """Why ``import name`` would find no module, with the nearest names
+    there are, or None when it would find one.  Nothing is imported: a
+    dotted name's packages are searched as their specs say (as _origin()
+    does), so that a package to patch or instrument is still imported
+    later, patched or instrumented."""
+    parts = name.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return None  # not a module name: the patching or rewriting says so
+    path = None  # where the next part is searched: None is sys.path
+    for i in range(1, len(parts) + 1):
+        sub = ".".join(parts[:i])
+        module = sys.modules.get(sub)
+        if module is not None:
+            locations = getattr(module, "__path__", None)
+        else:
+            try:
+                spec = _find_spec(sub, path)
+            except Exception:  # noqa: BLE001 - a finder that fails finds nothing
+                spec = None
+            if spec is None:
+                prefix = ".".join(parts[:i - 1])
+                found = [f"{prefix}.{n}" if prefix else n for n in _module_names(path)]
+                return f"no module named {sub!r}" + nearest(sub, found)
+            locations = spec.submodule_search_locations
+        if i == len(parts):
+            return None
+        if locations is None:
+            return f"no module named {name!r}: {sub!r} is not a package"
+        path = list(locations)
+    return None
+
+
+def _refuse_missing(patch, instrument):
+    """Refuses (ModuleNotFoundError) a module to patch or instrument that
+    cannot be found from where the scenario is imported: a typo, surely.
+    One that can be found but that the scenario does not import may yet
+    be imported late, by a schedule, and is not refused here."""
+    for verb, names in (("patch", patch), ("instrument", instrument)):
+        for name in names:
+            why = missing_module(name)
+            if why:
+                raise ModuleNotFoundError(f"cannot {verb} {name!r}: {why}")
+
+
 def _find_spec(name, path):
     for finder in sys.meta_path:
         find = getattr(finder, "find_spec", None)
@@ -399,11 +467,16 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
         # once the scenario's folder is on the path, where the modules
         # named are found, and before its import, which imports them
         nonlocal finder
-        if names:
-            finder = _rewriter().install(names)
         if patch:
             from ploom import _patch
 
+            # what patching cannot mean (threading itself) is refused
+            # first, with its own reason
+            _patch.expand(patch)
+        _refuse_missing(patch, [name for name in instrument if name != "-"])
+        if names:
+            finder = _rewriter().install(names)
+        if patch:
             _patch.install(patch)
 
     if is_file:
@@ -439,11 +512,17 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
             _patch.front()
         module = importlib.import_module(where)
     obj = module
+    found = []  # the parts of qualname found so far
     for part in qualname.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise AttributeError(f"module {module.__name__!r} has no attribute {qualname!r}") from None
+            known = [".".join([*found, name]) for name in dir(obj) if not name.startswith("__")]
+            raise AttributeError(
+                f"module {module.__name__!r} has no attribute {qualname!r}"
+                + nearest(".".join([*found, part]), known)
+            ) from None
+        found.append(part)
     if not callable(obj):
         raise TypeError(f"{target!r} is not callable")
     problem = scenario_problem(obj)

@@ -174,7 +174,7 @@ class Config:
     (a dry run, which :func:`check` does not need).
 
     A value of the wrong type (``True`` for a count, ``"2"`` for ``jobs``)
-    is a ValueError naming the field, here.  The values themselves are
+    is a TypeError naming the field, here.  The values themselves are
     ``ploom-explore``'s to judge: a value it refuses makes :func:`check`
     raise a ValueError, before any schedule runs, carrying its reason, such
     as ``ploom-explore: invalid --max-steps '-1': not an integer from 0 to
@@ -277,40 +277,40 @@ def _spelled(value: Any) -> str:
 def _check_int(name: str, value: Any) -> None:
     # bool is an int subclass, but True as a count is surely a mistake
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ValueError(f"Config.{name} must be an integer, not {value!r}")
+        raise TypeError(f"Config.{name} must be an integer, not {value!r}")
 
 
 def _check_seconds(name: str, value: Any, owner: str | None = None) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise ValueError(f"{owner or 'Config.' + name} must be a number of seconds, not {value!r}")
+        raise TypeError(f"{owner or 'Config.' + name} must be a number of seconds, not {value!r}")
 
 
 def _check_str(name: str, value: Any) -> None:
     if value is not None and not isinstance(value, str):
-        raise ValueError(f"Config.{name} must be a string, not {value!r}")
+        raise TypeError(f"Config.{name} must be a string, not {value!r}")
 
 
 def _check_bool(name: str, value: Any) -> None:
     if not isinstance(value, bool):
-        raise ValueError(f"Config.{name} must be True or False, not {value!r}")
+        raise TypeError(f"Config.{name} must be True or False, not {value!r}")
 
 
 def _check_path(name: str, value: Any) -> None:
     if value is not None and (
         not isinstance(value, (str, os.PathLike)) or not isinstance(os.fspath(value), str)
     ):
-        raise ValueError(f"Config.{name} must be a path, not {value!r}")
+        raise TypeError(f"Config.{name} must be a path, not {value!r}")
 
 
 def _check_names(name: str, value: Any) -> None:
     # the names themselves are ploom-explore's to judge, as the other values
     if isinstance(value, str):
-        raise ValueError(
+        raise TypeError(
             f"Config.{name} must be a tuple of module names, not the string {value!r} "
             f"(write ({value!r},) for one module)"
         )
     if not isinstance(value, (tuple, list)) or not all(isinstance(item, str) for item in value):
-        raise ValueError(f"Config.{name} must be a tuple of module names, not {value!r}")
+        raise TypeError(f"Config.{name} must be a tuple of module names, not {value!r}")
 
 
 _CHECKS = {
@@ -668,7 +668,8 @@ def check(
     arguments, an ``async def`` or generator function (calling those only
     creates a coroutine or generator, so every schedule would pass without
     the body ever running), or a function whose module has no file (code run
-    by ``exec``).
+    by ``exec``); TypeError for a ``config`` that is not a :class:`Config`
+    and a ``scenario`` that is not callable.
 
     Inside the worker process that imports the scenario's module, and in
     the schedules it runs, ``check`` does nothing and returns None, so a
@@ -696,7 +697,12 @@ def check(
     elif not isinstance(config, Config):
         raise TypeError(f"ploom.check: config must be a ploom.Config, not {type(config).__name__}")
     target, import_root = _target(scenario)
-    return _explore(target, import_root, config, progress=progress)
+    try:
+        return _explore(target, import_root, config, progress=progress)
+    except _UtilityError as exc:
+        # the type is __main__'s, for the exit status; a caller sees the
+        # RuntimeError this function promises, with the same message
+        raise RuntimeError(str(exc)) from None
 
 
 def _explore(
@@ -999,7 +1005,7 @@ def _target(scenario: Any) -> tuple[str, str | None]:
     """Returns the TARGET naming ``scenario`` for the worker, and the folder
     to put on the worker's import path (None if nothing is needed)."""
     if not callable(scenario):
-        raise ValueError(f"ploom.check: the scenario must be a function, not {type(scenario).__name__}")
+        raise TypeError(f"ploom.check: the scenario must be a function, not {type(scenario).__name__}")
     qualname = getattr(scenario, "__qualname__", None)
     module_name = getattr(scenario, "__module__", None)
     if not isinstance(qualname, str) or not isinstance(module_name, str):
@@ -1215,6 +1221,13 @@ def _stderr_tail(stderr: str) -> str:
     return ":\n" + "\n".join(lines[-20:])
 
 
+def _counted(n: int, noun: str) -> str:
+    """"1 schedule", "2 schedules": the one place where ploom's Python
+    messages put a count's noun in the plural (the C utilities' is
+    lib/plural.h)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _limit(stopped_by: str | None, config: Config | None) -> str:
     """The limit that stopped the search, in the words of config's field,
     or of the option for python -m ploom check (config None)."""
@@ -1250,14 +1263,14 @@ def _incomplete_message(stats: Statistics, config: Config | None) -> str:
         if "pct_depth" in stats.raw:
             drawn += f", depth {stats.raw.get('pct_depth')}"
         message = (
-            f"{search} sample ({drawn}) incomplete: no failure in {stats.schedules} schedules, "
+            f"{search} sample ({drawn}) incomplete: no failure in {_counted(stats.schedules, 'schedule')}, "
             f"stopped by {_limit(stats.stopped_by, config)}; a sample is never a pass, since the "
             "schedules not drawn may fail"
         )
     else:
         message = (
             f"exploration incomplete: stopped by {_limit(stats.stopped_by, config)} after "
-            f"{stats.schedules} schedules; a limit is never a pass, since the schedules not "
+            f"{_counted(stats.schedules, 'schedule')}; a limit is never a pass, since the schedules not "
             "explored may fail"
         )
     if stats.trace:

@@ -648,9 +648,33 @@ verdict() {
 # A replayed trace names the modules to patch, so the worker imports none:
 # a module the scenario's module did not import is refused before any run.
 @test "--patch reaches the worker, which patches only modules the scenario imported" {
-	run -2 --separate-stderr ploom-explore --trace-dir=traces --patch=ok.mod "$BANK:scenario"
+	run -2 --separate-stderr ploom-explore --trace-dir=traces --patch=colorsys "$BANK:scenario"
 	[ -z "$output" ]
-	[[ "$stderr" == "ploom-explore: cannot load scenario '$BANK:scenario': ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
+	[[ "$stderr" == "ploom-explore: cannot load scenario '$BANK:scenario': ImportError: cannot patch 'colorsys': the scenario's module has not imported it"* ]]
+	[ ! -e traces ]
+}
+
+@test "a module to patch or instrument that does not exist is refused with the nearest names" {
+	cp "$BANK" bank.py
+	echo 'import bank_helpers' >> bank.py
+	echo 'x = 1' > bank_helpers.py
+	local option
+	for option in patch instrument; do
+		run -2 --separate-stderr ploom-explore --trace-dir=traces "--$option=bank_helper" bank.py:scenario
+		[ -z "$output" ]
+		[ "$stderr" = "ploom-explore: cannot load scenario 'bank.py:scenario': ModuleNotFoundError: cannot $option 'bank_helper': no module named 'bank_helper' (did you mean 'bank_helpers'?)" ]
+	done
+	# a dotted name: its package is searched, and not imported
+	run -2 --separate-stderr ploom-explore --instrument=json.decodr bank.py:scenario
+	[ "$stderr" = "ploom-explore: cannot load scenario 'bank.py:scenario': ModuleNotFoundError: cannot instrument 'json.decodr': no module named 'json.decodr' (did you mean 'json.decoder', 'json.encoder' or 'json.scanner'?)" ]
+	run -2 --separate-stderr ploom-explore --patch=json.decoder.x bank.py:scenario
+	[ "$stderr" = "ploom-explore: cannot load scenario 'bank.py:scenario': ModuleNotFoundError: cannot patch 'json.decoder.x': no module named 'json.decoder.x': 'json.decoder' is not a package" ]
+	# nothing near: no guess
+	run -2 --separate-stderr ploom-explore --patch=zzqqxx bank.py:scenario
+	[ "$stderr" = "ploom-explore: cannot load scenario 'bank.py:scenario': ModuleNotFoundError: cannot patch 'zzqqxx': no module named 'zzqqxx'" ]
+	# a function of the target that does not exist
+	run -2 --separate-stderr ploom-explore bank.py:scenari
+	[ "$stderr" = "ploom-explore: cannot load scenario 'bank.py:scenari': AttributeError: module 'bank' has no attribute 'scenari' (did you mean 'scenario'?)" ]
 	[ ! -e traces ]
 }
 
@@ -786,16 +810,17 @@ EOF
 	run -1 --separate-stderr ploom-explore "${opts[@]}" --reduction=dpor plainbank.py:scenario
 	[ "$(jq -c '[.instrument, .instrument_scenario]' <<<"$output")" = '[[],true]' ]
 	# a module named that no code imports saw nothing, and is not listed
-	run -0 --separate-stderr ploom-explore "${opts[@]}" --instrument=plainbank_nosuch \
+	echo 'x = 1' > plainbank_unused.py
+	run -0 --separate-stderr ploom-explore "${opts[@]}" --instrument=plainbank_unused \
 		plainbank.py:scenario
 	[ "$(jq -c '[.instrument, .instrument_scenario]' <<<"$output")" = '[[],false]' ]
-	run -1 --separate-stderr ploom-explore "${opts[@]}" --instrument=plainbank_nosuch \
+	run -1 --separate-stderr ploom-explore "${opts[@]}" --instrument=plainbank_unused \
 		--instrument=plainbank plainbank.py:scenario
 	[ "$(jq -c .instrument <<<"$output")" = '["plainbank"]' ]
 	# the trace keeps what was asked, so that its replay asks the same
 	local trace
 	trace="$(jq -r .trace <<<"$output")"
-	[ "$(jq -c .config.instrument "$trace")" = '["plainbank_nosuch","plainbank"]' ]
+	[ "$(jq -c .config.instrument "$trace")" = '["plainbank_unused","plainbank"]' ]
 	run -1 --separate-stderr ploom-replay "$trace"
 	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the account is overdrawn" ]
 }
@@ -1129,7 +1154,7 @@ PY
 	# a log (a file, a pipe, pytest -s) keeps every line: a line a second
 	# would fill it
 	explore_to 3 -t 3 "$SCN:counter3"
-	run -1 grep -Ec '^ploom-explore: [0-9]+ schedules' err.txt
+	run -1 grep -Ec '^ploom-explore: [0-9]+ schedules?' err.txt
 	run -1 grep -c $'\r' err.txt
 	run -1 grep -c '^{' err.txt
 	# --progress=json keeps its line a second
@@ -1152,7 +1177,7 @@ PY
 @test "--progress=terminal: the status line on a pipe, as wide as COLUMNS says" {
 	# a front end (ploom.check) reads the pipe and passes it on to a terminal
 	COLUMNS=40 explore_to 3 --progress=terminal -t 2.5 "$SCN:counter3"
-	run -1 grep -Ec '^ploom-explore: [0-9]+ schedules, ' err.txt
+	run -1 grep -Ec '^ploom-explore: [0-9]+ schedules?, ' err.txt
 	[ "$(tr -cd '\n' < err.txt | wc -c)" -eq 0 ]
 	tr '\r' '\n' < err.txt | grep -v '^ *$' > lines.txt
 	grep -Eq '^ploom-explore: [0-9,]+ schedules' lines.txt

@@ -130,6 +130,9 @@ original() {
 	[ "$(jq -c .choices out.json)" = "$(jq -c .choices "$orig")" ]
 	[ "$(jq .minimized_from out.json)" = null ]
 	[ "$stderr" = "ploom-minimize: the minimizer stopped early after 2 schedules: its budget of schedules ran out; the trace written has the fewest preemptions found (2 of 2), not proven the fewest" ]
+	# one schedule is "1 schedule"
+	run -0 --separate-stderr ploom-minimize -n 1 "$orig"
+	[[ "$stderr" == "ploom-minimize: the minimizer stopped early after 1 schedule: "* ]]
 }
 
 @test "a tiny --minimize-seconds stops early with a replayable failing trace and says so" {
@@ -191,10 +194,10 @@ original() {
 
 @test "the trace's patch list reaches the worker, which patches only imported modules" {
 	original
-	jq '.config.patch = ["ok.mod"]' "$orig" > patched.json
+	jq '.config.patch = ["colorsys"]' "$orig" > patched.json
 	run -2 --separate-stderr ploom-minimize patched.json
 	[ -z "$output" ]
-	[[ "$stderr" == "ploom-minimize: cannot load scenario "*"ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
+	[[ "$stderr" == "ploom-minimize: cannot load scenario "*"ImportError: cannot patch 'colorsys': the scenario's module has not imported it"* ]]
 }
 
 @test "the trace's instrument list reaches the worker, as recorded" {

@@ -177,9 +177,9 @@ ploom-replay: to run the recorded order of tasks on the source as it is now, rep
 	jq 'del(.config.patch)' "$min" > old.json
 	run -1 --separate-stderr ploom-replay old.json
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
-	jq '.config.patch = ["ok.mod"]' "$min" > patched.json
+	jq '.config.patch = ["colorsys"]' "$min" > patched.json
 	run -2 --separate-stderr ploom-replay patched.json
-	[[ "$stderr" == "ploom-replay: cannot load scenario "*"ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
+	[[ "$stderr" == "ploom-replay: cannot load scenario "*"ImportError: cannot patch 'colorsys': the scenario's module has not imported it"* ]]
 	jq '.config.patch = ["not a name"]' "$min" > bad.json
 	run -2 --separate-stderr ploom-replay bad.json
 	[ "$stderr" = "ploom-replay: cannot read trace 'bad.json': field 'config.patch[0]' is not a module name (Python identifiers joined by '.')" ]

@@ -125,9 +125,9 @@ load helpers
 	[ "$(echo "$output" | jq -c .config.patch)" = "[]" ]
 	run -2 --separate-stderr ploom-run-one --patch=9lives "$BANK:scenario"
 	[ "${stderr%%$'\n'*}" = "ploom-run-one: invalid --patch '9lives': not a module name (Python identifiers joined by '.')" ]
-	run -2 --separate-stderr ploom-run-one --patch=ok.mod "$BANK:scenario"
+	run -2 --separate-stderr ploom-run-one --patch=colorsys "$BANK:scenario"
 	[ -z "$output" ]
-	[[ "$stderr" == "ploom-run-one: cannot load scenario '$BANK:scenario': ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"* ]]
+	[[ "$stderr" == "ploom-run-one: cannot load scenario '$BANK:scenario': ImportError: cannot patch 'colorsys': the scenario's module has not imported it"* ]]
 }
 
 @test "--instrument is checked, and only the modules it names reach the worker" {

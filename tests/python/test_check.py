@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import traceback
 import types
 import typing
 
@@ -28,6 +29,7 @@ from ploom.exploration import (
     IncompleteExplorationError,
     ModelCheckError,
     Statistics,
+    _counted,
 )
 
 UTILITY = os.path.join(os.path.dirname(sys.executable), "ploom-explore")
@@ -586,7 +588,7 @@ def test_a_saved_failure_fails_again_at_once_until_it_is_fixed(tmp_path, monkeyp
 def test_saved_is_a_flag_passed_as_no_saved():
     assert "--no-saved" in ploom.Config(saved=False)._options()
     assert "--no-saved" not in ploom.Config()._options()
-    with pytest.raises(ValueError, match="Config.saved must be True or False"):
+    with pytest.raises(TypeError, match="Config.saved must be True or False"):
         ploom.Config(saved=0)
 
 
@@ -786,7 +788,7 @@ def test_a_missing_utility_is_a_clear_error(monkeypatch, tmp_path):
     ],
 )
 def test_config_rejects_values_of_the_wrong_type(options):
-    with pytest.raises(ValueError, match=f"Config.{next(iter(options))} must be"):
+    with pytest.raises(TypeError, match=f"Config.{next(iter(options))} must be"):
         ploom.Config(**options)
 
 
@@ -904,7 +906,7 @@ def test_the_docs_say_what_max_steps_0_does():
 
 def test_a_string_alone_is_not_taken_for_a_tuple_of_patched_modules():
     # ("mylib") is the string "mylib": the message says how to write one
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(TypeError) as info:
         ploom.Config(patch=("mylib"))  # noqa: UP034 - the mistake this test is about
     assert str(info.value) == (
         "Config.patch must be a tuple of module names, not the string 'mylib' (write ('mylib',) for one module)"
@@ -1000,8 +1002,50 @@ def test_patched_modules_reach_the_worker(tmp_path):
     # the scenario's own module is imported, so it can be patched: the check runs
     stats = ploom.check(scenarios.bank_locked, ploom.Config(patch=("scenarios",), trace_dir=str(tmp_path)))
     assert stats.schedules == 127
-    with pytest.raises(RuntimeError, match="ImportError: cannot patch 'nosuch.mod'"):
-        ploom.check(scenarios.bank_locked, ploom.Config(patch=("nosuch.mod",), trace_dir=str(tmp_path)))
+    # a module that exists but that the scenario does not import
+    with pytest.raises(RuntimeError, match="ImportError: cannot patch 'colorsys': the scenario's module has not"):
+        ploom.check(scenarios.bank_locked, ploom.Config(patch=("colorsys",), trace_dir=str(tmp_path)))
+
+
+@pytest.mark.parametrize("field", ["patch", "instrument"])
+def test_a_module_that_does_not_exist_is_refused_with_the_nearest_names(tmp_path, field):
+    config = ploom.Config(trace_dir=str(tmp_path / "traces"), **{field: ("scenarioz",)})
+    with pytest.raises(RuntimeError) as info:
+        ploom.check(scenarios.bank_locked, config)
+    # the nearest first
+    said = f"ModuleNotFoundError: cannot {field} 'scenarioz': no module named 'scenarioz' (did you mean 'scenarios'"
+    assert said in str(info.value)
+    # a dotted name: the nearest in its package
+    config = ploom.Config(trace_dir=str(tmp_path / "traces"), **{field: ("json.decodr",)})
+    with pytest.raises(RuntimeError, match=r"no module named 'json\.decodr' \(did you mean 'json\.decoder'[,?]"):
+        ploom.check(scenarios.bank_locked, config)
+    assert not (tmp_path / "traces").exists()
+
+
+def test_a_utility_failure_is_a_public_runtime_error(tmp_path):
+    # the private type that python -m ploom reads its exit status from
+    # stays out of a caller's traceback
+    config = ploom.Config(patch=("scenarioz",), trace_dir=str(tmp_path))
+    with pytest.raises(RuntimeError) as info:
+        ploom.check(scenarios.bank_locked, config)
+    assert type(info.value) is RuntimeError
+    shown = "".join(traceback.format_exception(info.value))
+    assert "_UtilityError" not in shown
+    assert "ploom-explore failed on 'scenarios:bank_locked' (exit 2)" in shown
+
+
+def test_a_value_of_the_wrong_type_is_a_type_error():
+    with pytest.raises(TypeError, match="ploom.check: the scenario must be a function, not int"):
+        ploom.check(3)
+    with pytest.raises(TypeError, match="ploom.check: config must be a ploom.Config, not dict"):
+        ploom.check(scenarios.bank_locked, {"max_schedules": 3})
+
+
+def test_counts_are_singular_for_one():
+    assert [_counted(n, "schedule") for n in (0, 1, 2)] == ["0 schedules", "1 schedule", "2 schedules"]
+    stats = Statistics(1, 0, False, "incomplete", "max-schedules", None, "none", 0.1, 10.0, 2, None)
+    message = ploom.exploration._incomplete_message(stats, ploom.Config(max_schedules=1))
+    assert "after 1 schedule;" in message
 
 
 def test_the_instrumented_modules_become_instrument_options_in_order():
@@ -1012,7 +1056,7 @@ def test_the_instrumented_modules_become_instrument_options_in_order():
     config = ploom.Config(instrument=["a.b", "c"])
     assert config.instrument == ("a.b", "c")
     assert hash(config) == hash(ploom.Config(instrument=("a.b", "c")))
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(TypeError) as info:
         ploom.Config(instrument=("mylib"))  # noqa: UP034 - the mistake the message is about
     assert str(info.value) == (
         "Config.instrument must be a tuple of module names, not the string 'mylib' (write ('mylib',) for one module)"
@@ -1123,7 +1167,7 @@ def test_progress_on_a_terminal_is_the_status_line_and_in_a_log_the_counts(tmp_p
     # as wide as the terminal says (COLUMNS here, as script(1) gives no
     # size), the last column free; not the log's line of counts
     assert max(len(line) for line in lines) == 49, repr(out)
-    assert not re.search(r"ploom-explore: [0-9]+ schedules, [0-9]+ failing", out)
+    assert not re.search(r"ploom-explore: [0-9]+ schedules?, [0-9]+ failing", out)
     log = subprocess.run(
         [sys.executable, "check.py", "traces"], cwd=tmp_path, env=env, capture_output=True, timeout=120
     )

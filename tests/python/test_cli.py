@@ -134,6 +134,27 @@ def test_check_options_are_ploom_explores_own_with_the_same_effect(project):
     assert int(result.stdout.split()[0]) < 127
 
 
+def test_a_pass_of_one_schedule_says_1_schedule(project):
+    (project / "alone.py").write_text("def scenario():\n    pass\n")
+    result = ploom(project, "check", "alone:scenario")
+    assert (result.returncode, result.stdout) == (0, "1 schedule, all passed\n"), result.stderr
+
+
+def test_a_mistyped_module_or_function_names_the_nearest_and_exits_2(project):
+    for option in ("--patch", "--instrument"):
+        result = ploom(project, "check", f"{option}=bnak", "bank:scenario")
+        assert (result.returncode, result.stdout) == (2, "")
+        verb = option.removeprefix("--")
+        assert result.stderr == (
+            "ploom-explore: cannot load scenario 'bank:scenario': ModuleNotFoundError: "
+            f"cannot {verb} 'bnak': no module named 'bnak' (did you mean 'bank'?)\n"
+        )
+    result = ploom(project, "check", "bank:scenari")
+    assert result.returncode == 2
+    assert result.stderr.endswith("has no attribute 'scenari' (did you mean 'scenario'?)\n")
+    assert not (project / ".ploom").exists()
+
+
 def test_a_pass_says_whose_plain_state_it_covered():
     def stats(instrument, scenario):
         return Statistics(3, 0, True, "pass", None, None, "dpor", 0.1, 30.0, 4, None,
@@ -172,7 +193,8 @@ def test_a_pass_of_a_file_target_names_only_what_was_instrumented(project):
     assert result.returncode == 0, result.stderr
     assert re.fullmatch(r"\d+ schedules, all passed \(plain state seen in: bank\)\n", result.stdout)
     # a module named that nothing imports is not claimed
-    result = ploom(project, "check", "-q", "--instrument=nosuch_module", "bank.py:locked")
+    (project / "unused_module.py").write_text("x = 1\n")
+    result = ploom(project, "check", "-q", "--instrument=unused_module", "bank.py:locked")
     assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n"), result.stderr
 
 
@@ -310,8 +332,10 @@ def test_a_limit_exits_3_and_is_never_a_pass(project):
         (("check", "--patch", "ok.mod", "--patch", "bad-name", "bank:scenario"),
          "ploom-explore: invalid --patch 'bad-name': not a module name (Python identifiers joined by '.')"),
         # only modules the scenario's module imported are patched
+        (("check", "-q", "--patch", "colorsys", "bank:scenario"),
+         "ImportError: cannot patch 'colorsys': the scenario's module has not imported it"),
         (("check", "-q", "--patch", "ok.mod", "bank:scenario"),
-         "ImportError: cannot patch 'ok.mod': the scenario's module has not imported it"),
+         "ModuleNotFoundError: cannot patch 'ok.mod': no module named 'ok'"),
         (("check", "nosuch_module_for_ploom:f"), f"ploom-explore: cannot load scenario '{NOSUCH}'"),
         (("check", "-q", "nosuch_module_for_ploom:f"), f"ploom-explore: cannot load scenario '{NOSUCH}'"),
         (("replay",), "the following arguments are required: TRACE"),

@@ -134,7 +134,7 @@ def test_a_shorter_schedule_timeout_holds_for_the_replay(tmp_path, monkeypatch):
     assert replay("pass.json")["outcome"]["kind"] == "pass"
     with pytest.raises(ReplayDivergenceError, match=r"got timeout: the schedule ran longer than 0\.01 s"):
         replay("pass.json", schedule_timeout=0.01)
-    with pytest.raises(ValueError, match="ploom.replay: schedule_timeout must be a number of seconds, not '1'"):
+    with pytest.raises(TypeError, match="ploom.replay: schedule_timeout must be a number of seconds, not '1'"):
         replay("pass.json", schedule_timeout="1")
     # the value is ploom-replay's to judge, as on its command line
     with pytest.raises(RuntimeError, match="invalid --schedule-timeout '-1'"):

@@ -172,6 +172,7 @@ def test_the_real_rewriter_instruments_a_replayed_module_of_a_package_named(tmp_
 
 def test_a_replayed_module_scenario_not_instrumented_is_compiled_as_it_is(tmp_path, isolated):
     path = package(tmp_path, "pkg_p")
+    write(tmp_path, "pkg_px.py", "")  # a module of that name, but not the package
     rewriter = Rewriter(set())
     use_rewriter(isolated, rewriter)
     _worker.load("pkg_p.scn:scenario", expect=str(path), expect_root=str(tmp_path), instrument=("pkg_px",))
