@@ -162,10 +162,16 @@ static void follow(const struct ploom_trace *trace)
 
 static void as_trace(const uint8_t *data, size_t size)
 {
-	static const struct ploom_hello hello = {PLOOM_PROTOCOL_VERSION, (char *)"cpython",
-						 (char *)"3.13.0", 1, (char *)"0",
-						 (char *)"bank_account", (char *)"scenario",
-						 (char *)"/src/bank_account.py"};
+	static const struct ploom_hello hello = {
+		.version = PLOOM_PROTOCOL_VERSION,
+		.implementation = (char *)"cpython",
+		.python_version = (char *)"3.13.0",
+		.gil = 1,
+		.hash_seed = (char *)"0",
+		.module = (char *)"bank_account",
+		.qualname = (char *)"scenario",
+		.file = (char *)"/src/bank_account.py",
+	};
 	struct ploom_trace *trace = NULL;
 	struct ploom_err err = {0, ""};
 	int r = ploom_trace_parse(&trace, (const char *)data, size, &err);

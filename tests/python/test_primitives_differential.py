@@ -88,7 +88,7 @@ def test_dpor_reaches_the_outcomes_of_dfs_on_generated_primitive_programs(tmp_pa
     compared, too_big, several, families = [], [], 0, collections.Counter()
     for seed, found in results:
         where = f"seed {seed} (python tests/python/primgen.py {seed})"
-        for mode, stats in found.items():
+        for stats in found.values():
             assert isinstance(stats, dict), f"{where}: {stats}"
         dfs, dpor, dpor_j2 = found["none"], found["dpor"], found["dpor-j2"]
         assert dpor["complete"], f"{where}: the reduction did not complete: {dpor['stopped_by']}"
