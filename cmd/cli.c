@@ -74,12 +74,12 @@ static int add_failed(const struct ploom_err *err, const char *option, const cha
 	return invalid_value(option, arg, "%s", err->msg);
 }
 
-int cli_instrument_default(struct cli_opts *opts)
+int cli_module_defaults(struct cli_opts *opts)
 {
 	struct ploom_err err = {0, ""};
 
-	if (opts->instrument_listed_only ||
-	    ploom_config_instrument_default(&opts->config, &err) == 0)
+	if (ploom_config_module_defaults(&opts->config, opts->patch_listed_only,
+					 opts->instrument_listed_only, &err) == 0)
 		return 0;
 	if (err.kind == PLOOM_ERR_NOMEM) {
 		fprintf(stderr, "%s: out of memory\n", cli_prog);
@@ -142,6 +142,16 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 		r = cli_seconds_value(&opts->config.schedule_timeout_s, "--schedule-timeout",
 				      optarg, 0);
 		break;
+	case CLI_OPT_TIMEOUTS: {
+		int m = ploom_timeouts_parse(optarg);
+		if (m < 0) {
+			r = cli_usage_error("invalid --timeouts (not idle or any)", optarg);
+			break;
+		}
+		opts->config.timeouts = (enum ploom_timeouts)m;
+		opts->timeouts_given = 1;
+		break;
+	}
 	case CLI_OPT_MINIMIZE_SECONDS:
 		r = cli_seconds_value(&opts->minimize_seconds, "--minimize-seconds", optarg, 0);
 		if (!r && opts->minimize_seconds == 0)
@@ -152,7 +162,10 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv)
 		break;
 	case CLI_OPT_PATCH: {
 		struct ploom_err err = {0, ""};
-		if (ploom_config_add_patch(&opts->config, optarg, &err) < 0)
+		/* no module is called "-": the one value that is not a name */
+		if (!strcmp(optarg, "-"))
+			opts->patch_listed_only = 1;
+		else if (ploom_config_add_patch(&opts->config, optarg, &err) < 0)
 			r = add_failed(&err, "--patch", optarg);
 		break;
 	}
@@ -476,27 +489,47 @@ static void exit_with_caller(void)
 		raise(SIGTERM);
 }
 
+/* root (ending in '/') joined with an import path of a trace: the root
+ * itself for ".".  Malloc'd, NULL out of memory. */
+static char *under_root(const char *root, const char *rel)
+{
+	char *out = NULL;
+
+	if (asprintf(&out, "%s%s", root, strcmp(rel, ".") ? rel : "") < 0)
+		return NULL;
+	return out;
+}
+
 static int start_worker(struct ploom_worker **out, const char *python, const char *target,
 			const char *hash_seed, const struct ploom_fingerprint *expect,
-			const char *root, const struct ploom_config *config, struct ploom_err *err)
+			const char *root, const struct ploom_config *config,
+			const struct ploom_scenario *recorded, struct ploom_err *err)
 {
 	/* C does not convert char ** to const char *const * by itself */
-	struct ploom_worker_opts opts = {python,
-					 target,
-					 hash_seed,
-					 expect ? expect->path : NULL,
-					 &cli_interrupted,
-					 (const char *const *)config->patch,
-					 config->npatch,
-					 expect ? expect->blob : NULL,
-					 (const char *const *)config->plain_points,
-					 config->nplain_points,
-					 !ploom_config_watches_plain(config),
-					 (const char *const *)config->instrument,
-					 config->ninstrument,
-					 config->instrument_scenario,
-					 root};
+	struct ploom_worker_opts opts = {
+		.python = python,
+		.target = target,
+		.hash_seed = hash_seed,
+		.expect_file = expect ? expect->path : NULL,
+		.interrupted = &cli_interrupted,
+		.patch = (const char *const *)config->patch,
+		.npatch = config->npatch,
+		.patch_project = config->patch_project,
+		.expect_blob = expect ? expect->blob : NULL,
+		.plain_points = (const char *const *)config->plain_points,
+		.nplain_points = config->nplain_points,
+		.plain_all_points = !ploom_config_watches_plain(config),
+		.instrument = (const char *const *)config->instrument,
+		.ninstrument = config->ninstrument,
+		.instrument_scenario = config->instrument_scenario,
+		.expect_root = root,
+		.timeouts = config->timeouts,
+	};
+	/* a replay's: where the search imported from, in this tree */
+	char *cwd = NULL, **paths = NULL;
+	size_t i, n = 0;
 	struct sigaction sa;
+	int r = -1;
 
 	/* no SA_RESTART: a signal must interrupt the wait for the worker */
 	memset(&sa, 0, sizeof(sa));
@@ -507,14 +540,35 @@ static int start_worker(struct ploom_worker **out, const char *python, const cha
 	signal(SIGPIPE, SIG_IGN);
 	exit_with_caller();
 
-	return ploom_worker_start(out, &opts, err);
+	if (recorded && root) {
+		paths = calloc(recorded->nimport_paths + 1, sizeof(*paths));
+		if (!paths || (recorded->cwd && !(cwd = under_root(root, recorded->cwd)))) {
+			ploom_err_oom(err);
+			goto done;
+		}
+		for (n = 0; n < recorded->nimport_paths; n++)
+			if (!(paths[n] = under_root(root, recorded->import_paths[n]))) {
+				ploom_err_oom(err);
+				goto done;
+			}
+		opts.search_cwd = cwd;
+		opts.import_paths = (const char *const *)paths;
+		opts.nimport_paths = n;
+	}
+	r = ploom_worker_start(out, &opts, err);
+done:
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(cwd);
+	return r;
 }
 
 int cli_worker_start(struct ploom_worker **out, const char *python, const char *target,
 		     const char *hash_seed, const struct ploom_config *config,
 		     struct ploom_err *err)
 {
-	return start_worker(out, python, target, hash_seed, NULL, NULL, config, err);
+	return start_worker(out, python, target, hash_seed, NULL, NULL, config, NULL, err);
 }
 
 int cli_worker_start_replay(struct ploom_worker **out, const char *python,
@@ -534,7 +588,8 @@ int cli_worker_start_replay(struct ploom_worker **out, const char *python,
 	 * must be in: the worker alone tells a file target from a module one
 	 * (python/ploom/_worker.py) */
 	r = start_worker(out, python, trace->scenario.target, trace->hash_seed,
-			 ploom_replay_scenario_fingerprint(trace), root, &trace->config, err);
+			 ploom_replay_scenario_fingerprint(trace), root, &trace->config,
+			 &trace->scenario, err);
 	free(root);
 	return r;
 }
@@ -575,7 +630,7 @@ int cli_worker_start_current(struct ploom_worker **out, const char *python,
 	if (!root)
 		return ploom_err_oom(err);
 	n = start_worker(out, python, trace->scenario.target, trace->hash_seed, &expect, root,
-			 &trace->config, err);
+			 &trace->config, &trace->scenario, err);
 	free(root);
 	return n;
 }

@@ -48,22 +48,12 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "exit.h"
 #include "fingerprint.h"
 #include "trace.h"
 #include "worker.h"
 
-/* Exit codes of every utility, mirrored by `python -m ploom`.
- * Codes above 128 stay reserved for "killed by signal". */
-enum ploom_exit {
-	PLOOM_EXIT_OK = 0,          /* the work asked for completed and held */
-	PLOOM_EXIT_FAILURE = 1,     /* a schedule failed (assertion, exception, deadlock, crash) */
-	PLOOM_EXIT_USAGE = 2,       /* bad arguments or bad input (unreadable trace, unloadable
-				     * scenario), or the system failed (out of memory, the worker
-				     * died, a file cannot be written) */
-	PLOOM_EXIT_INCOMPLETE = 3,  /* a limit stopped the search: never a pass */
-	PLOOM_EXIT_DIVERGENCE = 4,  /* a replay did not follow the recorded schedule */
-	PLOOM_EXIT_INTERNAL = 5,    /* an internal error: a bug of ploom, "please report" */
-};
+/* The exit codes (enum ploom_exit) are exit.h's. */
 
 /* Defined by each utility: its name, which starts every message
  * ("ploom-replay"), and its usage text, printed on stdout by -h and on
@@ -86,31 +76,35 @@ struct cli_opts {
 				     * --patch=MODULE and --instrument=MODULE (the lists
 				     * are owned: cli_opts_release()) */
 	int quiet;                  /* -q, --quiet */
-	int instrument_listed_only; /* --instrument=-: no module by default, see
-				     * cli_instrument_default() */
+	int patch_listed_only;      /* --patch=-: no module by default, see
+				     * cli_module_defaults() */
+	int instrument_listed_only; /* --instrument=-: the same for --instrument */
 	/* --minimize-seconds=SECONDS as ploom_minimize_opts' max_seconds: 0
 	 * the default, < 0 none (given as 0) */
 	double minimize_seconds;
+	int timeouts_given;         /* --timeouts=MODEL was given (into config.timeouts) */
 };
 
 /* hash seed 0, no preemption bound, no reduction, 10000 steps, 10 s, no
- * module patched or instrumented, no plain point */
+ * module patched or instrumented, no plain point (until
+ * cli_module_defaults()), the idle time model */
 #define CLI_OPTS_INIT \
-	{NULL, "0", {-1, (char *)"none", 10000, PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0}, \
-	 0, 0, 0}
+	{.python = NULL, .hash_seed = "0", \
+	 .config = {.max_preemptions = -1, .reduction = (char *)"none", .max_steps = 10000, \
+		    .schedule_timeout_s = PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S, \
+		    .timeouts = PLOOM_TIMEOUTS_IDLE}}
 
 /* Frees what cli_common_option() took into opts (the --patch and
  * --instrument lists).  For a utility that lists CLI_OPTION_PATCH, at
  * its done: label. */
 void cli_opts_release(struct cli_opts *opts);
 
-/* Once the options are parsed and opts->config says the search: adds to
- * its instrument list what the search instruments by default
- * (ploom_config_instrument_default()), unless --instrument=- said to
- * instrument only the modules named.  Returns 0, or PLOOM_EXIT_USAGE
- * after a usage error (the lists together name more than 64 modules) or
- * "out of memory". */
-int cli_instrument_default(struct cli_opts *opts);
+/* Once the options are parsed: adds to opts->config what every search
+ * patches and instruments by default (ploom_config_module_defaults()),
+ * unless --patch=- or --instrument=- said to take only the modules named.
+ * Returns 0, or PLOOM_EXIT_USAGE after a usage error (the lists together
+ * name more than 64 modules) or "out of memory". */
+int cli_module_defaults(struct cli_opts *opts);
 
 /* The getopt codes of the shared long options without a short one; a
  * utility numbers its own from CLI_OPT_OWN. */
@@ -121,6 +115,7 @@ enum {
 	CLI_OPT_PATCH,
 	CLI_OPT_INSTRUMENT,
 	CLI_OPT_MINIMIZE_SECONDS,
+	CLI_OPT_TIMEOUTS,
 	CLI_OPT_OWN,
 };
 
@@ -133,11 +128,14 @@ enum {
 #define CLI_OPTION_SCHEDULE_TIMEOUT \
 	{"schedule-timeout", required_argument, NULL, CLI_OPT_SCHEDULE_TIMEOUT}
 #define CLI_OPTION_QUIET {"quiet", no_argument, NULL, 'q'}
-/* repeatable: each adds a module to config's patch list, in order */
+/* repeatable: each adds a module to config's patch list, in order;
+ * "-" adds none and turns the default off (cli_module_defaults()) */
 #define CLI_OPTION_PATCH {"patch", required_argument, NULL, CLI_OPT_PATCH}
 /* repeatable: each adds a module to config's instrument list, in order;
  * "-" adds none and turns the default off (cli_instrument_default()) */
 #define CLI_OPTION_INSTRUMENT {"instrument", required_argument, NULL, CLI_OPT_INSTRUMENT}
+/* --timeouts=MODEL: the time model (event.h's ploom_timeouts_parse()) */
+#define CLI_OPTION_TIMEOUTS {"timeouts", required_argument, NULL, CLI_OPT_TIMEOUTS}
 #define CLI_OPTION_MINIMIZE_SECONDS \
 	{"minimize-seconds", required_argument, NULL, CLI_OPT_MINIMIZE_SECONDS}
 #define CLI_OPTIONS_END \

@@ -1,11 +1,11 @@
 /* ploom-explore - search the schedules of a scenario.
  *
  * Parses the options into a plan (lib/plan), which names the search and
- * refuses what does not combine with it; starts the workers (one, or N
- * with -j N); runs the plan's search on them through the search driver
- * (lib/search), printing what the search reports as it goes; minimizes
- * the first failing trace on a worker the search left idle (lib/minimize);
- * and prints the statistics as JSON on stdout.
+ * refuses what does not combine with it; runs the session (lib/session):
+ * the saved failing schedules, the plan's search on one worker or N (-j
+ * N), started again when a run asks for more points, and the minimization
+ * of the failure reported; prints what the session reports as it goes,
+ * and the statistics as JSON on stdout.
  * man/ploom-explore.1 is the reference. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +21,14 @@
 #include "plan.h"
 #include "plural.h"
 #include "render.h"
-#include "replay.h"
 #include "sample.h"
-#include "saved.h"
 #include "search.h"
+#include "session.h"
 #include "shard.h"
 #include "stats.h"
 #include "store.h"
 #include "trace.h"
+#include "view.h"
 #include "worker.h"
 
 #define PROG "ploom-explore"
@@ -39,7 +39,7 @@ const char cli_usage[] =
 	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--seed=N]\n"
 	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N] [--trace-dir=DIR]\n"
 	"                     [--patch=MODULE]... [--instrument=MODULE]... [--no-minimize]\n"
-	"                     [--minimize-seconds=SECONDS]\n"
+	"                     [--minimize-seconds=SECONDS] [--timeouts=MODEL]\n"
 	"                     [--no-saved] [--progress=MODE] [--shard=K/N [--shard-depth=D]]\n"
 	"                     [-q] TARGET\n"
 	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
@@ -56,8 +56,9 @@ const char cli_usage[] =
 	"                                 0: none)\n"
 	"    -k, --keep-going             do not stop at the first failure\n"
 	"    -j, --jobs=N                 run N workers at once (1-64, default 1)\n"
-	"        --reduction=MODE         none: every schedule (default); dpor: one or a few\n"
-	"                                 schedules per class of equivalent ones\n"
+	"        --reduction=MODE         none: every schedule; dpor: one or a few schedules\n"
+	"                                 per class of equivalent ones (the default with\n"
+	"                                 --patch and no --search)\n"
 	"        --search=ORDER           dfs: depth first (default); ipb: fewest preemptions\n"
 	"                                 first, every schedule with 0, then 1, ...; pct:\n"
 	"                                 PCT samples, at most N-1 preemptions each (see\n"
@@ -69,11 +70,17 @@ const char cli_usage[] =
 	"        --python=PATH            the worker's interpreter\n"
 	"        --hash-seed=N            PYTHONHASHSEED of every schedule (0-4294967295,\n"
 	"                                 default 0)\n"
-	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable)\n"
+	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable);\n"
+	"                                 the scenario's module and its project's modules\n"
+	"                                 do too, unless --patch=- (only the modules named)\n"
 	"        --instrument=MODULE      make MODULE's plain state (attributes, subscripts,\n"
-	"                                 globals) scheduling points (repeatable); dpor also\n"
-	"                                 instruments the scenario and the --patch modules,\n"
-	"                                 unless --instrument=- (only the modules named)\n"
+	"                                 globals) scheduling points (repeatable); every\n"
+	"                                 search also sees the scenario's, its project's and\n"
+	"                                 the --patch modules', unless --instrument=- (only\n"
+	"                                 the modules named)\n"
+	"        --timeouts=MODEL         idle: a sleep or timed wait ends by its resource,\n"
+	"                                 or by its deadline once no task can run (default);\n"
+	"                                 any: a timed wait may time out at any step\n"
 	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
 	"        --no-minimize            do not look for a trace with fewer preemptions\n"
 	"        --minimize-seconds=SECONDS  give that look up after SECONDS (default 60;\n"
@@ -125,6 +132,7 @@ static const struct option options[] = {
 	CLI_OPTION_HASH_SEED,
 	CLI_OPTION_PATCH,
 	CLI_OPTION_INSTRUMENT,
+	CLI_OPTION_TIMEOUTS,
 	{"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
 	{"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
 	CLI_OPTION_MINIMIZE_SECONDS,
@@ -147,6 +155,8 @@ enum progress {
 
 /* What the search's events print (the search's callback context). */
 struct report {
+	const struct ploom_plan *plan; /* the search's, for the progress's hint */
+	int hinted;                 /* the terminal was given the hint */
 	enum progress progress;
 	int tty;                    /* stderr is a terminal: the status line */
 	struct cli_status status;
@@ -160,12 +170,20 @@ static FILE *message(struct report *rep)
 	return stderr;
 }
 
-/* The estimate on a terminal: the status line, rewritten. */
+/* The estimate on a terminal: the status line, rewritten.  The plan's
+ * hint (a cheaper search) is a line of its own, once: at the end of the
+ * status line a terminal's width would cut it. */
 static void show_status(struct report *rep, const struct ploom_estimate *est)
 {
 	char line[256];
 	int n = snprintf(line, sizeof(line), PROG ": ");
+	const char *hint = ploom_plan_progress_hint(rep->plan, est->total);
 
+	if (hint && !rep->hinted) {
+		fprintf(message(rep), PROG ": more than %.0f schedules estimated; %s\n",
+			PLOOM_PLAN_HINT_SCHEDULES, hint);
+		rep->hinted = 1;
+	}
 	ploom_estimate_format(line + n, sizeof(line) - (size_t)n, est);
 	cli_status_show(&rep->status, line);
 }
@@ -182,6 +200,31 @@ static void write_json(const struct ploom_estimate *est)
 	fwrite(line, 1, (size_t)n + 1, stderr);
 }
 
+/* Where each task of run was when its schedule stopped, a line each in
+ * ploom-show's words: what kept a schedule at its step limit running.
+ * Nothing when the worker got no dump of the stacks. */
+static void put_stacks(const struct ploom_run *run)
+{
+	struct ploom_short_names *sn = NULL;
+	struct ploom_err err = {0, ""};
+	size_t i;
+
+	if (!run->outcome.nstacks || ploom_short_names_new(&sn, run, &err) < 0)
+		return;
+	fprintf(stderr, PROG ": where each task was:\n");
+	for (i = 0; i < run->outcome.nstacks; i++) {
+		char *line = ploom_view_stack_line(run, &run->outcome.stacks[i], NULL, sn);
+
+		if (line) {
+			fputs("  ", stderr);
+			ploom_put_printable(stderr, line);
+			fputc('\n', stderr);
+		}
+		free(line);
+	}
+	ploom_short_names_free(sn);
+}
+
 /* The messages of the search as it goes, on stderr. */
 static void search_event(void *ctx, const struct ploom_search_event *ev)
 {
@@ -192,7 +235,7 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 	switch (ev->kind) {
 	case PLOOM_SEARCH_FAILURE:
 		fprintf(message(rep), PROG ": schedule %ld failed: ", n);
-		ploom_put_printable(stderr, ev->outcome->summary);
+		ploom_put_printable_lines(stderr, ev->outcome->summary, "    ");
 		fputc('\n', stderr);
 		if (ev->path)
 			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
@@ -201,6 +244,7 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 		/* the outcome's limit: with -s 0 it is PLOOM_MAX_STEPS */
 		fprintf(message(rep), PROG ": schedule %ld reached the step limit (%ld steps)\n", n,
 			ev->outcome->limit);
+		put_stacks(ev->run);
 		if (ev->path)
 			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
@@ -214,13 +258,15 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 		    !cli_progress_due(&rep->last_progress,
 				      rep->progress == PROGRESS_AUTO && !rep->tty))
 			break;
+		ploom_search_estimate(&est, ev);
 		if (rep->progress == PROGRESS_AUTO && !rep->tty) {
 			/* a log keeps every line: the counts, as they are */
-			fprintf(stderr, PROG ": %ld schedule%s, %ld failing, %.1f s\n", n,
-				ploom_s(n), ev->res->failing, ev->elapsed_s);
+			const char *hint = ploom_plan_progress_hint(rep->plan, est.total);
+			fprintf(stderr, PROG ": %ld schedule%s, %ld failing, %.1f s%s%s\n", n,
+				ploom_s(n), ev->res->failing, ev->elapsed_s, hint ? "; " : "",
+				hint ? hint : "");
 			break;
 		}
-		ploom_search_estimate(&est, ev);
 		if (rep->progress == PROGRESS_JSON)
 			write_json(&est);
 		else
@@ -252,6 +298,7 @@ struct run_opts {
 	struct cli_opts common;     /* common.config: what the workers are given */
 	const char *target;         /* NULL: --check-options without TARGET */
 	const char *trace_dir;
+	char *python;               /* the workers' interpreter (cli_python()) */
 	int keep_going;
 	int minimize;
 	int saved;                  /* run the saved failing schedules first */
@@ -371,357 +418,137 @@ static int parse_options(struct run_opts *o, int argc, char **argv)
 		return cli_usage_error(optind == argc ? "missing TARGET" : "too many arguments",
 				       NULL);
 	o->target = argv[optind];
+	/* the default search follows the modules named to patch */
+	o->plan.patches = o->common.config.npatch > 0;
 	/* the combinations that would be unsound or are not built */
 	if (ploom_plan_check(&o->plan, why, sizeof(why)) < 0)
 		return cli_usage_error(why, NULL);
 	ploom_plan_configure(&o->plan, &o->common.config);
 	/* what the search instruments follows from its kind, now known */
-	ret = cli_instrument_default(&o->common);
+	ret = cli_module_defaults(&o->common);
 	return ret ? ret : PARSE_ON;
 }
 
-/* Runs strategy (which it frees) on the workers; as ploom_search_run(). */
-static int run_search(struct ploom_search_result *out, struct ploom_strategy *strategy,
-		      struct ploom_worker **workers, struct run_opts *o, struct report *rep,
-		      struct ploom_err *err)
-{
-	struct ploom_search_opts sopts = {
-		.workers = workers,
-		.nworkers = o->plan.jobs,
-		.hash_seed = o->common.hash_seed,
-		.config = &o->common.config,
-		.trace_dir = o->trace_dir,
-		.max_schedules = o->plan.max_schedules,
-		.time_limit_s = o->plan.time_limit_s,
-		.keep_going = o->keep_going,
-		.tally_outcomes = o->keep_going,
-		.interrupted = &cli_interrupted,
-		.event = search_event,
-		.event_ctx = rep,
-		.annotate = o->plan.shard_count ? ploom_shard_annotate : NULL,
-		.annotate_ctx = &o->plan.shard,
-	};
-	int r;
 
-	rep->tty = rep->progress == PROGRESS_TERMINAL ||
-		   (rep->progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
-	rep->last_progress = cli_now_s();
-	r = ploom_search_run(out, strategy, &sopts, err);
-	cli_status_clear(&rep->status);
-	/* the closing line, whatever ended the search, unless a signal cut it */
-	if (rep->progress == PROGRESS_JSON && !cli_interrupted)
-		write_json(&out->estimate);
-	return r;
+/* Starts a worker of the run's scenario with config (the session's
+ * start(); ctx is the run's options). */
+static int start_worker(void *ctx, struct ploom_worker **out, const struct ploom_config *config,
+			struct ploom_err *err)
+{
+	const struct run_opts *o = ctx;
+
+	return cli_worker_start(out, o->python, o->target, o->common.hash_seed, config, err);
 }
 
-/* What the saved failing schedules did (saved.h). */
-struct saved_result {
-	long runs;
-	struct ploom_trace *failure;    /* the first that failed again, or NULL */
-	char *path;                     /* where its trace was saved, or NULL */
-	struct ploom_err save_err;      /* why it could not be saved */
-	/* the worker of its own that failure ran on, for the minimizer, and
-	 * its config (own_config set), or NULL: it ran on the search's */
-	struct ploom_worker *worker;
-	struct ploom_config config;
-	int own_config;
-};
-
-/* Fills *own with the config of a worker of a saved trace's own: the
- * search's, and as points the plain access sites that trace's search had
- * found too.  A search that finds its points as it goes has none of them
- * before its first schedule, and without them a saved schedule could not
- * run its order of tasks; the search's own workers keep their points, and
- * so its counts.  The caller releases *own with ploom_config_release_lists()
- * whatever this returns.  Returns 0, or -1 with err filled
- * (PLOOM_ERR_INPUT: the trace's keys are no keys). */
-static int own_config_init(struct ploom_config *own, const struct ploom_trace *trace,
-			   const struct run_opts *o, struct ploom_err *err)
+static int same_summary(const struct ploom_outcome *a, const struct ploom_outcome *b)
 {
-	*own = o->common.config;
-	if (ploom_config_own_lists(own, &o->common.config, err) < 0 ||
-	    ploom_config_add_plain_point_list(own, (const char *const *)trace->config.plain_points,
-					      trace->config.nplain_points, err) < 0)
-		return -1;
-	return 0;
+	return a->kind == b->kind && a->summary && b->summary && !strcmp(a->summary, b->summary);
 }
 
-/* The follow of a saved trace (ploom_replay_follow_in_search()) on the
- * search's worker, or on one of its own (*own, config *own_config, set
- * with *has_own) when the trace's search found points at plain state or
- * a run asks for more: each such run adds its sites and starts the own
- * worker again, as the search does, until the run needs none.  Returns
- * as ploom_replay_follow_in_search(), never 1. */
-static int follow_saved(struct ploom_trace **out, const struct ploom_trace *t,
-			struct ploom_worker *worker, struct ploom_worker **own,
-			struct ploom_config *own_config, int *has_own, const char *python,
-			const struct run_opts *o, int *departures, struct ploom_err *err)
+/* A saved trace that failed again: which, how, and where its trace went. */
+static void put_saved_failed(struct report *rep, const struct ploom_session_saved_event *ev)
 {
-	char *refine = NULL;
-	int r, n;
+	const struct ploom_outcome *was = &ev->saved->run.outcome, *now = &ev->again->run.outcome;
 
-	if (t->config.nplain_points && ploom_config_watches_plain(&o->common.config)) {
-		*has_own = 1;
-		if (own_config_init(own_config, t, o, err) < 0 ||
-		    cli_worker_start(own, python, o->target, o->common.hash_seed, own_config, err) < 0)
-			return -1;
-	}
-	for (;;) {
-		r = ploom_replay_follow_in_search(out, t, *own ? *own : worker,
-						  *own ? own_config : &o->common.config,
-						  o->common.hash_seed, departures, &refine, err);
-		if (r <= 0)
-			return r;
-		if (!*has_own) {
-			*has_own = 1;
-			if (own_config_init(own_config, t, o, err) < 0)
-				break;
-		}
-		/* each round adds a site, so the rounds end */
-		n = ploom_config_add_plain_points(own_config, refine, strlen(refine), err);
-		if (n <= 0) {
-			if (n == 0)
-				ploom_err_set(err, PLOOM_ERR_WORKER,
-					      "the worker asked again for points it has: %s", refine);
-			break;
-		}
-		free(refine);
-		refine = NULL;
-		ploom_worker_free(*own);
-		*own = NULL;
-		if (cli_worker_start(own, python, o->target, o->common.hash_seed, own_config, err) < 0)
-			return -1;
-	}
-	free(refine);
-	return -1;
-}
-
-/* The saved trace at path is not run, for the reason why: one line on
- * stderr, and 0; or, when why is out of memory, which ends the run as a
- * search's would, -1 with *err that. */
-static int skip_saved(struct report *rep, const char *path, const struct ploom_err *why,
-		      struct ploom_err *err)
-{
-	if (why->kind == PLOOM_ERR_NOMEM) {
-		*err = *why;
-		return -1;
-	}
-	fputs(PROG ": skipped the saved trace '", message(rep));
-	ploom_put_printable(stderr, path);
-	fputs("': ", stderr);
-	ploom_put_printable(stderr, why->msg);
-	fputc('\n', stderr);
-	return 0;
-}
-
-/* 1 when the trace and the worker name different scenario files. */
-static int other_file(const struct ploom_trace *t, const struct ploom_hello *hello)
-{
-	return t->scenario.file && hello->file && strcmp(t->scenario.file, hello->file);
-}
-
-/* 1 when run has more preemptions than bound (< 0: none). */
-static int beyond(const struct ploom_run *run, int bound)
-{
-	return bound >= 0 && ploom_run_count_preemptions(run) > bound;
-}
-
-/* Runs the scenario's failing schedules saved in the trace folder on
- * worker, the newest first, each followed leniently on the current source
- * with the search's config, until one fails again: its trace is saved as
- * the search's would be, into sr.  Those with more preemptions than the
- * search's bound (-p, or pct's depth less 1) are not run, and a run that
- * takes more is no failure.  A trace that cannot be read, or that
- * the trust rules of a replay refuse, is skipped with a line; one of
- * another scenario quietly.  Returns 0, or -1 with err filled when the
- * worker fails (the run then fails as a search's would). */
-static int run_saved(struct saved_result *sr, struct ploom_worker *worker, const char *python,
-		     const struct run_opts *o, struct report *rep, struct ploom_err *err)
-{
-	const struct ploom_hello *hello = ploom_worker_hello(worker);
-	struct ploom_saved_list list = {0};
-	struct ploom_trace *t = NULL, *again = NULL;
-	struct ploom_worker *own = NULL;
-	struct ploom_config own_config = {0};
-	struct ploom_err why = {0, ""};
-	size_t i;
-	int bound = o->common.config.max_preemptions, departures = 0, ret = -1, has_own = 0;
-
-	/* pct's depth d bounds its schedules to d - 1 preemptions */
-	if (o->plan.kind->flags & PLOOM_KIND_PCT_DEPTH)
-		bound = o->common.config.pct_depth - 1;
-
-	if (ploom_saved_list(&list, o->trace_dir, PLOOM_SAVED_MAX_LISTED, &why) < 0) {
-		if (why.kind == PLOOM_ERR_NOMEM) {
-			*err = why;
-			goto done;
-		}
-		fprintf(message(rep), PROG ": no saved schedule run: ");
-		ploom_put_printable(stderr, why.msg);
-		fputc('\n', stderr);
-	}
-	for (i = 0; i < list.n && sr->runs < PLOOM_SAVED_MAX_RUN && !cli_interrupted; i++) {
-		const char *path = list.paths[i];
-
-		ploom_trace_free(t);
-		t = NULL;
-		why.kind = 0;
-		if (ploom_trace_read_file(&t, path, &why) < 0) {
-			if (skip_saved(rep, path, &why, err) < 0)
-				goto done;
-			continue;
-		}
-		/* a bounded search answers for its bound: a schedule with more
-		 * preemptions is not its to report */
-		if (!ploom_saved_of_scenario(t, hello) || beyond(&t->run, bound))
-			continue;
-		/* a trace saved in another clone: its files here, if it may
-		 * run here at all; then it must be this very scenario's file */
-		if (other_file(t, hello)) {
-			if (ploom_replay_place(t, &why) < 0) {
-				if (skip_saved(rep, path, &why, err) < 0)
-					goto done;
-				continue;
-			}
-			if (other_file(t, hello))
-				continue;
-		}
-		ploom_worker_free(own);
-		own = NULL;
-		if (has_own)
-			ploom_config_release_lists(&own_config);
-		has_own = 0;
-		if (follow_saved(&again, t, worker, &own, &own_config, &has_own, python, o,
-				 &departures, &why) < 0) {
-			/* the trace's fault (another Python, say), not the worker's */
-			if (why.kind != PLOOM_ERR_INPUT && why.kind != PLOOM_ERR_DIVERGENCE) {
-				*err = why;
-				goto done;
-			}
-			skip_saved(rep, path, &why, err);
-			continue;
-		}
-		sr->runs++;
-		if (!ploom_outcome_is_failure(again->run.outcome.kind) || beyond(&again->run, bound)) {
-			ploom_trace_free(again);
-			again = NULL;
-			continue;
-		}
-		if (ploom_trace_fingerprint_source(again, err) < 0 ||
-		    ploom_trace_set_id(again, err) < 0)
-			goto done;
-		if (ploom_trace_save(&sr->path, again, o->trace_dir, "original", &why) < 0)
-			ploom_err_set(&sr->save_err, why.kind ? why.kind : PLOOM_ERR_SYSTEM,
-				      "cannot save the trace: %s", why.msg);
-		fputs(PROG ": saved schedule '", message(rep));
-		ploom_put_printable(stderr, path);
+	fputs(PROG ": saved schedule '", message(rep));
+	ploom_put_printable(stderr, ev->path);
+	/* the same failure, or another one the same order now leads to */
+	if (same_summary(was, now)) {
 		fputs("' fails again: ", stderr);
-		ploom_put_printable(stderr, again->run.outcome.summary);
-		if (departures)
-			fprintf(stderr, " (%d departure%s from its order of tasks)", departures,
-				ploom_s(departures));
+		ploom_put_printable_lines(stderr, now->summary, "    ");
+	} else {
+		fputs("' fails another way: ", stderr);
+		ploom_put_printable_lines(stderr, now->summary, "    ");
+		fputs(" (it was saved failing with: ", stderr);
+		ploom_put_printable_lines(stderr, was->summary ? was->summary : "?", "    ");
+		fputc(')', stderr);
+	}
+	if (ev->departures)
+		fprintf(stderr, " (%d departure%s from its order of tasks)", ev->departures,
+			ploom_s(ev->departures));
+	fputc('\n', stderr);
+	if (ev->trace_path)
+		fprintf(stderr, PROG ": trace written to '%s'\n", ev->trace_path);
+}
+
+/* What the saved failing schedules did, on stderr. */
+static void saved_event(void *ctx, const struct ploom_session_saved_event *ev)
+{
+	struct report *rep = ctx;
+
+	switch (ev->kind) {
+	case PLOOM_SESSION_SAVED_UNLISTED:
+		fprintf(message(rep), PROG ": no saved schedule run: ");
+		ploom_put_printable(stderr, ev->why);
 		fputc('\n', stderr);
-		if (sr->path)
-			fprintf(stderr, PROG ": trace written to '%s'\n", sr->path);
-		sr->failure = again;
-		again = NULL;
-		/* the minimizer runs it again, on a worker with its points */
-		sr->worker = own;
-		own = NULL;
-		if (has_own) {
-			sr->config = own_config;
-			sr->own_config = 1;
-			has_own = 0;
-		}
+		break;
+	case PLOOM_SESSION_SAVED_SKIPPED:
+		fputs(PROG ": skipped the saved trace '", message(rep));
+		ploom_put_printable(stderr, ev->path);
+		fputs("': ", stderr);
+		ploom_put_printable(stderr, ev->why);
+		fputc('\n', stderr);
+		break;
+	case PLOOM_SESSION_SAVED_FAILED:
+		put_saved_failed(rep, ev);
 		break;
 	}
-	ret = 0;
-done:
-	ploom_worker_free(own);
-	if (has_own)
-		ploom_config_release_lists(&own_config);
-	ploom_trace_free(t);
-	ploom_trace_free(again);
-	ploom_saved_list_release(&list);
-	return ret;
 }
 
-/* Minimizes the search's failure on worker and saves the result, its path
- * in *out_path.  Returns 0, or -1 with err filled; a trace that cannot be
- * saved is no failure of the run: it fills save_err. */
-static int minimize_failure(char **out_path, const char **stopped_by,
-			    const struct ploom_search_result *res,
-			    struct ploom_worker *worker, const struct run_opts *o,
-			    struct report *rep, struct ploom_err *save_err, struct ploom_err *err)
+/* The minimizer's lines once it is done: why it stopped early, and where
+ * its trace went. */
+static void put_minimized(const struct ploom_session_result *res, const struct ploom_plan *plan)
 {
-	const struct ploom_search_kind *kind = o->plan.kind;
-	struct ploom_minimize_opts mopts = {0};
-	struct ploom_minimize_result mres = {0};
-	struct ploom_trace *min = NULL;
-	/* a saved schedule's failure came before the search's order */
-	int minimal = (kind->flags & PLOOM_KIND_MINIMAL) && !res->saved_failing;
-	int ret = -1;
+	const struct ploom_minimize_result *m = &res->minimize;
 
-	rep->last_progress = cli_now_s();
-	mopts.max_seconds = o->common.minimize_seconds;
-	if (rep->progress == PROGRESS_AUTO || rep->progress == PROGRESS_TERMINAL) {
-		mopts.progress = minimize_progress;
-		mopts.progress_ctx = rep;
-	}
-	/* the search ran every schedule with fewer preemptions: the minimizer
-	 * would run them again to find none */
-	if (minimal)
-		ret = ploom_minimize_known_minimal(&min, &mres, res->failure, err);
-	else
-		ret = ploom_minimize_trace(&min, &mres, res->failure, worker, &mopts, err);
-	cli_status_clear(&rep->status);
-	if (ret < 0)
-		goto done;
-	cli_minimize_stopped(&mres);
-	*stopped_by = mres.stopped_by;
-	if (ploom_trace_save(out_path, min, o->trace_dir, "minimized", err) < 0)
-		ploom_err_set(save_err, err->kind, "cannot save the minimized trace: %s", err->msg);
-	else if (minimal)
+	if (!res->minimized)
+		return;
+	cli_minimize_stopped(m);
+	if (!res->minimized_path)
+		return;
+	if (res->minimal)
 		fprintf(stderr,
 			PROG ": minimized trace written to '%s' (%d -> %d preemptions: the "
 			"fewest by construction, %s ran every schedule with fewer)\n",
-			*out_path, mres.from, mres.to, kind->spelling);
+			res->minimized_path, m->from, m->to, plan->kind->spelling);
 	else
 		fprintf(stderr, PROG ": minimized trace written to '%s' (%d -> %d preemptions)\n",
-			*out_path, mres.from, mres.to);
-	ret = 0;
-done:
-	ploom_trace_free(min);
-	return ret;
+			res->minimized_path, m->from, m->to);
 }
 
-/* Copies what hello says was instrumented into seen (whose other fields
- * stay empty).  Returns 0, or -1 out of memory. */
-static int copy_seen(struct ploom_hello *seen, const struct ploom_hello *hello)
+/* The start and end of the search and of the minimization: the progress
+ * line's clock and the terminal's status line. */
+static void phase(void *ctx, enum ploom_session_phase p, const struct ploom_session_result *res)
 {
-	size_t i;
+	struct report *rep = ctx;
 
-	seen->scenario_instrumented = hello->scenario_instrumented;
-	if (!hello->ninstrumented)
-		return 0;
-	seen->instrumented = calloc(hello->ninstrumented, sizeof(*seen->instrumented));
-	if (!seen->instrumented)
-		return -1;
-	for (i = 0; i < hello->ninstrumented; i++) {
-		seen->instrumented[i] = strdup(hello->instrumented[i]);
-		if (!seen->instrumented[i])
-			return -1;
-		seen->ninstrumented++;
+	switch (p) {
+	case PLOOM_SESSION_SEARCH_START:
+		rep->tty = rep->progress == PROGRESS_TERMINAL ||
+			   (rep->progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
+		rep->last_progress = cli_now_s();
+		break;
+	case PLOOM_SESSION_SEARCH_END:
+		cli_status_clear(&rep->status);
+		/* the closing line, whatever ended the search, unless a signal cut it */
+		if (rep->progress == PROGRESS_JSON && !cli_interrupted)
+			write_json(&res->search.estimate);
+		break;
+	case PLOOM_SESSION_MINIMIZE_START:
+		rep->last_progress = cli_now_s();
+		break;
+	case PLOOM_SESSION_MINIMIZE_END:
+		cli_status_clear(&rep->status);
+		put_minimized(res, rep->plan);
+		break;
 	}
-	return 0;
 }
 
 /* The statistics of the run on stdout.  What was instrumented is what the
- * worker said it instrumented (seen, its hello), not what it was asked:
- * a module named that it never compiled instrumented saw nothing. */
-static int write_stats(const struct ploom_search_result *res, const struct run_opts *o,
-		       const struct ploom_hello *seen, const char *min_path,
-		       const char *min_stopped, struct ploom_err *err)
+ * worker said it instrumented (res->seen, its hello), not what it was
+ * asked: a module named that it never compiled instrumented saw nothing. */
+static int write_stats(const struct ploom_session_result *res, const struct run_opts *o,
+		       struct ploom_err *err)
 {
 	const struct ploom_config *config = &o->common.config;
 	const struct ploom_stats_search asked = {
@@ -730,233 +557,178 @@ static int write_stats(const struct ploom_search_result *res, const struct run_o
 		.max_preemptions = config->max_preemptions,
 		.reduction = config->reduction,
 		.search = config->search,
+		.search_default = o->plan.default_why,
 		.seed = config->seed,
 		.pct_depth = config->pct_depth,
-		.instrument = (const char *const *)seen->instrumented,
-		.ninstrument = seen->ninstrumented,
-		.instrument_scenario = seen->scenario_instrumented,
+		.instrument = (const char *const *)res->seen.instrument,
+		.ninstrument = res->seen.ninstrument,
+		.instrument_scenario = res->seen.instrument_scenario,
 		.fewest_preemptions_first = (o->plan.kind->flags & PLOOM_KIND_MINIMAL) != 0,
 		.jobs = o->plan.jobs,
 		.with_outcomes = o->keep_going,
 		.shard = o->plan.shard_count ? &o->plan.shard : NULL,
+		.saved_runs = res->saved_runs,
+		.saved_failing = res->saved_failing,
 	};
 	struct ploom_stats stats;
 
-	ploom_stats_from_search(&stats, &asked, res, min_path);
-	stats.minimize_stopped_by = min_stopped;
+	ploom_stats_from_search(&stats, &asked, &res->search, res->minimized_path);
+	stats.minimize_stopped_by = res->minimized ? res->minimize.stopped_by : NULL;
 	return ploom_stats_write(stdout, &stats, err);
 }
 
-/* The search stopped at an internal error (err): what it found so far,
+/* The session stopped at an internal error (err): what it found so far,
  * in the statistics, then the error and the trace of the schedule that
  * tripped it, which the report needs.  Returns the exit status. */
-static int internal_error(struct ploom_search_result *res, const struct run_opts *o,
-			  const struct ploom_hello *seen, struct report *rep,
-			  const struct ploom_err *err)
+static int internal_error(const struct ploom_session_result *res, const struct run_opts *o,
+			  struct report *rep, const struct ploom_err *err)
 {
 	struct ploom_err why = {0, ""};
 	int ret;
 
 	cli_status_clear(&rep->status);
-	if (write_stats(res, o, seen, NULL, NULL, &why) < 0)
+	if (write_stats(res, o, &why) < 0)
 		cli_fail(&why, "");
 	ret = cli_fail(err, "");
-	if (res->internal_path)
+	if (res->search.internal_path)
 		fprintf(stderr, PROG ": the trace of the schedule it stopped at: '%s'\n",
-			res->internal_path);
+			res->search.internal_path);
 	return ret;
+}
+
+/* A schedule stopped at a setup mistake (res->setup): what it was (its
+ * message names where), and that no trace was saved.  Returns the exit status. */
+static int setup_error(const struct ploom_search_result *res, struct report *rep)
+{
+	cli_status_clear(&rep->status);
+	fputs(PROG ": setup error, not a bug of the code under test: ", stderr);
+	ploom_put_printable(stderr, res->setup);
+	fputc('\n', stderr);
+	fprintf(stderr, PROG ": no trace saved: fix the setup and run the search again\n");
+	return PLOOM_EXIT_SETUP;
+}
+
+/* The one line a signal (Ctrl-C) leaves: what the search did so far and
+ * where the traces it found are, which stay. */
+static void put_interrupted(const struct ploom_session_result *res, const struct run_opts *o,
+			    struct report *rep)
+{
+	long schedules = res->search.schedules + res->refined_schedules;
+	long failing = res->search.failing + (res->saved_failure ? 1 : 0);
+	const char *trace = res->search.failure_path ? res->search.failure_path : res->saved_path;
+
+	cli_status_clear(&rep->status);
+	fprintf(stderr, PROG ": interrupted: %ld schedule%s explored, %ld failing", schedules,
+		ploom_s(schedules), failing);
+	if (trace) {
+		fputs("; trace kept in '", stderr);
+		ploom_put_printable(stderr, trace);
+		fputs("' (not minimized)\n", stderr);
+	} else {
+		fputs("; traces go to '", stderr);
+		ploom_put_printable(stderr, o->trace_dir);
+		fputs("'\n", stderr);
+	}
+}
+
+/* Runs the session of o, whose options are parsed, into *res.  Returns
+ * as ploom_session_run(). */
+static int run_session(struct ploom_session_result *res, struct run_opts *o, struct report *rep,
+		       struct ploom_err *err)
+{
+	const struct ploom_session_opts sopts = {
+		.plan = &o->plan,
+		.config = &o->common.config,
+		.start = start_worker,
+		.start_ctx = o,
+		.hash_seed = o->common.hash_seed,
+		.trace_dir = o->trace_dir,
+		.keep_going = o->keep_going,
+		.saved = o->saved,
+		.minimize = o->minimize,
+		.minimize_seconds = o->common.minimize_seconds,
+		.interrupted = &cli_interrupted,
+		.event = search_event,
+		.saved_event = saved_event,
+		.phase = phase,
+		/* --progress=json's lines end with the search's */
+		.minimize_progress = o->progress == PROGRESS_AUTO ||
+					     o->progress == PROGRESS_TERMINAL
+				     ? minimize_progress : NULL,
+		.ctx = rep,
+	};
+
+	rep->progress = o->progress;
+	/* before any schedule: saved traces are read from the folder and a
+	 * failure's trace is written there */
+	if (ploom_store_check_dir(o->trace_dir, err) < 0)
+		return -1;
+	return ploom_session_run(res, &sopts, err);
+}
+
+/* What the session r (ploom_session_run()'s return, err its error) found,
+ * reported: the statistics on stdout, the rest on stderr.  Returns the
+ * exit status, or -1 to fail with err. */
+static int report(const struct ploom_session_result *res, int r, const struct run_opts *o,
+		  struct report *rep, struct ploom_err *err)
+{
+	const struct ploom_search_result *s = &res->search;
+
+	if (r < 0)
+		return res->internal ? internal_error(res, o, rep, err) : -1;
+	if (s->setup)
+		return setup_error(s, rep);
+	/* a schedule diverged: search_event() told which */
+	if (r > 0)
+		return cli_outcome_exit(PLOOM_OUTCOME_DIVERGENCE);
+	/* nothing more is reported: cli_exit() ends with the signal's status */
+	if (cli_interrupted)
+		return PLOOM_EXIT_USAGE;
+	if (write_stats(res, o, err) < 0)
+		return -1;
+	if (res->save_err.kind) {
+		*err = res->save_err;
+		return -1;
+	}
+	if (s->step_limited)
+		fprintf(stderr, PROG ": %ld of %ld schedule%s reached the step limit: not a pass\n",
+			s->step_limited, s->schedules, ploom_s(s->schedules));
+	/* the trace a reader should start from: the fewest preemptions */
+	if ((s->failing || res->saved_failing) && (res->minimized_path || s->failure_path))
+		cli_put_next_step(PROG, res->minimized_path ? res->minimized_path : s->failure_path);
+	return s->failing || res->saved_failing ? PLOOM_EXIT_FAILURE
+	       : s->stopped_by			? PLOOM_EXIT_INCOMPLETE
+						: PLOOM_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-	struct ploom_worker *workers[PLOOM_SEARCH_MAX_WORKERS] = {NULL};
-	struct ploom_worker *worker = NULL;
-	struct ploom_strategy *strategy = NULL;
-	struct ploom_search_result res = {0};
-	/* what the workers instrumented, from a hello */
-	struct ploom_hello seen = {0};
-	struct ploom_err err = {0, ""}, save_err = {0, ""};
-	struct saved_result saved = {0, NULL, NULL, {0, ""}, NULL, {0}, 0};
-	struct run_opts o = {PLOOM_PLAN_INIT, CLI_OPTS_INIT, NULL, ".ploom", 0, 1, 1, 0,
-			     PROGRESS_AUTO};
-	struct report rep = {PROGRESS_AUTO, 0, {0}, 0};
-	char *python = NULL, *min_path = NULL;
-	/* the minimizer's stopped_by: a string of lib/minimize */
-	const char *min_stopped = NULL;
-	long refinements = 0, refined_schedules = 0;
-	int i, r, saved_tried = 0;
+	struct ploom_session_result res = {0};
+	struct ploom_err err = {0, ""};
+	struct run_opts o = {.plan = PLOOM_PLAN_INIT, .common = CLI_OPTS_INIT,
+			     .trace_dir = ".ploom", .minimize = 1, .saved = 1,
+			     .progress = PROGRESS_AUTO};
+	struct report rep = {.plan = &o.plan, .progress = PROGRESS_AUTO};
 	int ret = parse_options(&o, argc, argv);
 
 	if (ret != PARSE_ON)
 		goto done;
+	ret = PLOOM_EXIT_OK;
+	if (o.check_options)
+		goto done;
 	ret = PLOOM_EXIT_USAGE;
-	if (o.check_options) {
-		ret = PLOOM_EXIT_OK;
+	o.python = cli_python(o.common.python);
+	if (!o.python)
 		goto done;
-	}
-	python = cli_python(o.common.python);
-	if (!python)
-		goto done;
-	/* before any schedule: saved traces are read from the folder and a
-	 * failure's trace is written there */
-	if (ploom_store_check_dir(o.trace_dir, &err) < 0)
-		goto fail;
-
-	rep.progress = o.progress;
-	/* A search that finds plain state shared at access sites that were no
-	 * points (outcome refine) starts again, with those sites as points
-	 * too, on workers that know them: what it ran so far had too few
-	 * points to count.  Each round adds a site, so the rounds end. */
-	for (;;) {
-		for (i = 0; i < o.plan.jobs; i++)
-			if (cli_worker_start(&workers[i], python, o.target, o.common.hash_seed,
-					     &o.common.config, &err) < 0)
-				goto fail;
-		/* the saved failures first, once: a regression fails at once.
-		 * Of a search's shards only shard 0 runs them, so that
-		 * ploom-merge counts each once */
-		if (o.saved && !saved_tried && !(o.plan.shard_count && o.plan.shard_index)) {
-			saved_tried = 1;
-			if (run_saved(&saved, workers[0], python, &o, &rep, &err) < 0)
-				goto fail;
-			if (cli_interrupted)
-				goto done;
-			/* the search is not run: what it would find first is
-			 * no news until this failure is fixed */
-			if (saved.failure && !o.keep_going) {
-				r = 0;
-				res.stopped_by = "failure";
-				res.idle_worker = 0;
-				if (o.plan.shard_count) {
-					o.plan.shard.units = -1;
-					o.plan.shard.failure_unit = -1;
-				}
-				break;
-			}
-		}
-		if (ploom_plan_strategy_new(&strategy, &o.plan, &err) < 0)
-			goto fail;
-		r = run_search(&res, strategy, workers, &o, &rep, &err);
-		strategy = NULL;
-		if (r < 0 && err.kind == PLOOM_ERR_INTERNAL) {
-			/* what the first worker said it instrumented: every worker
-			 * loads the same scenario with the same options */
-			const struct ploom_hello none = {0};
-			ret = internal_error(&res, &o, workers[0] ? ploom_worker_hello(workers[0]) : &none,
-					     &rep, &err);
-			goto done;
-		}
-		if (r < 0)
-			goto fail;
-		if (r > 0 || !res.refine || cli_interrupted)
-			break;
-		/* the shards of one search must make the same points, or their
-		 * parts would not add up to one search */
-		if (o.plan.shard_count) {
-			ploom_err_set(&err, PLOOM_ERR_INPUT,
-				      "plain state that tasks share is touched at access sites "
-				      "that were no scheduling points (%.300s), and a shard cannot "
-				      "start the search again on its own: run it without --shard",
-				      res.refine);
-			goto fail;
-		}
-		if (ploom_config_add_plain_points(&o.common.config, res.refine,
-						  strlen(res.refine), &err) <= 0) {
-			if (err.kind == 0)
-				ploom_err_set(&err, PLOOM_ERR_WORKER,
-					      "the worker asked again for points it has: %s",
-					      res.refine);
-			goto fail;
-		}
-		refined_schedules += res.schedules;
-		refinements++;
-		for (i = 0; i < o.plan.jobs; i++) {
-			ploom_worker_free(workers[i]);
-			workers[i] = NULL;
-		}
-		ploom_search_result_release(&res);
-	}
-	res.refined = refinements;
-	res.refined_schedules = refined_schedules;
-	res.saved_runs = saved.runs;
-	if (saved.failure && r == 0) {
-		/* the failure reported is the saved schedule's, which came
-		 * first; with -k the search's failures still count in failing */
-		ploom_trace_free(res.failure);
-		free(res.failure_path);
-		res.failure = saved.failure;
-		res.failure_path = saved.path;
-		saved.failure = NULL;
-		saved.path = NULL;
-		res.saved_failing = 1;
-		if (!res.save_err.kind)
-			res.save_err = saved.save_err;
-	}
-	if (r > 0) {
-		/* a schedule diverged: search_event() told which */
-		ret = cli_outcome_exit(PLOOM_OUTCOME_DIVERGENCE);
-		goto done;
-	}
+	ret = report(&res, run_session(&res, &o, &rep, &err), &o, &rep, &err);
+	if (ret < 0)
+		ret = cli_fail(&err, "");
 	if (cli_interrupted)
-		goto done;
-	/* the minimizer runs on the idle worker, or on the saved failure's
-	 * own; the others go now */
-	if (res.saved_failing && saved.worker) {
-		worker = saved.worker;
-		saved.worker = NULL;
-	} else {
-		worker = workers[res.idle_worker];
-		workers[res.idle_worker] = NULL;
-	}
-	for (i = 0; i < o.plan.jobs; i++) {
-		ploom_worker_free(workers[i]);
-		workers[i] = NULL;
-	}
-
-	/* a trace that cannot be saved ends the run with exit 2 and why, after
-	 * the statistics, which still tell what the search found; minimizing
-	 * would only fail to save too */
-	save_err = res.save_err;
-	/* after the search, so that its statistics measure the search only */
-	if (res.failure && o.minimize && !save_err.kind &&
-	    minimize_failure(&min_path, &min_stopped, &res, worker, &o, &rep, &save_err, &err) < 0)
-		goto fail;
-	if (worker && copy_seen(&seen, ploom_worker_hello(worker)) < 0) {
-		ploom_err_set(&err, PLOOM_ERR_NOMEM, "out of memory");
-		goto fail;
-	}
-	if (cli_worker_stop(&worker, &err) < 0)
-		goto fail;
-	if (write_stats(&res, &o, &seen, min_path, min_stopped, &err) < 0)
-		goto fail;
-	if (save_err.kind) {
-		err = save_err;
-		goto fail;
-	}
-	/* the trace a reader should start from: the fewest preemptions */
-	if ((res.failing || res.saved_failing) && (min_path || res.failure_path))
-		cli_put_next_step(PROG, min_path ? min_path : res.failure_path);
-	ret = res.failing || res.saved_failing ? PLOOM_EXIT_FAILURE
-			  : res.stopped_by ? PLOOM_EXIT_INCOMPLETE : PLOOM_EXIT_OK;
-	goto done;
-
-fail:
-	ret = cli_fail(&err, "");
+		put_interrupted(&res, &o, &rep);
 done:
 	cli_status_clear(&rep.status);
-	for (i = 0; i < PLOOM_SEARCH_MAX_WORKERS; i++)
-		ploom_worker_free(workers[i]);
-	ploom_worker_free(worker);
-	ploom_strategy_free(strategy);
-	ploom_search_result_release(&res);
-	ploom_trace_free(saved.failure);
-	free(saved.path);
-	ploom_worker_free(saved.worker);
-	if (saved.own_config)
-		ploom_config_release_lists(&saved.config);
-	free(python);
-	free(min_path);
-	ploom_hello_release(&seen);
+	ploom_session_result_release(&res);
+	free(o.python);
 	cli_opts_release(&o.common);
 	return cli_exit(ret, "the statistics", CLI_EPIPE_FAILS);
 }

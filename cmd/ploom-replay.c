@@ -32,7 +32,7 @@
 const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-replay [--on-current-source] [--python=PATH] [--schedule-timeout=SECONDS]\n"
-	"                    [-q] [TRACE]\n"
+	"                    [--timeouts=MODEL] [-q] [TRACE]\n"
 	"       ploom-replay -h | --help | -V | --version\n"
 	"\n"
 	"        --on-current-source      run the recorded order of tasks on the source as it\n"
@@ -41,6 +41,8 @@ const char cli_usage[] =
 	"        --python=PATH            the worker's interpreter\n"
 	"        --schedule-timeout=SECONDS  wall clock of the schedule, when shorter than the\n"
 	"                                 trace's (0: the trace's)\n"
+	"        --timeouts=MODEL         the time model the replay is for (idle or any): a\n"
+	"                                 trace recorded under the other is refused (exit 2)\n"
 	"    -q, --quiet                  no \"reproduced\" line\n"
 	"\n"
 	"TRACE is a trace, or - (the default) for standard input.\n";
@@ -51,6 +53,7 @@ static const struct option options[] = {
 	{"on-current-source", no_argument, NULL, OPT_ON_CURRENT_SOURCE},
 	CLI_OPTION_SCHEDULE_TIMEOUT,
 	CLI_OPTION_PYTHON,
+	CLI_OPTION_TIMEOUTS,
 	CLI_OPTION_QUIET,
 	CLI_OPTIONS_END,
 };
@@ -134,6 +137,19 @@ int main(int argc, char **argv)
 	python = cli_python(opts.python);
 	if (!python || cli_read_trace(&trace, path) < 0)
 		goto done;
+	/* a schedule means something else under the other model: a timed
+	 * wait that timed out there may not be able to here */
+	if (opts.timeouts_given && opts.config.timeouts != trace->config.timeouts) {
+		fprintf(stderr,
+			"%s: the trace was recorded under the time model %s (timeouts=\"%s\"), "
+			"not %s: replay it with --timeouts=%s\n",
+			PROG, ploom_timeouts_name(trace->config.timeouts),
+			ploom_timeouts_name(trace->config.timeouts),
+			ploom_timeouts_name(opts.config.timeouts),
+			ploom_timeouts_name(trace->config.timeouts));
+		ret = PLOOM_EXIT_USAGE;
+		goto done;
+	}
 
 	if (current) {
 		ret = on_current_source(trace, python, &opts);

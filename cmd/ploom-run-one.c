@@ -18,7 +18,8 @@
 const char cli_prog[] = PROG;
 const char cli_usage[] =
 	"usage: ploom-run-one [--python=PATH] [--hash-seed=N] [-s N] [--schedule-timeout=SECONDS]\n"
-	"                     [--patch=MODULE]... [--instrument=MODULE]... TARGET [CHOICE...]\n"
+	"                     [--patch=MODULE]... [--instrument=MODULE]... [--timeouts=MODEL]\n"
+	"                     TARGET [CHOICE...]\n"
 	"       ploom-run-one -h | --help | -V | --version\n"
 	"\n"
 	"        --python=PATH            the worker's interpreter\n"
@@ -30,6 +31,7 @@ const char cli_usage[] =
 	"        --instrument=MODULE      make MODULE's plain state (attributes, subscripts,\n"
 	"                                 globals) scheduling points (repeatable); only the\n"
 	"                                 modules named are instrumented\n"
+	"        --timeouts=MODEL         the time model: idle (default) or any\n"
 	"\n"
 	"TARGET is module:function or path/to/file.py:function; each CHOICE is the task\n"
 	"to pick at the next branch point.\n";
@@ -41,6 +43,7 @@ static const struct option options[] = {
 	CLI_OPTION_HASH_SEED,
 	CLI_OPTION_PATCH,
 	CLI_OPTION_INSTRUMENT,
+	CLI_OPTION_TIMEOUTS,
 	CLI_OPTIONS_END,
 };
 
@@ -67,9 +70,8 @@ int main(int argc, char **argv)
 		ret = cli_usage_error("missing TARGET", NULL);
 		goto done;
 	}
-	/* one schedule of depth-first search: nothing by default, but the
-	 * default is decided in one place */
-	ret = cli_instrument_default(&opts);
+	/* one schedule patches and instruments what a search would */
+	ret = cli_module_defaults(&opts);
 	if (ret)
 		goto done;
 	ret = PLOOM_EXIT_USAGE;
@@ -90,13 +92,37 @@ int main(int argc, char **argv)
 	if (!python)
 		goto done;
 
-	if (cli_worker_start(&worker, python, target, opts.hash_seed, &opts.config, &err) < 0)
-		goto fail;
 	/* checked with the option */
 	(void)ploom_timeout_ms(&timeout_ms, opts.config.schedule_timeout_s);
-	if (ploom_worker_run(worker, &run, choices, nchoices, opts.config.max_steps, timeout_ms,
-			     &err) < 0)
-		goto fail;
+	/* A run that meets plain state two tasks share where no point is
+	 * made asks for those sites as points (outcome refine): the schedule
+	 * runs again with them, as a search starts again, and its trace
+	 * records them.  Each restart adds a site, so this ends. */
+	for (;;) {
+		int added;
+
+		if (cli_worker_start(&worker, python, target, opts.hash_seed, &opts.config, &err) < 0)
+			goto fail;
+		if (ploom_worker_run(worker, &run, choices, nchoices, opts.config.max_steps,
+				     timeout_ms, &err) < 0)
+			goto fail;
+		if (run.outcome.kind != PLOOM_OUTCOME_REFINE || !run.outcome.sites)
+			break;
+		added = ploom_config_add_plain_points(&opts.config, run.outcome.sites,
+						      strlen(run.outcome.sites), &err);
+		if (added < 0)
+			goto fail;
+		if (added == 0) {
+			ploom_err_set(&err, PLOOM_ERR_INTERNAL,
+				      "the worker asked again for points it has: %s",
+				      run.outcome.sites);
+			goto fail;
+		}
+		if (cli_worker_stop(&worker, &err) < 0)
+			goto fail;
+		ploom_run_release(&run);
+		memset(&run, 0, sizeof(run));
+	}
 	if (ploom_worker_trace(&trace, worker, opts.hash_seed, &opts.config, &run, &err) < 0 ||
 	    cli_stamp_trace(trace, &err) < 0)
 		goto fail;

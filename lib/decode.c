@@ -466,12 +466,14 @@ static int parse_wait(struct ploom_run_parser *p, const struct field *f, int nf,
 	struct ploom_outcome *o = &p->run->outcome;
 	struct ploom_wait *w;
 	struct ploom_obj obj;
+	const char *why;
+	char msg[64];
 	int op, r;
 
 	if (!p->in_deadlock)
 		return malformed(err, line, len, "wait outside a deadlock");
-	if (nf != 6)
-		return malformed(err, line, len, "expected 6 fields");
+	if (nf != 8)
+		return malformed(err, line, len, "expected 8 fields");
 	w = realloc(o->waits, (o->nwaits + 1) * sizeof(*w));
 	if (!w)
 		return ploom_err_oom(err);
@@ -493,11 +495,22 @@ static int parse_wait(struct ploom_run_parser *p, const struct field *f, int nf,
 		return -1;
 	if (r < 0)
 		return malformed(err, line, len, "bad WHERE");
+	r = ploom_wait_for_parse(f[6].s, f[6].n);
+	if (r < 0)
+		return malformed(err, line, len, "unknown FOR");
+	w->waits_for = (enum ploom_wait_for)r;
+	if (f[7].n == 1 && f[7].s[0] == '=')
+		return 0;
+	w->on = dup_label(&f[7], PLOOM_NAME_MAX, &why);
+	if (!w->on) {
+		snprintf(msg, sizeof(msg), "ON %s", why);
+		return malformed(err, line, len, msg);
+	}
 	return 0;
 }
 
-/* `stack TASK STATE DEPTH`: only after `exit timeout`, before `output`,
- * tasks ascending. */
+/* `stack TASK STATE DEPTH`: only after `exit timeout`, or the `exit` of
+ * a run whose outcome was step-limit, before `output`, tasks ascending. */
 static int parse_stack(struct ploom_run_parser *p, const struct field *f, int nf,
 		       const char *line, size_t len, struct ploom_err *err)
 {
@@ -506,8 +519,10 @@ static int parse_stack(struct ploom_run_parser *p, const struct field *f, int nf
 	int task, state;
 	long depth;
 
-	if (!p->have_exit || strcmp(p->exit_how, "timeout") || p->have_output)
-		return malformed(err, line, len, "stack outside a timeout");
+	if (!p->have_exit || p->have_output ||
+	    (strcmp(p->exit_how, "timeout") &&
+	     !(p->have_outcome && o->kind == PLOOM_OUTCOME_STEP_LIMIT)))
+		return malformed(err, line, len, "stack outside a timeout or step limit");
 	if (nf != 4)
 		return malformed(err, line, len, "expected 4 fields");
 	if (parse_int(&task, &f[1], 0, INT_MAX) < 0 ||
@@ -570,9 +585,9 @@ static int finish(struct ploom_run_parser *p, const char *line, size_t len,
 {
 	struct ploom_outcome *o = &p->run->outcome;
 
-	/* the stacks belong to a timeout: a child that sent its outcome
-	 * before it was killed ended as that outcome says */
-	if (p->have_outcome)
+	/* the stacks belong to a timeout or a step limit: a child that sent
+	 * another outcome before it was killed ended as that outcome says */
+	if (p->have_outcome && o->kind != PLOOM_OUTCOME_STEP_LIMIT)
 		ploom_outcome_release_stacks(o);
 	if (!p->have_outcome) {
 		if (!p->have_exit)
@@ -659,6 +674,38 @@ int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t l
 			return malformed(err, line, len, "bad TEXT");
 		return 0;
 	}
+	if (field_is(&f[0], "idle")) {
+		struct ploom_step *s;
+		long ns;
+		if (nf != 3 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
+		    (size_t)n >= p->run->nsteps)
+			return malformed(err, line, len, "bad INDEX");
+		s = &p->run->steps[n];
+		if (s->idle)
+			return malformed(err, line, len, "second idle for a step");
+		if (parse_long(&ns, &f[2], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad NS");
+		s->idle = 1;
+		s->clock_ns = ns;
+		return 0;
+	}
+	if (field_is(&f[0], "label")) {
+		struct ploom_step *s;
+		const char *why;
+		char msg[64];
+		if (nf != 3 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
+		    (size_t)n >= p->run->nsteps)
+			return malformed(err, line, len, "bad INDEX");
+		s = &p->run->steps[n];
+		if (s->label)
+			return malformed(err, line, len, "second label for a step");
+		s->label = dup_label(&f[2], PLOOM_NAME_MAX, &why);
+		if (!s->label) {
+			snprintf(msg, sizeof(msg), "TEXT %s", why);
+			return malformed(err, line, len, msg);
+		}
+		return 0;
+	}
 	if (field_is(&f[0], "outcome"))
 		return parse_outcome(p, f, nf, line, len, err);
 	if (field_is(&f[0], "code"))
@@ -741,6 +788,9 @@ void ploom_hello_release(struct ploom_hello *h)
 	for (size_t i = 0; i < h->ninstrumented; i++)
 		free(h->instrumented[i]);
 	free(h->instrumented);
+	for (size_t i = 0; i < h->nsources; i++)
+		free(h->sources[i]);
+	free(h->sources);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -773,6 +823,42 @@ static int hello_instrumented(struct ploom_hello *out, const struct field *f)
 		out->ninstrumented++;
 		if (!comma)
 			break;
+	}
+	ret = 0;
+done:
+	free(all);
+	return ret;
+}
+
+/* SOURCES: absolute paths, each a label ended by a newline, at most
+ * PLOOM_SOURCES_MAX.  Returns 0, or -1 (out keeps what it has, for
+ * ploom_hello_release). */
+static int hello_sources(struct ploom_hello *out, const struct field *f)
+{
+	size_t n = 0, dlen;
+	char *all, *p, *nl;
+	int ret = -1;
+
+	if (!f->n || f->s[0] != '=')
+		return -1;
+	all = ploom_str_decode(f->s + 1, f->n - 1, &dlen);
+	if (!all)
+		return -1;
+	if (memchr(all, '\0', dlen))
+		goto done;
+	for (p = all; (nl = strchr(p, '\n')); p = nl + 1)
+		n++;
+	if (*p || n > PLOOM_SOURCES_MAX)
+		goto done; /* the last one unended, or too many */
+	out->sources = n ? calloc(n, sizeof(*out->sources)) : NULL;
+	if (n && !out->sources)
+		goto done;
+	for (p = all; (nl = strchr(p, '\n')); p = nl + 1) {
+		if (p[0] != '/' || ploom_label_problem(p, (size_t)(nl - p), PLOOM_PATH_MAX))
+			goto done;
+		if (!(out->sources[out->nsources] = strndup(p, (size_t)(nl - p))))
+			goto done;
+		out->nsources++;
 	}
 	ret = 0;
 done:
@@ -815,14 +901,16 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		return ploom_err_set(err, PLOOM_ERR_WORKER,
 				     "the worker speaks protocol version %d (this ploom speaks %d)",
 				     out->version, PLOOM_PROTOCOL_VERSION);
-	if (nf != 11)
-		return malformed(err, line, len, "expected 11 fields");
+	if (nf != 12)
+		return malformed(err, line, len, "expected 12 fields");
 	if (parse_int(&out->gil, &f[4], 0, 1) < 0)
 		return malformed(err, line, len, "bad GIL");
 	if (parse_int(&out->scenario_instrumented, &f[9], 0, 1) < 0)
 		return malformed(err, line, len, "bad SCENARIO");
 	if (hello_instrumented(out, &f[10]) < 0)
 		return malformed(err, line, len, "bad INSTRUMENTED");
+	if (hello_sources(out, &f[11]) < 0)
+		return malformed(err, line, len, "bad SOURCES");
 	out->implementation = dup_str(&f[2]);
 	out->python_version = dup_str(&f[3]);
 	out->hash_seed = dup_str(&f[5]);

@@ -29,6 +29,10 @@ struct ploom_hello {
 	int scenario_instrumented;
 	char **instrumented;
 	size_t ninstrumented;
+	/* the source files of the modules it patched or instrumented
+	 * (event.h's hello SOURCES), absolute */
+	char **sources;
+	size_t nsources;
 };
 
 /* Parses the records of one run; the reader feeds it line by line. */

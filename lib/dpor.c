@@ -616,6 +616,14 @@ static int reverse_race(struct ploom_dpor *d, long i, long j, int q, const int *
 	for (t = 0; t < d->ntasks; t++)
 		d->first_in_v[t] = -1;
 	d->nv = 0;
+	/* a sleep or a timed wait in v may have waited for its deadline (the
+	 * idle time model), which v forced earlier may not reach: v is then
+	 * no exact sequence */
+	for (k = i + 1; k < j && wakeup; k++)
+		if (!ploom_hb_before(hb, ploom_hb_vc(hb, k), i) &&
+		    (d->run->steps[k].op == PLOOM_OP_SLEEP ||
+		     d->run->steps[k].mode == PLOOM_ACQUIRE_TIMED))
+			wakeup = 0;
 	/* v: the events after i not ordered after it, then j; its initials
 	 * are the tasks whose first event in v has no predecessor in v */
 	if (wakeup)
@@ -1211,7 +1219,10 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			for (e = 0; e < s->npending; e++) {
 				const struct ploom_pending *p = &s->pending[e];
 				int np;
-				if (!asleep_below(d, k - 1, p->task) ||
+				/* an idle step (hb.h's barrier) wakes every sleeper:
+				 * the state it leaves is no sibling's, as the
+				 * worker's sleep sets take it too */
+				if (s->idle || !asleep_below(d, k - 1, p->task) ||
 				    (!d->first && k == d->sleep_at && k > d->depth &&
 				     !sent_asleep(d, p->task)))
 					continue;
@@ -1234,8 +1245,10 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 		struct ploom_access acc[PLOOM_ACCESS_MAX];
 		int nacc = ploom_op_accesses(acc, s->task, s->op, s->obj, s->mode, exits);
 		long *c;
-		int nc, i;
+		int nc, i, exact;
 
+		if (s->idle)
+			ploom_hb_barrier(d->hb, j);
 		if (ploom_hb_clock(d->hb, j, s->task, acc, nacc, -1) < 0)
 			return ploom_err_oom(err);
 		d->acc[j].n = nacc;
@@ -1248,9 +1261,13 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			if (ploom_hb_waits(s->op, s->mode))
 				nc = wait_candidates(d, c, nc, s->task, acc);
 			nc = ploom_hb_maximal(d->hb, c, nc);
+			/* a sleep or a timed wait may have waited for its
+			 * deadline (the idle time model): forced earlier as it
+			 * is, it could find itself disabled */
+			exact = !ploom_hb_waits(s->op, s->mode) && s->op != PLOOM_OP_SLEEP &&
+				s->mode != PLOOM_ACQUIRE_TIMED;
 			for (i = 0; i < nc; i++)
-				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j),
-					 !ploom_hb_waits(s->op, s->mode)) < 0)
+				if (race(d, c[i], j, s->task, ploom_hb_vc(d->hb, j), exact) < 0)
 					return ploom_err_oom(err);
 		}
 		if (ploom_hb_step(d->hb, j, s->task, s->op, acc, nacc, exits) < 0)

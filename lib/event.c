@@ -34,6 +34,28 @@ const char *ploom_op_name(enum ploom_op op)
 	return op_names[op];
 }
 
+static const char *const wait_for_names[PLOOM_NWAIT_FOR] = {
+	[PLOOM_WAIT_LOCK] = "lock",
+	[PLOOM_WAIT_JOIN] = "join",
+	[PLOOM_WAIT_NOTIFY] = "notify",
+	[PLOOM_WAIT_STATE] = "state",
+};
+
+const char *ploom_wait_for_name(enum ploom_wait_for w)
+{
+	return (unsigned)w < PLOOM_NWAIT_FOR ? wait_for_names[w] : "?";
+}
+
+int ploom_wait_for_parse(const char *s, size_t len)
+{
+	int i;
+
+	for (i = 0; i < PLOOM_NWAIT_FOR; i++)
+		if (strlen(wait_for_names[i]) == len && !memcmp(wait_for_names[i], s, len))
+			return i;
+	return -1;
+}
+
 int ploom_op_parse(const char *s, size_t len)
 {
 	int i;
@@ -464,7 +486,8 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     const char *hash_seed, size_t hash_seed_len, const char *module,
 		     size_t module_len, const char *qualname, size_t qualname_len,
 		     const char *file, size_t file_len, int scenario_instrumented,
-		     const char *instrumented, size_t instrumented_len)
+		     const char *instrumented, size_t instrumented_len, const char *sources,
+		     size_t sources_len)
 {
 	ploom_buf_addf(b, "hello %d", PLOOM_PROTOCOL_VERSION);
 	ploom_buf_add_str(b, impl, impl_len);
@@ -476,6 +499,7 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 	ploom_buf_add_str(b, file, file_len);
 	ploom_buf_addf(b, " %d", scenario_instrumented ? 1 : 0);
 	ploom_buf_add_str(b, instrumented, instrumented_len);
+	ploom_buf_add_str(b, sources, sources_len);
 	ploom_buf_add(b, "\n", 1);
 }
 
@@ -554,6 +578,40 @@ void ploom_enc_value(struct ploom_buf *b, long index, const char *text, size_t l
 	ploom_buf_add(b, "\n", 1);
 }
 
+void ploom_enc_idle(struct ploom_buf *b, long index, long long ns)
+{
+	ploom_buf_addf(b, "idle %ld %lld\n", index, ns);
+}
+
+const char *ploom_timeouts_name(enum ploom_timeouts t)
+{
+	switch (t) {
+	case PLOOM_TIMEOUTS_IDLE:
+		return "idle";
+	case PLOOM_TIMEOUTS_ANY:
+		return "any";
+	}
+	return "?";
+}
+
+int ploom_timeouts_parse(const char *s)
+{
+	if (!strcmp(s, "idle"))
+		return PLOOM_TIMEOUTS_IDLE;
+	if (!strcmp(s, "any"))
+		return PLOOM_TIMEOUTS_ANY;
+	return -1;
+}
+
+void ploom_enc_label(struct ploom_buf *b, long index, const char *text, size_t len)
+{
+	if (!len)
+		return;
+	ploom_buf_addf(b, "label %ld", index);
+	add_label(b, text, len, PLOOM_NAME_MAX);
+	ploom_buf_add(b, "\n", 1);
+}
+
 void ploom_enc_outcome_pass(struct ploom_buf *b)
 {
 	ploom_buf_addf(b, "outcome pass\n");
@@ -576,13 +634,19 @@ void ploom_enc_outcome_deadlock(struct ploom_buf *b)
 }
 
 void ploom_enc_wait(struct ploom_buf *b, int task, enum ploom_op op, struct ploom_obj obj,
-		    int holder, struct ploom_wire_where where)
+		    int holder, struct ploom_wire_where where, enum ploom_wait_for waits_for,
+		    const char *on, size_t on_len)
 {
 	char name[32];
 
 	ploom_obj_format(name, sizeof(name), obj);
 	ploom_buf_addf(b, "wait %d %s %s %d", task, ploom_op_name(op), name, holder);
 	add_where(b, where);
+	ploom_buf_addf(b, " %s", ploom_wait_for_name(waits_for));
+	if (on && on_len)
+		add_label(b, on, on_len, PLOOM_NAME_MAX);
+	else
+		ploom_buf_add(b, " =", 2);
 	ploom_buf_add(b, "\n", 1);
 }
 

@@ -77,7 +77,7 @@
  *       Exit.  End of file does the same.
  *
  * Records (worker or child -> utility, fd 3)
- *   hello VERSION IMPL PYVERSION GIL HASHSEED MODULE QUALNAME FILE SCENARIO INSTRUMENTED
+ *   hello VERSION IMPL PYVERSION GIL HASHSEED MODULE QUALNAME FILE SCENARIO INSTRUMENTED SOURCES
  *       Once, from the worker after it imported the scenario.
  *       VERSION int (PLOOM_PROTOCOL_VERSION); IMPL str ("cpython");
  *       PYVERSION str ("3.13.0"); GIL int (1 enabled, 0 disabled);
@@ -87,6 +87,11 @@
  *       SCENARIO int (1: the scenario's module, as --instrument-scenario
  *       asks, 0: not); INSTRUMENTED str, the --instrument names under
  *       which it compiled a module, comma-separated ("=" none).
+ *       SOURCES str: the absolute source files of the modules it
+ *       patched or instrumented by then (the scenario's own file left
+ *       out), each a label (FILE's rules) ended by a newline, at most
+ *       PLOOM_SOURCES_MAX ("=" none); the traces fingerprint those that
+ *       lie in their root, so that a replay sees them edited.
  *   error KIND MESSAGE
  *       From the worker instead of hello, then the worker exits 2.  KIND
  *       word: "load" when it cannot load the scenario; "source" when it
@@ -139,17 +144,41 @@
  *       nonblocking or timed acquire, locked, is_alive; for a read of the
  *       clock the time it returned, for a sleep time.monotonic() after it).  TEXT str, at most
  *       200 bytes.
+ *   idle INDEX NS
+ *       Step INDEX ran when no other task could (the idle time model,
+ *       --timeouts=idle of the worker): every other unfinished task was
+ *       blocked, or waited in a fair yield, and the clock stood at, or
+ *       jumped to, NS (int) nanoseconds after the schedule's start: the
+ *       step is a sleep or a timed wait that its deadline ended, or a fair
+ *       yield.  Every later step happens after every earlier one (hb.h's
+ *       barrier).  At most one per step, after its `step` record.
+ *   label INDEX TEXT
+ *       What step INDEX does in the terms of the primitive the scenario
+ *       called, when that primitive is made of ploom's operations:
+ *       ploom.queue's "put 3", "get -> 3", "end put".  TEXT a label
+ *       (below), at most PLOOM_NAME_MAX bytes.  At most one per step; the
+ *       step's operation and object stay what a replay and the search
+ *       compare.
  *   outcome pass
  *   outcome failure TASK TYPE MESSAGE TRACEBACK
  *       An uncaught exception in TASK; TYPE str ("builtins.AssertionError"),
  *       MESSAGE str (str(exc)), TRACEBACK str (formatted, may be "=").
  *       Each of the three at most PLOOM_MESSAGE_MAX bytes and a marker:
  *       the encoder cuts a longer one (see ploom_enc_outcome_failure()).
+ *       TYPE PLOOM_SETUP_ERROR_TYPE is no failure of the code under
+ *       test but a setup mistake (a standard-library primitive ran in the
+ *       schedule, python/ploom/_guard.py): a search stops at it, saves
+ *       no trace and exits PLOOM_EXIT_SETUP (exit.h).
  *   outcome deadlock
  *       No task enabled while one is unfinished.  Followed by one
- *       `wait TASK OP OBJECT HOLDER WHERE` per unfinished task, HOLDER int
- *       being the task holding the lock waited for, or the thread joined,
- *       or -1, and WHERE as a step's: where the task waits.
+ *       `wait TASK OP OBJECT HOLDER WHERE FOR ON` per unfinished task,
+ *       HOLDER int being the task holding the lock waited for, or the
+ *       thread joined, or -1, WHERE as a step's: where the task waits, FOR
+ *       word what ends the wait (enum ploom_wait_for: "lock" a release,
+ *       "join" the thread's end, "notify" a Condition's notify, "state" a
+ *       change of the state a primitive's lock guards, as a queue's item),
+ *       and ON str the name of that Condition or primitive ("=" when it has
+ *       none, or for lock and join).
  *   outcome step-limit LIMIT
  *       The schedule reached MAX_STEPS steps.
  *   outcome divergence INDEX MESSAGE
@@ -173,10 +202,11 @@
  *       far as Python's audit hooks show, sent: the kernel's OOM killer or
  *       a person; no failure of the scenario, the utility stops).
  *   stack TASK STATE DEPTH
- *       From the worker, optional, only after `exit timeout`: where task
- *       TASK was when the child ran past its timeout, read from the Python
- *       stacks the child dumped before it was killed (see
- *       ploom_enc_stacks()).  One per task, in ascending TASK order, at
+ *       From the worker, optional, only after `exit timeout` or after the
+ *       `exit` of a run whose outcome was step-limit: where task TASK was
+ *       when the child ran past its timeout, or reached its step limit,
+ *       read from the Python stacks the child dumped before it was killed
+ *       or ended (see ploom_enc_stacks()).  One per task, in ascending TASK order, at
  *       most PLOOM_STACK_TASKS_MAX.  STATE word: "running" (its thread
  *       was alive; `frame` records follow, innermost first), "finished"
  *       (its code had returned), "unstarted" (its thread had not begun),
@@ -243,8 +273,26 @@
  * 10: the plain points on fd 5 (a worker of 9 would take "-" for a key),
  * the policy follow (a worker of 9 would refuse the command), `exit
  * killed` (a utility of 9 would refuse it), and SCENARIO and INSTRUMENTED
- * on `hello` (a utility of 9 would refuse its field count) */
-#define PLOOM_PROTOCOL_VERSION 10
+ * on `hello` (a utility of 9 would refuse its field count)
+ * 11: SOURCES on `hello` (a utility of 10 would refuse its field count)
+ * 12: the `stack` and `frame` records after a step limit's `exit` (a
+ * utility of 11 would refuse them)
+ * 13: --plain-points=*- and quiet reads that are no points under a
+ * reduction (a worker of 12 would refuse the option, and make every read
+ * a point), and FOR and ON on `wait` (a utility of 12 would refuse the
+ * field count)
+ * 14: the `idle` record, and the worker's --timeouts (a utility of 13
+ * would refuse the record, and its reduction would reorder steps across
+ * a clock jump)
+ * 15: the `label` record (a utility of 14 would refuse it) */
+#define PLOOM_PROTOCOL_VERSION 15
+
+/* The most files a `hello` names in SOURCES. */
+#define PLOOM_SOURCES_MAX 64
+
+/* The TYPE of a `failure` outcome that is a setup mistake (above): the
+ * exception python/ploom/_guard.py raises, by its module and name. */
+#define PLOOM_SETUP_ERROR_TYPE "ploom.UnscheduledPrimitiveError"
 
 /* The length of the UTF-8 sequence at s (at most n bytes, n >= 1), or 0
  * when it is not one: no overlong form, no surrogate, nothing above
@@ -314,6 +362,25 @@ enum ploom_acquire_mode {
 					 * join(timeout=T), any T; "timed" */
 };
 
+/* The time models (DESIGN.md, "Time: a deterministic simulation"), the
+ * config's `timeouts` and the option --timeouts=MODEL of the utilities and
+ * of the worker.  Idle, the default: computation takes no time, a sleep
+ * or a timed wait blocks its task until its resource or its deadline,
+ * and the clock jumps to the earliest deadline only when no task can run;
+ * sleep(0) is a fair yield (yield_now() stays a plain point).  Any: the stress model, in
+ * which a timed wait is always enabled and may time out at any step. */
+enum ploom_timeouts {
+	PLOOM_TIMEOUTS_IDLE = 0,
+	PLOOM_TIMEOUTS_ANY,
+};
+
+/* "idle" or "any"; "?" out of range. */
+const char *ploom_timeouts_name(enum ploom_timeouts t);
+
+/* The model named by s ("idle", "any"), or -1: the one rule of the
+ * option's values, for the utilities and the extension alike. */
+int ploom_timeouts_parse(const char *s);
+
 /* 1 if a step of `op` may carry `mode`: blocking on any operation,
  * nonblocking on an acquire, timed on an acquire or a join. */
 int ploom_mode_allowed(enum ploom_op op, enum ploom_acquire_mode mode);
@@ -323,6 +390,22 @@ const char *ploom_op_name(enum ploom_op op);
 
 /* The operation named by s[0..len), or -1. */
 int ploom_op_parse(const char *s, size_t len);
+
+/* What ends a blocked task's wait (the `wait` record's FOR): the release
+ * of the lock, the end of the thread joined, a Condition's notify, or a
+ * change of the state a primitive's lock guards (acquire_when()). */
+enum ploom_wait_for {
+	PLOOM_WAIT_LOCK,
+	PLOOM_WAIT_JOIN,
+	PLOOM_WAIT_NOTIFY,
+	PLOOM_WAIT_STATE,
+	PLOOM_NWAIT_FOR
+};
+
+/* The FOR word of w and back; ploom_wait_for_parse returns -1 for an
+ * unknown word. */
+const char *ploom_wait_for_name(enum ploom_wait_for w);
+int ploom_wait_for_parse(const char *s, size_t len);
 
 enum ploom_obj_kind {
 	PLOOM_OBJ_NONE,         /* begin and yield_now have no object: "-" */
@@ -467,7 +550,8 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     const char *hash_seed, size_t hash_seed_len, const char *module,
 		     size_t module_len, const char *qualname, size_t qualname_len,
 		     const char *file, size_t file_len, int scenario_instrumented,
-		     const char *instrumented, size_t instrumented_len);
+		     const char *instrumented, size_t instrumented_len, const char *sources,
+		     size_t sources_len);
 /* error: the message cut as the failure outcome's are */
 void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len);
 /* code: a label made of file and function, each cleaned and cut as the
@@ -486,6 +570,10 @@ void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
 		    enum ploom_acquire_mode mode, const struct ploom_pending *pending,
 		    size_t npending, struct ploom_wire_where where);
 void ploom_enc_value(struct ploom_buf *b, long index, const char *text, size_t len);
+void ploom_enc_idle(struct ploom_buf *b, long index, long long ns);
+/* The `label` record of step index: text[0..len) as a label, cut and made
+ * printable as ploom_enc_name()'s; nothing for an empty text. */
+void ploom_enc_label(struct ploom_buf *b, long index, const char *text, size_t len);
 void ploom_enc_outcome_pass(struct ploom_buf *b);
 /* failure: a type, message or traceback longer than PLOOM_MESSAGE_MAX
  * bytes is cut to at most that many, at a UTF-8 character boundary, and
@@ -495,7 +583,8 @@ void ploom_enc_outcome_failure(struct ploom_buf *b, int task, const char *type,
 			       const char *tb, size_t tb_len);
 void ploom_enc_outcome_deadlock(struct ploom_buf *b);
 void ploom_enc_wait(struct ploom_buf *b, int task, enum ploom_op op, struct ploom_obj obj,
-		    int holder, struct ploom_wire_where where);
+		    int holder, struct ploom_wire_where where, enum ploom_wait_for waits_for,
+		    const char *on, size_t on_len);
 void ploom_enc_outcome_step_limit(struct ploom_buf *b, long limit);
 void ploom_enc_outcome_divergence(struct ploom_buf *b, long index, const char *msg,
 				  size_t len);

@@ -48,6 +48,13 @@ struct ploom_hb {
 	size_t objs_cap, objs_used;
 	long *cand;             /* ploom_hb_candidates()' answer */
 	size_t cand_cap;
+	/* an idle event (ploom_hb_barrier()): the next event to be clocked
+	 * is ordered after every event before it, whose clocks barrier_vc
+	 * joins, and has no race candidate; -1: none */
+	long barrier_at;
+	long clocked;           /* the event ploom_hb_clock() clocked last */
+	int *barrier_vc;
+	size_t barrier_vc_cap;
 };
 
 int ploom_hb_new(struct ploom_hb **out)
@@ -80,6 +87,7 @@ void ploom_hb_free(struct ploom_hb *hb)
 	free(hb->last_of);
 	free(hb->latest);
 	free(hb->cand);
+	free(hb->barrier_vc);
 	free(hb);
 }
 
@@ -119,8 +127,11 @@ int ploom_hb_reset(struct ploom_hb *hb, int ntasks, size_t nevents)
 	    ensure((void **)&hb->last_of, &hb->last_of_cap, (size_t)ntasks,
 		   sizeof(*hb->last_of)) < 0 ||
 	    ensure((void **)&hb->latest, &hb->latest_cap, (size_t)ntasks,
-		   sizeof(*hb->latest)) < 0)
+		   sizeof(*hb->latest)) < 0 ||
+	    ensure((void **)&hb->barrier_vc, &hb->barrier_vc_cap, (size_t)ntasks,
+		   sizeof(*hb->barrier_vc)) < 0)
 		return -1;
+	hb->barrier_at = hb->clocked = -1;
 	for (t = 0; t < ntasks; t++)
 		hb->last_of[t] = -1;
 	hb->ntasks = ntasks;
@@ -283,6 +294,7 @@ int ploom_hb_clock(struct ploom_hb *hb, long j, int q, const struct ploom_access
 	size_t r;
 
 	hb->task[j] = q;
+	hb->clocked = j;
 	memset(vc, 0, (size_t)n * sizeof(*vc));
 	if (hb->last_of[q] >= 0)
 		vc_join(vc, vc_of(hb, hb->last_of[q]), n);
@@ -301,8 +313,19 @@ int ploom_hb_clock(struct ploom_hb *hb, long j, int q, const struct ploom_access
 	}
 	if (after >= 0)
 		vc_join(vc, vc_of(hb, after), n);
+	if (hb->barrier_at == j)
+		vc_join(vc, hb->barrier_vc, n);
 	vc[q] = (int)j + 1;
 	return 0;
+}
+
+void ploom_hb_barrier(struct ploom_hb *hb, long j)
+{
+	int t;
+
+	for (t = 0; t < hb->ntasks; t++)
+		hb->barrier_vc[t] = (int)(hb->last_of[t] + 1);
+	hb->barrier_at = j;
 }
 
 /* ---- races ---- */
@@ -315,6 +338,13 @@ int ploom_hb_candidates(struct ploom_hb *hb, long **out, int q,
 	int k, n = 0;
 
 	*out = NULL;
+	/* an idle event follows every earlier one */
+	if (hb->barrier_at >= 0 && hb->barrier_at == hb->clocked) {
+		if (ensure((void **)&hb->cand, &hb->cand_cap, 1, sizeof(*hb->cand)) < 0)
+			return -1;
+		*out = hb->cand;
+		return 0;
+	}
 	/* every candidate is taken: one dropped for room could be the only
 	 * race that leads to a schedule of another class */
 	for (k = 0; k < na; k++) {

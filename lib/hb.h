@@ -92,6 +92,17 @@ int ploom_hb_waits(enum ploom_op op, enum ploom_acquire_mode mode);
 int ploom_hb_clock(struct ploom_hb *hb, long j, int q, const struct ploom_access *a, int na,
 		   long after);
 
+/* Event j, before its ploom_hb_clock(), ran when no other task could
+ * (a step with event.h's `idle`: the first step after the clock jumped,
+ * or a fair yield): it happens after every event before it, and has no
+ * race candidate.  No schedule runs it before one of them: at it every
+ * other task was blocked or yielding, so any earlier event was either
+ * already run or could not run there; its enabledness depends on every
+ * other task's steps, which this dependence says.  The events after it
+ * keep their own order and races: what was blocked at it may have run
+ * before earlier events in another schedule (docs/guarantees.rst). */
+void ploom_hb_barrier(struct ploom_hb *hb, long j);
+
 /* The race candidates of an event of task q with accesses a[0..na), as
  * the earlier events left the objects, waits (ploom_hb_waits(), or 1 for
  * an operation that was not enabled) if it waits for the object of a[0]:

@@ -791,13 +791,8 @@ static void put_outcome(struct ploom_writer *w, const struct ploom_view *v)
 			const struct ploom_view_wait *wt = &v->waits[i];
 			put(w, "<li>");
 			put_esc(w, wt->who_name, 0);
-			putf(w, " waits to %s ", wt->op);
-			put_esc(w, wt->object, 0);
-			if (wt->holder_name) {
-				put(w, " held by ");
-				put_esc(w, wt->holder_name, 0);
-			}
-			put_esc(w, wt->note, 0);
+			put(w, " ");
+			put_esc(w, wt->named, 0);
 			put(w, "</li>\n");
 		}
 		put(w, "</ul>\n");

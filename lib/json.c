@@ -53,10 +53,15 @@ static void put_step(struct ploom_json_builder *b, cJSON *arr, const struct ploo
 		ploom_json_put_bool(b, o, "timeout", 1);
 	if (s->value)
 		ploom_json_put_str(b, o, "value", s->value);
+	/* only on a step that ran with nothing else able to (event.h's idle) */
+	if (s->idle)
+		ploom_json_put_num(b, o, "clock_ns", (double)s->clock_ns);
+	if (s->label)
+		ploom_json_put_str(b, o, "label", s->label);
 	put_where(b, o, &s->where);
 }
 
-/* A timeout's "stacks": only when the worker sent them, so that a trace
+/* A timeout's or a step limit's "stacks": only when the worker sent them, so that a trace
  * without them reads as it did before the field */
 static void put_stacks(struct ploom_json_builder *b, cJSON *o, const struct ploom_outcome *oc)
 {
@@ -110,6 +115,9 @@ static void put_outcome(struct ploom_json_builder *b, cJSON *parent, const struc
 			ploom_json_put_str(b, x, "object", oc->waits[i].object);
 			ploom_json_put_num(b, x, "holder", oc->waits[i].holder);
 			put_where(b, x, &oc->waits[i].where);
+			ploom_json_put_str(b, x, "for", ploom_wait_for_name(oc->waits[i].waits_for));
+			if (oc->waits[i].on)
+				ploom_json_put_str(b, x, "on", oc->waits[i].on);
 		}
 		break;
 	case PLOOM_OUTCOME_CRASH:
@@ -120,6 +128,7 @@ static void put_outcome(struct ploom_json_builder *b, cJSON *parent, const struc
 		break;
 	case PLOOM_OUTCOME_STEP_LIMIT:
 		ploom_json_put_num(b, o, "limit", (double)oc->limit);
+		put_stacks(b, o, oc);
 		break;
 	case PLOOM_OUTCOME_TIMEOUT:
 		put_stacks(b, o, oc);
@@ -196,6 +205,12 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct ploom_json_builder 
 	 * without them reads as it did before them */
 	if (t->scenario.relpath)
 		ploom_json_put_str(b, o, "relpath", t->scenario.relpath);
+	if (t->scenario.cwd)
+		ploom_json_put_str(b, o, "cwd", t->scenario.cwd);
+	if (t->scenario.nimport_paths)
+		ploom_json_put(b, o, "import_paths",
+			       ploom_json_str_array((const char *const *)t->scenario.import_paths,
+						    t->scenario.nimport_paths));
 	fps = ploom_json_put(b, root, "fingerprints", cJSON_CreateArray());
 	for (i = 0; i < t->nfingerprints; i++) {
 		o = ploom_json_append(b, fps, cJSON_CreateObject());
@@ -221,8 +236,10 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct ploom_json_builder 
 		ploom_json_put(b, o, "max_preemptions", cJSON_CreateNull());
 	else
 		ploom_json_put_num(b, o, "max_preemptions", t->config.max_preemptions);
-	ploom_json_put_str(b, o, "reduction", t->config.reduction ? t->config.reduction : "none");
-	ploom_json_put_str(b, o, "search", t->config.search ? t->config.search : "dfs");
+	ploom_json_put_str(b, o, "reduction",
+			   t->config.reduction ? t->config.reduction : PLOOM_SEARCH_UNSAID->reduction);
+	ploom_json_put_str(b, o, "search",
+			   t->config.search ? t->config.search : PLOOM_SEARCH_UNSAID->search);
 	ploom_json_put_sample(b, o, t->config.search, t->config.seed, t->config.pct_depth);
 	ploom_json_put_num(b, o, "max_steps", (double)t->config.max_steps);
 	ploom_json_put_num(b, o, "schedule_timeout_s", t->config.schedule_timeout_s);
@@ -235,6 +252,10 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct ploom_json_builder 
 		       ploom_json_str_array((const char *const *)t->config.instrument,
 					    t->config.ninstrument));
 	ploom_json_put_bool(b, o, "instrument_scenario", t->config.instrument_scenario);
+	/* only when set, as a trace older than the field reads */
+	if (t->config.patch_project)
+		ploom_json_put_bool(b, o, "patch_project", 1);
+	ploom_json_put_str(b, o, "timeouts", ploom_timeouts_name(t->config.timeouts));
 	/* only when there are some: most traces instrument nothing */
 	if (t->config.nplain_points)
 		ploom_json_put(b, o, "plain_points",
@@ -350,6 +371,26 @@ static void get_op(struct ploom_json_reader *r, enum ploom_op *out, const cJSON 
 		*out = (enum ploom_op)op;
 }
 
+/* A wait's "for", which a trace written before it was recorded lacks: then
+ * what its operation waits for, a lock's release or a thread's end. */
+static void get_wait_for(struct ploom_json_reader *r, struct ploom_wait *wt, const cJSON *obj,
+			 const char *prefix)
+{
+	char *s = NULL;
+	int w;
+
+	wt->waits_for = wt->op == PLOOM_OP_JOIN ? PLOOM_WAIT_JOIN : PLOOM_WAIT_LOCK;
+	ploom_json_get_str(r, &s, obj, prefix, "for", 0, 0);
+	if (r->failed || !s)
+		return;
+	w = ploom_wait_for_parse(s, strlen(s));
+	free(s);
+	if (w < 0)
+		ploom_json_fail(r, "is not a known wait", prefix, "for");
+	else
+		wt->waits_for = (enum ploom_wait_for)w;
+}
+
 /* An optional object name that must parse, as the worker writes them. */
 static void get_object_name(struct ploom_json_reader *r, char **out, struct ploom_obj *obj,
 			    const cJSON *x, const char *prefix, const char *name)
@@ -456,6 +497,14 @@ static void read_step(struct ploom_json_reader *r, struct ploom_step *s, const c
 			s->mode = PLOOM_ACQUIRE_TIMED;
 	}
 	ploom_json_get_str(r, &s->value, x, prefix, "value", 0, 1);
+	if (ploom_json_get(r, x, prefix, "clock_ns", 0)) {
+		long ns = 0;
+		ploom_json_get_long(r, &ns, x, prefix, "clock_ns", 0, LONG_MAX);
+		s->idle = 1;
+		s->clock_ns = ns;
+	}
+	if (ploom_json_get(r, x, prefix, "label", 0))
+		get_label(r, &s->label, x, prefix, "label", PLOOM_NAME_MAX);
 	read_where(r, &s->where, x, prefix);
 }
 
@@ -471,7 +520,7 @@ static void read_frame(struct ploom_json_reader *r, struct ploom_where *w, const
 	ploom_json_get_int(r, &w->line, x, prefix, "line", 0, INT_MAX);
 }
 
-/* A timeout's "stacks": optional (older traces, and a worker that got no
+/* A timeout's or a step limit's "stacks": optional (older traces, and a worker that got no
  * dump in time, have none); tasks ascending, a running one's frames
  * innermost first and no more than its depth or PLOOM_STACK_FRAMES_MAX. */
 static void read_stacks(struct ploom_json_reader *r, struct ploom_outcome *o, const cJSON *x)
@@ -621,6 +670,9 @@ static void read_outcome(struct ploom_json_reader *r, struct ploom_trace *t, con
 			get_object_name(r, &wt->object, &obj, w, sub, "object");
 			ploom_json_get_int(r, &wt->holder, w, sub, "holder", -1, INT_MAX);
 			read_where(r, &wt->where, w, sub);
+			get_wait_for(r, wt, w, sub);
+			if (ploom_json_get(r, w, sub, "on", 0))
+				get_label(r, &wt->on, w, sub, "on", PLOOM_NAME_MAX);
 		}
 		break;
 	case PLOOM_OUTCOME_CRASH:
@@ -633,6 +685,7 @@ static void read_outcome(struct ploom_json_reader *r, struct ploom_trace *t, con
 		o->limit = t->config.max_steps;
 		if (ploom_json_get(r, x, p, "limit", 0))
 			ploom_json_get_long(r, &o->limit, x, p, "limit", 0, LONG_MAX);
+		read_stacks(r, o, x);
 		break;
 	case PLOOM_OUTCOME_TIMEOUT:
 		/* checked when config was read */
@@ -668,6 +721,46 @@ static void get_relpath(struct ploom_json_reader *r, char **out, const cJSON *ob
 	ploom_json_get_str(r, out, obj, prefix, "relpath", 0, 1);
 	if (!r->failed && *out && !ploom_relpath_is_safe(*out))
 		ploom_json_fail(r, "is not a relative path inside its root", prefix, "relpath");
+}
+
+/* "scenario.cwd" and "scenario.import_paths": optional (a trace older
+ * than them, or of a search that ran outside its root, has none).  Each
+ * must stay inside the root: a trace is untrusted, and a replay puts
+ * them on sys.path. */
+static void read_import_paths(struct ploom_json_reader *r, struct ploom_trace *t, const cJSON *obj)
+{
+	const cJSON *x, *e;
+	char sub[48], is[64];
+	size_t i = 0;
+
+	if (r->failed || !obj)
+		return;
+	ploom_json_get_str(r, &t->scenario.cwd, obj, "scenario.", "cwd", 0, 1);
+	if (!r->failed && t->scenario.cwd && !ploom_import_path_is_safe(t->scenario.cwd)) {
+		ploom_json_fail(r, "is not a folder inside its root", "scenario.", "cwd");
+		return;
+	}
+	x = ploom_json_get(r, obj, "scenario.", "import_paths", 0);
+	if (!x || r->failed)
+		return;
+	if (!cJSON_IsArray(x) || cJSON_GetArraySize(x) > PLOOM_IMPORT_PATHS_MAX) {
+		snprintf(is, sizeof(is), "is not an array of at most %d entries",
+			 PLOOM_IMPORT_PATHS_MAX);
+		ploom_json_fail(r, is, "scenario.", "import_paths");
+		return;
+	}
+	cJSON_ArrayForEach(e, x) {
+		snprintf(sub, sizeof(sub), "import_paths[%zu]", i++);
+		if (!cJSON_IsString(e) || !e->valuestring ||
+		    !ploom_import_path_is_safe(e->valuestring)) {
+			ploom_json_fail(r, "is not a folder inside its root", "scenario.", sub);
+			return;
+		}
+		if (ploom_trace_add_import_path(t, e->valuestring, r->err) < 0) {
+			r->failed = 1;
+			return;
+		}
+	}
 }
 
 /* "source": optional (traces older than the field have none).  A root
@@ -973,6 +1066,7 @@ static void read_trace(struct ploom_json_reader *r, struct ploom_trace *t, const
 	ploom_json_get_str(r, &t->scenario.qualname, x, "scenario.", "qualname", 1, 0);
 	ploom_json_get_str(r, &t->scenario.file, x, "scenario.", "file", 1, 1);
 	get_relpath(r, &t->scenario.relpath, x, "scenario.");
+	read_import_paths(r, t, x);
 	read_fingerprints(r, t, root);
 	read_source(r, t, root);
 	read_id(r, t, root);
@@ -1015,6 +1109,25 @@ static void read_trace(struct ploom_json_reader *r, struct ploom_trace *t, const
 	if (ploom_json_get(r, x, "config.", "instrument_scenario", 0))
 		ploom_json_get_bool(r, &t->config.instrument_scenario, x, "config.",
 				    "instrument_scenario");
+	/* optional: a trace older than the field patched no module by default */
+	if (ploom_json_get(r, x, "config.", "patch_project", 0))
+		ploom_json_get_bool(r, &t->config.patch_project, x, "config.", "patch_project");
+	/* optional: a trace older than the field ran under the stress model */
+	t->config.timeouts = PLOOM_TIMEOUTS_ANY;
+	if (ploom_json_get(r, x, "config.", "timeouts", 0)) {
+		char *model = NULL;
+		int m;
+		ploom_json_get_str(r, &model, x, "config.", "timeouts", 1, 0);
+		if (!r->failed) {
+			m = ploom_timeouts_parse(model);
+			if (m < 0)
+				ploom_json_fail(r, "is neither \"idle\" nor \"any\"", "config.",
+						"timeouts");
+			else
+				t->config.timeouts = (enum ploom_timeouts)m;
+		}
+		free(model);
+	}
 	read_plain_points(r, &t->config, x);
 	read_sample(r, &t->config, x);
 	/* a replay sends them to the worker, whose run command takes no task

@@ -40,7 +40,8 @@
  *                {"type", "message"}, "traceback" (failure); "waits":
  *                [{"task", "op", "object", "holder", "where"
  *                (optional)}] (deadlock); "signal" (crash); "status"
- *                (exit); "limit" (step-limit); "step", "message"
+ *                (exit); "limit", "stacks" (optional: step-limit);
+ *                "stacks" (optional: timeout); "step", "message"
  *                (divergence); "output" (optional, any kind)}}
  *
  * Names, and a where's file and function, are labels (event.h): not

@@ -18,9 +18,9 @@ const struct ploom_search_kind *ploom_search_kind_find(const char *search,
 	size_t i;
 
 	if (!search)
-		search = "dfs";
+		search = PLOOM_SEARCH_UNSAID->search;
 	if (!reduction)
-		reduction = "none";
+		reduction = PLOOM_SEARCH_UNSAID->reduction;
 	for (i = 0; i < PLOOM_PLAN_NKINDS; i++) {
 		const struct ploom_search_kind *k = &ploom_search_kinds[i];
 		if (!strcmp(k->search, search) && !strcmp(k->reduction, reduction))

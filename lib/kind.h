@@ -53,6 +53,13 @@ struct ploom_search_kind {
  * --search or --reduction is where its name is listed. */
 extern const struct ploom_search_kind ploom_search_kinds[PLOOM_PLAN_NKINDS];
 
+/* The kind a trace or statistics that do not say their search ran
+ * (written before the fields "search" and "reduction"): depth-first
+ * search without the reduction.  How such a record reads, not what a
+ * check runs when its options do not say: ploom_plan_check() decides
+ * that (plan.h). */
+#define PLOOM_SEARCH_UNSAID (&ploom_search_kinds[PLOOM_PLAN_DFS])
+
 /* The kind of the search spelled --search=search --reduction=reduction
  * (NULL reads as "dfs" and "none", as in a trace that does not say), or
  * NULL when no kind is spelled so.  Owned by the registry. */

@@ -304,8 +304,9 @@ int ploom_merge_result(const struct ploom_stats **out, struct ploom_merge *m,
 		if (add_count(&s->schedules, in->schedules, "schedules", err) < 0 ||
 		    add_count(&s->sleep_blocked, in->sleep_blocked, "sleep_blocked", err) < 0 ||
 		    add_count(&s->failing, in->failing, "failing", err) < 0 ||
-		    add_count(&s->saved_runs, in->saved_runs, "saved_runs", err) < 0 ||
-		    add_count(&s->saved_failing, in->saved_failing, "saved_failing", err) < 0 ||
+		    add_count(&s->step_limited, in->step_limited, "step_limited", err) < 0 ||
+		    add_count(&asked.saved_runs, in->saved_runs, "saved_runs", err) < 0 ||
+		    add_count(&asked.saved_failing, in->saved_failing, "saved_failing", err) < 0 ||
 		    add_count(&m->shard.owned, sh->owned, "shard.owned", err) < 0 ||
 		    add_count(&m->shard.probes, sh->probes, "shard.probes", err) < 0)
 			return -1;

@@ -199,6 +199,30 @@ int ploom_plan_set_reduction(struct ploom_plan *plan, const char *name, char *wh
 	return set_name(&plan->reduction, name, reduction_of, "--reduction", why, size);
 }
 
+/* The rule for the search a check runs when its options do not say
+ * (plan.h): fills in plan->search and plan->reduction, and
+ * plan->default_why when the default is not plain depth-first search. */
+static void take_default(struct ploom_plan *plan)
+{
+	plan->default_why = NULL;
+	if (plan->search || plan->reduction) {
+		if (!plan->search)
+			plan->search = ploom_search_kinds[PLOOM_PLAN_DFS].search;
+		if (!plan->reduction)
+			plan->reduction = ploom_search_kinds[PLOOM_PLAN_DFS].reduction;
+		return;
+	}
+	plan->defaulted = 1;
+	if (plan->patches) {
+		plan->search = ploom_search_kinds[PLOOM_PLAN_DPOR].search;
+		plan->reduction = ploom_search_kinds[PLOOM_PLAN_DPOR].reduction;
+		plan->default_why = "the default when modules are patched";
+		return;
+	}
+	plan->search = ploom_search_kinds[PLOOM_PLAN_DFS].search;
+	plan->reduction = ploom_search_kinds[PLOOM_PLAN_DFS].reduction;
+}
+
 /* 1 when the plan gives the option to kind k. */
 static int given(const struct ploom_plan *plan, const struct ploom_search_kind *k,
 		 enum ploom_plan_option option)
@@ -239,10 +263,13 @@ static const struct refusal *refused(const struct ploom_plan *plan,
 
 int ploom_plan_check(struct ploom_plan *plan, char *why, size_t size)
 {
-	const struct ploom_search_kind *k = ploom_search_kind_find(plan->search, plan->reduction);
+	const struct ploom_search_kind *k;
 	const struct refusal *r;
 	int shard_depth_alone = 0;
 	char list[256];
+
+	take_default(plan);
+	k = ploom_search_kind_find(plan->search, plan->reduction);
 
 	/* a --search and a --reduction that no kind is: the search's own
 	 * kind refuses the reduction */
@@ -287,6 +314,30 @@ int ploom_plan_check(struct ploom_plan *plan, char *why, size_t size)
 			plan->shard.depth = plan->shard_depth;
 	}
 	return 0;
+}
+
+int ploom_plan_default_on_shared_plain_state(struct ploom_plan *plan)
+{
+	struct ploom_plan as_reduction = *plan;
+	char why[512];
+
+	if (!plan->defaulted || !plan->kind || plan->kind->kind != PLOOM_PLAN_DFS ||
+	    plan->shard_count)
+		return 0;
+	as_reduction.search = ploom_search_kinds[PLOOM_PLAN_DPOR].search;
+	as_reduction.reduction = ploom_search_kinds[PLOOM_PLAN_DPOR].reduction;
+	if (ploom_plan_check(&as_reduction, why, sizeof(why)) < 0)
+		return 0;
+	as_reduction.default_why = "the default when the code under test shares plain state";
+	*plan = as_reduction;
+	return 1;
+}
+
+const char *ploom_plan_progress_hint(const struct ploom_plan *plan, double total)
+{
+	if (!plan->kind || plan->kind->kind != PLOOM_PLAN_DFS || total <= PLOOM_PLAN_HINT_SCHEDULES)
+		return NULL;
+	return "--reduction=dpor would explore fewer";
 }
 
 void ploom_plan_configure(const struct ploom_plan *plan, struct ploom_config *config)

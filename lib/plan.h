@@ -48,8 +48,11 @@ enum ploom_plan_option {
 
 struct ploom_plan {
 	/* as parsed */
-	const char *search;         /* a known --search (ploom_plan_set_search()) */
-	const char *reduction;      /* a known --reduction (ploom_plan_set_reduction()) */
+	const char *search;         /* a known --search (ploom_plan_set_search()); NULL:
+				     * not given, the default decides */
+	const char *reduction;      /* a known --reduction (ploom_plan_set_reduction());
+				     * NULL: not given */
+	int patches;                /* the check names modules to patch (--patch) */
 	int max_preemptions;        /* -1: no bound */
 	int jobs;                   /* workers, from 1 */
 	long max_schedules;         /* 0: none */
@@ -63,12 +66,19 @@ struct ploom_plan {
 	int shard_depth;            /* -1: the default */
 	/* set by ploom_plan_check() */
 	const struct ploom_search_kind *kind;
+	/* why the kind is the default, for the result to say ("the default
+	 * when modules are patched"), or NULL when the options chose it or
+	 * the default is plain depth-first search */
+	const char *default_why;
+	int defaulted;              /* neither --search nor --reduction was given */
 	struct ploom_shard shard;   /* with --shard: the shard this run walks */
 };
 
-/* dfs, no bound, one worker, no limit, seed 0, pct depth 3, no shard */
-#define PLOOM_PLAN_INIT {"dfs", "none", -1, 1, 0, 0, 0, 0, 3, 0, -1, 0, -1, NULL, {0}}
-
+/* the default search, no bound, one worker, no limit, seed 0, pct depth
+ * 3, no shard */
+#define PLOOM_PLAN_INIT \
+	{.search = NULL, .reduction = NULL, .max_preemptions = -1, .jobs = 1, .pct_depth = 3, \
+	 .shard_depth = -1}
 
 
 /* NULL when kind takes option, else why not (a static string, without
@@ -83,13 +93,45 @@ int ploom_plan_set_search(struct ploom_plan *plan, const char *name, char *why, 
 int ploom_plan_set_reduction(struct ploom_plan *plan, const char *name, char *why,
 			     size_t size);
 
-/* Resolves plan->kind and refuses what does not combine, checking in the
+/* Resolves plan->kind and refuses what does not combine.  When neither
+ * --search nor --reduction is given, the kind is the default, decided
+ * here and nowhere else: the reduction when the check names modules to
+ * patch (real code, on which depth-first search rarely finishes), else
+ * depth-first search, whose counts the README promises for a scenario
+ * of ploom's own operations.  The scenario's module and its project's,
+ * patched by default (ploom_config_module_defaults(), trace.h), keep
+ * depth-first search, until it finds plain state that tasks share
+ * (ploom_plan_default_on_shared_plain_state()): whether they use
+ * threading at all is known only once the worker has run them, and every
+ * search sees their plain state.  Then checks in the
  * order of the table of refusals, then what a kind needs (a sample's
  * limit) and what an option needs (--seed a sample, --pct-depth pct,
  * --shard-depth --shard).  Returns 0 with plan->kind set (and
  * plan->shard, with --shard), or -1 with why (of size bytes) the usage
  * error: "--reduction=dpor cannot be combined with --shard: ...". */
 int ploom_plan_check(struct ploom_plan *plan, char *why, size_t size);
+
+/* The second half of the default: a depth-first search that the default
+ * chose (not the options), and that found plain state that tasks share
+ * at access sites that were no points (outcome refine, event.h), runs on
+ * as the reduction, as real code does; the counts of a scenario of
+ * ploom's own operations, which shares no plain state, stay those of
+ * depth-first search.  Returns 1 with the plan checked again as the
+ * reduction (plan->kind, plan->default_why "the default when the code
+ * under test shares plain state"), for the command to configure and
+ * start again; 0 when the plan stays as it is (the options chose it, or
+ * --shard, whose parts must all run one search). */
+int ploom_plan_default_on_shared_plain_state(struct ploom_plan *plan);
+
+/* The schedules a depth-first search may be estimated to hold before its
+ * progress says that the reduction would explore fewer. */
+#define PLOOM_PLAN_HINT_SCHEDULES 1e5
+
+/* What the progress of the checked plan's search adds once its estimated
+ * total is total (-1: unknown): "--reduction=dpor would explore fewer"
+ * for a depth-first search without the reduction past
+ * PLOOM_PLAN_HINT_SCHEDULES, else NULL.  A static string. */
+const char *ploom_plan_progress_hint(const struct ploom_plan *plan, double total);
 
 /* Writes the checked plan's search into config (max_preemptions,
  * reduction, search, seed, pct_depth), which then points to static

@@ -147,6 +147,8 @@ static int analyse(struct analysis *an, const char *finished)
 		int exits = last_of_task[q] == j && finished[q];
 
 		ev->nacc = ploom_op_accesses(ev->acc, s->task, s->op, s->obj, s->mode, exits);
+		if (s->idle)
+			ploom_hb_barrier(an->hb, j);
 		if (ploom_hb_clock(an->hb, j, q, ev->acc, ev->nacc, -1) < 0)
 			goto done;
 		nc = ploom_hb_candidates(an->hb, &c, q, ev->acc, ev->nacc,

@@ -12,6 +12,10 @@
 
 #define KEY_WIDTH 13 /* "preemptions" and two spaces */
 
+/* The narrowest the where column wraps to, however wide the tasks'
+ * columns before it. */
+#define WHERE_MIN 16
+
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"
 #define C_RED "\033[1;31m"
@@ -91,6 +95,27 @@ void ploom_put_printable(FILE *out, const char *s)
 	size_t n;
 
 	while (*s) {
+		n = control_len(s);
+		fputc(n ? '?' : *s, out);
+		s += n ? n : 1;
+	}
+}
+
+void ploom_put_printable_lines(FILE *out, const char *s, const char *indent)
+{
+	size_t len = strlen(s), n;
+	const char *end;
+
+	while (len && s[len - 1] == '\n')
+		len--;
+	end = s + len;
+	while (s < end) {
+		if (*s == '\n') {
+			fputc('\n', out);
+			fputs(indent, out);
+			s++;
+			continue;
+		}
 		n = control_len(s);
 		fputc(n ? '?' : *s, out);
 		s += n ? n : 1;
@@ -252,6 +277,7 @@ struct table {
 	size_t numw;            /* width of the step column */
 	struct cell *wheres;    /* per step */
 	size_t wherew;          /* width of the where column; 0: none */
+	size_t wherecol;        /* where the where column starts on a line */
 	size_t tagw;            /* width of the tag column; 0: no race */
 };
 
@@ -281,6 +307,49 @@ static void widen(size_t *width, size_t w)
 {
 	if (w > *width)
 		*width = w;
+}
+
+/* The bytes of the first line of s wrapped at width code points: up to
+ * the last space that lets it fit, else after the last '/' or ':', else
+ * width code points; *skip is what follows it before the next line (the
+ * space a line breaks at). */
+static size_t wrap_line(const char *s, size_t width, size_t *skip)
+{
+	size_t n = ploom_view_prefix(s, width), i;
+
+	*skip = 0;
+	if (!s[n])
+		return n;
+	if (s[n] == ' ') {
+		*skip = 1;
+		return n;
+	}
+	for (i = n; i > 1; i--) {
+		if (s[i - 1] == ' ') {
+			*skip = 1;
+			return i - 1;
+		}
+	}
+	for (i = n; i > 1; i--)
+		if (s[i - 1] == '/' || s[i - 1] == ':')
+			return i;
+	return n;
+}
+
+/* The widest line of s (NULL: none) wrapped at width. */
+static size_t wrapped_width(const char *s, size_t width)
+{
+	size_t n, skip, most = 0;
+	char *line;
+
+	while (s && *s) {
+		n = wrap_line(s, width, &skip);
+		line = strndup(s, n);
+		widen(&most, line ? ploom_view_text_width(line) : width);
+		free(line);
+		s += n + skip;
+	}
+	return most;
 }
 
 static int table_build(struct table *t, const struct ploom_view *v, size_t cap)
@@ -325,10 +394,28 @@ static int table_build(struct table *t, const struct ploom_view *v, size_t cap)
 	}
 	t->numw = (size_t)snprintf(head, sizeof(head), "%zu", v->nrows ? v->nrows - 1 : 0);
 	widen(&t->numw, 4);
-	if (t->wherew)
+	if (t->wherew) {
 		widen(&t->wherew, 5); /* "where" */
+		t->wherecol = 3 + (t->tagw ? t->tagw + 1 : 0) + t->numw + 2;
+		for (c = 0; c < v->nlanes; c++)
+			t->wherecol += t->widths[c] + 2;
+		/* the column wraps to end the line at PLOOM_RENDER_LINE, but
+		 * keeps WHERE_MIN when the tasks' columns leave less */
+		if (t->wherecol + WHERE_MIN < PLOOM_RENDER_LINE) {
+			if (t->wherew > PLOOM_RENDER_LINE - t->wherecol)
+				t->wherew = PLOOM_RENDER_LINE - t->wherecol;
+		} else if (t->wherew > WHERE_MIN) {
+			t->wherew = WHERE_MIN;
+		}
+		/* then as wide as its widest line once wrapped */
+		cap = t->wherew;
+		t->wherew = 5;
+		for (i = 0; i < v->nrows; i++)
+			widen(&t->wherew, wrapped_width(t->wheres[i].text, cap));
+	}
 	return 0;
 }
+
 
 /* The two mark characters, the race tags, the step column and its gap. */
 static void row_start(struct writer *w, const struct table *t, int preempted, int failing,
@@ -361,6 +448,31 @@ static void row_start(struct writer *w, const struct table *t, int preempted, in
 	put(w, label);
 }
 
+/* s wrapped at width code points, each line after the first starting at
+ * column indent. */
+static void put_wrapped(struct writer *w, const char *s, size_t width, size_t indent)
+{
+	size_t n, skip;
+	char *line;
+
+	for (;;) {
+		n = wrap_line(s, width, &skip);
+		line = strndup(s, n);
+		if (!line) {
+			/* unwrapped rather than lost */
+			put_text(w, s, 0);
+			return;
+		}
+		put_text(w, line, 0);
+		free(line);
+		s += n + skip;
+		if (!*s)
+			return;
+		put(w, "\n");
+		spaces(w, indent);
+	}
+}
+
 /* After a row's last cell (in column c, `width` wide): the where column,
  * or nothing when the row has no place. */
 static void row_where(struct writer *w, const struct table *t, size_t c, size_t width,
@@ -373,7 +485,7 @@ static void row_where(struct writer *w, const struct table *t, size_t c, size_t 
 	for (k = c + 1; k < t->v->nlanes; k++)
 		pad += t->widths[k] + 2;
 	spaces(w, pad + 2);
-	put_text(w, where->text, 0);
+	put_wrapped(w, where->text, t->wherew, t->wherecol);
 }
 
 /* Writes cells[0..nlanes) (NULL texts are empty), padding each to its
@@ -654,15 +766,8 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 			const struct ploom_view_wait *wt = &v->waits[i];
 			put(w, "  ");
 			put_text(w, wt->who, 0);
-			put(w, " waits to ");
-			put_text(w, wt->op, 0);
 			put(w, " ");
-			put_text(w, wt->object, 0);
-			if (wt->holder) {
-				put(w, " held by ");
-				put_text(w, wt->holder, 0);
-			}
-			put(w, wt->note);
+			put_text(w, wt->words, 0);
 			if (wt->where) {
 				put(w, " at ");
 				put_text(w, wt->where, 0);

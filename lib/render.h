@@ -15,13 +15,16 @@
  *      cell sits in the column of the task that took it and reads
  *      "OP OBJECT", the object by its name (ploom_run_display_name()),
  *      then " (nonblocking)" for acquire(blocking=False) or " (timeout)"
- *      for acquire(timeout=T) and join(timeout=T), then " -> VALUE" when
- *      the step has a value.  Columns are as wide as their widest cell; a
+ *      for acquire(timeout=T) and join(timeout=T), or the step's own
+ *      label when the trace gives one (ploom.queue's "put 3"), then
+ *      " -> VALUE" when the step has a value.  Columns are as wide as their widest cell; a
  *      value is cut (ending in "...") so that its cell fits the cap, but
  *      keeps at least 8 characters, and "OP OBJECT" is cut only beyond
  *      max(cap, 64).  When any step knows where it stopped, a last
  *      column, "where", reads "FILE:LINE FUNCTION", FILE by
- *      ploom_short_name().  Before the step number come two marks, '*'
+ *      ploom_short_name(); it wraps (at a space, else after a '/' or ':')
+ *      so that the line ends at PLOOM_RENDER_LINE characters, or keeps 16
+ *      when the tasks' columns leave less.  Before the step number come two marks, '*'
  *      for a preemption (a choice that switched away from the task of
  *      the previous step while it was still enabled, the rule of
  *      ploom_run_finish()) and '!' for the failing step
@@ -58,6 +61,9 @@
 #define PLOOM_RENDER_WIDTH 28
 #define PLOOM_RENDER_MIN_WIDTH 8
 
+/* The line the table's where column wraps to fit, in characters. */
+#define PLOOM_RENDER_LINE 100
+
 struct ploom_render_opts {
 	int color;      /* 1: ANSI colours; 0: plain text */
 	int width;      /* column cap; 0 means PLOOM_RENDER_WIDTH, smaller
@@ -82,5 +88,10 @@ int ploom_render_trace(FILE *out, const struct ploom_trace *trace,
  * characters (newlines too) become '?'.  For messages that quote a
  * trace, or a scenario, on a terminal. */
 void ploom_put_printable(FILE *out, const char *s);
+
+/* The same for a text of several lines, as a failure's message may be:
+ * each newline starts a line of its own with indent before it, and the
+ * newlines that end s are left out. */
+void ploom_put_printable_lines(FILE *out, const char *s, const char *indent);
 
 #endif

@@ -167,6 +167,7 @@ static int same(const char *a, const char *b)
 int ploom_saved_of_scenario(const struct ploom_trace *trace, const struct ploom_hello *hello)
 {
 	return ploom_outcome_is_failure(trace->run.outcome.kind) &&
+	       !ploom_outcome_is_setup(&trace->run.outcome) &&
 	       same(trace->scenario.module, hello->module) &&
 	       same(trace->scenario.qualname, hello->qualname);
 }

@@ -47,7 +47,8 @@ int ploom_saved_list(struct ploom_saved_list *out, const char *dir, size_t max,
 void ploom_saved_list_release(struct ploom_saved_list *list);
 
 /* 1 when trace records a failure (ploom_outcome_is_failure()) of the
- * scenario hello names: the same module and qualified name; else 0. */
+ * scenario hello names: the same module and qualified name; else 0.  A
+ * setup mistake (ploom_outcome_is_setup()) is no failure to run again. */
 int ploom_saved_of_scenario(const struct ploom_trace *trace, const struct ploom_hello *hello);
 
 #endif

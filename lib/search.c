@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,7 +35,6 @@ struct ploom_search {
 	struct job job[PLOOM_SEARCH_MAX_WORKERS];
 	long timeout_ms;
 	double t0;
-	int hit_step_limit;
 	int samples;            /* the strategy's ops' samples */
 	size_t outcomes_cap;
 	uint16_t slot[TALLY_SLOTS];
@@ -66,6 +66,7 @@ void ploom_search_result_release(struct ploom_search_result *res)
 	free(res->refine);
 	ploom_trace_free(res->failure);
 	free(res->failure_path);
+	free(res->setup);
 	free(res->limit_path);
 	free(res->internal_path);
 	for (i = 0; i < res->noutcomes; i++)
@@ -76,9 +77,12 @@ void ploom_search_result_release(struct ploom_search_result *res)
 }
 
 static void emit(const struct ploom_search *s, enum ploom_search_event_kind kind,
-		 const struct ploom_outcome *outcome, const char *path)
+		 const struct ploom_outcome *outcome, const struct ploom_run *run,
+		 const char *path)
 {
-	struct ploom_search_event ev = {kind, s->res, outcome, path, now_s() - s->t0, s};
+	struct ploom_search_event ev = {.kind = kind, .res = s->res, .outcome = outcome,
+					.run = run, .path = path,
+					.elapsed_s = now_s() - s->t0, .search = s};
 
 	if (s->o->event)
 		s->o->event(s->o->event_ctx, &ev);
@@ -246,8 +250,20 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 	if ((long)run->nsteps > res->max_depth)
 		res->max_depth = (long)run->nsteps;
 	if (run->outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
-		emit(s, PLOOM_SEARCH_DIVERGENCE, &run->outcome, NULL);
+		emit(s, PLOOM_SEARCH_DIVERGENCE, &run->outcome, NULL, NULL);
 		return RUN_DIVERGED;
+	}
+	if (ploom_outcome_is_setup(&run->outcome)) {
+		/* the setup is wrong for every schedule: no trace, no search */
+		const char *msg = run->outcome.exc_message ? run->outcome.exc_message : "";
+		size_t n = strlen(run->outcome.exc_type) + strlen(msg) + 3;
+
+		res->setup = malloc(n);
+		if (!res->setup)
+			return ploom_err_oom(err);
+		snprintf(res->setup, n, "%s: %s", run->outcome.exc_type, msg);
+		res->stopped_by = "setup";
+		return 1;
 	}
 	if (s->o->tally_outcomes && tally(s, &run->outcome, err) < 0)
 		return -1;
@@ -259,14 +275,16 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 		if (!res->limit_path && !res->failure && !res->save_err.kind) {
 			r = save_trace(&trace, &res->limit_path, s, job->w, run, err);
 			if (r == 0)
-				emit(s, PLOOM_SEARCH_STEP_LIMIT, &trace->run.outcome, res->limit_path);
+				emit(s, PLOOM_SEARCH_STEP_LIMIT, &trace->run.outcome, &trace->run,
+				     res->limit_path);
 			ploom_trace_free(trace);
 			if (r < 0)
 				return -1;
 		}
-		s->hit_step_limit = 1;
-		/* a search that cannot save its traces stops at the first one */
-		if (!s->o->keep_going || res->save_err.kind) {
+		res->step_limited++;
+		/* a sample goes on (search.h); a search that cannot save its
+		 * traces stops at the first one */
+		if ((!s->o->keep_going && !s->samples) || res->save_err.kind) {
 			res->stopped_by = "max-steps";
 			return 1;
 		}
@@ -280,7 +298,8 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 				return -1;
 			}
 			res->failure = trace;
-			emit(s, PLOOM_SEARCH_FAILURE, &trace->run.outcome, res->failure_path);
+			emit(s, PLOOM_SEARCH_FAILURE, &trace->run.outcome, &trace->run,
+			     res->failure_path);
 		}
 		if (!s->o->keep_going || res->save_err.kind) {
 			res->stopped_by = "failure";
@@ -447,7 +466,7 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 		if (o->time_limit_s > 0 && now_s() - s->t0 >= o->time_limit_s)
 			time_up = 1;
 		if (!max_sent && !time_up && work_left(s))
-			emit(s, PLOOM_SEARCH_PROGRESS, NULL, NULL);
+			emit(s, PLOOM_SEARCH_PROGRESS, NULL, NULL, NULL);
 	}
 	out->elapsed_s = now_s() - s->t0;
 	/* a limit stopped the search only if it left something to search,
@@ -458,9 +477,9 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 		if (!out->stopped_by && !work_left(s))
 			out->stopped_by = "max-schedules";
 	}
-	/* with keep_going a schedule cut by the step limit still leaves the
-	 * search incomplete */
-	if (!out->stopped_by && s->hit_step_limit)
+	/* a schedule cut by the step limit leaves the search incomplete,
+	 * whatever let it go on */
+	if (!out->stopped_by && out->step_limited)
 		out->stopped_by = "max-steps";
 	ret = 0;
 done:

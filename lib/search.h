@@ -35,10 +35,15 @@
  * once it has passed, and the runs in flight are awaited too, so a limit
  * never discards a run that was started.  Either makes the search
  * incomplete when the strategies had schedules left, and always when the
- * strategy samples (struct ploom_strategy_ops' samples).  A failure, or a
- * schedule that reaches the step limit, stops the search unless
- * keep_going: the runs still in flight on other workers are then
- * discarded and those workers killed.
+ * strategy samples (struct ploom_strategy_ops' samples).  A failure
+ * stops the search unless keep_going: the runs still in flight on other
+ * workers are then discarded and those workers killed.  A schedule that
+ * reaches the step limit is counted (res->step_limited) and leaves the
+ * search incomplete; it stops a search that could otherwise be complete
+ * as a failure does, since nothing after it can make that search a pass
+ * and the schedules near a loop that never ends mostly loop too, each at
+ * the cost of the limit; a sample goes on to its next schedule, since a
+ * sample is never complete and the next one may find a failure.
  */
 #ifndef PLOOM_SEARCH_H
 #define PLOOM_SEARCH_H
@@ -159,7 +164,7 @@ enum ploom_search_event_kind {
 	PLOOM_SEARCH_FAILURE,
 	/* The first schedule that reached the step limit, when no failure
 	 * came before it: its trace was saved at path (NULL when it could not
-	 * be). */
+	 * be); the outcome's stacks say where each task was. */
 	PLOOM_SEARCH_STEP_LIMIT,
 	/* A schedule's outcome is a divergence: the search ends, and
 	 * ploom_search_run() returns 1. */
@@ -175,6 +180,7 @@ struct ploom_search_event {
 	 * the schedule a failure, step-limit or divergence is about. */
 	const struct ploom_search_result *res;
 	const struct ploom_outcome *outcome; /* failure, step-limit, divergence */
+	const struct ploom_run *run;    /* failure, step-limit: the trace's run */
 	const char *path;               /* failure, step-limit */
 	double elapsed_s;               /* since the search started */
 	const struct ploom_search *search;
@@ -236,26 +242,19 @@ struct ploom_search_result {
 	 * the reduction */
 	long sleep_blocked;
 	long failing;
+	/* schedules that reached the step limit: never a pass, so that a
+	 * search with any is incomplete (stopped_by set) */
+	long step_limited;
 	long max_depth;                 /* the most steps of one schedule */
 	/* NULL when the search is complete; else why it is not, a static
 	 * string: "failure", "max-steps" (a schedule reached the step limit,
-	 * even with keep_going), "max-schedules", "time-limit", "refine" or
-	 * "internal-error" */
+	 * even with keep_going), "max-schedules", "time-limit", "refine",
+	 * "setup" or "internal-error" */
 	const char *stopped_by;
 	/* when stopped by "refine": the keys of the access sites of plain
 	 * state that must be points (outcome refine, event.h), space-
 	 * separated; the caller starts the search again with them */
 	char *refine;
-	/* set by a caller that started the search again after refine: how
-	 * many times, and the schedules the rounds before this one ran */
-	long refined;
-	long refined_schedules;
-	/* set by a caller that ran saved failing schedules before the search
-	 * (saved.h): how many, and how many of them failed again (0 or 1:
-	 * the first ends them); they are no schedules of the search.  When
-	 * one failed, failure and failure_path are its, not the search's */
-	long saved_runs;
-	long saved_failing;
 	double elapsed_s;               /* of the search, in seconds */
 	/* how far it got, as ploom_search_estimate() tells it, with done set:
 	 * fraction 1 when nothing was left, whatever stopped it */
@@ -272,6 +271,10 @@ struct ploom_search_result {
 	 * PLOOM_ERR_INTERNAL): the trace of the run it was taking, or NULL
 	 * when it could not be saved */
 	char *internal_path;
+	/* when a schedule stopped at a setup mistake (stopped_by "setup",
+	 * ploom_outcome_is_setup()): "TYPE: MESSAGE" of its exception.  No
+	 * trace of it is saved */
+	char *setup;
 	/* code 0, or why the trace of the failure or step limit could not
 	 * be saved ("cannot save the trace: ..."): its path is then NULL, and
 	 * the search stopped there (stopped_by "failure" or "max-steps"), even

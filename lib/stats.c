@@ -19,19 +19,21 @@ void ploom_stats_from_search(struct ploom_stats *out, const struct ploom_stats_s
 			     const struct ploom_search_result *res, const char *minimized_trace)
 {
 	memset(out, 0, sizeof(*out));
-	out->result = res->failing || res->saved_failing ? "failure"
+	out->result = res->failing || search->saved_failing ? "failure"
 		      : res->stopped_by			? "incomplete"
 							: "pass";
 	out->target = search->target;
 	out->schedules = res->schedules;
 	out->failing = res->failing;
-	out->saved_runs = res->saved_runs;
-	out->saved_failing = res->saved_failing;
+	out->step_limited = res->step_limited;
+	out->saved_runs = search->saved_runs;
+	out->saved_failing = search->saved_failing;
 	out->complete = !res->stopped_by;
 	out->stopped_by = res->stopped_by;
 	out->max_preemptions = search->max_preemptions;
 	out->reduction = search->reduction;
 	out->search = search->search;
+	out->search_default = search->search_default;
 	out->seed = search->seed;
 	out->pct_depth = search->pct_depth;
 	out->instrument = search->instrument;
@@ -39,7 +41,7 @@ void ploom_stats_from_search(struct ploom_stats *out, const struct ploom_stats_s
 	out->instrument_scenario = search->instrument_scenario;
 	/* a saved schedule's failure came before the search's order */
 	out->minimal_by_construction =
-		res->failure && !res->saved_failing && search->fewest_preemptions_first;
+		res->failure && !search->saved_failing && search->fewest_preemptions_first;
 	out->sleep_blocked = res->sleep_blocked;
 	out->hash_seed = search->hash_seed;
 	out->elapsed_s = res->elapsed_s;
@@ -105,6 +107,7 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	ploom_json_put_str(&b, root, "target", s->target);
 	ploom_json_put_num(&b, root, "schedules", (double)s->schedules);
 	ploom_json_put_num(&b, root, "failing", (double)s->failing);
+	ploom_json_put_num(&b, root, "step_limited", (double)s->step_limited);
 	ploom_json_put_num(&b, root, "saved_runs", (double)s->saved_runs);
 	ploom_json_put_num(&b, root, "saved_failing", (double)s->saved_failing);
 	ploom_json_put_bool(&b, root, "complete", s->complete);
@@ -117,6 +120,8 @@ int ploom_stats_write(FILE *out, const struct ploom_stats *s, struct ploom_err *
 	if (s->reduction && strcmp(s->reduction, "none"))
 		ploom_json_put_num(&b, root, "sleep_blocked", (double)s->sleep_blocked);
 	ploom_json_put_str(&b, root, "search", s->search);
+	if (s->search_default)
+		ploom_json_put_str(&b, root, "search_default", s->search_default);
 	ploom_json_put_sample(&b, root, s->search, s->seed, s->pct_depth);
 	ploom_json_put(&b, root, "instrument", ploom_json_str_array(s->instrument, s->ninstrument));
 	ploom_json_put_bool(&b, root, "instrument_scenario", s->instrument_scenario);
@@ -434,6 +439,11 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 	ploom_json_get_long(r, &s->failing, root, "", "failing", 0, LONG_MAX);
 	if (!r->failed && s->failing > s->schedules)
 		ploom_json_fail(r, "is more than schedules", "", "failing");
+	/* optional: statistics written before step limits were counted */
+	if (!r->failed && cJSON_GetObjectItemCaseSensitive(root, "step_limited"))
+		ploom_json_get_long(r, &s->step_limited, root, "", "step_limited", 0, LONG_MAX);
+	if (!r->failed && s->failing + s->step_limited > s->schedules)
+		ploom_json_fail(r, "with failing is more than schedules", "", "step_limited");
 	/* optional: statistics written before saved schedules were run */
 	if (!r->failed && cJSON_GetObjectItemCaseSensitive(root, "saved_runs"))
 		ploom_json_get_long(r, &s->saved_runs, root, "", "saved_runs", 0, LONG_MAX);
@@ -447,6 +457,9 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 		ploom_json_fail(r, s->complete ? "is set in a complete search"
 					       : "is null in an incomplete search",
 				"", "stopped_by");
+	if (!r->failed && s->complete && s->step_limited)
+		ploom_json_fail(r, "is true while schedules reached the step limit", "",
+				"complete");
 	get_long_or_null(r, &v, root, "", "max_preemptions", 0, INT_MAX);
 	s->max_preemptions = (int)v;
 	ploom_json_get_str(r, &in->reduction, root, "", "reduction", 1, 0);
@@ -477,7 +490,7 @@ static void read_stats(struct ploom_json_reader *r, struct ploom_stats_in *in, c
 	s->target = in->target;
 	s->stopped_by = in->stopped_by;
 	s->reduction = in->reduction;
-	s->search = in->search ? in->search : "dfs";
+	s->search = in->search ? in->search : PLOOM_SEARCH_UNSAID->search;
 	s->hash_seed = in->hash_seed;
 	s->trace = in->trace;
 	s->minimized_trace = in->minimized_trace;

@@ -2,12 +2,15 @@
  * on stdout when it ends, and ploom-merge reads back and adds up.
  *
  *   {"result": "pass" | "failure" | "incomplete", "target",
- *    "schedules", "failing", "saved_runs", "saved_failing" (both
- *    optional on read, 0), "complete" (bool), "stopped_by" (null,
+ *    "schedules", "failing", "step_limited" (schedules that reached the
+ *    step limit), "saved_runs", "saved_failing" (the three optional on
+ *    read, 0), "complete" (bool, never true with step_limited), "stopped_by" (null,
  *    "failure", "max-steps", "max-schedules", "time-limit", or in a merge
  *    "missing-shards"), "max_preemptions" (int or null), "reduction",
  *    "sleep_blocked" (reduction other than "none"), "search", "seed",
- *    "pct_depth" (as a trace's config has them), "instrument" ([module
+ *    "pct_depth" (as a trace's config has them), "search_default"
+ *    (optional, not read back: why the search is the default one, "the
+ *    default when modules are patched"), "instrument" ([module
  *    name...]) and "instrument_scenario" (bool; both optional on read),
  *    "jobs" (optional),
  *    "hash_seed", "elapsed_s", "schedules_per_second", "max_depth",
@@ -42,6 +45,7 @@ struct ploom_stats {
 	const char *target;
 	long schedules;
 	long failing;
+	long step_limited;          /* schedules that reached the step limit */
 	/* the saved failing schedules run before the search, and those of
 	 * them that failed again (saved.h): apart from schedules and failing,
 	 * which count the search's */
@@ -52,6 +56,7 @@ struct ploom_stats {
 	int max_preemptions;        /* -1: null */
 	const char *reduction;
 	const char *search;         /* the search order: "dfs", "ipb", "pct", "random" */
+	const char *search_default; /* plan.h's default_why; NULL: not written */
 	/* a sample's (search "pct" or "random"): "seed" is written, and for
 	 * "pct" "pct_depth" too */
 	unsigned long seed;
@@ -105,6 +110,7 @@ struct ploom_stats_search {
 	int max_preemptions;        /* -1: no bound */
 	const char *reduction;
 	const char *search;         /* the search order */
+	const char *search_default; /* plan.h's default_why, or NULL */
 	unsigned long seed;         /* a sample's */
 	int pct_depth;              /* pct's */
 	const char *const *instrument; /* the config's, see struct ploom_stats */
@@ -116,6 +122,10 @@ struct ploom_stats_search {
 	int jobs;                   /* workers run at once; 0: not written */
 	int with_outcomes;          /* the search tallied its outcomes */
 	const struct ploom_shard *shard; /* NULL: not a shard's search */
+	/* the saved failing schedules run before the search (session.h), and
+	 * how many failed again: then the failure of res is a saved one's */
+	long saved_runs;
+	long saved_failing;
 };
 
 /* Fills *out with the statistics of the search asked as search that

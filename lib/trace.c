@@ -82,6 +82,7 @@ static void step_release(struct ploom_step *s)
 	free(s->object);
 	free(s->enabled);
 	free(s->value);
+	free(s->label);
 	free(s->pending);
 	ploom_where_release(&s->where);
 }
@@ -96,6 +97,7 @@ static void outcome_release(struct ploom_outcome *o)
 	free(o->traceback);
 	for (i = 0; i < o->nwaits; i++) {
 		free(o->waits[i].object);
+		free(o->waits[i].on);
 		ploom_where_release(&o->waits[i].where);
 	}
 	free(o->waits);
@@ -502,6 +504,12 @@ int ploom_outcome_kind_parse(const char *name)
 	return -1;
 }
 
+int ploom_outcome_is_setup(const struct ploom_outcome *o)
+{
+	return o->kind == PLOOM_OUTCOME_FAILURE && o->exc_type &&
+	       strcmp(o->exc_type, PLOOM_SETUP_ERROR_TYPE) == 0;
+}
+
 int ploom_outcome_is_failure(enum ploom_outcome_kind kind)
 {
 	switch (kind) {
@@ -516,35 +524,56 @@ int ploom_outcome_is_failure(enum ploom_outcome_kind kind)
 	}
 }
 
-static int ends_with(const char *s, const char *tail)
+char *ploom_wait_words(const struct ploom_wait *wt, const char *object, const char *holder,
+		       int brief)
 {
-	size_t n = s ? strlen(s) : 0, m = strlen(tail);
+	const char *on = wt->on && *wt->on ? wt->on : NULL;
+	const char *why = "";
+	char *s;
+	int n;
 
-	return n >= m && !strcmp(s + n - m, tail);
-}
-
-const char *ploom_wait_note(const struct ploom_wait *wt, const char *name)
-{
-	if (wt->op != PLOOM_OP_ACQUIRE)
-		return "";
-	if (wt->holder == -1)
-		return " (free; waits for the state it guards)";
-	if (wt->holder == wt->task)
-		return ends_with(name, ".waiter") ? " (itself: waits to be notified)"
-						  : " (itself: waits for another task to release it)";
-	return "";
+	switch (wt->waits_for) {
+	case PLOOM_WAIT_NOTIFY:
+		why = "; no task can notify it";
+		if (on)
+			n = asprintf(&s, "waits on %s (a Condition)%s", on, brief ? "" : why);
+		else
+			n = asprintf(&s, "waits on a Condition over %s%s", object, brief ? "" : why);
+		break;
+	case PLOOM_WAIT_STATE:
+		/* the lock is free: what it guards keeps the task waiting (a
+		 * queue's item, a semaphore's unit, an event's flag) */
+		why = "; no task can change it";
+		n = asprintf(&s, "waits on %s for the state %s guards%s", on ? on : object,
+			     on ? "its lock" : "it", brief ? "" : why);
+		break;
+	case PLOOM_WAIT_JOIN:
+		/* the holder is the joined thread itself: saying it again
+		 * would read oddly */
+		n = asprintf(&s, "waits to join %s", object);
+		break;
+	default:
+		if (!holder)
+			n = asprintf(&s, "waits to acquire %s", object);
+		else if (wt->holder == wt->task)
+			n = asprintf(&s, "waits to acquire %s held by %s itself%s", object, holder,
+				     brief ? "" : "; no other task can release it");
+		else
+			n = asprintf(&s, "waits to acquire %s held by %s", object, holder);
+		break;
+	}
+	return n < 0 ? NULL : s;
 }
 
 static void add_wait(struct ploom_buf *b, const struct ploom_wait *w)
 {
-	const char *obj = w->object ? w->object : "?";
+	char holder[32], *words;
 
-	ploom_buf_addf(b, "task %d waits to %s %s", w->task, ploom_op_name(w->op), obj);
-	/* for a join the holder is the joined thread itself: saying it
-	 * again would read oddly */
-	if (w->holder >= 0 && w->op != PLOOM_OP_JOIN)
-		ploom_buf_addf(b, " held by task %d", w->holder);
-	ploom_buf_addf(b, "%s", ploom_wait_note(w, NULL));
+	snprintf(holder, sizeof(holder), "task %d", w->holder);
+	words = ploom_wait_words(w, w->object ? w->object : "?", w->holder >= 0 ? holder : NULL,
+				 0);
+	ploom_buf_addf(b, "task %d %s", w->task, words ? words : "waits");
+	free(words);
 }
 
 char *ploom_outcome_summary(const struct ploom_outcome *o)
@@ -708,13 +737,16 @@ int ploom_config_add_instrument(struct ploom_config *config, const char *module,
 	return add_module(&config->instrument, &config->ninstrument, module, err);
 }
 
-int ploom_config_instrument_default(struct ploom_config *config, struct ploom_err *err)
+int ploom_config_module_defaults(struct ploom_config *config, int patch_listed_only,
+				 int instrument_listed_only, struct ploom_err *err)
 {
-	const struct ploom_search_kind *kind =
-		ploom_search_kind_find(config->search, config->reduction);
 	size_t i;
 
-	if (!kind || !(kind->flags & PLOOM_KIND_INSTRUMENTS))
+	/* a scenario file that calls threading.Thread means a ploom task, and
+	 * the project's own code beside it is under test as much as it is */
+	if (!patch_listed_only)
+		config->patch_project = 1;
+	if (instrument_listed_only)
 		return 0;
 	/* the modules patched are library code the scenario drives: under
 	 * test as much as the scenario itself */
@@ -743,6 +775,7 @@ int ploom_config_copy_modules(struct ploom_config *to, const struct ploom_config
 	to->instrument = copy.instrument;
 	to->ninstrument = copy.ninstrument;
 	to->instrument_scenario = from->instrument_scenario;
+	to->patch_project = from->patch_project;
 	return 0;
 fail:
 	ploom_config_release_modules(&copy);
@@ -754,6 +787,7 @@ void ploom_config_release_modules(struct ploom_config *config)
 	release_list(&config->patch, &config->npatch);
 	release_list(&config->instrument, &config->ninstrument);
 	config->instrument_scenario = 0;
+	config->patch_project = 0;
 }
 
 const char *ploom_plain_point_problem(const char *key)
@@ -781,7 +815,7 @@ const char *ploom_plain_point_problem(const char *key)
 
 int ploom_config_watches_plain(const struct ploom_config *config)
 {
-	return !config->reduction || !strcmp(config->reduction, "none");
+	return !config->reduction || !strcmp(config->reduction, PLOOM_SEARCH_UNSAID->reduction);
 }
 
 /* A site key as a slice of the caller's text. */
@@ -982,6 +1016,48 @@ static void fingerprints_release(struct ploom_trace *t)
 	t->nfingerprints = 0;
 }
 
+static void import_paths_release(struct ploom_trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->scenario.nimport_paths; i++)
+		free(t->scenario.import_paths[i]);
+	free(t->scenario.import_paths);
+	free(t->scenario.cwd);
+	t->scenario.import_paths = NULL;
+	t->scenario.nimport_paths = 0;
+	t->scenario.cwd = NULL;
+}
+
+int ploom_import_path_is_safe(const char *path)
+{
+	return !strcmp(path, ".") || ploom_relpath_is_safe(path);
+}
+
+int ploom_trace_add_import_path(struct ploom_trace *trace, const char *rel,
+				struct ploom_err *err)
+{
+	struct ploom_scenario *sc = &trace->scenario;
+	char **grown, *copy;
+	size_t i;
+
+	for (i = 0; i < sc->nimport_paths; i++)
+		if (!strcmp(sc->import_paths[i], rel))
+			return 0;
+	if (sc->nimport_paths >= PLOOM_IMPORT_PATHS_MAX)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d import paths",
+				     PLOOM_IMPORT_PATHS_MAX);
+	copy = strdup(rel);
+	grown = copy ? realloc(sc->import_paths, (sc->nimport_paths + 1) * sizeof(*grown)) : NULL;
+	if (!grown) {
+		free(copy);
+		return ploom_err_oom(err);
+	}
+	grown[sc->nimport_paths++] = copy;
+	sc->import_paths = grown;
+	return 0;
+}
+
 void ploom_trace_free(struct ploom_trace *trace)
 {
 	if (!trace)
@@ -993,6 +1069,10 @@ void ploom_trace_free(struct ploom_trace *trace)
 	free(trace->scenario.qualname);
 	free(trace->scenario.file);
 	free(trace->scenario.relpath);
+	import_paths_release(trace);
+	for (size_t i = 0; i < trace->nmodule_files; i++)
+		free(trace->module_files[i]);
+	free(trace->module_files);
 	free(trace->source.root);
 	free(trace->source.commit);
 	free(trace->python.implementation);
@@ -1111,6 +1191,7 @@ int ploom_relpath_is_safe(const char *relpath)
 
 static void source_release(struct ploom_trace *t)
 {
+	import_paths_release(t);
 	free(t->scenario.relpath);
 	free(t->source.root);
 	free(t->source.commit);
@@ -1238,6 +1319,25 @@ static char *strip_relpath(const char *path, const char *rel, int *oom)
 	return root;
 }
 
+/* The trace's root as the scenario's path names it (*root) and as its
+ * real path does (*real_root, NULL when the file has none), both malloc'd;
+ * *root NULL when the trace has no root, or out of memory (*oom set). */
+static void trace_roots(const struct ploom_trace *t, char **root, char **real_root, int *oom)
+{
+	char *real;
+
+	*root = *real_root = NULL;
+	if (!t->source.root || !t->scenario.relpath || !t->scenario.file)
+		return;
+	*root = strip_relpath(t->scenario.file, t->scenario.relpath, oom);
+	if (!*root)
+		return;
+	real = realpath(t->scenario.file, NULL);
+	if (real)
+		*real_root = strip_relpath(real, t->scenario.relpath, oom);
+	free(real);
+}
+
 /* The files of the run's where below the trace's root become relative
  * to it: the root is scenario.file without its relpath, and, when a
  * symbolic link lies on the way, its real path too. */
@@ -1245,20 +1345,15 @@ static int relativize_where(struct ploom_trace *t, struct ploom_err *err)
 {
 	struct rel_cache cache = {NULL, 0};
 	struct ploom_run *run = &t->run;
-	char *root = NULL, *real = NULL, *real_root = NULL;
+	char *root, *real_root;
 	int oom = 0, ret = -1;
 	size_t i, k;
 
-	if (!t->source.root || !t->scenario.relpath || !t->scenario.file)
-		return 0;
-	root = strip_relpath(t->scenario.file, t->scenario.relpath, &oom);
+	trace_roots(t, &root, &real_root, &oom);
 	if (!root) {
 		ret = oom ? ploom_err_oom(err) : 0;
 		goto done;
 	}
-	real = realpath(t->scenario.file, NULL);
-	if (real)
-		real_root = strip_relpath(real, t->scenario.relpath, &oom);
 	if (oom) {
 		ploom_err_oom(err);
 		goto done;
@@ -1282,7 +1377,128 @@ done:
 	}
 	free(cache.e);
 	free(root);
+	free(real_root);
+	return ret;
+}
+
+/* folder (absolute) relative to root (ending in '/'), "." for the root
+ * itself; NULL when it lies outside, or the result would not be a safe
+ * import path.  Malloc'd; *oom set when memory ran out. */
+static char *rel_in(const char *root, const char *folder, int *oom)
+{
+	size_t n = strlen(root), k = strlen(folder);
+	char *out;
+
+	while (k > 1 && folder[k - 1] == '/')
+		k--;
+	if (n && k == n - 1 && !strncmp(folder, root, k))
+		out = strdup(".");
+	else if (k > n && !strncmp(folder, root, n))
+		out = strndup(folder + n, k - n);
+	else
+		return NULL;
+	*oom = !out;
+	if (out && !ploom_import_path_is_safe(out)) {
+		free(out);
+		out = NULL;
+	}
+	return out;
+}
+
+/* rel_in() of root, else of real_root (the root's real path, or NULL)
+ * for folder's real path. */
+static char *import_rel(const char *root, const char *real_root, const char *folder, int *oom)
+{
+	char *out = rel_in(root, folder, oom), *real;
+
+	if (out || *oom || !real_root || !(real = realpath(folder, NULL)))
+		return out;
+	out = rel_in(real_root, real, oom);
 	free(real);
+	return out;
+}
+
+/* The scenario's cwd and import_paths (struct ploom_scenario): this
+ * process's current folder and PYTHONPATH, which the workers it starts
+ * inherit, as far as they lie in the trace's root. */
+static int record_import_paths(struct ploom_trace *t, struct ploom_err *err)
+{
+	char *root, *real_root, *cwd = NULL, *list = NULL;
+	const char *env = getenv("PYTHONPATH");
+	int oom = 0, ret = -1;
+
+	import_paths_release(t);
+	trace_roots(t, &root, &real_root, &oom);
+	if (!root)
+		return oom ? ploom_err_oom(err) : 0;
+	cwd = getcwd(NULL, 0);
+	if (!oom && cwd)
+		t->scenario.cwd = import_rel(root, real_root, cwd, &oom);
+	if (!oom && env && *env && !(list = strdup(env)))
+		oom = 1;
+	for (char *save = NULL, *entry = list ? strtok_r(list, ":", &save) : NULL; entry && !oom;
+	     entry = strtok_r(NULL, ":", &save)) {
+		char *abs = NULL, *rel;
+
+		/* a relative entry is taken from the current folder, as Python does */
+		if (entry[0] != '/') {
+			if (!cwd || asprintf(&abs, "%s/%s", cwd, entry) < 0)
+				continue;
+		}
+		rel = import_rel(root, real_root, abs ? abs : entry, &oom);
+		free(abs);
+		if (rel && ploom_trace_add_import_path(t, rel, err) < 0) {
+			free(rel);
+			goto done;
+		}
+		free(rel);
+	}
+	ret = oom ? ploom_err_oom(err) : 0;
+done:
+	free(root);
+	free(real_root);
+	free(cwd);
+	free(list);
+	return ret;
+}
+
+/* Fingerprints the trace's module_files that lie in its root, each with
+ * its path relative to it. */
+static int fingerprint_modules(struct ploom_trace *t, struct ploom_err *err)
+{
+	char *root, *real_root, *rel;
+	char blob[PLOOM_OID_HEXSZ + 1];
+	struct ploom_err why = {0, ""};
+	int oom = 0, ret = -1;
+	size_t i, k;
+
+	if (!t->nmodule_files)
+		return 0;
+	trace_roots(t, &root, &real_root, &oom);
+	if (!root)
+		return oom ? ploom_err_oom(err) : 0;
+	for (i = 0; i < t->nmodule_files && !oom; i++) {
+		const char *file = t->module_files[i];
+
+		for (k = 0; k < t->nfingerprints && strcmp(t->fingerprints[k].path, file); k++)
+			;
+		if (k < t->nfingerprints)
+			continue;
+		rel = import_rel(root, real_root, file, &oom);
+		if (!rel || !strcmp(rel, ".") || ploom_fingerprint_file(blob, file, &why) < 0) {
+			free(rel);
+			continue;
+		}
+		if (ploom_trace_add_fingerprint(t, file, blob, err) < 0 ||
+		    ploom_trace_set_last_relpath(t, rel, err) < 0) {
+			free(rel);
+			goto done;
+		}
+		free(rel);
+	}
+	ret = oom ? ploom_err_oom(err) : 0;
+done:
+	free(root);
 	free(real_root);
 	return ret;
 }
@@ -1298,7 +1514,8 @@ int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *
 	if (ploom_fingerprint_file(blob, trace->scenario.file, err) < 0)
 		return -1;
 	if (ploom_trace_add_fingerprint(trace, trace->scenario.file, blob, err) < 0 ||
-	    locate_source(trace, err) < 0)
+	    locate_source(trace, err) < 0 || record_import_paths(trace, err) < 0 ||
+	    fingerprint_modules(trace, err) < 0)
 		return -1;
 	return relativize_where(trace, err);
 }
@@ -1318,7 +1535,11 @@ int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_tra
 		    ploom_trace_set_last_relpath(to, from->fingerprints[i].relpath, err) < 0)
 			return -1;
 	to->source.dirty = from->source.dirty;
-	if ((from->scenario.relpath &&
+	for (i = 0; i < from->scenario.nimport_paths; i++)
+		if (ploom_trace_add_import_path(to, from->scenario.import_paths[i], err) < 0)
+			return -1;
+	if ((from->scenario.cwd && !(to->scenario.cwd = strdup(from->scenario.cwd))) ||
+	    (from->scenario.relpath &&
 	     !(to->scenario.relpath = strdup(from->scenario.relpath))) ||
 	    (from->source.root && !(to->source.root = strdup(from->source.root))) ||
 	    (from->source.commit && !(to->source.commit = strdup(from->source.commit))))
@@ -1442,6 +1663,8 @@ char *ploom_run_step_label(const struct ploom_run *run, const struct ploom_step 
 	const char *mode = "";
 	char *text = NULL, *obj = NULL;
 
+	if (s->label)
+		return strdup(s->label);
 	if (s->op == PLOOM_OP_ACQUIRE && s->mode == PLOOM_ACQUIRE_NONBLOCKING)
 		mode = " (nonblocking)";
 	else if (s->mode == PLOOM_ACQUIRE_TIMED)
@@ -1465,26 +1688,15 @@ char *ploom_run_wait_object(const struct ploom_run *run, const char *object)
 	return strdup(object);
 }
 
-char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt)
+char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt, int brief)
 {
-	const char *op = ploom_op_name(wt->op);
 	char *text = NULL, *obj = ploom_run_wait_object(run, wt->object), *holder = NULL;
-	int n = -1;
 
-	if (!obj)
-		return NULL;
-	/* a join's holder is the joined thread itself, already named */
-	if (wt->holder >= 0 && wt->op != PLOOM_OP_JOIN) {
-		holder = ploom_run_task_name(run, wt->holder);
-		if (holder)
-			n = asprintf(&text, "%s %s (held by %s%s)", op, obj, holder,
-				     wt->holder == wt->task ? " itself" : "");
-	} else {
-		n = asprintf(&text, "%s %s%s", op, obj, ploom_wait_note(wt, obj));
-	}
+	if (obj && (wt->holder < 0 || (holder = ploom_run_task_name(run, wt->holder))))
+		text = ploom_wait_words(wt, obj, holder, brief);
 	free(obj);
 	free(holder);
-	return n < 0 ? NULL : text;
+	return text;
 }
 
 int ploom_where_label(char **out, const struct ploom_short_names *sn,
@@ -1523,9 +1735,12 @@ char *ploom_config_label(const struct ploom_config *c)
 		fprintf(f, ", schedule_timeout %g s", c->schedule_timeout_s);
 	else
 		fputs(", schedule_timeout none", f);
-	/* only when there is one: most traces patch nothing */
+	/* the project first, as the default adds it (no module is called
+	 * "the project"); the names only when there are some */
+	if (c->patch_project)
+		fputs(", patch the project", f);
 	for (i = 0; i < c->npatch; i++)
-		fprintf(f, "%s%s", i ? "," : ", patch ", c->patch[i]);
+		fprintf(f, "%s%s", i || c->patch_project ? "," : ", patch ", c->patch[i]);
 	/* the scenario first, as the search's default adds it; a module
 	 * could be called "scenario", but not "the scenario" */
 	if (c->instrument_scenario)
@@ -1533,6 +1748,10 @@ char *ploom_config_label(const struct ploom_config *c)
 	for (i = 0; i < c->ninstrument; i++)
 		fprintf(f, "%s%s", i || c->instrument_scenario ? "," : ", instrument ",
 			c->instrument[i]);
+	/* only the stress model's, which a reader must know to read a
+	 * timeout: the idle model is the default */
+	if (c->timeouts == PLOOM_TIMEOUTS_ANY)
+		fputs(", timeouts any", f);
 	if (c->nplain_points)
 		fprintf(f, ", %zu plain point%s", c->nplain_points,
 			ploom_s((long)c->nplain_points));

@@ -46,7 +46,8 @@
  *      Added since without a bump, as optional fields whose absence an
  *      old reader cannot misread: "source" and the "relpath"s, a step's
  *      and a wait's "where", "tasks" and "objects" (the names), the config's "instrument"
- *      and "instrument_scenario", and a timeout's "stacks": a reader that ignores them replays
+ *      and "instrument_scenario", and a timeout's or a step limit's
+ *      "stacks": a reader that ignores them replays
  *      without the rewriting, so the first step it made is not made
  *      again and the replay stops as a divergence, never a run that
  *      passes for the recorded one.  The op "sleep" and the object
@@ -80,11 +81,19 @@ struct ploom_step {
 	enum ploom_acquire_mode mode; /* of an acquire or a join; PLOOM_ACQUIRE_BLOCKING
 				       * for the rest */
 	char *value;        /* repr() of the step's value, NULL if none */
+	/* the step in the terms of the primitive the scenario called
+	 * (ploom.queue's "put 3"), NULL if none: words for a person, which
+	 * neither replay nor search reads */
+	char *label;
 	/* what every other unfinished task waits to do, ascending; read from
 	 * the worker for the search, not kept in trace files */
 	struct ploom_pending *pending;
 	size_t npending;
 	struct ploom_where where;   /* where the task stopped for this step */
+	/* 1: the step ran when no other task could (event.h's `idle`
+	 * record), with the clock at clock_ns nanoseconds from the start */
+	int idle;
+	long long clock_ns;
 };
 
 enum ploom_outcome_kind {
@@ -108,6 +117,8 @@ struct ploom_wait {
 	char *object;
 	int holder;         /* task holding the lock or joined; -1 unknown */
 	struct ploom_where where;   /* where the task waits */
+	enum ploom_wait_for waits_for;
+	char *on;           /* the Condition's or primitive's name; NULL for none */
 };
 
 /* Where a task was when its schedule ran past its timeout (event.h's
@@ -133,8 +144,8 @@ struct ploom_outcome {
 	int status;             /* exit */
 	long limit;             /* step-limit: MAX_STEPS */
 	long timeout_ms;        /* timeout: the limit that was exceeded */
-	/* timeout: where each task was, ascending by task; none when the
-	 * worker got no dump of the stacks (or the trace is older) */
+	/* timeout, step-limit: where each task was, ascending by task; none
+	 * when the worker got no dump of the stacks (or the trace is older) */
 	struct ploom_stack *stacks;
 	size_t nstacks;
 	long divergence_index;  /* divergence, sleep-blocked: the step */
@@ -175,7 +186,22 @@ struct ploom_scenario {
 	char *qualname;
 	char *file;         /* absolute source path, NULL if unknown */
 	char *relpath;      /* file relative to the source's root, NULL if unknown */
+	/* Where the search's worker imported from, relative to the source's
+	 * root ("." for the root itself), each a folder inside it: cwd, the
+	 * folder the search ran in, which a module target's worker puts
+	 * first on sys.path (NULL when it lay outside the root, or unknown);
+	 * import_paths, the entries of PYTHONPATH, in order, that lay inside
+	 * the root (a caller's sys.path, such as pytest's rootdir and
+	 * `pythonpath`, comes to the worker there).  A replay puts them on
+	 * the worker's sys.path again from the root it runs in
+	 * (worker.h's import_paths). */
+	char *cwd;
+	char **import_paths;
+	size_t nimport_paths;
 };
+
+/* The most import paths a trace records. */
+#define PLOOM_IMPORT_PATHS_MAX 64
 
 /* Where the relative paths of a trace start, so that a replay in another
  * clone (or a copy of the folder) finds the same files there. */
@@ -251,8 +277,17 @@ struct ploom_config {
 	size_t ninstrument;
 	/* 1: the scenario's own module is instrumented too (the worker's
 	 * --instrument-scenario): a file target's is compiled instrumented,
-	 * a module target's is instrumented as one of the list */
+	 * a module target's is instrumented as one of the list; with
+	 * patch_project, so is each module of the project */
 	int instrument_scenario;
+	/* 1: the scenario's own module and every module of the user's project
+	 * that it imports (a file under the project's root, outside
+	 * site-packages and the standard library) are patched as the patch
+	 * list is (the worker's --patch-project); ploom_config_module_defaults() */
+	int patch_project;
+	/* the time model (event.h): idle unless the search asked for any; a
+	 * trace that does not say was recorded under any */
+	enum ploom_timeouts timeouts;
 };
 
 /* The largest seed of a sample's search (--seed), which a config and the
@@ -285,18 +320,24 @@ int ploom_config_add_patch(struct ploom_config *config, const char *module,
 int ploom_config_add_instrument(struct ploom_config *config, const char *module,
 				struct ploom_err *err);
 
-/* What a search instruments unless told otherwise (ploom-explore without
- * --instrument=-): under a kind that instruments by default
- * (PLOOM_KIND_INSTRUMENTS, --reduction=dpor), the code under test, that
- * is the scenario's own module (instrument_scenario) and every module of
- * the patch list, added after those already listed; under the other
- * kinds nothing.  The kind is config's search and reduction.  The one
- * place this default is decided.  Returns 0, or -1 with err filled as
+/* What every search patches and instruments unless told otherwise: the
+ * code under test.  Unless patch_listed_only (--patch=-), the scenario's
+ * own module and the modules of its project (patch_project).  Unless
+ * instrument_listed_only (--instrument=-), the scenario's own module
+ * (instrument_scenario, and with patch_project the project's modules)
+ * and every module of the patch list, added after those already listed.
+ * Every search sees that plain state: the reduction makes each access a
+ * point, the others watch the accesses and start again with those that
+ * tasks share as points (outcome refine, event.h), so that no search
+ * passes a race on plain state that it was shown.  The one place these
+ * defaults are decided.  Returns 0, or -1 with err filled as
  * ploom_config_add_instrument() (the lists together hold more than 64
  * modules; the instrument list may then hold some of the patch list). */
-int ploom_config_instrument_default(struct ploom_config *config, struct ploom_err *err);
+int ploom_config_module_defaults(struct ploom_config *config, int patch_listed_only,
+				 int instrument_listed_only, struct ploom_err *err);
 
-/* Replaces to's module lists (patch, instrument and instrument_scenario)
+/* Replaces to's module lists (patch, instrument, instrument_scenario and
+ * patch_project)
  * with copies of from's; the two must not share their arrays (a config
  * copied with `=` does: empty the copy's lists first).  Returns 0, or -1
  * with err filled (out of memory; to's lists are then unchanged). */
@@ -332,13 +373,15 @@ int ploom_config_add_plain_point_list(struct ploom_config *config, const char *c
 
 /* 1 when the access sites of instrumented code are watched, points only
  * once the search finds them touching plain state tasks share (the
- * plain_points); 0 when every site is a point.  Watching is sound for the
- * searches that run every order of the points (depth first, bounded or
- * not, and the samples, which promise no order): an access that a site
- * without a point hides is found in the order where it shows.  A
- * reduction prunes orders by the accesses it sees, so it could prune the
- * one order that shows it: under --reduction=dpor every site is a point.
- * The one rule; the worker learns it as --plain-points=*. */
+ * plain_points); 0 when every site is a point but the quiet reads.
+ * Watching is sound for the searches that run every order of the points
+ * (depth first, bounded or not, and the samples, which promise no order):
+ * an access that a site without a point hides is found in the order where
+ * it shows.  A
+ * reduction prunes orders by the accesses it sees: under --reduction=dpor
+ * every site is a point but the quiet reads, which pyext/plain.c argues
+ * it may watch too.  The one rule; the worker learns it as
+ * --plain-points=* (or *- with the quiet sites that are points). */
 int ploom_config_watches_plain(const struct ploom_config *config);
 
 /* As ploom_config_copy_modules() and ploom_config_release_modules(), for
@@ -400,6 +443,12 @@ struct ploom_trace {
 		int index, count, depth;
 		long unit;
 	} shard;
+	/* the source files of the modules the worker patched or
+	 * instrumented (its hello's SOURCES), absolute, for
+	 * ploom_trace_fingerprint_source(); not written: the fingerprints
+	 * keep them */
+	char **module_files;
+	size_t nmodule_files;
 };
 
 /* Frees everything the run owns and zeroes it; safe on a zeroed run.
@@ -481,25 +530,24 @@ void ploom_short_names_free(struct ploom_short_names *sn);
 /* Labels for a person, each newly malloc'd (the caller frees it), NULL
  * when out of memory; every rendering of a trace words steps with them.
  *
- * ploom_run_step_label(): "OP OBJECT (MODE)", the object by
- * ploom_run_display_name(), as "acquire lock_a (timeout)".
+ * ploom_run_step_label(): the step's own label when it has one ("put 3"),
+ * else "OP OBJECT (MODE)", the object by ploom_run_display_name(), as
+ * "acquire lock_a (timeout)".
  * ploom_run_wait_object(): a deadlock wait's object by its display name
  * when it names an object of the run, else as recorded ("?" for none).
- * ploom_run_wait_label(): "OP OBJECT", then " (held by TASK)" for a lock
- * whose holder is known. */
+ * ploom_run_wait_label(): ploom_wait_words() with the run's names. */
 char *ploom_run_step_label(const struct ploom_run *run, const struct ploom_step *s);
 char *ploom_run_wait_object(const struct ploom_run *run, const char *object);
-char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt);
+char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt, int brief);
 
-/* What a wait's words leave unsaid, or "".  A blocking acquire of a lock
- * that nobody holds waits for the state the lock guards to allow it (a
- * ploom.queue get for an item, a put for room, a join for every task
- * done, a Semaphore's acquire for a unit: their waits are one acquire
- * each).  An acquire of a lock the task holds itself waits for another
- * task to release it; when the lock is a Condition's waiter lock (its
- * name, `name`, ends in ".waiter"; NULL when unnamed) that release is the
- * notify. */
-const char *ploom_wait_note(const struct ploom_wait *wt, const char *name);
+/* The words for what a blocked task waits for, after its name, as every
+ * rendering says it: "waits to acquire OBJECT held by HOLDER", "waits to
+ * join OBJECT", "waits on NAME (a Condition); no task can notify it", and
+ * so on by wt->waits_for; object and holder as the rendering names them
+ * (holder NULL when none is known); brief leaves out why no task can end
+ * it, for a cell.  Newly malloc'd, NULL when out of memory. */
+char *ploom_wait_words(const struct ploom_wait *wt, const char *object, const char *holder,
+		       int brief);
 
 /* An outcome's summary without its leading "KIND: ", for a rendering
  * that has said the kind; "" when it has none.  Points into o. */
@@ -555,6 +603,10 @@ int ploom_outcome_kind_parse(const char *name);
  * crash, exit, timeout), else 0. */
 int ploom_outcome_is_failure(enum ploom_outcome_kind kind);
 
+/* 1 if the outcome is a setup mistake rather than a failure of the code
+ * under test: an exception of type PLOOM_SETUP_ERROR_TYPE (event.h). */
+int ploom_outcome_is_setup(const struct ploom_outcome *o);
+
 /* Allocates a zeroed trace (config.max_preemptions = -1,
  * minimized_from = -1).  Returns NULL when out of memory.  Free with
  * ploom_trace_free(). */
@@ -592,6 +644,17 @@ int ploom_trace_add_fingerprint(struct ploom_trace *trace, const char *path,
 int ploom_trace_set_last_relpath(struct ploom_trace *trace, const char *relpath,
 				 struct ploom_err *err);
 
+/* 1 if path can be one of a trace's import paths (struct
+ * ploom_scenario): "." or a relative path ploom_relpath_is_safe() takes. */
+int ploom_import_path_is_safe(const char *path);
+
+/* Appends a copy of the import path rel to the trace's, unless it is
+ * there; the caller checked it with ploom_import_path_is_safe().  Returns
+ * 0, or -1 with err filled (out of memory, or more than
+ * PLOOM_IMPORT_PATHS_MAX). */
+int ploom_trace_add_import_path(struct ploom_trace *trace, const char *rel,
+				struct ploom_err *err);
+
 /* 1 if relpath can be a trace's relative path: not empty, not absolute,
  * no "." or ".." component and no empty one, so that it names a file
  * inside its root and nowhere else.  Else 0. */
@@ -604,7 +667,12 @@ int ploom_relpath_is_safe(const char *relpath);
  * file differs from it; elsewhere root "folder" and the file's name (its
  * own folder is the root: C does not know the scenario's import root).
  * The files of the steps' and waits' where below that root become
- * relative to it too; others stay as the worker named them.
+ * relative to it too; others stay as the worker named them.  The
+ * module_files that lie in the root are fingerprinted too, after the
+ * scenario's file, with their relative paths (one that cannot be read
+ * is left out: the worker read it, and a replay that needs it fails).  The
+ * scenario's cwd and import_paths are this process's current folder and
+ * PYTHONPATH, which its worker ran with, as far as they lie in the root.
  * Returns 0, or -1 with err filled (the file cannot be read, naming it). */
 int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *err);
 

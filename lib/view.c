@@ -62,7 +62,8 @@ static void wait_release(struct ploom_view_wait *wt)
 	free(wt->who_name);
 	free(wt->object);
 	free(wt->holder);
-	free(wt->holder_name);
+	free(wt->words);
+	free(wt->named);
 	memset(wt, 0, sizeof(*wt));
 }
 
@@ -137,6 +138,7 @@ static int view_rows(struct ploom_view *v)
 {
 	const struct ploom_run *run = &v->trace->run;
 	size_t i, l;
+	long long clock_ns = 0;
 
 	if (ploom_run_tasks(&v->tasks, &v->nlanes, run, NULL) < 0)
 		return -1;
@@ -157,6 +159,16 @@ static int view_rows(struct ploom_view *v)
 		struct ploom_view_row *r = &v->rows[i];
 		r->lane = ploom_view_lane_of(v, s->task);
 		r->label = ploom_run_step_label(run, s);
+		/* where the clock moved (event.h's idle): the seconds since the
+		 * schedule's start, before the step it let run */
+		if (r->label && s->idle && s->clock_ns > clock_ns) {
+			char *moved;
+			clock_ns = s->clock_ns;
+			if (asprintf(&moved, "clock +%g s: %s", (double)clock_ns / 1e9, r->label) < 0)
+				moved = NULL;
+			free(r->label);
+			r->label = moved;
+		}
 		r->value = s->value;
 		r->preempted = ploom_run_is_preemption(run, i);
 		v->any_preempted |= r->preempted;
@@ -233,18 +245,17 @@ static int view_waits(struct ploom_view *v)
 		struct ploom_view_wait *r = &v->waits[i];
 		r->lane = ploom_view_lane_of(v, w->task);
 		v->nwaits++;
-		r->label = ploom_run_wait_label(run, w);
+		r->label = ploom_run_wait_label(run, w, 1);
+		r->named = ploom_run_wait_label(run, w, 0);
 		r->who = task_words(run, w->task);
 		r->who_name = ploom_run_task_name(run, w->task);
-		r->op = ploom_op_name(w->op);
 		r->object = ploom_run_wait_object(run, w->object);
-		r->note = ploom_wait_note(w, r->object);
-		if (!r->label || !r->who || !r->who_name || !r->object ||
+		if (!r->label || !r->named || !r->who || !r->who_name || !r->object ||
 		    ploom_where_label(&r->where, v->sn, &w->where) < 0)
 			return -1;
-		if (w->holder >= 0 && w->op != PLOOM_OP_JOIN &&
-		    (!(r->holder = task_words(run, w->holder)) ||
-		     !(r->holder_name = ploom_run_task_name(run, w->holder))))
+		if (w->holder >= 0 && !(r->holder = task_words(run, w->holder)))
+			return -1;
+		if (!(r->words = ploom_wait_words(w, r->object, r->holder, 0)))
 			return -1;
 	}
 	return 0;
@@ -335,14 +346,70 @@ char *ploom_view_stack_line(const struct ploom_run *run, const struct ploom_stac
 	return b.s;
 }
 
-/* A timeout's stacks, a line each. */
+/* More tasks than this that had not started (or had finished) share one
+ * line: a pool of hundreds of threads would otherwise bury the few that
+ * ran. */
+#define FOLD_OVER 3
+
+/* Folds lines[0..n), the lines of stacks[0..n): the tasks in one state of
+ * those above, when more than FOLD_OVER, on one line at the first one's
+ * place ("thread#1, thread#2, thread#3 and 247 more had not started").
+ * The lines left close up; their number goes to *left when asked.  0, or
+ * -1 when out of memory. */
+static int fold_stacks(char **lines, const struct ploom_stack *stacks, size_t n, size_t *left)
+{
+	static const struct {
+		enum ploom_stack_state state;
+		const char *ending;
+	} folds[] = {
+		{PLOOM_STACK_UNSTARTED, " had not started"},
+		{PLOOM_STACK_FINISHED, " had finished"},
+	};
+	size_t f, i, k, m, first;
+
+	for (f = 0; f < sizeof(folds) / sizeof(folds[0]); f++) {
+		struct text b = {NULL, 0, 0};
+		size_t end = strlen(folds[f].ending);
+
+		for (i = m = 0, first = n; i < n; i++)
+			if (lines[i] && stacks[i].state == folds[f].state && m++ == 0)
+				first = i;
+		if (m <= FOLD_OVER)
+			continue;
+		for (i = first, k = 0; i < n; i++) {
+			if (!lines[i] || stacks[i].state != folds[f].state)
+				continue;
+			if (k < FOLD_OVER)
+				text_addf(&b, "%s%.*s", k ? ", " : "",
+					  (int)(strlen(lines[i]) - end), lines[i]);
+			k++;
+			free(lines[i]);
+			lines[i] = NULL;
+		}
+		text_addf(&b, " and %zu more%s", m - FOLD_OVER, folds[f].ending);
+		if (!b.s)
+			return -1;
+		lines[first] = b.s;
+	}
+	for (i = k = 0; i < n; i++)
+		if (lines[i])
+			lines[k++] = lines[i];
+	for (i = k; i < n; i++)
+		lines[i] = NULL;
+	if (left)
+		*left = k;
+	return 0;
+}
+
+/* A timeout's or a step limit's stacks, a line each. */
 static int view_stacks(struct ploom_view *v)
 {
 	const struct ploom_run *run = &v->trace->run;
 	const struct ploom_outcome *o = &run->outcome;
 	size_t i;
 
-	if (o->kind != PLOOM_OUTCOME_TIMEOUT || !o->nstacks)
+	if ((o->kind != PLOOM_OUTCOME_TIMEOUT && o->kind != PLOOM_OUTCOME_STEP_LIMIT) ||
+	    !o->nstacks)
 		return 0;
 	v->stacks = calloc(o->nstacks, sizeof(*v->stacks));
 	v->stacks_named = calloc(o->nstacks, sizeof(*v->stacks_named));
@@ -358,6 +425,9 @@ static int view_stacks(struct ploom_view *v)
 		if (!v->stacks[i] || !v->stacks_named[i])
 			return -1;
 	}
+	if (fold_stacks(v->stacks, o->stacks, o->nstacks, NULL) < 0 ||
+	    fold_stacks(v->stacks_named, o->stacks, o->nstacks, &v->nstacks) < 0)
+		return -1;
 	return 0;
 }
 
@@ -378,11 +448,7 @@ static int view_summary(struct ploom_view *v)
 	text_addf(&b, "%s", ploom_outcome_kind_name(o->kind));
 	for (i = 0; i < v->nwaits; i++) {
 		const struct ploom_view_wait *wt = &v->waits[i];
-		text_addf(&b, "%s%s waits to %s %s", i ? "; " : ": ", wt->who_name, wt->op,
-			  wt->object);
-		if (wt->holder_name)
-			text_addf(&b, " held by %s", wt->holder_name);
-		text_addf(&b, "%s", wt->note);
+		text_addf(&b, "%s%s %s", i ? "; " : ": ", wt->who_name, wt->named);
 	}
 	v->summary_named = b.s;
 	return v->summary_named ? 0 : -1;

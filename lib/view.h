@@ -55,15 +55,14 @@ struct ploom_view_row {
 /* A deadlock's wait: its row's cell, and the words of the outcome. */
 struct ploom_view_wait {
 	size_t lane;
-	char *label;            /* ploom_run_wait_label() */
+	char *label;            /* ploom_run_wait_label(), brief: the row's cell */
+	char *named;            /* the same in full: the outcome's words */
 	char *where;            /* NULL: the trace does not say */
 	char *who;              /* "task 1 (mathieu)" */
 	char *who_name;         /* "mathieu": its lane's name */
-	const char *op;         /* ploom_op_name() */
 	char *object;           /* ploom_run_wait_object() */
 	char *holder;           /* "task 2": who holds it; NULL: none said */
-	char *holder_name;      /* "lucas": the same by its lane's name */
-	const char *note;       /* ploom_wait_note() */
+	char *words;            /* ploom_wait_words() with object and holder */
 };
 
 /* The most frames a stack's line shows, innermost first, then " <- ..."
@@ -111,7 +110,7 @@ struct ploom_view {
 	 * deadlock's "deadlock: mathieu waits to acquire L held by lucas",
 	 * else the trace's summary (or the kind's name) */
 	char *summary_named;
-	/* a timeout's stacks, one line each in the outcome's order (see
+	/* a timeout's or a step limit's stacks, one line each in the outcome's order (see
 	 * ploom_view_stack_line()); NULL when the trace has none; then the
 	 * same lines with each task by its lane's name */
 	char **stacks;

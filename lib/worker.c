@@ -19,6 +19,7 @@
 
 #include "decode.h"
 #include "event.h"
+#include "kind.h"
 
 extern char **environ;
 
@@ -594,6 +595,30 @@ static int add_module_args(char **argv, size_t *argc, const char *option,
 	return 0;
 }
 
+/* A replay's --search-cwd=DIR and --import-path=DIR... (opts'
+ * search_cwd and import_paths).  Returns 0, or -1 out of memory. */
+static int add_path_args(char **argv, size_t *argc, const struct ploom_worker_opts *opts,
+			 struct ploom_err *err)
+{
+	size_t i;
+
+	if (opts->search_cwd) {
+		if (asprintf(&argv[*argc], "--search-cwd=%s", opts->search_cwd) < 0) {
+			argv[*argc] = NULL;
+			return ploom_err_oom(err);
+		}
+		(*argc)++;
+	}
+	for (i = 0; i < opts->nimport_paths; i++) {
+		if (asprintf(&argv[*argc], "--import-path=%s", opts->import_paths[i]) < 0) {
+			argv[*argc] = NULL;
+			return ploom_err_oom(err);
+		}
+		(*argc)++;
+	}
+	return 0;
+}
+
 /* The `points` line of keys[0..n) (event.h) in a memory file of its own
  * at offset 0, for the worker's fd 5: written whole before the worker
  * starts, so that neither side waits for the other however long it is.
@@ -623,7 +648,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	int cmd[2] = {-1, -1}, rec[2] = {-1, -1}, ep[2] = {-1, -1}, points_fd = -1;
 	char **argv = NULL, *expect = NULL, *blob = NULL, *root = NULL, *points = NULL;
 	char **env = NULL;
-	size_t i, argc = 0, first_module = 0;
+	size_t i, argc = 0, first_module = 0, owned_end = 0;
 	const char *line;
 	size_t len;
 	ssize_t n;
@@ -665,13 +690,13 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		ploom_err_oom(err);
 		goto done;
 	}
-	/* PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]
-	 *     [--patch=MOD]... [--instrument=MOD]... [--instrument-scenario]
-	 *     [--plain-points=*|-] TARGET
+	/* PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]
+	 *     [--search-cwd=DIR] [--import-path=DIR]...] [--patch=MOD]... [--instrument=MOD]...
+	 *     [--patch-project] [--instrument-scenario] [--timeouts=any] [--plain-points=*|-|*-] TARGET
 	 * -P: the folder the utility runs in is not on sys.path, so that an
 	 * inspect.py or a ploom/ there cannot run before the worker's checks;
 	 * the worker adds what a module target needs itself. */
-	if (opts->plain_all_points) {
+	if (opts->plain_all_points && !opts->nplain_points) {
 		points = strdup("--plain-points=*");
 		if (!points) {
 			ploom_err_oom(err);
@@ -692,13 +717,13 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		}
 		if (points_file(&points_fd, opts->plain_points, opts->nplain_points, err) < 0)
 			goto done;
-		points = strdup("--plain-points=-");
+		points = strdup(opts->plain_all_points ? "--plain-points=*-" : "--plain-points=-");
 		if (!points) {
 			ploom_err_oom(err);
 			goto done;
 		}
 	}
-	argv = calloc(opts->npatch + opts->ninstrument + 11, sizeof(*argv));
+	argv = calloc(opts->npatch + opts->ninstrument + opts->nimport_paths + 14, sizeof(*argv));
 	if (!argv) {
 		ploom_err_oom(err);
 		goto done;
@@ -714,12 +739,19 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	if (expect && root)
 		argv[argc++] = root;
 	first_module = argc;
-	if (add_module_args(argv, &argc, "patch", opts->patch, opts->npatch, err) < 0 ||
+	e = (expect && add_path_args(argv, &argc, opts, err) < 0) ||
+	    add_module_args(argv, &argc, "patch", opts->patch, opts->npatch, err) < 0 ||
 	    add_module_args(argv, &argc, "instrument", opts->instrument, opts->ninstrument,
-			    err) < 0)
+			    err) < 0;
+	owned_end = argc;
+	if (e)
 		goto done;
+	if (opts->patch_project)
+		argv[argc++] = (char *)"--patch-project";
 	if (opts->instrument_scenario)
 		argv[argc++] = (char *)"--instrument-scenario";
+	if (opts->timeouts == PLOOM_TIMEOUTS_ANY)
+		argv[argc++] = (char *)"--timeouts=any";
 	if (points)
 		argv[argc++] = points;
 	argv[argc] = (char *)opts->target;
@@ -778,10 +810,10 @@ done:
 				free(env[i]);
 		free(env);
 	}
-	/* the --patch=MOD and --instrument=MOD strings are ours, the rest
+	/* the --search-cwd, --import-path, --patch and --instrument strings
+	 * are ours, the rest
 	 * borrowed; the first one not made is NULL */
-	for (i = first_module; argv && i < first_module + opts->npatch + opts->ninstrument &&
-			       argv[i]; i++)
+	for (i = first_module; argv && i < owned_end; i++)
 		free(argv[i]);
 	free(argv);
 	free(expect);
@@ -1023,8 +1055,9 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	t->python.gil = h->gil;
 	t->hash_seed = strdup(hash_seed);
 	t->config = *config;
-	t->config.reduction = strdup(config->reduction ? config->reduction : "none");
-	t->config.search = strdup(config->search ? config->search : "dfs");
+	t->config.reduction = strdup(config->reduction ? config->reduction
+							: PLOOM_SEARCH_UNSAID->reduction);
+	t->config.search = strdup(config->search ? config->search : PLOOM_SEARCH_UNSAID->search);
 	/* first: the trace's own copies of the lists the `=` shared, which
 	 * ploom_trace_free() may then free */
 	if (ploom_config_own_lists(&t->config, config, err) < 0 ||
@@ -1033,6 +1066,18 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	    !t->python.version || !t->hash_seed || !t->config.reduction || !t->config.search) {
 		ploom_trace_free(t);
 		return ploom_err_oom(err);
+	}
+	if (h->nsources) {
+		t->module_files = calloc(h->nsources, sizeof(*t->module_files));
+		for (size_t i = 0; t->module_files && i < h->nsources; i++) {
+			if (!(t->module_files[i] = strdup(h->sources[i])))
+				break;
+			t->nmodule_files++;
+		}
+		if (t->nmodule_files != h->nsources) {
+			ploom_trace_free(t);
+			return ploom_err_oom(err);
+		}
 	}
 	ploom_run_move(&t->run, run);
 	*out = t;

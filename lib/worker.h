@@ -11,10 +11,11 @@
  *     ploom_worker_stop(w, &err);               // quit, wait, free
  *
  * The worker is `PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID]
- * [--expect-root=DIR]] [--patch=MOD]... [--instrument=MOD]... [--instrument-scenario]
- * [--plain-points=*|-] TARGET`, in that order, started with fd 0 = the
+ * [--expect-root=DIR] [--search-cwd=DIR] [--import-path=DIR]...] [--patch=MOD]...
+ * [--instrument=MOD]... [--patch-project] [--instrument-scenario] [--timeouts=any]
+ * [--plain-points=*|-|*-] TARGET`, in that order, started with fd 0 = the
  * command pipe, fd 3 = the record pipe, fd 5 = the plain points with
- * --plain-points=- (event.h), stdout and stderr inherited, every
+ * --plain-points=- or *- (event.h), stdout and stderr inherited, every
  * other descriptor closed, PYTHONHASHSEED set, in its own process group
  * (so a Ctrl-C on the terminal reaches only the utility, which then kills
  * the worker), and with PR_SET_PDEATHSIG = SIGKILL so that it dies with
@@ -82,6 +83,11 @@ struct ploom_worker_opts {
 	 * it as a scenario that cannot be loaded. */
 	const char *const *patch;
 	size_t npatch;
+	/* Optional: the scenario's module and the modules of its project are
+	 * patched too (struct ploom_config's patch_project), passed as
+	 * --patch-project after the --instrument names; with instrument_scenario
+	 * they are instrumented too. */
+	int patch_project;
 	/* Optional, with expect_file: its recorded git blob id.  The worker
 	 * reads the file once, hashes those bytes and compiles those same
 	 * bytes (no bytecode cache), so neither a file swapped after the
@@ -95,9 +101,10 @@ struct ploom_worker_opts {
 	 * PLOOM_ERR_INPUT. */
 	const char *const *plain_points;
 	size_t nplain_points;
-	/* Optional: every access site is a point (--plain-points=*), as
-	 * ploom_config_watches_plain() says for a reduction; plain_points
-	 * then do not matter. */
+	/* Optional: every access site is a point but the quiet ones
+	 * (pyext/plain.c), as ploom_config_watches_plain() says for a
+	 * reduction: --plain-points=*, or --plain-points=*- with the quiet
+	 * sites of plain_points that are points too. */
 	int plain_all_points;
 	/* Optional: the modules whose plain state the worker instruments
 	 * (struct ploom_config's instrument), passed in this order as
@@ -116,6 +123,20 @@ struct ploom_worker_opts {
 	 * a scenario that cannot be loaded, before anything of it is
 	 * imported; without it, outside expect_file's own folder. */
 	const char *expect_root;
+	/* Optional, with expect_file: the folders the search imported from
+	 * (struct ploom_scenario's cwd and import_paths), absolute, as they
+	 * are in the tree the replay runs in.  The worker puts each on
+	 * sys.path after the standard library, in this order after the
+	 * scenario's import root, the search's folder only for a module
+	 * target (as the search's worker put it first), and only those
+	 * that lie inside expect_root (symbolic links resolved): a trace
+	 * is untrusted. */
+	const char *search_cwd;
+	const char *const *import_paths;
+	size_t nimport_paths;
+	/* The time model of the schedules (event.h): any is passed as
+	 * --timeouts=any, idle (the worker's default) as nothing. */
+	enum ploom_timeouts timeouts;
 };
 
 /* The default interpreter, as a malloc'd string the caller frees (NULL

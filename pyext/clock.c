@@ -2,10 +2,14 @@
  * time.time, time.monotonic, time.perf_counter (and their _ns forms) and
  * time.sleep.
  *
- * The clock is a count of nanoseconds (module_state.clock_ns) that only
- * moves when a task sleeps or a timed wait times out: time.sleep(s)
- * advances it by s and returns at once, a timed acquire or join that
- * times out by its timeout.  The readings are fixed offsets from that
+ * The clock is a count of nanoseconds (module_state.clock_ns).  Under the
+ * idle time model (event.h, the default) it moves only when no task can
+ * run: the scheduler (sched.c) jumps it to the earliest deadline of a
+ * sleep or a timed wait, which that ends.  Under the stress model (any)
+ * time.sleep(s) advances it by s and returns at once, and a timed acquire
+ * or join that times out by its timeout.  With one task, or outside a
+ * schedule, a sleep advances it at once under both: nothing else could
+ * run meanwhile.  The readings are fixed offsets from that
  * count, so every schedule and every replay reads the same values:
  *
  *   time.time()           CLOCK_TIME_START_S + elapsed (2023-11-14 22:13:20 UTC)
@@ -60,6 +64,11 @@ static int64_t clock_advance(module_state *st, int64_t ns)
 	} while (!atomic_compare_exchange_weak_explicit(&st->clock_ns, &old, now,
 							memory_order_relaxed, memory_order_relaxed));
 	return now;
+}
+
+int64_t clock_ns_of(double seconds)
+{
+	return to_ns(seconds);
 }
 
 void clock_timed_out(module_state *st, double seconds)
@@ -151,10 +160,16 @@ static PyObject *clock_sleep(PyObject *module, PyObject *secs)
 	if (seconds * 1e9 >= 9.2e18)
 		goto too_large;
 	t = clock_task(st);
-	if (t)
-		sched_point(&st->sched, t, PLOOM_OP_SLEEP, st->sched.clock_obj,
-			    PLOOM_ACQUIRE_BLOCKING);
-	now = clock_advance(st, to_ns(seconds));
+	/* under the idle model the sleep blocks until the clock jumped to
+	 * its end (sched.c), so nothing is left to add; a sleep below the
+	 * clock's nanosecond is a fair yield there */
+	if (t && sched_point_timed(&st->sched, t, PLOOM_OP_SLEEP, st->sched.clock_obj,
+				   PLOOM_ACQUIRE_BLOCKING, to_ns(seconds)))
+		now = atomic_load_explicit(&st->clock_ns, memory_order_relaxed);
+	else if (t && st->sched.timeouts == PLOOM_TIMEOUTS_IDLE)
+		now = atomic_load_explicit(&st->clock_ns, memory_order_relaxed);
+	else
+		now = clock_advance(st, to_ns(seconds));
 	if (t) {
 		PyObject *v = reading_value(now, READ_MONOTONIC, 0);
 		if (!v)
@@ -193,8 +208,10 @@ PyMethodDef clock_methods[] = {
 	 "clock_monotonic_ns()\n--\n\ntime.monotonic_ns() and time.perf_counter_ns() on\n"
 	 "ploom's virtual clock."},
 	{"clock_sleep", clock_sleep, METH_O,
-	 "clock_sleep(secs, /)\n--\n\ntime.sleep() on ploom's virtual clock: advances it by secs\n"
-	 "and returns at once; a scheduling point in a schedule with two tasks or more."},
+	 "clock_sleep(secs, /)\n--\n\ntime.sleep() on ploom's virtual clock; a scheduling point\n"
+	 "in a schedule with two tasks or more.  Under the idle time model it blocks the\n"
+	 "task until the clock reaches now + secs (a fair yield when secs is below a\n"
+	 "nanosecond); under the stress model it advances the clock and returns."},
 	{"clock_elapsed_ns", clock_elapsed_ns, METH_NOARGS,
 	 "clock_elapsed_ns()\n--\n\nThe nanoseconds ploom's virtual clock advanced since its\n"
 	 "start.  Not a scheduling point."},

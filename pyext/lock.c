@@ -89,16 +89,18 @@ static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mod
 				"ploom.Lock.acquire() on a held lock would block forever outside ploom.check()");
 		return NULL;
 	}
-	sched_point(&st->sched, t, PLOOM_OP_ACQUIRE, (PyObject *)self, mode);
+	sched_point_timed(&st->sched, t, PLOOM_OP_ACQUIRE, (PyObject *)self, mode,
+			  mode == PLOOM_ACQUIRE_TIMED ? clock_ns_of(timeout) : -1);
 	if (lock_take(self, t->id)) {
 		if (mode != PLOOM_ACQUIRE_BLOCKING)
 			add_value(&st->sched, Py_True);
 		Py_RETURN_TRUE;
 	}
 	/* only a nonblocking or timed acquire runs while the lock is held:
-	 * it returns False (a timed one has timed out, and its timeout has
-	 * passed: the step's add to the clock, event.h) */
-	if (mode == PLOOM_ACQUIRE_TIMED)
+	 * it returns False (a timed one has timed out: under the stress model
+	 * its timeout passes now, the step's add to the clock, event.h; under
+	 * the idle model the clock jumped to its deadline already) */
+	if (mode == PLOOM_ACQUIRE_TIMED && st->sched.timeouts == PLOOM_TIMEOUTS_ANY)
 		clock_timed_out(st, timeout);
 	add_value(&st->sched, Py_False);
 	Py_RETURN_FALSE;
@@ -221,6 +223,7 @@ static void Lock_dealloc(PyObject *self)
 	PyObject_GC_UnTrack(self);
 	/* a str: no cycle runs through it, so no traverse visits it */
 	Py_CLEAR(((LockObject *)self)->name);
+	Py_CLEAR(((LockObject *)self)->condition);
 	tp->tp_free(self);
 	Py_DECREF(tp);
 }
@@ -282,23 +285,63 @@ PyType_Spec Lock_spec = {
  * other task can know a lock before it exists, so taking it at once is
  * the same in every order, and a step there would only multiply the
  * schedules.  ploom.threading parks each Condition waiter on one.  Its
- * arguments are a Lock's (name=). */
+ * arguments are a Lock's (name=), and condition=, the name of the
+ * Condition (str or None) whose waiter it is: an acquire of it waits for
+ * a notify. */
 PyObject *ploom_held_lock(PyObject *module, PyObject *args, PyObject *kw)
 {
 	module_state *st = PyModule_GetState(module);
 	struct task *t = sched_running_task(&st->sched);
+	PyObject *condition = NULL, *rest = NULL;
 	LockObject *lock;
 
-	lock = (LockObject *)Lock_new(st->lock_type, args, kw);
-	if (!lock)
+	if (kw) {
+		if (PyDict_GetItemStringRef(kw, "condition", &condition) < 0)
+			return NULL;
+		if (condition && condition != Py_None && !PyUnicode_Check(condition)) {
+			Py_DECREF(condition);
+			PyErr_SetString(PyExc_TypeError, "held_lock(): condition must be a str or None");
+			return NULL;
+		}
+		if (!(rest = PyDict_Copy(kw)) ||
+		    (condition && PyDict_DelItemString(rest, "condition") < 0)) {
+			Py_XDECREF(condition);
+			Py_XDECREF(rest);
+			return NULL;
+		}
+	}
+	lock = (LockObject *)Lock_new(st->lock_type, args, rest);
+	Py_XDECREF(rest);
+	if (!lock) {
+		Py_XDECREF(condition);
 		return NULL;
+	}
+	lock->condition = condition;
 	/* a new object, which no other thread can see yet: no guard */
 	lock->holder = t ? t->id : HOLDER_OUTSIDE;
 	return (PyObject *)lock;
 }
 
-/* acquire_when(lock, when): a blocking acquire of lock that waits, too,
- * until when() returns true, and returns with the lock held.  It is the
+/* The FOR of acquire_when()'s third argument, or -1 with an exception. */
+static int wait_for_arg(PyObject *o)
+{
+	const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+	int w = s ? ploom_wait_for_parse(s, strlen(s)) : -1;
+
+	if (w != PLOOM_WAIT_NOTIFY && w != PLOOM_WAIT_STATE) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError,
+					"acquire_when(): waits_for must be 'notify' or 'state'");
+		return -1;
+	}
+	return w;
+}
+
+/* acquire_when(lock, when, waits_for, on): a blocking acquire of lock that
+ * waits, too, until when() returns true, and returns with the lock held;
+ * waits_for, "notify" or "state" (event.h's FOR), and on, the name (str
+ * or None) of the Condition or primitive waited on, word the wait in a
+ * deadlock.  It is the
  * wait of a monitor whose state only code holding the lock changes
  * (ploom.queue's): one step, the acquire, enabled when both hold, instead
  * of a condition's waiter lock, its notify, its wait and the lock taken
@@ -311,19 +354,24 @@ PyObject *ploom_acquire_when(PyObject *module, PyObject *const *args, Py_ssize_t
 	LockObject *self;
 	PyObject *when, *r;
 	struct task *t;
-	int err, ok;
+	int err, ok, waits_for;
 
-	if (nargs != 2 || !PyObject_TypeCheck(args[0], (PyTypeObject *)st->lock_type) ||
-	    !PyCallable_Check(args[1])) {
-		PyErr_SetString(PyExc_TypeError, "acquire_when() takes a ploom.Lock and a callable");
+	if (nargs != 4 || !PyObject_TypeCheck(args[0], (PyTypeObject *)st->lock_type) ||
+	    !PyCallable_Check(args[1]) || (args[3] != Py_None && !PyUnicode_Check(args[3]))) {
+		PyErr_SetString(PyExc_TypeError, "acquire_when() takes a ploom.Lock, a callable, "
+				"what it waits for and the name of what it waits on");
 		return NULL;
 	}
+	if ((waits_for = wait_for_arg(args[2])) < 0)
+		return NULL;
 	self = (LockObject *)args[0];
 	when = args[1];
 	t = op_task(st, &err);
 	if (err)
 		return NULL;
 	if (t) {
+		t->wait_for = (enum ploom_wait_for)waits_for;
+		t->wait_on = args[3];
 		sched_point_when(&st->sched, t, PLOOM_OP_ACQUIRE, (PyObject *)self,
 				 PLOOM_ACQUIRE_BLOCKING, when);
 		if (!lock_take(self, t->id)) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ploom.h"
+#include "../lib/exit.h"
 
 static struct PyModuleDef module_def;
 
@@ -29,6 +30,54 @@ static PyObject *ploom_yield_now(PyObject *module, PyObject *Py_UNUSED(ignored))
 
 	if (op_begin(st, PLOOM_OP_YIELD_NOW, NULL, &t) < 0)
 		return NULL;
+	Py_RETURN_NONE;
+}
+
+/* set_timeouts(model): the worker's --timeouts, before any schedule */
+static PyObject *ploom_set_timeouts(PyObject *module, PyObject *arg)
+{
+	module_state *st = PyModule_GetState(module);
+	const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+	int m;
+
+	if (!name) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_TypeError, "the time model must be a str");
+		return NULL;
+	}
+	m = ploom_timeouts_parse(name);
+	if (m < 0) {
+		PyErr_Format(PyExc_ValueError, "unknown time model %R (idle or any)", arg);
+		return NULL;
+	}
+	st->sched.timeouts = (enum ploom_timeouts)m;
+	Py_RETURN_NONE;
+}
+
+/* Not an operation: words for the calling task's latest step, which a
+ * primitive made of ploom's operations (ploom.queue) gives in its user's
+ * terms.  Once per step, the first label counting: the decoder refuses a
+ * second.  Nothing outside a schedule. */
+static PyObject *ploom_label_step(PyObject *module, PyObject *text)
+{
+	module_state *st = PyModule_GetState(module);
+	struct task *t = sched_running_task(&st->sched);
+	const char *u;
+	Py_ssize_t len;
+
+	if (!PyUnicode_Check(text)) {
+		PyErr_SetString(PyExc_TypeError, "label_step() takes a str");
+		return NULL;
+	}
+	if (!t || !t->last_step || t->labelled == t->last_step)
+		Py_RETURN_NONE;
+	u = PyUnicode_AsUTF8AndSize(text, &len);
+	if (!u)
+		return NULL;
+	t->labelled = t->last_step;
+	ploom_enc_label(&st->sched.buf, t->last_step - 1, u, (size_t)len);
+	/* at once: the code after it may crash the process */
+	sched_flush(&st->sched);
 	Py_RETURN_NONE;
 }
 
@@ -84,6 +133,31 @@ static PyObject *ploom_fail_schedule(PyObject *module, PyObject *exc)
 	sched_fail_with(&st->sched, t, exc);
 }
 
+
+/* The exit codes of exit.h, for the `ploom` command and the Python
+ * package, which take them from here rather than repeat them. */
+static int add_exit_codes(PyObject *m)
+{
+	static const struct {
+		const char *name;
+		int code;
+	} codes[] = {
+		{"EXIT_OK", PLOOM_EXIT_OK},
+		{"EXIT_FAILURE", PLOOM_EXIT_FAILURE},
+		{"EXIT_USAGE", PLOOM_EXIT_USAGE},
+		{"EXIT_INCOMPLETE", PLOOM_EXIT_INCOMPLETE},
+		{"EXIT_DIVERGENCE", PLOOM_EXIT_DIVERGENCE},
+		{"EXIT_INTERNAL", PLOOM_EXIT_INTERNAL},
+		{"EXIT_SETUP", PLOOM_EXIT_SETUP},
+		{"EXIT_INTERRUPTED", PLOOM_EXIT_INTERRUPTED},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (PyModule_AddIntConstant(m, codes[i].name, codes[i].code) < 0)
+			return -1;
+	return 0;
+}
 /* Sets the signal whose Python handler runs (0: none) and returns the one
  * set before, for ploom._signals' wrapper of each handler. */
 static PyObject *ploom_in_signal_handler(PyObject *module, PyObject *arg)
@@ -108,11 +182,19 @@ static PyMethodDef module_methods[] = {
 	 "(0: none ends), and returns what was said before; a ploom operation there ends\n"
 	 "the schedule.  Internal (ploom._signals)."},
 	{"held_lock", (PyCFunction)(void (*)(void))ploom_held_lock, METH_VARARGS | METH_KEYWORDS,
-	 "held_lock(*, name=None)\n--\n\nA new Lock, held by the calling task, made without a\n"
-	 "scheduling point, named as Lock(name=...).  Internal (ploom.threading's Condition)."},
+	 "held_lock(*, name=None, condition=None)\n--\n\nA new Lock, held by the calling task, made without a\n"
+	 "scheduling point, named as Lock(name=...); condition names the Condition whose waiter\n"
+	 "it is.  Internal (ploom.threading's Condition)."},
 	{"yield_now", ploom_yield_now, METH_NOARGS,
 	 "yield_now()\n--\n\nA scheduling point with no effect: lets another task run.\n"
 	 "Outside a check it does nothing."},
+	{"set_timeouts", ploom_set_timeouts, METH_O,
+	 "set_timeouts(model, /)\n--\n\nThe time model of the schedules this worker runs:\n"
+	 "\"idle\" or \"any\" (lib/event.h).  Internal (ploom._worker's --timeouts)."},
+	{"label_step", ploom_label_step, METH_O,
+	 "label_step(text, /)\n--\n\nWords for the calling task's latest step, as ploom-show draws\n"
+	 "it (ploom.queue's \"put 3\"); the first for a step counts.  Nothing outside a\n"
+	 "schedule.  Not a scheduling point."},
 	{"current_task", ploom_current_task, METH_NOARGS,
 	 "current_task()\n--\n\nThe id of the task that calls it inside a schedule: 0 for the\n"
 	 "scenario's main task, then 1, 2, ... in start order.  None outside a check,\n"
@@ -127,7 +209,7 @@ static PyMethodDef module_methods[] = {
 	 "schedule.  None outside a check, and on a thread ploom does not schedule.\n"
 	 "Not a scheduling point."},
 	{"acquire_when", (PyCFunction)(void (*)(void))ploom_acquire_when, METH_FASTCALL,
-	 "acquire_when(lock, when, /)\n--\n\nA blocking acquire of lock that also waits until when()\n"
+	 "acquire_when(lock, when, waits_for, on, /)\n--\n\nA blocking acquire of lock that also waits until when()\n"
 	 "returns true; ploom.queue's waits.  when() must only read state that code\n"
 	 "holding lock changes, and run no ploom operation."},
 	{"fail_schedule", ploom_fail_schedule, METH_O,
@@ -153,6 +235,7 @@ static int module_exec(PyObject *m)
 	atomic_init(&st->clock_ns, 0);
 	/* borrowed: the module outlives every schedule */
 	st->sched.clock_obj = m;
+	st->sched.clock = &st->clock_ns;
 	st->lock_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Lock_spec, NULL);
 	if (!st->lock_type || PyModule_AddType(m, st->lock_type) < 0)
 		return -1;
@@ -201,7 +284,9 @@ static int module_exec(PyObject *m)
 			return -1;
 		}
 	}
-	if (PyModule_AddIntConstant(m, "PROTOCOL_VERSION", PLOOM_PROTOCOL_VERSION) < 0)
+	if (PyModule_AddIntConstant(m, "PROTOCOL_VERSION", PLOOM_PROTOCOL_VERSION) < 0 ||
+	    PyModule_AddIntConstant(m, "SOURCES_MAX", PLOOM_SOURCES_MAX) < 0 ||
+	    PyModule_AddIntConstant(m, "PATH_MAX", PLOOM_PATH_MAX) < 0 || add_exit_codes(m) < 0)
 		return -1;
 	timeout = PyFloat_FromDouble(PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S);
 	if (!timeout)

@@ -492,9 +492,21 @@ static struct task *hook_task(module_state *st)
  * the points the search made are all the orders there are.  A site
  * unknown here (a hook called by hand) is always a point. */
 
-static int site_is_point(module_state *st, long site)
+/* Quiet reads: under a reduction (all_points) every access is a point but
+ * a read that seldom races, which is watched as above instead, and becomes
+ * a point when the watch shows it must (refine; the reduction's worker is
+ * then told its key).  A read is quiet when it reads a binding whose value
+ * is code or immutable: a module's attribute or a global holding a module,
+ * a class, a function or a constant.  Watching, not the value, is what
+ * makes it sound: a rebinding by another task is a write of the same
+ * plain object, which makes the read's site a point.  Why the reduction
+ * may watch too: the argument above needs only that the search runs, for
+ * each execution, one of the same events up to the order of independent
+ * ones, which the reduction does for the points it sees; the first event
+ * whose value a watched read changes is itself the access that refines. */
+static int site_is_point(module_state *st, long site, int quiet)
 {
-	if (st->all_points)
+	if (st->all_points && (!quiet || st->loud))
 		return 1;
 	if (site < 0 || (size_t)site >= st->cap_site_point || !st->site_key ||
 	    site >= PyList_GET_SIZE(st->site_key))
@@ -574,11 +586,12 @@ void plain_step_ends(struct sched *s, struct task *t)
 }
 
 /* Task t is about to do op on (target, attr) at site: watches the access,
- * and stops t at a point if the site is one.  Returns 1 after a point, 0
+ * and stops t at a point if the site is one (quiet: a quiet read, see
+ * site_is_point()).  Returns 1 after a point, 0
  * without one, -1 with an exception; ends the schedule with refine when
  * the access shows a site that must be a point. */
 static int access_plain(module_state *st, struct task *t, enum ploom_op op, PyObject *target,
-			PyObject *attr, long site)
+			PyObject *attr, long site, int quiet)
 {
 	PlainObject *p;
 	int is_point;
@@ -586,7 +599,7 @@ static int access_plain(module_state *st, struct task *t, enum ploom_op op, PyOb
 	if (is_fresh(&st->sched, target))
 		return 0;
 	p = plain_of(st, target, attr, site);
-	is_point = site_is_point(st, site);
+	is_point = site_is_point(st, site, quiet);
 	if (!p)
 		return -1;
 	if (p->owner < 0)
@@ -669,15 +682,82 @@ static int thread_local_attr(module_state *st, PyObject *obj, PyObject *name)
 	       !_PyType_Lookup(Py_TYPE(obj), name);
 }
 
+/* Whether v can never change: a constant of a builtin immutable type, or a
+ * tuple, frozenset or struct sequence (sys.float_info) of such, to a
+ * small depth.  Their instances have no __dict__, so no attribute of
+ * theirs can be set either. */
+static int is_immutable(PyObject *v, int depth)
+{
+	PyTypeObject *tp = Py_TYPE(v);
+	Py_ssize_t i;
+
+	if (v == Py_None || v == Py_Ellipsis || v == Py_NotImplemented || PyBool_Check(v) ||
+	    PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyComplex_CheckExact(v) ||
+	    PyUnicode_CheckExact(v) || PyBytes_CheckExact(v) || PyRange_Check(v) ||
+	    PyFrozenSet_CheckExact(v))
+		return 1;
+	/* a tuple subclass with no __dict__: a struct sequence, or a
+	 * namedtuple's __slots__ = () */
+	if (!PyTuple_Check(v) || depth > 3 || (!PyTuple_CheckExact(v) && tp->tp_dictoffset))
+		return 0;
+	for (i = 0; i < PyTuple_GET_SIZE(v); i++)
+		if (!is_immutable(PyTuple_GET_ITEM(v, i), depth + 1))
+			return 0;
+	return 1;
+}
+
+/* Whether a read that finds v is a quiet one (site_is_point()). */
+static int quiet_value(PyObject *v)
+{
+	return v && (is_code(v) || is_immutable(v, 0));
+}
+
+/* What super(T, obj).name finds, borrowed: the first class after T in
+ * obj's MRO whose own dict has name, and that class in *owner; NULL
+ * when none has it (the super object's own attributes, all read-only). */
+static PyObject *super_lookup(PyObject *sup, PyObject *name, PyObject **owner)
+{
+	PyObject *this = PyObject_GetAttrString(sup, "__thisclass__");
+	PyObject *self = PyObject_GetAttrString(sup, "__self_class__");
+	PyObject *mro, *found = NULL;
+	Py_ssize_t i, n;
+
+	*owner = NULL;
+	if (!this || !self || !PyType_Check(self) || !(mro = ((PyTypeObject *)self)->tp_mro)) {
+		PyErr_Clear();
+		goto done;
+	}
+	n = PyTuple_GET_SIZE(mro);
+	for (i = 0; i < n && PyTuple_GET_ITEM(mro, i) != this; i++)
+		;
+	for (i++; i < n && !found; i++) {
+		/* a static builtin type's dict is not in tp_dict; the type
+		 * keeps the value alive once its dict is let go */
+		PyObject *d = PyType_GetDict((PyTypeObject *)PyTuple_GET_ITEM(mro, i));
+		if (d && (found = PyDict_GetItemWithError(d, name)))
+			*owner = PyTuple_GET_ITEM(mro, i);
+		else if (PyErr_Occurred())
+			PyErr_Clear();
+		Py_XDECREF(d);
+	}
+done:
+	Py_XDECREF(this);
+	Py_XDECREF(self);
+	return found;
+}
+
 /* Where the state an attribute access touches lives: the module's dict
  * for a module (so that mod.X and a `global X` in mod are one global),
+ * the class that has it for a super() lookup (so that it is Base.X),
  * else the object.  NULL when the attribute is code, not state, or a
- * thread's own. */
-static PyObject *attr_target(module_state *st, PyObject *obj, PyObject *name)
+ * thread's own, or its object immutable.  *quiet tells a read of a
+ * module's attribute that holds a constant (site_is_point()). */
+static PyObject *attr_target(module_state *st, PyObject *obj, PyObject *name, int *quiet)
 {
 	PyObject *v;
 
-	if (thread_local_attr(st, obj, name))
+	*quiet = 0;
+	if (thread_local_attr(st, obj, name) || is_immutable(obj, 0))
 		return NULL;
 
 	if (PyModule_Check(obj)) {
@@ -685,7 +765,13 @@ static PyObject *attr_target(module_state *st, PyObject *obj, PyObject *name)
 		v = PyDict_GetItemWithError(d, name);
 		if (!v && PyErr_Occurred())
 			PyErr_Clear();
+		*quiet = quiet_value(v);
 		return v && is_code(v) ? NULL : d;
+	}
+	if (PyObject_TypeCheck(obj, &PySuper_Type)) {
+		PyObject *owner;
+		v = super_lookup(obj, name, &owner);
+		return !v || is_code(v) ? NULL : owner;
 	}
 	if (PyType_Check(obj))
 		v = _PyType_Lookup((PyTypeObject *)obj, name);
@@ -887,8 +973,9 @@ static PyObject *i_shared(PyObject *mod, PyObject *arg)
 
 	if (!set)
 		return NULL;
-	/* "*": every site is a point (a reduction's search, see
-	 * ploom_config_watches_plain()) */
+	/* "*": every site but the quiet ones is a point (a reduction's
+	 * search, see ploom_config_watches_plain()); the other keys are the
+	 * quiet ones that are points too */
 	all = PyUnicode_FromString("*");
 	r = all ? PySet_Contains(set, all) : -1;
 	Py_XDECREF(all);
@@ -897,6 +984,8 @@ static PyObject *i_shared(PyObject *mod, PyObject *arg)
 		return NULL;
 	}
 	st->all_points = r;
+	/* a measure of what quiet reads save: every read a point again */
+	st->loud = r && getenv("PLOOM_QUIET_READS") && !strcmp(getenv("PLOOM_QUIET_READS"), "0");
 	if (st->site_key && PyList_GET_SIZE(st->site_key)) {
 		Py_DECREF(set);
 		PyErr_SetString(PyExc_RuntimeError,
@@ -953,15 +1042,15 @@ static PyObject *i_getattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 {
 	module_state *st = STATE(mod);
 	struct task *t;
-	int pt = 0;
+	int pt = 0, quiet;
 	long step;
 	PyObject *target, *v;
 
 	if (want_args("_i_getattr", nargs, 3) < 0)
 		return NULL;
-	if (!(t = hook_task(st)) || !(target = attr_target(st, args[0], args[1])))
+	if (!(t = hook_task(st)) || !(target = attr_target(st, args[0], args[1], &quiet)))
 		return PyObject_GetAttr(args[0], args[1]);
-	if ((pt = access_plain(st, t, PLOOM_OP_READ, target, args[1], site_of(args[2]))) < 0)
+	if ((pt = access_plain(st, t, PLOOM_OP_READ, target, args[1], site_of(args[2]), quiet)) < 0)
 		return NULL;
 	step = st->sched.step;
 	v = PyObject_GetAttr(args[0], args[1]);
@@ -982,7 +1071,7 @@ static PyObject *i_setattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 	if ((t = hook_task(st)) && !thread_local_attr(st, args[0], args[1])) {
 		target = PyModule_Check(args[0]) ? PyModule_GetDict(args[0]) : args[0];
 		if ((pt = access_plain(st, t, PLOOM_OP_WRITE, target, args[1],
-				       site_of(args[3]))) < 0)
+				       site_of(args[3]), 0)) < 0)
 			return NULL;
 		if (pt)
 			plain_value(st, t, args[2]);
@@ -1002,7 +1091,7 @@ static PyObject *i_delattr(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 		return NULL;
 	if ((t = hook_task(st)) && !thread_local_attr(st, args[0], args[1])) {
 		target = PyModule_Check(args[0]) ? PyModule_GetDict(args[0]) : args[0];
-		if (access_plain(st, t, PLOOM_OP_WRITE, target, args[1], site_of(args[2])) < 0)
+		if (access_plain(st, t, PLOOM_OP_WRITE, target, args[1], site_of(args[2]), 0) < 0)
 			return NULL;
 	}
 	if (PyObject_DelAttr(args[0], args[1]) < 0)
@@ -1036,7 +1125,7 @@ static PyObject *i_getitem(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 		return NULL;
 	if (!(t = hook_task(st)) || !(c = container_of(st, args[0])) || c != args[0])
 		return PyObject_GetItem(args[0], args[1]);
-	if ((pt = access_plain(st, t, getitem_op(c, args[1]), c, NULL, site_of(args[2]))) < 0)
+	if ((pt = access_plain(st, t, getitem_op(c, args[1]), c, NULL, site_of(args[2]), 0)) < 0)
 		return NULL;
 	step = st->sched.step;
 	v = PyObject_GetItem(args[0], args[1]);
@@ -1055,7 +1144,7 @@ static PyObject *i_setitem(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 	if (want_args("_i_setitem", nargs, 4) < 0)
 		return NULL;
 	if ((t = hook_task(st)) && (c = container_of(st, args[0])) && c == args[0]) {
-		if ((pt = access_plain(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[3]))) < 0)
+		if ((pt = access_plain(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[3]), 0)) < 0)
 			return NULL;
 		if (pt)
 			plain_value(st, t, args[2]);
@@ -1074,7 +1163,7 @@ static PyObject *i_delitem(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 	if (want_args("_i_delitem", nargs, 3) < 0)
 		return NULL;
 	if ((t = hook_task(st)) && (c = container_of(st, args[0])) && c == args[0] &&
-	    access_plain(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[2])) < 0)
+	    access_plain(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[2]), 0) < 0)
 		return NULL;
 	if (PyObject_DelItem(args[0], args[1]) < 0)
 		return NULL;
@@ -1089,6 +1178,7 @@ static PyObject *i_callattr(PyObject *mod, PyObject *const *args, size_t nargsf,
 	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
 	struct task *t;
 	PyObject *obj, *name, *c, *meth, *r;
+	int quiet;
 
 	if (nargs < 3) {
 		PyErr_SetString(PyExc_TypeError, "_i_callattr() takes at least 3 arguments");
@@ -1098,10 +1188,10 @@ static PyObject *i_callattr(PyObject *mod, PyObject *const *args, size_t nargsf,
 	name = args[1];
 	if ((t = hook_task(st))) {
 		if ((c = container_of(st, obj)) && c == obj) {
-			if (access_plain(st, t, method_op(name), c, NULL, site_of(args[2])) < 0)
+			if (access_plain(st, t, method_op(name), c, NULL, site_of(args[2]), 0) < 0)
 				return NULL;
-		} else if ((c = attr_target(st, obj, name))) {
-			if (access_plain(st, t, PLOOM_OP_READ, c, name, site_of(args[2])) < 0)
+		} else if ((c = attr_target(st, obj, name, &quiet))) {
+			if (access_plain(st, t, PLOOM_OP_READ, c, name, site_of(args[2]), quiet) < 0)
 				return NULL;
 		}
 	}
@@ -1122,7 +1212,7 @@ static PyObject *i_read(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 	if (want_args("_i_read", nargs, 2) < 0)
 		return NULL;
 	if ((t = hook_task(st)) && (c = container_of(st, args[0])) &&
-	    access_plain(st, t, PLOOM_OP_READ, c, NULL, site_of(args[1])) < 0)
+	    access_plain(st, t, PLOOM_OP_READ, c, NULL, site_of(args[1]), 0) < 0)
 		return NULL;
 	return Py_NewRef(args[0]);
 }
@@ -1167,7 +1257,7 @@ static PyObject *PlainIter_next(PyObject *op)
 	module_state *st = STATE(self->mod);
 	struct task *t = hook_task(st);
 
-	if (t && access_plain(st, t, PLOOM_OP_READ, self->container, NULL, self->site) < 0)
+	if (t && access_plain(st, t, PLOOM_OP_READ, self->container, NULL, self->site, 0) < 0)
 		return NULL;
 	return PyIter_Next(self->it);
 }
@@ -1276,7 +1366,7 @@ static PyObject *i_inplace(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 	if (want_args("_i_inplace", nargs, 4) < 0)
 		return NULL;
 	if ((t = hook_task(st)) && (c = container_of(st, args[1])) && c == args[1] &&
-	    access_plain(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[3])) < 0)
+	    access_plain(st, t, PLOOM_OP_WRITE, c, NULL, site_of(args[3]), 0) < 0)
 		return NULL;
 	return PyObject_CallFunctionObjArgs(args[0], args[1], args[2], NULL);
 }
@@ -1300,9 +1390,18 @@ static PyObject *i_getglobal(PyObject *mod, PyObject *const *args, Py_ssize_t na
 		PyErr_SetString(PyExc_TypeError, "_i_getglobal(): globals must be a dict");
 		return NULL;
 	}
-	if ((t = hook_task(st)) &&
-	    (pt = access_plain(st, t, PLOOM_OP_READ, args[0], args[1], site_of(args[2]))) < 0)
-		return NULL;
+	if ((t = hook_task(st))) {
+		/* the value a quiet read would find (site_is_point()), read
+		 * again after the point if there is one */
+		int quiet;
+		PyObject *seen = PyDict_GetItemWithError(args[0], args[1]);
+		if (!seen && PyErr_Occurred())
+			return NULL;
+		quiet = quiet_value(seen);
+		if ((pt = access_plain(st, t, PLOOM_OP_READ, args[0], args[1], site_of(args[2]),
+				       quiet)) < 0)
+			return NULL;
+	}
 	if (PyDict_GetItemRef(args[0], args[1], &v) < 0)
 		return NULL;
 	if (!v) {
@@ -1331,7 +1430,7 @@ static PyObject *i_setglobal(PyObject *mod, PyObject *const *args, Py_ssize_t na
 	}
 	if ((t = hook_task(st))) {
 		if ((pt = access_plain(st, t, PLOOM_OP_WRITE, args[0], args[1],
-				       site_of(args[3]))) < 0)
+				       site_of(args[3]), 0)) < 0)
 			return NULL;
 		if (pt)
 			plain_value(st, t, args[2]);
@@ -1354,7 +1453,7 @@ static PyObject *i_delglobal(PyObject *mod, PyObject *const *args, Py_ssize_t na
 		return NULL;
 	}
 	if ((t = hook_task(st)) &&
-	    access_plain(st, t, PLOOM_OP_WRITE, args[0], args[1], site_of(args[2])) < 0)
+	    access_plain(st, t, PLOOM_OP_WRITE, args[0], args[1], site_of(args[2]), 0) < 0)
 		return NULL;
 	r = PyDict_Pop(args[0], args[1], NULL);
 	if (r < 0)

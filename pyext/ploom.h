@@ -16,6 +16,7 @@
  *   args.c      arguments the types take as threading takes them
  *   serve.c     the fork server: serve() and write_error()
  *   stacks.c    where each task was when a schedule ran past its timeout
+ *               or reached its step limit
  *
  * How a schedule runs
  * -------------------
@@ -39,8 +40,9 @@
  * object counters are atomic.
  *
  * lib/event.h documents the records written here; it is the one header of
- * lib/ the extension includes (with the err.h and policy.h it includes):
- * the extension encodes records and never decodes them.
+ * lib/ the extension includes (with the err.h and policy.h it includes),
+ * besides exit.h, whose codes module.c exports: the extension encodes
+ * records and never decodes them.
  */
 #ifndef PLOOM_PYEXT_H
 #define PLOOM_PYEXT_H
@@ -72,6 +74,9 @@ typedef struct {
 	int holder;
 	PyObject *name;   /* str given, NULL for none (the default "lock#N") */
 	int announced;    /* its `name` record is sent in this schedule */
+	/* a Condition's waiter lock (held_lock(condition=)): that
+	 * Condition's name (str), or Py_None; NULL for any other lock */
+	PyObject *condition;
 } LockObject;
 
 typedef struct {
@@ -141,11 +146,33 @@ struct task {
 	 * the lock to be free and for this to return true; borrowed, NULL:
 	 * the lock alone */
 	PyObject *when;
+	/* with when: what the wait is for, and the name of what it waits on
+	 * (str or None, borrowed as when is), for a deadlock's words */
+	enum ploom_wait_for wait_for;
+	PyObject *wait_on;
 	sem_t go;           /* posted to hand this task the baton */
 	ThreadObject *thread; /* strong; for the main task NULL until main_thread_of() */
 	struct sched *sched;
 	struct ploom_wire_where where; /* where it stopped for op (event.h's WHERE) */
+	/* The idle time model (event.h) at its point: the clock reading at
+	 * which its sleep or timed wait ends (-1: none); due once the clock
+	 * jumped there; yielding at a fair yield (sleep(0), a sleep shorter
+	 * than the clock's nanosecond). */
+	int64_t deadline;
+	int due;
+	int yielding;
+	/* the fair yields it took: among tasks in one, those that took the
+	 * fewest go first, so that none spins while another waits to yield;
+	 * a count of its own steps, the same in every equivalent schedule */
+	long nyields;
+	/* the step of its latest fair yield, and of its latest other step
+	 * (-1: none): a fair yield is stale when no other task did anything
+	 * but yield since the yielder's previous one (idle_enable()) */
+	long last_yield_step;
+	long last_work;
 	int named;          /* its thread's `name` record is sent */
+	long last_step;     /* the index of its latest step + 1; 0: none yet */
+	long labelled;      /* last_step when its step got a label; 0: none */
 	/* the watched access sites (plain.c) it passed since its last point */
 	long *wsites;
 	size_t nwsites, capwsites;
@@ -245,6 +272,10 @@ struct sched {
 	char *cwd;           /* the worker's, for a code's relative file */
 	PyTypeObject *plain_type; /* op_obj() tells a plain object from a cell by it */
 	PyObject *clock_obj;  /* borrowed, the module: the object of a clock op */
+	_Atomic int64_t *clock; /* the module state's clock_ns */
+	enum ploom_timeouts timeouts; /* the worker's --timeouts */
+	int idle_step;       /* the step being picked runs with nothing else able to */
+	int last_idle;       /* the previous step did: it woke every sleeper */
 	struct plain_table plain;
 	long plain_next;     /* the next plain#N a point names */
 	/* objects instrumented code made, by address, with the step they
@@ -274,7 +305,10 @@ typedef struct {
 	PyObject *site_key;         /* list: each site's key, "MODULE:K" */
 	PyObject *shared_sites;     /* set of the keys of the sites that are points */
 	char *site_point;           /* per site: 1 if it is a point */
-	int all_points;             /* every site is a point (_i_shared(["*"])) */
+	int all_points;             /* every site but the quiet ones is a point
+				     * (_i_shared(["*", ...])) */
+	int loud;                   /* quiet reads are points too, with all_points
+				     * (PLOOM_QUIET_READS=0, to measure them) */
 	size_t cap_site_point;
 	/* object ids; atomic, as outside a check several OS threads may make
 	 * Locks and SharedCells at once on a free-threaded build */
@@ -351,6 +385,16 @@ struct task *sched_running_task(const struct sched *s);
 void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
 		 enum ploom_acquire_mode mode);
 
+/* The same, for a sleep or a timed wait of at most wait_ns nanoseconds
+ * (-1: no wait of its own): under the idle model a sleep blocks until
+ * the clock reaches now + wait_ns, or is a fair yield when wait_ns is 0,
+ * and a timed acquire or join with wait_ns > 0 blocks until its object
+ * lets it run or that deadline.  Returns 1 when the deadline ended it (the
+ * clock stands at the deadline: a timed wait timed out, and nothing is
+ * to be added to the clock), else 0. */
+int sched_point_timed(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
+		      enum ploom_acquire_mode mode, int64_t wait_ns);
+
 /* The same, for a blocking acquire that is enabled only while when()
  * (borrowed: the caller keeps it alive) also returns true. */
 void sched_point_when(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
@@ -413,6 +457,9 @@ extern PyMethodDef clock_methods[];
  * (event.h), so no point. */
 void clock_timed_out(module_state *st, double seconds);
 
+/* seconds (finite, >= 0) as nanoseconds of the clock, at most its most */
+int64_t clock_ns_of(double seconds);
+
 /* ---- the types, and the module functions that belong with them ---------- */
 
 extern PyType_Spec Lock_spec;
@@ -435,7 +482,7 @@ PyObject *ploom_held_lock(PyObject *module, PyObject *args, PyObject *kw);
 /* Task 0's Thread, made on first use in a schedule; new reference. */
 PyObject *main_thread_of(module_state *st);
 
-/* ---- stacks.c: the stacks of a schedule cut by its timeout --------------- */
+/* ---- stacks.c: the stacks of a schedule cut by its timeout or step limit - */
 
 struct stacks;
 
@@ -453,14 +500,19 @@ void stacks_reset(struct sched *s);
 void stacks_note_thread(struct sched *s, int task, unsigned long ident);
 void stacks_note_finished(struct sched *s, int task);
 
+/* In a schedule's child that reached its step limit, before it ends:
+ * dumps its threads' stacks for the worker (stacks_emit()). */
+void stacks_dump_self(struct sched *s);
+
 /* In the worker, without the GIL, when child pid ran past its timeout and
  * before it is killed: asks it for its stacks and keeps what it wrote,
  * waiting for it a bounded time.  pidfd is the child's, or -1. */
 void stacks_take(struct sched *s, pid_t pid, int pidfd);
 
-/* In the worker, after the child's `exit timeout`: appends the `stack`
- * and `frame` records of what stacks_take() kept, nothing when it kept
- * nothing, and readies the next dump. */
+/* In the worker, after the child's `exit` record: appends the `stack`
+ * and `frame` records of what stacks_take() kept or the child dumped
+ * itself (stacks_dump_self()), nothing when there is neither, and readies
+ * the next dump. */
 void stacks_emit(struct sched *s, struct ploom_buf *out);
 
 /* ---- serve.c ----------------------------------------------------------- */

@@ -141,16 +141,34 @@ static int when_holds(struct task *t)
 	return ok;
 }
 
+/* Whether t's point is a wait of the idle model that its deadline has
+ * not ended yet: it runs when its object lets it, as a blocking one. */
+static int waits_for_deadline(const struct task *t)
+{
+	return t->deadline >= 0 && !t->due;
+}
+
 static int task_enabled(struct sched *s, struct task *t)
 {
-	(void)s;
+	int blocking = t->mode == PLOOM_ACQUIRE_BLOCKING;
+
 	if (t->state != TASK_AT_POINT)
 		return 0;
+	if (s->timeouts == PLOOM_TIMEOUTS_IDLE) {
+		/* a fair yield runs only when nothing else can (idle_enable()) */
+		if (t->yielding)
+			return 0;
+		if (t->due)
+			return 1;
+		if (t->op == PLOOM_OP_SLEEP && t->deadline >= 0)
+			return 0;
+		blocking = blocking || waits_for_deadline(t);
+	}
 	/* a nonblocking or timed acquire runs on a held lock too: it returns
 	 * False there; a timed join runs on a live thread: it returns None */
-	if (t->op == PLOOM_OP_ACQUIRE && t->mode == PLOOM_ACQUIRE_BLOCKING)
+	if (t->op == PLOOM_OP_ACQUIRE && blocking)
 		return ((LockObject *)t->obj)->holder == HOLDER_NONE && when_holds(t);
-	if (t->op == PLOOM_OP_JOIN && t->mode == PLOOM_ACQUIRE_BLOCKING) {
+	if (t->op == PLOOM_OP_JOIN && blocking) {
 		ThreadObject *th = (ThreadObject *)t->obj;
 		/* joining an unstarted thread or oneself raises when it runs */
 		return th->tid < 0 || th->tid == t->id || th->finished;
@@ -167,6 +185,29 @@ static int holder_of(struct task *t)
 	return -1;
 }
 
+/* The `wait` record of t, blocked: what ends its wait is said by the
+ * primitive that waits (acquire_when(), a Condition's waiter lock), never
+ * guessed from a name. */
+static void enc_wait(struct sched *s, struct task *t)
+{
+	enum ploom_wait_for waits_for = t->op == PLOOM_OP_JOIN ? PLOOM_WAIT_JOIN : PLOOM_WAIT_LOCK;
+	PyObject *on = NULL;
+	const char *u = NULL;
+	Py_ssize_t n = 0;
+
+	if (t->when) {
+		waits_for = t->wait_for;
+		on = t->wait_on;
+	} else if (t->op == PLOOM_OP_ACQUIRE && ((LockObject *)t->obj)->condition) {
+		waits_for = PLOOM_WAIT_NOTIFY;
+		on = ((LockObject *)t->obj)->condition;
+	}
+	if (on && PyUnicode_Check(on) && !(u = PyUnicode_AsUTF8AndSize(on, &n)))
+		PyErr_Clear();
+	ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t), t->where,
+		       waits_for, u, u ? (size_t)n : 0);
+}
+
 static _Noreturn void sched_deadlock(struct sched *s)
 {
 	int i;
@@ -180,8 +221,7 @@ static _Noreturn void sched_deadlock(struct sched *s)
 		struct task *t = s->tasks[i];
 		if (t->state == TASK_FINISHED)
 			continue;
-		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t),
-			       t->where);
+		enc_wait(s, t);
 	}
 	sched_end(s);
 }
@@ -206,7 +246,10 @@ static void sleep_after_step(struct sched *s)
 		struct task *t = s->tasks[i];
 		if (!s->asleep[i] || t->state == TASK_FINISHED)
 			continue;
-		if (ploom_conflicts(last, nlast, mine, pending_accesses(s, t, mine)))
+		/* an idle step (lib/hb.h's barrier) wakes every sleeper, as the
+		 * reduction takes it */
+		if (s->last_idle ||
+		    ploom_conflicts(last, nlast, mine, pending_accesses(s, t, mine)))
 			s->asleep[i] = 0;
 	}
 }
@@ -289,10 +332,101 @@ static _Noreturn void sched_sleep_blocked(struct sched *s)
 		struct task *t = s->tasks[i];
 		if (t->state == TASK_FINISHED || task_enabled(s, t))
 			continue;
-		ploom_enc_wait(&s->buf, t->id, t->op, op_obj(s, t->obj, t->op), holder_of(t),
-			       t->where);
+		/* a sleep or a fair yield waits for no object: its step follows
+		 * an idle state, which no race reverses (lib/hb.h's barrier) */
+		if (t->op != PLOOM_OP_ACQUIRE && t->op != PLOOM_OP_JOIN)
+			continue;
+		enc_wait(s, t);
 	}
 	sched_end(s);
+}
+
+/* No task can run, under the idle model: the fair yields run, if any
+ * task waits in one that is not stale (those of the tasks that took the
+ * fewest); else the clock jumps to the earliest deadline, and every wait
+ * due then may run (a choice among them).  Fills s->enabled, ascending,
+ * and returns how many; 0 when nothing waits for time (a deadlock, if a
+ * task is unfinished).  The step picked then is idle. */
+/* Whether t's fair yield is stale: since its previous one, no other task
+ * did anything but yield, so yielding again changes nothing until the
+ * clock moves (docs/guarantees.rst argues it under the reduction). */
+static int yield_stale(const struct sched *s, const struct task *t)
+{
+	int i;
+
+	if (t->last_yield_step < 0)
+		return 0;
+	for (i = 0; i < s->ntasks; i++)
+		if (s->tasks[i] != t && s->tasks[i]->last_work > t->last_yield_step)
+			return 0;
+	return 1;
+}
+
+/* The tasks in a fair yield, those that took the fewest, into
+ * s->enabled; only those whose yield is not stale when fresh is set. */
+static int yielders(struct sched *s, int fresh)
+{
+	long fewest = -1;
+	int i, n = 0;
+
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *t = s->tasks[i];
+		if (t->state == TASK_AT_POINT && t->yielding && !(fresh && yield_stale(s, t)) &&
+		    (fewest < 0 || t->nyields < fewest))
+			fewest = t->nyields;
+	}
+	for (i = 0; i < s->ntasks && fewest >= 0; i++) {
+		struct task *t = s->tasks[i];
+		if (t->state == TASK_AT_POINT && t->yielding && !(fresh && yield_stale(s, t)) &&
+		    t->nyields == fewest)
+			s->enabled[n++] = i;
+	}
+	return n;
+}
+
+static int idle_enable(struct sched *s)
+{
+	int64_t earliest = -1;
+	int i, n = yielders(s, 1);
+
+	for (i = 0; i < s->ntasks && !n; i++) {
+		struct task *t = s->tasks[i];
+		if (t->state == TASK_AT_POINT && waits_for_deadline(t) &&
+		    (earliest < 0 || t->deadline < earliest))
+			earliest = t->deadline;
+	}
+	/* stale yields only: they spin until the clock moves, which they let
+	 * it do; with no deadline they spin on (the step limit tells) */
+	if (!n && earliest < 0)
+		n = yielders(s, 0);
+	if (!n) {
+		if (earliest < 0)
+			return 0;
+		if (earliest > atomic_load_explicit(s->clock, memory_order_relaxed))
+			atomic_store_explicit(s->clock, earliest, memory_order_relaxed);
+		for (i = 0; i < s->ntasks; i++) {
+			struct task *t = s->tasks[i];
+			if (t->state == TASK_AT_POINT && waits_for_deadline(t) &&
+			    t->deadline == earliest) {
+				t->due = 1;
+				s->enabled[n++] = i;
+			}
+		}
+	}
+	s->idle_step = 1;
+	return n;
+}
+
+/* The mode a step of t is recorded with: under the idle model a timed
+ * wait that its object let run before its deadline waited as a blocking
+ * one does, and is recorded so; "timed" is one that its deadline ended
+ * (or one without a deadline, timeout 0, which never waits). */
+static enum ploom_acquire_mode recorded_mode(const struct sched *s, const struct task *t)
+{
+	if (s->timeouts == PLOOM_TIMEOUTS_IDLE && t->mode == PLOOM_ACQUIRE_TIMED &&
+	    waits_for_deadline(t))
+		return PLOOM_ACQUIRE_BLOCKING;
+	return t->mode;
 }
 
 /* Picks the task that runs the next step and records the step.  Ends the
@@ -312,6 +446,7 @@ static struct task *sched_pick(struct sched *s)
 		sched_fail_with(s, current_task, PyErr_GetRaisedException());
 	}
 
+	s->idle_step = 0;
 	for (i = 0; i < s->ntasks; i++) {
 		t = s->tasks[i];
 		if (t->state != TASK_FINISHED)
@@ -319,6 +454,8 @@ static struct task *sched_pick(struct sched *s)
 		if (task_enabled(s, t))
 			s->enabled[n++] = i;
 	}
+	if (!n && unfinished && s->timeouts == PLOOM_TIMEOUTS_IDLE)
+		n = idle_enable(s);
 	if (!n) {
 		if (!unfinished) {
 			ploom_enc_outcome_pass(&s->buf);
@@ -328,6 +465,7 @@ static struct task *sched_pick(struct sched *s)
 	}
 	if (s->max_steps && s->step >= s->max_steps) {
 		ploom_enc_outcome_step_limit(&s->buf, s->max_steps);
+		stacks_dump_self(s);
 		sched_end(s);
 	}
 	if (s->sleep_active && s->step > 0)
@@ -354,12 +492,23 @@ static struct task *sched_pick(struct sched *s)
 	}
 	s->last_task = c;
 	s->last_op = t->op;
-	s->last_mode = t->mode;
+	s->last_mode = recorded_mode(s, t);
 	s->last_obj = op_obj(s, t->obj, t->op);
+	s->last_idle = s->idle_step;
+	if (t->yielding) {
+		t->nyields++;
+		t->last_yield_step = s->step;
+	} else {
+		t->last_work = s->step;
+	}
 	announce_obj(s, t->obj, t->op);
 	ploom_enc_step(&s->buf, s->step, c, t->op, s->last_obj, s->enabled, (size_t)n,
-		       t->mode, s->pending, (size_t)np, t->where);
+		       s->last_mode, s->pending, (size_t)np, t->where);
+	if (s->idle_step)
+		ploom_enc_idle(&s->buf, s->step,
+			       (long long)atomic_load_explicit(s->clock, memory_order_relaxed));
 	s->step++;
+	t->last_step = s->step;
 	s->prev = c;
 	t->state = TASK_RUNNING;
 	sched_flush(s);
@@ -378,10 +527,12 @@ void sched_point(struct sched *s, struct task *t, enum ploom_op op, PyObject *ob
 	sched_point_when(s, t, op, obj, mode, NULL);
 }
 
-void sched_point_when(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
-		      enum ploom_acquire_mode mode, PyObject *when)
+/* The point itself; wait_ns as sched_point_timed()'s. */
+static int point(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
+		 enum ploom_acquire_mode mode, PyObject *when, int64_t wait_ns)
 {
 	struct task *next;
+	int64_t now = atomic_load_explicit(s->clock, memory_order_relaxed);
 
 	/* its step ends here, at a point */
 	t->nwsites = 0;
@@ -390,14 +541,38 @@ void sched_point_when(struct sched *s, struct task *t, enum ploom_op op, PyObjec
 	t->mode = mode;
 	t->when = when;
 	t->where = locate(s);
+	t->deadline = -1;
+	t->due = 0;
+	t->yielding = 0;
+	if (s->timeouts == PLOOM_TIMEOUTS_IDLE) {
+		/* yield_now() stays a plain point: the reference counts of
+		 * REFERENCE.md hold its choices */
+		if (op == PLOOM_OP_SLEEP && wait_ns == 0)
+			t->yielding = 1;
+		else if (wait_ns > 0)
+			t->deadline = wait_ns > INT64_MAX - now ? INT64_MAX : now + wait_ns;
+	}
 	t->state = TASK_AT_POINT;
 	next = sched_pick(s);
-	if (next == t)
-		return;
-	Py_BEGIN_ALLOW_THREADS
-	sem_post(&next->go);
-	sem_wait_nointr(&t->go);
-	Py_END_ALLOW_THREADS
+	if (next != t) {
+		Py_BEGIN_ALLOW_THREADS
+		sem_post(&next->go);
+		sem_wait_nointr(&t->go);
+		Py_END_ALLOW_THREADS
+	}
+	return t->due;
+}
+
+void sched_point_when(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
+		      enum ploom_acquire_mode mode, PyObject *when)
+{
+	point(s, t, op, obj, mode, when, -1);
+}
+
+int sched_point_timed(struct sched *s, struct task *t, enum ploom_op op, PyObject *obj,
+		      enum ploom_acquire_mode mode, int64_t wait_ns)
+{
+	return point(s, t, op, obj, mode, NULL, wait_ns);
 }
 
 void stray_fork_check(struct sched *s)
@@ -496,6 +671,8 @@ struct task *task_new(struct sched *s, ThreadObject *th)
 		s->cap = cap;
 	}
 	t->id = s->ntasks;
+	t->deadline = -1;
+	t->last_yield_step = t->last_work = -1;
 	t->sched = s;
 	t->thread = th;
 	/* pct gives the task its rank as it is created */

@@ -409,19 +409,19 @@ struct server {
 	struct relay relay;
 };
 
-/* Sends the `hello` record: str() of each of hello's 9 items (the third
+/* Sends the `hello` record: str() of each of hello's 10 items (the third
  * and the eighth taken for true or false).  Returns 0, or -1 with an
  * exception. */
 static int send_hello(PyObject *hello, int event_fd)
 {
-	PyObject *str[9] = {NULL};
-	const char *u[9];
-	size_t len[9];
+	PyObject *str[10] = {NULL};
+	const char *u[10];
+	size_t len[10];
 	struct ploom_buf out = {0};
 	Py_ssize_t i;
 	int ret = -1;
 
-	for (i = 0; i < 9; i++) {
+	for (i = 0; i < 10; i++) {
 		str[i] = PyObject_Str(PyTuple_GET_ITEM(hello, i));
 		if (!str[i])
 			goto done;
@@ -430,14 +430,15 @@ static int send_hello(PyObject *hello, int event_fd)
 	ploom_enc_hello(&out, u[0], len[0], u[1], len[1],
 			PyObject_IsTrue(PyTuple_GET_ITEM(hello, 2)) == 1, u[3], len[3], u[4],
 			len[4], u[5], len[5], u[6], len[6],
-			PyObject_IsTrue(PyTuple_GET_ITEM(hello, 7)) == 1, u[8], len[8]);
+			PyObject_IsTrue(PyTuple_GET_ITEM(hello, 7)) == 1, u[8], len[8], u[9],
+			len[9]);
 	if (ploom_buf_flush_fd(&out, event_fd) < 0) {
 		PyErr_SetFromErrno(PyExc_OSError);
 		goto done;
 	}
 	ret = 0;
 done:
-	for (i = 0; i < 9; i++)
+	for (i = 0; i < 10; i++)
 		Py_XDECREF(str[i]);
 	ploom_buf_release(&out);
 	return ret;
@@ -596,7 +597,6 @@ static int serve_run(struct server *srv, const char *line)
 	relay_take(relay, area, 1);
 	if (timed_out) {
 		ploom_enc_exit(&relay->out, "timeout", 0);
-		stacks_emit(&srv->st->sched, &relay->out);
 	} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !killed_here &&
 		   !atomic_load(&area->self_kill)) {
 		/* neither this worker nor the scenario: from outside ploom */
@@ -606,6 +606,8 @@ static int serve_run(struct server *srv, const char *line)
 	} else {
 		ploom_enc_exit(&relay->out, "code", WEXITSTATUS(status));
 	}
+	/* a timeout's stacks, or those a child at its step limit dumped */
+	stacks_emit(&srv->st->sched, &relay->out);
 	emit_output(&relay->out, srv->memfd);
 	ploom_enc_done(&relay->out, relay->nsteps);
 	if (ploom_buf_flush_fd(&relay->out, srv->event_fd) < 0)
@@ -623,8 +625,8 @@ PyObject *ploom_serve(PyObject *module, PyObject *args)
 	if (!PyArg_ParseTuple(args, "OO!ii:serve", &srv.scenario, &PyTuple_Type, &hello,
 			      &srv.cmd_fd, &srv.event_fd))
 		return NULL;
-	if (PyTuple_GET_SIZE(hello) != 9) {
-		PyErr_SetString(PyExc_ValueError, "serve: hello must have 9 items");
+	if (PyTuple_GET_SIZE(hello) != 10) {
+		PyErr_SetString(PyExc_ValueError, "serve: hello must have 10 items");
 		return NULL;
 	}
 	if (where_roots(&st->sched, module) < 0 || send_hello(hello, srv.event_fd) < 0 ||

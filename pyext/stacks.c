@@ -1,7 +1,9 @@
 /* stacks.c - where each task of a schedule was when its child ran past
- * its timeout.  Such a child is stuck where ploom cannot see it (a real
- * lock, a long computation, a loop without operations), so its last step
- * says little; the Python stacks of its threads say where.
+ * its timeout, or when the schedule reached its step limit.  Such a child
+ * is stuck where ploom cannot see it (a real lock, a long computation, a
+ * loop without operations), or loops through operations that never let
+ * it finish (a spin-wait), so its last step says little; the Python
+ * stacks of its threads say where.
  *
  * Reading another thread's frames from C inside a signal handler is not
  * safe to write by hand, so the child asks faulthandler, which is made
@@ -13,8 +15,11 @@
  * only then kills the child.  The dump names threads by their idents, so
  * each task writes its thread's ident in a map the worker and the
  * children share; the worker turns the two into `stack` and `frame`
- * records (lib/event.h's ploom_enc_stacks()).  A schedule that does not
- * time out pays one store per task in the map, nothing else.
+ * records (lib/event.h's ploom_enc_stacks()).  A child at its step limit
+ * is not stuck: it raises the signal itself, which dumps at once in the
+ * thread that raised it, and says so in the map before it ends; the
+ * worker then reads the dump as after a timeout.  A schedule that does
+ * neither pays one store per task in the map, nothing else.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -47,6 +52,7 @@
  * stopped or dead. */
 struct stack_map {
 	atomic_int ntasks;
+	atomic_int dumped;      /* the child began to dump its stacks itself */
 	unsigned long ident[PLOOM_STACK_TASKS_MAX];
 	unsigned char finished[PLOOM_STACK_TASKS_MAX];
 };
@@ -58,6 +64,7 @@ struct stacks {
 	char *dump;             /* the worker's copy of the last dump */
 	size_t dump_len;
 	int complete;           /* the child said the dump was whole */
+	int taken;              /* stacks_take() ran for this child */
 };
 
 /* The eventfd the handler posts.  A signal handler gets no argument, so
@@ -144,8 +151,10 @@ void stacks_close(struct sched *s)
 
 void stacks_reset(struct sched *s)
 {
-	if (s->stacks && s->stacks->map)
+	if (s->stacks && s->stacks->map) {
 		atomic_store(&s->stacks->map->ntasks, 0);
+		atomic_store(&s->stacks->map->dumped, 0);
+	}
 }
 
 void stacks_note_thread(struct sched *s, int task, unsigned long ident)
@@ -182,17 +191,50 @@ static long ms_now(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void stacks_dump_self(struct sched *s)
+{
+	struct stack_map *m = s->stacks ? s->stacks->map : NULL;
+
+	/* said first, so that the worker reads the file even after a crash
+	 * in the middle of the dump; raise() delivers to the calling thread
+	 * before it returns, and the handler posts the eventfd once the dump
+	 * is whole */
+	if (!m)
+		return;
+	atomic_store(&m->dumped, 1);
+	(void)raise(STACKS_SIGNAL);
+}
+
+/* Keeps what the child wrote in the dump file (k->dump), cut at
+ * STACKS_DUMP_MAX. */
+static void stacks_read(struct stacks *k)
+{
+	struct stat st;
+	ssize_t got;
+	size_t want;
+
+	if (fstat(k->dump_fd, &st) < 0 || st.st_size <= 0)
+		return;
+	want = (size_t)st.st_size < STACKS_DUMP_MAX ? (size_t)st.st_size : STACKS_DUMP_MAX;
+	if (want < (size_t)st.st_size)
+		k->complete = 0;
+	free(k->dump);
+	k->dump = malloc(want);
+	if (!k->dump)
+		return;
+	got = pread(k->dump_fd, k->dump, want, 0);
+	k->dump_len = got > 0 ? (size_t)got : 0;
+}
+
 void stacks_take(struct sched *s, pid_t pid, int pidfd)
 {
 	struct stacks *k = s->stacks;
 	long deadline = ms_now() + STACKS_WAIT_MS;
 	uint64_t n;
-	struct stat st;
-	ssize_t got;
-	size_t want;
 
 	if (!k || !k->map)
 		return;
+	k->taken = 1;
 	k->dump_len = 0;
 	k->complete = 0;
 	/* a post left by an earlier child that was killed as it dumped */
@@ -219,17 +261,7 @@ void stacks_take(struct sched *s, pid_t pid, int pidfd)
 		if (rc > 0 && p[1].revents)
 			break;
 	}
-	if (fstat(k->dump_fd, &st) < 0 || st.st_size <= 0)
-		return;
-	want = (size_t)st.st_size < STACKS_DUMP_MAX ? (size_t)st.st_size : STACKS_DUMP_MAX;
-	if (want < (size_t)st.st_size)
-		k->complete = 0;
-	free(k->dump);
-	k->dump = malloc(want);
-	if (!k->dump)
-		return;
-	got = pread(k->dump_fd, k->dump, want, 0);
-	k->dump_len = got > 0 ? (size_t)got : 0;
+	stacks_read(k);
 }
 
 void stacks_emit(struct sched *s, struct ploom_buf *out)
@@ -238,8 +270,24 @@ void stacks_emit(struct sched *s, struct ploom_buf *out)
 	struct ploom_dump_task *tasks;
 	int i, n;
 
+	uint64_t posted;
+
 	if (!k || !k->map)
 		return;
+	if (!k->taken) {
+		/* neither a timeout nor a dump: the file is empty, as it was
+		 * left */
+		if (!atomic_load(&k->map->dumped))
+			return;
+		k->complete = read(k->done_fd, &posted, sizeof(posted)) > 0;
+		k->dump_len = 0;
+		stacks_read(k);
+	}
+	k->taken = 0;
+	/* the post of a timeout's dump, which stacks_take() only waited for:
+	 * the next child's dump must post its own */
+	while (read(k->done_fd, &posted, sizeof(posted)) > 0)
+		;
 	/* afresh for the next dump: faulthandler writes at the file's offset,
 	 * which the children share with the worker */
 	if (ftruncate(k->dump_fd, 0) < 0 || lseek(k->dump_fd, 0, SEEK_SET) < 0)

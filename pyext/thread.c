@@ -137,8 +137,18 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 	t = op_task(st, &err);
 	if (err)
 		return NULL;
-	if (t)
-		sched_point(&st->sched, t, PLOOM_OP_JOIN, op, mode);
+	if (t) {
+		int64_t wait_ns = -1;
+		/* the deadline of the idle model; a bad timeout raises below,
+		 * where threading checks it, and waits for nothing here */
+		if (mode == PLOOM_ACQUIRE_TIMED) {
+			if (timeout_seconds(timeout, &seconds) < 0)
+				PyErr_Clear();
+			else
+				wait_ns = clock_ns_of(seconds);
+		}
+		sched_point_timed(&st->sched, t, PLOOM_OP_JOIN, op, mode, wait_ns);
+	}
 	if (self->tid < 0) {
 		PyErr_SetString(PyExc_RuntimeError, "cannot join thread before it is started");
 		return NULL;
@@ -151,7 +161,8 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 	 * unstarted thread raises RuntimeError there too */
 	if (timeout != Py_None && timeout_seconds(timeout, &seconds) < 0)
 		return NULL;
-	if (timeout != Py_None && !self->finished)
+	if (timeout != Py_None && !self->finished &&
+	    (!t || st->sched.timeouts == PLOOM_TIMEOUTS_ANY))
 		clock_timed_out(st, seconds);
 	Py_RETURN_NONE;
 }

@@ -10,10 +10,18 @@ use: a scenario's process needs only the operations, and ``import ploom``
 stays as cheap as loading the extension.
 """
 
+from __future__ import annotations
+
 from ploom._ploom import Lock, SharedCell, Thread, yield_now
 from ploom._ploom import current_task as _current_task
 from ploom._ploom import current_thread as _current_thread
 from ploom._ploom import main_thread as _main_thread
+
+# true for the type checker alone ([tool.mypy] always_true): `import ploom`
+# imports neither typing nor threading
+_TYPE_CHECKING = False
+if _TYPE_CHECKING:
+    import threading
 
 __all__ = [
     "Thread",
@@ -46,7 +54,7 @@ _PRIMITIVES = {
 }
 
 
-def get_ident():
+def get_ident() -> int:
     """The calling thread's identity, as ``threading.get_ident()`` gives it.
 
     Inside a check it is the task id: 0 for the scenario's main task, then
@@ -64,7 +72,7 @@ def get_ident():
     return threading.get_ident()
 
 
-def current_thread():
+def current_thread() -> Thread | threading.Thread:
     """The calling thread's object, as ``threading.current_thread()`` gives it.
 
     Inside a check it is the running task's :class:`Thread`: the one that
@@ -81,7 +89,7 @@ def current_thread():
     return threading.current_thread()
 
 
-def main_thread():
+def main_thread() -> Thread | threading.Thread:
     """The main thread's object, as ``threading.main_thread()`` gives it.
 
     Inside a check it is a :class:`Thread` standing for the scenario's own
@@ -98,7 +106,7 @@ def main_thread():
     return threading.main_thread()
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     """Imports ploom.exploration when check, Config or exploration is first used."""
     if name in _LAZY:
         import importlib
@@ -115,5 +123,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'ploom' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | _LAZY | set(_PRIMITIVES))

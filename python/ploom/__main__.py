@@ -11,8 +11,10 @@ names itself as it was called.
 
 ``check`` passes its arguments to ``ploom-explore`` as they are, so it takes
 every option of that utility with the same spelling, value and default
-(``ploom check --help`` lists them); the one default it sets is
-``--python``: this interpreter.  Instead of the statistics it prints the
+(``ploom check --help`` lists them); the defaults it sets are
+``--python``, this interpreter, and the project's settings found from the
+current folder (``[tool.ploom]``, see ``ploom._settings``), which it names
+on a line of standard error and which the arguments override.  Instead of the statistics it prints the
 failure, its traces and the command that replays it (or the count of
 schedules that passed, and whose plain state they covered when the search
 instrumented any, or the limit that stopped the search).  ``show`` is
@@ -22,7 +24,9 @@ instrumented any, or the limit that stopped the search).  ``show`` is
 The exit status is the utilities' (see ``man ploom-explore``): 0 passed,
 1 a schedule failed, 2 usage error or bad input, 3 a limit stopped the
 search (never a pass), 4 a schedule or a replay did not follow its choices
-or its trace, 5 an internal error of ploom (please report it).
+or its trace, 5 an internal error of ploom (please report it), 6 a setup
+mistake (a standard-library primitive ran in a schedule: patch= is
+missing a module), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -33,13 +37,18 @@ import re
 import shlex
 import subprocess
 import sys
+from typing import Any
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INCOMPLETE = 3
-EXIT_DIVERGENCE = 4
-EXIT_INTERNAL = 5
+from ploom._ploom import (
+    EXIT_DIVERGENCE,
+    EXIT_FAILURE,
+    EXIT_INCOMPLETE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SETUP,
+    EXIT_USAGE,
+)
 
 # The console script runs main() with its own path as argv[0]; python -m
 # ploom with that of this file.
@@ -54,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Find thread bugs in Python. Replay the schedule that failed.",
         epilog="exit status: 0 passed, 1 a schedule failed, 2 usage error or bad input, "
         "3 a limit stopped the search (never a pass), 4 a schedule or a replay did not follow "
-        "its choices or its trace, 5 an internal error of ploom (please report it)",
+        "its choices or its trace, 5 an internal error of ploom (please report it), 6 a setup "
+        "mistake (a standard-library primitive ran in a schedule), 130 interrupted",
     )
     parser.add_argument("-V", "--version", action="version", version=f"ploom {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -117,16 +127,28 @@ def _print_failure(exc, *, on_current_source: bool = False) -> None:
 
 
 def _check(args: list[str]) -> int:
-    from ploom import exploration
+    from ploom import _settings, exploration
 
     try:
-        stats = exploration._search(args, dict(os.environ), None, usage_name=f"{PROG} check")
+        settings = _settings.find_settings(os.getcwd())
+        options, applied = settings.options(args)
+    except (ValueError, TypeError) as exc:
+        return _error(str(exc))
+    if applied and not {"-h", "--help", "-V", "--version"} & set(args):
+        print(f"{PROG} check: " + "; ".join(applied), file=sys.stderr)
+    # the worker imports as pytest does in this project (its pythonpath)
+    env = exploration._env_with_root(os.pathsep.join(exploration._project_paths(settings, own=False)) or None)
+    try:
+        stats = exploration._search([*options, *args], env, None, usage_name=f"{PROG} check")
     except exploration.ModelCheckError as exc:
         _print_failure(exc)
         return EXIT_FAILURE
     except exploration.IncompleteExplorationError as exc:
         print(f"ploom.exploration.IncompleteExplorationError: {exc}")
         return EXIT_INCOMPLETE
+    except exploration.SetupError:
+        # ploom-explore said what on our stderr; no trace was saved
+        return EXIT_SETUP
     except ValueError:
         # a usage error: ploom-explore said why, and its usage, on our stderr
         return EXIT_USAGE
@@ -137,7 +159,8 @@ def _check(args: list[str]) -> int:
     except RuntimeError as exc:
         return _error(str(exc))
     if stats is not None:
-        print(f"{exploration._counted(stats.schedules, 'schedule')}, all passed{_plain_state(stats)}{_saved(stats)}")
+        covered = f"{_search(stats)}{_plain_state(stats)}{_saved(stats)}"
+        print(f"{exploration._counted(stats.schedules, 'schedule')}, all passed{covered}")
     return EXIT_OK
 
 
@@ -148,6 +171,14 @@ def _saved(stats) -> str:
 
     n = stats.saved_runs
     return f"; {exploration._counted(n, 'saved schedule')} passed first" if n else ""
+
+
+def _search(stats) -> str:
+    """The search when the options did not choose it and it is not plain
+    depth-first search: " under reduction dpor (the default when modules
+    are patched)", else ""."""
+    why = stats.search_default
+    return f" under reduction {stats.reduction} ({why})" if why else ""
 
 
 def _plain_state(stats) -> str:
@@ -171,8 +202,8 @@ def _replay(args) -> int:
         edited = re.search(r"^the scenario's source changed: .* \(recorded blob \w+, now \w+\)$", str(exc))
         if edited and not args.on_current_source:
             # an edit (a fix, say) is what a user most often meets here
-            trace = exploration._printable(args.trace)
-            print(f"Replay on the current source: {PROG} replay --on-current-source {trace}")
+            shown = exploration._printable(args.trace)
+            print(f"Replay on the current source: {PROG} replay --on-current-source {shown}")
         return EXIT_DIVERGENCE
     except exploration.IncompleteExplorationError as exc:
         print(f"ploom.exploration.IncompleteExplorationError: {exc}")
@@ -202,9 +233,11 @@ def _show(args: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Runs one command; returns the exit status (0 to 5)."""
+    """Runs one command; returns the exit status (exit.h's codes)."""
     if argv is None:
         argv = sys.argv[1:]
+    # a utility's arguments, or replay's parsed options
+    args: Any
     if argv[:1] in (["check"], ["show"]):
         # a utility's arguments, which it alone parses
         command, args = {"check": _check, "show": _show}[argv[0]], argv[1:]
@@ -218,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return command(args)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader of our output went away (| head): stop quietly, and
         # keep the interpreter's last flush from complaining again

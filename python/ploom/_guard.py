@@ -124,11 +124,11 @@ def _suggest(module):
 
 
 def _patched(module):
-    """Whether patch= names module (or its package) in this worker."""
+    """Whether module was patched in this worker: patch= names it (or its
+    package), or it is the scenario's or its project's."""
     from ploom import _patch
 
-    finder = _patch._finder
-    return finder is not None and finder.covers(module)
+    return _patch.patched(module)
 
 
 def _traceback_of(frame):
@@ -235,7 +235,7 @@ class _GuardedLock:
 # its code rather than by its module object finds every route there.  By
 # id: code objects compare equal by value, and a copy's code equals the
 # original's.  The values keep each id from being reused.
-_SWAPPED_CODE = {}
+_SWAPPED_CODE: dict[int, types.CodeType] = {}
 
 
 def _codes_of(code, into):

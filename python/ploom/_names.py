@@ -47,7 +47,7 @@ _targets: dict[tuple[types.CodeType, int], tuple[str, ...] | None] = {}
 def creation_name() -> str | None:
     """The name of a primitive that the caller's caller outside ploom is
     making, after the assignment it makes it in, or None."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PLOOM_DIR):
         frame = frame.f_back
     if frame is None:

@@ -20,6 +20,10 @@ subclasses.  Made before the first schedule, in the worker, they start
 every schedule in the state they were made in, since each schedule's
 process is a fork of the worker.
 
+The worker also patches the scenario's own module and the modules of the
+user's project (``ploom._project``) unless told to patch only the modules
+named: those are found by their file, not by a name.
+
 A module named that something imported before the worker could install
 this (the standard library's own imports, ploom's) is removed from
 ``sys.modules`` and imported again under the swap when the scenario
@@ -84,6 +88,10 @@ def expand(names):
 
 def _covers(names, module):
     return any(module == name or module.startswith(name + ".") for name in names)
+
+
+def _never(module):
+    return _covers(_NEVER, module)
 
 
 class _FromView:
@@ -152,20 +160,32 @@ class _PatchedLoader:
 
 class _PatchFinder:
     """Finds a patched module with the finders after it, and wraps its
-    loader."""
+    loader.  project (a ploom._project.Project, or None) patches the
+    modules whose file is the project's too."""
 
-    def __init__(self, names):
+    def __init__(self, names, project=None):
         self.names = names
+        self.project = project
         self.namespace = _patched_builtins()
         self._finding = set()
 
     def covers(self, module):
         return _covers(self.names, module)
 
+    def covers_file(self, module, path):
+        """Whether module, loaded from path, is patched."""
+        return self.covers(module) or (
+            self.project is not None and not _never(module) and self.project.covers_file(path))
+
+    def covers_module(self, module):
+        """Whether module, imported by now, was patched."""
+        loaded = sys.modules.get(module)
+        return self.covers_file(module, getattr(loaded, "__file__", None))
+
     def find_spec(self, name, path=None, target=None):
         # another finder that asks the others in turn (the plain-state
         # rewriting's) asks this one again: it then finds nothing here
-        if not self.covers(name) or name in self._finding:
+        if name in self._finding or not (self.covers(name) or (self.project and not _never(name))):
             return None
         self._finding.add(name)
         try:
@@ -179,7 +199,8 @@ class _PatchFinder:
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                if (spec.loader is not None and hasattr(spec.loader, "exec_module")
+                        and self.covers_file(name, spec.origin)):
                     spec.loader = _PatchedLoader(spec.loader, self.namespace)
                 return spec
         return None
@@ -192,17 +213,19 @@ class _PatchFinder:
 _finder = None
 
 
-def install(names):
-    """Imports the modules of names with ploom's threading from now on;
-    returns the finder (at the front of sys.meta_path), or None."""
+def install(names, project=None):
+    """Imports the modules of names, and with project (a
+    ploom._project.Project) the project's modules, with ploom's threading
+    from now on; returns the finder (at the front of sys.meta_path), or
+    None."""
     global _finder
-    if not names:
+    if not names and project is None:
         return None
     names = expand(names)
     for module in list(sys.modules):
         if _covers(names, module):
             del sys.modules[module]
-    _finder = _PatchFinder(names)
+    _finder = _PatchFinder(names, project)
     front()
     return _finder
 
@@ -216,9 +239,16 @@ def front():
         sys.meta_path.insert(0, _finder)
 
 
-def loader_for(name, loader):
-    """The loader to run module name with: patched if it is named."""
-    if _finder is not None and _finder.covers(name):
+def patched(module):
+    """Whether module is patched in this worker: install named it (or its
+    package), or it is the project's."""
+    return _finder is not None and _finder.covers_module(module)
+
+
+def loader_for(name, loader, path=None):
+    """The loader to run module name (from the file path) with: patched
+    if it is named or the project's."""
+    if _finder is not None and _finder.covers_file(name, path):
         return _finder.patch_loader(loader)
     return loader
 

@@ -9,6 +9,16 @@ from types import TracebackType
 from typing import Any, Final, Literal
 
 PROTOCOL_VERSION: Final[int]
+SOURCES_MAX: Final[int]
+PATH_MAX: Final[int]
+EXIT_OK: Final[int]
+EXIT_FAILURE: Final[int]
+EXIT_USAGE: Final[int]
+EXIT_INCOMPLETE: Final[int]
+EXIT_DIVERGENCE: Final[int]
+EXIT_INTERNAL: Final[int]
+EXIT_SETUP: Final[int]
+EXIT_INTERRUPTED: Final[int]
 """The version of the worker protocol (lib/event.h) this extension speaks."""
 
 def in_signal_handler(signum: int, /) -> int: ...
@@ -109,15 +119,23 @@ class Thread:
     def run(self) -> None:
         """The thread's code: calls target(*args, **kwargs)."""
 
-def held_lock(*, name: object = None) -> Lock:
+def held_lock(*, name: object = None, condition: str | None = None) -> Lock:
     """A new Lock held by the calling task, made without a scheduling point,
-    named as Lock(name=...).  Internal: ploom.threading's Condition parks
-    each waiter on one."""
+    named as Lock(name=...); condition names the Condition whose waiter it
+    is.  Internal: ploom.threading's Condition parks each waiter on one."""
 
-def acquire_when(lock: Lock, when: Callable[[], object], /) -> None:
+def acquire_when(
+    lock: Lock, when: Callable[[], object], waits_for: Literal["notify", "state"], on: str | None, /
+) -> None:
     """A blocking acquire of lock that also waits until when() is true, one
-    step.  Internal: ploom.queue's waits.  when() reads only state that code
-    holding lock changes, and runs no ploom operation."""
+    step; waits_for and on (a name) say what the task waits for.  Internal:
+    ploom.threading's and ploom.queue's waits.  when() reads only state that
+    code holding lock changes, and runs no ploom operation."""
+
+def label_step(text: str, /) -> None:
+    """Words for the calling task's latest step, as ploom-show draws it
+    (ploom.queue's "put 3"); the first for a step counts.  Nothing outside
+    a schedule.  Not a scheduling point."""
 
 def yield_now() -> None:
     """A scheduling point with no effect: lets another task run.  Outside a
@@ -167,6 +185,9 @@ def main_thread() -> Thread | None:
 
 def serve(scenario: Callable[[], object], hello: tuple[Any, ...], cmd_fd: int, event_fd: int, /) -> None:
     """The fork server loop of ploom's worker (see lib/event.h).  Internal."""
+
+def set_timeouts(model: str, /) -> None:
+    """The time model of the schedules this worker runs: "idle" or "any"."""
 
 def write_error(fd: int, kind: str, message: str, /) -> None:
     """Write an error record.  Internal."""

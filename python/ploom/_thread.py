@@ -49,6 +49,6 @@ def start_new_thread(function, args, kwargs=None):
 
 
 def __getattr__(name):
-    from ploom.threading import _refusing_getattr
+    from ploom._standin import refusing_getattr
 
-    return _refusing_getattr(_std, __all__)(name)
+    return refusing_getattr(_std, __all__)(name)

@@ -1,7 +1,7 @@
 """The worker process that ploom's utilities start:
-``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]
-[--patch=MODULE]... [--instrument=MODULE]... [--instrument-scenario] [--plain-points=*|-]
-TARGET``.
+``python -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]
+[--search-cwd=DIR] [--import-path=DIR]...] [--patch=MODULE]... [--instrument=MODULE]...
+[--patch-project] [--instrument-scenario] [--timeouts=any] [--plain-points=*|-|*-] TARGET``.
 
 It imports the scenario once, then serves ``run`` commands on fd 0 by forking
 one child per schedule (see ``lib/event.h`` for the protocol).  It never runs
@@ -48,7 +48,7 @@ def _load_file(path, checked=None, instrument=False, install=None):
     if checked is None and instrument:
         # compiled here from its bytes, never from a bytecode cache, which
         # holds the code without the rewriting
-        checked = _read_checked(path, None)
+        checked = read_checked(path, None)
     if checked is not None:
         loader = _CheckedLoader(path, checked, instrument)
     # a script without .py (run as `python script`) is source all the same
@@ -64,7 +64,7 @@ def _load_file(path, checked=None, instrument=False, install=None):
     return module
 
 
-def _read_checked(path, blob):
+def read_checked(path, blob):
     """The bytes of path, which must hash to blob, git's id of them.
 
     A replay runs these bytes and no others: the file is read once, here,
@@ -121,6 +121,16 @@ def _refuse_outside(module, file, top, root):
         raise OutsideRoot(f"module {module!r} leaves {root!r}: it would be imported from {top!r}")
 
 
+def _search_paths(root, folders):
+    """Puts the folders a search imported from (a replay's SEARCH_CWD and
+    IMPORT_PATHS) on sys.path after the standard library, in their order,
+    those that lie inside root and exist; the scenario's own folder, put
+    there next, comes before them."""
+    for folder in reversed([f for f in folders if f]):
+        if os.path.isdir(folder) and _inside(folder, root) and folder not in sys.path:
+            _path_after_stdlib(folder)
+
+
 def _path_after_stdlib(folder):
     """Puts folder on sys.path right after the standard library's entries
     (before site-packages): a replay's own folder stands in for no module
@@ -134,7 +144,7 @@ def _path_after_stdlib(folder):
     sys.path.insert(at, folder)
 
 
-def _refuse_installed(path):
+def refuse_installed(path):
     """A replay runs a scenario of the project it starts in, never code
     installed with Python or into its environment: a forged trace that
     names os.py with its real blob id, replayed from the standard
@@ -166,7 +176,7 @@ class _CheckedLoader:
 
     def exec_module(self, module):
         if self.instrument:
-            rewriter = _rewriter()
+            rewriter = rewriter_module()
             code = rewriter.compile_source(self.data, self.path, module.__name__)
             rewriter.bind(module.__dict__)
         else:
@@ -414,7 +424,7 @@ def split_target(target):
     return where, qualname, is_file
 
 
-def _rewriter():
+def rewriter_module():
     """ploom._instrument, which rewrites plain state into scheduling
     points; ImportError, saying so, in a ploom that has none."""
     try:
@@ -427,7 +437,7 @@ def _rewriter():
 
 
 def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenario=False, patch=(),
-         expect_root=None):
+         expect_root=None, search_cwd=None, import_paths=(), patch_project=False):
     """Return (function, module name, qualname, source file) for TARGET.
 
     With EXPECT (a replay: the trace's fingerprinted source file), the
@@ -440,7 +450,10 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
     EXPECT's own folder), a module target whose packages or import root
     lie outside it is refused (OutsideRoot) before anything is imported.
     A replay puts the scenario's folder (or import root) on sys.path
-    after the standard library, never ahead of it.
+    after the standard library, never ahead of it, then, as the search
+    had them, SEARCH_CWD (the folder the search ran in, for a module
+    target) and IMPORT_PATHS (its PYTHONPATH), those of them that lie
+    inside EXPECT_ROOT: the trace recorded them, and a trace is untrusted.
 
     INSTRUMENT names the modules whose plain state becomes scheduling
     points when they are imported (and submodules of a package among
@@ -452,18 +465,21 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
     PATCH names the modules that get ploom.threading, ploom.queue and
     ploom._thread for threading, queue and _thread when they are imported
     (ploom._patch), installed after the rewriting, so that a module both
-    instrumented and patched is both."""
+    instrumented and patched is both.  With PATCH_PROJECT the scenario's
+    module and its project's (ploom._project) are patched too, and with
+    INSTRUMENT_SCENARIO instrumented too: the project's root is
+    EXPECT_ROOT on a replay, else the one above the scenario's file."""
     where, qualname, is_file = split_target(target)
     if expect is not None:
-        _refuse_installed(expect)
-    checked = None if expect is None else _read_checked(expect, expect_blob)
+        refuse_installed(expect)
+    checked = None if expect is None else read_checked(expect, expect_blob)
     names = list(instrument)
     if instrument_scenario and not is_file and where not in names:
         names.append(where)
 
     finder = None
 
-    def install():
+    def install(file=None):
         # once the scenario's folder is on the path, where the modules
         # named are found, and before its import, which imports them
         nonlocal finder
@@ -474,17 +490,25 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
             # first, with its own reason
             _patch.expand(patch)
         _refuse_missing(patch, [name for name in instrument if name != "-"])
-        if names:
-            finder = _rewriter().install(names)
-        if patch:
-            _patch.install(patch)
+        project = _project_of(where, is_file, file, expect_root) if patch_project else None
+        if project is not None and instrument_scenario:
+            finder = rewriter_module().install(names, project=project)
+        elif names:
+            finder = rewriter_module().install(names)
+        if patch or project is not None:
+            from ploom import _patch
+
+            _patch.install(patch, project)
 
     if is_file:
         # instrumented as the scenario, or as a module named (by its name
         # as a module, the file's stem)
-        module = _load_file(where if expect is None else expect, checked,
+        if expect is not None:
+            _search_paths(expect_root if expect_root is not None else os.path.dirname(expect), import_paths)
+        file = where if expect is None else expect
+        module = _load_file(file, checked,
                             lambda name: instrument_scenario or (finder is not None and finder.covers(name)),
-                            install)
+                            lambda: install(file))
     elif expect is None:
         # like `python -m`: the current folder comes first on sys.path
         # (the worker itself starts with -P, so it is there only now)
@@ -496,11 +520,12 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
         # it was started in, and only inside the repository or folder the
         # replay runs in
         top = root_above(expect, where)
-        _refuse_outside(where, expect, top,
-                        expect_root if expect_root is not None else os.path.dirname(expect))
+        root = expect_root if expect_root is not None else os.path.dirname(expect)
+        _refuse_outside(where, expect, top, root)
+        _search_paths(root, [search_cwd, *import_paths])
         _path_after_stdlib(top)
         _refuse_other_file(target, _origin(where), expect)
-        install()
+        install(expect)
         # the checked bytes come before any finder, the rewriting's too:
         # compiled with it here when its finder would have instrumented
         # the module (the module named, or a package of it)
@@ -532,10 +557,29 @@ def load(target, expect=None, expect_blob=None, instrument=(), instrument_scenar
     return obj, module.__name__, qualname, os.path.abspath(source) if source else ""
 
 
+def _project_of(where, is_file, file, expect_root):
+    """The scenario's project (ploom._project): on a replay the root it
+    runs in, else the one above the scenario's file (file, or the one
+    module where would be imported from)."""
+    from ploom import _project
+
+    if expect_root is not None:
+        return _project.Project(expect_root)
+    if file is None:
+        file = _origin(where)
+    if not file:
+        # no file to be a project's: nothing more is patched
+        return None
+    file = os.path.abspath(file)
+    import_root = os.path.dirname(file) if is_file else root_above(file, where)
+    return _project.Project(_project.root_of(file, import_root))
+
+
 def _patch_loader(name, loader):
     """loader, or the patched one when name is a module to patch."""
     patch = sys.modules.get("ploom._patch")
-    return loader if patch is None else patch.loader_for(name, loader)
+    path = getattr(loader, "path", None) or getattr(loader, "get_filename", lambda _: None)(name)
+    return loader if patch is None else patch.loader_for(name, loader, path)
 
 
 def _virtual_time():
@@ -561,40 +605,77 @@ def _virtual_time():
     time.sleep = _ploom.clock_sleep
 
 
+def _module_sources(names, own):
+    """hello's SOURCES (lib/event.h): the source files of the modules
+    loaded under names (a package's submodules too) but own, the
+    scenario's, each ended by a newline; a file whose path is no label
+    is left out."""
+    files = set()
+    for name, module in list(sys.modules.items()):
+        if not any(name == n or name.startswith(n + ".") for n in names if n != "-"):
+            continue
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not file.endswith(".py"):
+            continue
+        file = os.path.abspath(file)
+        if file != own and len(file.encode("utf-8", "surrogateescape")) <= _ploom.PATH_MAX and not any(
+            ord(c) < 0x20 or ord(c) == 0x7F for c in file
+        ):
+            files.add(file)
+    return "".join(f"{file}\n" for file in sorted(files)[: _ploom.SOURCES_MAX])
+
+
 USAGE = (
-    "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]]\n"
+    "usage: python -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]\n"
+    "                                  [--search-cwd=DIR] [--import-path=DIR]...]\n"
     "                                  [--patch=MODULE]...\n"
-    "                                  [--instrument=MODULE]... [--instrument-scenario]\n"
-    "                                  [--plain-points=*|-] TARGET"
+    "                                  [--instrument=MODULE]... [--patch-project] [--instrument-scenario]\n"
+    "                                  [--timeouts=any] [--plain-points=*|-|*-] TARGET"
 )
 
 
 def main(argv):
-    expect = expect_blob = expect_root = None
+    expect = expect_blob = expect_root = search_cwd = None
+    import_paths = []
     patch = []
     instrument = []
     args = argv[1:]
     # fixed order, as lib/worker.c writes it: [--expect=FILE [--expect-blob=OID]
-    # [--expect-root=DIR]] [--patch=MODULE]... [--instrument=MODULE]... [--instrument-scenario]
-    # [--plain-points=*|-] TARGET
+    # [--expect-root=DIR] [--search-cwd=DIR] [--import-path=DIR]...] [--patch=MODULE]...
+    # [--instrument=MODULE]... [--patch-project] [--instrument-scenario] [--timeouts=any]
+    # [--plain-points=*|-|*-] TARGET
     if args and args[0].startswith("--expect="):
         expect = args.pop(0)[len("--expect="):]
         if args and args[0].startswith("--expect-blob="):
             expect_blob = args.pop(0)[len("--expect-blob="):]
         if args and args[0].startswith("--expect-root="):
             expect_root = args.pop(0)[len("--expect-root="):]
+        if args and args[0].startswith("--search-cwd="):
+            search_cwd = args.pop(0)[len("--search-cwd="):]
+        while args and args[0].startswith("--import-path="):
+            import_paths.append(args.pop(0)[len("--import-path="):])
     while args and args[0].startswith("--patch="):
         patch.append(args.pop(0)[len("--patch="):])
     while args and args[0].startswith("--instrument="):
         instrument.append(args.pop(0)[len("--instrument="):])
+    patch_project = bool(args) and args[0] == "--patch-project"
+    if patch_project:
+        args.pop(0)
     instrument_scenario = bool(args) and args[0] == "--instrument-scenario"
     if instrument_scenario:
         args.pop(0)
-    if args and args[0] in ("--plain-points=*", "--plain-points=-"):
+    if args and args[0].startswith("--timeouts="):
+        try:
+            _ploom.set_timeouts(args.pop(0)[len("--timeouts="):])
+        except ValueError as exc:
+            print(f"{exc}\n{USAGE}", file=sys.stderr)
+            return 2
+    if args and args[0] in ("--plain-points=*", "--plain-points=-", "--plain-points=*-"):
         # before anything instrumented is imported: its sites are points
         # from their registration on
         try:
-            _ploom._i_shared(["*"] if args.pop(0).endswith("*") else _read_points())
+            which = args.pop(0)[len("--plain-points="):]
+            _ploom._i_shared((["*"] if "*" in which else []) + (_read_points() if "-" in which else []))
         except (OSError, ValueError) as exc:
             _ploom.write_error(EVENT_FD, "load", f"cannot read the plain points: {exc}")
             return 2
@@ -619,9 +700,18 @@ def main(argv):
 
         _guard.install()
         _signals.install()
-        scenario, module, qualname, source = load(target, expect, expect_blob, instrument,
-                                                  instrument_scenario, patch, expect_root)
-        if patch:
+        from ploom import _pytest_target
+
+        if _pytest_target.is_pytest_target(target):
+            # pytest's collection imports the modules to patch, as it
+            # collects: they are not the scenario's imports to check
+            scenario, module, qualname, source = _pytest_target.load(target, expect, expect_blob,
+                                                                     patch, instrument)
+        else:
+            scenario, module, qualname, source = load(target, expect, expect_blob, instrument,
+                                                      instrument_scenario, patch, expect_root,
+                                                      search_cwd, import_paths, patch_project)
+        if patch and not _pytest_target.is_pytest_target(target):
             from ploom import _patch
 
             _patch.check_imported(patch)
@@ -646,6 +736,7 @@ def main(argv):
         source,
         scenario_instrumented,
         ",".join(instrumented),
+        _module_sources([*patch, *instrumented], source),
     )
     _warm_up_tracebacks(source)
     _import_primitives()
@@ -666,16 +757,29 @@ def _read_points():
     return _ploom._i_points(b"".join(chunks))
 
 
+# the most names the hello lists, as a config's list holds (lib/trace.h's
+# PLOOM_MODULES_MAX), so that the statistics read back
+_SEEN_MAX = 64
+
+
 def _instrumented(module, instrument, instrument_scenario):
     """What the worker instrumented by now, for its hello: whether the
-    scenario's module (when asked to), and the names of instrument under
-    which it compiled a module.  A name asked for but not instrumented
-    (never imported, or loaded past the rewriting) is not claimed."""
+    scenario's module (when asked to), the names of instrument under
+    which it compiled a module, then the top-level names of the other
+    modules it compiled (the project's, by default), up to _SEEN_MAX names
+    in all.  A name asked for but not instrumented (never imported, or
+    loaded past the rewriting) is not claimed."""
     rewriter = sys.modules.get("ploom._instrument")
     done = rewriter.instrumented() if rewriter is not None else ()
+    scenario = instrument_scenario and module in done
+    # the scenario's own module is said once, as the scenario
     names = [name for name in dict.fromkeys(instrument)
-             if any(m == name or m.startswith(name + ".") for m in done)]
-    return instrument_scenario and module in done, names
+             if any(m == name or m.startswith(name + ".") for m in done) and not (scenario and name == module)]
+    # a package stands for its modules, as a name of instrument does
+    others = dict.fromkeys(m.partition(".")[0] for m in done
+                           if m != module and not any(m == name or m.startswith(name + ".") for name in names))
+    others.pop(module, None)
+    return scenario, (names + list(others))[:_SEEN_MAX]
 
 
 def _import_primitives():

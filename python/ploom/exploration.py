@@ -19,6 +19,7 @@ exception:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import json
@@ -29,9 +30,10 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import IO, Any, Literal
 
+from ploom import _ploom
 from ploom._worker import imports_as, root_above, scenario_problem, split_target
 
 __all__ = [
@@ -63,8 +65,8 @@ class Config:
         switch away from a task that could have continued); ``None``
         explores every schedule.
     reduction (``--reduction``)
-        ``"none"`` (the utility's default): plain depth-first search over
-        every schedule.  ``"dpor"``: dynamic partial-order reduction, which
+        ``"none"``: plain depth-first search over every schedule, the
+        default unless ``patch`` names modules.  ``"dpor"``: dynamic partial-order reduction, which
         runs one schedule (or a few) for each class of schedules that differ
         only in the order of steps that do not conflict (two steps conflict
         when they touch the same cell, lock or thread and one of them
@@ -72,7 +74,15 @@ class Config:
         fewer schedules.  With ``max_preemptions`` it is bounded
         partial-order reduction (Coons, Musuvathi and McKinley, OOPSLA
         2013): it reaches the outcomes of ``"none"`` with the same bound.
-        With ``jobs`` above 1 the workers share one reduced search.
+        With ``jobs`` above 1 the workers share one reduced search.  When
+        neither ``reduction`` nor ``search`` is set and ``patch`` names
+        modules (real code, on which depth-first search rarely finishes),
+        the reduction is the default, and ``Statistics.search_default``
+        says so: ``"the default when modules are patched"``.  Without them,
+        a depth-first search that finds plain state that tasks share starts
+        again as the reduction (``"the default when the code under test
+        shares plain state"``); a scenario of ploom's own operations shares
+        none and keeps depth-first search.
     search (``--search``)
         The order the schedules are tried in.  ``"dfs"`` (the utility's
         default): depth first.  ``"ipb"``: iterative preemption bounding,
@@ -148,7 +158,13 @@ class Config:
         imported from them) the worker swaps for ``ploom.threading`` and
         ``ploom.queue`` after it imported the scenario's module, so that
         library code runs under the scheduler unchanged.  The scenario's
-        module must import them: nothing new is imported.  The traces
+        module must import them: nothing new is imported.  The scenario's
+        own module and every module of the user's project that it imports
+        (a file under the repository's work tree, or without one the
+        scenario's import root, outside ``site-packages`` and the standard
+        library) are patched without being named, unless the names include
+        ``"-"``, which patches only the modules named; a library installed
+        in ``site-packages`` is patched only when named.  The traces
         record the list and a replay patches the same modules.  A tuple or
         list of strings; a string alone is refused, since ``("mylib")`` is
         the string ``"mylib"``.
@@ -158,14 +174,25 @@ class Config:
         sees: the worker rewrites them as they are imported (a package's
         submodules too), and their accesses become scheduling points (under
         ``reduction="dpor"`` every one, under the other searches those found
-        touching state two tasks share), so that races on plain Python
-        objects are explored like races on a ``SharedCell``.  With
-        ``reduction="dpor"`` the scenario's own module and every module of
-        ``patch`` are instrumented as well, unless the names include
-        ``"-"``, which instruments only the modules named; the other
-        searches instrument only the modules named.  The traces and the
-        statistics record what was instrumented, and a replay instruments
-        the same.  A tuple or list of strings, as ``patch``.
+        touching state two tasks share, after which the search starts
+        again with them as points), so that races on plain Python objects
+        are explored like races on a ``SharedCell``.  Every search
+        instruments the scenario's own module, the modules of its project
+        that are patched by default, and every module of ``patch`` as
+        well, unless the names include ``"-"``, which instruments only the
+        modules named.  The traces and the statistics record what was
+        instrumented, and a replay instruments the same.  A tuple or list
+        of strings, as ``patch``.
+    timeouts (``--timeouts``)
+        The time model (:doc:`threading`).  ``"idle"``, the default:
+        computation takes no time, ``time.sleep(d)`` blocks its task until
+        ploom's clock reaches now + d, a timed wait ends by its resource or
+        by its deadline, and the clock jumps to the earliest deadline only
+        when no task can run; ``sleep(0)`` is a fair yield, so spin-waits
+        on sleeps end (``yield_now()`` stays a plain scheduling point).  ``"any"``: the stress model, in which a
+        timed wait may time out at any step, as if what it waits for
+        stalled for its whole timeout.  The traces record the model, and a
+        replay runs under the trace's.
 
     The options of ``ploom-explore`` that are not fields: ``--python`` (the
     worker runs the interpreter that runs :func:`check`, which imported the
@@ -201,6 +228,7 @@ class Config:
     jobs: int | None = None
     patch: tuple[str, ...] = ()
     instrument: tuple[str, ...] = ()
+    timeouts: Literal["idle", "any"] | None = None
 
     def __post_init__(self) -> None:
         # Types only: the bounds are ploom-explore's, stated in one place.
@@ -250,6 +278,7 @@ _OPTIONS = (
     ("jobs", "--jobs", "int"),
     ("patch", "--patch", "names"),
     ("instrument", "--instrument", "names"),
+    ("timeouts", "--timeouts", "str"),
 )
 
 # The options of ploom-explore that Config leaves out, and why (the
@@ -345,14 +374,24 @@ class Statistics:
     order the schedules were tried in (``"dfs"``, ``"ipb"``); after a
     failure under ``"ipb"``, ``raw["minimal_by_construction"]`` is True: no
     schedule with fewer preemptions fails.  ``instrument`` names the modules
-    whose plain state the search made scheduling points: of those asked
-    for, the ones the worker had instrumented once it loaded the scenario;
+    whose plain state the search saw: of those asked for, the ones the
+    worker had instrumented once it loaded the scenario, then the modules
+    of the scenario's project it instrumented by default;
     ``instrument_scenario`` is True when the scenario's own module was one
-    too (see :class:`Config`'s ``instrument``).  ``saved_runs`` counts the
+    too (see :class:`Config`'s ``instrument``).  ``search_default`` says
+    why the search that ran is the default one when the options did not choose
+    it and it is not plain depth-first search (``"the default when modules
+    are patched"``), else None.  ``saved_runs`` counts the
     failing schedules saved in the trace folder that ran before the search
     (:class:`Config`'s ``saved``), apart from ``schedules``; ``saved_failing``
     is 1 when one of them failed again, which is then the failure reported
     (without ``keep_going`` the search did not run: ``schedules`` is 0).
+    ``settings`` names the project's settings the search took, and where
+    each came from (``patch: mylib.account (pyproject.toml [tool.ploom])``;
+    :func:`ploom.check`'s, see :doc:`guide`); :class:`ModelCheckError`'s
+    message and ``settings`` say the same.
+    ``raw["step_limited"]`` counts the schedules that reached the step limit
+    (``max_steps``): a search with any is never complete.
     """
 
     schedules: int
@@ -370,9 +409,11 @@ class Statistics:
     search: str = "dfs"
     instrument: tuple[str, ...] = ()
     instrument_scenario: bool = False
+    search_default: str | None = None
     saved_runs: int = 0
     saved_failing: int = 0
     raw: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    settings: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
     @classmethod
     def from_json(cls, data: dict) -> Statistics:
@@ -394,6 +435,7 @@ class Statistics:
                 search=str(data.get("search", "dfs")),
                 instrument=tuple(str(name) for name in data.get("instrument", ())),
                 instrument_scenario=bool(data.get("instrument_scenario", False)),
+                search_default=data.get("search_default"),
                 saved_runs=int(data.get("saved_runs", 0)),
                 saved_failing=int(data.get("saved_failing", 0)),
                 raw=dict(data),
@@ -470,6 +512,7 @@ class ModelCheckError(AssertionError):
         self.stacks = list(stacks or [])
         self._replayed = replayed
         self._shown: str | None = None
+        self.settings: list[str] = []
         trace = self.trace_to_read
         self._replay = f"{_PYTHON_REPLAY} {shlex.quote(trace)}" if trace else None
         super().__init__(self._message())
@@ -488,8 +531,14 @@ class ModelCheckError(AssertionError):
             self._replay, self._shown = replay_command, shown
             self.args = (self._message(),)
 
+    def _set_settings(self, settings: list[str]) -> None:
+        """Names the project's settings the search ran with, in the message."""
+        self.settings = list(settings)
+        self.args = (self._message(),)
+
     def _message(self) -> str:
         lines = [_printable(self.summary)]
+        lines.extend(f"Setting {_printable(line)}" for line in self.settings)
         if self.original_trace:
             label = "Replayed trace" if self._replayed else "Original trace"
             lines.append(f"{label}: {self.original_trace}")
@@ -524,29 +573,29 @@ def _fold(entries: list[tuple[str, str | None, str]]) -> list[str]:
     """The lines of entries (who, state, line), where more than _FOLD_OVER
     tasks had not started, or had finished, with those tasks on one line,
     at the first one's place."""
-    folded = {}
+    folded: dict[str | None, str | None] = {}
     for state, ending in (("unstarted", "had not started"), ("finished", "had finished")):
         many = [who for who, st, _ in entries if st == state]
         if len(many) > _FOLD_OVER:
             folded[state] = f"{', '.join(many[:_FOLD_OVER])} and {len(many) - _FOLD_OVER} more {ending}"
     lines = []
-    for _, state, line in entries:
-        if state not in folded:
+    for _, kind, line in entries:
+        if kind not in folded:
             lines.append(line)
-        elif folded[state] is not None:
-            lines.append(folded[state])
-            folded[state] = None
+        elif (text := folded[kind]) is not None:
+            lines.append(text)
+            folded[kind] = None
     return lines
 
 
 def _stack_lines(trace: Any) -> list[str]:
-    """The lines of a timeout's stacks in ``trace`` (a dict read from a
+    """The lines of a timeout's or a step limit's stacks in ``trace`` (a dict read from a
     trace file), as ploom-show words them but for the tasks that _fold()
     puts on one line; [] when it has none.  A trace is untrusted input:
     what does not have the documented shape is left out."""
     try:
         outcome = trace["outcome"]
-        stacks = outcome.get("stacks") if outcome.get("kind") == "timeout" else None
+        stacks = outcome.get("stacks") if outcome.get("kind") in ("timeout", "step-limit") else None
         names = {t["id"]: t["name"] for t in trace.get("tasks") or [] if isinstance(t, dict)}
     except (KeyError, TypeError, AttributeError):
         return []
@@ -598,12 +647,29 @@ class IncompleteExplorationError(Exception):
 
     A limit is never a pass: the schedules that were not run may fail.
     ``statistics`` tells how far the search got and which limit stopped it
-    (and, for a sample, ``statistics.raw["seed"]``).
+    (and, for a sample, ``statistics.raw["seed"]``).  A schedule that
+    reached the step limit is not a pass either: ``statistics.raw
+    ["step_limited"]`` counts them (a sample goes on past them, any other
+    search stops at the first), and the message names the trace of the
+    first and, a line each, where each of its tasks was then, the loop
+    that kept it running.
     """
 
     def __init__(self, message: str, statistics: Statistics | None = None) -> None:
         super().__init__(message)
         self.statistics = statistics
+
+
+class SetupError(ValueError):
+    """The scenario's setup is wrong, not the code under test: a
+    standard-library threading or queue primitive ran during a schedule
+    (``ploom.UnscheduledPrimitiveError``), outside ploom's scheduler.
+
+    No schedule is a failure then and no trace is saved.  The message
+    names the primitive, where it was made and used, and the module to
+    add to ``patch=``.  A ``ValueError``, as a wrong ``Config`` value is:
+    the fix is in the arguments.
+    """
 
 
 class ReplayDivergenceError(Exception):
@@ -657,7 +723,9 @@ def check(
     :class:`ModelCheckError` when one failed, with the trace of the first
     failing schedule and of the same failure with fewer preemptions;
     :class:`IncompleteExplorationError` when a limit of ``config`` cut the
-    search short (never a pass); :class:`RuntimeError`
+    search short (never a pass); :class:`SetupError` (a ``ValueError``)
+    when a standard-library primitive ran in a schedule, a module missing
+    from ``patch=`` (no trace is saved); :class:`RuntimeError`
     when the scenario cannot be loaded, a trace cannot be saved (the message
     ends with ``ploom-explore``'s reason) or the utility fails; ValueError,
     before any schedule runs, for a ``config`` that ``ploom-explore``
@@ -670,6 +738,15 @@ def check(
     the body ever running), or a function whose module has no file (code run
     by ``exec``); TypeError for a ``config`` that is not a :class:`Config`
     and a ``scenario`` that is not callable.
+
+    The project's settings (``[tool.ploom]`` in ``pyproject.toml``, pytest's
+    ``ploom_*`` ini keys; ``ploom._settings.find_settings``), found from
+    the scenario's folder, fill the fields of ``config`` left at their
+    default; the result names each one taken and where it came from
+    (``Statistics.settings``, and a ``Setting`` line of the
+    ``ModelCheckError``).  The worker imports as this process does: from
+    pytest's ``pythonpath`` and the entries of ``sys.path`` inside the
+    project, which the traces record for their replays.
 
     Inside the worker process that imports the scenario's module, and in
     the schedules it runs, ``check`` does nothing and returns None, so a
@@ -690,6 +767,17 @@ def check(
     every 30 seconds, as in a log.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not ploom's
+    return _check_with(scenario, config, progress, None)
+
+
+def _check_with(
+    scenario: Callable[[], Any], config: Config | None, progress: Callable[[dict], Any] | None, settings: Any
+) -> Statistics | None:
+    """check(), with the project's settings (_settings.Settings) when the
+    caller found them; else they are found from the scenario's folder."""
+    __tracebackhide__ = True
+    from ploom import _settings
+
     if _in_worker():
         return None
     if config is None:
@@ -697,24 +785,72 @@ def check(
     elif not isinstance(config, Config):
         raise TypeError(f"ploom.check: config must be a ploom.Config, not {type(config).__name__}")
     target, import_root = _target(scenario)
+    if settings is None:
+        settings = _settings.find_settings(os.path.dirname(os.path.abspath(inspect.getfile(scenario))))
+    config, applied = settings.apply(config)
     try:
-        return _explore(target, import_root, config, progress=progress)
+        stats = _explore(target, import_root, config, progress=progress, import_paths=_project_paths(settings))
     except _UtilityError as exc:
         # the type is __main__'s, for the exit status; a caller sees the
         # RuntimeError this function promises, with the same message
         raise RuntimeError(str(exc)) from None
+    except ModelCheckError as exc:
+        exc._set_settings(applied)
+        raise
+    return dataclasses.replace(stats, settings=tuple(applied))
 
 
 def _explore(
-    target: str, import_root: str | None, config: Config, progress: Callable[[dict], Any] | None = None
+    target: str,
+    import_root: str | None,
+    config: Config,
+    progress: Callable[[dict], Any] | None = None,
+    import_paths: Sequence[str] = (),
 ) -> Statistics:
     """Runs ``ploom-explore`` on TARGET with config's options: check()
-    without the scenario object; progress: check()'s."""
+    without the scenario object; progress: check()'s; import_paths
+    (_project_paths()) go on the worker's PYTHONPATH after import_root."""
     __tracebackhide__ = True
     shown = ["--progress=json"] if progress else []
-    return _search(
-        [*config._options(), *shown, target], _env_with_root(import_root), config, f" on {target!r}", progress=progress
-    )
+    env = _env_with_root(os.pathsep.join([p for p in (import_root, *import_paths) if p]) or None)
+    stats = _search([*config._options(), *shown, target], env, config, f" on {target!r}", progress=progress)
+    assert stats is not None  # with a config, _search returns statistics or raises
+    return stats
+
+
+def _project_paths(settings: Any, own: bool = True) -> list[str]:
+    """pytest's ``pythonpath`` of the project's settings, then the
+    entries of this process's sys.path inside the project's root (the
+    folder of its settings): pytest's rootdir and ``pythonpath``, a
+    script's folder.  The worker imports from them as this process does,
+    and the traces record them (relative to the repository's root), so
+    that a replay imports as the search did.  Without own, only the
+    ``pythonpath`` (``ploom check``, whose own sys.path is ploom's)."""
+    root = settings.root
+    if not root:
+        return []
+    seen = [os.path.abspath(p) for p in settings.pythonpath if os.path.isdir(p)]
+    # an environment in the project (.venv) is the interpreter's, which
+    # the worker has already: on PYTHONPATH it would come before the
+    # standard library
+    environments = {sys.prefix, sys.exec_prefix, sys.base_prefix}
+    for entry in sys.path if own else ():
+        if not isinstance(entry, str) or not entry:
+            continue
+        folder = os.path.abspath(entry)
+        if (
+            folder not in seen
+            and os.path.isdir(folder)
+            and _inside(folder, root)
+            and not any(_inside(folder, env) for env in environments)
+        ):
+            seen.append(folder)
+    return seen
+
+
+def _inside(path: str, root: str) -> bool:
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    return os.path.commonpath([real, real_root]) == real_root
 
 
 def _search(
@@ -756,7 +892,6 @@ def _search(
         sys.stdout.write(stdout)
         sys.stdout.flush()
         return None
-    stats = None
     if code in (0, 1, 3):
         try:
             stats = Statistics.from_json(loads_strict(stdout))
@@ -765,18 +900,20 @@ def _search(
                 f"ploom: {_EXPLORE} exited {code} without valid statistics on stdout ({exc})"
                 + _stderr_tail(stderr)
             ) from None
-
-    if code == 0:
-        return stats
-    if code == 1:
-        failure = stats.raw.get("failure") or {}
-        summary = failure.get("summary") or "a schedule failed"
-        stacks = _trace_stacks(stats.trace) if failure.get("kind") == "timeout" else []
-        raise ModelCheckError(
-            summary, _shown_path(stats.trace), _shown_path(stats.minimized_trace), stats, stacks=stacks
-        )
-    if code == 3:
+        if code == 0:
+            return stats
+        if code == 1:
+            failure = stats.raw.get("failure") or {}
+            summary = failure.get("summary") or "a schedule failed"
+            stacks = _trace_stacks(stats.trace) if failure.get("kind") == "timeout" else []
+            raise ModelCheckError(
+                summary, _shown_path(stats.trace), _shown_path(stats.minimized_trace), stats, stacks=stacks
+            )
         raise IncompleteExplorationError(_incomplete_message(stats, config), stats)
+    if code == _ploom.EXIT_SETUP:
+        marker = f"{_EXPLORE}: setup error, not a bug of the code under test: "
+        said = [line[len(marker):] for line in stderr.splitlines() if line.startswith(marker)]
+        raise SetupError(said[0] if said else f"ploom: {_EXPLORE} stopped at a setup error" + _stderr_tail(stderr))
     raise _UtilityError(f"ploom: {_EXPLORE} failed{what} (exit {code})" + _stderr_tail(stderr), stderr, code)
 
 
@@ -959,7 +1096,7 @@ def _replay_from(
     raise RuntimeError(f"ploom: {_REPLAY} failed on {path!r} (exit {code})" + _stderr_tail(stderr))
 
 
-def _open_if_pipe(path: str):
+def _open_if_pipe(path: str) -> IO[bytes] | None:
     """The file at ``path`` opened for reading when it is a pipe or a
     socket, such as the /dev/fd/63 of bash's ``<(...)``: another
     process could not open that again (the descriptor is ours, and a pipe
@@ -1024,11 +1161,11 @@ def _target(scenario: Any) -> tuple[str, str | None]:
         raise ValueError(f"ploom.check: the scenario {qualname!r} {problem}")
     namespace = _namespace(scenario, module_name)
     path = namespace.get("__file__")
-    spec = namespace.get("__spec__")
+    spec_name = getattr(namespace.get("__spec__"), "name", None)
     name = module_name
-    if name == "__main__" and isinstance(getattr(spec, "name", None), str) and spec.name != "__main__":
+    if name == "__main__" and isinstance(spec_name, str) and spec_name != "__main__":
         # run with `python -m pkg.mod`: the worker may import pkg.mod
-        name = spec.name
+        name = spec_name
     if not isinstance(path, str) or not path:
         if module_name == "__main__":
             raise ValueError(
@@ -1127,6 +1264,7 @@ def _run(
     # lets the utility stop (and stop its worker) if this process is killed
     env = dict(env, PLOOM_CALLER_PID=str(os.getpid()))
     proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None  # both PIPE
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
     held: bytes | None = b"" if hold_usage_error and echo_stderr else None
@@ -1157,8 +1295,14 @@ def _run(
         code = proc.wait()
         if held and not _usage_error(held.decode("utf-8", "replace")):
             _pass_through(held)
+    except KeyboardInterrupt:
+        # Ctrl-C: the utility stops too (a terminal sent it the signal as
+        # well; this sends it again for a caller that got it alone), keeps
+        # the traces it found and says so in one line, passed on here
+        _interrupt(proc, echo_stderr)
+        raise
     except BaseException:
-        # KeyboardInterrupt and the like: do not leave the utility running.
+        # the like of SystemExit: do not leave the utility running.
         proc.terminate()
         try:
             proc.wait(timeout=5)
@@ -1171,6 +1315,35 @@ def _run(
         proc.stderr.close()
     out = b"".join(out_chunks).decode("utf-8", "replace")
     return code, out, b"".join(err_chunks).decode("utf-8", "replace")
+
+
+def _interrupt(proc: subprocess.Popen, echo_stderr: bool, grace_s: float = 10.0) -> None:
+    """Sends the utility SIGINT, passes on what it writes on stderr until
+    it exits (its line that says how far it got and where the traces are),
+    and kills it if it takes longer than grace_s."""
+    import signal
+    import time
+
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + grace_s
+    assert proc.stderr is not None  # _run's PIPE
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stderr, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not sel.select(left):
+                continue
+            data = os.read(proc.stderr.fileno(), 65536)
+            if not data:
+                break
+            if echo_stderr:
+                # a progress line of --progress=json is no message
+                _pass_through(b"".join(line for line in data.splitlines(True) if not line.startswith(b"{")))
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class _ProgressLines:
@@ -1273,6 +1446,13 @@ def _incomplete_message(stats: Statistics, config: Config | None) -> str:
             f"{_counted(stats.schedules, 'schedule')}; a limit is never a pass, since the schedules not "
             "explored may fail"
         )
+    limited = stats.raw.get("step_limited")
+    if isinstance(limited, int) and (limited > 1 or (limited == 1 and stats.stopped_by != "max-steps")):
+        message += f"; {limited} of {_counted(stats.schedules, 'schedule')} reached the step limit"
     if stats.trace:
         message += f". Trace: {stats.trace}"
+    stacks = _trace_stacks(stats.trace)
+    if stacks:
+        message += "\nWhere each task was when a schedule reached the step limit:"
+        message += "".join(f"\n  {_printable(line)}" for line in stacks)
     return message

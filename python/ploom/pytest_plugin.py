@@ -1,8 +1,19 @@
-"""ploom's pytest plugin: the ``ploom_check`` fixture and ``--ploom-replay``.
+"""ploom's pytest plugin: ``pytest --ploom``, the ``ploom_check`` fixture
+and ``--ploom-replay``.
+
+``pytest --ploom`` explores each selected test instead of running it once
+(the _Explorer below): for each test, ploom-explore runs from the rootdir
+on the target ``pytest:NODEID``, whose worker collects that test with
+pytest and runs its whole protocol in each schedule
+(ploom._pytest_target); the test's report is the search's verdict.  The
+modules it patches are gathered in one place, patch_list().
 
 Registered through the ``pytest11`` entry point (``ploom =
 "ploom.pytest_plugin"`` in pyproject.toml), so installing ploom is enough.
-It imports nothing of ploom until a test uses the fixture.
+It imports nothing of ploom until a test uses the fixture but the table of
+:class:`ploom.Config`'s fields, whose names, with the prefix ``ploom_``,
+are the ini keys it registers (``ploom_patch = mylib.account``, read with
+``[tool.ploom]`` by :func:`ploom._settings.find_settings`).
 
     def test_withdraw(ploom_check):
         ploom_check(scenario)
@@ -34,8 +45,10 @@ every 30 seconds at most (``man ploom-explore``, Progress).
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shlex
+import sys
 import tempfile
 
 import pytest
@@ -55,6 +68,60 @@ def pytest_addoption(parser):
         "the command (ploom_check fails the same way when the failure reproduces)",
     )
     group.addoption(
+        "--ploom",
+        dest="ploom_explore",
+        action="store_true",
+        default=False,
+        help="explore every selected test's schedules instead of running it once "
+        "(pytest's collection in ploom's worker, each schedule a fork that runs the test's "
+        "fixtures, call and teardown under ploom's scheduler)",
+    )
+    group.addoption(
+        "--ploom-patch",
+        dest="ploom_patch",
+        action="append",
+        default=[],
+        metavar="PKG",
+        help="with --ploom: a library whose threading the explored tests' schedules run under "
+        "ploom (repeatable; the ploom_patch ini key adds more). The rootdir's own modules "
+        "are patched without it",
+    )
+    group.addoption(
+        "--ploom-max-schedules",
+        dest="ploom_max_schedules",
+        type=int,
+        default=_MAX_SCHEDULES,
+        metavar="N",
+        help=f"with --ploom: the schedules one test may explore (default {_MAX_SCHEDULES}); "
+        "a search it stops is incomplete, never a pass",
+    )
+    group.addoption(
+        "--ploom-max-seconds",
+        dest="ploom_max_seconds",
+        type=float,
+        default=_MAX_SECONDS,
+        metavar="S",
+        help=f"with --ploom: the seconds one test's search may take (default {_MAX_SECONDS:g}); "
+        "a search it stops is incomplete, never a pass",
+    )
+    group.addoption(
+        "--ploom-incomplete",
+        dest="ploom_incomplete",
+        choices=("fail", "skip"),
+        default="fail",
+        help="with --ploom: what an incomplete search makes of its test: fail (the default, "
+        "with IncompleteExplorationError) or skip (a reason that starts 'incomplete:')",
+    )
+    group.addoption(
+        "--ploom-threads",
+        dest="ploom_threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --ploom: run each test's body in N tasks at once over the same fixture "
+        "values, and explore their orders (a test marked thread_unsafe runs in one)",
+    )
+    group.addoption(
         "--ploom-on-current-source",
         dest="ploom_on_current_source",
         action="store_true",
@@ -62,6 +129,15 @@ def pytest_addoption(parser):
         help="with --ploom-replay: run the recorded order of tasks on the source as it is "
         "now, edited or not (a fix, say); ploom_check fails if the schedule still fails",
     )
+    from ploom._settings import INI_PREFIX, ini_keys
+
+    for key, kind in ini_keys():
+        parser.addini(
+            key,
+            f"ploom: Config's {key.removeprefix(INI_PREFIX)} for ploom_check "
+            "(with [tool.ploom]; the test's own Config wins)",
+            type="linelist" if kind == "names" else "string",
+        )
 
 
 def pytest_configure(config):
@@ -74,8 +150,21 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "ploom(**config): the ploom.Config the ploom_check fixture uses in this test when "
-        "it is given none, e.g. @pytest.mark.ploom(max_preemptions=2)",
+        "it is given none, e.g. @pytest.mark.ploom(max_preemptions=2); under --ploom, the "
+        "test's own search's, and threads=N runs its body in N tasks",
     )
+    config.addinivalue_line(
+        "markers",
+        "thread_unsafe: under --ploom-threads, the test's body runs in one task",
+    )
+    if config.getoption("ploom_threads") < 1:
+        raise pytest.UsageError("--ploom-threads needs a count of 1 or more")
+    if config.getoption("ploom_max_schedules") < 1:
+        raise pytest.UsageError("--ploom-max-schedules needs a count of 1 or more")
+    if config.getoption("ploom_max_seconds") <= 0:
+        raise pytest.UsageError("--ploom-max-seconds needs a number of seconds above 0")
+    if config.getoption("ploom_explore") or config.getoption("ploom_replay"):
+        config.pluginmanager.register(_Explorer(config), "ploom-explorer")
 
 
 @pytest.fixture
@@ -107,6 +196,11 @@ def ploom_check(request):
             f"{request.node.nodeid}: @pytest.mark.ploom takes keywords of ploom.Config, "
             f"such as max_preemptions=2, not {marker.args!r}"
         )
+    if marker is not None and "threads" in marker.kwargs:
+        raise pytest.UsageError(
+            f"{request.node.nodeid}: @pytest.mark.ploom(threads=N) is for pytest --ploom, "
+            "which runs the test's body in N tasks; ploom_check explores a scenario"
+        )
     replay_path = request.config.getoption("ploom_replay")
     on_current_source = request.config.getoption("ploom_on_current_source")
 
@@ -118,7 +212,7 @@ def ploom_check(request):
             return _replay(request, scenario, replay_path, on_current_source, _replay_timeout(config))
         status = _Status.on(request.config)
         try:
-            return exploration.check(scenario, config, progress=status and status.show)
+            return exploration._check_with(scenario, config, status and status.show, _project_settings(request))
         except exploration.ModelCheckError as exc:
             _suggest_pytest(request.node, exc)
             _remember(request.node, exc.trace_to_read)
@@ -128,6 +222,13 @@ def ploom_check(request):
                 status.clear()
 
     return check
+
+
+def _project_settings(request):
+    """The settings of the project pytest runs in, found from its rootdir."""
+    from ploom import _settings
+
+    return _settings.find_settings(request.config.rootpath)
 
 
 class _Status:
@@ -266,6 +367,14 @@ def _replay(request, scenario, path, on_current_source, schedule_timeout):
         _suggest_pytest(request.node, exc)
         _remember(request.node, absolute)
         raise
+    except exploration.ReplayDivergenceError as exc:
+        if on_current_source or not str(exc).startswith("the scenario's source changed: "):
+            raise
+        # an edit (a fix, say) is what a user most often meets here
+        command, _ = _replay_command(request.node, absolute)
+        raise exploration.ReplayDivergenceError(
+            f"{exc}\nReplay on the current source: {command} --ploom-on-current-source", exc.trace
+        ) from None
 
 
 # ploom-replay's own limit (PLOOM_TRACE_MAX_BYTES): a larger trace is
@@ -350,7 +459,12 @@ def pytest_runtest_makereport(item, call):
         from ploom.exploration import _next_step
 
         command, shown = _replay_command(item, trace)
-        report.sections.append(("ploom", f"ploom first failure: {shown}\n{_next_step(command, shown)}"))
+        # the race and each task's steps, drawn as pytest --ploom draws its failures
+        drawn = _show(trace, str(item.config.invocation_params.dir))
+        lines = [f"ploom first failure: {shown}"]
+        if drawn:
+            lines += ["", drawn.rstrip(), ""]
+        report.sections.append(("ploom", "\n".join([*lines, _next_step(command, shown)])))
 
 
 def _relative(path, start):
@@ -368,3 +482,434 @@ def _nodeid(item):
     file_part, sep, rest = item.nodeid.partition("::")
     path = os.path.join(str(config.rootpath), file_part)
     return _relative(path, config.invocation_params.dir) + sep + rest
+
+
+# --ploom's budget per test: a suite of a few hundred tests stays a matter
+# of minutes, and a test whose search needs more says so (incomplete).
+_MAX_SCHEDULES = 2000
+_MAX_SECONDS = 60.0
+
+
+def project_modules(rootdir):
+    """The modules imported from files under rootdir, outside any
+    installed environment there (a .venv in the project), by their
+    top-most names: the test modules, the conftests and the project's
+    own packages, as the session imported them while collecting."""
+    import sysconfig
+
+    root = os.path.realpath(str(rootdir)) + os.sep
+    installed = {os.path.realpath(p) + os.sep for key, p in sysconfig.get_paths().items()
+                 if key in ("stdlib", "platstdlib", "purelib", "platlib") and p}
+    installed.add(os.path.realpath(sys.prefix) + os.sep)
+    names = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or name == "__main__" or name.split(".")[0] in ("ploom", "pytest", "_pytest"):
+            continue
+        real = os.path.realpath(file)
+        if not real.startswith(root) or any(real.startswith(p) for p in installed):
+            continue
+        if all(part.isidentifier() for part in name.split(".")):
+            names.append(name)
+    chosen = set(names)
+    # a package's submodules are patched with it
+    return sorted(n for n in chosen if not any(n.startswith(p + ".") for p in chosen))
+
+
+def patch_list(config):
+    """The modules every test explored by --ploom patches: the project's
+    own (project_modules), then the project's settings' patch
+    ([tool.ploom] or the ploom_patch ini key, _settings.find_settings),
+    then those of --ploom-patch.  The one place the plugin gathers them."""
+    from ploom._settings import find_settings
+
+    settings = find_settings(config.rootpath)
+    names = [*project_modules(config.rootpath), *settings.values.get("patch", ()),
+             *config.getoption("ploom_patch")]
+    return tuple(dict.fromkeys(name.strip() for name in names if name.strip()))
+
+
+class _Explorer:
+    """pytest --ploom: each selected test explored in ploom's worker
+    instead of run once here (ploom._pytest_target), and its verdict in
+    pytest's terms; and the replay of such a test's trace."""
+
+    def __init__(self, config):
+        self.config = config
+        self.explore = config.getoption("ploom_explore")
+        self.patch = None
+        self._trace = None  # the --ploom-replay trace, once read: False when not --ploom's
+        # `python -m pytest` puts the folder it starts in first on sys.path,
+        # where the tests may import the project from: the worker's
+        # pytest finds it there too (the worker itself starts with -P)
+        here = str(config.invocation_params.dir)
+        self.path = here if any(os.path.abspath(p or os.curdir) == here for p in sys.path) else None
+        self.tests = self.schedules = 0
+        self.searches = {"complete": 0, "incomplete": 0, "failed": 0}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        replay = self.config.getoption("ploom_replay")
+        if replay:
+            trace = self._pytest_trace(replay)
+            uses_fixture = "ploom_check" in getattr(item, "fixturenames", ())
+            if trace is None or (isinstance(trace, str) and uses_fixture):
+                return None  # a ploom_check trace: the fixture replays it, or says why not
+            if isinstance(trace, str):
+                run = lambda: self._report(item, "call", "failed", trace)  # noqa: E731
+            else:
+                run = lambda: self._replay(item, trace)  # noqa: E731
+        elif "ploom_check" in getattr(item, "fixturenames", ()) or not self.explore:
+            return None  # the test explores its own scenario
+        else:
+            run = lambda: self._explore(item)  # noqa: E731
+        from _pytest.skipping import evaluate_skip_marks
+
+        ihook = item.ihook
+        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        skipped = evaluate_skip_marks(item)
+        if skipped is not None:
+            reports = [self._report(item, "setup", "skipped", (str(item.path), (item.location[1] or 0) + 1,
+                                                                 f"Skipped: {skipped.reason}"))]
+        else:
+            reports = [self._report(item, "setup", "passed")]
+            reports.append(run())
+        reports.append(self._report(item, "teardown", "passed"))
+        for report in reports:
+            ihook.pytest_runtest_logreport(report=report)
+        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
+    def _report(self, item, when, outcome, longrepr=None, duration=0.0, note=None):
+        from _pytest.reports import TestReport
+
+        sections = [(f"Captured {key} {when}", text) for w, key, text in item._report_sections if w == when]
+        if note and when == "call":
+            sections.append(("ploom", note))
+        report = TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, outcome, longrepr, when,
+                            sections, duration, user_properties=item.user_properties)
+        report.ploom_note = note
+        return report
+
+    def _threads(self, item):
+        """(tasks that run the test's body, what -v says of them or None)."""
+        marker = item.get_closest_marker("ploom")
+        threads = self.config.getoption("ploom_threads")
+        if marker is not None and "threads" in marker.kwargs:
+            threads = marker.kwargs["threads"]
+            if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+                raise ValueError(f"@pytest.mark.ploom(threads=N) needs a count of 1 or more, not {threads!r}")
+        if threads > 1 and item.get_closest_marker("thread_unsafe") is not None:
+            return 1, "thread_unsafe: its body ran in one task"
+        from ploom import _pytest_target
+
+        if threads > 1 and not _pytest_target.has_body(item):
+            return 1, f"{type(item).__name__}: its body ran in one task (threads= runs a test function's)"
+        return threads, None
+
+    def _config(self, item):
+        from ploom import exploration
+
+        if self.patch is None:
+            self.patch = patch_list(self.config)
+        marker = item.get_closest_marker("ploom")
+        fields = {k: v for k, v in (marker.kwargs if marker is not None else {}).items() if k != "threads"}
+        fields.setdefault("reduction", "dpor")
+        fields.setdefault("max_schedules", self.config.getoption("ploom_max_schedules"))
+        fields.setdefault("time_limit", self.config.getoption("ploom_max_seconds"))
+        fields["patch"] = tuple(dict.fromkeys([*self.patch, *fields.get("patch", ())]))
+        return exploration.Config(**fields)
+
+    def _explore(self, item):
+        """The call's report of item's exploration."""
+        import time
+
+        from ploom import _pytest_target, exploration
+
+        start = time.monotonic()
+        try:
+            threads, note = self._threads(item)
+            config = self._config(item)
+        except (TypeError, ValueError) as exc:
+            # a mark's field that Config has not, or a value it refuses
+            report = self._report(item, "call", "failed", f"ploom could not explore {item.nodeid}: {exc}")
+            return _searched(report, "failed", None)
+        target = _pytest_target.make_target(item.nodeid, threads)
+        root = str(self.config.rootpath)
+        status = _Status.on(self.config)
+        said = io.StringIO()
+        try:
+            try:
+                # ploom-explore's messages and the worker's output are the
+                # test's, shown with its report as pytest shows captured output
+                with _chdir(root), contextlib.redirect_stderr(said):
+                    stats = exploration._explore(target, self.path, config, progress=status and status.show)
+            finally:
+                if status:
+                    status.clear()
+                if said.getvalue():
+                    item.add_report_section("call", "stderr", said.getvalue())
+        except exploration.ModelCheckError as exc:
+            report = self._failure(item, exc, root, time.monotonic() - start, note)
+            return _searched(report, "failed", exc.statistics)
+        except exploration.IncompleteExplorationError as exc:
+            stats = exc.statistics
+            duration = time.monotonic() - start
+            if self.config.getoption("ploom_incomplete") == "skip":
+                count = _schedules(stats.schedules if stats else 0)
+                reason = f"incomplete: {count} explored, {_stopped(stats, config)}"
+                report = self._report(item, "call", "skipped", (str(item.path), (item.location[1] or 0) + 1, reason),
+                                      duration, note)
+            else:
+                count = _schedules(stats.schedules if stats else 0)
+                text = (f"IncompleteExplorationError: the search {_stopped(stats, config)} after {count}; "
+                        "a limit is never a pass: the schedules not explored may fail")
+                report = self._report(item, "call", "failed", text, duration, note)
+            return _searched(report, "incomplete", stats)
+        except (RuntimeError, ValueError) as exc:
+            report = self._report(item, "call", "failed", f"ploom could not explore {item.nodeid}: {exc}",
+                                  time.monotonic() - start, note)
+            return _searched(report, "failed", None)
+        verdict = f"ploom: {_schedules(stats.schedules)}, complete"
+        if stats.schedules == 1:
+            verdict += ", one order: no second task, or none whose steps conflict"
+        if threads > 1:
+            verdict += f", body in {threads} tasks"
+        report = self._report(item, "call", "passed", None, time.monotonic() - start,
+                              f"{verdict}; {note}" if note else verdict)
+        return _searched(report, "complete", stats)
+
+    def _failure(self, item, exc, root, duration, note):
+        """The call's report of a failing schedule: what failed, how (the
+        steps, as ploom-show renders the trace), the traces, and the
+        command that replays it."""
+        trace = _under(root, exc.trace_to_read)
+        lines = [_stripped(exc.summary)]
+        stats = exc.statistics
+        if stats is not None and stats.saved_failing:
+            lines.append("ploom: a failing schedule saved by an earlier search fails again (no search ran)")
+        elif stats is not None:
+            lines.append(f"ploom: a schedule failed after {_schedules(stats.schedules)} of the search")
+        shown = _show(trace, _replay_dir(root, item.nodeid, trace))
+        if shown:
+            lines += ["", shown.rstrip(), ""]
+        for label, path in (("Original trace", exc.original_trace), ("Minimized trace", exc.minimized_trace)):
+            if path:
+                lines.append(f"{label}: {_relative(_under(root, path), self.config.invocation_params.dir)}")
+        from ploom.exploration import _next_step
+
+        command, shown_trace = _replay_command(item, trace)
+        lines.append(_next_step(command, shown_trace))
+        if note:
+            lines.append(note)
+        return self._report(item, "call", "failed", "\n".join(lines), duration, note)
+
+    def _pytest_trace(self, path):
+        """(absolute path, node id, threads, recorded bytes) of a trace of
+        pytest --ploom's, or None for another trace."""
+        from ploom import _pytest_target
+
+        if self._trace is not None:
+            return self._trace or None
+        self._trace = False
+        absolute = os.path.join(self.config.invocation_params.dir, os.path.expanduser(path))
+        # a pipe is read once, by the ploom_check fixture that replays it
+        data = _read_trace(absolute) if os.path.isfile(absolute) else None
+        if data is None:
+            return None
+        try:
+            target = _recorded_scenario(data)["target"]
+            if not _pytest_target.is_pytest_target(target):
+                return None
+            nodeid, threads = _pytest_target.split(target)
+        except ValueError as exc:
+            self._trace = f"cannot read trace '{path}': {exc}"
+            return self._trace
+        self._trace = (absolute, nodeid, threads, data)
+        return self._trace
+
+    def _replay(self, item, trace):
+        """The call's report of item's replay of a --ploom trace."""
+        import time
+
+        from ploom import exploration
+
+        absolute, nodeid, _, data = trace
+        start = time.monotonic()
+        if nodeid != item.nodeid:
+            return self._report(item, "call", "failed",
+                                f"trace '{absolute}' records test {nodeid!r}, not this one", 0.0)
+        root = str(self.config.rootpath)
+        with tempfile.TemporaryFile() as f:
+            f.write(data)
+            f.seek(0)
+            try:
+                with _chdir(_replay_dir(root, nodeid, absolute)), _on_pythonpath(self.path):
+                    exploration._replay_from(
+                        absolute, f, None, named=True,
+                        on_current_source=self.config.getoption("ploom_on_current_source"),
+                        options=[],
+                    )
+            except exploration.ModelCheckError as exc:
+                command, shown = _replay_command(item, absolute)
+                text = "\n".join([_stripped(exc.summary), "", (_show(absolute, _replay_dir(root, nodeid, absolute))
+                                                                or "").rstrip(), "",
+                                  f"Replayed trace: {shown}", exploration._next_step(command, shown)])
+                return self._report(item, "call", "failed", text, time.monotonic() - start)
+            except (exploration.ReplayDivergenceError, exploration.IncompleteExplorationError, RuntimeError) as exc:
+                return self._report(item, "call", "failed", f"{type(exc).__name__}: {exc}",
+                                    time.monotonic() - start)
+        return self._report(item, "call", "passed", None, time.monotonic() - start,
+                            "ploom: the replayed schedule passed")
+
+    def pytest_report_teststatus(self, report, config):
+        note = getattr(report, "ploom_note", None)
+        if note and report.when == "call" and report.passed:
+            return "passed", ".", (f"PASSED ({note})", {"green": True})
+        return None
+
+    def pytest_runtest_logreport(self, report):
+        # counted from the reports, which are all the session has of the
+        # tests that another process ran
+        search = getattr(report, "ploom_search", None)
+        if report.when == "call" and search in self.searches:
+            self.tests += 1
+            self.searches[search] += 1
+            self.schedules += getattr(report, "ploom_schedules", 0) or 0
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.tests:
+            terminalreporter.write_line(
+                f"ploom: {_counted(self.tests, 'test')} explored, {_schedules(self.schedules)}: "
+                f"{self.searches['complete']} complete, {self.searches['incomplete']} incomplete, "
+                f"{self.searches['failed']} failed"
+            )
+
+
+def _searched(report, search, stats):
+    """report, which records how its test's search ended and its schedules."""
+    report.ploom_search = search
+    report.ploom_schedules = stats.schedules if stats is not None else 0
+    return report
+
+
+@contextlib.contextmanager
+def _chdir(folder):
+    # the search runs from the rootdir, where its traces go (.ploom) and
+    # whence the worker's pytest collects; pytest runs tests one at a time
+    old = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+@contextlib.contextmanager
+def _on_pythonpath(folder):
+    # for ploom-replay's worker, as check() does for ploom-explore's
+    old = os.environ.get("PYTHONPATH")
+    if folder:
+        os.environ["PYTHONPATH"] = folder + (os.pathsep + old if old else "")
+    try:
+        yield
+    finally:
+        if folder:
+            if old is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = old
+
+
+def _under(root, path):
+    return path if os.path.isabs(path) else os.path.join(root, path)
+
+
+def _replay_dir(root, nodeid, trace):
+    """The folder a replay of a --ploom trace runs in: the rootdir, or,
+    for a trace recorded outside a git repository (whose test file is
+    named by its base name alone), the test file's folder."""
+    try:
+        with open(trace, "rb") as f:
+            from ploom.exploration import loads_strict
+
+            recorded = loads_strict(f.read().decode("utf-8"))
+        folder = recorded.get("source", {}).get("root") == "folder"
+    except (OSError, ValueError, AttributeError):
+        folder = False
+    if folder:
+        return os.path.dirname(os.path.join(root, nodeid.partition("::")[0]))
+    return root
+
+
+def _show(trace, cwd):
+    """ploom-show's rendering of trace (the steps of each task, the race,
+    the traceback), or None when it cannot be had."""
+    import subprocess
+
+    from ploom import exploration
+
+    try:
+        done = subprocess.run([exploration._find_utility("ploom-show"), trace], cwd=cwd,
+                              capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, RuntimeError, subprocess.SubprocessError):
+        return None
+    return _shortened(done.stdout, trace) if done.returncode == 0 else None
+
+
+# The most rows of the steps' table a test's report shows: the first ones
+# and the last ones, which lead to the failure.
+_STEPS_SHOWN = (20, 60)
+
+
+def _shortened(text, trace):
+    """ploom-show's text with its table of steps cut to _STEPS_SHOWN rows
+    when longer, saying how many were left out and where to see them.  A
+    row is its step's line and the lines its wrapped place goes on to,
+    which leave the step's column blank."""
+    lines = text.split("\n")
+    try:
+        # the rows run from the line under the table's rule to a blank line
+        start = next(i for i, line in enumerate(lines) if line.strip() and set(line.strip()) <= {"-", " "}) + 1
+        end = next(i for i in range(start, len(lines)) if not lines[i].strip())
+    except StopIteration:
+        return text
+    # the rule's first dashes are the step's column (after the marks and tags)
+    rule = lines[start - 1]
+    step_end = len(rule) - len(rule.lstrip(" ").lstrip("-"))
+    firsts = [i for i in range(start, end) if lines[i][:step_end].strip()]
+    head, tail = _STEPS_SHOWN
+    rows = len(firsts)
+    if rows <= head + tail:
+        return text
+    shown = shlex.quote(_relative(trace, os.getcwd()))
+    note = f"      ... {rows - head - tail} steps not shown here: ploom-show {shown} shows them all"
+    return "\n".join([*lines[: firsts[head]], note, *lines[firsts[rows - tail] :]])
+
+
+def _stripped(summary):
+    from ploom.exploration import _printable
+
+    return _printable(summary)
+
+
+def _counted(n, noun):
+    from ploom import exploration
+
+    return exploration._counted(n, noun)
+
+
+def _schedules(n):
+    return _counted(n, "schedule")
+
+
+def _stopped(stats, config):
+    """Which limit stopped the search, in pytest --ploom's options."""
+    by = stats.stopped_by if stats is not None else None
+    if by == "max-schedules":
+        return f"stopped at --ploom-max-schedules={config.max_schedules}"
+    if by == "time-limit":
+        return f"stopped at --ploom-max-seconds={config.time_limit:g}"
+    if by == "max-steps":
+        return "stopped at a schedule's step limit (max_steps)"
+    return f"stopped by {by}" if by else "stopped"

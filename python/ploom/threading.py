@@ -60,6 +60,7 @@ from __future__ import annotations
 import threading as _std
 import warnings
 from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 
 from ploom import _names
 from ploom._ploom import Lock as _Lock
@@ -67,6 +68,13 @@ from ploom._ploom import SharedCell, acquire_when, held_lock
 from ploom._ploom import Thread as _PloomThread
 from ploom._ploom import clock_monotonic as _time
 from ploom._ploom import current_task as _current_task
+from ploom._standin import refusing_getattr as _refusing_getattr
+
+# true for the type checker alone ([tool.mypy] always_true): a scenario's
+# process does not import typing
+_TYPE_CHECKING = False
+if _TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 __all__ = [
     "Barrier",
@@ -112,7 +120,7 @@ def get_native_id() -> int:
     return _std.get_native_id() if task is None else task
 
 
-def current_thread() -> Thread:
+def current_thread() -> _PloomThread | _std.Thread:
     """The running task's ploom.Thread in a schedule (for the scenario's own
     task, main_thread()); threading.current_thread() outside a check."""
     from ploom import current_thread as current
@@ -120,7 +128,7 @@ def current_thread() -> Thread:
     return current()
 
 
-def main_thread() -> Thread:
+def main_thread() -> _PloomThread | _std.Thread:
     """The scenario's own task as a ploom.Thread named "MainThread" in a
     schedule; threading.main_thread() outside a check."""
     from ploom import main_thread as main
@@ -128,40 +136,16 @@ def main_thread() -> Thread:
     return main()
 
 
-def Lock(*, name=None):
+def Lock(*, name: object = None) -> _Lock:
     """A ploom.Lock, named name, else after the assignment that makes it
     (see ploom._names)."""
     return _Lock(name=_names.creation_name() if name is None else name)
 
 
-def _condition_of(lock, name):
-    """A Condition over lock whose waiters are called name.waiter: one that
-    a primitive makes for itself (ploom.queue's)."""
-    cond = Condition(lock)
-    cond._waiter_name = f"{name}.waiter"
-    return cond
-
-
-def _refusing_getattr(std, supported):
-    """A module __getattr__ for ploom's stand-in of std: a name std has but
-    ploom does not schedule is an error naming it, never std's object."""
-    ours = f"ploom.{std.__name__}"
-
-    def refuse(name):
-        if hasattr(std, name):
-            raise AttributeError(
-                f"{ours} does not support {std.__name__}.{name}: it would run outside "
-                f"ploom's scheduler (supported: {', '.join(supported)})"
-            )
-        raise AttributeError(f"module {ours!r} has no attribute {name!r}")
-
-    return refuse
-
-
 __getattr__ = _refusing_getattr(_std, __all__)
 
 
-def _acquire_waiter(waiter, timeout):
+def _acquire_waiter(waiter: _Lock, timeout: float | None) -> bool:
     """Parks on waiter: blocks (no timeout), or may time out (a choice)."""
     if timeout is None:
         return waiter.acquire()
@@ -177,16 +161,16 @@ class RLock:
 
     __ploom_handle__ = True  # a SharedCell may hold it
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = Lock()
-        self._owner = None
+        self._owner: int | None = None
         self._count = 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         owner = "unlocked" if self._owner is None else f"owner={self._owner} count={self._count}"
         return f"<ploom.threading.RLock {owner}>"
 
-    def acquire(self, blocking=True, timeout=-1):
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         me = get_ident()
         # Only the owner writes _owner, so whether it equals me does not
         # depend on the order of other tasks' steps.
@@ -200,7 +184,7 @@ class RLock:
 
     __enter__ = acquire
 
-    def release(self):
+    def release(self) -> None:
         if self._owner != get_ident():
             raise RuntimeError("cannot release un-acquired lock")
         self._count -= 1
@@ -208,32 +192,34 @@ class RLock:
             self._owner = None
             self._lock.release()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
-    def locked(self):
+    def locked(self) -> bool:
         return self._lock.locked()
 
     # what Condition needs of its lock
-    def _is_owned(self):
+    def _is_owned(self) -> bool:
         return self._owner == get_ident()
 
-    def _release_save(self):
+    def _release_save(self) -> tuple[int, int | None]:
         saved = self._count, self._owner
         self._count, self._owner = 0, None
         self._lock.release()
         return saved
 
-    def _acquire_restore(self, saved, when=None):
-        # when: a Condition's one-step wait, which takes the lock back
-        # only once when() holds (ploom._ploom.acquire_when)
+    def _acquire_restore(
+        self, saved: tuple[int, int | None], when: Callable[[], object] | None = None, name: str | None = None
+    ) -> None:
+        # when: a Condition's one-step wait (Condition name), which takes
+        # the lock back only once when() holds (ploom._ploom.acquire_when)
         if when is None:
             self._lock.acquire()
         else:
-            acquire_when(self._lock, when)
+            acquire_when(self._lock, when, "notify", name)
         self._count, self._owner = saved
 
-    def _at_fork_reinit(self):
+    def _at_fork_reinit(self) -> None:
         self._lock._at_fork_reinit()
         self._owner, self._count = None, 0
 
@@ -243,24 +229,27 @@ class Condition:
 
     __ploom_handle__ = True  # a SharedCell may hold it
 
-    def __init__(self, lock=None):
-        self._lock = RLock() if lock is None else lock
+    def __init__(self, lock: Any = None) -> None:
+        # any lock: a ploom.Lock, an RLock, or another object with their methods
+        self._lock: Any = RLock() if lock is None else lock
         self.acquire = self._lock.acquire
         self.release = self._lock.release
-        self._waiters = deque()
-        # its lock, made here, has its name already (see ploom._names)
-        self._waiter_name = _names.part(_names.creation_name(), "Condition", "waiter")
+        self._waiters: deque[Any] = deque()
+        # its lock, made here, has its name already (see ploom._names);
+        # a deadlock names the Condition itself
+        self._name = _names.creation_name()
+        self._waiter_name = _names.part(self._name, "Condition", "waiter")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<ploom.threading.Condition({self._lock!r}, {len(self._waiters)})>"
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         return self._lock.__enter__()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Any:
         return self._lock.__exit__(*exc)
 
-    def _is_owned(self):
+    def _is_owned(self) -> bool:
         owned = getattr(self._lock, "_is_owned", None)
         if owned is not None:
             return owned()
@@ -275,30 +264,30 @@ class Condition:
             return False
         return True
 
-    def _release_save(self):
+    def _release_save(self) -> Any:
         save = getattr(self._lock, "_release_save", None)
         if save is not None:
             return save()
         self._lock.release()
         return None
 
-    def _acquire_restore(self, saved):
+    def _acquire_restore(self, saved: Any) -> None:
         restore = getattr(self._lock, "_acquire_restore", None)
         if restore is not None:
             restore(saved)
         else:
             self._lock.acquire()
 
-    def _at_fork_reinit(self):
+    def _at_fork_reinit(self) -> None:
         self._lock._at_fork_reinit()
         self._waiters.clear()
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> bool:
         if not self._is_owned():
             raise RuntimeError("cannot wait on un-acquired lock")
         return self._wait(timeout)
 
-    def _wait(self, timeout):
+    def _wait(self, timeout: float | None) -> bool:
         if timeout is None and self._one_step_waits():
             # One step: the acquire of the lock once a notify took this
             # waiter (ploom._ploom.acquire_when), instead of a waiter lock
@@ -307,15 +296,15 @@ class Condition:
             # alone, and the notifier holds the lock (or, over a plain
             # Lock, checked that someone does: a step on it), so no other
             # task could tell the steps left out from the one kept.
-            woken = _Woken()
-            self._waiters.append(woken)
+            taken = _Woken()
+            self._waiters.append(taken)
             saved = self._release_save()
             if saved is None:  # a plain Lock
-                acquire_when(self._lock, woken)
+                acquire_when(self._lock, taken, "notify", self._name)
             else:
-                self._lock._acquire_restore(saved, woken)
+                self._lock._acquire_restore(saved, taken, self._name)
             return True
-        waiter = held_lock(name=self._waiter_name)
+        waiter = held_lock(name=self._waiter_name, condition=self._name)
         self._waiters.append(waiter)
         saved = self._release_save()
         woken = False
@@ -331,9 +320,9 @@ class Condition:
                 except ValueError:
                     pass
 
-    def wait_for(self, predicate, timeout=None):
+    def wait_for[T](self, predicate: Callable[[], T], timeout: float | None = None) -> T:
         # CPython's loop, on ploom's clock (see the module's docstring)
-        endtime = None
+        endtime: float | None = None
         waittime = timeout
         result = predicate()
         while not result:
@@ -349,22 +338,22 @@ class Condition:
             result = predicate()
         return result
 
-    def notify(self, n=1):
+    def notify(self, n: int = 1) -> None:
         if not self._is_owned():
             raise RuntimeError("cannot notify on un-acquired lock")
         self._notify(n)
 
-    def _notify(self, n):
+    def _notify(self, n: int) -> None:
         for _ in range(min(n, len(self._waiters))):
             self._waiters.popleft().release()
 
-    def _one_step_waits(self):
+    def _one_step_waits(self) -> bool:
         """Whether an untimed wait is one step: over a ploom.Lock or an
         RLock, whose lock acquire_when takes; over another kind of lock
         each wait keeps a waiter lock."""
         return type(self._lock) in (_Lock, RLock)
 
-    def notify_all(self):
+    def notify_all(self) -> None:
         # CPython reads how many wait, then checks ownership in notify().
         # Over a plain Lock a task that does not hold it passes that check
         # while another does, and the waiters it read may be changing: the
@@ -382,13 +371,13 @@ class _Woken:
 
     __slots__ = ("woken",)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.woken = False
 
-    def release(self):
+    def release(self) -> None:
         self.woken = True
 
-    def __call__(self):
+    def __call__(self) -> bool:
         return self.woken
 
 
@@ -397,17 +386,18 @@ class _InternalCondition(Condition):
     it waits or notifies: no ownership check, which would be an operation
     (Lock.locked) of its own."""
 
-    def __init__(self, owner):
+    def __init__(self, owner: str) -> None:
         super().__init__(Lock())
-        self._waiter_name = _names.part(_names.creation_name(), owner, "waiter")
+        self._name = _names.creation_name() or owner
+        self._waiter_name = f"{self._name}.waiter"
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> bool:
         return self._wait(timeout)
 
-    def notify(self, n=1):
+    def notify(self, n: int = 1) -> None:
         self._notify(n)
 
-    def notify_all(self):
+    def notify_all(self) -> None:
         self._notify(len(self._waiters))
 
 
@@ -417,29 +407,29 @@ class Semaphore:
 
     __ploom_handle__ = True  # a SharedCell may hold it
 
-    def __init__(self, value=1):
+    def __init__(self, value: int = 1) -> None:
         if value < 0:
             raise ValueError("semaphore initial value must be >= 0")
         self._cond = _InternalCondition(type(self).__name__)
         self._value = value
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<ploom.threading.{type(self).__name__} value={self._value}>"
 
-    def acquire(self, blocking=True, timeout=None):
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         if not blocking and timeout is not None:
             raise ValueError("can't specify timeout for non-blocking acquire")
         if blocking and timeout is None:
             # the wait is one step, the lock's acquire once a unit is
             # there (ploom._ploom.acquire_when): only code holding the lock
             # changes the value, and the loop below would retry until then
-            acquire_when(self._cond._lock, self._available)
+            acquire_when(self._cond._lock, self._available, "state", self._cond._name)
             self._value -= 1
             self._cond._lock.release()
             return True
         # CPython's loop, with its deadline on ploom's clock (see the
         # module's docstring)
-        endtime = None
+        endtime: float | None = None
         with self._cond:
             while self._value == 0:
                 if not blocking:
@@ -460,31 +450,31 @@ class Semaphore:
 
     __enter__ = acquire
 
-    def _available(self):
+    def _available(self) -> bool:
         return self._value > 0
 
-    def release(self, n=1):
+    def release(self, n: int = 1) -> None:
         if n < 1:
             raise ValueError("n must be one or more")
         with self._cond:
             self._add(n)
             self._cond.notify(n)
 
-    def _add(self, n):
+    def _add(self, n: int) -> None:
         self._value += n
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 
 class BoundedSemaphore(Semaphore):
     """A Semaphore that refuses to be released above its initial value."""
 
-    def __init__(self, value=1):
+    def __init__(self, value: int = 1) -> None:
         super().__init__(value)
         self._initial = value
 
-    def _add(self, n):
+    def _add(self, n: int) -> None:
         if self._value + n > self._initial:
             raise ValueError("Semaphore released too many times")
         self._value += n
@@ -495,7 +485,7 @@ class Event:
 
     __ploom_handle__ = True  # a SharedCell may hold it
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._cond = _InternalCondition("Event")
         # is_set() reads the flag without the lock, as CPython does: a
         # SharedCell makes that read an operation; under the lock the
@@ -503,27 +493,27 @@ class Event:
         self._cell = SharedCell(False, name=_names.part(_names.creation_name(), "Event", "flag"))
         self._flag = False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<ploom.threading.Event {'set' if self._flag else 'unset'}>"
 
-    def is_set(self):
+    def is_set(self) -> bool:
         return self._cell.read()
 
-    def _at_fork_reinit(self):
+    def _at_fork_reinit(self) -> None:
         self._cond._at_fork_reinit()
 
-    def set(self):
+    def set(self) -> None:
         with self._cond:
             self._flag = True
             self._cell.write(True)
             self._cond.notify_all()
 
-    def clear(self):
+    def clear(self) -> None:
         with self._cond:
             self._flag = False
             self._cell.write(False)
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> bool:
         if timeout is None:
             # one step, the lock's acquire once the flag is set
             # (ploom._ploom.acquire_when), as a Semaphore's.  CPython's
@@ -532,7 +522,7 @@ class Event:
             # takes the lock between the two instead, which no other task
             # can tell apart, since only set() and clear() take the lock
             # and the waiter leaves it at once.
-            acquire_when(self._cond._lock, self._is_flag)
+            acquire_when(self._cond._lock, self._is_flag, "state", self._cond._name)
             self._cond._lock.release()
             return True
         with self._cond:
@@ -541,7 +531,7 @@ class Event:
                 signaled = self._cond.wait(timeout)
             return signaled
 
-    def _is_flag(self):
+    def _is_flag(self) -> bool:
         return self._flag
 
 
@@ -554,7 +544,9 @@ class Barrier:
 
     __ploom_handle__ = True  # a SharedCell may hold it
 
-    def __init__(self, parties, action=None, timeout=None):
+    def __init__(
+        self, parties: int, action: Callable[[], object] | None = None, timeout: float | None = None
+    ) -> None:
         if parties < 1:
             raise ValueError("parties must be >= 1")
         self._cond = _InternalCondition("Barrier")
@@ -564,7 +556,7 @@ class Barrier:
         self._state = _FILLING
         self._count = 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<ploom.threading.Barrier waiters={self._count}/{self._parties}>"
 
     # A wait with no timeout is one step, the lock's acquire once the state
@@ -572,18 +564,18 @@ class Barrier:
     # state changes only under the lock, and the Condition's loop would
     # retry until then.  Timed waits keep the Condition, and every change
     # notifies for them.
-    def _settled(self):
+    def _settled(self) -> bool:
         return self._state not in (_DRAINING, _RESETTING)
 
-    def _tripped(self):
+    def _tripped(self) -> bool:
         return self._state != _FILLING
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> int:
         if timeout is None:
             timeout = self._timeout
         lock = self._cond._lock
         # the last round is still letting its tasks out
-        acquire_when(lock, self._settled)
+        acquire_when(lock, self._settled, "state", self._cond._name)
         try:
             if self._state < 0:
                 raise BrokenBarrierError
@@ -603,7 +595,7 @@ class Barrier:
         finally:
             lock.release()
 
-    def _trip(self):
+    def _trip(self) -> None:
         try:
             if self._action:
                 self._action()
@@ -613,22 +605,22 @@ class Barrier:
             self._break()
             raise
 
-    def _await(self, timeout):
+    def _await(self, timeout: float | None) -> None:
         if timeout is None:
             lock = self._cond._lock
             lock.release()
-            acquire_when(lock, self._tripped)
+            acquire_when(lock, self._tripped, "state", self._cond._name)
         elif not self._cond.wait_for(self._tripped, timeout):
             self._break()
             raise BrokenBarrierError
         if self._state < 0:
             raise BrokenBarrierError
 
-    def _break(self):
+    def _break(self) -> None:
         self._state = _BROKEN
         self._cond.notify_all()
 
-    def reset(self):
+    def reset(self) -> None:
         with self._cond:
             if self._count > 0:
                 if self._state in (_FILLING, _BROKEN):
@@ -637,21 +629,21 @@ class Barrier:
                 self._state = _FILLING
             self._cond.notify_all()
 
-    def abort(self):
+    def abort(self) -> None:
         with self._cond:
             self._break()
 
     @property
-    def parties(self):
+    def parties(self) -> int:
         return self._parties
 
     @property
-    def n_waiting(self):
+    def n_waiting(self) -> int:
         with self._cond:
             return self._count if self._state == _FILLING else 0
 
     @property
-    def broken(self):
+    def broken(self) -> bool:
         with self._cond:
             return self._state == _BROKEN
 
@@ -662,7 +654,16 @@ class Thread(_PloomThread):
     ``super().__init__(...)``); it can be weakly referenced.  Without a name,
     it is called "thread#N" once started, N its task id, as traces call it."""
 
-    def __init__(self, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
+    def __init__(
+        self,
+        group: None = None,
+        target: Callable[..., object] | None = None,
+        name: object = None,
+        args: Iterable[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        daemon: bool | None = None,
+    ) -> None:
         if group is not None:
             raise AssertionError("group argument must be None for now")
         if kwargs is None:
@@ -674,7 +675,7 @@ class Thread(_PloomThread):
         # where threading keeps them, for subclasses that read them
         self._target, self._args, self._kwargs = target, args, kwargs
 
-    def run(self):
+    def run(self) -> None:
         try:
             if self._target is not None:
                 self._target(*self._args, **self._kwargs)
@@ -683,24 +684,24 @@ class Thread(_PloomThread):
             del self._target, self._args, self._kwargs
 
     @property
-    def native_id(self):
+    def native_id(self) -> int | None:
         """The task id once started, as ident: ploom's tasks are numbered the
         same in every schedule."""
         return self.ident
 
-    def getName(self):
+    def getName(self) -> str:
         warnings.warn("getName() is deprecated, get the name attribute instead", DeprecationWarning, stacklevel=2)
         return self.name
 
-    def setName(self, name):
+    def setName(self, name: object) -> None:
         warnings.warn("setName() is deprecated, set the name attribute instead", DeprecationWarning, stacklevel=2)
         self.name = name
 
-    def isDaemon(self):
+    def isDaemon(self) -> bool:
         warnings.warn("isDaemon() is deprecated, get the daemon attribute instead", DeprecationWarning, stacklevel=2)
         return self.daemon
 
-    def setDaemon(self, daemonic):
+    def setDaemon(self, daemonic: bool) -> None:
         warnings.warn("setDaemon() is deprecated, set the daemon attribute instead", DeprecationWarning, stacklevel=2)
         self.daemon = daemonic
 
@@ -711,7 +712,13 @@ class Timer(Thread):
     interval as timeout: a choice, not a sleep, so a check explores both the
     timer firing and its cancel coming in time."""
 
-    def __init__(self, interval, function, args=None, kwargs=None):
+    def __init__(
+        self,
+        interval: float,
+        function: Callable[..., object],
+        args: Iterable[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
         Thread.__init__(self)
         self.interval = interval
         self.function = function
@@ -719,17 +726,17 @@ class Timer(Thread):
         self.kwargs = kwargs if kwargs is not None else {}
         self.finished = Event()
 
-    def cancel(self):
+    def cancel(self) -> None:
         self.finished.set()
 
-    def run(self):
+    def run(self) -> None:
         self.finished.wait(self.interval)
         if not self.finished.is_set():
             self.function(*self.args, **self.kwargs)
         self.finished.set()
 
 
-def excepthook(args, /):
+def excepthook(args: Any, /) -> NoReturn:
     """ploom's default: the exception of a thread's run() is the failure of
     the schedule, so this re-raises it.  Set ``ploom.threading.excepthook``
     to a function of your own to handle it instead, as with threading."""
@@ -741,7 +748,7 @@ def excepthook(args, /):
 __excepthook__ = excepthook
 
 
-def _task_raised(exc, thread):
+def _task_raised(exc: BaseException, thread: Thread) -> bool:
     """The scheduler's call (sched.c) when a started task's run() raised
     exc: False leaves it the failure of the schedule; True when a hook code
     set handled it, and the task ends normally."""
@@ -752,11 +759,11 @@ def _task_raised(exc, thread):
     return True
 
 
-_threading_atexits = []
+_threading_atexits: list[Callable[[], object]] = []
 _SHUTTING_DOWN = False
 
 
-def _register_atexit(func, *arg, **kwargs):
+def _register_atexit(func: Callable[..., object], *arg: Any, **kwargs: Any) -> None:
     """threading's: func(*arg, **kwargs) runs when the scenario's function
     has returned, in its task, before the schedule waits for the others;
     the last registered first.  Registered at import (in the worker, before
@@ -766,7 +773,7 @@ def _register_atexit(func, *arg, **kwargs):
     _threading_atexits.append(lambda: func(*arg, **kwargs))
 
 
-def _shutdown():
+def _shutdown() -> None:
     """The scheduler's call (sched.c) when the scenario's function has
     returned: threading._shutdown's callbacks, as CPython's main thread
     runs them."""

@@ -14,6 +14,15 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || exit 1
 }
 
+# jq_output [JQ ARGUMENT]...: jq on bats' $output, the standard output of
+# the last `run` (statistics, a trace): "$(jq_output -r .trace)".  Its
+# status is jq's.  A here-string hands $output over as it is, where echo
+# would take a leading "-n" or "-e" for an option.
+# shellcheck disable=SC2154
+jq_output() {
+	jq "$@" <<<"$output"
+}
+
 # scenarios_here: a copy of the Python tests' scenarios in the test's
 # directory, as ./scenarios.py: a replay runs only a file of the folder or
 # repository it starts in, so a trace to replay from here is made from it
@@ -37,8 +46,8 @@ replay_in_root() {
 traces() {
 	cp "$BANK" bank.py
 	run -1 --separate-stderr ploom-explore -q bank.py:scenario
-	orig="$(echo "$output" | jq -r .trace)"
-	min="$(echo "$output" | jq -r .minimized_trace)"
+	orig="$(jq_output -r .trace)"
+	min="$(jq_output -r .minimized_trace)"
 	[ -f "$orig" ]
 	[ -f "$min" ]
 }

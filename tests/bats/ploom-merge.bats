@@ -77,8 +77,8 @@ edit() {
 	done
 	[ "$(jq -r .minimize_stopped_by s0.json)" = time ]
 	run -1 --separate-stderr ploom-merge s0.json s1.json
-	[ "$(echo "$output" | jq -r .minimize_stopped_by)" = time ]
-	[ "$(echo "$output" | jq -r .minimized_trace)" = "$(jq -r .minimized_trace s0.json)" ]
+	[ "$(jq_output -r .minimize_stopped_by)" = time ]
+	[ "$(jq_output -r .minimized_trace)" = "$(jq -r .minimized_trace s0.json)" ]
 	edit s0.json bad.json '.minimize_stopped_by = "bored"'
 	run -2 --separate-stderr ploom-merge bad.json s1.json
 	[ "$stderr" = "ploom-merge: cannot read statistics 'bad.json': field 'minimize_stopped_by' is not a known value" ]
@@ -97,8 +97,8 @@ edit() {
 	[ "$stderr" = "ploom-merge: 2 of 4 shards missing: 0, 2; run ploom-explore --shard=K/4 for each and merge again" ]
 	for k in 0 1; do shard "$k" 2 "$SCN:racy_counter2"; done
 	run -1 --separate-stderr ploom-merge s1.json
-	[ "$(echo "$output" | jq -r .result)" = failure ]
-	[ "$(echo "$output" | jq -c .shard.missing)" = "[0]" ]
+	[ "$(jq_output -r .result)" = failure ]
+	[ "$(jq_output -c .shard.missing)" = "[0]" ]
 	[ "$stderr" = "ploom-merge: 1 of 2 shards missing: 0; run ploom-explore --shard=K/2 for each and merge again" ]
 	# all there: nothing on stderr
 	run -1 --separate-stderr ploom-merge s0.json s1.json
@@ -108,7 +108,7 @@ edit() {
 @test "many missing shards: the first 20 named, the rest counted" {
 	shard 5 30 "$SCN:bank_locked"
 	run -3 --separate-stderr ploom-merge s5.json
-	[ "$(echo "$output" | jq '.shard.missing | length')" -eq 29 ]
+	[ "$(jq_output '.shard.missing | length')" -eq 29 ]
 	[ "$stderr" = "ploom-merge: 29 of 30 shards missing: 0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 and 9 more (the statistics' shard.missing lists them all); run ploom-explore --shard=K/30 for each and merge again" ]
 }
 
@@ -117,11 +117,11 @@ edit() {
 	run -3 --separate-stderr ploom-explore -q -k -n 5 --shard=1/2 "$SCN:bank_locked"
 	echo "$output" >s1.json
 	run -3 --separate-stderr ploom-merge s0.json s1.json
-	[ "$(echo "$output" | jq -r .stopped_by)" = max-schedules ]
-	[ "$(echo "$output" | jq .complete)" = false ]
-	[ "$(echo "$output" | jq -c .shard.missing)" = "[]" ]
+	[ "$(jq_output -r .stopped_by)" = max-schedules ]
+	[ "$(jq_output .complete)" = false ]
+	[ "$(jq_output -c .shard.missing)" = "[]" ]
 	# the units of the complete shard, the whole search's
-	[ "$(echo "$output" | jq .shard.units)" -eq "$(jq .shard.units s0.json)" ]
+	[ "$(jq_output .shard.units)" -eq "$(jq .shard.units s0.json)" ]
 }
 
 @test "shards of another search, or a shard twice, are refused with exit 2" {
@@ -156,7 +156,7 @@ edit() {
 	edit keep.json other.json '.instrument = ["lib"]'
 	run -2 --separate-stderr ploom-merge s0.json other.json
 	[ "$stderr" = "ploom-merge: cannot merge 'other.json': it instrumented other modules than 's0.json'" ]
-	edit keep.json other.json '.instrument_scenario = true'
+	edit keep.json other.json '.instrument_scenario = false'
 	run -2 --separate-stderr ploom-merge s0.json other.json
 	[ "$stderr" = "ploom-merge: cannot merge 'other.json': it instrumented other modules than 's0.json'" ]
 	# the same target, another scenario behind it: the walks disagree
@@ -168,6 +168,23 @@ edit() {
 	echo "$output" >whole.json
 	run -2 --separate-stderr ploom-merge s0.json whole.json
 	[ "$stderr" = "ploom-merge: cannot merge 'whole.json': not a shard's statistics (no field 'shard')" ]
+}
+
+@test "merged shards add up the schedules that reached the step limit, never a pass" {
+	# -k: each shard runs its part whole, every schedule looping to the
+	# limit; -p 0 keeps the tree to the two orders of the spinning threads
+	for k in 0 1; do
+		run -3 --separate-stderr ploom-explore -q -k -p 0 --no-minimize --shard="$k/2" -s 40 \
+			"$SCN:spins_with_two_threads"
+		echo "$output" >"s$k.json"
+	done
+	run -3 --separate-stderr ploom-merge s0.json s1.json
+	echo "$output" >merged.json
+	[ "$(jq .step_limited merged.json)" -eq $(($(jq .step_limited s0.json) + $(jq .step_limited s1.json))) ]
+	[ "$(jq .step_limited merged.json)" -eq "$(jq .schedules merged.json)" ]
+	[ "$(jq .schedules merged.json)" -eq 2 ]
+	[ "$(jq -r .result merged.json)" = incomplete ]
+	[ "$(jq -r .stopped_by merged.json)" = max-steps ]
 }
 
 @test "statistics that are not well formed are refused with the field, exit 2" {
@@ -187,6 +204,9 @@ edit() {
 		.schedules = -1|field 'schedules' is out of range
 		.schedules = 1.5|field 'schedules' is not an integer
 		.failing = .schedules + 1|field 'failing' is more than schedules
+		.step_limited = -1|field 'step_limited' is out of range
+		.step_limited = .schedules|field 'step_limited' with failing is more than schedules
+		.step_limited = 1|field 'complete' is true while schedules reached the step limit
 		.complete = "yes"|field 'complete' is not a boolean
 		.stopped_by = "tired"|field 'stopped_by' is not a known value
 		.stopped_by = "time-limit"|field 'stopped_by' is set in a complete search
@@ -254,7 +274,7 @@ edit() {
 	[ "$stderr" = "ploom-merge: cannot merge the statistics: field 'shard.probes' adds up to more than 9223372036854775807 over the shards" ]
 	# the merged statistics say the search order
 	run -0 --separate-stderr ploom-merge s0.json s1.json
-	[ "$(echo "$output" | jq -r .search)" = dfs ]
+	[ "$(jq_output -r .search)" = dfs ]
 }
 
 @test "usage: STATS are needed, standard input at most once; --help and --version" {

@@ -16,7 +16,7 @@ load helpers
 original() {
 	cp "$BANK" bank.py
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
-	orig="$(echo "$output" | jq -r .trace)"
+	orig="$(jq_output -r .trace)"
 	[ -f "$orig" ]
 }
 
@@ -106,7 +106,7 @@ original() {
 	run -0 --separate-stderr timeout 30 ploom-minimize --schedule-timeout=0.5 long.json
 	# the recorded schedule once, then the one without a preemption
 	[ "$stderr" = "ploom-minimize: 1 -> 1 preemptions after 2 schedules" ]
-	[ "$(echo "$output" | jq .minimized_from)" -eq 1 ]
+	[ "$(jq_output .minimized_from)" -eq 1 ]
 	run -2 --separate-stderr ploom-minimize --schedule-timeout=1e10 long.json
 	[[ "$stderr" == "ploom-minimize: invalid --schedule-timeout '1e10': not a number of seconds from 0 to 1000000000"* ]]
 }
@@ -114,7 +114,7 @@ original() {
 @test "a deadlock minimizes to a deadlock" {
 	scenarios_here
 	run -1 --separate-stderr ploom-explore -q --no-minimize scenarios.py:abba
-	deadlock="$(echo "$output" | jq -r .trace)"
+	deadlock="$(jq_output -r .trace)"
 	run -0 --separate-stderr ploom-minimize "$deadlock"
 	echo "$output" > min.json
 	[ "$(jq -r .outcome.kind min.json)" = deadlock ]
@@ -146,7 +146,7 @@ original() {
 	[ "$stderr" = "ploom-replay: reproduced: builtins.AssertionError: the account is overdrawn" ]
 	# 0 is no limit: the search ends
 	run -0 --separate-stderr ploom-minimize --minimize-seconds=0 "$orig"
-	[ "$(echo "$output" | jq .preemptions)" -eq 1 ]
+	[ "$(jq_output .preemptions)" -eq 1 ]
 	run -2 --separate-stderr ploom-minimize --minimize-seconds=-1 "$orig"
 	[[ "$stderr" == "ploom-minimize: invalid --minimize-seconds '-1': "* ]]
 }
@@ -205,13 +205,13 @@ original() {
 	logging_python
 	jq '.config.instrument = ["lib"] | .config.instrument_scenario = true' "$orig" > instrumented.json
 	run ploom-minimize --python="$PY" instrumented.json
-	[[ "$(sed -n 1p argv.log)" == "-P -m ploom._worker --expect="*" --instrument=lib --instrument-scenario bank.py:scenario" ]]
+	[[ "$(sed -n 1p argv.log)" == "-P -m ploom._worker --expect="*" --instrument=lib --patch-project --instrument-scenario bank.py:scenario" ]]
 }
 
 @test "a changed source is a divergence" {
 	cp "$BANK" bank.py
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
-	copied="$(echo "$output" | jq -r .trace)"
+	copied="$(jq_output -r .trace)"
 	before="$(git hash-object bank.py | cut -c1-7)"
 	echo "# an edit" >> bank.py
 	after="$(git hash-object bank.py | cut -c1-7)"

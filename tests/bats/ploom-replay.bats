@@ -144,7 +144,7 @@ ploom-replay: to run the recorded order of tasks on the source as it is now, rep
 	ploom-run-one bank.py:scenario > pass.json
 	run -0 --separate-stderr ploom-replay pass.json
 	[ "$stderr" = "ploom-replay: reproduced: pass" ]
-	[ "$(echo "$output" | jq -r .outcome.kind)" = pass ]
+	[ "$(jq_output -r .outcome.kind)" = pass ]
 	run -3 --separate-stderr ploom-run-one -s 20 scenarios.py:spins_forever
 	echo "$output" > limit.json
 	run -3 --separate-stderr ploom-replay limit.json
@@ -187,17 +187,17 @@ ploom-replay: to run the recorded order of tasks on the source as it is now, rep
 
 @test "a trace without config.instrument replays, and one with it starts the worker with it" {
 	traces
-	jq 'del(.config.instrument, .config.instrument_scenario)' "$min" > old.json
+	jq 'del(.config.instrument, .config.instrument_scenario, .config.patch_project)' "$min" > old.json
 	run -1 --separate-stderr ploom-replay old.json
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
-	[ "$(echo "$output" | jq -c '[.config.instrument, .config.instrument_scenario]')" = '[[],false]' ]
+	[ "$(jq_output -c '[.config.instrument, .config.instrument_scenario]')" = '[[],false]' ]
 	# exactly the recorded ones: no default is added to a replay
 	logging_python
 	jq '.config.instrument = ["lib", "pkg.sub"] | .config.instrument_scenario = true |
 		.config.reduction = "dpor" | .config.patch = ["pa"]' "$min" > instrumented.json
 	run ploom-replay --python="$PY" instrumented.json
-	[[ "$(cat argv.log)" == "-P -m ploom._worker --expect=$PWD/bank.py --expect-blob="*" --patch=pa --instrument=lib --instrument=pkg.sub --instrument-scenario --plain-points=* bank.py:scenario" ]]
-	jq '.config.reduction = "dpor"' "$min" > dpor.json
+	[[ "$(cat argv.log)" == "-P -m ploom._worker --expect=$PWD/bank.py --expect-blob="*" --patch=pa --instrument=lib --instrument=pkg.sub --patch-project --instrument-scenario --plain-points=* bank.py:scenario" ]]
+	jq '.config.reduction = "dpor" | del(.config.patch_project)' "$min" > dpor.json
 	run -1 --separate-stderr ploom-replay --python="$PY" dpor.json
 	[[ "$(sed -n 2p argv.log)" == "-P -m ploom._worker --expect=$PWD/bank.py --expect-blob="*" --plain-points=* bank.py:scenario" ]]
 	jq '.config.instrument = ["not a name"]' "$min" > bad.json
@@ -293,24 +293,24 @@ ploom-replay: to run the recorded order of tasks on the source as it is now, rep
 @test "--schedule-timeout lowers the trace's schedule timeout, never raises it" {
 	scenarios_here
 	run -1 --separate-stderr ploom-explore -q --no-minimize --schedule-timeout 0.5 scenarios.py:blocks_outside
-	trace="$(echo "$output" | jq -r .trace)"
+	trace="$(jq_output -r .trace)"
 	# a trace may ask for 1e9 s (31 years): the command line's limit holds
 	jq '.config.schedule_timeout_s = 1e9' "$trace" > long.json
 	run -1 --separate-stderr timeout 30 ploom-replay --schedule-timeout=0.5 long.json
 	[ "$stderr" = "ploom-replay: reproduced: timeout: the schedule ran longer than 0.5 s" ]
-	[ "$(echo "$output" | jq .config.schedule_timeout_s)" = 0.5 ]
+	[ "$(jq_output .config.schedule_timeout_s)" = 0.5 ]
 	# a longer one, or 0 (none), leaves the trace's: the scenario sleeps 60 s
 	for t in 30 0; do
 		run -1 --separate-stderr timeout 20 ploom-replay --schedule-timeout=$t "$trace"
 		[ "$stderr" = "ploom-replay: reproduced: timeout: the schedule ran longer than 0.5 s" ]
-		[ "$(echo "$output" | jq .config.schedule_timeout_s)" = 0.5 ]
+		[ "$(jq_output .config.schedule_timeout_s)" = 0.5 ]
 	done
 }
 
 @test "a deadlock replays as the same deadlock" {
 	scenarios_here
 	run -1 --separate-stderr ploom-explore -q scenarios.py:abba
-	deadlock="$(echo "$output" | jq -r .minimized_trace)"
+	deadlock="$(jq_output -r .minimized_trace)"
 	run -1 --separate-stderr ploom-replay "$deadlock"
 	[ "$stderr" = "ploom-replay: reproduced: $(jq -r .outcome.summary "$deadlock")" ]
 	[[ "$stderr" == "ploom-replay: reproduced: deadlock: "* ]]
@@ -351,7 +351,7 @@ ploom-replay: to run the recorded order of tasks on the source as it is now, rep
 	[[ "$stderr" == *"failed: builtins.RuntimeError: ?[2J?[Hcleared"* ]]
 	[[ "$stderr" != *$'\x1b'* ]]
 	local trace
-	trace=$(echo "$output" | jq -r .trace)
+	trace=$(jq_output -r .trace)
 	run -1 --separate-stderr ploom-replay "$trace"
 	[[ "$stderr" == *"reproduced: builtins.RuntimeError: ?[2J?[Hcleared"* ]]
 	[[ "$stderr" != *$'\x1b'* ]]
@@ -373,7 +373,7 @@ clones() {
 	clones
 	cd first
 	run -1 --separate-stderr ploom-explore -q bank_account.py:scenario
-	trace="$PWD/$(echo "$output" | jq -r .trace)"
+	trace="$PWD/$(jq_output -r .trace)"
 	[ "$(jq -r .source.root "$trace")" = repository ]
 	[ "$(jq -r .source.commit "$trace")" = "$(git rev-parse HEAD)" ]
 	[ "$(jq -r .source.dirty "$trace")" = false ]
@@ -403,14 +403,14 @@ ploom-replay: to run the recorded order of tasks on the source as it is now, rep
 	[ "$stderr" = "ploom-replay: the source differs from the trace's in 1 file:
 ploom-replay:   '$(pwd -P)/bank_account.py' (recorded blob ${before:0:7}, now ${after:0:7})
 ploom-replay: builtins.AssertionError: the account is overdrawn (the recorded failure) on the current source; 0 departures" ]
-	[ "$(jq -r '.fingerprints[0].blob' <<<"$output")" = "$after" ]
+	[ "$(jq_output -r '.fingerprints[0].blob')" = "$after" ]
 }
 
 @test "a module target recorded in one clone replays in another" {
 	clones
 	cd first
 	run -1 --separate-stderr ploom-explore -q bank_account:scenario
-	trace="$PWD/$(echo "$output" | jq -r .trace)"
+	trace="$PWD/$(jq_output -r .trace)"
 	[ "$(jq -r .source.root "$trace")" = repository ]
 	cd ../second
 	run -1 --separate-stderr ploom-replay "$trace"
@@ -421,7 +421,7 @@ ploom-replay: builtins.AssertionError: the account is overdrawn (the recorded fa
 	clones
 	cd first
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account:scenario
-	trace="$PWD/$(echo "$output" | jq -r .trace)"
+	trace="$PWD/$(jq_output -r .trace)"
 	git worktree add -q ../wt
 	cd ../wt
 	[ -f .git ]
@@ -441,7 +441,7 @@ ploom-replay: builtins.AssertionError: the account is overdrawn (the recorded fa
 	[ "$(jq -r .scenario.file again.json)" = "$(pwd -P)/bank_account.py" ]
 	# and a search there records the submodule's own relative path
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account.py:scenario
-	[ "$(jq -r .scenario.relpath "$(echo "$output" | jq -r .trace)")" = bank_account.py ]
+	[ "$(jq -r .scenario.relpath "$(jq_output -r .trace)")" = bank_account.py ]
 }
 
 @test "a trace records that its file differs from the commit" {
@@ -449,7 +449,7 @@ ploom-replay: builtins.AssertionError: the account is overdrawn (the recorded fa
 	cd first
 	printf '\n# not committed\n' >> bank_account.py
 	run -1 --separate-stderr ploom-explore -q bank_account.py:scenario
-	trace="$(echo "$output" | jq -r .trace)"
+	trace="$(jq_output -r .trace)"
 	[ "$(jq -r .source.dirty "$trace")" = true ]
 	[ "$(jq -r .source.commit "$trace")" = "$(git rev-parse HEAD)" ]
 	run -0 ploom-show "$trace"
@@ -461,7 +461,7 @@ ploom-replay: builtins.AssertionError: the account is overdrawn (the recorded fa
 	cp "$BANK" plain/bank.py
 	cd plain
 	run -1 --separate-stderr ploom-explore -q bank.py:scenario
-	trace="$(echo "$output" | jq -r .trace)"
+	trace="$(jq_output -r .trace)"
 	[ "$(jq -r .source.root "$trace")" = folder ]
 	[ "$(jq -r .source.commit "$trace")" = null ]
 	[ "$(jq -r .scenario.relpath "$trace")" = bank.py ]
@@ -471,5 +471,5 @@ ploom-replay: builtins.AssertionError: the account is overdrawn (the recorded fa
 	cd copy
 	run -1 --separate-stderr ploom-replay "$trace"
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
-	[ "$(echo "$output" | jq -r .scenario.file)" = "$(pwd -P)/bank.py" ]
+	[ "$(jq_output -r .scenario.file)" = "$(pwd -P)/bank.py" ]
 }

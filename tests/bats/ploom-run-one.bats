@@ -36,7 +36,7 @@ load helpers
 
 @test "the choices of a failing trace reproduce the failure" {
 	run -1 --separate-stderr ploom-explore -q "$BANK:scenario"
-	trace="$(echo "$output" | jq -r .trace)"
+	trace="$(jq_output -r .trace)"
 	mapfile -t choices < <(jq '.choices[]' "$trace")
 	run -1 --separate-stderr ploom-run-one "$BANK:scenario" "${choices[@]}"
 	echo "$output" > again.json
@@ -50,12 +50,12 @@ load helpers
 
 @test "a choice that is not enabled is a divergence" {
 	run -4 --separate-stderr ploom-run-one "$BANK:scenario" 9
-	[ "$(echo "$output" | jq -r .outcome.kind)" = divergence ]
+	[ "$(jq_output -r .outcome.kind)" = divergence ]
 }
 
 @test "a CHOICE is a task id up to the most a run command carries" {
 	run -4 --separate-stderr ploom-run-one "$BANK:scenario" 1000000
-	[ "$(echo "$output" | jq -r .outcome.kind)" = divergence ]
+	[ "$(jq_output -r .outcome.kind)" = divergence ]
 	run -2 --separate-stderr ploom-run-one "$BANK:scenario" 1000001
 	[[ "$stderr" == "ploom-run-one: invalid CHOICE '1000001'"* ]]
 }
@@ -77,10 +77,10 @@ load helpers
 
 @test "a deadlock exits 1" {
 	run -1 --separate-stderr ploom-explore -q "$SCN:abba"
-	trace="$(echo "$output" | jq -r .trace)"
+	trace="$(jq_output -r .trace)"
 	mapfile -t choices < <(jq '.choices[]' "$trace")
 	run -1 --separate-stderr ploom-run-one "$SCN:abba" "${choices[@]}"
-	[ "$(echo "$output" | jq -r .outcome.kind)" = deadlock ]
+	[ "$(jq_output -r .outcome.kind)" = deadlock ]
 }
 
 @test "the step limit exits 3" {
@@ -93,16 +93,17 @@ load helpers
 
 @test "a timeout, a crash and an exit are failures" {
 	run -1 --separate-stderr ploom-run-one --schedule-timeout 0.5 "$SCN:blocks_outside"
-	[ "$(echo "$output" | jq -r .outcome.kind)" = timeout ]
+	[ "$(jq_output -r .outcome.kind)" = timeout ]
 	run -1 --separate-stderr ploom-run-one "$SCN:crashes"
-	[ "$(echo "$output" | jq -r .outcome.kind)" = crash ]
+	[ "$(jq_output -r .outcome.kind)" = crash ]
 	run -1 --separate-stderr ploom-run-one "$SCN:calls_os_exit"
-	[ "$(echo "$output" | jq .outcome.status)" -eq 3 ]
+	[ "$(jq_output .outcome.status)" -eq 3 ]
 	run -1 pgrep -f "$SCN:blocks_outside"
 }
 
 @test "a 100 MB exception message is a failure whose message and traceback are cut at 64 KiB" {
-	run -1 --separate-stderr ploom-run-one "$SCN:raises_a_huge_message"
+	# --schedule-timeout: see the same test of ploom-explore.bats
+	run -1 --separate-stderr ploom-run-one --schedule-timeout 600 "$SCN:raises_a_huge_message"
 	echo "$output" > trace.json
 	[ "$(jq -r .outcome.kind trace.json)" = failure ]
 	jq -r .outcome.exception.message trace.json > message
@@ -117,12 +118,12 @@ load helpers
 
 @test "--hash-seed reaches the trace" {
 	run -0 --separate-stderr ploom-run-one --hash-seed 42 "$SCN:bank_locked"
-	[ "$(echo "$output" | jq -r .hash_seed)" = 42 ]
+	[ "$(jq_output -r .hash_seed)" = 42 ]
 }
 
 @test "--patch is checked, then reaches the worker, which patches only imported modules" {
 	run -0 --separate-stderr ploom-run-one "$BANK:scenario"
-	[ "$(echo "$output" | jq -c .config.patch)" = "[]" ]
+	[ "$(jq_output -c .config.patch)" = "[]" ]
 	run -2 --separate-stderr ploom-run-one --patch=9lives "$BANK:scenario"
 	[ "${stderr%%$'\n'*}" = "ploom-run-one: invalid --patch '9lives': not a module name (Python identifiers joined by '.')" ]
 	run -2 --separate-stderr ploom-run-one --patch=colorsys "$BANK:scenario"
@@ -136,11 +137,13 @@ load helpers
 	[ "${stderr%%$'\n'*}" = "ploom-run-one: invalid --instrument '9lives': not a module name (Python identifiers joined by '.')" ]
 	logging_python
 	run -0 --separate-stderr ploom-run-one --python="$PY" "$SCN:bank_locked"
-	[ "$(echo "$output" | jq -c '[.config.instrument, .config.instrument_scenario]')" = '[[],false]' ]
-	# one schedule of depth-first search: nothing by default, even patched
+	[ "$(jq_output -c '[.config.instrument, .config.instrument_scenario, .config.patch_project]')" = '[[],true,true]' ]
+	# one schedule takes the code under test as a search does, unless told
 	run ploom-run-one --python="$PY" --patch=pa --instrument=lib --instrument=- "$SCN:bank_locked"
-	[ "$(sed -n 1p argv.log)" = "-P -m ploom._worker $SCN:bank_locked" ]
-	[ "$(sed -n 2p argv.log)" = "-P -m ploom._worker --patch=pa --instrument=lib $SCN:bank_locked" ]
+	run ploom-run-one --python="$PY" --patch=- --instrument=- "$SCN:bank_locked"
+	[ "$(sed -n 1p argv.log)" = "-P -m ploom._worker --patch-project --instrument-scenario $SCN:bank_locked" ]
+	[ "$(sed -n 2p argv.log)" = "-P -m ploom._worker --patch=pa --instrument=lib --patch-project $SCN:bank_locked" ]
+	[ "$(sed -n 3p argv.log)" = "-P -m ploom._worker $SCN:bank_locked" ]
 }
 
 @test "an instrumented schedule records what it instrumented" {
@@ -148,7 +151,9 @@ load helpers
 	echo 'VALUE = 1' > lib.py
 	printf 'import lib\n\n\ndef scenario():\n    assert lib.VALUE == 1\n' > scn.py
 	run -0 --separate-stderr ploom-run-one --instrument=lib scn.py:scenario
-	[ "$(echo "$output" | jq -c '[.config.instrument, .config.instrument_scenario]')" = '[["lib"],false]' ]
+	[ "$(jq_output -c '[.config.instrument, .config.instrument_scenario]')" = '[["lib"],true]' ]
+	run -0 --separate-stderr ploom-run-one --instrument=- --instrument=lib scn.py:scenario
+	[ "$(jq_output -c '[.config.instrument, .config.instrument_scenario]')" = '[["lib"],false]' ]
 }
 
 @test "an unknown module is a usage error naming the target" {
@@ -173,4 +178,29 @@ load helpers
 	[[ "$output" == "usage: ploom-run-one "* ]]
 	run -0 ploom-run-one -V
 	[[ "$output" == "ploom-run-one (ploom) "* ]]
+}
+
+@test "a run that meets plain state two tasks share runs again with those sites as points, which its trace keeps" {
+	cat > shared.py <<'PY'
+import ploom
+
+
+def scenario():
+    box = {"n": 0}
+
+    def inc():
+        box["n"] += 1
+
+    ts = [ploom.Thread(target=inc) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert box["n"] == 2
+PY
+	run -0 --separate-stderr ploom-run-one shared.py:scenario
+	echo "$output" > trace.json
+	[ "$(jq -r .outcome.kind trace.json)" = pass ]
+	[ "$(jq '.config.plain_points | length' trace.json)" -ge 1 ]
+	run -0 --separate-stderr ploom-replay trace.json
 }

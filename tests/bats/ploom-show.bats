@@ -81,11 +81,23 @@ column() {
 	awk -v s="$1" 'index($0, s) { print index($0, s) - 1; exit }' "$2"
 }
 
+# unwrap: standard input with the where column's wrapped lines joined to
+# the line they continue (a line that starts, after spaces, in the column
+# of the table's "where" heading): after a '/' or a ':' as they are, else
+# by the space the line broke at.
+unwrap() {
+	awk '/^ +step  .*  where$/ { col = index($0, "where") }
+		col && match($0, /^ +/) && RLENGTH == col - 1 && length($0) >= col {
+			prev = prev (prev ~ /[\/:]$/ ? "" : " ") substr($0, col); next }
+		{ if (NR > 1) print prev; prev = $0 }
+		END { if (NR) print prev }'
+}
+
 @test "a passing run from ploom-run-one renders header, columns and outcome" {
-	ploom-run-one "$SCN:bank_locked" > run.json
+	ploom-run-one --patch=- --instrument=- "$SCN:bank_locked" > run.json
 	run -0 --separate-stderr ploom-show run.json
 	[ -z "$stderr" ]
-	echo "$output" > shown.txt
+	unwrap <<< "$output" > shown.txt
 	grep -qx 'scenario     scenarios:bank_locked' shown.txt
 	grep -qx "target       $SCN:bank_locked" shown.txt
 	grep -qx 'python       cpython 3\.13\.[0-9]*, GIL enabled' shown.txt
@@ -108,16 +120,22 @@ column() {
 	run -1 grep 'preemption:' shown.txt
 }
 
-@test "the config line lists the patched modules" {
-	ploom-run-one "$SCN:bank_locked" > run.json
+@test "the config line lists the patched modules, the project first" {
+	ploom-run-one --patch=- --instrument=- "$SCN:bank_locked" > run.json
 	jq '.config.patch = ["mylib.pool", "other"]' run.json > patched.json
 	run -0 --separate-stderr ploom-show patched.json
 	echo "$output" > shown.txt
 	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s, patch mylib.pool,other' shown.txt
+	# the defaults of every search
+	ploom-run-one "$SCN:bank_locked" > run.json
+	jq '.config.patch = ["mylib.pool"]' run.json > patched.json
+	run -0 --separate-stderr ploom-show patched.json
+	echo "$output" > shown.txt
+	grep -qx 'config       reduction none, max_preemptions none, max_steps 10000, schedule_timeout 10 s, patch the project,mylib.pool, instrument the scenario' shown.txt
 }
 
 @test "the config line lists the instrumented modules, the scenario first" {
-	ploom-run-one "$SCN:bank_locked" > run.json
+	ploom-run-one --patch=- --instrument=- "$SCN:bank_locked" > run.json
 	jq '.config.patch = ["mylib.pool"] | .config.instrument = ["mylib.pool", "other"] |
 		.config.instrument_scenario = true' run.json > instrumented.json
 	run -0 --separate-stderr ploom-show instrumented.json
@@ -150,7 +168,7 @@ column() {
 
 @test "cells read 'op object -> value'" {
 	ploom-run-one "$SCN:try_lock" > run.json
-	ploom-show run.json > shown.txt
+	ploom-show run.json | unwrap > shown.txt
 	# then, in the last column, where the step stopped
 	grep -qE '  acquire lock#0 \(nonblocking\) -> True +tests/python/scenarios\.py:[0-9]+ grab$' shown.txt
 	grep -qE '  read cell#0 -> 0 +tests/python/scenarios\.py:[0-9]+ grab$' shown.txt
@@ -161,10 +179,38 @@ column() {
 	grep -qE "  begin +tests/python/scenarios\\.py:$line grab\$" shown.txt
 }
 
+@test "a queue's operations read as their user wrote them, on the mutex's steps, in every format" {
+	ploom-run-one --instrument=- "$SCN:queue_ops" > run.json
+	ploom-show run.json | unwrap > shown.txt
+	# the acquire in which each one takes effect, and the release that ends it
+	for cell in 'put 3' 'end put' 'put_nowait 4' 'end put_nowait' 'get -> 3' 'end get' \
+		'get_nowait -> 4' 'get_nowait -> Empty' 'end get_nowait' 'get \(timeout\) -> Empty' \
+		'end get \(timeout\)'; do
+		grep -qE "^ +[a-z]* +[0-9]+ +$cell +tests/python/scenarios\.py:[0-9]+ (producer|consumer|<lambda>)\$" shown.txt
+	done
+	# the steps stay the mutex's: what replay and the search compare
+	[ "$(jq '[.steps[] | select(.label)] | length' run.json)" -eq 12 ]
+	[ "$(jq '[.steps[] | select(.label) | select(.object != "lock#0" or
+		(.op != "acquire" and .op != "release"))] | length' run.json)" -eq 0 ]
+	[ "$(jq -r '.steps[] | select(.label == "put 3") | .op' run.json)" = acquire ]
+	# the timed get's wait between them is the waits' own
+	grep -qE ' acquire Queue\.not_empty\.waiter \(timeout\) -> False ' shown.txt
+	[ "$(grep -c 'acquire Queue\.mutex' shown.txt)" -eq 1 ]
+	ploom-show --format=html run.json > page.html
+	grep -q '>put 3<' page.html
+	grep -q '>get -&gt; 3<' page.html
+	grep -q '>get (timeout) -&gt; Empty<' page.html
+	# the JSON keeps the labels, and a label that is no label is refused
+	ploom-show --format=json run.json | jq -e '.steps[3].label == "put 3"'
+	jq '.steps[3].label = "a\nb"' run.json > bad.json
+	run -2 --separate-stderr ploom-show bad.json
+	[[ "$stderr" == *label* ]]
+}
+
 @test "a failing trace from ploom-explore marks preemptions and the failing step, then the exception" {
 	trace="$(failing_trace "$BANK:scenario")"
 	run -0 --separate-stderr ploom-show "$trace"
-	echo "$output" > shown.txt
+	unwrap <<< "$output" > shown.txt
 	grep -qx 'outcome      builtins.AssertionError: the account is overdrawn' shown.txt
 	grep -qx "preemptions  $(jq .preemptions "$trace")" shown.txt
 	# one '*' per preemption, and its legend
@@ -192,22 +238,50 @@ column() {
 	done
 }
 
-@test "a deadlock on a lock a task holds itself, or on a free one, says what would release it" {
+@test "a deadlock on a Condition nobody notifies, or a lock a task holds itself, says what would end it" {
 	trace="$(failing_trace "$SCN:never_notified")"
 	run -0 --separate-stderr ploom-show "$trace"
 	echo "$output" > shown.txt
 	# an untimed Condition.wait is one step, the acquire of the condition's
-	# lock once notified: free, and waiting for what it guards
-	grep -qE '^  task 1 waits to acquire lock#[0-9]+ \(free; waits for the state it guards\) at tests/python/scenarios\.py:[0-9]+ waiter$' shown.txt
-	grep -qE '^  task 2 waits to acquire lock#[0-9]+ held by task 2 \(itself: waits for another task to release it\) at tests/python/scenarios\.py:[0-9]+ taker$' shown.txt
-	grep -qE 'acquire lock#[0-9]+ \(held by thread#2 itself\)' shown.txt
+	# lock once notified: told as the Condition's wait, not the lock's
+	grep -qE '^  task 1 waits on a Condition over lock#[0-9]+; no task can notify it at tests/python/scenarios\.py:[0-9]+ waiter$' shown.txt
+	grep -qE '^  task 2 waits to acquire lock#[0-9]+ held by task 2 itself; no other task can release it at tests/python/scenarios\.py:[0-9]+ taker$' shown.txt
+	grep -qE 'waits to acquire lock#[0-9]+ held by thread#2 itself' shown.txt
+	run ! grep -q 'free' shown.txt
+	# the summary and the page word each wait as the list does
+	jq -r .outcome.summary "$trace" | grep -q 'task 1 waits on a Condition over lock#[0-9]*; no task can notify it'
+	ploom-show --format=html "$trace" | grep -q 'thread#1 waits on a Condition over lock#[0-9]*; no task can notify it'
+}
+
+@test "a Condition named where it is made is named in its deadlock, in every rendering" {
+	cat > named_cond.py <<'EOF'
+from ploom import threading
+
+
+class Waiter:
+    def __init__(self):
+        self._condition = threading.Condition()
+
+    def wait(self):
+        with self._condition:
+            self._condition.wait()
+
+
+def scenario():
+    Waiter().wait()
+EOF
+	run -1 --separate-stderr ploom-explore --no-minimize named_cond.py:scenario
+	[[ "$stderr" == *"deadlock: task 0 waits on Waiter._condition (a Condition); no task can notify it"* ]]
+	trace="$(jq_output -r .trace)"
+	ploom-show "$trace" | grep -qx '  task 0 waits on Waiter._condition (a Condition); no task can notify it at named_cond.py:10 wait'
+	ploom-show --format=html "$trace" | grep -q 'MainThread waits on Waiter._condition (a Condition); no task can notify it'
 }
 
 @test "a deadlock lists what each task waits for" {
 	trace="$(failing_trace "$SCN:abba")"
 	run -0 --separate-stderr ploom-show "$trace"
 	echo "$output" > shown.txt
-	grep -qE '^ ! [a-zA-Z+]* *wait  join thread#1 +acquire lock#[01] \(held by thread#2\) +acquire lock#[01] \(held by thread#1\)$' shown.txt
+	grep -qE '^ ! [a-zA-Z+]* *wait  waits to join thread#1 +waits to acquire lock#[01] held by thread#2 +waits to acquire lock#[01] held by thread#1$' shown.txt
 	grep -qx 'deadlock: no task can run' shown.txt
 	grep -qE '^  task 0 waits to join thread#1 at tests/python/scenarios\.py:[0-9]+ abba$' shown.txt
 	grep -qE '^  task 1 waits to acquire lock#[01] held by task 2 at tests/python/scenarios\.py:[0-9]+ one$' shown.txt
@@ -219,7 +293,7 @@ column() {
 	trace="$(failing_trace bank_account.py:scenario)"
 	ploom-minimize "$trace" > min.json 2> /dev/null
 	run -0 --separate-stderr ploom-show min.json
-	echo "$output" > shown.txt
+	unwrap <<< "$output" > shown.txt
 	check="$(grep -n 'if balance.read() >= 100' "$BANK" | cut -d: -f1)"
 	withdraw="$(grep -n 'balance.write(balance.read() - 100)' "$BANK" | cut -d: -f1)"
 	grep -qx "race         mathieu read balance (bank_account.py:$check) before lucas wrote it (bank_account.py:$withdraw)" shown.txt
@@ -232,6 +306,28 @@ column() {
 	grep -qE "^   ab +[0-9]+ +write balance -> 0 +bank_account\\.py:$withdraw withdraw\$" shown.txt
 	[ "$(grep -cE '^[ *!]{2} [ab]+ ' shown.txt)" -eq 3 ]
 	grep -qx 'a-b racing pairs: steps of two tasks on one object that another schedule could run in the other order; a is the race above' shown.txt
+}
+
+@test "three tasks fit 100 columns: the where column wraps, at a space first" {
+	cp "$BANK" family_account.py
+	trace="$(failing_trace family_account.py:scenario)"
+	ploom-minimize "$trace" > min.json 2> /dev/null
+	ploom-show min.json > shown.txt
+	# the table, from its heading to the blank line after it
+	awk '/^ +step  / { on = 1 } on && !NF { exit } on' shown.txt > table.txt
+	grep -qxE ' +step  MainThread +mathieu +lucas +where' table.txt
+	[ "$(awk 'length($0) > 100' table.txt | wc -l)" -eq 0 ]
+	# more lines than rows: the places wrapped, and join up again
+	[ "$(wc -l < table.txt)" -gt "$(($(jq '.steps | length' min.json) + 2))" ]
+	check="$(grep -n 'if balance.read() >= 100' "$BANK" | cut -d: -f1)"
+	unwrap < table.txt > joined.txt
+	grep -qE "^   a +[0-9]+ +read balance -> 100 +family_account\.py:$check withdraw\$" joined.txt
+	[ "$(grep -cE '  family_account\.py:[0-9]+ (scenario|withdraw)$' joined.txt)" -eq "$(jq '.steps | length' min.json)" ]
+	# a function's name too long for the room left is cut at the room
+	jq '(.steps[].where.function) |= ("f" * 40)' min.json > deep.json
+	ploom-show deep.json | awk '/^ +step  / { on = 1 } on && !NF { exit } on' > deep.txt
+	[ "$(awk 'length($0) > 100' deep.txt | wc -l)" -eq 0 ]
+	grep -qE '^ +f{12,39}$' deep.txt
 }
 
 @test "a deadlock's race is the acquire that won against the one that waits" {
@@ -423,14 +519,14 @@ column() {
 
 @test "--width cuts long values with ..." {
 	ploom-run-one "$SCN:try_lock" > run.json
-	ploom-show --width=8 run.json > narrow.txt
+	ploom-show --width=8 run.json | unwrap > narrow.txt
 	grep -qE '  read cell#0 -> 0 +tests/python/scenarios\.py' narrow.txt
 	jq '(.steps[] | select(.op == "read") | .value) = "'"'$(printf 'x%.0s' {1..60})'"'"' \
 		run.json > long.json
-	ploom-show long.json > shown.txt
+	ploom-show long.json | unwrap > shown.txt
 	# 28 wide: "read cell#0 -> " and 13 characters of the value
 	grep -qE "  read cell#0 -> 'x{9}\.\.\.  +tests/python/scenarios\.py" shown.txt
-	ploom-show -w 80 long.json > wide.txt
+	ploom-show -w 80 long.json | unwrap > wide.txt
 	grep -qE "  read cell#0 -> 'x{60}'  +tests/python/scenarios\.py" wide.txt
 }
 

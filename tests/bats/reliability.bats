@@ -97,9 +97,9 @@ forge_os() {
 	cp "$BANK" repo/bank.py
 	cd repo
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
-	file_trace="$PWD/$(echo "$output" | jq -r .trace)"
+	file_trace="$PWD/$(jq_output -r .trace)"
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank:scenario
-	mod="$PWD/$(echo "$output" | jq -r .trace)"
+	mod="$PWD/$(jq_output -r .trace)"
 	# an unchecked hash-based .pyc of other code, where Python looks first
 	planted='open("'"$BATS_TEST_TMPDIR"'/ran.txt", "w").close()'
 	printf '%s\ndef scenario():\n    pass\n' "$planted" > evil.py
@@ -155,7 +155,7 @@ replay_refused() {
 		> anc/proj/bank_account.py
 	cd anc/proj
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account:scenario
-	trace="$(echo "$output" | jq -r .trace)"
+	trace="$(jq_output -r .trace)"
 	run -1 --separate-stderr ploom-replay "$trace"
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
 	here="$(pwd -P)"
@@ -187,9 +187,9 @@ replay_refused() {
 		> repo/bank_account.py
 	cd repo
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account:scenario
-	module_trace="$(echo "$output" | jq -r .trace)"
+	module_trace="$(jq_output -r .trace)"
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank_account.py:scenario
-	file_trace="$(echo "$output" | jq -r .trace)"
+	file_trace="$(jq_output -r .trace)"
 	# then a json.py beside the scenario, which imports json late: the
 	# standard library's json is the one a replay finds
 	printf 'open("%s/json-ran", "w").close()\n' "$BATS_TEST_TMPDIR" > json.py
@@ -233,7 +233,7 @@ forge_outside() {
 	# nor is it a repository to record in: a search here records its folder
 	cp "$BANK" bank.py
 	run -1 --separate-stderr ploom-explore -q --no-minimize bank.py:scenario
-	[ "$(jq -r .source.root "$(echo "$output" | jq -r .trace)")" = folder ]
+	[ "$(jq -r .source.root "$(jq_output -r .trace)")" = folder ]
 	# from a folder below it too
 	mkdir sub
 	cd sub
@@ -321,7 +321,7 @@ forge_outside() {
 @test "a schedule of over 40,000 branch points is explored and replays" {
 	scenarios_here
 	run -1 --separate-stderr ploom-explore -q -n 1 -s 0 scenarios.py:long_then_fails
-	trace="$(echo "$output" | jq -r .trace)"
+	trace="$(jq_output -r .trace)"
 	[ "$(jq '.choices | length' "$trace")" -gt 40000 ]
 	# the replay's `run` command is about 100 KB long
 	run -1 --separate-stderr ploom-replay "$trace"
@@ -399,7 +399,7 @@ forge_outside() {
 
 @test "a scenario that forks fails its schedule with a clear message" {
 	run -1 --separate-stderr ploom-explore -q --no-minimize "$SCN:forks"
-	[ "$(echo "$output" | jq -r .failure.summary)" = "builtins.RuntimeError: ploom: a scenario cannot call os.fork(): the new process would escape the scheduler (its steps would not be recorded, and it could outlive the schedule); to run another program, use subprocess" ]
+	[ "$(jq_output -r .failure.summary)" = "builtins.RuntimeError: ploom: a scenario cannot call os.fork(): the new process would escape the scheduler (its steps would not be recorded, and it could outlive the schedule); to run another program, use subprocess" ]
 }
 
 @test "a fingerprint naming a FIFO does not hang the replay" {
@@ -431,7 +431,7 @@ teardown() {
 @test "no orphans: a program a schedule starts in a session of its own ends with its schedule" {
 	sessions
 	run -0 --separate-stderr ploom-explore -q --no-minimize "$SCN:starts_sessions_one_at_a_time"
-	[ "$(echo "$output" | jq .schedules)" -gt 1 ]
+	[ "$(jq_output .schedules)" -gt 1 ]
 	run -1 leftovers
 	run -0 --separate-stderr ploom-run-one "$SCN:starts_a_session"
 	run -1 leftovers
@@ -440,8 +440,8 @@ teardown() {
 @test "no orphans: -j 2 leaves no program that a schedule started in a session of its own" {
 	sessions
 	run -0 --separate-stderr ploom-explore -q -j 2 "$SCN:starts_a_session"
-	[ "$(echo "$output" | jq .jobs)" -eq 2 ]
-	[ "$(echo "$output" | jq .schedules)" -gt 1 ]
+	[ "$(jq_output .jobs)" -eq 2 ]
+	[ "$(jq_output .schedules)" -gt 1 ]
 	run -1 leftovers
 }
 
@@ -471,6 +471,6 @@ teardown() {
 @test "no orphans: -j 2 kills a schedule's orphan only once its schedule is over" {
 	sessions
 	run -0 --separate-stderr ploom-explore -q --no-minimize -j 2 "$SCN:keeps_its_orphan"
-	[ "$(echo "$output" | jq .schedules)" -gt 1 ]
+	[ "$(jq_output .schedules)" -gt 1 ]
 	run -1 leftovers
 }

@@ -84,13 +84,13 @@ shards() {
 @test "the default unit depth is the smallest D with 2^D >= 8N" {
 	for spec in 0/1:3 1/2:4 2/4:5 4/5:6 7/8:6 8/9:7; do
 		run -0 --separate-stderr ploom-explore -q -k --shard="${spec%:*}" "$SCN:bank_locked"
-		[ "$(echo "$output" | jq .shard.depth)" -eq "${spec#*:}" ]
+		[ "$(jq_output .shard.depth)" -eq "${spec#*:}" ]
 	done
 }
 
 @test "a shard's first failure trace records the shard and the unit, and merged it is the search's first" {
 	run -1 --separate-stderr ploom-explore -q --no-minimize "$SCN:bank_unlocked"
-	want=$(echo "$output" | jq -r .trace)
+	want=$(jq_output -r .trace)
 	for k in 0 1 2 3; do
 		run -1 --separate-stderr ploom-explore -q --no-minimize --trace-dir="t$k" --shard="$k/4" \
 			"$SCN:bank_unlocked"
@@ -107,7 +107,7 @@ shards() {
 		run -1 --separate-stderr replay_in_root -q "$trace"
 	done
 	run -1 --separate-stderr ploom-merge s0.json s1.json s2.json s3.json
-	got=$(echo "$output" | jq -r .trace)
+	got=$(jq_output -r .trace)
 	# the same schedule as the whole search's first failure
 	[ "$(jq -c .choices "$got")" = "$(jq -c .choices "$want")" ]
 	[ "$(jq -r .id "$got")" = "$(jq -r .id "$want")" ]
@@ -118,7 +118,7 @@ shards() {
 	# schedule, which fails, only as a probe
 	run -1 --separate-stderr ploom-explore -q --trace-dir=owner --shard=0/2 --shard-depth=0 \
 		"$SCN:raises_in_thread"
-	[ "$(echo "$output" | jq .failing)" -eq 1 ]
+	[ "$(jq_output .failing)" -eq 1 ]
 	run -0 --separate-stderr ploom-explore -q --shard=1/2 --shard-depth=0 "$SCN:raises_in_thread"
 	echo "$output" >s1.json
 	[ "$(jq .schedules s1.json)" -eq 0 ]
@@ -255,7 +255,7 @@ dpor_outcomes() {
 
 @test "only shard 0 runs the saved schedules; merged, its saved failure is the first and counts once" {
 	run -1 --separate-stderr ploom-explore -q "$SCN:bank_unlocked"
-	want=$(echo "$output" | jq -r .minimized_trace)
+	want=$(jq_output -r .minimized_trace)
 	for k in 0 1 2 3; do
 		run -1 --separate-stderr ploom-explore -q --shard="$k/4" "$SCN:bank_unlocked"
 		echo "$output" >"s$k.json"

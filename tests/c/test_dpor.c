@@ -26,6 +26,7 @@
  * one alone (PLOOM_DPOR_CLOCK_SEED=N for the programs with a clock,
  * PLOOM_DPOR_VIEW_SEED=N for the views and shards), PLOOM_DPOR_TRACE=1
  * printing the runs of the search with wakeup trees. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,34 @@
 #include "../../lib/trace.h"
 #include "check.h"
 #include "sim.h"
+#include "testenv.h"
+
+/* What the environment asks (testenv.h), read first in main(): the
+ * numbers of generated programs, 0 for each test's default, and the one
+ * program to run alone. */
+static struct {
+	long programs;                  /* PLOOM_DPOR_PROGRAMS */
+	long view_programs;             /* PLOOM_DPOR_VIEW_PROGRAMS */
+	long bounded_programs;          /* PLOOM_DPOR_BOUNDED_PROGRAMS */
+	long maxops;                    /* PLOOM_DPOR_MAXOPS, 12 */
+	int has_seed, has_clock_seed, has_view_seed, has_bounded_seed;
+	unsigned long seed;             /* PLOOM_DPOR_SEED */
+	unsigned long clock_seed;       /* PLOOM_DPOR_CLOCK_SEED */
+	unsigned long view_seed;        /* PLOOM_DPOR_VIEW_SEED */
+	unsigned long bounded_seed;     /* PLOOM_DPOR_BOUNDED_SEED */
+} env;
+
+static void read_env(void)
+{
+	env.programs = testenv_count("PLOOM_DPOR_PROGRAMS", 0);
+	env.view_programs = testenv_count("PLOOM_DPOR_VIEW_PROGRAMS", 300);
+	env.bounded_programs = testenv_count("PLOOM_DPOR_BOUNDED_PROGRAMS", 1000);
+	env.maxops = testenv_count("PLOOM_DPOR_MAXOPS", 12);
+	env.has_seed = testenv_seed("PLOOM_DPOR_SEED", &env.seed);
+	env.has_clock_seed = testenv_seed("PLOOM_DPOR_CLOCK_SEED", &env.clock_seed);
+	env.has_view_seed = testenv_seed("PLOOM_DPOR_VIEW_SEED", &env.view_seed);
+	env.has_bounded_seed = testenv_seed("PLOOM_DPOR_BOUNDED_SEED", &env.bounded_seed);
+}
 
 /* ---- a set of strings ---- */
 
@@ -398,13 +427,12 @@ typedef void (*generator)(struct sim_prog *p, unsigned long seed, int max_ops);
 
 static int differential_of(generator gen, unsigned long seed, struct totals *tot)
 {
-	const char *maxops = getenv("PLOOM_DPOR_MAXOPS");
 	struct sim_prog p;
 	struct result dfs, dpor, optimal;
 	size_t k;
 	int ok = 1, small;
 
-	gen(&p, seed, maxops ? atoi(maxops) : 12);
+	gen(&p, seed, env.maxops > INT_MAX ? INT_MAX : (int)env.maxops);
 	run_dfs(&dfs, NULL, &p, DFS_CAP, 0);
 	small = !dfs.capped && !dfs.failing && dfs.schedules <= SMALL_PROGRAM;
 	if (small) {
@@ -498,12 +526,11 @@ static void dpor_reaches_the_outcomes_of_dfs_on_programs_it_once_missed(void)
 
 static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs(void)
 {
-	const char *env = getenv("PLOOM_DPOR_PROGRAMS"), *one = getenv("PLOOM_DPOR_SEED");
-	long n = env ? atol(env) : 10000, i, failed = 0;
+	long n = env.programs ? env.programs : 10000, i, failed = 0;
 	struct totals tot = {0};
 
-	if (one) {
-		CHECK(differential(strtoul(one, NULL, 10), &tot));
+	if (env.has_seed) {
+		CHECK(differential(env.seed, &tot));
 		return;
 	}
 	for (i = 0; i < n; i++)
@@ -530,12 +557,11 @@ static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs(void)
  * outcome here.  PLOOM_DPOR_CLOCK_SEED=N runs program N alone. */
 static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock(void)
 {
-	const char *env = getenv("PLOOM_DPOR_PROGRAMS"), *one = getenv("PLOOM_DPOR_CLOCK_SEED");
-	long n = env ? atol(env) : 2000, i, failed = 0, reads = 0, adds = 0;
+	long n = env.programs ? env.programs : 2000, i, failed = 0, reads = 0, adds = 0;
 	struct totals tot = {0};
 
-	if (one) {
-		CHECK(differential_of(sim_prog_generate_clock, strtoul(one, NULL, 10), &tot));
+	if (env.has_clock_seed) {
+		CHECK(differential_of(sim_prog_generate_clock, env.clock_seed, &tot));
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -800,13 +826,12 @@ static int views_of(generator gen, unsigned long seed, struct view_totals *tot, 
 
 static void dpor_views_and_shards_reach_the_outcomes_of_dfs(void)
 {
-	const char *env = getenv("PLOOM_DPOR_VIEW_PROGRAMS"), *one = getenv("PLOOM_DPOR_VIEW_SEED");
-	long n = env ? atol(env) : 300, i, failed = 0;
+	long n = env.view_programs, i, failed = 0;
 	struct view_totals tot = {0};
 
-	if (one) {
-		CHECK(views_of(sim_prog_generate, strtoul(one, NULL, 10), &tot, -1));
-		CHECK(views_of(sim_prog_generate_clock, strtoul(one, NULL, 10), &tot, -1));
+	if (env.has_view_seed) {
+		CHECK(views_of(sim_prog_generate, env.view_seed, &tot, -1));
+		CHECK(views_of(sim_prog_generate_clock, env.view_seed, &tot, -1));
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -905,21 +930,20 @@ static void bounded_dpor_matches_bounded_dfs_on_the_reference_scenarios(void)
  * bounds 0, 1 and 2; PLOOM_DPOR_BOUNDED_SEED=N runs program N alone. */
 static void bounded_dpor_reaches_the_outcomes_of_bounded_dfs_on_generated_programs(void)
 {
-	const char *env = getenv("PLOOM_DPOR_BOUNDED_PROGRAMS");
-	const char *one = getenv("PLOOM_DPOR_BOUNDED_SEED");
-	long n = env ? atol(env) : 1000, i, failed = 0;
+	long n = env.bounded_programs, i, failed = 0;
 	struct totals tot[3] = {{0}};
 	int bound;
 
-	for (i = 0; i < (one ? 1 : n); i++)
+	for (i = 0; i < (env.has_bounded_seed ? 1 : n); i++)
 		for (bound = 0; bound <= 2; bound++)
-			if (!bounded_differential(one ? strtoul(one, NULL, 10) : (unsigned long)i,
+			if (!bounded_differential(env.has_bounded_seed ? env.bounded_seed
+								       : (unsigned long)i,
 						  bound, &tot[bound]) &&
 			    ++failed >= 5)
 				goto out;
 out:
 	CHECK_INT(failed, 0);
-	if (one)
+	if (env.has_bounded_seed)
 		return;
 	for (bound = 0; bound <= 2; bound++) {
 		/* worth comparing: programs that fail within the bound */
@@ -933,11 +957,11 @@ out:
 }
 
 /* The views and the shards under a bound: a third of the view programs'
- * number, each with the bounds 0, 1 and 2, against DFS with the bound. */
+ * number (at least one), each with the bounds 0, 1 and 2, against DFS
+ * with the bound. */
 static void bounded_views_and_shards_reach_the_outcomes_of_bounded_dfs(void)
 {
-	const char *env = getenv("PLOOM_DPOR_VIEW_PROGRAMS");
-	long n = (env ? atol(env) : 300) / 3, i, failed = 0;
+	long n = (env.view_programs + 2) / 3, i, failed = 0;
 	struct view_totals tot = {0};
 	int bound;
 
@@ -957,11 +981,12 @@ out:
 
 int main(void)
 {
-	if (getenv("PLOOM_DPOR_SEED")) {
+	read_env();
+	if (env.has_seed) {
 		dpor_reaches_the_outcomes_of_dfs_on_generated_programs();
 		return check_report();
 	}
-	if (getenv("PLOOM_DPOR_CLOCK_SEED")) {
+	if (env.has_clock_seed) {
 		dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock();
 		return check_report();
 	}

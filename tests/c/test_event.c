@@ -73,7 +73,9 @@ static void parse_reads_a_passing_run(void)
 		"value 3 =True\n"
 		"step 4 1 acquire lock#0 0,1 timed 0:release:lock#0 -\n"
 		"value 4 =False\n"
+		"idle 4 1500000000\n"
 		"step 5 0 join thread#1 0,1 timed 1:read:cell#0 -\n"
+		"label 3 =get%20->%203\n"
 		"outcome pass\n"
 		"exit code 0\n"
 		"output =hi%0A\n"
@@ -103,6 +105,11 @@ static void parse_reads_a_passing_run(void)
 	CHECK_INT(run.steps[3].nenabled, 2);
 	CHECK_INT(run.steps[4].mode, PLOOM_ACQUIRE_TIMED);
 	CHECK_STR(run.steps[4].value, "False");
+	CHECK_INT(run.steps[4].idle, 1);
+	CHECK(run.steps[4].clock_ns == 1500000000LL);
+	CHECK_INT(run.steps[3].idle, 0);
+	CHECK_STR(run.steps[3].label, "get -> 3");
+	CHECK(run.steps[4].label == NULL);
 	CHECK_INT(run.steps[5].op, PLOOM_OP_JOIN);
 	CHECK_INT(run.steps[5].mode, PLOOM_ACQUIRE_TIMED);
 	/* branch points: steps 1-5; steps 1 and 3 switch away from a task
@@ -142,9 +149,9 @@ static void parse_reads_a_deadlock_with_its_waits(void)
 	struct ploom_run run;
 	const char *text =
 		"outcome deadlock\n"
-		"wait 0 join thread#1 1 -\n"
-		"wait 1 acquire lock#0 2 -\n"
-		"wait 2 acquire lock#1 1 -\n"
+		"wait 0 join thread#1 1 - join =\n"
+		"wait 1 acquire lock#0 2 - lock =\n"
+		"wait 2 acquire lock#1 1 - lock =\n"
 		"exit code 0\n"
 		"done 0\n";
 
@@ -200,11 +207,17 @@ static const struct {
 	const char *want;
 } malformed[] = {
 	{"step 0 0 start thread#1 0 - - -\n", "stopped before the end of the run"},
-	/* a timeout's stacks: after `exit timeout` only, tasks ascending,
-	 * frames after a running stack, no more than DEPTH or 8 */
-	{"stack 0 running 1\nexit timeout 0\ndone 0\n", "stack outside a timeout"},
-	{"exit code 0\nstack 0 running 1\ndone 0\n", "stack outside a timeout"},
-	{"exit timeout 0\noutput =x\nstack 0 finished 0\ndone 0\n", "stack outside a timeout"},
+	/* a timeout's stacks: after `exit timeout`, or a step limit's
+	 * `exit`, only, tasks ascending, frames after a running stack, no
+	 * more than DEPTH or 8 */
+	{"stack 0 running 1\nexit timeout 0\ndone 0\n", "stack outside a timeout or step limit"},
+	{"exit code 0\nstack 0 running 1\ndone 0\n", "stack outside a timeout or step limit"},
+	{"outcome pass\nexit code 0\nstack 0 finished 0\ndone 0\n",
+	 "stack outside a timeout or step limit"},
+	{"outcome step-limit 5\nstack 0 finished 0\nexit code 0\ndone 0\n",
+	 "stack outside a timeout or step limit"},
+	{"exit timeout 0\noutput =x\nstack 0 finished 0\ndone 0\n",
+	 "stack outside a timeout or step limit"},
 	{"exit timeout 0\nstack 1 finished 0\nstack 1 finished 0\ndone 0\n", "bad TASK"},
 	{"exit timeout 0\nstack 1 finished 0\nstack 0 finished 0\ndone 0\n", "bad TASK"},
 	{"exit timeout 0\nstack -1 finished 0\ndone 0\n", "bad TASK"},
@@ -260,13 +273,22 @@ static const struct {
 	{"value 0 =1\n", "bad INDEX"},
 	{"step 0 0 read cell#0 0 - - -\nvalue 0 1\n", "bad TEXT"},
 	{"step 0 0 read cell#0 0 - - -\nvalue 0 =1\nvalue 0 =2\n", "second value"},
+	{"idle 0 5\n", "bad INDEX"},
+	{"step 0 0 sleep clock 0 - - -\nidle 0 -5\n", "bad NS"},
+	{"step 0 0 sleep clock 0 - - -\nidle 0 5x\n", "bad NS"},
+	{"step 0 0 sleep clock 0 - - -\nidle 0\n", "bad INDEX"},
+	{"step 0 0 sleep clock 0 - - -\nidle 0 5\nidle 0 6\n", "second idle"},
+	{"label 0 =put%203\n", "bad INDEX"},
+	{"step 0 0 read cell#0 0 - - -\nlabel 0 =a\nlabel 0 =b\n", "second label"},
+	{"step 0 0 read cell#0 0 - - -\nlabel 0 =\n", "TEXT is empty"},
+	{"step 0 0 read cell#0 0 - - -\nlabel 0 =a%0Ab\n", "TEXT holds a control character"},
 	{"outcome maybe\n", "unknown outcome"},
 	{"outcome pass\noutcome pass\n", "second outcome"},
 	{"outcome refine\n", "expected 3 fields"},
 	{"outcome refine =\n", "bad SITES"},
 	{"outcome failure 0 =T =M\n", "expected 6 fields"},
 	{"outcome failure 0 =T =M =%ZZ\n", "bad str field"},
-	{"wait 0 join thread#1 1 -\n", "wait outside a deadlock"},
+	{"wait 0 join thread#1 1 - join =\n", "wait outside a deadlock"},
 	{"exit sometimes 0\n", "bad HOW"},
 	{"done 0\n", "run without outcome or exit"},
 	{"outcome pass\nexit code 0\ndone 2\n", "step count differs"},
@@ -282,8 +304,10 @@ static const struct {
 	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - :3\n", "bad WHERE"},
 	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - 0:3:4\n", "bad WHERE"},
 	{"code 0 =/a.py =f\nstep 0 0 begin - 0 - - 0x3\n", "bad WHERE"},
-	{"code 0 =/a.py =f\noutcome deadlock\nwait 0 join thread#1 1 0:x\n", "bad WHERE"},
-	{"outcome deadlock\nwait 0 join thread#1 1\n", "expected 6 fields"},
+	{"code 0 =/a.py =f\noutcome deadlock\nwait 0 join thread#1 1 0:x join =\n", "bad WHERE"},
+	{"outcome deadlock\nwait 0 join thread#1 1\n", "expected 8 fields"},
+	{"outcome deadlock\nwait 0 join thread#1 1 - hold =\n", "unknown FOR"},
+	{"outcome deadlock\nwait 0 acquire lock#0 -1 - notify =a\x01\n", "ON "},
 	/* code records count from 0, and hold labels */
 	{"code 1 =/a.py =f\n", "bad INDEX"},
 	{"code 0 =/a.py =f\ncode 0 =/b.py =g\n", "bad INDEX"},
@@ -332,8 +356,8 @@ static void parse_reads_where_a_step_stopped_and_the_names(void)
 		"value 2 =100\n"
 		"name thread#1 =lucas\n"
 		"outcome deadlock\n"
-		"wait 0 acquire lock#0 1 0:7\n"
-		"wait 1 join thread#2 -1 -\n"
+		"wait 0 acquire lock#0 1 0:7 lock =\n"
+		"wait 1 join thread#2 -1 - join =\n"
 		"exit code 0\n"
 		"done 3\n";
 
@@ -457,7 +481,8 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	/* a hello of the protocol version this build speaks */
 	snprintf(line, sizeof(line),
 		 "hello %d =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
-		 "=/src/examples/bank_account.py 1 =mylib,other.pkg",
+		 "=/src/examples/bank_account.py 1 =mylib,other.pkg "
+		 "=/src/mylib/a.py%%0A/src/other/pkg/b.py%%0A",
 		 PLOOM_PROTOCOL_VERSION);
 	memset(&h, 0, sizeof(h));
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "x:y", &err), 0);
@@ -470,14 +495,29 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	CHECK_INT((int)h.ninstrumented, 2);
 	CHECK_STR(h.instrumented[0], "mylib");
 	CHECK_STR(h.instrumented[1], "other.pkg");
+	CHECK_INT((int)h.nsources, 2);
+	CHECK_STR(h.sources[0], "/src/mylib/a.py");
+	CHECK_STR(h.sources[1], "/src/other/pkg/b.py");
 	ploom_hello_release(&h);
+	/* SOURCES: a relative path, one not ended, a control character */
+	{
+		static const char *const bad_sources[] = {"=mylib/a.py%0A", "=/src/a.py",
+							  "=/src/a%01.py%0A"};
+		for (size_t k = 0; k < 3; k++) {
+			snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 = %s",
+				 PLOOM_PROTOCOL_VERSION, bad_sources[k]);
+			CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
+			CHECK(strstr(err.msg, "bad SOURCES") != NULL);
+			ploom_hello_release(&h);
+		}
+	}
 	/* an empty name among INSTRUMENTED's, and a SCENARIO not 0 or 1 */
-	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 =a,,b",
+	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 =a,,b =",
 		 PLOOM_PROTOCOL_VERSION);
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
 	CHECK(strstr(err.msg, "bad INSTRUMENTED") != NULL);
 	ploom_hello_release(&h);
-	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 2 =",
+	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 2 = =",
 		 PLOOM_PROTOCOL_VERSION);
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
 	CHECK(strstr(err.msg, "bad SCENARIO") != NULL);
@@ -660,6 +700,8 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	ploom_enc_step(&b, 3, 0, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 3}, en012,
 		       3, PLOOM_ACQUIRE_TIMED, p2, 2, (struct ploom_wire_where){0, 0});
 	ploom_enc_value(&b, 3, "False", 5);
+	ploom_enc_label(&b, 3, "get -> \x1b", 8);
+	ploom_enc_label(&b, 2, "", 0);
 	ploom_enc_step(&b, 4, 2, PLOOM_OP_JOIN, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, en012,
 		       3, PLOOM_ACQUIRE_TIMED, p3, 2, w0);
 	ploom_enc_outcome_failure(&b, 2, "builtins.ValueError", 19, "bad\0value", 9, tb,
@@ -699,6 +741,8 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	CHECK_INT(run.steps[2].mode, PLOOM_ACQUIRE_NONBLOCKING);
 	CHECK_INT(run.steps[3].mode, PLOOM_ACQUIRE_TIMED);
 	CHECK_STR(run.steps[3].value, "False");
+	CHECK_STR(run.steps[3].label, "get -> ?");
+	CHECK(run.steps[2].label == NULL);
 	CHECK_INT(run.steps[4].op, PLOOM_OP_JOIN);
 	CHECK_INT(run.steps[4].mode, PLOOM_ACQUIRE_TIMED);
 	CHECK(run.steps[4].value == NULL);
@@ -717,8 +761,10 @@ static void encoded_records_decode_to_what_was_encoded(void)
 
 	ploom_enc_code(&b, 0, "/src/t.py", 9, "transfer", 8);
 	ploom_enc_outcome_deadlock(&b);
-	ploom_enc_wait(&b, 1, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 0}, 2, w0);
-	ploom_enc_wait(&b, 2, PLOOM_OP_JOIN, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, 1, nowhere);
+	ploom_enc_wait(&b, 1, PLOOM_OP_ACQUIRE, (struct ploom_obj){PLOOM_OBJ_LOCK, 0}, 2, w0,
+		       PLOOM_WAIT_NOTIFY, "Pool.cond", 9);
+	ploom_enc_wait(&b, 2, PLOOM_OP_JOIN, (struct ploom_obj){PLOOM_OBJ_THREAD, 1}, 1, nowhere,
+		       PLOOM_WAIT_JOIN, NULL, 0);
 	ploom_enc_exit(&b, "code", 0);
 	ploom_enc_done(&b, 0);
 	memset(&run, 0, sizeof(run));
@@ -730,6 +776,10 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	CHECK_STR(run.outcome.waits[0].where.function, "transfer");
 	CHECK_INT(run.outcome.waits[0].where.line, 12);
 	CHECK(run.outcome.waits[1].where.file == NULL);
+	CHECK_INT(run.outcome.waits[0].waits_for, PLOOM_WAIT_NOTIFY);
+	CHECK_STR(run.outcome.waits[0].on, "Pool.cond");
+	CHECK_INT(run.outcome.waits[1].waits_for, PLOOM_WAIT_JOIN);
+	CHECK(run.outcome.waits[1].on == NULL);
 	ploom_run_release(&run);
 	ploom_buf_release(&b);
 
@@ -786,7 +836,7 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	ploom_buf_release(&b);
 
 	ploom_enc_hello(&b, "cpython", 7, "3.14.1", 6, 0, "42", 2, "m", 1, "f", 1, NULL, 0, 0, NULL,
-			0);
+			0, NULL, 0);
 	{
 		struct ploom_hello h;
 		memset(&h, 0, sizeof(h));
@@ -1075,6 +1125,20 @@ static void a_dump_becomes_a_stack_per_task(void)
 		CHECK_INT(run.outcome.stacks[3].state, PLOOM_STACK_FINISHED);
 		CHECK_INT(run.outcome.stacks[3].nframes, 0);
 	}
+	ploom_run_release(&run);
+	ploom_buf_release(&b);
+
+	/* a step limit's: the child dumped them itself as it ended */
+	ploom_enc_outcome_step_limit(&b, 50);
+	ploom_enc_exit(&b, "code", 0);
+	ploom_enc_stacks(&b, dump, strlen(dump), tasks, 4, 1, "/pkg/ploom/", "/cwd");
+	ploom_enc_done(&b, 0);
+	memset(&run, 0, sizeof(run));
+	CHECK_INT(ploom_run_parse_text(&run, b.data, b.len, 500, &err), 0);
+	CHECK_INT(run.outcome.kind, PLOOM_OUTCOME_STEP_LIMIT);
+	CHECK_INT(run.outcome.limit, 50);
+	if (CHECK_INT(run.outcome.nstacks, 4) && CHECK_INT(run.outcome.stacks[1].nframes, 2))
+		CHECK_STR(run.outcome.stacks[1].frames[0].function, "_spin");
 	ploom_run_release(&run);
 	ploom_buf_release(&b);
 

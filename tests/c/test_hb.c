@@ -160,8 +160,51 @@ done:
 	ploom_hb_free(hb);
 }
 
+static void an_idle_step_follows_every_earlier_event_and_races_with_none(void)
+{
+	/* 0: task 1 writes cell#1; 1: task 2 writes cell#0; 2: task 3
+	 * writes cell#0, an idle step (a barrier) or not; 3: task 1 reads
+	 * cell#0.  The idle step follows 0 and 1 and has no candidate; what
+	 * comes after it keeps its races (3's with 2) */
+	struct ploom_hb *hb = NULL;
+	struct ploom_access a[PLOOM_ACCESS_MAX];
+	struct ploom_obj cell0 = {PLOOM_OBJ_CELL, 0};
+	long *c = NULL;
+	int na, n, barrier;
+
+	for (barrier = 0; barrier <= 1; barrier++) {
+		if (!CHECK(ploom_hb_new(&hb) == 0) || !CHECK(ploom_hb_reset(hb, 4, 4) == 0))
+			goto done;
+		if (!CHECK(feed(hb, 0, 1, PLOOM_OP_WRITE, 1) == 0 && feed(hb, 1, 2, PLOOM_OP_WRITE, 0) == 0))
+			goto done;
+		if (barrier)
+			ploom_hb_barrier(hb, 2);
+		na = ploom_op_accesses(a, 3, PLOOM_OP_WRITE, cell0, PLOOM_ACQUIRE_BLOCKING, 0);
+		if (!CHECK(ploom_hb_clock(hb, 2, 3, a, na, -1) == 0))
+			goto done;
+		n = ploom_hb_candidates(hb, &c, 3, a, na, 0);
+		CHECK_INT(n, barrier ? 0 : 1);
+		CHECK_INT(ploom_hb_before(hb, ploom_hb_vc(hb, 2), 0), barrier);
+		CHECK_INT(ploom_hb_before(hb, ploom_hb_vc(hb, 2), 1), 1);
+		if (!CHECK(ploom_hb_step(hb, 2, 3, PLOOM_OP_WRITE, a, na, 0) == 0))
+			goto done;
+		na = ploom_op_accesses(a, 1, PLOOM_OP_READ, cell0, PLOOM_ACQUIRE_BLOCKING, 0);
+		if (!CHECK(ploom_hb_clock(hb, 3, 1, a, na, -1) == 0))
+			goto done;
+		n = ploom_hb_candidates(hb, &c, 1, a, na, 0);
+		CHECK_INT(n, 1);
+		if (n == 1)
+			CHECK_INT(c[0], 2);
+		ploom_hb_free(hb);
+		hb = NULL;
+	}
+done:
+	ploom_hb_free(hb);
+}
+
 int main(void)
 {
+	an_idle_step_follows_every_earlier_event_and_races_with_none();
 	a_write_races_with_every_concurrent_read_before_it();
 	a_read_of_another_task_after_many_of_its_own_is_a_candidate();
 	a_read_races_with_the_last_write_only();

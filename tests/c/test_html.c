@@ -424,8 +424,8 @@ static void a_deadlock_adds_a_wait_row(void)
 	CHECK_INT(bigtrace_count(out, "<g class=\"lane\""), 3);
 	CHECK_INT(bigtrace_count(out, "<g class=\"wait\""), 3);
 	CHECK(strstr(out, "<g class=\"wait\" data-task=\"0\">"));
-	CHECK(strstr(out, ">join thread#1</text>"));
-	CHECK(strstr(out, ">acquire lock#1 (held by thread#2)</text>"));
+	CHECK(strstr(out, ">waits to join thread#1</text>"));
+	CHECK(strstr(out, ">waits to acquire lock#1 held by thread#2</text>"));
 	CHECK(strstr(out, ">wait</text>"));
 	CHECK(!strstr(out, "class=\"step failing\""));
 	CHECK(strstr(out, "wait: what each blocked task waits for (the deadlock)"));

@@ -28,6 +28,14 @@
 #include "../../lib/trace.h"
 #include "check.h"
 #include "sim.h"
+#include "testenv.h"
+
+/* What the environment asks (testenv.h), read first in main():
+ * PLOOM_IPB_PROGRAMS, 0 for each test's default, and PLOOM_IPB_SEED, the
+ * one program to run alone. */
+static long env_programs;
+static int env_has_seed;
+static unsigned long env_seed;
 
 /* ---- the runs of a search ---- */
 
@@ -566,8 +574,7 @@ static int levels_in_dfs_order(const struct target *t, const char *label)
  * sanitized run sets fewer, make soak more). */
 static void each_level_runs_in_dfs_order_and_no_schedule_is_rerun(void)
 {
-	const char *env = getenv("PLOOM_IPB_PROGRAMS");
-	unsigned long seed, n = env ? strtoul(env, NULL, 10) : 300;
+	unsigned long seed, n = env_programs ? (unsigned long)env_programs : 300;
 	size_t i;
 
 	for (i = 0; i < sim_nscenarios; i++) {
@@ -619,11 +626,10 @@ static int compare_program(unsigned long seed, long *complete, long *with_failur
 
 static void the_schedules_are_those_of_dfs_on_generated_programs(void)
 {
-	const char *env = getenv("PLOOM_IPB_PROGRAMS"), *one = getenv("PLOOM_IPB_SEED");
-	long n = env ? atol(env) : 600, i, failed = 0, complete = 0, with_failure = 0;
+	long n = env_programs ? env_programs : 600, i, failed = 0, complete = 0, with_failure = 0;
 
-	if (one) {
-		CHECK(compare_program(strtoul(one, NULL, 10), &complete, &with_failure));
+	if (env_has_seed) {
+		CHECK(compare_program(env_seed, &complete, &with_failure));
 		return;
 	}
 	for (i = 0; i < n; i++)
@@ -650,6 +656,8 @@ static void the_strategy_is_named_ipb_and_can_be_split(void)
 
 int main(void)
 {
+	env_programs = testenv_count("PLOOM_IPB_PROGRAMS", 0);
+	env_has_seed = testenv_seed("PLOOM_IPB_SEED", &env_seed);
 	the_strategy_is_named_ipb_and_can_be_split();
 	a_run_that_ignores_the_prefix_is_a_divergence();
 	counts_match_reference_with_and_without_a_bound();

@@ -71,6 +71,7 @@ static struct ploom_trace *sample_trace(void)
 	add_step(&t->run, 2, "write", "cell#0", e12, 2, "'a \"quoted\"\\n\xc3\xa9'");
 	add_step(&t->run, 1, "acquire", "lock#0", e12, 2, "True");
 	t->run.steps[5].mode = PLOOM_ACQUIRE_TIMED;
+	t->run.steps[5].label = strdup("get (timeout) \xc3\xa9");
 	t->run.outcome.kind = PLOOM_OUTCOME_FAILURE;
 	t->run.outcome.task = 0;
 	t->run.outcome.exc_type = strdup("builtins.AssertionError");
@@ -110,6 +111,8 @@ static void trace_round_trips_through_json(void)
 		again = ploom_trace_to_json(back, &err);
 		CHECK_STR(again, text);
 		CHECK_STR(back->hash_seed, "4294967295");
+		CHECK_STR(back->run.steps[5].label, "get (timeout) \xc3\xa9");
+		CHECK(back->run.steps[4].label == NULL);
 		CHECK_INT(back->config.max_preemptions, 2);
 		CHECK_INT(back->config.npatch, 2);
 		if (back->config.npatch == 2) {
@@ -454,9 +457,13 @@ static void a_wait_keeps_its_place(void)
 	o->kind = PLOOM_OUTCOME_DEADLOCK;
 	o->waits = calloc(2, sizeof(*o->waits));
 	o->nwaits = 2;
-	o->waits[0] = (struct ploom_wait){1, PLOOM_OP_ACQUIRE, strdup("lock#0"), 2,
-					  {strdup("t.py"), strdup("transfer"), 12}};
-	o->waits[1] = (struct ploom_wait){2, PLOOM_OP_JOIN, strdup("thread#1"), 1, {0}};
+	o->waits[0] = (struct ploom_wait){.task = 1, .op = PLOOM_OP_ACQUIRE,
+					  .object = strdup("lock#0"), .holder = 2,
+					  .where = {strdup("t.py"), strdup("transfer"), 12},
+					  .waits_for = PLOOM_WAIT_NOTIFY, .on = strdup("Pool.cond")};
+	o->waits[1] = (struct ploom_wait){.task = 2, .op = PLOOM_OP_JOIN,
+					  .object = strdup("thread#1"), .holder = 1,
+					  .waits_for = PLOOM_WAIT_JOIN};
 	text = ploom_trace_to_json(t, &err);
 	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
 	if (back) {
@@ -464,6 +471,10 @@ static void a_wait_keeps_its_place(void)
 		CHECK_STR(back->run.outcome.waits[0].where.function, "transfer");
 		CHECK_INT(back->run.outcome.waits[0].where.line, 12);
 		CHECK(back->run.outcome.waits[1].where.file == NULL);
+		CHECK_INT(back->run.outcome.waits[0].waits_for, PLOOM_WAIT_NOTIFY);
+		CHECK_STR(back->run.outcome.waits[0].on, "Pool.cond");
+		CHECK_INT(back->run.outcome.waits[1].waits_for, PLOOM_WAIT_JOIN);
+		CHECK(back->run.outcome.waits[1].on == NULL);
 	}
 	ploom_trace_free(back);
 	free(text);
@@ -673,6 +684,31 @@ static void a_trace_larger_than_256_mib_is_refused(void)
 	CHECK_STR(err.msg, "not a ploom trace (it contains a NUL byte)");
 	fclose(f);
 	free(text);
+	ploom_trace_free(t);
+}
+
+/* A step's label is a label, as a name is: a control character in it is
+ * refused, not shown. */
+static void a_steps_label_is_checked(void)
+{
+	struct ploom_trace *t = sample_trace(), *back = NULL;
+	struct ploom_err err = {0, ""};
+	char *text = ploom_trace_to_json(t, NULL);
+	char *edited = fake_replace(text, "get (timeout) \xc3\xa9", "a\\u001bb");
+
+	CHECK(edited != NULL);
+	if (!edited)
+		return;
+	CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+	CHECK(strstr(err.msg, "label") != NULL);
+	free(edited);
+	edited = fake_replace(text, "get (timeout) \xc3\xa9", "");
+	err = (struct ploom_err){0, ""};
+	CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+	CHECK(strstr(err.msg, "label") != NULL);
+	free(edited);
+	free(text);
+	ploom_trace_free(back);
 	ploom_trace_free(t);
 }
 
@@ -1232,35 +1268,32 @@ static void a_configs_module_lists_are_added_to_and_copied(void)
 	ploom_config_release_modules(&b);
 }
 
-/* Under --reduction=dpor the scenario and the patched modules are
- * instrumented, after the modules named and once each; under the other
- * searches nothing is added. */
-static void dpor_instruments_the_code_under_test_by_default(void)
+/* Every search patches the scenario's module and its project's and
+ * instruments them and the patched modules, after the modules named and
+ * once each; --patch=- and --instrument=- each turn their part off. */
+static void every_search_takes_the_code_under_test_by_default(void)
 {
-	static const char *const searches[][2] = {
-		{NULL, NULL}, {"dfs", "none"}, {"ipb", "none"}, {"pct", "none"},
-		{"random", "none"}, {"dfs", "dpor"},
-	};
 	struct ploom_err err = {0, ""};
-	size_t i;
+	int listed;
 
-	for (i = 0; i < sizeof(searches) / sizeof(searches[0]); i++) {
+	for (listed = 0; listed < 4; listed++) {
 		struct ploom_config c = {0};
-		int dpor = searches[i][1] && !strcmp(searches[i][1], "dpor");
+		int patch_only = listed & 1, instrument_only = (listed & 2) != 0;
 
-		c.search = (char *)searches[i][0];
-		c.reduction = (char *)searches[i][1];
 		CHECK_INT(ploom_config_add_patch(&c, "mylib.pool", &err), 0);
 		CHECK_INT(ploom_config_add_patch(&c, "other", &err), 0);
 		CHECK_INT(ploom_config_add_instrument(&c, "other", &err), 0);
-		CHECK_INT(ploom_config_instrument_default(&c, &err), 0);
-		CHECK_INT(c.instrument_scenario, dpor);
-		if (CHECK_INT(c.ninstrument, dpor ? 2 : 1)) {
+		CHECK_INT(ploom_config_module_defaults(&c, patch_only, instrument_only, &err), 0);
+		CHECK_INT(c.patch_project, !patch_only);
+		CHECK_INT(c.instrument_scenario, !instrument_only);
+		CHECK_INT(c.npatch, 2);
+		if (CHECK_INT(c.ninstrument, instrument_only ? 1 : 2)) {
 			CHECK_STR(c.instrument[0], "other");
-			if (dpor)
+			if (!instrument_only)
 				CHECK_STR(c.instrument[1], "mylib.pool");
 		}
 		ploom_config_release_modules(&c);
+		CHECK_INT(c.patch_project, 0);
 	}
 }
 
@@ -1273,18 +1306,16 @@ static void the_default_counts_against_the_64_modules(void)
 	char name[16];
 	int i;
 
-	c.search = (char *)"dfs";
-	c.reduction = (char *)"dpor";
 	for (i = 0; i < PLOOM_MODULES_MAX; i++) {
 		snprintf(name, sizeof(name), "m%d", i);
 		CHECK_INT(ploom_config_add_instrument(&c, name, &err), 0);
 	}
 	/* one named already: nothing to add */
 	CHECK_INT(ploom_config_add_patch(&c, "m5", &err), 0);
-	CHECK_INT(ploom_config_instrument_default(&c, &err), 0);
+	CHECK_INT(ploom_config_module_defaults(&c, 0, 0, &err), 0);
 	CHECK_INT(c.ninstrument, PLOOM_MODULES_MAX);
 	CHECK_INT(ploom_config_add_patch(&c, "m64", &err), 0);
-	CHECK_INT(ploom_config_instrument_default(&c, &err), -1);
+	CHECK_INT(ploom_config_module_defaults(&c, 0, 0, &err), -1);
 	CHECK_STR(err.msg, "more than 64 modules");
 	ploom_config_release_modules(&c);
 }
@@ -1767,6 +1798,7 @@ int main(void)
 	nul_escapes_bad_utf8_and_raw_controls_are_refused();
 	a_nul_byte_is_refused_as_it_comes();
 	unknown_fields_are_ignored();
+	a_steps_label_is_checked();
 	a_version_1_trace_is_read();
 	a_timed_join_round_trips();
 	fingerprints_id_and_minimized_from_are_optional();
@@ -1778,7 +1810,7 @@ int main(void)
 	config_module_lists_hold_at_most_64_modules();
 	module_names_are_checked();
 	a_configs_module_lists_are_added_to_and_copied();
-	dpor_instruments_the_code_under_test_by_default();
+	every_search_takes_the_code_under_test_by_default();
 	the_default_counts_against_the_64_modules();
 	clone_copies_every_field();
 	failure_id_is_the_git_blob_id_prefix();

@@ -12,6 +12,10 @@
 #include "check.h"
 #include "fake.h"
 #include "sim.h"
+#include "testenv.h"
+
+/* PLOOM_MINIMIZE_PROGRAMS (testenv.h), read first in main() */
+static long env_programs;
 
 /* ---- runners ---- */
 
@@ -247,8 +251,7 @@ static int fewest_preemptions(struct sim_ctx *ctx, const struct ploom_outcome *w
  * without. */
 static void generated_failures_minimize_to_the_fewest_preemptions(void)
 {
-	const char *env = getenv("PLOOM_MINIMIZE_PROGRAMS");
-	long nprog = env ? atol(env) : 300, i, tried = 0, shorter = 0, failed = 0, limited = 0;
+	long nprog = env_programs, i, tried = 0, shorter = 0, failed = 0, limited = 0;
 	long schedules[2] = {0, 0};
 
 	for (i = 0; i < nprog && failed < 5; i++) {
@@ -731,6 +734,7 @@ static void a_known_minimal_failure_is_the_trace_the_search_would_make(void)
 
 int main(void)
 {
+	env_programs = testenv_count("PLOOM_MINIMIZE_PROGRAMS", 300);
 	same_failure_compares_what_identifies_the_bug();
 	the_bank_failure_found_first_minimizes_to_one_preemption();
 	every_failing_schedule_minimizes_to_the_fewest_preemptions(0);

@@ -116,8 +116,97 @@ static void set_search_should_list_the_known_names(void)
 	CHECK_STR(why, "unknown --search (dfs, ipb, pct or random)");
 	CHECK_INT(ploom_plan_set_reduction(&plan, "por", why, sizeof(why)), -1);
 	CHECK_STR(why, "unknown --reduction (none or dpor)");
-	CHECK_STR(plan.search, "dfs");
-	CHECK_STR(plan.reduction, "none");
+	/* a refused name sets nothing: the default still decides */
+	CHECK_INT(plan.search == NULL, 1);
+	CHECK_INT(plan.reduction == NULL, 1);
+}
+
+/* Without --search and --reduction the kind is the default: the
+ * reduction when modules are named to patch, which the result says, else
+ * depth-first search; either option given decides alone. */
+static void the_default_search_follows_the_patched_modules(void)
+{
+	static const struct {
+		const char *search, *reduction;
+		int patches, max_preemptions;
+		const char *kind, *why;
+	} defaults[] = {
+		{NULL, NULL, 0, -1, "dfs", NULL},
+		{NULL, NULL, 1, -1, "dpor", "the default when modules are patched"},
+		{NULL, NULL, 1, 2, "dpor", "the default when modules are patched"},
+		{"dfs", NULL, 1, -1, "dfs", NULL},
+		{NULL, "none", 1, -1, "dfs", NULL},
+		{"ipb", NULL, 1, -1, "ipb", NULL},
+		{NULL, "dpor", 0, -1, "dpor", NULL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+		struct ploom_plan plan = PLOOM_PLAN_INIT;
+		struct ploom_config config = {0};
+		char why[512] = "";
+
+		if (defaults[i].search)
+			CHECK_INT(ploom_plan_set_search(&plan, defaults[i].search, why, sizeof(why)), 0);
+		if (defaults[i].reduction)
+			CHECK_INT(ploom_plan_set_reduction(&plan, defaults[i].reduction, why,
+							   sizeof(why)), 0);
+		plan.patches = defaults[i].patches;
+		plan.max_preemptions = defaults[i].max_preemptions;
+		if (!CHECK_INT(ploom_plan_check(&plan, why, sizeof(why)), 0))
+			printf("  case %zu: %s\n", i, why);
+		CHECK_STR(plan.kind->name, defaults[i].kind);
+		if (defaults[i].why)
+			CHECK_STR(plan.default_why, defaults[i].why);
+		else
+			CHECK_INT(plan.default_why == NULL, 1);
+		ploom_plan_configure(&plan, &config);
+		CHECK_STR(config.reduction, plan.kind->reduction);
+	}
+}
+
+/* A depth-first search that the default chose turns to the reduction
+ * when plain state is shared; one the options chose, or a shard's, stays. */
+static void the_default_turns_to_the_reduction_on_shared_plain_state(void)
+{
+	struct ploom_plan plan = PLOOM_PLAN_INIT, given = PLOOM_PLAN_INIT, shard = PLOOM_PLAN_INIT;
+	char why[512];
+
+	plan.max_preemptions = 2;
+	plan.jobs = 2;
+	CHECK_INT(ploom_plan_check(&plan, why, sizeof(why)), 0);
+	CHECK_INT(ploom_plan_default_on_shared_plain_state(&plan), 1);
+	CHECK_STR(plan.kind->name, "dpor");
+	CHECK_STR(plan.default_why, "the default when the code under test shares plain state");
+	CHECK_INT(plan.max_preemptions, 2);
+	CHECK_INT(plan.jobs, 2);
+	/* once the reduction, it stays */
+	CHECK_INT(ploom_plan_default_on_shared_plain_state(&plan), 0);
+	CHECK_INT(ploom_plan_set_search(&given, "dfs", why, sizeof(why)), 0);
+	CHECK_INT(ploom_plan_check(&given, why, sizeof(why)), 0);
+	CHECK_INT(ploom_plan_default_on_shared_plain_state(&given), 0);
+	CHECK_STR(given.kind->name, "dfs");
+	shard.shard_index = 0;
+	shard.shard_count = 2;
+	CHECK_INT(ploom_plan_check(&shard, why, sizeof(why)), 0);
+	CHECK_INT(ploom_plan_default_on_shared_plain_state(&shard), 0);
+	CHECK_STR(shard.kind->name, "dfs");
+}
+
+/* Depth-first search past 10^5 estimated schedules hints at the
+ * reduction; the reduction itself, or a smaller search, does not. */
+static void a_large_dfs_hints_at_the_reduction(void)
+{
+	struct ploom_plan dfs = PLOOM_PLAN_INIT, dpor = PLOOM_PLAN_INIT;
+	char why[512];
+
+	CHECK_INT(ploom_plan_check(&dfs, why, sizeof(why)), 0);
+	dpor.patches = 1;
+	CHECK_INT(ploom_plan_check(&dpor, why, sizeof(why)), 0);
+	CHECK_INT(ploom_plan_progress_hint(&dfs, 1e5) == NULL, 1);
+	CHECK_INT(ploom_plan_progress_hint(&dfs, -1) == NULL, 1);
+	CHECK_STR(ploom_plan_progress_hint(&dfs, 1e5 + 1), "--reduction=dpor would explore fewer");
+	CHECK_INT(ploom_plan_progress_hint(&dpor, 1e9) == NULL, 1);
 }
 
 /* The flags the codecs of traces and statistics read, by the "search"
@@ -224,6 +313,9 @@ int main(void)
 {
 	plan_check_should_refuse_as_explore_says();
 	set_search_should_list_the_known_names();
+	the_default_search_follows_the_patched_modules();
+	a_large_dfs_hints_at_the_reduction();
+	the_default_turns_to_the_reduction_on_shared_plain_state();
 	flags_should_answer_what_a_search_is();
 	every_search_should_take_or_refuse_the_reduction();
 	every_driver_should_build_its_strategy();

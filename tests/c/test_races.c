@@ -135,11 +135,15 @@ static struct ploom_trace *abba(void)
 	o->kind = PLOOM_OUTCOME_DEADLOCK;
 	o->nwaits = 3;
 	o->waits = calloc(3, sizeof(*o->waits));
-	o->waits[0] = (struct ploom_wait){0, PLOOM_OP_JOIN, strdup("thread#1"), 1, {0}};
-	o->waits[1] = (struct ploom_wait){1, PLOOM_OP_ACQUIRE, strdup("lock#1"), 2,
-					  {strdup(f), strdup("one"), 7}};
-	o->waits[2] = (struct ploom_wait){2, PLOOM_OP_ACQUIRE, strdup("lock#0"), 1,
-					  {strdup(f), strdup("two"), 12}};
+	o->waits[0] = (struct ploom_wait){.task = 0, .op = PLOOM_OP_JOIN,
+					  .object = strdup("thread#1"), .holder = 1,
+					  .waits_for = PLOOM_WAIT_JOIN};
+	o->waits[1] = (struct ploom_wait){.task = 1, .op = PLOOM_OP_ACQUIRE,
+					  .object = strdup("lock#1"), .holder = 2,
+					  .where = {strdup(f), strdup("one"), 7}};
+	o->waits[2] = (struct ploom_wait){.task = 2, .op = PLOOM_OP_ACQUIRE,
+					  .object = strdup("lock#0"), .holder = 1,
+					  .where = {strdup(f), strdup("two"), 12}};
 	name(t, PLOOM_OBJ_THREAD, 1, "mathieu");
 	name(t, PLOOM_OBJ_THREAD, 2, "lucas");
 	name(t, PLOOM_OBJ_LOCK, 0, "a");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../lib/event.h"
+#include "../../lib/html.h"
 #include "../../lib/json.h"
 #include "../../lib/render.h"
 #include "../../lib/trace.h"
@@ -26,7 +27,7 @@ static const char head[] =
 	" \"python\": {\"implementation\": \"cpython\", \"version\": \"3.13.0\", \"gil\": true},\n"
 	" \"hash_seed\": \"0\",\n"
 	" \"config\": {\"max_preemptions\": null, \"reduction\": \"none\", \"max_steps\": 10000,\n"
-	"            \"schedule_timeout_s\": 10},\n"
+	"            \"schedule_timeout_s\": 10, \"timeouts\": \"idle\"},\n"
 	" \"choices\": [], \"preemptions\": 1, \"minimized_from\": 2,\n";
 
 static const char bank_steps[] =
@@ -243,38 +244,54 @@ static void names_places_and_races_are_shown(void)
 {
 	struct ploom_trace *t = trace_of(bank_named_steps, bank_failure);
 	char *out = render(t, 0, 0);
+	/* the where column wraps to end the lines at 100 characters, at the
+	 * space before the function */
+#define CONT "                                                                              "
 	static const char *const table[] = {
 		"race         mathieu read balance (examples/bank.py:21) before lucas wrote it (examples/bank.py:22)",
 		"",
 		"      step  MainThread            mathieu                lucas                where",
 		"   -------  --------------------  ---------------------  -------------------  "
-		"----------------------------",
+		"-------------------",
 		"         0  start mathieu                                                     "
-		"examples/bank.py:26 scenario",
+		"examples/bank.py:26",
+		CONT "scenario",
 		"         1  start lucas                                                       "
-		"examples/bank.py:27 scenario",
+		"examples/bank.py:27",
+		CONT "scenario",
 		"         2                        begin                                       "
-		"examples/bank.py:20 withdraw",
+		"examples/bank.py:20",
+		CONT "withdraw",
 		"   a     3                        read balance -> 100                         "
-		"examples/bank.py:21 withdraw",
+		"examples/bank.py:21",
+		CONT "withdraw",
 		"*        4                                               begin                "
-		"examples/bank.py:20 withdraw",
+		"examples/bank.py:20",
+		CONT "withdraw",
 		"         5                                               read balance -> 100  "
-		"examples/bank.py:21 withdraw",
+		"examples/bank.py:21",
+		CONT "withdraw",
 		"         6                                               read balance -> 100  "
-		"examples/bank.py:22 withdraw",
+		"examples/bank.py:22",
+		CONT "withdraw",
 		"   ab    7                                               write balance -> 0   "
-		"examples/bank.py:22 withdraw",
+		"examples/bank.py:22",
+		CONT "withdraw",
 		"   b     8                        read balance -> 0                           "
-		"examples/bank.py:22 withdraw",
+		"examples/bank.py:22",
+		CONT "withdraw",
 		"         9                        write balance -> -100                       "
-		"examples/bank.py:22 withdraw",
+		"examples/bank.py:22",
+		CONT "withdraw",
 		"        10  join mathieu                                                      "
-		"examples/bank.py:28 scenario",
+		"examples/bank.py:28",
+		CONT "scenario",
 		"        11  join lucas                                                        "
-		"examples/bank.py:29 scenario",
+		"examples/bank.py:29",
+		CONT "scenario",
 		" !      12  read balance -> -100                                              "
-		"examples/bank.py:30 scenario",
+		"examples/bank.py:30",
+		CONT "scenario",
 		"",
 		"* preemption: a switch away from a task that could have continued",
 		"! the failing step: the last step of the task that raised",
@@ -283,6 +300,7 @@ static void names_places_and_races_are_shown(void)
 		"",
 		"failure: task 0 raised builtins.AssertionError: overdrawn",
 	};
+#undef CONT
 	struct ploom_buf want = {0};
 	size_t i;
 
@@ -343,14 +361,14 @@ static void a_deadlock_explains_the_acquires_that_won(void)
 		goto done;
 	CHECK(has_line(out, "race         lucas acquired b (t.py:11) before mathieu could acquire "
 			    "it (t.py:7)"));
-	CHECK(has_line(out, "   a     3                 acquire a                               "
-			    "                t.py:6 one"));
-	CHECK(has_line(out, "   b     5                                            acquire b      "
-			    "              t.py:11 two"));
+	CHECK(has_line(out, "   a     3                         acquire a                         "
+			    "                                    t.py:6 one"));
+	CHECK(has_line(out, "   b     5                                                           "
+			    "acquire b                           t.py:11 two"));
 	/* a step that stopped nowhere known has nothing at the right */
 	CHECK(has_line(out, "         1  start lucas"));
-	CHECK(has_line(out, " ! ab wait  join mathieu   acquire b (held by lucas)  "
-			    "acquire a (held by mathieu)"));
+	CHECK(has_line(out, " ! ab wait  waits to join mathieu  waits to acquire b held by lucas  "
+			    "waits to acquire a held by mathieu"));
 	CHECK(has_line(out, "a-b racing pairs: steps of two tasks on one object that another "
 			    "schedule could run in the other order; b is the race above"));
 	CHECK(has_line(out, "  task 1 (mathieu) waits to acquire b held by task 2 (lucas) at "
@@ -445,15 +463,108 @@ static void a_deadlock_adds_a_wait_row_and_lists_the_waits(void)
 	CHECK(out);
 	if (!out)
 		goto done;
-	CHECK(has_line(out, "*     1                  acquire lock#0"));
-	CHECK(has_line(out, " ! wait  join thread#1   acquire lock#0 (held by thread#1 itself)"));
+	CHECK(has_line(out, "*     1                          acquire lock#0"));
+	CHECK(has_line(out, " ! wait  waits to join thread#1  waits to acquire lock#0 held by thread#1 "
+			    "itself"));
 	CHECK(has_line(out, "! wait: what each blocked task waits for (the deadlock)"));
 	CHECK(has_line(out, "deadlock: no task can run"));
 	CHECK(has_line(out, "  task 0 waits to join thread#1"));
-	CHECK(has_line(out, "  task 1 waits to acquire lock#0 held by task 1 (itself: waits for another task to "
-			       "release it)"));
+	CHECK(has_line(out, "  task 1 waits to acquire lock#0 held by task 1 itself; no other task can "
+			       "release it"));
 	CHECK(no_line_ends_in_a_space(out));
 done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+/* A timeout of a pool of 250 threads that never started lists them on one
+ * line, not one each, beside the task that ran; as many that had
+ * finished likewise, at the place of the first of them. */
+static void a_timeout_folds_the_tasks_that_had_not_started(void)
+{
+	static const char steps[] =
+		" \"steps\": [\n"
+		"  {\"index\": 0, \"task\": 0, \"op\": \"start\", \"object\": \"thread#1\", \"enabled\": [0]}],\n";
+	static const char pass[] = " \"outcome\": {\"kind\": \"pass\", \"summary\": \"pass\"}}\n";
+	struct ploom_trace *t = trace_of(steps, pass);
+	struct ploom_outcome *o;
+	char *out = NULL;
+	size_t i, n = 256;
+
+	if (!CHECK(t))
+		return;
+	o = &t->run.outcome;
+	o->kind = PLOOM_OUTCOME_TIMEOUT;
+	o->stacks = calloc(n, sizeof(*o->stacks));
+	if (!CHECK(o->stacks))
+		goto done;
+	o->nstacks = n;
+	/* task 0 running, 1-250 unstarted, 251-255 finished */
+	for (i = 0; i < n; i++) {
+		o->stacks[i].task = (int)i;
+		o->stacks[i].state = !i ? PLOOM_STACK_RUNNING
+				     : i <= 250 ? PLOOM_STACK_UNSTARTED : PLOOM_STACK_FINISHED;
+	}
+	out = render(t, 0, 0);
+	if (!CHECK(out))
+		goto done;
+	CHECK(has_line(out, "  MainThread was in no Python code"));
+	CHECK(has_line(out, "  thread#1, thread#2, thread#3 and 247 more had not started"));
+	CHECK(has_line(out, "  thread#251, thread#252, thread#253 and 2 more had finished"));
+	CHECK(!strstr(out, "thread#4 had not started"));
+	CHECK(!strstr(out, "thread#254 had finished"));
+done:
+	free(out);
+	ploom_trace_free(t);
+}
+
+/* A Condition's wait that no notify can end is told as one, by the wait's
+ * own record (its "for" and "on"), the same in the summary, the text, the
+ * page and the lane's cell; a free lock of a primitive's wait likewise. */
+static void a_wait_for_a_notify_or_a_state_is_told_as_one_everywhere(void)
+{
+	static const char steps[] =
+		" \"steps\": [\n"
+		"  {\"index\": 0, \"task\": 0, \"op\": \"start\", \"object\": \"thread#1\", \"enabled\": [0]},\n"
+		"  {\"index\": 1, \"task\": 1, \"op\": \"begin\", \"object\": null, \"enabled\": [0, 1]}],\n";
+	static const char deadlock[] =
+		" \"outcome\": {\"kind\": \"deadlock\", \"summary\": \"deadlock: ...\", \"waits\": [\n"
+		"  {\"task\": 0, \"op\": \"acquire\", \"object\": \"lock#5\", \"holder\": -1,"
+		" \"for\": \"notify\", \"on\": \"ThreadingFuture._condition\"},\n"
+		"  {\"task\": 1, \"op\": \"acquire\", \"object\": \"lock#2\", \"holder\": -1,"
+		" \"for\": \"state\", \"on\": \"jobs.not_empty\"}]}}\n";
+	static const char cond[] = "waits on ThreadingFuture._condition (a Condition); no task can "
+				   "notify it";
+	static const char state[] = "waits on jobs.not_empty for the state its lock guards; no task "
+				    "can change it";
+	struct ploom_trace *t = trace_of(steps, deadlock);
+	struct ploom_err err = {0, ""};
+	char *out = render(t, 0, 0), *summary = NULL, *page = NULL, *line = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+
+	if (!CHECK(out && t))
+		goto done;
+	summary = ploom_outcome_summary(&t->run.outcome);
+	CHECK(summary && strstr(summary, cond) && strstr(summary, state));
+	CHECK(summary && !strstr(summary, "free"));
+	CHECK(asprintf(&line, "  task 0 %s", cond) > 0 && has_line(out, line));
+	free(line);
+	CHECK(asprintf(&line, "  task 1 %s", state) > 0 && has_line(out, line));
+	CHECK(strstr(out, "  waits on ThreadingFuture._condition (a Condition)  "));
+	CHECK(!strstr(out, "acquire lock#5"));
+	f = open_memstream(&page, &len);
+	if (CHECK(f) && CHECK_INT(ploom_html_write(f, t, &err), 0) && CHECK_INT(fclose(f), 0)) {
+		f = NULL;
+		CHECK(strstr(page, cond) && strstr(page, state));
+		CHECK(strstr(page, ">waits on ThreadingFuture._condition"));
+	}
+	if (f)
+		fclose(f);
+done:
+	free(line);
+	free(summary);
+	free(page);
 	free(out);
 	ploom_trace_free(t);
 }
@@ -738,6 +849,8 @@ int main(void)
 	a_deadlock_explains_the_acquires_that_won();
 	long_values_are_cut_with_dots();
 	a_deadlock_adds_a_wait_row_and_lists_the_waits();
+	a_wait_for_a_notify_or_a_state_is_told_as_one_everywhere();
+	a_timeout_folds_the_tasks_that_had_not_started();
 	every_outcome_kind_ends_the_rendering();
 	control_characters_are_shown_as_question_marks();
 	c1_and_bidi_controls_are_shown_as_question_marks();

@@ -98,6 +98,7 @@ static void __attribute__((noreturn)) be_worker(const char *target)
 	ploom_buf_add_str(&b, "", 0);
 	ploom_buf_addf(&b, " 0");
 	ploom_buf_add_str(&b, "", 0);
+	ploom_buf_add_str(&b, "", 0);
 	ploom_buf_add(&b, "\n", 1);
 	if (ploom_buf_flush_fd(&b, 3) < 0)
 		_exit(1);
@@ -309,8 +310,9 @@ struct setup {
 static void setup_init_instrumented(struct setup *t, const char *target, int nworkers,
 				    const char *const *instrument, size_t n, int scenario)
 {
-	struct ploom_worker_opts wopts = {self, target, "0", NULL, NULL, NULL, 0, NULL,
-					  NULL, 0, 0, instrument, n, scenario, NULL};
+	struct ploom_worker_opts wopts = {.python = self, .target = target, .hash_seed = "0",
+					  .instrument = instrument, .ninstrument = n,
+					  .instrument_scenario = scenario};
 	struct ploom_err err = {0, ""};
 	int i;
 
@@ -318,8 +320,10 @@ static void setup_init_instrumented(struct setup *t, const char *target, int nwo
 	t->target = target;
 	t->nworkers = nworkers;
 	/* the config only lends the lists: nothing frees them */
-	t->config = (struct ploom_config){-1, (char *)"none", 10000, 10.0, NULL, 0, NULL, 0, 0,
-					  NULL, 0, (char **)instrument, n, scenario};
+	t->config = (struct ploom_config){.max_preemptions = -1, .reduction = (char *)"none",
+					  .max_steps = 10000, .schedule_timeout_s = 10.0,
+					  .instrument = (char **)instrument, .ninstrument = n,
+					  .instrument_scenario = scenario};
 	for (i = 0; i < nworkers; i++)
 		if (ploom_worker_start(&t->w[i], &wopts, &err) < 0) {
 			printf("cannot start the stand-in worker: %s\n", err.msg);
@@ -597,8 +601,8 @@ static void a_saved_trace_records_what_the_search_instrumented(void)
 static void the_stand_in_refuses_a_command_line_it_does_not_know(void)
 {
 	static const char *const patch[] = {"mylib.pool"};
-	struct ploom_worker_opts wopts = {self, "bank with the lock", "0", NULL, NULL, patch, 1, NULL,
-					  NULL, 0, 0, NULL, 0, 0, NULL};
+	struct ploom_worker_opts wopts = {.python = self, .target = "bank with the lock",
+					  .hash_seed = "0", .patch = patch, .npatch = 1};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -733,6 +737,8 @@ static void the_step_limit_saves_one_trace_and_leaves_the_search_incomplete(void
 		else
 			CHECK(res.schedules > 1);
 		CHECK_INT(res.failing, 0);
+		/* "bank with the lock" takes more than 5 steps in every schedule */
+		CHECK_INT(res.step_limited, res.schedules);
 		CHECK_INT(t.ev.step_limits, 1);
 		CHECK(res.failure == NULL && res.failure_path == NULL);
 		CHECK(res.limit_path != NULL);
@@ -1016,6 +1022,35 @@ static void a_sample_runs_the_schedules_its_seed_and_parts_give(void)
 	}
 }
 
+static void a_sample_counts_step_limits_and_goes_on(void)
+{
+	static const int nworkers[] = {1, 2};
+	static const enum ploom_policy_kind kinds[] = {PLOOM_POLICY_PCT, PLOOM_POLICY_RANDOM};
+	size_t j, k;
+
+	/* every schedule reaches the limit: each one is counted, the first
+	 * is saved and reported, and the sample runs its size */
+	for (j = 0; j < sizeof(nworkers) / sizeof(nworkers[0]); j++)
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			struct ploom_search_result res;
+			struct ploom_err err = {0, ""};
+			struct setup t;
+
+			setup_init(&t, "bank with the lock", nworkers[j]);
+			t.config.max_steps = 5;
+			t.opts.max_schedules = 20;
+			CHECK_INT(search_sample(&res, &t, kinds[k], &err), 0);
+			CHECK_INT(res.schedules, 20);
+			CHECK_INT(res.step_limited, 20);
+			CHECK_INT(res.failing, 0);
+			CHECK_STR(res.stopped_by, "max-schedules");
+			CHECK_INT(t.ev.step_limits, 1);
+			CHECK(res.limit_path != NULL);
+			ploom_search_result_release(&res);
+			setup_release(&t);
+		}
+}
+
 static void a_sample_stops_at_its_first_failure_or_its_limits(void)
 {
 	struct ploom_search_result res;
@@ -1093,6 +1128,7 @@ int main(int argc, char **argv)
 	the_interrupted_flag_stops_the_search();
 	a_sample_runs_the_schedules_its_seed_and_parts_give();
 	a_sample_stops_at_its_first_failure_or_its_limits();
+	a_sample_counts_step_limits_and_goes_on();
 	fake_dir_remove(dir);
 	free(dir);
 	return check_report();

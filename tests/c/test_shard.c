@@ -13,7 +13,11 @@
 #include "../../lib/trace.h"
 #include "check.h"
 #include "sim.h"
+#include "testenv.h"
 #include "vecs.h"
+
+/* PLOOM_SHARD_PROGRAMS (testenv.h), read first in main() */
+static long env_programs;
 
 /* What the tests explore: a scenario, or a generated program. */
 struct tree {
@@ -258,8 +262,7 @@ static void shards_of_the_reference_scenarios_add_up_to_the_search(void)
 
 static void shards_of_generated_programs_add_up_to_the_search(void)
 {
-	const char *env = getenv("PLOOM_SHARD_PROGRAMS");
-	unsigned long seed, programs = env ? strtoul(env, NULL, 10) : 100;
+	unsigned long seed, programs = (unsigned long)env_programs;
 	long checked = 0;
 	int b, r;
 
@@ -350,6 +353,7 @@ static void the_unit_depth_grows_with_the_shards(void)
 
 int main(void)
 {
+	env_programs = testenv_count("PLOOM_SHARD_PROGRAMS", 100);
 	a_shard_spec_is_k_of_n();
 	the_unit_depth_grows_with_the_shards();
 	a_shard_probes_only_where_it_must();

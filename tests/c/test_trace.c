@@ -330,7 +330,7 @@ static char *where_records(const char *dir, const char *link)
 		     "step 6 0 yield_now - 0 - - -\n"
 		     "step 7 0 yield_now - 0 - - 1:9\n"
 		     "outcome deadlock\n"
-		     "wait 0 join thread#1 1 1:10\n"
+		     "wait 0 join thread#1 1 1:10 join =\n"
 		     "exit code 0\n"
 		     "done 8\n",
 		     dir, dir, link, dir) < 0)

@@ -34,7 +34,7 @@ static char *script(const char *name, const char *body)
 #define STR(x) STR_(x)
 #define HELLO                                                                                 \
 	"echo 'hello " STR(PLOOM_PROTOCOL_VERSION) " =cpython =3.13.0 1 '=$PYTHONHASHSEED' "  \
-	"=mod =fn =/x/mod.py 0 =' >&3\n"
+	"=mod =fn =/x/mod.py 0 = =' >&3\n"
 
 static void worker_starts_runs_and_stops(void)
 {
@@ -245,8 +245,8 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 	static const char *const patch[] = {"mylib.pool", "other"};
 	static const char *const points[] = {"mylib.pool:0", "mod:12"};
 	static const char *const instrument[] = {"mylib", "pkg.sub"};
-	struct ploom_worker_opts opts = {NULL, "mod:fn", "0", "/x/mod.py", NULL, patch, 2, NULL,
-					 NULL, 0, 0, NULL, 0, 0, NULL};
+	struct ploom_worker_opts opts = {.target = "mod:fn", .hash_seed = "0",
+					 .expect_file = "/x/mod.py", .patch = patch, .npatch = 2};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 	char *py = script("patched", "echo \"$*\" > \"$(dirname \"$0\")/args\"\n"
@@ -300,6 +300,17 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 			"--patch=mylib.pool --patch=other --instrument=mylib --instrument=pkg.sub "
 			"--instrument-scenario --plain-points=- mod:fn\n");
 	free(text);
+	/* the stress model after them, before the points; idle is the default */
+	opts.timeouts = PLOOM_TIMEOUTS_ANY;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py "
+			"--expect-blob=0123456789012345678901234567890123456789 "
+			"--patch=mylib.pool --patch=other --instrument=mylib --instrument=pkg.sub "
+			"--instrument-scenario --timeouts=any --plain-points=- mod:fn\n");
+	free(text);
+	opts.timeouts = PLOOM_TIMEOUTS_IDLE;
 	/* the points on fd 5, however many: 40,000 keys are 0.6 MB, more
 	 * than execve() takes in one argument */
 	text = fake_read(dir, "points");
@@ -329,8 +340,21 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 	ploom_buf_release(&want);
 	opts.plain_points = points;
 	opts.nplain_points = 2;
-	/* a reduction's: every site a point */
+	/* a reduction's: every site a point but the quiet reads, and of
+	 * those the ones the search made points, on fd 5 */
 	opts.plain_all_points = 1;
+	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
+	CHECK_INT(ploom_worker_stop(w, &err), 0);
+	text = fake_read(dir, "args");
+	CHECK_STR(text, "-P -m ploom._worker --expect=/x/mod.py "
+			"--expect-blob=0123456789012345678901234567890123456789 "
+			"--patch=mylib.pool --patch=other --instrument=mylib --instrument=pkg.sub "
+			"--instrument-scenario --plain-points=*- mod:fn\n");
+	free(text);
+	text = fake_read(dir, "points");
+	CHECK_STR(text, "points 2 mylib.pool:0 mod:12\n");
+	free(text);
+	opts.nplain_points = 0;
 	CHECK_INT(ploom_worker_start(&w, &opts, &err), 0);
 	CHECK_INT(ploom_worker_stop(w, &err), 0);
 	text = fake_read(dir, "args");
@@ -344,6 +368,7 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 	CHECK(text == NULL);
 	free(text);
 	opts.plain_all_points = 0;
+	opts.nplain_points = 2;
 	/* each alone */
 	opts.expect_file = opts.expect_blob = NULL;
 	opts.patch = NULL;
@@ -368,8 +393,8 @@ static void expect_patch_and_instrument_come_before_the_target_in_order(void)
 static void a_site_key_that_is_not_one_is_refused_before_the_start(void)
 {
 	static const char *const points[] = {"mod:1", "mod:1 --evil"};
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0,
-					 NULL, points, 2, 0, NULL, 0, 0, NULL};
+	struct ploom_worker_opts opts = {.python = "/nonexistent/python3", .target = "x:f",
+					 .hash_seed = "0", .plain_points = points, .nplain_points = 2};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -383,8 +408,8 @@ static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 {
 	static const char *const patch[] = {"ok", "not-a-name"};
 	static const char *const instrument[] = {"ok", "a..b"};
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, patch, 2, NULL,
-					 NULL, 0, 0, NULL, 0, 0, NULL};
+	struct ploom_worker_opts opts = {.python = "/nonexistent/python3", .target = "x:f",
+					 .hash_seed = "0", .patch = patch, .npatch = 2};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 
@@ -405,8 +430,8 @@ static void a_module_name_that_is_not_one_is_refused_before_the_start(void)
 
 static void a_missing_interpreter_is_named(void)
 {
-	struct ploom_worker_opts opts = {"/nonexistent/python3", "x:f", "0", NULL, NULL, NULL, 0, NULL,
-					 NULL, 0, 0, NULL, 0, 0, NULL};
+	struct ploom_worker_opts opts = {.python = "/nonexistent/python3", .target = "x:f",
+					 .hash_seed = "0"};
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
 

@@ -11,8 +11,9 @@ Two families, by seed (FAMILIES):
   the main thread one before it starts the second thread and one after: racy increments of SharedCells, Event
   set, clear and waits, Condition notifies and waits (under while, under
   if, timed), Semaphore sections, holds, nonblocking and timed acquires,
-  Queue puts and gets (blocking, nowait, timed) and empty(), joins of the
-  first thread (timed) by the second.  The queue may start with an item
+  Queue puts and gets (blocking, nowait, timed) and empty(), RLocks taken
+  twice, with a timeout or without blocking, Timers that fire or are
+  cancelled, clock reads, joins of the first thread (timed) by the second.  The queue may start with an item
   and the semaphore with two units, so that a blocking get or acquire may
   have to move before a nowait one that took what it waits for.  The main
   thread then does what ends the untimed waits drawn (a set, a
@@ -61,6 +62,28 @@ MENU = {
     "get_timed": ["try:", "    {c}.write(q.get(timeout=1))", "except queue.Empty:", "    {c}.write(-2)"],
     "get_nowait": ["try:", "    {c}.write(q.get_nowait())", "except queue.Empty:", "    {c}.write(-3)"],
     "empty": ["q.empty()"],
+    # time: sleeps that move the clock and fair yields that do not, a read
+    # of the clock, a safety net that the main thread's set satisfies
+    "sleep": ["time.sleep({n})"],
+    "nap": ["time.sleep(0.001)"],
+    "yield0": ["time.sleep(0)"],
+    "now": ["{c}.write(int(time.monotonic() * 1000))"],
+    "safety": ["{c}.write(int(ev.wait(timeout=300)))"],
+    # a re-entrant lock taken twice, with a timeout and without blocking,
+    # and Timers: one that fires (a task of its own, after a sleep) and one
+    # cancelled, perhaps before it fires
+    "rlock_nested": ["with rl:", "    with rl:", "        v = {c}.read()", "        {c}.write(v + 1)"],
+    "rlock_timed": ["if rl.acquire(timeout=1):", "    {c}.write({c}.read() + 2)", "    rl.release()"],
+    "rlock_try": ["if rl.acquire(blocking=False):", "    {c}.write(-6)", "    rl.release()"],
+    "timer": ["tm = threading.Timer(0.5, {c}.write, args=(8,))", "tm.start()", "tm.join()"],
+    "timer_cancel": ["tc = threading.Timer(1, {c}.write, args=(9,))", "tc.start()", "tc.cancel()"],
+}
+# spin-waits on the flag, which the main thread sets once the threads are
+# started (RELEASE): only in a thread, since the main thread's own would
+# wait for what it does after
+SPIN_MENU = {
+    "spin": ["while not flag.read():", "    time.sleep(0.001)", "{c}.write(6)"],
+    "spin0": ["while not flag.read():", "    time.sleep(0)", "{c}.write(7)"],
 }
 # A program draws its operations from one theme's: a queue's or a
 # semaphore's alone make the one-step waits that must move before a
@@ -72,6 +95,13 @@ THEMES = {
     "semaphore": ("section", "sem_timed", "sem_hold", "sem_try", "increment"),
     "event_condition": ("set", "clear", "wait", "wait_timed", "notify", "notify_all", "wait_while",
                         "wait_if", "cond_timed", "plain_notify", "plain_wait"),
+    # the idle time model's: deadlines, spin-waits (SPIN_MENU), safety nets
+    "time": ("sleep", "nap", "yield0", "now", "safety", "wait_timed", "sem_timed", "sem_hold",
+             "get_timed", "put_timed", "set", "increment", "cond_timed", "notify_all"),
+    # a rate limiter's or a pool's: re-entrant locks, timed acquires, clock
+    # reads and Timers
+    "rlock_timer": ("rlock_nested", "rlock_timed", "rlock_try", "timer", "timer_cancel", "now",
+                    "increment", "nap"),
 }
 # only the second thread's: the first has been started before it
 JOIN_MENU = {
@@ -90,6 +120,9 @@ RELEASE = {
     "plain_wait": ["with pcond:", "    pcond.notify_all()"],
     "get": ["q.put(0)"],
     "put": ["c0.write(q.get())"],
+    "safety": ["ev.set()"],
+    "spin": ["flag.write(1)"],
+    "spin0": ["flag.write(1)"],
 }
 
 # plain state: {x} is an attribute of s, {n} a small number
@@ -131,14 +164,19 @@ def family(seed):
     return rng.choices([f for f, _ in FAMILIES], [w for _, w in FAMILIES])[0]
 
 
-def _primitives(rng, seed, name):
+def _primitives(rng, seed, name, theme=None):
     used = set()
-    theme = rng.choice(sorted(THEMES))
+    # the time theme only when asked for: the programs of the other
+    # seeds stay what they were
+    theme = theme or rng.choice(sorted(t for t in THEMES if t != "time"))
     menu = {k: v for k, v in MENU.items() if k in THEMES[theme]} if THEMES[theme] else MENU
-    nthreads = rng.choice((1, 2, 2))
-    bodies = [_body(rng, rng.randint(1, 2), used, menu)]
+    thread_menu = dict(menu, **SPIN_MENU) if theme == "time" else menu
+    # the time theme's programs have two threads, since a clock that moves
+    # only when nothing can run orders much of what they do
+    nthreads = 2 if theme == "time" else rng.choice((1, 2, 2))
+    bodies = [_body(rng, rng.randint(1, 2), used, thread_menu)]
     if nthreads == 2:
-        bodies.append(_body(rng, 1, used, dict(menu, **JOIN_MENU)))
+        bodies.append(_body(rng, 1, used, dict(thread_menu, **JOIN_MENU)))
     between = _body(rng, 1, used, menu) if nthreads == 2 else []
     main = _body(rng, 1, used, menu)
     for op in sorted(used):
@@ -148,7 +186,9 @@ def _primitives(rng, seed, name):
     units = rng.choice((1, 2))
     first_item = rng.random() < 0.5
     out = [
-        f"# primgen.py {seed}",
+        f"# primgen.py {seed}{' time' if theme == 'time' else ''}",
+        "import time",
+        "",
         "import ploom",
         "import ploom.queue as queue",
         "import ploom.threading as threading",
@@ -156,6 +196,7 @@ def _primitives(rng, seed, name):
         "",
         f"def {name}():",
         "    ev = threading.Event()",
+        "    rl = threading.RLock()",
         "    cond = threading.Condition()",
         "    pcond = threading.Condition(threading.Lock())",
         f"    sem = threading.Semaphore({units})",
@@ -165,7 +206,10 @@ def _primitives(rng, seed, name):
         *(["    q.put_nowait(9)"] if first_item else []),
     ]
     for i, body in enumerate(bodies):
-        out += ["", f"    def t{i}():", *("        " + line for line in body)]
+        # the time theme's threads log the order they end in, which the
+        # clock's jumps and the fair yields must leave as free as it is
+        log = [f"c1.write(c1.read() * 10 + {i + 1})"] if theme == "time" else []
+        out += ["", f"    def t{i}():", *("        " + line for line in body + log)]
     out += [""]
     out += [f"    th{i} = ploom.Thread(target=t{i})" for i in range(nthreads)]
     out += ["    th0.start()"]
@@ -240,9 +284,12 @@ def _plain_main(rng, nthreads):
     return lines
 
 
-def program(seed, name="scenario"):
-    """The text of seed's program, defining the function name."""
+def program(seed, name="scenario", time=False):
+    """The text of seed's program, defining the function name; with time,
+    a program of primitives of the time theme whatever seed's family."""
     rng = random.Random(seed)
+    if time:
+        return "\n".join(_primitives(rng, seed, name, "time"))
     make = _primitives if family(seed) == "primitives" else _plain
     return "\n".join(make(rng, seed, name))
 
@@ -252,17 +299,19 @@ def module(seed):
     return f"prim_{seed}"
 
 
-def write_program(seed, folder, name="scenario"):
+def write_program(seed, folder, name="scenario", time=False):
     """Writes seed's program to folder/prim_SEED.py; returns its TARGET, a
     module target to run with folder as the current directory."""
     path = os.path.join(folder, f"{module(seed)}.py")
     with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, encoding="utf-8") as f:
-        f.write(program(seed, name))
+        f.write(program(seed, name, time))
     os.replace(f.name, path)
     return f"{module(seed)}:{name}"
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
-        sys.exit("usage: python tests/python/primgen.py SEED")
-    sys.stdout.write(program(int(sys.argv[1])))
+    time_theme = sys.argv[1:2] == ["--time"]
+    args = sys.argv[2:] if time_theme else sys.argv[1:]
+    if len(args) != 1 or not args[0].isdigit():
+        sys.exit("usage: python tests/python/primgen.py [--time] SEED")
+    sys.stdout.write(program(int(args[0]), time=time_theme))

@@ -527,7 +527,7 @@ class _Model:
             ins = self.code[task][pc]
             if ins[0] == "acquire":
                 holder = holders[ins[1]]
-                itself = " (itself: waits for another task to release it)" if holder == task else ""
+                itself = " itself; no other task can release it" if holder == task else ""
                 waits.append(f"task {task} waits to acquire lock#{ins[1]} held by task {holder}{itself}")
             else:
                 waits.append(f"task {task} waits to join thread#{ins[1]}")
@@ -704,17 +704,18 @@ def write_program(seed, folder, name="scenario"):
 # --- running ploom-explore ----------------------------------------------------------
 
 
-def explore(target, trace_dir, *options, limit=None):
+def explore(target, trace_dir, *options, limit=None, env=None):
     """Runs ``ploom-explore -k -q --no-minimize`` on target with options
-    (and --max-schedules=limit); returns (exit status, statistics or None,
-    stderr)."""
+    (and --max-schedules=limit), in the environment with env added; returns
+    (exit status, statistics or None, stderr)."""
     # here, so that printing a program needs no ploom on sys.path
     from ploom.exploration import _find_utility
 
     argv = [_find_utility("ploom-explore"), "-k", "-q", "--no-minimize", f"--trace-dir={trace_dir}"]
     if limit:
         argv.append(f"--max-schedules={limit}")
-    result = subprocess.run([*argv, *options, target], capture_output=True, text=True, timeout=600)
+    result = subprocess.run([*argv, *options, target], capture_output=True, text=True, timeout=600,
+                            env={**os.environ, **env} if env else None)
     try:
         stats = json.loads(result.stdout)
     except ValueError:

@@ -6,7 +6,6 @@ whose schedule counts the tests compare against.  The rest misbehave on
 purpose: each must come back as its schedule's outcome, not break ploom.
 """
 
-import _thread
 import os
 import select
 import sys
@@ -207,6 +206,34 @@ def queue_handoff():
         t.join()
 
 
+def queue_ops():
+    # each way to put and get, a get_nowait that finds the queue empty and a
+    # timed get that times out, in the default schedule: the producer's
+    # puts, then the consumer's gets
+    import ploom.queue as queue
+
+    q = queue.Queue()
+
+    def producer():
+        q.put(3)
+        q.put_nowait(4)
+
+    def consumer():
+        assert q.get() == 3
+        assert q.get_nowait() == 4
+        for get in (q.get_nowait, lambda: q.get(timeout=0.5)):
+            try:
+                get()
+            except queue.Empty:
+                pass
+
+    ts = [ploom.Thread(target=producer, name="producer"), ploom.Thread(target=consumer, name="consumer")]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
 def lock_handoff():
     # lock steps only, about as many per schedule as queue_handoff's: what a
     # queue schedule's cost is measured against
@@ -378,6 +405,34 @@ def spins_forever():
     t = ploom.Thread(target=spin)
     t.start()
     t.join()
+
+
+def waits_for_a_cell_nobody_writes():
+    # a busy wait on a flag that no task sets: every schedule, in any
+    # search and any time model, loops until the step limit
+    ready = ploom.SharedCell(False, name="ready")
+
+    def waiter():
+        while not ready.read():
+            pass
+
+    t = ploom.Thread(target=waiter)
+    t.start()
+    t.join()
+
+
+def spins_with_two_threads():
+    # two threads that yield forever: every schedule reaches the step
+    # limit, and the schedules are many (who runs at each yield)
+    def spin():
+        while True:
+            ploom.yield_now()
+
+    threads = [ploom.Thread(target=spin) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def spins_writing_forever():
@@ -702,8 +757,9 @@ holder = Holder()
 # task runs at a time, so the task that spins and the task that blocks on a
 # real lock are two scenarios: in each, the other tasks wait at ploom's
 # points, and the timeout's stacks show all of them.  The real lock is the
-# standard library's, under another name, so that nothing swaps it for
-# ploom's.
+# standard library's, taken without an import statement, which in this
+# module (patched by default, as the scenario's) would give ploom's.
+_thread = sys.modules["_thread"]
 
 
 def _xyzzy_spin_forever(real):

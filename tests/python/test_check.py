@@ -5,6 +5,7 @@ Every test writes its traces under pytest's tmp_path, never into the tree.
 
 import dataclasses
 import importlib.util
+import inspect
 import json
 import os
 import pathlib
@@ -317,11 +318,33 @@ def test_a_limit_that_is_not_reached_is_a_pass(tmp_path):
     assert stats.complete is True
 
 
+def _spin_line() -> int:
+    """The line of spins_forever's loop, in scenarios.py."""
+    lines, first = inspect.getsourcelines(scenarios.spins_forever)
+    return first + next(i for i, line in enumerate(lines) if "yield_now" in line)
+
+
 def test_a_thread_that_spins_forever_hits_the_step_limit(tmp_path):
     with pytest.raises(IncompleteExplorationError) as info:
         ploom.check(scenarios.spins_forever, ploom.Config(max_steps=200, trace_dir=str(tmp_path)))
     assert info.value.statistics.stopped_by == "max-steps"
+    assert info.value.statistics.raw["step_limited"] == 1
     assert "step limit" in str(info.value)
+    # where the spinning task was: the loop's line
+    assert f"thread#1 was in: scenarios.py:{_spin_line()} in spin" in str(info.value)
+
+
+@pytest.mark.parametrize("search", ["pct", "random"])
+def test_a_sample_goes_on_past_the_step_limit_and_counts_it(tmp_path, search):
+    config = ploom.Config(search=search, seed=3, max_schedules=4, max_steps=100, trace_dir=str(tmp_path))
+    with pytest.raises(IncompleteExplorationError) as info:
+        ploom.check(scenarios.spins_forever, config)
+    stats = info.value.statistics
+    assert stats.schedules == 4
+    assert stats.raw["step_limited"] == 4
+    assert stats.stopped_by == "max-schedules"
+    assert "4 of 4 schedules reached the step limit" in str(info.value)
+    assert f"thread#1 was in: scenarios.py:{_spin_line()} in spin" in str(info.value)
 
 
 def test_a_failure_ends_the_search_before_a_limit(tmp_path):
@@ -1000,8 +1023,14 @@ def test_the_patched_modules_become_patch_options_in_order():
 
 def test_patched_modules_reach_the_worker(tmp_path):
     # the scenario's own module is imported, so it can be patched: the check runs
-    stats = ploom.check(scenarios.bank_locked, ploom.Config(patch=("scenarios",), trace_dir=str(tmp_path)))
+    config = ploom.Config(patch=("scenarios",), reduction="none", trace_dir=str(tmp_path))
+    stats = ploom.check(scenarios.bank_locked, config)
     assert stats.schedules == 127
+    # named, they make the reduction the default search, and the result says so:
+    # one schedule of each of the bank's 2 classes
+    stats = ploom.check(scenarios.bank_locked, ploom.Config(patch=("scenarios",), trace_dir=str(tmp_path)))
+    assert (stats.reduction, stats.search_default, stats.schedules) == (
+        "dpor", "the default when modules are patched", 2)
     # a module that exists but that the scenario does not import
     with pytest.raises(RuntimeError, match="ImportError: cannot patch 'colorsys': the scenario's module has not"):
         ploom.check(scenarios.bank_locked, ploom.Config(patch=("colorsys",), trace_dir=str(tmp_path)))
@@ -1074,10 +1103,15 @@ def test_the_statistics_say_what_was_instrumented():
 
 @REWRITER
 def test_instrumented_modules_reach_the_worker_and_the_statistics(tmp_path):
-    config = ploom.Config(instrument=("scenarios",), max_preemptions=0, trace_dir=str(tmp_path))
+    config = ploom.Config(instrument=("-", "scenarios"), max_preemptions=0, trace_dir=str(tmp_path))
     stats = ploom.check(scenarios.bank_locked, config)
     assert (stats.instrument, stats.instrument_scenario) == (("scenarios",), False)
-    # dpor instruments the scenario by default, and "-" only what is named
+    # every search instruments the scenario by default, said once as the
+    # scenario, named or not; "-" only what is named
+    for named in ((), ("scenarios",)):
+        config = ploom.Config(instrument=named, max_preemptions=0, trace_dir=str(tmp_path))
+        stats = ploom.check(scenarios.bank_locked, config)
+        assert (stats.instrument, stats.instrument_scenario, stats.reduction) == ((), True, "none")
     stats = ploom.check(scenarios.bank_locked, ploom.Config(reduction="dpor", trace_dir=str(tmp_path)))
     assert (stats.instrument, stats.instrument_scenario) == ((), True)
     config = ploom.Config(reduction="dpor", instrument=("-",), trace_dir=str(tmp_path))
@@ -1162,7 +1196,9 @@ def test_progress_on_a_terminal_is_the_status_line_and_in_a_log_the_counts(tmp_p
     )
     # bytes: text mode would read each carriage return as a newline
     out = tty.stdout.decode()
-    lines = [line for line in out.replace("\r\n", "\n").split("\r") if line.strip()]
+    # the reduction's hint is a line of its own, not cut to the width
+    hint = "ploom-explore: more than 100000 schedules estimated; --reduction=dpor would explore fewer\n"
+    lines = [line for line in out.replace("\r\n", "\n").replace(hint, "").split("\r") if line.strip()]
     assert any(re.match(r"ploom-explore: [0-9,]+ schedules \(", line) for line in lines), repr(out)
     # as wide as the terminal says (COLUMNS here, as script(1) gives no
     # size), the last column free; not the log's line of counts

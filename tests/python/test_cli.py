@@ -22,6 +22,9 @@ NOSUCH = "nosuch_module_for_ploom:f"
 UTILITY = os.path.join(os.path.dirname(sys.executable), "ploom-explore")
 TRACE = r"\.ploom/[0-9a-f]{16}-(original|minimized)\.json"
 
+# how a pass says that it saw the plain state of the scenario's module
+SEEN = " (plain state seen in: the scenario)"
+
 
 @pytest.fixture
 def project(tmp_path):
@@ -127,7 +130,7 @@ def test_check_options_are_ploom_explores_own_with_the_same_effect(project):
     assert lines(result.stdout)[0].startswith("ploom.exploration.ModelCheckError: builtins.AssertionError")
     # combined short options and a value glued on, as getopt reads them
     result = ploom(project, "check", "-qp0", "bank:scenario")
-    assert (result.returncode, result.stdout) == (0, "3 schedules, all passed\n")
+    assert (result.returncode, result.stdout) == (0, f"3 schedules, all passed{SEEN}\n")
     result = ploom(project, "check", "-q", "--reduction=dpor", "--instrument=-", "bank:locked")
     assert result.returncode == 0
     assert re.fullmatch(r"\d+ schedules, all passed\n", result.stdout)
@@ -137,7 +140,7 @@ def test_check_options_are_ploom_explores_own_with_the_same_effect(project):
 def test_a_pass_of_one_schedule_says_1_schedule(project):
     (project / "alone.py").write_text("def scenario():\n    pass\n")
     result = ploom(project, "check", "alone:scenario")
-    assert (result.returncode, result.stdout) == (0, "1 schedule, all passed\n"), result.stderr
+    assert (result.returncode, result.stdout) == (0, f"1 schedule, all passed{SEEN}\n"), result.stderr
 
 
 def test_a_mistyped_module_or_function_names_the_nearest_and_exits_2(project):
@@ -177,9 +180,13 @@ def test_check_of_an_instrumented_pass_names_what_it_covered(project):
     result = ploom(project, "check", "-q", "--reduction=dpor", "bank:locked")
     assert result.returncode == 0, result.stderr
     assert re.fullmatch(r"\d+ schedules, all passed \(plain state seen in: the scenario\)\n", result.stdout)
-    result = ploom(project, "check", "-q", "-p", "0", "--instrument=bank", "bank:locked")
+    result = ploom(project, "check", "-q", "-p", "0", "--instrument=-", "--instrument=bank", "bank:locked")
     assert result.returncode == 0, result.stderr
     assert re.fullmatch(r"\d+ schedules, all passed \(plain state seen in: bank\)\n", result.stdout)
+    # the scenario's own module, named or not, is said once, as the scenario
+    result = ploom(project, "check", "-q", "-p", "0", "--instrument=bank", "bank:locked")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"\d+ schedules, all passed \(plain state seen in: the scenario\)\n", result.stdout)
 
 
 @pytest.mark.skipif(
@@ -189,12 +196,12 @@ def test_check_of_an_instrumented_pass_names_what_it_covered(project):
 )
 def test_a_pass_of_a_file_target_names_only_what_was_instrumented(project):
     # the file named by --instrument is instrumented: its plain state is seen
-    result = ploom(project, "check", "-q", "--instrument=bank", "bank.py:locked")
+    result = ploom(project, "check", "-q", "--instrument=-", "--instrument=bank", "bank.py:locked")
     assert result.returncode == 0, result.stderr
     assert re.fullmatch(r"\d+ schedules, all passed \(plain state seen in: bank\)\n", result.stdout)
     # a module named that nothing imports is not claimed
     (project / "unused_module.py").write_text("x = 1\n")
-    result = ploom(project, "check", "-q", "--instrument=unused_module", "bank.py:locked")
+    result = ploom(project, "check", "-q", "--instrument=-", "--instrument=unused_module", "bank.py:locked")
     assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n"), result.stderr
 
 
@@ -205,7 +212,7 @@ def test_check_runs_the_worker_on_this_interpreter_unless_python_says_otherwise(
         [sys.executable, "-m", "ploom", "check", "-q", "bank:locked"],
         cwd=project, env=env, capture_output=True, text=True, timeout=120,
     )
-    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n")
+    assert (result.returncode, result.stdout) == (0, f"127 schedules, all passed{SEEN}\n")
     result = ploom(project, "check", "--python=/nonexistent/python3", "bank:locked")
     assert result.returncode == 2
     assert result.stderr == "ploom-explore: cannot run '/nonexistent/python3': No such file or directory\n"
@@ -282,7 +289,7 @@ def test_every_option_of_ploom_explore_is_accepted_by_check(project):
 
 def test_check_of_a_passing_scenario_prints_the_count_and_exits_0(project):
     result = ploom(project, "check", "bank:locked")
-    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n")
+    assert (result.returncode, result.stdout) == (0, f"127 schedules, all passed{SEEN}\n")
     assert not (project / ".ploom").exists()
 
 
@@ -290,14 +297,15 @@ def test_check_of_a_fixed_failure_says_its_saved_schedule_passed_first(project):
     check_failure(project)
     add_lock(project / "bank.py")
     result = ploom(project, "check", "-q", "bank:scenario")
-    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed; 1 saved schedule passed first\n")
+    saved = "1 saved schedule passed first"
+    assert (result.returncode, result.stdout) == (0, f"127 schedules, all passed{SEEN}; {saved}\n")
     result = ploom(project, "check", "-q", "--no-saved", "bank:scenario")
-    assert (result.returncode, result.stdout) == (0, "127 schedules, all passed\n")
+    assert (result.returncode, result.stdout) == (0, f"127 schedules, all passed{SEEN}\n")
 
 
 def test_check_options_reach_the_search(project):
     result = ploom(project, "check", "-q", "-p", "0", "bank:scenario")
-    assert (result.returncode, result.stdout) == (0, "3 schedules, all passed\n")
+    assert (result.returncode, result.stdout) == (0, f"3 schedules, all passed{SEEN}\n")
     result = ploom(project, "check", "-q", "--no-minimize", "--trace-dir=traces", "bank:scenario")
     assert result.returncode == 1
     assert [line.split(":")[0] for line in lines(result.stdout)] == [
@@ -551,3 +559,125 @@ def test_check_keeps_the_status_of_a_divergence_and_of_an_internal_error(monkeyp
 
     monkeypatch.setattr(exploration, "_search", fails)
     assert main(["check", "scenarios:bank"]) == status
+
+
+REAL_THREADS = """
+import threading
+
+total = [0]
+
+
+def add():
+    seen = total[0]
+    total[0] = seen + 1
+
+
+def scenario():
+    threads = [threading.Thread(target=add) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert total[0] == 2, total[0]
+"""
+
+
+def test_real_threads_without_patch_are_a_setup_error_with_its_own_exit_and_no_trace(project):
+    from ploom import _ploom
+
+    (project / "realthreads.py").write_text(REAL_THREADS)
+    # the scenario's module is patched by default: --patch=- leaves it real
+    result = ploom(project, "check", "--patch=-", "realthreads:scenario")
+    assert _ploom.EXIT_SETUP not in (0, 1, 2, 3, 4, 5, 130)
+    assert result.returncode == _ploom.EXIT_SETUP, result.stderr
+    assert "ploom-explore: setup error, not a bug of the code under test: ploom.UnscheduledPrimitiveError: " \
+        "a standard-library threading.Thread" in result.stderr
+    assert "Add 'realthreads' to patch=" in result.stderr
+    assert "no trace saved" in result.stderr
+    assert "ModelCheckError" not in result.stdout
+    assert not list((project / ".ploom").glob("*.json"))
+    # and the search with the patch finds no saved failure to run first
+    result = ploom(project, "check", "--patch=realthreads", "--instrument=realthreads", "realthreads:scenario")
+    assert result.returncode == 1, result.stderr
+    assert "saved schedule" not in result.stderr
+
+
+def test_a_saved_trace_of_a_setup_error_is_never_run_again(project):
+    (project / "realthreads.py").write_text(REAL_THREADS)
+    result = ploom(project, "check", "--patch=realthreads", "--instrument=realthreads", "realthreads:scenario")
+    assert result.returncode == 1, result.stderr
+    # a trace a release before this one saved: the same failure, of the
+    # setup error's type
+    for path in (project / ".ploom").glob("*.json"):
+        trace = json.loads(path.read_text())
+        trace["outcome"]["exception"]["type"] = "ploom.UnscheduledPrimitiveError"
+        path.write_text(json.dumps(trace))
+    result = ploom(project, "check", "--patch=realthreads", "--instrument=realthreads", "realthreads:scenario")
+    assert result.returncode == 1, result.stderr
+    assert "fails again" not in result.stderr
+
+
+LONG = """
+import ploom
+
+
+def scenario():
+    c = ploom.SharedCell(0)
+
+    def work():
+        for _ in range(6):
+            c.write(c.read() + 1)
+
+    ts = [ploom.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+"""
+
+
+@pytest.mark.parametrize("who", ["group", "ploom"])
+def test_ctrl_c_during_a_long_check_prints_one_interrupted_line_and_exits_130(project, who):
+    import signal
+    import time
+
+    from ploom import _ploom
+
+    (project / "longscen.py").write_text(LONG)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.Popen([sys.executable, "-m", "ploom", "check", "longscen:scenario"], cwd=project, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(3)
+    # a terminal's Ctrl-C reaches the whole group; a caller may get it alone
+    if who == "group":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == _ploom.EXIT_INTERRUPTED == 130, err
+    assert out == ""
+    line = re.fullmatch(r"ploom-explore: interrupted: (\d+) schedules explored, 0 failing; traces go to '\.ploom'\n",
+                        err)
+    assert line and int(line.group(1)) > 0, err
+
+
+def test_an_interrupted_search_keeps_the_failure_it_found_and_says_where(project):
+    import signal
+
+    # a failure found, then a long search with -k: the trace stays
+    (project / "longfail.py").write_text(LONG + "\n    assert c.read() == 24, c.read()\n")
+    proc = subprocess.Popen([UTILITY, "-k", "--python", sys.executable, "longfail:scenario"], cwd=project,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for raw in proc.stderr:
+        lines.append(raw)
+        if "trace written to" in raw:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    kept = re.search(r"^ploom-explore: interrupted: \d+ schedules explored, (\d+) failing; trace kept in "
+                     r"'(\.ploom/[0-9a-f]{16}-original\.json)' \(not minimized\)$", err, re.M)
+    assert kept and int(kept.group(1)) >= 1, "".join(lines) + err
+    assert (project / kept.group(2)).is_file()

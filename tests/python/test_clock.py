@@ -30,12 +30,13 @@ def explore(scenario, tmp_path, reduction, **options):
         return exc.statistics
 
 
-def outcomes(target, tmp_path, reduction):
-    """The set of outcome summaries of a complete -k exploration, and the
-    statistics."""
+def outcomes(target, tmp_path, reduction, timeouts="idle"):
+    """The set of outcome summaries of a complete -k exploration under the
+    time model timeouts, and the statistics."""
     result = subprocess.run(
         [os.path.join(BIN, "ploom-explore"), "-k", "-q", "--no-minimize",
-         f"--trace-dir={tmp_path / ('k-' + reduction)}", f"--reduction={reduction}", target],
+         f"--trace-dir={tmp_path / ('k-' + reduction + '-' + timeouts)}",
+         f"--reduction={reduction}", f"--timeouts={timeouts}", target],
         capture_output=True, text=True, timeout=300, cwd=HERE,
     )
     assert result.returncode in (0, 1), result.stderr
@@ -74,9 +75,19 @@ def test_a_deadline_loop_needs_the_timeout_to_advance_the_clock(tmp_path):
 @pytest.mark.parametrize("reduction", ["none", "dpor"])
 @pytest.mark.parametrize("scenario", [cs.read_races_with_sleep, cs.read_races_with_timeout])
 def test_a_clock_read_racing_with_an_advance_is_found(tmp_path, reduction, scenario):
+    # the stress model: the sleep or the timeout may end before B reads
     with pytest.raises(ModelCheckError) as info:
-        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path), reduction=reduction))
+        ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path), reduction=reduction,
+                                           timeouts="any"))
     assert "read the clock after" in str(info.value)
+
+
+@pytest.mark.parametrize("reduction", ["none", "dpor"])
+@pytest.mark.parametrize("scenario", [cs.read_races_with_sleep, cs.read_races_with_timeout])
+def test_under_the_idle_model_a_read_comes_before_any_deadline(tmp_path, reduction, scenario):
+    # B can run, so the clock stands still until it has read it
+    stats = explore(scenario, tmp_path, reduction)
+    assert stats.result == "pass" and stats.complete, stats
 
 
 @pytest.mark.parametrize("scenario", [
@@ -96,15 +107,17 @@ def test_a_clock_read_racing_with_an_advance_is_found(tmp_path, reduction, scena
     "wait_for_deadline_passed",
     "semaphore_what_is_left",
 ])
-def test_dpor_reaches_the_outcomes_of_dfs_with_a_clock(tmp_path, scenario):
+@pytest.mark.parametrize("timeouts", ["idle", "any"])
+def test_dpor_reaches_the_outcomes_of_dfs_with_a_clock(tmp_path, scenario, timeouts):
     target = f"clock_scenarios.py:{scenario}"
-    dfs, dfs_stats = outcomes(target, tmp_path, "none")
-    dpor, dpor_stats = outcomes(target, tmp_path, "dpor")
+    dfs, dfs_stats = outcomes(target, tmp_path, "none", timeouts)
+    dpor, dpor_stats = outcomes(target, tmp_path, "dpor", timeouts)
     assert dpor == dfs
     assert dpor_stats["schedules"] <= dfs_stats["schedules"]
 
 
-# What CPython's code reaches on ploom's clock, worked out by hand from
+# What CPython's code reaches on ploom's clock under the stress model, in
+# which a sleep and a timeout may end at any step, worked out by hand from
 # Lib/threading.py and Lib/queue.py: a sleep of the other task may come
 # before, between or after the waiter's readings of the clock, or during
 # its wait.  The first outcome of each is the one only a kept deadline
@@ -119,12 +132,12 @@ def test_dpor_reaches_the_outcomes_of_dfs_with_a_clock(tmp_path, scenario):
     ("semaphore_what_is_left", {"False after 1.0", "False after 1.5", "True after 0.5", "True after 1.5"}),
 ])
 def test_timed_waits_keep_cpythons_deadline_on_ploom_clock(tmp_path, scenario, expected):
-    found, _ = outcomes(f"clock_scenarios.py:{scenario}", tmp_path, "none")
+    found, _ = outcomes(f"clock_scenarios.py:{scenario}", tmp_path, "none", "any")
     assert found == {f"builtins.AssertionError: {e}" for e in expected}
 
 
 def test_two_sleepers_and_a_reader_see_every_sum(tmp_path):
-    found, _ = outcomes("clock_scenarios.py:two_sleepers_and_a_reader", tmp_path, "dpor")
+    found, _ = outcomes("clock_scenarios.py:two_sleepers_and_a_reader", tmp_path, "dpor", "any")
     seen = {s.split("saw ")[1] for s in found if "saw" in s}
     assert seen == {"0.0", "1.0", "2.0", "3.0"}, found
 
@@ -138,7 +151,8 @@ def test_each_timed_wait_that_times_out_advances_the_clock_once(tmp_path, scenar
 
 def test_a_trace_with_clock_reads_replays_exactly(tmp_path):
     with pytest.raises(ModelCheckError) as info:
-        ploom.check(cs.read_races_with_sleep, ploom.Config(trace_dir=str(tmp_path)))
+        ploom.check(cs.read_races_with_sleep, ploom.Config(trace_dir=str(tmp_path),
+                                                           timeouts="any"))
     path = info.value.statistics.trace
     trace = json.load(open(path))
     reads = [s for s in trace["steps"] if s["op"] == "read" and s["object"] == "clock"]

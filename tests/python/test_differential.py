@@ -35,10 +35,11 @@ import subprocess
 import pytest
 
 import progen
+import testenv
 from ploom.exploration import _find_utility
 
-SEEDS = int(os.environ.get("PLOOM_DIFF_SEEDS", "250"))
-START = int(os.environ.get("PLOOM_DIFF_START", "0"))
+SEEDS = testenv.count("PLOOM_DIFF_SEEDS", 250)
+START = testenv.start("PLOOM_DIFF_START")
 REQUIRE = os.environ.get("PLOOM_DIFF_REQUIRE", "") not in ("", "0")
 MODEL_SEEDS = min(SEEDS, 30)
 # the first seeds again with DPOR on two workers (views of one search)
@@ -50,7 +51,11 @@ LIMIT = 20 * max(progen.MAX_SCHEDULES.values())
 DIFF_TEST = "test_dpor_finds_every_outcome_of_dfs"
 JOBS_TEST = "test_dpor_on_two_workers_finds_every_outcome_of_dfs"
 # the options of each mode a program is explored in
-MODES = {"none": ("--reduction=none",), "dpor": ("--reduction=dpor",), "dpor-j2": ("--reduction=dpor", "-j", "2")}
+# (progen's model takes a timed acquire or join as the stress model does:
+# always enabled, so every mode runs under timeouts="any"; primgen's time
+# theme holds the reduction to DFS under the idle model)
+MODES = {"none": ("--reduction=none", "--timeouts=any"), "dpor": ("--reduction=dpor", "--timeouts=any"),
+         "dpor-j2": ("--reduction=dpor", "-j", "2", "--timeouts=any")}
 MODEL_TEST = "test_dfs_explores_what_the_model_counts"
 
 

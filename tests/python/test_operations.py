@@ -183,7 +183,7 @@ def test_a_timed_acquire_either_gets_the_lock_or_times_out(tmp_path):
     # 1 holds the lock, which leaves 4, none failing.
     with pytest.raises(ModelCheckError) as info:
         ploom.check(timed_acquire_waits_or_times_out,
-                    ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+                    ploom.Config(keep_going=True, trace_dir=str(tmp_path), timeouts="any"))
     assert info.value.summary == "builtins.AssertionError: timed out"
     assert (info.value.statistics.schedules, info.value.statistics.failing) == (5, 1)
     stats = ploom.check(blocking_acquire_waits, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
@@ -193,14 +193,16 @@ def test_a_timed_acquire_either_gets_the_lock_or_times_out(tmp_path):
 def test_dpor_finds_the_timeout_too(tmp_path):
     with pytest.raises(ModelCheckError) as info:
         ploom.check(timed_acquire_waits_or_times_out,
-                    ploom.Config(reduction="dpor", keep_going=True, trace_dir=str(tmp_path)))
+                    ploom.Config(reduction="dpor", keep_going=True, trace_dir=str(tmp_path),
+                                 timeouts="any"))
     assert info.value.summary == "builtins.AssertionError: timed out"
     assert info.value.statistics.failing >= 1
 
 
 def test_a_timed_acquire_is_recorded_shown_and_replayed(tmp_path):
     with pytest.raises(ModelCheckError) as info:
-        ploom.check(timed_acquire_waits_or_times_out, ploom.Config(trace_dir=str(tmp_path)))
+        ploom.check(timed_acquire_waits_or_times_out, ploom.Config(trace_dir=str(tmp_path),
+                                                                   timeouts="any"))
     with open(info.value.original_trace, encoding="utf-8") as f:
         trace = json.load(f)
     assert trace["version"] == 2
@@ -357,7 +359,7 @@ def test_a_timed_join_returns_whether_or_not_the_thread_has_ended(tmp_path):
     # has ended: 1 schedule, passing.
     with pytest.raises(ModelCheckError) as info:
         ploom.check(timed_join_may_return_before_the_thread_ends,
-                    ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
+                    ploom.Config(keep_going=True, trace_dir=str(tmp_path), timeouts="any"))
     assert info.value.summary == "builtins.AssertionError: still running"
     assert (info.value.statistics.schedules, info.value.statistics.failing) == (6, 3)
     stats = ploom.check(blocking_join_waits, ploom.Config(keep_going=True, trace_dir=str(tmp_path)))
@@ -371,7 +373,8 @@ def test_dpor_finds_the_timed_out_join_too(tmp_path):
     # the join, between (both pass) or after is_alive (fails): 3.
     with pytest.raises(ModelCheckError) as info:
         ploom.check(timed_join_may_return_before_the_thread_ends,
-                    ploom.Config(reduction="dpor", keep_going=True, trace_dir=str(tmp_path)))
+                    ploom.Config(reduction="dpor", keep_going=True, trace_dir=str(tmp_path),
+                                 timeouts="any"))
     assert info.value.summary == "builtins.AssertionError: still running"
     assert (info.value.statistics.schedules, info.value.statistics.failing) == (3, 1)
 
@@ -379,7 +382,7 @@ def test_dpor_finds_the_timed_out_join_too(tmp_path):
 def test_a_timed_join_is_recorded_shown_and_replayed(tmp_path):
     with pytest.raises(ModelCheckError) as info:
         ploom.check(timed_join_may_return_before_the_thread_ends,
-                    ploom.Config(trace_dir=str(tmp_path)))
+                    ploom.Config(trace_dir=str(tmp_path), timeouts="any"))
     with open(info.value.original_trace, encoding="utf-8") as f:
         trace = json.load(f)
     assert trace["version"] == 2
@@ -737,7 +740,8 @@ def op_from_an_unscheduled_thread():
 
 def test_an_operation_from_a_thread_ploom_does_not_schedule_raises(tmp_path):
     with pytest.raises(ModelCheckError) as info:
-        ploom.check(op_from_an_unscheduled_thread, ploom.Config(trace_dir=str(tmp_path)))
+        # patch=("-",): this module's _thread stays the real one
+        ploom.check(op_from_an_unscheduled_thread, ploom.Config(trace_dir=str(tmp_path), patch=("-",)))
     assert "a thread that ploom does not schedule" in info.value.summary
 
 

@@ -16,7 +16,7 @@ import threading
 import pytest
 
 import ploom
-from ploom.exploration import ModelCheckError, _find_utility, replay
+from ploom.exploration import ModelCheckError, SetupError, _find_utility, replay
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 
@@ -51,16 +51,18 @@ def test_the_pools_if_bug_is_found_through_patch_and_replays(examples, monkeypat
     assert sys.modules["connection_pool"].threading is threading
 
 
-def test_without_patch_the_pools_real_condition_ends_the_schedule_naming_its_module(examples):
+def test_without_patch_the_pools_real_condition_ends_the_schedule_naming_its_module(examples, tmp_path):
     pool_condition, _ = examples
     # its Condition is the real one, which would run outside the scheduler
     # (one order of the Thread operations never shows the bug): the first
-    # schedule that uses it fails, and says what to patch
-    with pytest.raises(ModelCheckError, match=r"UnscheduledPrimitiveError: a standard-library "
+    # schedule that uses it fails, and says what to patch; the library
+    # beside the scenario is patched by default, which "-" turns off
+    with pytest.raises(SetupError, match=r"UnscheduledPrimitiveError: a standard-library "
                        r"threading\.Condition made at connection_pool\.py:\d+ \(module connection_pool\)"
-                       r".*Add 'connection_pool' to patch=") as info:
-        ploom.check(pool_condition.buggy, ploom.Config(reduction="dpor"))
-    assert info.value.statistics.schedules == 1
+                       r".*Add 'connection_pool' to patch="):
+        ploom.check(pool_condition.buggy, ploom.Config(reduction="dpor", patch=("-",), trace_dir=tmp_path))
+    # a setup mistake is no failure to keep
+    assert not list(tmp_path.glob("*.json"))
 
 
 def test_the_lost_task_done_is_a_deadlock_and_its_fix_passes(examples):
@@ -70,6 +72,11 @@ def test_the_lost_task_done_is_a_deadlock_and_its_fix_passes(examples):
         ploom.check(queue_task_done.lossy, config)
     stats = ploom.check(queue_task_done.careful, config)
     assert stats.complete and stats.failing == 0
+
+
+def _no_trace(folder):
+    """A setup mistake saved no trace in the trace folder."""
+    assert not list((folder / ".ploom").glob("*.json"))
 
 
 def _write(folder, name, text):
@@ -318,9 +325,9 @@ def test_a_real_primitive_of_an_unpatched_module_ends_the_schedule_naming_it(tmp
     monkeypatch.chdir(tmp_path)
     message = (rf"UnscheduledPrimitiveError: a standard-library {what} made at lib.py:\d+ \(module lib\) "
                rf"was {verb} at lib.py:\d+ during a schedule.*Add 'lib' to patch=")
-    with pytest.raises(ModelCheckError, match=message) as info:
-        _check_file(tmp_path, UNPATCHED.replace("{body}", body), patch=())
-    assert info.value.statistics.schedules == 1
+    with pytest.raises(SetupError, match=message):
+        _check_file(tmp_path, UNPATCHED.replace("{body}", body), patch=("-",))
+    _no_trace(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -341,9 +348,9 @@ def test_a_patched_module_that_reaches_the_real_threading_is_told_the_import_byp
             with real.Lock():
                 pass
         """
-    with pytest.raises(ModelCheckError) as info:
+    with pytest.raises(SetupError) as info:
         _check_file(tmp_path, library)
-    message = info.value.summary
+    message = str(info.value)
     assert "'lib' is patched, but it reached the real threading or queue without an import statement" in message
     assert "Add 'lib' to patch=" not in message
 
@@ -378,9 +385,9 @@ def test_a_thread_started_below_threading_ends_the_schedule_naming_it(tmp_path, 
     monkeypatch.chdir(tmp_path)
     message = (rf"UnscheduledPrimitiveError: a standard-library thread made by {re.escape(name)} "
                rf"was started at lib.py:10 during a schedule.*Add 'lib' to patch=")
-    with pytest.raises(ModelCheckError, match=message) as info:
-        _check_file(tmp_path, BELOW_THREADING.replace("{body}", body), patch=())
-    assert info.value.statistics.schedules == 1
+    with pytest.raises(SetupError, match=message):
+        _check_file(tmp_path, BELOW_THREADING.replace("{body}", body), patch=("-",))
+    _no_trace(tmp_path)
 
 
 def test_a_real_lock_held_by_one_task_and_wanted_by_another_fails_at_once(tmp_path, monkeypatch):
@@ -404,9 +411,8 @@ def test_a_real_lock_held_by_one_task_and_wanted_by_another_fails_at_once(tmp_pa
             t.join()
     """
     # never a wait for the schedule's timeout: the first acquire fails
-    with pytest.raises(ModelCheckError, match=r"threading.Lock made at lib.py:5 \(module lib\)") as info:
-        _check_file(tmp_path, library, patch=())
-    assert info.value.statistics.raw["failure"]["kind"] == "failure"
+    with pytest.raises(SetupError, match=r"threading.Lock made at lib.py:5 \(module lib\)"):
+        _check_file(tmp_path, library, patch=("-",))
 
 
 def test_ploom_s_own_real_locks_are_not_refused(tmp_path, monkeypatch):
@@ -474,18 +480,21 @@ def test_patched_primitives_are_named_after_what_they_belong_to(tmp_path, monkey
     names = {o["name"]: o["object"] for o in trace["objects"]}
     # the steps keep naming objects by their ids; a name is for a person
     assert {s["object"] for s in trace["steps"] if s["op"] == "acquire"} <= set(names.values())
-    assert all(obj.startswith("lock#") for obj in names.values())
+    # the primitives are locks; the rest is the plain state every search sees
+    assert all(obj.startswith(("lock#", "plain#")) for obj in names.values())
+    # the queues' mutexes too, though the table words their steps as the
+    # queues' operations
+    assert {"Pool.items.mutex", "Queue.mutex"} <= names.keys()
     shown = _shown(info.value.original_trace)
     for name in (
         "lib._lock",
-        "Pool._cond",
         # a wait with no timeout, a Condition's or a blocking get's, is one
         # acquire of the lock, with no waiter lock (ploom.threading,
         # ploom.queue); test_names names the waiters of the timed ones
-        "Pool.items.mutex",
-        "Queue.mutex",
+        "Pool._cond",
     ):
         assert f"acquire {name} " in shown, name
+    assert re.search(r"  put 0  .*  get -> 1  ", shown, re.S), shown
     assert "lock#" not in shown.split("\n\n")[1]  # the steps' table
 
 
@@ -546,6 +555,6 @@ def test_a_real_thread_joined_in_a_schedule_is_named_a_thread(tmp_path, monkeypa
     """
     message = (r"UnscheduledPrimitiveError: a standard-library threading.Thread made at lib.py:5 "
                r"\(module lib\) was used at lib.py:9 during a schedule")
-    with pytest.raises(ModelCheckError, match=message) as info:
-        _check_file(tmp_path, library, patch=())
-    assert info.value.statistics.schedules == 1
+    with pytest.raises(SetupError, match=message):
+        _check_file(tmp_path, library, patch=("-",))
+    _no_trace(tmp_path)

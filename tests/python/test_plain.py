@@ -9,7 +9,6 @@ The scenarios are in plain_scenarios.py.
 
 import json
 import operator
-import os
 import re
 import subprocess
 import textwrap
@@ -18,6 +17,7 @@ import pytest
 
 import ploom
 import progen
+import testenv
 from plain_scenarios import (
     close_twice,
     cm,
@@ -173,10 +173,11 @@ def test_independent_plain_work_adds_no_schedule_under_the_reduction(tmp_path):
 def test_a_watched_site_becomes_a_point_once_tasks_share_what_it_touches(tmp_path):
     """The sites start as no points; the first schedule where two tasks
     touch s.hits, one writing, ends in refine and the search starts again
-    with those sites as points, and finds the lost update.  (Depth first:
-    under the reduction every site is a point from the start.)"""
+    with those sites as points, and finds the lost update.  (Depth first,
+    chosen: the default turns to the reduction there, under which every
+    site is a point from the start.)"""
     with pytest.raises(ModelCheckError) as info:
-        check(hits_unlocked_sites, tmp_path)
+        check(hits_unlocked_sites, tmp_path, reduction="none")
     assert info.value.summary == "builtins.AssertionError: 1"
     trace = json.loads(open(info.value.minimized_trace).read())
     assert trace["config"]["plain_points"] == ["plain_scenarios:0", "plain_scenarios:1"]
@@ -200,8 +201,8 @@ def test_work_on_a_tasks_own_objects_adds_no_schedule(tmp_path, reduction):
 
 # --- the reduction against plain DFS on generated programs of plain state ---
 
-PLAIN_DIFF_SEEDS = int(os.environ.get("PLOOM_PLAIN_DIFF_SEEDS", "12"))
-PLAIN_DIFF_START = int(os.environ.get("PLOOM_PLAIN_DIFF_START", "0"))
+PLAIN_DIFF_SEEDS = testenv.count("PLOOM_PLAIN_DIFF_SEEDS", 12)
+PLAIN_DIFF_START = testenv.start("PLOOM_PLAIN_DIFF_START")
 
 
 def plain_program(seed):
@@ -251,7 +252,8 @@ SOAK_SEEDS = [
 )
 def test_dpor_finds_every_outcome_of_dfs_on_plain_state(tmp_path, seed):
     """Depth first starts with every site watched and refines as it finds
-    plain state shared; under the reduction every site is a point: they
+    plain state shared; under the reduction every site is a point (no read of
+    an attribute of an object is quiet): they
     reach the same outcomes, DPOR in no more schedules.  PLOOM_PLAIN_DIFF_SEEDS / _START choose the seeds (make soak
     runs more)."""
     source, nsites = plain_program(seed)
@@ -269,3 +271,178 @@ def test_dpor_finds_every_outcome_of_dfs_on_plain_state(tmp_path, seed):
     outcomes = {r: {o["summary"] for o in s["outcomes"]} for r, s in found.items()}
     assert outcomes["dpor"] == outcomes["none"]
     assert found["dpor"]["schedules"] <= found["none"]["schedules"]
+
+
+# --- quiet reads under the reduction, against plain DFS --------------------------
+
+def quiet_program(seed):
+    """progen's program of SEED with its SharedCells made module globals
+    holding ints, read and written through the global and the module
+    attribute hooks (both one plain object), and each thread opening with
+    reads that are noise: sys.float_info, its .min, a super() lookup, a
+    module's class.  Under the reduction every read of an int global is
+    quiet (no point until a write by another task shows it shared), so the
+    outcomes of the two searches agree only if watching those reads finds
+    every rebinding that matters."""
+    import random
+
+    rng = random.Random(seed)
+    source = progen.program(seed, "scenario")
+    sites = []
+
+    def site(text):
+        sites.append(text)
+        return f"_S + {len(sites) - 1}"
+
+    def read(m):
+        if rng.random() < 0.5:
+            return f'_gg(globals(), "G{m[1]}", {site("G" + m[1])})'
+        return f'_ga(_M, "G{m[1]}", {site("_M.G" + m[1])})'
+
+    def write(m):
+        if rng.random() < 0.5:
+            return f'{m[1]}_sg(globals(), "G{m[2]}", {m[3]}, {site("G" + m[2] + " =")})'
+        return f'{m[1]}_sa(_M, "G{m[2]}", {m[3]}, {site("_M.G" + m[2] + " =")})'
+
+    noise = [
+        lambda: f'_ga(_sys, "float_info", {site("sys.float_info")})',
+        lambda: f'_ga(_ga(_sys, "float_info", {site("sys.float_info")}), "min", {site("float_info.min")})',
+        lambda: f'_ca(_Sub(), "get", {site("_Sub().get")})',
+        lambda: f'_ga(_M, "_Base", {site("_M._Base")})',
+    ]
+    super_site = site("super().get")
+    lines = []
+    for line in source.splitlines():
+        line = re.sub(r"^(\s*)c(\d) = ploom\.SharedCell\(0\)$", r'\1globals()["G\2"] = 0', line)
+        line = re.sub(r"^(\s*)c(\d)\.write\((.*)\)$", write, line)
+        line = re.sub(r"\bc(\d)\.read\(\)", read, line)
+        lines.append(line)
+        opening = re.match(r"^(\s*)def t\d\(k\):$", line)
+        if opening:
+            for make in rng.sample(noise, rng.randint(1, len(noise))):
+                lines.append(f"{opening[1]}    {make()}")
+    header = textwrap.dedent(f"""
+        import sys as _sys
+
+        from ploom import _ploom as _p
+
+        _ga, _sa, _gg, _sg, _ca = _p._i_getattr, _p._i_setattr, _p._i_getglobal, _p._i_setglobal, _p._i_callattr
+        _M = _sys.modules[__name__]
+
+
+        class _Base:
+            def get(self):
+                return 1
+
+
+        class _Sub(_Base):
+            def get(self):
+                return _ca(super(), "get", {super_site}) + 1
+
+
+        _S = _p._i_sites("quiet_prog", __file__, {tuple((i, 0, t) for i, t in enumerate(sites))!r})
+        """)
+    return header + "\n".join(lines) + "\n", len(sites)
+
+
+@pytest.mark.parametrize(
+    "seed", [*range(PLAIN_DIFF_START, PLAIN_DIFF_START + PLAIN_DIFF_SEEDS), *SOAK_SEEDS]
+)
+def test_dpor_with_quiet_reads_finds_every_outcome_of_dfs(tmp_path, seed):
+    """The reduction with quiet reads of module globals and noise reads
+    reaches the outcomes of depth first, which watches every site (all of
+    them when depth first completes, else those it found within its limit:
+    a failing step's watched sites become points, so the noise at the end
+    of a task can multiply its schedules); the noise makes no point (the
+    reduction's deepest schedule is no deeper than with PLOOM_QUIET_READS=0,
+    which makes every read a point)."""
+    source, nsites = quiet_program(seed)
+    assert nsites and "SharedCell" not in source
+    path = tmp_path / f"quiet_{seed}.py"
+    path.write_text(source)
+    found = {}
+    for mode, env in (("none", {}), ("dpor", {}), ("loud", {"PLOOM_QUIET_READS": "0"})):
+        reduction = "none" if mode == "none" else "dpor"
+        rc, stats, stderr = progen.explore(
+            f"{path}:scenario", tmp_path / "traces", f"--reduction={reduction}", "--instrument=-", limit=20000,
+            env=env,
+        )
+        assert stats is not None and rc in (0, 1), stderr
+        assert stats["complete"] or mode == "none", stats
+        found[mode] = stats
+    outcomes = {r: {o["summary"] for o in s["outcomes"]} for r, s in found.items()}
+    assert outcomes["loud"] == outcomes["dpor"]
+    if found["none"]["complete"]:
+        assert outcomes["dpor"] == outcomes["none"]
+    else:
+        assert not found["none"]["outcomes_truncated"]
+        assert outcomes["none"] <= outcomes["dpor"]
+    assert found["dpor"]["max_depth"] <= found["loud"]["max_depth"]
+
+
+NOISY = '''
+import sys
+import threading
+
+LIMIT = 10
+
+
+class Base:
+    def get(self):
+        return 1
+
+
+class Sub(Base):
+    def get(self):
+        return super().get() + 1
+
+
+def work(out):
+    out.append((sys.float_info.min, LIMIT, Sub().get()))
+
+
+def run(*targets):
+    out = []
+    ts = [threading.Thread(target=t, args=(out,)) for t in targets]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return out
+
+
+def noise():
+    assert len(run(work, work)) == 2
+
+
+def rebind(out):
+    global LIMIT
+    LIMIT = 11
+
+
+def rebound():
+    out = run(work, rebind)
+    assert out[0][1] == 10, out
+'''
+
+
+def test_noise_reads_make_no_point_and_a_rebound_constant_still_races(tmp_path):
+    """Instrumented for real, under the reduction: reading sys.float_info,
+    its .min and a super() method makes no step (the deepest schedule is
+    shallower than with every read a point), and a module constant that
+    another task rebinds is still found read after the rebinding."""
+    (tmp_path / "noisy.py").write_text(NOISY)
+    found = {}
+    for name, env in (("quiet", {}), ("loud", {"PLOOM_QUIET_READS": "0"})):
+        for scenario in ("noise", "rebound"):
+            rc, stats, stderr = progen.explore(
+                f"{tmp_path / 'noisy.py'}:{scenario}", tmp_path / "traces", "--reduction=dpor", "--patch=noisy",
+                env={**env, "PYTHONPATH": str(tmp_path)},
+            )
+            assert stats is not None, stderr
+            found[name, scenario] = (rc, stats)
+    assert found["quiet", "noise"][0] == 0 and found["loud", "noise"][0] == 0
+    assert found["quiet", "noise"][1]["max_depth"] < found["loud", "noise"][1]["max_depth"]
+    for name in ("quiet", "loud"):
+        rc, stats = found[name, "rebound"]
+        assert rc == 1 and "AssertionError" in stats["failure"]["summary"], stats

@@ -128,6 +128,56 @@ def test_a_failing_scenario_prints_its_first_failure_and_the_replay_command(bank
     assert replay_line(result) == ["pytest", "test_bank.py::test_withdraw", f"--ploom-replay={first}"]
 
 
+def test_a_failing_scenario_shows_its_race_and_each_tasks_steps_inline(bank_tests):
+    result = bank_tests.runpytest("test_bank.py::test_withdraw")
+    result.assert_outcomes(failed=1)
+    section = ploom_section(result.outlines)
+    text = (bank_tests.path / "bank.py").read_text(encoding="utf-8").splitlines()
+    check = text.index("        if balance.read() >= 100:") + 1
+    write = text.index("            balance.write(balance.read() - 100)") + 1
+    # the racing pair by the lines of the source, as ploom-show says it
+    assert f"race         mathieu read balance (bank.py:{check}) before lucas wrote it (bank.py:{write})" in section
+    # a column per task and a row per step, with the line it stopped on
+    assert any(re.fullmatch(r" +step  MainThread +mathieu +lucas +where", line) for line in section), section
+    assert any(re.fullmatch(rf"   a +\d+ +read balance -> 100 +bank\.py:{check} withdraw", line) for line in section)
+    assert any(re.fullmatch(r" ! +\d+  read balance -> -100 +bank\.py:\d+ scenario", line) for line in section)
+    # the same drawing as ploom-show's of the trace it names
+    first = re.search(r"^ploom first failure: (\S+)$", result.stdout.str(), re.M).group(1)
+    ploom_show = os.path.join(os.path.dirname(sys.executable), "ploom-show")
+    drawn = subprocess.run([ploom_show, first], cwd=bank_tests.path, capture_output=True, text=True, check=True)
+    assert "\n".join(section).find(drawn.stdout.rstrip("\n")) > 0, section
+
+
+def test_a_failing_queue_scenario_reads_in_the_queues_operations(pytester):
+    pytester.makepyfile(
+        test_handoff=textwrap.dedent(
+            """
+            import ploom
+            import ploom.queue as queue
+
+
+            def handoff():
+                q = queue.Queue()
+                producer = ploom.Thread(target=lambda: q.put(3), name="producer")
+                producer.start()
+                assert q.get() == 4
+                producer.join()
+
+
+            def test_handoff(ploom_check):
+                ploom_check(handoff)
+            """
+        )
+    )
+    result = pytester.runpytest("test_handoff.py")
+    result.assert_outcomes(failed=1)
+    section = "\n".join(ploom_section(result.outlines))
+    # the queue's operations, not the acquire and release of its mutex
+    assert re.search(r"^ +\w* +\d+  +put 3  +test_handoff\.py:\d+", section, re.M), section
+    assert re.search(r"^ +\w* +\d+  get -> 3  +test_handoff\.py:\d+", section, re.M), section
+    assert "end get" in section and "acquire Queue.mutex" not in section, section
+
+
 def test_a_timeout_says_where_each_task_was(pytester):
     pytester.makepyfile(
         test_spin=textwrap.dedent(
@@ -408,7 +458,7 @@ def test_the_marker_instruments_the_modules_it_names(bank_tests):
             from bank import locked
 
 
-            @pytest.mark.ploom(instrument=("bank",), max_preemptions=0)
+            @pytest.mark.ploom(instrument=("-", "bank"), max_preemptions=0)
             def test_instrumented(ploom_check):
                 stats = ploom_check(locked)
                 assert (stats.instrument, stats.instrument_scenario) == (("bank",), False)
@@ -519,7 +569,8 @@ SLOW_TESTS = textwrap.dedent(
         pass
 
 
-    @pytest.mark.ploom(max_preemptions=2)
+    # depth-first search over ploom's operations alone: 32 schedules
+    @pytest.mark.ploom(max_preemptions=2, instrument=("-",))
     def test_slow(ploom_check):
         assert ploom_check(racy).schedules == 32
 

@@ -32,10 +32,13 @@ import subprocess
 import pytest
 
 import primgen
+import testenv
 
-SEEDS = int(os.environ.get("PLOOM_PRIM_SEEDS", "16"))
-START = int(os.environ.get("PLOOM_PRIM_START", "0"))
-LIMIT = int(os.environ.get("PLOOM_PRIM_LIMIT", "1500"))
+SEEDS = testenv.count("PLOOM_PRIM_SEEDS", 16)
+# programs of primgen's time theme, under the idle time model (the default)
+TIME_SEEDS = testenv.count("PLOOM_PRIM_TIME_SEEDS", 12)
+START = testenv.start("PLOOM_PRIM_START")
+LIMIT = testenv.count("PLOOM_PRIM_LIMIT", 1500)
 # the modes each program is explored in, and the limit of each
 MODES = {
     "none": ("--reduction=none",),
@@ -61,14 +64,15 @@ def _explore(folder, target, mod, options, limit=None):
     return result.returncode, stats, result.stderr
 
 
-def _explore_all(seed, folder):
-    """(seed, {mode: statistics or a message})."""
-    folder = folder / str(seed)
+def _explore_all(seed, folder, time=False):
+    """(seed, {mode: statistics or a message}); with time, of the time
+    theme's program."""
+    folder = folder / f"{'time-' if time else ''}{seed}"
     folder.mkdir()
-    target = primgen.write_program(seed, folder)
+    target = primgen.write_program(seed, folder, time=time)
     found = {}
     for mode, options in MODES.items():
-        if mode == "none":
+        if mode == "none" and not time:
             options = (*options, *primgen.DFS_BOUND[primgen.family(seed)])
         rc, stats, stderr = _explore(folder, target, primgen.module(seed), options,
                                      LIMIT if mode == "none" else None)
@@ -118,6 +122,36 @@ def test_dpor_reaches_the_outcomes_of_dfs_on_generated_primitive_programs(tmp_pa
         f"only {len(compared)} of {SEEDS} programs within {LIMIT} DFS schedules: "
         "the test compared too little (raise PLOOM_PRIM_LIMIT or shrink primgen's programs)"
     )
+
+
+def test_dpor_reaches_the_outcomes_of_dfs_on_generated_time_programs(tmp_path):
+    # sleeps, spin-waits, fair yields, clock reads and timed waits under the
+    # idle model: the clock's jumps and the fair yields order the reduction
+    # as barriers (lib/hb.h), which must lose no outcome of DFS
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        results = list(pool.map(lambda seed: _explore_all(seed, tmp_path, time=True),
+                                range(START, START + TIME_SEEDS)))
+    compared, several = 0, 0
+    for seed, found in results:
+        where = f"seed {seed} (python tests/python/primgen.py --time {seed})"
+        for stats in found.values():
+            assert isinstance(stats, dict), f"{where}: {stats}"
+        dfs, dpor, dpor_j2 = found["none"], found["dpor"], found["dpor-j2"]
+        # every spin-wait ends: no schedule reaches the step limit
+        for mode, stats in found.items():
+            assert stats["complete"] or mode == "none", f"{where}: {mode}: {stats['stopped_by']}"
+            assert not any("step limit" in o["summary"] for o in stats["outcomes"]), (where, mode)
+        assert _summaries(dpor_j2) == _summaries(dpor), (
+            f"{where}: -j 1 {_summaries(dpor)}, -j 2 {_summaries(dpor_j2)}"
+        )
+        if not dfs["complete"]:
+            continue
+        assert _summaries(dpor) == _summaries(dfs), f"{where}: DFS {_summaries(dfs)}, DPOR {_summaries(dpor)}"
+        assert dpor["schedules"] <= dfs["schedules"], where
+        compared += 1
+        several += len(_summaries(dfs)) > 1
+    print(f"{compared} time programs compared ({several} with more than one outcome)")
+    assert compared * 2 >= TIME_SEEDS, f"only {compared} of {TIME_SEEDS} time programs within {LIMIT} DFS schedules"
 
 
 # Programs of the shapes that once fooled the reduction, each held to the

@@ -308,7 +308,7 @@ def test_a_lost_task_done_is_a_deadlock_in_join():
     assert info.value.summary.startswith("deadlock")
 
 
-# ---- timeouts: a choice, never a sleep --------------------------------------
+# ---- timeouts: a choice (the stress model), never a sleep --------------------
 
 
 def event_timed_wait():
@@ -464,8 +464,10 @@ def test_the_one_step_condition_wait_reaches_what_cpythons_reaches():
 
 
 def test_a_timed_wait_explores_both_the_timeout_and_the_wake_up():
-    outcomes, _ = _outcomes(event_timed_wait, "none")
+    outcomes, _ = _outcomes(event_timed_wait, "none", "any")
     assert outcomes == {"pass", "builtins.AssertionError: timed out"}
+    # the idle model: the setter can run, so the wait never times out
+    assert _outcomes(event_timed_wait, "none")[0] == {"pass"}
 
 
 def queue_get_timed():
@@ -482,7 +484,8 @@ def queue_get_timed():
 
 def test_a_timed_get_may_find_the_queue_empty():
     with pytest.raises(ModelCheckError, match="AssertionError: empty"):
-        ploom.check(queue_get_timed, ploom.Config(minimize=False))
+        ploom.check(queue_get_timed, ploom.Config(minimize=False, timeouts="any"))
+    assert ploom.check(queue_get_timed).result == "pass"
 
 
 # ---- soundness of the reduction on them -------------------------------------
@@ -693,12 +696,17 @@ def condition_notify_unlocked():
 
 
 def test_a_notify_outside_the_lock_may_pass_while_another_task_holds_it():
-    outcomes, _ = _outcomes(condition_notify_unlocked, "none")
+    # the stress model: the wait_for may time out before the write
+    outcomes, _ = _outcomes(condition_notify_unlocked, "none", "any")
     prefix = "builtins.AssertionError: wait_for "
     assert outcomes == {prefix + "True, notify raised True", prefix + "True, notify raised False",
                         prefix + "False, notify raised True", prefix + "False, notify raised False"}
+    # the idle model: the writer can run, so the wait_for never times out
+    assert _outcomes(condition_notify_unlocked, "none")[0] == {
+        prefix + "True, notify raised True", prefix + "True, notify raised False"}
     # the reduction with two workers too: every outcome, no divergence
-    config = ploom.Config(keep_going=True, reduction="dpor", minimize=False, jobs=2)
+    config = ploom.Config(keep_going=True, reduction="dpor", minimize=False, jobs=2,
+                          timeouts="any")
     with pytest.raises(ModelCheckError) as info:
         ploom.check(condition_notify_unlocked, config)
     stats = info.value.statistics
@@ -751,12 +759,13 @@ def queue_counted_after_task_done():
 
 
 @functools.cache
-def explored(scenario, reduction):
+def explored(scenario, reduction, timeouts=None):
     """{outcome summary: schedules} and the schedules run, of a complete
-    check of scenario that goes on past failures.  Kept for the session: a
-    test of a primitive's outcomes and the test of the reduction on the same
+    check of scenario that goes on past failures, under the time model
+    timeouts (None: the default).  Kept for the session: a test of a
+    primitive's outcomes and the test of the reduction on the same
     scenario ask for the same exploration, which is deterministic."""
-    config = ploom.Config(keep_going=True, reduction=reduction, minimize=False)
+    config = ploom.Config(keep_going=True, reduction=reduction, minimize=False, timeouts=timeouts)
     try:
         stats = ploom.check(scenario, config)
     except ModelCheckError as exc:
@@ -765,8 +774,8 @@ def explored(scenario, reduction):
     return MappingProxyType({o["summary"]: o["schedules"] for o in stats.raw["outcomes"]}), stats.schedules
 
 
-def _outcomes(scenario, reduction):
-    summaries, schedules = explored(scenario, reduction)
+def _outcomes(scenario, reduction, timeouts=None):
+    summaries, schedules = explored(scenario, reduction, timeouts)
     return set(summaries), schedules
 
 
@@ -782,9 +791,10 @@ def _outcomes(scenario, reduction):
      condition_notify_all_unlocked],
     ids=lambda f: f.__name__,
 )
-def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario):
-    dfs, dfs_schedules = _outcomes(scenario, "none")
-    dpor, dpor_schedules = _outcomes(scenario, "dpor")
+@pytest.mark.parametrize("timeouts", ["idle", "any"])
+def test_dpor_reaches_exactly_the_outcomes_dfs_reaches(scenario, timeouts):
+    dfs, dfs_schedules = _outcomes(scenario, "none", timeouts)
+    dpor, dpor_schedules = _outcomes(scenario, "dpor", timeouts)
     assert dpor == dfs
     assert dpor_schedules <= dfs_schedules
 

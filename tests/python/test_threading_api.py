@@ -292,7 +292,10 @@ def timer_uncancelled():
 
 
 def test_a_timer_fires_unless_cancelled_in_time():
-    assert set(_summaries(timer_cancelled)) == {"pass", "builtins.AssertionError: fired"}
+    # the stress model: the cancel may come after the interval
+    assert set(explored(timer_cancelled, "none", "any")[0]) == {"pass", "builtins.AssertionError: fired"}
+    # the idle model: the main task can run, so the interval never ends first
+    assert set(_summaries(timer_cancelled)) == {"pass"}
     stats = ploom.check(timer_uncancelled, ALL)
     assert stats.complete and stats.failing == 0
 
@@ -503,7 +506,7 @@ def simple_queue_handoff():
 
 
 def test_a_simple_queue_s_timed_get_may_find_it_empty():
-    outcomes = _summaries(simple_queue_handoff)
+    outcomes = explored(simple_queue_handoff, "none", "any")[0]
     assert "pass" in outcomes and "builtins.AssertionError: ('empty', 1)" in outcomes, outcomes
 
 

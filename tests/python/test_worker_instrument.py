@@ -201,6 +201,8 @@ def test_instrumenting_without_the_rewriter_says_so(tmp_path, isolated, options)
         ["--instrument=m", "--patch=p", "x:f"],
         ["--plain-points=m:1", "--instrument=m", "x:f"],
         ["--instrument-scenario", "--instrument-scenario", "x:f"],
+        ["--instrument-scenario", "--patch-project", "x:f"],
+        ["--patch-project", "--instrument=m", "x:f"],
         ["--instrument=m"],
     ],
 )
@@ -210,4 +212,4 @@ def test_the_worker_takes_its_options_in_their_order_only(args):
     assert result.returncode == 2
     assert result.stderr == _worker.USAGE + "\n"
     assert "[--patch=MODULE]...\n" in result.stderr
-    assert "[--instrument=MODULE]... [--instrument-scenario]\n" in result.stderr
+    assert "[--instrument=MODULE]... [--patch-project] [--instrument-scenario]\n" in result.stderr

@@ -1,0 +1,188 @@
+"""A project in the standard layout, as a pytest user has it: settings in
+pyproject.toml (``pythonpath = ["."]``, ``[tool.ploom]``), the library in
+mylib/, the tests in tests/.  The fixture finds the race, the commands it
+prints replay it from the project's root, and a fix is told apart from a
+scenario that does something else.  Every command runs in a subprocess,
+from the project's root, as a user types it."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+RACY = """
+import threading
+
+
+class Account:
+    def __init__(self, balance):
+        self.balance = balance
+        self.lock = threading.Lock()
+
+    def withdraw(self, amount):
+        with self.lock:
+            enough = self.balance >= amount
+        if enough:
+            with self.lock:
+                self.balance -= amount
+"""
+
+FIXED = """
+import threading
+
+
+class Account:
+    def __init__(self, balance):
+        self.balance = balance
+        self.lock = threading.Lock()
+
+    def withdraw(self, amount):
+        with self.lock:
+            if self.balance >= amount:
+                self.balance -= amount
+"""
+
+TEST = """
+import threading
+
+from mylib.account import Account
+
+
+def scenario():
+    account = Account(100)
+    threads = [threading.Thread(target=account.withdraw, args=(80,)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert account.balance >= 0, f"overdrawn: {account.balance}"
+
+
+def test_account(ploom_check):
+    ploom_check(scenario)
+"""
+
+# the scenario's own module starts threading.Threads: patched too
+PYPROJECT = """
+[tool.pytest.ini_options]
+pythonpath = ["."]
+
+[tool.ploom]
+patch = ["mylib.account", "test_account"]
+"""
+
+
+def _write(root, name, text):
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def _run(root, *argv, cwd=None):
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(list(argv), cwd=cwd or root, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "proj"
+    _write(root, "pyproject.toml", PYPROJECT)
+    _write(root, "mylib/__init__.py", "")
+    _write(root, "mylib/account.py", RACY)
+    _write(root, "tests/test_account.py", TEST)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def _pytest(root, *args, cwd=None):
+    return _run(root, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, cwd=cwd)
+
+
+def _ploom(root, *args, cwd=None):
+    return _run(root, sys.executable, "-m", "ploom", *args, cwd=cwd)
+
+
+def _found(project):
+    """Runs the tests; returns the printed replay command's argv and trace."""
+    result = _pytest(project)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "AssertionError: overdrawn: -60" in result.stdout
+    assert "Setting patch: mylib.account, test_account (pyproject.toml [tool.ploom])" in result.stdout
+    command = re.search(r"^Replay: (pytest .*--ploom-replay=(\S+))  #", result.stdout, re.M)
+    assert command, result.stdout
+    return command.group(1).split(), command.group(2)
+
+
+def test_the_printed_replays_fail_as_the_search_did_from_the_projects_root(project):
+    command, trace = _found(project)
+    recorded = json.loads((project / trace).read_text())["scenario"]
+    assert (recorded["cwd"], recorded["import_paths"]) == (".", ["tests", "."])
+    replayed = _pytest(project, *command[1:])
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "ModelCheckError: builtins.AssertionError: overdrawn: -60" in replayed.stdout
+    replayed = _ploom(project, "replay", trace)
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert replayed.stdout.startswith("ploom.exploration.ModelCheckError: builtins.AssertionError: overdrawn: -60\n")
+    # from a folder below the root, the trace's paths still start at the root
+    replayed = _ploom(project, "replay", os.path.join("..", trace), cwd=project / "tests")
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+
+
+def test_a_recorded_import_path_is_honoured_only_inside_the_root(project, tmp_path):
+    _, trace = _found(project)
+    data = json.loads((project / trace).read_text())
+    # a path that climbs out of the root is refused by the reader
+    data["scenario"]["import_paths"] = ["../elsewhere"]
+    (project / "forged.json").write_text(json.dumps(data))
+    refused = _ploom(project, "replay", "forged.json")
+    assert refused.returncode == 2
+    assert "field 'scenario.import_paths[0]' is not a folder inside its root" in refused.stderr
+    # a link out of the root is not followed: mylib is then found nowhere
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "mylib").rename(outside / "mylib")
+    (project / "link").symlink_to(outside)
+    del data["scenario"]["cwd"]
+    data["fingerprints"] = data["fingerprints"][:1]
+    data["scenario"]["import_paths"] = ["tests", "link"]
+    (project / "forged.json").write_text(json.dumps(data))
+    refused = _ploom(project, "replay", "forged.json")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "no module named 'mylib'" in refused.stderr
+
+
+def test_a_mistyped_patch_names_the_module_of_the_project(project):
+    result = _ploom(project, "check", "--patch=mylib.acount", "tests/test_account.py:scenario")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "(did you mean 'mylib.account'?)" in result.stderr
+
+
+def test_after_the_fix_a_replay_names_the_changed_module_and_on_current_source_passes(project):
+    command, trace = _found(project)
+    recorded = json.loads((project / trace).read_text())
+    # the project's modules are patched, so fingerprinted, by default: the
+    # package's __init__ as well as the module named
+    assert [f["relpath"] for f in recorded["fingerprints"]] == [
+        "tests/test_account.py", "mylib/__init__.py", "mylib/account.py"]
+    _write(project, "mylib/account.py", FIXED)
+    replayed = _ploom(project, "replay", trace)
+    assert replayed.returncode == 4, replayed.stdout + replayed.stderr
+    assert re.search(r"ReplayDivergenceError: the scenario's source changed: '\S*/mylib/account\.py' "
+                     r"\(recorded blob \w+, now \w+\)\n", replayed.stdout), replayed.stdout
+    assert f"Replay on the current source: python -m ploom replay --on-current-source {trace}\n" in replayed.stdout
+    replayed = _pytest(project, *command[1:])
+    assert replayed.returncode == 1
+    assert "mylib/account.py' (recorded blob" in replayed.stdout
+    assert f"Replay on the current source: {' '.join(command)} --ploom-on-current-source" in replayed.stdout
+    current = _ploom(project, "replay", "--on-current-source", trace)
+    assert current.returncode == 0, current.stdout + current.stderr
+    assert "the source is the trace's" not in current.stderr
+    assert "the source differs from the trace's in 1 file:" in current.stderr
+    assert "mylib/account.py' (recorded blob" in current.stderr
+    current = _pytest(project, *command[1:], "--ploom-on-current-source")
+    assert current.returncode == 0, current.stdout + current.stderr
