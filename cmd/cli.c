@@ -17,6 +17,7 @@
 #include "plural.h"
 #include "render.h"
 #include "replay.h"
+#include "source.h"
 #include "version.h"
 
 /* a number macro's digits, as a string literal */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "labels.h"
 #include "plural.h"
 #include "view.h"
 #include "writer.h"

@@ -15,6 +15,7 @@
 #include "kind.h"
 #include "policy.h"
 #include "shard.h"
+#include "source.h"
 #include "store.h"
 
 #define TRACE_FORMAT "ploom-trace"

@@ -10,6 +10,7 @@
 #include "ipb.h"
 #include "json.h"
 #include "replay.h"
+#include "source.h"
 
 int ploom_minimize_same_failure(const struct ploom_outcome *want,
 				const struct ploom_outcome *got)

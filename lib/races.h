@@ -37,6 +37,7 @@
 
 #include "err.h"
 #include "event.h"
+#include "labels.h"
 #include "trace.h"
 
 struct ploom_race {

@@ -11,6 +11,7 @@
 #include "decode.h"
 #include "event.h"
 #include "fingerprint.h"
+#include "source.h"
 
 /* Blob ids are shown as git shows them in one-line output. */
 #define SHORT_OID 7

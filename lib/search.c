@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "json.h"
+#include "source.h"
 
 /* One worker and the part of the search it runs (NULL: none now). */
 struct job {

@@ -8,6 +8,7 @@
 #include "replay.h"
 #include "saved.h"
 #include "shard.h"
+#include "source.h"
 
 /* The state of one ploom_session_run(). */
 struct session {

@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 
+#include "config.h"
 #include "err.h"
 #include "event.h"
 
@@ -239,184 +240,6 @@ struct ploom_python {
 _Static_assert(PLOOM_MAX_STEPS == PLOOM_POLICY_MAX_FOLLOW,
 	       "a recorded run's steps are what the policy follow takes");
 
-struct ploom_config {
-	int max_preemptions;    /* -1: no bound */
-	char *reduction;        /* "none" */
-	long max_steps;         /* 0: no bound but PLOOM_MAX_STEPS */
-	double schedule_timeout_s; /* 0: none; see ploom_timeout_ms() */
-	/* The modules whose threading and queue the worker swaps for ploom's
-	 * (--patch), in the order given, each a name ploom_module_problem()
-	 * accepts; none when npatch is 0.  Filled through
-	 * ploom_config_add_patch(), copied and freed with the other module
-	 * list by the ploom_config_*_modules() functions below, which own
-	 * the arrays and their strings, also in a config outside a trace. */
-	char **patch;
-	size_t npatch;
-	/* the search order (--search): "dfs", "ipb", or a sample (sample.h),
-	 * "pct" or "random", with its seed and, for pct, its depth (0
-	 * otherwise); NULL reads as "dfs", the order of a trace that does
-	 * not say */
-	char *search;
-	unsigned long seed;     /* 0 to PLOOM_SAMPLE_MAX_SEED */
-	int pct_depth;
-	/* The access sites of instrumented code that are scheduling points
-	 * (keys MODULE:K, see the outcome refine in event.h): the sites the
-	 * search found touching plain state that tasks share.  Every other
-	 * site is watched, not a point.  Owned through the
-	 * ploom_config_*_plain_points() functions below. */
-	char **plain_points;
-	size_t nplain_points;
-	/* The modules whose plain state (attributes, subscripts, container
-	 * methods, globals) the worker rewrites into scheduling points when
-	 * they are imported, and submodules of a package among them: what
-	 * --instrument named, then what the search instruments by default
-	 * (ploom_config_instrument_default()), each once, in that order.
-	 * Filled through ploom_config_add_instrument(), owned as patch is;
-	 * none when ninstrument is 0. */
-	char **instrument;
-	size_t ninstrument;
-	/* 1: the scenario's own module is instrumented too (the worker's
-	 * --instrument-scenario): a file target's is compiled instrumented,
-	 * a module target's is instrumented as one of the list; with
-	 * patch_project, so is each module of the project */
-	int instrument_scenario;
-	/* 1: the scenario's own module and every module of the user's project
-	 * that it imports (a file under the project's root, outside
-	 * site-packages and the standard library) are patched as the patch
-	 * list is (the worker's --patch-project); ploom_config_module_defaults() */
-	int patch_project;
-	/* the time model (event.h): idle unless the search asked for any; a
-	 * trace that does not say was recorded under any */
-	enum ploom_timeouts timeouts;
-};
-
-/* The largest seed of a sample's search (--seed), which a config and the
- * statistics record. */
-#define PLOOM_SAMPLE_MAX_SEED 4294967295UL
-
-/* The most modules one list of a config holds (patch, instrument), and
- * the longest name of one in bytes: far more than a scenario needs, and
- * small enough that the worker's command line stays short. */
-#define PLOOM_MODULES_MAX 64
-#define PLOOM_MODULE_NAME_MAX 200
-
-/* Why module cannot be named to patch or instrument, or NULL when it
- * can: a module name is ASCII Python identifiers ([A-Za-z_][A-Za-z0-9_]*)
- * joined by '.', at most PLOOM_MODULE_NAME_MAX bytes.  The reason is a
- * static string without the name, for the caller to place: "not a module
- * name (...)", "longer than 200 bytes".  The one check of a module name,
- * for the options, the trace reader, the worker's command line and
- * ploom_config_add_patch() and ploom_config_add_instrument(). */
-const char *ploom_module_problem(const char *module);
-
-/* Appends a copy of module to config's patch list, or to its instrument
- * list, where a module already listed is not added again.  Returns 0, or
- * -1 with err filled: kind PLOOM_ERR_INPUT, with the reason alone as the
- * message (ploom_module_problem()'s, or "more than 64 modules") for the
- * caller to say which module, or PLOOM_ERR_NOMEM.  The list is unchanged
- * on error. */
-int ploom_config_add_patch(struct ploom_config *config, const char *module,
-			   struct ploom_err *err);
-int ploom_config_add_instrument(struct ploom_config *config, const char *module,
-				struct ploom_err *err);
-
-/* What every search patches and instruments unless told otherwise: the
- * code under test.  Unless patch_listed_only (--patch=-), the scenario's
- * own module and the modules of its project (patch_project).  Unless
- * instrument_listed_only (--instrument=-), the scenario's own module
- * (instrument_scenario, and with patch_project the project's modules)
- * and every module of the patch list, added after those already listed.
- * Every search sees that plain state: the reduction makes each access a
- * point, the others watch the accesses and start again with those that
- * tasks share as points (outcome refine, event.h), so that no search
- * passes a race on plain state that it was shown.  The one place these
- * defaults are decided.  Returns 0, or -1 with err filled as
- * ploom_config_add_instrument() (the lists together hold more than 64
- * modules; the instrument list may then hold some of the patch list). */
-int ploom_config_module_defaults(struct ploom_config *config, int patch_listed_only,
-				 int instrument_listed_only, struct ploom_err *err);
-
-/* Replaces to's module lists (patch, instrument, instrument_scenario and
- * patch_project)
- * with copies of from's; the two must not share their arrays (a config
- * copied with `=` does: empty the copy's lists first).  Returns 0, or -1
- * with err filled (out of memory; to's lists are then unchanged). */
-int ploom_config_copy_modules(struct ploom_config *to, const struct ploom_config *from,
-			      struct ploom_err *err);
-
-/* Frees config's module lists and empties them (NULL, 0, and
- * instrument_scenario 0); the config itself is the caller's.  Safe on
- * empty lists. */
-void ploom_config_release_modules(struct ploom_config *config);
-
-/* The most access sites one config makes points of is
- * PLOOM_PLAIN_POINTS_MAX (event.h): a worker takes them all. */
-
-/* Why key is not a site key (MODULE:K, a module name as
- * ploom_module_problem() takes it and a decimal K), or NULL. */
-const char *ploom_plain_point_problem(const char *key);
-
-/* Adds the site keys of keys[0..len), separated by spaces or commas, to
- * config's plain points, each once, in order.  Returns how many were new,
- * or -1 with err filled (PLOOM_ERR_INPUT naming a bad key, when none is
- * added, or more than PLOOM_PLAIN_POINTS_MAX, when the list may hold some;
- * PLOOM_ERR_NOMEM). */
-int ploom_config_add_plain_points(struct ploom_config *config, const char *keys, size_t len,
-				  struct ploom_err *err);
-
-/* ploom_config_add_plain_points() for the keys of keys[0..n), each a
- * string: the whole list checked first, then added in one pass, so that
- * a list of any length costs time in proportion to it (call it once for
- * a list, not once per key). */
-int ploom_config_add_plain_point_list(struct ploom_config *config, const char *const *keys,
-				      size_t n, struct ploom_err *err);
-
-/* 1 when the access sites of instrumented code are watched, points only
- * once the search finds them touching plain state tasks share (the
- * plain_points); 0 when every site is a point but the quiet reads.
- * Watching is sound for the searches that run every order of the points
- * (depth first, bounded or not, and the samples, which promise no order):
- * an access that a site without a point hides is found in the order where
- * it shows.  A
- * reduction prunes orders by the accesses it sees: under --reduction=dpor
- * every site is a point but the quiet reads, which pyext/plain.c argues
- * it may watch too.  The one rule; the worker learns it as
- * --plain-points=* (or *- with the quiet sites that are points). */
-int ploom_config_watches_plain(const struct ploom_config *config);
-
-/* As ploom_config_copy_modules() and ploom_config_release_modules(), for
- * the plain points. */
-int ploom_config_copy_plain_points(struct ploom_config *to, const struct ploom_config *from,
-				   struct ploom_err *err);
-void ploom_config_release_plain_points(struct ploom_config *config);
-
-/* For a config to that a struct assignment made from *from, sharing its
- * lists: gives to copies of its own of the module lists and the plain
- * points.  Returns 0, or -1 with err filled (out of memory); either way
- * to no longer shares from's lists, and ploom_config_release_lists()
- * frees what it holds. */
-int ploom_config_own_lists(struct ploom_config *to, const struct ploom_config *from,
-			   struct ploom_err *err);
-
-/* ploom_config_release_modules() and ploom_config_release_plain_points(). */
-void ploom_config_release_lists(struct ploom_config *config);
-
-/* The longest schedule_timeout_s a trace or an option may give, in
- * seconds (about 31 years): a finite number whose milliseconds a `run`
- * command and a long hold exactly. */
-#define PLOOM_MAX_TIMEOUT_S 1e9
-
-/* schedule_timeout_s as whole milliseconds, rounded to the nearest: the one
- * conversion every reader and utility uses.  Returns 0, or -1 when
- * seconds is NaN, infinite, negative or above PLOOM_MAX_TIMEOUT_S (*out
- * untouched). */
-int ploom_timeout_ms(long *out, double seconds);
-
-/* The shorter of two schedule timeouts in seconds, 0 being none (longer
- * than any): what a trace's timeout becomes under a limit of the
- * command line's, which may lower it but not raise it. */
-double ploom_timeout_min(double a, double b);
-
 /* A source file of the scenario and its git blob id (`git hash-object
  * PATH`) when the trace was made; replay compares it with the file as it
  * is now. */
@@ -500,46 +323,6 @@ char *ploom_run_display_name(const struct ploom_run *run, struct ploom_obj obj);
 /* ploom_run_display_name() of task's thread (thread#TASK). */
 char *ploom_run_task_name(const struct ploom_run *run, int task);
 
-/* Short names for the files of a run's where, as a person reads them
- * beside a step, each telling where the file comes from:
- *   - a file of a Python installation, relative to the folder it comes
- *     from there, which is named in brackets: "<site-packages>/" after the
- *     last site-packages component ("<dist-packages>/" for Debian's),
- *     else "<stdlib>/" after lib/pythonX.Y/ (or lib64/, pythonX.Yt/),
- *     as "<stdlib>/queue.py"; whether absolute or relative to the root (a
- *     virtual environment inside the repository);
- *   - else a file relative to the trace's root as it is
- *     ("examples/bank_account.py"), and a name such as "<string>";
- *   - else (an absolute file) its last component, or the whole file when
- *     another file of the run is shown with, or ends in, the same one. */
-struct ploom_short_names;
-
-/* Collects the files of run's steps and waits.  On success the caller
- * owns *out (ploom_short_names_free()); -1 with err filled when out of
- * memory.  The run must outlive *out, unchanged. */
-int ploom_short_names_new(struct ploom_short_names **out, const struct ploom_run *run,
-			  struct ploom_err *err);
-
-/* The short name of file, owned by sn or pointing into file (valid while
- * both are); a file that is not the run's as if it were the only one. */
-const char *ploom_short_name(const struct ploom_short_names *sn, const char *file);
-
-/* Frees sn; accepts NULL. */
-void ploom_short_names_free(struct ploom_short_names *sn);
-
-/* Labels for a person, each newly malloc'd (the caller frees it), NULL
- * when out of memory; every rendering of a trace words steps with them.
- *
- * ploom_run_step_label(): the step's own label when it has one ("put 3"),
- * else "OP OBJECT (MODE)", the object by ploom_run_display_name(), as
- * "acquire lock_a (timeout)".
- * ploom_run_wait_object(): a deadlock wait's object by its display name
- * when it names an object of the run, else as recorded ("?" for none).
- * ploom_run_wait_label(): ploom_wait_words() with the run's names. */
-char *ploom_run_step_label(const struct ploom_run *run, const struct ploom_step *s);
-char *ploom_run_wait_object(const struct ploom_run *run, const char *object);
-char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait *wt, int brief);
-
 /* The words for what a blocked task waits for, after its name, as every
  * rendering says it: "waits to acquire OBJECT held by HOLDER", "waits to
  * join OBJECT", "waits on NAME (a Condition); no task can notify it", and
@@ -548,24 +331,6 @@ char *ploom_run_wait_label(const struct ploom_run *run, const struct ploom_wait 
  * it, for a cell.  Newly malloc'd, NULL when out of memory. */
 char *ploom_wait_words(const struct ploom_wait *wt, const char *object, const char *holder,
 		       int brief);
-
-/* An outcome's summary without its leading "KIND: ", for a rendering
- * that has said the kind; "" when it has none.  Points into o. */
-const char *ploom_outcome_detail(const struct ploom_outcome *o);
-
-/* The config line a person reads: "reduction none, max_preemptions none,
- * max_steps 10000, schedule_timeout 10 s", then the patched modules, the
- * instrumented ones ("instrument the scenario,mylib.pool") and a sample's
- * search, seed and depth when there are.  Newly malloc'd (the
- * caller frees it and escapes it for its medium: names come from the
- * trace), NULL when out of memory. */
-char *ploom_config_label(const struct ploom_config *c);
-
-/* "examples/bank_account.py:20 withdraw", the file by ploom_short_name(): 0 with
- * *out malloc'd (the caller frees it), or NULL when w is nowhere known; -1
- * with *out NULL when out of memory. */
-int ploom_where_label(char **out, const struct ploom_short_names *sn,
-		      const struct ploom_where *w);
 
 /* 1 if task was among the tasks enabled at step s, else 0. */
 int ploom_step_is_enabled(const struct ploom_step *s, int task);
@@ -615,6 +380,13 @@ struct ploom_trace *ploom_trace_new(void);
 /* Frees the trace and all it owns; accepts NULL. */
 void ploom_trace_free(struct ploom_trace *trace);
 
+/* Frees the trace's fingerprints, its source, scenario.relpath, cwd and
+ * import paths, and empties them: what source.h's functions replace. */
+void ploom_trace_release_source(struct ploom_trace *trace);
+
+/* Frees the scenario's cwd and import paths and empties them. */
+void ploom_trace_release_import_paths(struct ploom_trace *trace);
+
 /* The failure id: the first 16 hex digits of the git blob id of
  *   "MODULE:QUALNAME\nKIND\nTYPE\nMESSAGE\n"
  * where TYPE and MESSAGE are the exception's for a failure, and TYPE is
@@ -633,57 +405,6 @@ int ploom_outcome_has_id(enum ploom_outcome_kind kind);
  * (ploom_outcome_has_id()) and the id is not set yet; otherwise leaves
  * it alone.  Returns 0, or -1 with err filled. */
 int ploom_trace_set_id(struct ploom_trace *trace, struct ploom_err *err);
-
-/* Appends a fingerprint, copying path and blob.  Returns 0, or -1 with
- * err filled (out of memory). */
-int ploom_trace_add_fingerprint(struct ploom_trace *trace, const char *path,
-				const char *blob, struct ploom_err *err);
-
-/* Sets the relpath of the trace's last fingerprint to a copy of relpath
- * (NULL: none).  Returns 0, or -1 with err filled (out of memory). */
-int ploom_trace_set_last_relpath(struct ploom_trace *trace, const char *relpath,
-				 struct ploom_err *err);
-
-/* 1 if path can be one of a trace's import paths (struct
- * ploom_scenario): "." or a relative path ploom_relpath_is_safe() takes. */
-int ploom_import_path_is_safe(const char *path);
-
-/* Appends a copy of the import path rel to the trace's, unless it is
- * there; the caller checked it with ploom_import_path_is_safe().  Returns
- * 0, or -1 with err filled (out of memory, or more than
- * PLOOM_IMPORT_PATHS_MAX). */
-int ploom_trace_add_import_path(struct ploom_trace *trace, const char *rel,
-				struct ploom_err *err);
-
-/* 1 if relpath can be a trace's relative path: not empty, not absolute,
- * no "." or ".." component and no empty one, so that it names a file
- * inside its root and nowhere else.  Else 0. */
-int ploom_relpath_is_safe(const char *relpath);
-
-/* Replaces the trace's fingerprints with the blob id of
- * scenario.file as it is now (none when the file is unknown), and sets
- * its source and relative paths: in a git work tree, root "repository",
- * paths relative to the work tree's root, HEAD's commit and whether the
- * file differs from it; elsewhere root "folder" and the file's name (its
- * own folder is the root: C does not know the scenario's import root).
- * The files of the steps' and waits' where below that root become
- * relative to it too; others stay as the worker named them.  The
- * module_files that lie in the root are fingerprinted too, after the
- * scenario's file, with their relative paths (one that cannot be read
- * is left out: the worker read it, and a replay that needs it fails).  The
- * scenario's cwd and import_paths are this process's current folder and
- * PYTHONPATH, which its worker ran with, as far as they lie in the root.
- * Returns 0, or -1 with err filled (the file cannot be read, naming it). */
-int ploom_trace_fingerprint_source(struct ploom_trace *trace, struct ploom_err *err);
-
-/* Replaces to's fingerprints with copies of from's, and to's source and
- * scenario.relpath with from's: a trace made from another one ran the
- * same source.  Then the files of to's where are made relative to that
- * root, found as to's scenario.file without its relpath, as
- * ploom_trace_fingerprint_source() does.  Returns 0, or -1 with err
- * filled (out of memory). */
-int ploom_trace_copy_fingerprints(struct ploom_trace *to, const struct ploom_trace *from,
-				  struct ploom_err *err);
 
 /* The preemptions of the run's steps, counted as ploom_run_finish()
  * does, without changing the run. */

@@ -1,5 +1,6 @@
 /* The view of a trace that both drawings emit; view.h documents it. */
 #include "view.h"
+#include "labels.h"
 #include "plural.h"
 
 #include <stdarg.h>

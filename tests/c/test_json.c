@@ -12,6 +12,7 @@
 
 #include "../../lib/json.h"
 #include "../../lib/search.h"
+#include "../../lib/source.h"
 #include "../../lib/stats.h"
 #include "../../lib/trace.h"
 #include "check.h"

@@ -7,6 +7,7 @@
 #include "../../lib/explore.h"
 #include "../../lib/json.h"
 #include "../../lib/minimize.h"
+#include "../../lib/source.h"
 #include "../../lib/trace.h"
 #include "../../lib/worker.h"
 #include "check.h"

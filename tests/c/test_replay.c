@@ -8,6 +8,7 @@
 #include "../../lib/fingerprint.h"
 #include "../../lib/json.h"
 #include "../../lib/replay.h"
+#include "../../lib/source.h"
 #include "../../lib/trace.h"
 #include "../../lib/worker.h"
 #include "check.h"

@@ -10,6 +10,8 @@
 
 #include "../../lib/args.h"
 #include "../../lib/fingerprint.h"
+#include "../../lib/labels.h"
+#include "../../lib/source.h"
 #include "../../lib/trace.h"
 #include "check.h"
 #include "fake.h"
