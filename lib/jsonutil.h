@@ -2,9 +2,10 @@
  * and printing it, and reading one field by field with every problem
  * reported as "field 'PATH' WHAT".
  *
- * Internal to the JSON codec: json.c (traces), stats.c (statistics) and
- * jsonutil.c are the only files that include this header, and with it
- * cJSON.h.  Everything else reaches JSON through json.h and stats.h.
+ * Internal to the JSON codec: json.c and json-write.c (traces), stats.c
+ * (statistics) and jsonutil.c are the only files that include this
+ * header, and with it cJSON.h.  Everything else reaches JSON through
+ * json.h and stats.h.
  */
 #ifndef PLOOM_JSONUTIL_H
 #define PLOOM_JSONUTIL_H
@@ -16,7 +17,11 @@
 
 #include "err.h"
 
-struct ploom_config;     /* trace.h */
+struct ploom_config;     /* config.h */
+
+/* The "format" of a trace file (json.h), which the writer writes and the
+ * reader requires. */
+#define PLOOM_TRACE_FORMAT "ploom-trace"
 
 /* ---- writing ----
  * Builders record out-of-memory in a flag instead of failing at each
