@@ -771,52 +771,16 @@ static void shard_took(struct ploom_dpor *d, const struct ploom_run *run)
 		sh->failure_unit = d->unit;
 }
 
-int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err)
+/* Takes the steps of run below the view's changed node into new nodes of
+ * its path, with their sleep sets and, with wakeup trees, what was left of
+ * the tree below each step taken.  Returns 0, or -1 with err filled (out
+ * of memory; a task run where it was asleep, which the worker never
+ * does). */
+static int new_nodes(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err)
 {
-	size_t n = run->nsteps, k, e, from = d->first ? 0 : d->depth;
+	size_t n = run->nsteps, k, e;
 	long known[PLOOM_OBJ_CLOCK + 1];
-	int maxtask = 0, r;
-	long j;
 
-	/* the path down to the changed node must be the one asked for */
-	if (!d->first && n <= d->depth)
-		return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
-				     "the schedule ended after %zu steps, before the choice asked "
-				     "for at step %zu", n, d->depth);
-	for (k = 0; !d->first && k <= d->depth; k++)
-		if (run->steps[k].task != d->chosen[k])
-			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
-					     "the schedule picked task %d at step %zu where task %d "
-					     "was asked for", run->steps[k].task, k, d->chosen[k]);
-	if (d->shard)
-		shard_took(d, run);
-	for (k = 0; k < n; k++) {
-		const struct ploom_step *s = &run->steps[k];
-		if (s->task > maxtask)
-			maxtask = s->task;
-		for (e = 0; e < s->npending; e++)
-			if (s->pending[e].task > maxtask)
-				maxtask = s->pending[e].task;
-	}
-	for (k = 0; k < run->outcome.nwaits; k++)
-		if (run->outcome.waits[k].task > maxtask)
-			maxtask = run->outcome.waits[k].task;
-	d->ntasks = maxtask + 1;
-	if (grow((void **)&d->path, &d->path_cap, n, sizeof(*d->path)) < 0 ||
-	    grow((void **)&d->chosen, &d->chosen_cap, n, sizeof(*d->chosen)) < 0 ||
-	    grow((void **)&d->first_in_v, &d->first_in_v_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
-	    grow((void **)&d->rvc, &d->rvc_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
-	    grow((void **)&d->acc, &d->acc_cap, n + 1, sizeof(*d->acc)) < 0 ||
-	    ploom_hb_reset(d->hb, d->ntasks, n + 1) < 0)
-		return ploom_err_oom(err);
-	if (d->wakeup && (grow((void **)&d->vev, &d->vev_cap, n + 1, sizeof(*d->vev)) < 0 ||
-			  grow((void **)&d->vgone, &d->vgone_cap, n + 1, 1) < 0))
-		return ploom_err_oom(err);
-	d->nsteps = n;
-	d->run = run;
-	d->cut_fail = n && ploom_outcome_is_failure(run->outcome.kind) &&
-		      run->outcome.kind != PLOOM_OUTCOME_DEADLOCK;
-	/* the new nodes, with their sleep sets */
 	for (e = 0; e <= PLOOM_OBJ_CLOCK; e++)
 		known[e] = -1;
 	for (k = 0; k < n; k++) {
@@ -870,6 +834,88 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 					     "the schedule ran task %d at step %zu, which was asleep",
 					     d->chosen[k], k);
 	}
+	return 0;
+}
+
+/* The races of what did not run because run ended: after a failure, the
+ * next operation of every other task; at a deadlock or with every
+ * enabled task asleep, the blocked operations, as if they ran.  Returns
+ * 0, or -1 when out of memory. */
+static int end_races(struct ploom_dpor *d, const struct ploom_run *run)
+{
+	size_t n = run->nsteps, k, e;
+
+	if (n && ploom_outcome_is_failure(run->outcome.kind) &&
+	    run->outcome.kind != PLOOM_OUTCOME_DEADLOCK) {
+		const struct ploom_step *s = &run->steps[n - 1];
+		for (e = 0; e < s->npending; e++) {
+			const struct ploom_pending *p = &s->pending[e];
+			int enabled = ploom_step_is_enabled(s, p->task);
+			if (virtual_races(d, (long)n, p->task, p->op, p->obj, enabled ? (long)n - 1 : -1,
+					  !enabled) < 0)
+				return -1;
+		}
+	} else if (run->outcome.kind == PLOOM_OUTCOME_DEADLOCK ||
+		   run->outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED) {
+		for (k = 0; k < run->outcome.nwaits; k++) {
+			const struct ploom_wait *w = &run->outcome.waits[k];
+			struct ploom_obj obj = {PLOOM_OBJ_NONE, 0};
+			if (w->object)
+				ploom_obj_parse(&obj, w->object, strlen(w->object));
+			if (virtual_races(d, (long)n, w->task, w->op, obj, -1, 1) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct ploom_err *err)
+{
+	size_t n = run->nsteps, k, e, from = d->first ? 0 : d->depth;
+	int maxtask = 0, r;
+	long j;
+
+	/* the path down to the changed node must be the one asked for */
+	if (!d->first && n <= d->depth)
+		return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
+				     "the schedule ended after %zu steps, before the choice asked "
+				     "for at step %zu", n, d->depth);
+	for (k = 0; !d->first && k <= d->depth; k++)
+		if (run->steps[k].task != d->chosen[k])
+			return ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
+					     "the schedule picked task %d at step %zu where task %d "
+					     "was asked for", run->steps[k].task, k, d->chosen[k]);
+	if (d->shard)
+		shard_took(d, run);
+	for (k = 0; k < n; k++) {
+		const struct ploom_step *s = &run->steps[k];
+		if (s->task > maxtask)
+			maxtask = s->task;
+		for (e = 0; e < s->npending; e++)
+			if (s->pending[e].task > maxtask)
+				maxtask = s->pending[e].task;
+	}
+	for (k = 0; k < run->outcome.nwaits; k++)
+		if (run->outcome.waits[k].task > maxtask)
+			maxtask = run->outcome.waits[k].task;
+	d->ntasks = maxtask + 1;
+	if (grow((void **)&d->path, &d->path_cap, n, sizeof(*d->path)) < 0 ||
+	    grow((void **)&d->chosen, &d->chosen_cap, n, sizeof(*d->chosen)) < 0 ||
+	    grow((void **)&d->first_in_v, &d->first_in_v_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
+	    grow((void **)&d->rvc, &d->rvc_cap, (size_t)d->ntasks, sizeof(int)) < 0 ||
+	    grow((void **)&d->acc, &d->acc_cap, n + 1, sizeof(*d->acc)) < 0 ||
+	    ploom_hb_reset(d->hb, d->ntasks, n + 1) < 0)
+		return ploom_err_oom(err);
+	if (d->wakeup && (grow((void **)&d->vev, &d->vev_cap, n + 1, sizeof(*d->vev)) < 0 ||
+			  grow((void **)&d->vgone, &d->vgone_cap, n + 1, 1) < 0))
+		return ploom_err_oom(err);
+	d->nsteps = n;
+	d->run = run;
+	d->cut_fail = n && ploom_outcome_is_failure(run->outcome.kind) &&
+		      run->outcome.kind != PLOOM_OUTCOME_DEADLOCK;
+	/* the new nodes, with their sleep sets */
+	if (new_nodes(d, run, err) < 0)
+		return -1;
 
 	/* events, clocks, and the races of the new ones */
 	for (j = 0; (size_t)j < n; j++) {
@@ -908,27 +954,8 @@ int ploom_dpor_next(struct ploom_dpor *d, const struct ploom_run *run, struct pl
 			return ploom_err_oom(err);
 	}
 	/* what did not run because the run ended */
-	if (n && ploom_outcome_is_failure(run->outcome.kind) &&
-	    run->outcome.kind != PLOOM_OUTCOME_DEADLOCK) {
-		const struct ploom_step *s = &run->steps[n - 1];
-		for (e = 0; e < s->npending; e++) {
-			const struct ploom_pending *p = &s->pending[e];
-			int enabled = ploom_step_is_enabled(s, p->task);
-			if (virtual_races(d, (long)n, p->task, p->op, p->obj, enabled ? (long)n - 1 : -1,
-					  !enabled) < 0)
-				return ploom_err_oom(err);
-		}
-	} else if (run->outcome.kind == PLOOM_OUTCOME_DEADLOCK ||
-		   run->outcome.kind == PLOOM_OUTCOME_SLEEP_BLOCKED) {
-		for (k = 0; k < run->outcome.nwaits; k++) {
-			const struct ploom_wait *w = &run->outcome.waits[k];
-			struct ploom_obj obj = {PLOOM_OBJ_NONE, 0};
-			if (w->object)
-				ploom_obj_parse(&obj, w->object, strlen(w->object));
-			if (virtual_races(d, (long)n, w->task, w->op, obj, -1, 1) < 0)
-				return ploom_err_oom(err);
-		}
-	}
+	if (end_races(d, run) < 0)
+		return ploom_err_oom(err);
 	d->first = 0;
 
 	/* the last step's subtree is that step alone */

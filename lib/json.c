@@ -692,58 +692,11 @@ static void read_trace_shard(struct ploom_json_reader *r, struct ploom_trace *t,
 		t->shard.count = 0;
 }
 
-static void read_trace(struct ploom_json_reader *r, struct ploom_trace *t, const cJSON *root)
+/* The trace's "config". */
+static void read_config(struct ploom_json_reader *r, struct ploom_trace *t, const cJSON *root)
 {
 	const cJSON *x, *e;
-	char *format = NULL, seed[11], quoted[PLOOM_JSON_QUOTE_MAX + 4];
-	long version = 0;
-	size_t i;
 
-	if (!cJSON_IsObject(root)) {
-		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_ERR_INPUT, "not a ploom trace (not a JSON object)");
-		return;
-	}
-	ploom_json_get_str(r, &format, root, "", "format", 1, 0);
-	if (r->failed)
-		return;
-	if (strcmp(format, PLOOM_TRACE_FORMAT)) {
-		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_ERR_INPUT, "not a ploom trace (format is '%s')",
-			      ploom_json_quote(quoted, format));
-		free(format);
-		return;
-	}
-	free(format);
-	ploom_json_get_long(r, &version, root, "", "version", LONG_MIN, LONG_MAX);
-	if (r->failed)
-		return;
-	if (version < PLOOM_TRACE_VERSION_MIN || version > PLOOM_TRACE_VERSION) {
-		r->failed = 1;
-		ploom_err_set(r->err, PLOOM_ERR_INPUT,
-			      "unknown format version %ld (this ploom reads %d to %d)", version,
-			      PLOOM_TRACE_VERSION_MIN, PLOOM_TRACE_VERSION);
-		return;
-	}
-	r->version = version;
-	x = ploom_json_get_object(r, root, "", "scenario");
-	ploom_json_get_str(r, &t->scenario.target, x, "scenario.", "target", 1, 0);
-	ploom_json_get_str(r, &t->scenario.module, x, "scenario.", "module", 1, 0);
-	ploom_json_get_str(r, &t->scenario.qualname, x, "scenario.", "qualname", 1, 0);
-	ploom_json_get_str(r, &t->scenario.file, x, "scenario.", "file", 1, 1);
-	get_relpath(r, &t->scenario.relpath, x, "scenario.");
-	read_import_paths(r, t, x);
-	read_fingerprints(r, t, root);
-	read_source(r, t, root);
-	read_id(r, t, root);
-	x = ploom_json_get_object(r, root, "", "python");
-	ploom_json_get_str(r, &t->python.implementation, x, "python.", "implementation", 1, 0);
-	ploom_json_get_str(r, &t->python.version, x, "python.", "version", 1, 0);
-	ploom_json_get_bool(r, &t->python.gil, x, "python.", "gil");
-	ploom_json_get_str(r, &t->hash_seed, root, "", "hash_seed", 1, 0);
-	if (!r->failed && ploom_args_seed(seed, t->hash_seed) < 0)
-		ploom_json_fail(r, "is not a hash seed (a decimal integer from 0 to 4294967295)",
-				"", "hash_seed");
 	x = ploom_json_get_object(r, root, "", "config");
 	if (!r->failed) {
 		if (ploom_json_get(r, x, "config.", "max_preemptions", 1))
@@ -796,6 +749,61 @@ static void read_trace(struct ploom_json_reader *r, struct ploom_trace *t, const
 	}
 	read_plain_points(r, &t->config, x);
 	read_sample(r, &t->config, x);
+}
+
+static void read_trace(struct ploom_json_reader *r, struct ploom_trace *t, const cJSON *root)
+{
+	const cJSON *x, *e;
+	char *format = NULL, seed[11], quoted[PLOOM_JSON_QUOTE_MAX + 4];
+	long version = 0;
+	size_t i;
+
+	if (!cJSON_IsObject(root)) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_ERR_INPUT, "not a ploom trace (not a JSON object)");
+		return;
+	}
+	ploom_json_get_str(r, &format, root, "", "format", 1, 0);
+	if (r->failed)
+		return;
+	if (strcmp(format, PLOOM_TRACE_FORMAT)) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_ERR_INPUT, "not a ploom trace (format is '%s')",
+			      ploom_json_quote(quoted, format));
+		free(format);
+		return;
+	}
+	free(format);
+	ploom_json_get_long(r, &version, root, "", "version", LONG_MIN, LONG_MAX);
+	if (r->failed)
+		return;
+	if (version < PLOOM_TRACE_VERSION_MIN || version > PLOOM_TRACE_VERSION) {
+		r->failed = 1;
+		ploom_err_set(r->err, PLOOM_ERR_INPUT,
+			      "unknown format version %ld (this ploom reads %d to %d)", version,
+			      PLOOM_TRACE_VERSION_MIN, PLOOM_TRACE_VERSION);
+		return;
+	}
+	r->version = version;
+	x = ploom_json_get_object(r, root, "", "scenario");
+	ploom_json_get_str(r, &t->scenario.target, x, "scenario.", "target", 1, 0);
+	ploom_json_get_str(r, &t->scenario.module, x, "scenario.", "module", 1, 0);
+	ploom_json_get_str(r, &t->scenario.qualname, x, "scenario.", "qualname", 1, 0);
+	ploom_json_get_str(r, &t->scenario.file, x, "scenario.", "file", 1, 1);
+	get_relpath(r, &t->scenario.relpath, x, "scenario.");
+	read_import_paths(r, t, x);
+	read_fingerprints(r, t, root);
+	read_source(r, t, root);
+	read_id(r, t, root);
+	x = ploom_json_get_object(r, root, "", "python");
+	ploom_json_get_str(r, &t->python.implementation, x, "python.", "implementation", 1, 0);
+	ploom_json_get_str(r, &t->python.version, x, "python.", "version", 1, 0);
+	ploom_json_get_bool(r, &t->python.gil, x, "python.", "gil");
+	ploom_json_get_str(r, &t->hash_seed, root, "", "hash_seed", 1, 0);
+	if (!r->failed && ploom_args_seed(seed, t->hash_seed) < 0)
+		ploom_json_fail(r, "is not a hash seed (a decimal integer from 0 to 4294967295)",
+				"", "hash_seed");
+	read_config(r, t, root);
 	/* a replay sends them to the worker, whose run command takes no task
 	 * id above PLOOM_MAX_TASK_ID (and no more choices than its own max) */
 	ploom_json_get_int_array(r, &t->run.choices, &t->run.nchoices, root, "", "choices",

@@ -381,6 +381,38 @@ static int check_opts(const struct ploom_search_opts *o, const struct ploom_stra
 	return 0;
 }
 
+/* The end of search s, which returns ret: the estimate of what its parts
+ * had left, the worker left idle for the caller (none unless ret is 0),
+ * and the parts freed; the runs still in flight are not needed, so their
+ * workers go at once. */
+static void end_search(struct ploom_search *s, int ret)
+{
+	struct ploom_search_result *out = s->res;
+	const struct ploom_search_opts *o = s->o;
+	int i;
+
+	/* before the parts go: what they had left */
+	if (ret != 0)
+		out->elapsed_s = now_s() - s->t0;
+	ploom_estimate_make(&out->estimate, out->schedules, out->failing, out->elapsed_s,
+			    weight_left(s), 1);
+	/* the runs still in flight are not needed: their workers go at once */
+	for (i = 0; i < o->nworkers; i++) {
+		struct ploom_worker *w = s->job[i].w;
+
+		if (!ploom_worker_busy(w)) {
+			if (ret == 0 && out->idle_worker < 0)
+				out->idle_worker = i;
+		} else if (ploom_worker_pid(w) > 0) {
+			kill(ploom_worker_pid(w), SIGKILL);
+		}
+		ploom_strategy_free(s->job[i].part);
+	}
+	assert(ret != 0 || out->idle_worker >= 0 || interrupted(s));
+	if (ret != 0)
+		out->idle_worker = -1;
+}
+
 int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *strategy,
 		     const struct ploom_search_opts *o, struct ploom_err *err)
 {
@@ -484,28 +516,8 @@ int ploom_search_run(struct ploom_search_result *out, struct ploom_strategy *str
 		out->stopped_by = "max-steps";
 	ret = 0;
 done:
-	if (s) {
-		/* before the parts go: what they had left */
-		if (ret != 0)
-			out->elapsed_s = now_s() - s->t0;
-		ploom_estimate_make(&out->estimate, out->schedules, out->failing, out->elapsed_s,
-				    weight_left(s), 1);
-		/* the runs still in flight are not needed: their workers go at once */
-		for (i = 0; i < o->nworkers; i++) {
-			struct ploom_worker *w = s->job[i].w;
-
-			if (!ploom_worker_busy(w)) {
-				if (ret == 0 && out->idle_worker < 0)
-					out->idle_worker = i;
-			} else if (ploom_worker_pid(w) > 0) {
-				kill(ploom_worker_pid(w), SIGKILL);
-			}
-			ploom_strategy_free(s->job[i].part);
-		}
-		assert(ret != 0 || out->idle_worker >= 0 || interrupted(s));
-		if (ret != 0)
-			out->idle_worker = -1;
-	}
+	if (s)
+		end_search(s, ret);
 	ploom_strategy_free(strategy);
 	ploom_run_release(&run);
 	free(s);

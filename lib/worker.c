@@ -641,6 +641,99 @@ static int points_file(int *fd, const char *const *keys, size_t n, struct ploom_
 	return 0;
 }
 
+/* A worker of opts->target not started yet, NULL when out of memory (its
+ * target too: the caller checks it, and frees the worker either way). */
+static struct ploom_worker *worker_new(const struct ploom_worker_opts *opts)
+{
+	struct ploom_worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->pid = -1;
+	w->slot = -1;
+	w->cmd_fd = w->rec_fd = -1;
+	w->target = strdup(opts->target);
+	w->interrupted = opts->interrupted;
+	return w;
+}
+
+/* The worker's --expect, --expect-blob and --expect-root options, each
+ * malloc'd into its own, or NULL when opts has none.  Returns 0, or -1
+ * with err filled (out of memory; those made are the caller's to free). */
+static int expect_args(char **expect, char **blob, char **root,
+		       const struct ploom_worker_opts *opts, struct ploom_err *err)
+{
+	if (opts->expect_file && asprintf(expect, "--expect=%s", opts->expect_file) < 0) {
+		*expect = NULL;
+		return ploom_err_oom(err);
+	}
+	if (opts->expect_blob && asprintf(blob, "--expect-blob=%s", opts->expect_blob) < 0) {
+		*blob = NULL;
+		return ploom_err_oom(err);
+	}
+	if (opts->expect_root && asprintf(root, "--expect-root=%s", opts->expect_root) < 0) {
+		*root = NULL;
+		return ploom_err_oom(err);
+	}
+	return 0;
+}
+
+/* The worker's --plain-points option, malloc'd into *points (NULL when
+ * opts asks for none), and the file of the keys it names, open in
+ * *points_fd (-1 when none).  Returns 0, or -1 with err filled (a bad
+ * key, too many, out of memory; what is made is the caller's to free). */
+static int plain_points_arg(char **points, int *points_fd, const struct ploom_worker_opts *opts,
+			    struct ploom_err *err)
+{
+	size_t i;
+
+	if (opts->plain_all_points && !opts->nplain_points) {
+		*points = strdup("--plain-points=*");
+		if (!*points)
+			return ploom_err_oom(err);
+	} else if (opts->nplain_points) {
+		for (i = 0; i < opts->nplain_points; i++) {
+			if (ploom_plain_point_problem(opts->plain_points[i]))
+				return ploom_err_set(err, PLOOM_ERR_INPUT, "bad site key '%.220s'",
+						     opts->plain_points[i]);
+		}
+		if (opts->nplain_points > PLOOM_PLAIN_POINTS_MAX)
+			return ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d plain points",
+					     PLOOM_PLAIN_POINTS_MAX);
+		if (points_file(points_fd, opts->plain_points, opts->nplain_points, err) < 0)
+			return -1;
+		*points = strdup(opts->plain_all_points ? "--plain-points=*-" : "--plain-points=-");
+		if (!*points)
+			return ploom_err_oom(err);
+	}
+	return 0;
+}
+
+/* Waits for the started worker w: the errno of its failed exec on ep (the
+ * read end of the pipe child_exec() writes it to), else its hello, read
+ * into w->hello.  Returns 0, or -1 with err filled. */
+static int await_hello(struct ploom_worker *w, int ep, const struct ploom_worker_opts *opts,
+		       struct ploom_err *err)
+{
+	const char *line;
+	size_t len;
+	ssize_t n;
+	int e = 0;
+
+	while ((n = read(ep, &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(e)) {
+		int status;
+		reap(w, 1000, &status);
+		return ploom_err_set(err, PLOOM_ERR_WORKER, "cannot run '%s': %s", opts->python,
+				     strerror(e));
+	}
+	/* no deadline: -2 cannot come */
+	if (read_record(w, 0, "before it loaded the scenario", &line, &len, err) < 0)
+		return -1;
+	return ploom_hello_parse(&w->hello, line, len, opts->target, err);
+}
+
 int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts *opts,
 		       struct ploom_err *err)
 {
@@ -649,25 +742,13 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	char **argv = NULL, *expect = NULL, *blob = NULL, *root = NULL, *points = NULL;
 	char **env = NULL;
 	size_t i, argc = 0, first_module = 0, owned_end = 0;
-	const char *line;
-	size_t len;
-	ssize_t n;
 	int e = 0, ret = -1;
 	pid_t parent = getpid();
 
 	*out = NULL;
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		ploom_err_oom(err);
-		goto done;
-	}
-	w->pid = -1;
-	w->slot = -1;
-	w->cmd_fd = w->rec_fd = -1;
-	w->target = strdup(opts->target);
-	w->interrupted = opts->interrupted;
+	w = worker_new(opts);
 	env = make_env(opts->hash_seed);
-	if (!w->target || !env) {
+	if (!w || !w->target || !env) {
 		ploom_err_oom(err);
 		goto done;
 	}
@@ -675,54 +756,16 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		ploom_err_set(err, PLOOM_ERR_WORKER, "cannot create a pipe: %s", strerror(errno));
 		goto done;
 	}
-	if (opts->expect_file && asprintf(&expect, "--expect=%s", opts->expect_file) < 0) {
-		expect = NULL;
-		ploom_err_oom(err);
+	if (expect_args(&expect, &blob, &root, opts, err) < 0)
 		goto done;
-	}
-	if (opts->expect_blob && asprintf(&blob, "--expect-blob=%s", opts->expect_blob) < 0) {
-		blob = NULL;
-		ploom_err_oom(err);
-		goto done;
-	}
-	if (opts->expect_root && asprintf(&root, "--expect-root=%s", opts->expect_root) < 0) {
-		root = NULL;
-		ploom_err_oom(err);
-		goto done;
-	}
 	/* PYTHON -P -m ploom._worker [--expect=FILE [--expect-blob=OID] [--expect-root=DIR]
 	 *     [--search-cwd=DIR] [--import-path=DIR]...] [--patch=MOD]... [--instrument=MOD]...
 	 *     [--patch-project] [--instrument-scenario] [--timeouts=any] [--plain-points=*|-|*-] TARGET
 	 * -P: the folder the utility runs in is not on sys.path, so that an
 	 * inspect.py or a ploom/ there cannot run before the worker's checks;
 	 * the worker adds what a module target needs itself. */
-	if (opts->plain_all_points && !opts->nplain_points) {
-		points = strdup("--plain-points=*");
-		if (!points) {
-			ploom_err_oom(err);
-			goto done;
-		}
-	} else if (opts->nplain_points) {
-		for (i = 0; i < opts->nplain_points; i++) {
-			if (ploom_plain_point_problem(opts->plain_points[i])) {
-				ploom_err_set(err, PLOOM_ERR_INPUT, "bad site key '%.220s'",
-					      opts->plain_points[i]);
-				goto done;
-			}
-		}
-		if (opts->nplain_points > PLOOM_PLAIN_POINTS_MAX) {
-			ploom_err_set(err, PLOOM_ERR_INPUT, "more than %d plain points",
-				      PLOOM_PLAIN_POINTS_MAX);
-			goto done;
-		}
-		if (points_file(&points_fd, opts->plain_points, opts->nplain_points, err) < 0)
-			goto done;
-		points = strdup(opts->plain_all_points ? "--plain-points=*-" : "--plain-points=-");
-		if (!points) {
-			ploom_err_oom(err);
-			goto done;
-		}
-	}
+	if (plain_points_arg(&points, &points_fd, opts, err) < 0)
+		goto done;
 	argv = calloc(opts->npatch + opts->ninstrument + opts->nimport_paths + 14, sizeof(*argv));
 	if (!argv) {
 		ploom_err_oom(err);
@@ -779,19 +822,7 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	w->rec_fd = rec[0];
 	cmd[1] = rec[0] = -1;
 
-	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
-		;
-	if (n == (ssize_t)sizeof(e)) {
-		int status;
-		reap(w, 1000, &status);
-		ploom_err_set(err, PLOOM_ERR_WORKER, "cannot run '%s': %s", opts->python,
-			      strerror(e));
-		goto done;
-	}
-	/* no deadline: -2 cannot come */
-	if (read_record(w, 0, "before it loaded the scenario", &line, &len, err) < 0)
-		goto done;
-	if (ploom_hello_parse(&w->hello, line, len, opts->target, err) < 0)
+	if (await_hello(w, ep[0], opts, err) < 0)
 		goto done;
 	*out = w;
 	w = NULL;
