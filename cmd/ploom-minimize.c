@@ -54,6 +54,38 @@ static void progress(void *ctx, long schedules, int bound)
 			schedules, ploom_s(schedules), bound, ploom_s(bound));
 }
 
+/* The options of argv into opts, mopts (--max-schedules) and *output
+ * (--output).  Returns 0, or -1 with *ret the exit status (a usage error,
+ * or --help or --version done). */
+static int parse_options(int *ret, struct cli_opts *opts, struct ploom_minimize_opts *mopts,
+			 const char **output, int argc, char **argv)
+{
+	int c;
+
+	while ((c = cli_getopt(argc, argv, ":o:n:qhV", options)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg) {
+				*ret = cli_usage_error("empty --output", NULL);
+				return -1;
+			}
+			*output = optarg;
+			break;
+		case 'n':
+			if (ploom_args_long(&mopts->max_schedules, optarg, 1, 1000000000000L) < 0) {
+				*ret = cli_usage_error("invalid --max-schedules", optarg);
+				return -1;
+			}
+			break;
+		default:
+			if (!cli_common_option(ret, opts, c, argv))
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ploom_worker *worker = NULL;
@@ -65,33 +97,13 @@ int main(int argc, char **argv)
 	char *python = NULL;
 	const char *path, *output = NULL;
 	double last_progress;
-	int c, ret = PLOOM_EXIT_USAGE;
+	int ret = PLOOM_EXIT_USAGE;
 
 	/* no --schedule-timeout: the trace's */
 	opts.config.schedule_timeout_s = 0;
 
-	while ((c = cli_getopt(argc, argv, ":o:n:qhV", options)) != -1) {
-		switch (c) {
-		case 'o':
-			if (!*optarg) {
-				ret = cli_usage_error("empty --output", NULL);
-				goto done;
-			}
-			output = optarg;
-			break;
-		case 'n':
-			if (ploom_args_long(&mopts.max_schedules, optarg, 1, 1000000000000L) < 0) {
-				ret = cli_usage_error("invalid --max-schedules", optarg);
-				goto done;
-			}
-			break;
-		default:
-			if (!cli_common_option(&ret, &opts, c, argv))
-				goto done;
-			break;
-		}
-	}
-	if (cli_trace_operand(&path, argc, argv) < 0)
+	if (parse_options(&ret, &opts, &mopts, &output, argc, argv) < 0 ||
+	    cli_trace_operand(&path, argc, argv) < 0)
 		goto done;
 	python = cli_python(opts.python);
 	if (!python || cli_read_trace(&trace, path) < 0)

@@ -47,6 +47,45 @@ static const struct option options[] = {
 	CLI_OPTIONS_END,
 };
 
+/* Runs the schedule of choices[0..nchoices) of target in a worker of
+ * its own, left in *worker with its run in *run.  A run that meets plain
+ * state two tasks share where no point is made asks for those sites as
+ * points (outcome refine): the schedule runs again with them, added to
+ * opts->config, as a search starts again, and its trace records them.
+ * Each restart adds a site, so this ends.  Returns 0, or -1 with err
+ * filled. */
+static int run_schedule(struct ploom_worker **worker, struct ploom_run *run, const char *python,
+			const char *target, struct cli_opts *opts, const int *choices,
+			size_t nchoices, long timeout_ms, struct ploom_err *err)
+{
+	for (;;) {
+		int added;
+
+		if (cli_worker_start(worker, python, target, opts->hash_seed, &opts->config,
+				     err) < 0)
+			return -1;
+		if (ploom_worker_run(*worker, run, choices, nchoices, opts->config.max_steps,
+				     timeout_ms, err) < 0)
+			return -1;
+		if (run->outcome.kind != PLOOM_OUTCOME_REFINE || !run->outcome.sites)
+			return 0;
+		added = ploom_config_add_plain_points(&opts->config, run->outcome.sites,
+						      strlen(run->outcome.sites), err);
+		if (added < 0)
+			return -1;
+		if (added == 0) {
+			ploom_err_set(err, PLOOM_ERR_INTERNAL,
+				      "the worker asked again for points it has: %s",
+				      run->outcome.sites);
+			return -1;
+		}
+		if (cli_worker_stop(worker, err) < 0)
+			return -1;
+		ploom_run_release(run);
+		memset(run, 0, sizeof(*run));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct ploom_worker *worker = NULL;
@@ -94,35 +133,9 @@ int main(int argc, char **argv)
 
 	/* checked with the option */
 	(void)ploom_timeout_ms(&timeout_ms, opts.config.schedule_timeout_s);
-	/* A run that meets plain state two tasks share where no point is
-	 * made asks for those sites as points (outcome refine): the schedule
-	 * runs again with them, as a search starts again, and its trace
-	 * records them.  Each restart adds a site, so this ends. */
-	for (;;) {
-		int added;
-
-		if (cli_worker_start(&worker, python, target, opts.hash_seed, &opts.config, &err) < 0)
-			goto fail;
-		if (ploom_worker_run(worker, &run, choices, nchoices, opts.config.max_steps,
-				     timeout_ms, &err) < 0)
-			goto fail;
-		if (run.outcome.kind != PLOOM_OUTCOME_REFINE || !run.outcome.sites)
-			break;
-		added = ploom_config_add_plain_points(&opts.config, run.outcome.sites,
-						      strlen(run.outcome.sites), &err);
-		if (added < 0)
-			goto fail;
-		if (added == 0) {
-			ploom_err_set(&err, PLOOM_ERR_INTERNAL,
-				      "the worker asked again for points it has: %s",
-				      run.outcome.sites);
-			goto fail;
-		}
-		if (cli_worker_stop(&worker, &err) < 0)
-			goto fail;
-		ploom_run_release(&run);
-		memset(&run, 0, sizeof(run));
-	}
+	if (run_schedule(&worker, &run, python, target, &opts, choices, nchoices, timeout_ms,
+			 &err) < 0)
+		goto fail;
 	if (ploom_worker_trace(&trace, worker, opts.hash_seed, &opts.config, &run, &err) < 0 ||
 	    cli_stamp_trace(trace, &err) < 0)
 		goto fail;

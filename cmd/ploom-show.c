@@ -85,6 +85,35 @@ static int show(enum format f, struct ploom_trace *trace, const struct ploom_ren
 	return ploom_render_trace(stdout, trace, &here, err);
 }
 
+/* --color=WHEN into *color: 0 never, 1 always, auto as color_auto()
+ * says; -1 for another WHEN. */
+static int parse_color(int *color, const char *when)
+{
+	if (!strcmp(when, "never"))
+		*color = 0;
+	else if (!strcmp(when, "always"))
+		*color = 1;
+	else if (!strcmp(when, "auto"))
+		*color = color_auto();
+	else
+		return -1;
+	return 0;
+}
+
+/* --format=NAME into *format; -1 for an unknown NAME. */
+static int parse_format(enum format *format, const char *name)
+{
+	if (!strcmp(name, "text"))
+		*format = FORMAT_TEXT;
+	else if (!strcmp(name, "html"))
+		*format = FORMAT_HTML;
+	else if (!strcmp(name, "json"))
+		*format = FORMAT_JSON;
+	else
+		return -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ploom_trace *trace = NULL;
@@ -100,25 +129,13 @@ int main(int argc, char **argv)
 	while ((c = cli_getopt(argc, argv, ":w:hV", options)) != -1) {
 		switch (c) {
 		case OPT_COLOR:
-			if (!strcmp(optarg, "never")) {
-				ropts.color = 0;
-			} else if (!strcmp(optarg, "always")) {
-				ropts.color = 1;
-			} else if (!strcmp(optarg, "auto")) {
-				ropts.color = color_auto();
-			} else {
+			if (parse_color(&ropts.color, optarg) < 0) {
 				ret = cli_usage_error("invalid --color", optarg);
 				goto done;
 			}
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "text")) {
-				format = FORMAT_TEXT;
-			} else if (!strcmp(optarg, "html")) {
-				format = FORMAT_HTML;
-			} else if (!strcmp(optarg, "json")) {
-				format = FORMAT_JSON;
-			} else {
+			if (parse_format(&format, optarg) < 0) {
 				ret = cli_usage_error("invalid --format", optarg);
 				goto done;
 			}
