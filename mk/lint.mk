@@ -1,6 +1,7 @@
-# mk/lint.mk - make lint: the include graph of lib/, shellcheck, cppcheck,
-# ruff, mypy on python/ploom ([tool.mypy] in pyproject.toml), the
-# free-threaded ABI (mk/pyenv.mk) and groff.
+# mk/lint.mk - make lint: the include graph of lib/, the sizes of files and
+# functions (scripts/check-sizes), shellcheck, cppcheck, ruff, mypy on
+# python/ploom ([tool.mypy] in pyproject.toml), the free-threaded ABI
+# (mk/pyenv.mk) and groff.
 
 # The shell scripts among them, by their first line (scripts/fetch-suites is
 # Python).
@@ -14,6 +15,8 @@ BATS_HELPERS := $(wildcard tests/bats/*.bash)
 
 lint: $(VENV_STAMP) | $(DEPS_STAMP)
 	$(Q)scripts/check-includes
+	$(say) SIZES "lib cmd pyext python/ploom"
+	$(Q)$(VENV)/bin/python scripts/check-sizes
 	$(say) SHCHECK "scripts/ tests/packaging/ .ci/run"
 	$(Q)shellcheck $(SHELL_SCRIPTS)
 	$(if $(BATS_FILES)$(BATS_HELPERS),$(say) SHCHECK "tests/bats/")
@@ -21,8 +24,9 @@ lint: $(VENV_STAMP) | $(DEPS_STAMP)
 	$(say) CPPCHK "lib cmd$(if $(EXT_SRC), pyext)"
 	$(Q)$(CPPCHECK) lib cmd
 	$(Q)$(if $(EXT_SRC),$(CPPCHECK) --library=python pyext)
-	$(say) RUFF "python tests/python tests/bats examples docs setup.py"
-	$(Q)$(VENV)/bin/ruff check -q python tests/python tests/bats examples docs setup.py
+	$(say) RUFF "python tests/python tests/bats examples docs setup.py scripts/check-sizes"
+	$(Q)$(VENV)/bin/ruff check -q python tests/python tests/bats examples docs setup.py \
+		scripts/check-sizes
 	$(say) MYPY "python/ploom"
 	$(Q)$(VENV)/bin/mypy
 	@$(MAKE) --no-print-directory check-free-threaded-abi
