@@ -651,7 +651,7 @@ void ploom_enc_done(struct ploom_buf *b, long nsteps);
 /* ---- plain points ---- */
 
 /* The most access sites one worker makes points of, which is also the
- * most one config holds (trace.h), and the longest key: a module name of
+ * most one config holds (config.h), and the longest key: a module name of
  * at most 200 bytes, ':', at most 9 digits. */
 #define PLOOM_PLAIN_POINTS_MAX 100000
 #define PLOOM_POINT_KEY_MAX 210

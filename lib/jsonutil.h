@@ -128,7 +128,7 @@ void ploom_json_get_bool(struct ploom_json_reader *r, int *out, const cJSON *obj
 			 const char *prefix, const char *name);
 
 /* An optional array member of module names, each added to config by add
- * (ploom_config_add_patch() or ploom_config_add_instrument(), trace.h),
+ * (ploom_config_add_patch() or ploom_config_add_instrument(), config.h),
  * which holds the names to its rules: a name it refuses fails the reader
  * with its reason ("field 'config.patch[1]' is not a module name ..."),
  * as does an array of more than PLOOM_MODULES_MAX. */

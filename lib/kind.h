@@ -31,7 +31,7 @@ enum {
 	 * minimizer runs */
 	PLOOM_KIND_MINIMAL = 1 << 2,
 	/* makes the plain state of the code under test scheduling points
-	 * unless told not to (ploom_config_instrument_default(), trace.h):
+	 * unless told not to (ploom_config_instrument_default(), config.h):
 	 * the reduction branches only where two steps conflict, so the
 	 * points plain state adds cost it few schedules, where a search
 	 * without it runs every order of them */

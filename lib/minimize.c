@@ -296,7 +296,7 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 	if (opts)
 		mopts = *opts;
 	/* a worker of a search with the reduction makes the scenario's shared
-	 * state visible to it (trace.h's instrumentation); another's does not,
+	 * state visible to it (config.h's instrumentation); another's does not,
 	 * and the reduction would take its steps for independent */
 	mopts.reduce = original->config.reduction && !strcmp(original->config.reduction, "dpor");
 	r = ploom_minimize_search(&found, res, &original->run, &mopts, run_on_worker, &ctx, err);

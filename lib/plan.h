@@ -99,7 +99,7 @@ int ploom_plan_set_reduction(struct ploom_plan *plan, const char *name, char *wh
  * patch (real code, on which depth-first search rarely finishes), else
  * depth-first search, whose counts the README promises for a scenario
  * of ploom's own operations.  The scenario's module and its project's,
- * patched by default (ploom_config_module_defaults(), trace.h), keep
+ * patched by default (ploom_config_module_defaults(), config.h), keep
  * depth-first search, until it finds plain state that tasks share
  * (ploom_plan_default_on_shared_plain_state()): whether they use
  * threading at all is known only once the worker has run them, and every

@@ -47,7 +47,7 @@ struct ploom_strategy;
 
 struct ploom_sample_opts {
 	enum ploom_policy_kind kind;    /* PLOOM_POLICY_RANDOM or PLOOM_POLICY_PCT */
-	unsigned long seed;             /* 0 to PLOOM_SAMPLE_MAX_SEED (trace.h) */
+	unsigned long seed;             /* 0 to PLOOM_SAMPLE_MAX_SEED (config.h) */
 	int depth;                      /* pct: d, 1 to PLOOM_PCT_MAX_DEPTH */
 	long max_schedules;             /* the driver's; 0: none */
 	int parts;                      /* the driver's workers, from 1 */

@@ -62,7 +62,7 @@ struct ploom_stats {
 	unsigned long seed;
 	int pct_depth;
 	/* what the search instrumented, as its config and traces record it
-	 * (trace.h): whose plain state it made scheduling points */
+	 * (config.h): whose plain state it made scheduling points */
 	const char *const *instrument;
 	size_t ninstrument;
 	int instrument_scenario;
