@@ -448,7 +448,9 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
  *                                       by its timeout
  *   yield_now                           touches nothing
  *
- * A read of the clock (time.time() and the like) is a read of it.  Adding
+ * A read of the clock (time.time() and the like) is a read of it, and a
+ * step only under the stress model (under the idle one it is no point at
+ * all: pyext/clock.c's read_is_point()).  Adding
  * is a write that commutes with every other add: the clock is a count of
  * nanoseconds, and integer additions give one sum in any order, so two
  * adds never conflict; an add and a read (or a write) do.  So sleeps and
