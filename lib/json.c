@@ -56,6 +56,12 @@ static void put_step(struct ploom_json_builder *b, cJSON *arr, const struct ploo
 	/* only on a step that ran with nothing else able to (event.h's idle) */
 	if (s->idle)
 		ploom_json_put_num(b, o, "clock_ns", (double)s->clock_ns);
+	/* only on a timed wait that timed out while what it waited for could
+	 * still run (event.h's stall) */
+	if (s->stalled) {
+		ploom_json_put_num(b, o, "stall_of", s->stall_of);
+		ploom_json_put_num(b, o, "stall_ns", (double)s->stall_ns);
+	}
 	if (s->label)
 		ploom_json_put_str(b, o, "label", s->label);
 	put_where(b, o, &s->where);
@@ -502,6 +508,15 @@ static void read_step(struct ploom_json_reader *r, struct ploom_step *s, const c
 		ploom_json_get_long(r, &ns, x, prefix, "clock_ns", 0, LONG_MAX);
 		s->idle = 1;
 		s->clock_ns = ns;
+	}
+	if (ploom_json_get(r, x, prefix, "stall_ns", 0)) {
+		long ns = 0;
+		ploom_json_get_long(r, &ns, x, prefix, "stall_ns", 1, LONG_MAX);
+		ploom_json_get_int(r, &s->stall_of, x, prefix, "stall_of", -1, INT_MAX);
+		if (!r->failed && s->mode != PLOOM_ACQUIRE_TIMED)
+			ploom_json_fail(r, "is only for a timed wait", prefix, "stall_ns");
+		s->stalled = 1;
+		s->stall_ns = ns;
 	}
 	if (ploom_json_get(r, x, prefix, "label", 0))
 		get_label(r, &s->label, x, prefix, "label", PLOOM_NAME_MAX);

@@ -419,6 +419,7 @@ void op_origin_check(struct sched *s, struct task *t);
 /* In a copy of the child forked without os.fork(): notes it for the
  * child and _exit()s; else returns. */
 void stray_fork_check(struct sched *s);
+void sched_stall(struct sched *s, struct task *t, int awaited, int64_t ns);
 
 /* Stops the calling task at the scheduling point before `op` on `obj`;
  * *out is the task, NULL outside a check.  Returns -1 with RuntimeError
