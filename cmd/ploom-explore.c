@@ -225,6 +225,21 @@ static void put_stacks(const struct ploom_run *run)
 	ploom_short_names_free(sn);
 }
 
+/* What a failure of the stress time model owes to a timeout that fired
+ * while what it waited for could still run: the line after the failure. */
+static void put_stalls(const struct ploom_run *run)
+{
+	int oom;
+	char *stalls = run ? ploom_view_stalls(run, &oom) : NULL;
+
+	if (!stalls)
+		return;
+	fprintf(stderr, PROG ": after ");
+	ploom_put_printable(stderr, stalls);
+	fputc('\n', stderr);
+	free(stalls);
+}
+
 /* The messages of the search as it goes, on stderr. */
 static void search_event(void *ctx, const struct ploom_search_event *ev)
 {
@@ -237,6 +252,7 @@ static void search_event(void *ctx, const struct ploom_search_event *ev)
 		fprintf(message(rep), PROG ": schedule %ld failed: ", n);
 		ploom_put_printable_lines(stderr, ev->outcome->summary, "    ");
 		fputc('\n', stderr);
+		put_stalls(ev->run);
 		if (ev->path)
 			fprintf(stderr, PROG ": trace written to '%s'\n", ev->path);
 		break;
@@ -467,6 +483,7 @@ static void put_saved_failed(struct report *rep, const struct ploom_session_save
 		fprintf(stderr, " (%d departure%s from its order of tasks)", ev->departures,
 			ploom_s(ev->departures));
 	fputc('\n', stderr);
+	put_stalls(&ev->again->run);
 	if (ev->trace_path)
 		fprintf(stderr, PROG ": trace written to '%s'\n", ev->trace_path);
 }

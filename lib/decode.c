@@ -689,6 +689,26 @@ int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t l
 		s->clock_ns = ns;
 		return 0;
 	}
+	if (field_is(&f[0], "stall")) {
+		struct ploom_step *s;
+		long ns, task;
+		if (nf != 4 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
+		    (size_t)n >= p->run->nsteps)
+			return malformed(err, line, len, "bad INDEX");
+		s = &p->run->steps[n];
+		if (s->stalled)
+			return malformed(err, line, len, "second stall for a step");
+		if (s->mode != PLOOM_ACQUIRE_TIMED)
+			return malformed(err, line, len, "stall of a step that is no timed wait");
+		if (parse_long(&task, &f[2], -1, INT_MAX) < 0)
+			return malformed(err, line, len, "bad TASK");
+		if (parse_long(&ns, &f[3], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad NS");
+		s->stalled = 1;
+		s->stall_of = (int)task;
+		s->stall_ns = ns;
+		return 0;
+	}
 	if (field_is(&f[0], "label")) {
 		struct ploom_step *s;
 		const char *why;

@@ -537,8 +537,12 @@ static struct node *node_new(const struct ploom_dpor *d, struct node *up,
 			memcpy(nd->ops + 1, s->pending, s->npending * sizeof(*nd->ops));
 		nd->nops = s->npending + 1;
 	}
-	/* the levels above a shard's units are enumerated fully */
-	if (above_units(d, nd))
+	/* the levels above a shard's units are enumerated fully, and so is
+	 * a choice among tasks that ran only once nothing else could (hb.h's
+	 * barrier): which one runs there decides what every other task may
+	 * do before the next idle point (one back from a fair yield is
+	 * disabled again), an order no race between their steps reverses */
+	if (above_units(d, nd) || s->idle)
 		for (e = 0; e < nd->nenabled; e++)
 			if (tset_add(&nd->backtrack, nd->enabled[e]) < 0)
 				goto fail;

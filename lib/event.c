@@ -583,6 +583,11 @@ void ploom_enc_idle(struct ploom_buf *b, long index, long long ns)
 	ploom_buf_addf(b, "idle %ld %lld\n", index, ns);
 }
 
+void ploom_enc_stall(struct ploom_buf *b, long index, int task, long long ns)
+{
+	ploom_buf_addf(b, "stall %ld %d %lld\n", index, task, ns);
+}
+
 const char *ploom_timeouts_name(enum ploom_timeouts t)
 {
 	switch (t) {

@@ -152,6 +152,15 @@
  *       step is a sleep or a timed wait that its deadline ended, or a fair
  *       yield.  Every later step happens after every earlier one (hb.h's
  *       barrier).  At most one per step, after its `step` record.
+ *   stall INDEX TASK NS
+ *       Step INDEX, a timed wait (acquire or join) of the stress time model
+ *       (--timeouts=any), timed out after NS (int) nanoseconds, its
+ *       timeout, while the task it waited for could still run: TASK, the
+ *       lock's holder or the thread joined, enabled at the step; -1 for a
+ *       Condition's waiter, which any task may notify, when another task
+ *       was enabled there.  What a failure after it owes to a stall of
+ *       that task for NS (ploom-show, ploom-explore say so).  At most one
+ *       per step, after its `step` record.
  *   label INDEX TEXT
  *       What step INDEX does in the terms of the primitive the scenario
  *       called, when that primitive is made of ploom's operations:
@@ -284,8 +293,9 @@
  * 14: the `idle` record, and the worker's --timeouts (a utility of 13
  * would refuse the record, and its reduction would reorder steps across
  * a clock jump)
- * 15: the `label` record (a utility of 14 would refuse it) */
-#define PLOOM_PROTOCOL_VERSION 15
+ * 15: the `label` record (a utility of 14 would refuse it)
+ * 16: the `stall` record (a utility of 15 would refuse it) */
+#define PLOOM_PROTOCOL_VERSION 16
 
 /* The most files a `hello` names in SOURCES. */
 #define PLOOM_SOURCES_MAX 64
@@ -448,7 +458,9 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
  *                                       by its timeout
  *   yield_now                           touches nothing
  *
- * A read of the clock (time.time() and the like) is a read of it.  Adding
+ * A read of the clock (time.time() and the like) is a read of it, and a
+ * step only under the stress model (under the idle one it is no point at
+ * all: pyext/clock.c's read_is_point()).  Adding
  * is a write that commutes with every other add: the clock is a count of
  * nanoseconds, and integer additions give one sum in any order, so two
  * adds never conflict; an add and a read (or a write) do.  So sleeps and
@@ -571,6 +583,7 @@ void ploom_enc_step(struct ploom_buf *b, long index, int task, enum ploom_op op,
 		    size_t npending, struct ploom_wire_where where);
 void ploom_enc_value(struct ploom_buf *b, long index, const char *text, size_t len);
 void ploom_enc_idle(struct ploom_buf *b, long index, long long ns);
+void ploom_enc_stall(struct ploom_buf *b, long index, int task, long long ns);
 /* The `label` record of step index: text[0..len) as a label, cut and made
  * printable as ploom_enc_name()'s; nothing for an empty text. */
 void ploom_enc_label(struct ploom_buf *b, long index, const char *text, size_t len);

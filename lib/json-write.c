@@ -48,6 +48,12 @@ static void put_step(struct ploom_json_builder *b, cJSON *arr, const struct ploo
 	/* only on a step that ran with nothing else able to (event.h's idle) */
 	if (s->idle)
 		ploom_json_put_num(b, o, "clock_ns", (double)s->clock_ns);
+	/* only on a timed wait that timed out while what it waited for could
+	 * still run (event.h's stall) */
+	if (s->stalled) {
+		ploom_json_put_num(b, o, "stall_of", s->stall_of);
+		ploom_json_put_num(b, o, "stall_ns", (double)s->stall_ns);
+	}
 	if (s->label)
 		ploom_json_put_str(b, o, "label", s->label);
 	put_where(b, o, &s->where);

@@ -169,6 +169,15 @@ static void read_step(struct ploom_json_reader *r, struct ploom_step *s, const c
 		s->idle = 1;
 		s->clock_ns = ns;
 	}
+	if (ploom_json_get(r, x, prefix, "stall_ns", 0)) {
+		long ns = 0;
+		ploom_json_get_long(r, &ns, x, prefix, "stall_ns", 1, LONG_MAX);
+		ploom_json_get_int(r, &s->stall_of, x, prefix, "stall_of", -1, INT_MAX);
+		if (!r->failed && s->mode != PLOOM_ACQUIRE_TIMED)
+			ploom_json_fail(r, "is only for a timed wait", prefix, "stall_ns");
+		s->stalled = 1;
+		s->stall_ns = ns;
+	}
 	if (ploom_json_get(r, x, prefix, "label", 0))
 		get_label(r, &s->label, x, prefix, "label", PLOOM_NAME_MAX);
 	read_where(r, &s->where, x, prefix);

@@ -782,6 +782,11 @@ static void put_outcome(struct writer *w, const struct ploom_view *v)
 			put_text(w, o->exc_message, 1);
 		}
 		put(w, "\n");
+		if (v->stalls) {
+			put(w, "  after ");
+			put_text(w, v->stalls, 0);
+			put(w, "\n");
+		}
 		if (o->kind == PLOOM_OUTCOME_FAILURE && o->traceback && *o->traceback) {
 			put(w, "\n");
 			put_block(w, o->traceback, "");

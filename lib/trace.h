@@ -95,6 +95,13 @@ struct ploom_step {
 	 * record), with the clock at clock_ns nanoseconds from the start */
 	int idle;
 	long long clock_ns;
+	/* 1: the step, a timed wait of the stress model, timed out after
+	 * stall_ns nanoseconds while the task it waited for, stall_of (-1:
+	 * any other, a Condition's notifier), could still run (event.h's
+	 * `stall` record) */
+	int stalled;
+	int stall_of;
+	long long stall_ns;
 };
 
 enum ploom_outcome_kind {

@@ -95,6 +95,7 @@ void ploom_view_release(struct ploom_view *v)
 	free(v->outcome_words);
 	free(v->outcome_named);
 	free(v->summary_named);
+	free(v->stalls);
 	free(v->facts);
 	free(v->races);
 	ploom_short_names_free(v->sn);
@@ -455,6 +456,69 @@ static int view_summary(struct ploom_view *v)
 	return v->summary_named ? 0 : -1;
 }
 
+/* The tasks a stall of step s held up: the one it waited for, or every
+ * other task enabled there (a Condition's waiter waits for anyone). */
+static void stalled_tasks(struct text *b, const struct ploom_run *run,
+			  const struct ploom_step *s)
+{
+	size_t e;
+	int n = 0;
+
+	for (e = 0; e < s->nenabled; e++) {
+		int t = s->enabled[e];
+		char *name;
+
+		if (t == s->task || (s->stall_of >= 0 && t != s->stall_of))
+			continue;
+		name = ploom_run_task_name(run, t);
+		text_addf(b, "%s%s", n++ ? " and " : "", name ? name : "?");
+		free(name);
+	}
+	if (!n) {
+		char *name = ploom_run_task_name(run, s->stall_of);
+		text_addf(b, "%s", name ? name : "?");
+		free(name);
+	}
+}
+
+char *ploom_view_stalls(const struct ploom_run *run, int *oom)
+{
+	struct text b = {NULL, 0, 0};
+	size_t k;
+
+	*oom = 0;
+	for (k = 0; k < run->nsteps; k++) {
+		const struct ploom_step *s = &run->steps[k];
+		char *who, *obj, *held;
+		struct text them = {NULL, 0, 0};
+
+		if (!s->stalled)
+			continue;
+		stalled_tasks(&them, run, s);
+		who = ploom_run_task_name(run, s->task);
+		obj = ploom_run_display_name(run, s->obj);
+		/* whole seconds as "1.0 s", as a timeout is usually written */
+		held = them.s;
+		text_addf(&b, s->stall_ns % 1000000000 ? "%sa stall of %s for %g s"
+							: "%sa stall of %s for %.1f s",
+			  b.len ? "; " : "", held ? held : "?", (double)s->stall_ns / 1e9);
+		text_addf(&b, " (%s's %s of %s timed out at step %zu while %s could still run)",
+			  who ? who : "?", ploom_op_name(s->op), obj ? obj : "?", k,
+			  held ? held : "?");
+		if (!who || !obj || them.oom)
+			b.oom = 1;
+		free(who);
+		free(obj);
+		free(held);
+	}
+	if (b.oom) {
+		free(b.s);
+		*oom = 1;
+		return NULL;
+	}
+	return b.s;
+}
+
 static int add_fact(struct ploom_view *v, const char *name, char *value)
 {
 	v->facts[v->nfacts].name = name;
@@ -534,6 +598,15 @@ int ploom_view_build(struct ploom_view *out, const struct ploom_trace *trace,
 	    view_summary(v) < 0 || view_races(v) < 0 || view_facts(v) < 0) {
 		ploom_err_oom(err);
 		return -1;
+	}
+	if (ploom_outcome_is_failure(trace->run.outcome.kind)) {
+		int oom;
+
+		v->stalls = ploom_view_stalls(&trace->run, &oom);
+		if (oom) {
+			ploom_err_oom(err);
+			return -1;
+		}
 	}
 	v->failing = ploom_run_failing_step(&trace->run);
 	v->mark_legend = ploom_run_mark_legend(&trace->run);

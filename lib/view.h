@@ -116,6 +116,8 @@ struct ploom_view {
 	char **stacks;
 	char **stacks_named;
 	size_t nstacks;
+	/* a failure's stalls (ploom_view_stalls()), NULL when none */
+	char *stalls;
 	/* the places of the rows, the waits and the races' words: built
 	 * once, as building them reads every step */
 	struct ploom_short_names *sn;
@@ -138,6 +140,14 @@ int ploom_view_build(struct ploom_view *out, const struct ploom_trace *trace,
  * stacks was cut short)".  Newly malloc'd, NULL when out of memory. */
 char *ploom_view_stack_line(const struct ploom_run *run, const struct ploom_stack *st,
 			    const char *who, const struct ploom_short_names *sn);
+
+/* What run's timed waits that timed out while the task they waited for
+ * could still run (the stress time model's stalls: trace.h's stalled)
+ * owe to whom, one sentence for them all: "a stall of thread#2 for 1.0 s
+ * (MainThread's acquire of lock#0 timed out at step 4 while thread#2
+ * could still run)", several joined by "; ".  NULL when there is none, or
+ * when out of memory (then *oom is set).  Newly malloc'd. */
+char *ploom_view_stalls(const struct ploom_run *run, int *oom);
 
 /* Frees what v holds and zeroes it; v may be zeroed already. */
 void ploom_view_release(struct ploom_view *v);

@@ -20,10 +20,12 @@
  * differently in another order), which is what lets the reduction take
  * two advances as independent (event.h's add).
  *
- * In a schedule, once a second task exists, a reading is a scheduling
- * point (a read of the object "clock") and so is a sleep (the operation
- * sleep, which adds to the clock); with one task nothing can come
- * between, so neither makes a step, as plain state's hooks (plain.c).
+ * In a schedule, once a second task exists, a sleep is a scheduling point
+ * (the operation sleep, which adds to the clock), and so is a reading
+ * under the stress model (a read of the object "clock"); under the idle
+ * model a reading is none (read_is_point()), and with one task nothing
+ * can come between, so neither makes a step, as plain state's hooks
+ * (plain.c).
  * Outside a schedule (the worker importing the scenario) the clock stands
  * still and a sleep only advances it: nothing really sleeps.
  */
@@ -102,11 +104,29 @@ static PyObject *reading_value(int64_t ns, enum reading which, int as_ns)
 	return PyFloat_FromDouble((double)(base + ns) / 1e9);
 }
 
+/* Whether a read of the clock by a task is a point.  Under the idle model
+ * the clock moves only at a pick where no task can run (sched.c's
+ * idle_enable()), and a task at a read would be one that can: so the
+ * clock stands still from the task's previous point to its next, and the
+ * read returns what it would at either, in every order of the other
+ * tasks' steps.  It is then part of the task's step, as a read of its
+ * own state is (docs/guarantees.rst argues that no outcome is lost).
+ * Under the stress model another task's sleep or timeout advances the
+ * clock while this one can run, so there it is a point, a read of the
+ * clock that conflicts with those advances (event.h). */
+static int read_is_point(const module_state *st)
+{
+	return st->sched.timeouts != PLOOM_TIMEOUTS_IDLE || st->sched.clock_read_points;
+}
+
 static PyObject *clock_read(PyObject *module, enum reading which, int as_ns)
 {
 	module_state *st = PyModule_GetState(module);
 	struct task *t = clock_task(st);
 	PyObject *v;
+
+	if (t && !read_is_point(st))
+		t = NULL;
 
 	if (t)
 		sched_point(&st->sched, t, PLOOM_OP_READ, st->sched.clock_obj,
@@ -197,8 +217,8 @@ static PyObject *clock_elapsed_ns(PyObject *module, PyObject *Py_UNUSED(ignored)
 PyMethodDef clock_methods[] = {
 	{"clock_time", clock_time, METH_NOARGS,
 	 "clock_time()\n--\n\ntime.time() on ploom's virtual clock: 1700000000.0 plus the\n"
-	 "seconds it advanced.  A read of the clock, a scheduling point in a schedule\n"
-	 "with two tasks or more."},
+	 "seconds it advanced.  A read of the clock: a scheduling point in a schedule\n"
+	 "with two tasks or more under the stress time model, none under the idle one."},
 	{"clock_time_ns", clock_time_ns, METH_NOARGS,
 	 "clock_time_ns()\n--\n\ntime.time_ns() on ploom's virtual clock."},
 	{"clock_monotonic", clock_monotonic, METH_NOARGS,

@@ -100,8 +100,16 @@ static PyObject *lock_acquire_impl(LockObject *self, enum ploom_acquire_mode mod
 	 * it returns False (a timed one has timed out: under the stress model
 	 * its timeout passes now, the step's add to the clock, event.h; under
 	 * the idle model the clock jumped to its deadline already) */
-	if (mode == PLOOM_ACQUIRE_TIMED && st->sched.timeouts == PLOOM_TIMEOUTS_ANY)
+	if (mode == PLOOM_ACQUIRE_TIMED && st->sched.timeouts == PLOOM_TIMEOUTS_ANY) {
+		/* a lock held by another task waits for it; a Condition's
+		 * waiter (held by the waiter) and a one-step wait for anyone */
+		int holder = lock_holder(self);
+		int awaited = holder >= 0 && holder != t->id && !self->condition && !t->when
+				      ? holder : -1;
+
+		sched_stall(&st->sched, t, awaited, clock_ns_of(timeout));
 		clock_timed_out(st, timeout);
+	}
 	add_value(&st->sched, Py_False);
 	Py_RETURN_FALSE;
 }

@@ -236,6 +236,9 @@ static int module_exec(PyObject *m)
 	/* borrowed: the module outlives every schedule */
 	st->sched.clock_obj = m;
 	st->sched.clock = &st->clock_ns;
+	/* a measure and a reference of what free clock reads save (clock.c) */
+	st->sched.clock_read_points = getenv("PLOOM_CLOCK_READS") &&
+				      !strcmp(getenv("PLOOM_CLOCK_READS"), "points");
 	st->lock_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Lock_spec, NULL);
 	if (!st->lock_type || PyModule_AddType(m, st->lock_type) < 0)
 		return -1;

@@ -274,6 +274,9 @@ struct sched {
 	PyObject *clock_obj;  /* borrowed, the module: the object of a clock op */
 	_Atomic int64_t *clock; /* the module state's clock_ns */
 	enum ploom_timeouts timeouts; /* the worker's --timeouts */
+	/* under the idle model a clock read is a point too, as under the
+	 * stress model: the differential tests' reference (clock.c) */
+	int clock_read_points;
 	int idle_step;       /* the step being picked runs with nothing else able to */
 	int last_idle;       /* the previous step did: it woke every sleeper */
 	struct plain_table plain;
@@ -416,6 +419,7 @@ void op_origin_check(struct sched *s, struct task *t);
 /* In a copy of the child forked without os.fork(): notes it for the
  * child and _exit()s; else returns. */
 void stray_fork_check(struct sched *s);
+void sched_stall(struct sched *s, struct task *t, int awaited, int64_t ns);
 
 /* Stops the calling task at the scheduling point before `op` on `obj`;
  * *out is the task, NULL outside a check.  Returns -1 with RuntimeError

@@ -575,6 +575,27 @@ int sched_point_timed(struct sched *s, struct task *t, enum ploom_op op, PyObjec
 	return point(s, t, op, obj, mode, NULL, wait_ns);
 }
 
+/* Under the stress model t's timed wait times out after ns: a stall of
+ * what it waited for (the task awaited, -1 for any: a Condition's
+ * notifier, a one-step wait's) when that could still run, which the
+ * `stall` record says.  Enabledness as at t's pick: only t's own code
+ * ran since. */
+void sched_stall(struct sched *s, struct task *t, int awaited, int64_t ns)
+{
+	int i;
+
+	if (ns <= 0)
+		return;
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *o = s->tasks[i];
+
+		if (o == t || (awaited >= 0 && i != awaited) || !task_enabled(s, o))
+			continue;
+		ploom_enc_stall(&s->buf, s->step - 1, awaited, (long long)ns);
+		return;
+	}
+}
+
 void stray_fork_check(struct sched *s)
 {
 	if (!s->forked_copy)

@@ -162,8 +162,11 @@ static PyObject *Thread_join(PyObject *op, PyObject *args, PyObject *kw)
 	if (timeout != Py_None && timeout_seconds(timeout, &seconds) < 0)
 		return NULL;
 	if (timeout != Py_None && !self->finished &&
-	    (!t || st->sched.timeouts == PLOOM_TIMEOUTS_ANY))
+	    (!t || st->sched.timeouts == PLOOM_TIMEOUTS_ANY)) {
+		if (t)
+			sched_stall(&st->sched, t, self->tid, clock_ns_of(seconds));
 		clock_timed_out(st, seconds);
+	}
 	Py_RETURN_NONE;
 }
 

@@ -189,9 +189,11 @@ class Config:
         ploom's clock reaches now + d, a timed wait ends by its resource or
         by its deadline, and the clock jumps to the earliest deadline only
         when no task can run; ``sleep(0)`` is a fair yield, so spin-waits
-        on sleeps end (``yield_now()`` stays a plain scheduling point).  ``"any"``: the stress model, in which a
+        on sleeps end (``yield_now()`` stays a plain scheduling point), and
+        a clock read is no scheduling point.  ``"any"``: the stress model, in which a
         timed wait may time out at any step, as if what it waits for
-        stalled for its whole timeout.  The traces record the model, and a
+        stalled for its whole timeout, and a clock read is a point; a failure
+        after such a stall says so.  The traces record the model, and a
         replay runs under the trace's.
 
     The options of ``ploom-explore`` that are not fields: ``--python`` (the

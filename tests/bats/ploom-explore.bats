@@ -1668,3 +1668,74 @@ PY
 	[ "$(jq_output .schedules)" -eq "$searched" ]
 	[ "$stderr" = "" ]
 }
+
+# stalls.py: timed waits of the stress model, one on a lock its holder
+# could still release, one on a thread that could still end, one on a
+# lock whose holder waits for the waiter (a real timeout, no stall)
+stalls_here() {
+	cat > stalls.py <<'PY'
+import ploom
+
+
+def lock():
+    lk = ploom.Lock()
+    t = ploom.Thread(target=lambda: (lk.acquire(), ploom.yield_now(), lk.release()))
+    t.start()
+    ploom.yield_now()
+    got = lk.acquire(timeout=1.0)
+    if got:
+        lk.release()
+    t.join()
+    assert got, "the acquire timed out"
+
+
+def join():
+    t = ploom.Thread(target=ploom.yield_now)
+    t.start()
+    t.join(timeout=2.5)
+    assert not t.is_alive(), "the thread is still alive"
+
+
+def blocked():
+    mine, theirs = ploom.Lock(), ploom.Lock()
+    mine.acquire()
+
+    def other():
+        with theirs:
+            with mine:
+                pass
+
+    t = ploom.Thread(target=other)
+    t.start()
+    # whenever the other task holds theirs it waits for mine
+    got = theirs.acquire(timeout=1.0)
+    if got:
+        theirs.release()
+    mine.release()
+    t.join()
+    assert got, "the acquire timed out"
+PY
+}
+
+@test "--timeouts=any: a failure after a timeout that fired while its task could run names the stall" {
+	stalls_here
+	run -1 --separate-stderr ploom-explore -q --timeouts=any --no-minimize stalls.py:lock
+	[[ "$stderr" == *"failed: builtins.AssertionError: the acquire timed out"* ]]
+	[[ "$stderr" == *"ploom-explore: after a stall of thread#1 for 1.0 s (MainThread's acquire of lock#0 timed out at step "*" while thread#1 could still run)"* ]]
+	trace="$(jq -r .trace <<<"$output")"
+	[ "$(jq '[.steps[] | select(.stall_ns)] | length' "$trace")" -eq 1 ]
+	[ "$(jq '[.steps[] | select(.stall_ns)][0].stall_of' "$trace")" -eq 1 ]
+	run ploom-show "$trace"
+	[[ "$output" == *$'\n  after a stall of thread#1 for 1.0 s (MainThread'* ]]
+	# a join's, with the timeout that is no whole second
+	run -1 --separate-stderr ploom-explore -q --timeouts=any --no-minimize stalls.py:join
+	[[ "$stderr" == *"after a stall of thread#1 for 2.5 s (MainThread's join of thread#1 timed out at step "* ]]
+	# what the timeout waited for could not run: no stall to name
+	run -1 --separate-stderr ploom-explore -q --timeouts=any --no-minimize stalls.py:blocked
+	[[ "$stderr" == *"failed: builtins.AssertionError: the acquire timed out"* ]]
+	[[ "$stderr" != *"a stall of"* ]]
+	run ploom-show "$(jq -r .trace <<<"$output")"
+	[[ "$output" != *"a stall of"* ]]
+	# the idle model waits for the holder: no failure
+	run -0 ploom-explore -q stalls.py:lock
+}

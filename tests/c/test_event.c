@@ -75,6 +75,7 @@ static void parse_reads_a_passing_run(void)
 		"value 4 =False\n"
 		"idle 4 1500000000\n"
 		"step 5 0 join thread#1 0,1 timed 1:read:cell#0 -\n"
+		"stall 5 1 2500000000\n"
 		"label 3 =get%20->%203\n"
 		"outcome pass\n"
 		"exit code 0\n"
@@ -112,6 +113,10 @@ static void parse_reads_a_passing_run(void)
 	CHECK(run.steps[4].label == NULL);
 	CHECK_INT(run.steps[5].op, PLOOM_OP_JOIN);
 	CHECK_INT(run.steps[5].mode, PLOOM_ACQUIRE_TIMED);
+	CHECK_INT(run.steps[5].stalled, 1);
+	CHECK_INT(run.steps[5].stall_of, 1);
+	CHECK(run.steps[5].stall_ns == 2500000000LL);
+	CHECK_INT(run.steps[4].stalled, 0);
 	/* branch points: steps 1-5; steps 1 and 3 switch away from a task
 	 * still enabled, steps 4 and 5 from task 0 and 1, which are too */
 	CHECK_INT(run.nchoices, 5);
@@ -278,6 +283,12 @@ static const struct {
 	{"step 0 0 sleep clock 0 - - -\nidle 0 5x\n", "bad NS"},
 	{"step 0 0 sleep clock 0 - - -\nidle 0\n", "bad INDEX"},
 	{"step 0 0 sleep clock 0 - - -\nidle 0 5\nidle 0 6\n", "second idle"},
+	{"stall 0 1 5\n", "bad INDEX"},
+	{"step 0 0 read cell#0 0 - - -\nstall 0 1 5\n", "no timed wait"},
+	{"step 0 0 acquire lock#0 0 timed - -\nstall 0 -2 5\n", "bad TASK"},
+	{"step 0 0 acquire lock#0 0 timed - -\nstall 0 -1 -5\n", "bad NS"},
+	{"step 0 0 acquire lock#0 0 timed - -\nstall 0 1\n", "bad INDEX"},
+	{"step 0 0 acquire lock#0 0 timed - -\nstall 0 1 5\nstall 0 1 6\n", "second stall"},
 	{"label 0 =put%203\n", "bad INDEX"},
 	{"step 0 0 read cell#0 0 - - -\nlabel 0 =a\nlabel 0 =b\n", "second label"},
 	{"step 0 0 read cell#0 0 - - -\nlabel 0 =\n", "TEXT is empty"},

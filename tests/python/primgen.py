@@ -85,6 +85,18 @@ SPIN_MENU = {
     "spin": ["while not flag.read():", "    time.sleep(0.001)", "{c}.write(6)"],
     "spin0": ["while not flag.read():", "    time.sleep(0)", "{c}.write(7)"],
 }
+# the time theme's clock reads around sleeps and polls, whose values the
+# clock's jumps decide (only there, so the other themes' programs stay
+# what they were): the elapsed time of a sleep, a stamp mixed into a
+# cell's value, a deadline loop that polls the flag the main thread sets
+CLOCK_MENU = {
+    "elapsed": ["t_ = time.monotonic()", "time.sleep({n})", "{c}.write(int((time.monotonic() - t_) * 1000))"],
+    "stamp": ["{c}.write({c}.read() * 7 + int(time.monotonic() * 2) % 100)"],
+}
+DEADLINE_MENU = {
+    "deadline": ["end = time.monotonic() + {n}", "while not flag.read() and time.monotonic() < end:",
+                 "    time.sleep(1)", "{c}.write({c}.read() + int(flag.read()) + 1)"],
+}
 # A program draws its operations from one theme's: a queue's or a
 # semaphore's alone make the one-step waits that must move before a
 # nowait operation, which took what they wait for, far more common than
@@ -123,6 +135,7 @@ RELEASE = {
     "safety": ["ev.set()"],
     "spin": ["flag.write(1)"],
     "spin0": ["flag.write(1)"],
+    "deadline": ["flag.write(1)"],
 }
 
 # plain state: {x} is an attribute of s, {n} a small number
@@ -170,7 +183,9 @@ def _primitives(rng, seed, name, theme=None):
     # seeds stay what they were
     theme = theme or rng.choice(sorted(t for t in THEMES if t != "time"))
     menu = {k: v for k, v in MENU.items() if k in THEMES[theme]} if THEMES[theme] else MENU
-    thread_menu = dict(menu, **SPIN_MENU) if theme == "time" else menu
+    if theme == "time":
+        menu = dict(menu, **CLOCK_MENU)
+    thread_menu = dict(menu, **SPIN_MENU, **DEADLINE_MENU) if theme == "time" else menu
     # the time theme's programs have two threads, since a clock that moves
     # only when nothing can run orders much of what they do
     nthreads = 2 if theme == "time" else rng.choice((1, 2, 2))

@@ -45,18 +45,23 @@ MODES = {
     "dpor": ("--reduction=dpor",),
     "dpor-j2": ("--reduction=dpor", "-j", "2"),
 }
+# the time programs' reference too: plain DFS with every clock read a
+# scheduling point, as before reads became free under the idle model
+POINTS = "none-points"
+POINTS_ENV = {"PLOOM_CLOCK_READS": "points"}
 
 
-def _explore(folder, target, mod, options, limit=None):
-    """ploom-explore -k on the module target in folder: (exit status,
-    statistics or None, stderr)."""
+def _explore(folder, target, mod, options, limit=None, env=None):
+    """ploom-explore -k on the module target in folder, with env added to
+    the environment: (exit status, statistics or None, stderr)."""
     from ploom.exploration import _find_utility
 
     argv = [_find_utility("ploom-explore"), "-k", "-q", "--no-minimize", "--no-saved", "--trace-dir=traces",
             f"--instrument={mod}", *options]
     if limit:
         argv.append(f"--max-schedules={limit}")
-    result = subprocess.run([*argv, target], capture_output=True, text=True, timeout=600, cwd=folder)
+    result = subprocess.run([*argv, target], capture_output=True, text=True, timeout=600, cwd=folder,
+                            env={**os.environ, **(env or {})})
     try:
         stats = json.loads(result.stdout)
     except ValueError:
@@ -71,11 +76,13 @@ def _explore_all(seed, folder, time=False):
     folder.mkdir()
     target = primgen.write_program(seed, folder, time=time)
     found = {}
-    for mode, options in MODES.items():
+    modes = dict(MODES, **{POINTS: MODES["none"]}) if time else MODES
+    for mode, options in modes.items():
         if mode == "none" and not time:
             options = (*options, *primgen.DFS_BOUND[primgen.family(seed)])
         rc, stats, stderr = _explore(folder, target, primgen.module(seed), options,
-                                     LIMIT if mode == "none" else None)
+                                     LIMIT if mode.startswith("none") else None,
+                                     POINTS_ENV if mode == POINTS else None)
         if stats is None or rc not in (0, 1, 3):
             stats = f"{' '.join(options)} exited {rc} with no statistics: {stderr[-2000:]}"
         found[mode] = stats
@@ -127,11 +134,13 @@ def test_dpor_reaches_the_outcomes_of_dfs_on_generated_primitive_programs(tmp_pa
 def test_dpor_reaches_the_outcomes_of_dfs_on_generated_time_programs(tmp_path):
     # sleeps, spin-waits, fair yields, clock reads and timed waits under the
     # idle model: the clock's jumps and the fair yields order the reduction
-    # as barriers (lib/hb.h), which must lose no outcome of DFS
+    # as barriers (lib/hb.h), which must lose no outcome of DFS; and the
+    # clock reads, no points there, must lose none of DFS with every read
+    # a point (only schedules)
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         results = list(pool.map(lambda seed: _explore_all(seed, tmp_path, time=True),
                                 range(START, START + TIME_SEEDS)))
-    compared, several = 0, 0
+    compared, several, with_points = 0, 0, 0
     for seed, found in results:
         where = f"seed {seed} (python tests/python/primgen.py --time {seed})"
         for stats in found.values():
@@ -139,7 +148,7 @@ def test_dpor_reaches_the_outcomes_of_dfs_on_generated_time_programs(tmp_path):
         dfs, dpor, dpor_j2 = found["none"], found["dpor"], found["dpor-j2"]
         # every spin-wait ends: no schedule reaches the step limit
         for mode, stats in found.items():
-            assert stats["complete"] or mode == "none", f"{where}: {mode}: {stats['stopped_by']}"
+            assert stats["complete"] or mode.startswith("none"), f"{where}: {mode}: {stats['stopped_by']}"
             assert not any("step limit" in o["summary"] for o in stats["outcomes"]), (where, mode)
         assert _summaries(dpor_j2) == _summaries(dpor), (
             f"{where}: -j 1 {_summaries(dpor)}, -j 2 {_summaries(dpor_j2)}"
@@ -150,8 +159,17 @@ def test_dpor_reaches_the_outcomes_of_dfs_on_generated_time_programs(tmp_path):
         assert dpor["schedules"] <= dfs["schedules"], where
         compared += 1
         several += len(_summaries(dfs)) > 1
-    print(f"{compared} time programs compared ({several} with more than one outcome)")
+        points = found[POINTS]
+        if points["complete"]:
+            assert _summaries(points) == _summaries(dfs), (
+                f"{where}: DFS with reads as points {_summaries(points)}, with free reads {_summaries(dfs)}"
+            )
+            assert dfs["schedules"] <= points["schedules"], where
+            with_points += 1
+    print(f"{compared} time programs compared ({several} with more than one outcome), "
+          f"{with_points} with DFS that makes every clock read a point")
     assert compared * 2 >= TIME_SEEDS, f"only {compared} of {TIME_SEEDS} time programs within {LIMIT} DFS schedules"
+    assert with_points * 2 >= compared, f"only {with_points} of {compared} time programs held to DFS with read points"
 
 
 # Programs of the shapes that once fooled the reduction, each held to the
@@ -196,6 +214,26 @@ def scenario():
     a = ploom.Thread(target=t0); b = ploom.Thread(target=t1)
     a.start(); b.start(); a.join(); b.join()
     raise AssertionError(f"final {out.read()}")
+""",
+        (),
+    ),
+    # two fair yields at one idle point: the one that runs first lets its
+    # task run on while the other waits for everything to block, an order
+    # no later race reverses (t1 before t0 was lost)
+    "two_fair_yields_at_one_idle_point": (
+        """
+import time, ploom
+def scenario():
+    c = ploom.SharedCell(0)
+    def t0():
+        time.sleep(0)
+        c.write(c.read() * 10 + 1)
+    def t1(): c.write(c.read() * 10 + 2)
+    a = ploom.Thread(target=t0); b = ploom.Thread(target=t1)
+    a.start(); time.sleep(0); b.start()
+    c.write(c.read() + 5)
+    a.join(); b.join()
+    raise AssertionError(f"final {c.read()}")
 """,
         (),
     ),

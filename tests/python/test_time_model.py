@@ -143,3 +143,24 @@ def test_yield_now_stays_a_plain_point(tmp_path):
     import scenarios
 
     assert check(scenarios.flag_handoff, tmp_path, keep_going=True).schedules == 488
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_clock_reads_are_no_points_under_the_idle_model(tmp_path, search):
+    # a read whose value no order of the other tasks' steps changes makes
+    # no schedule of its own: as many as with no read at all
+    plain = check(ts.no_reads_then_increment, tmp_path, **search).schedules
+    assert check(ts.fifty_reads_then_increment, tmp_path, **search).schedules == plain
+    assert check(ts.reads_around_a_jump, tmp_path, **search).complete
+
+
+@pytest.mark.parametrize(("timeouts", "env"), [("any", {}), ("idle", {"PLOOM_CLOCK_READS": "points"})],
+                         ids=["any", "idle-points"])
+def test_clock_reads_are_points_under_the_stress_model(tmp_path, monkeypatch, timeouts, env):
+    # there another task's sleep or timeout moves the clock while the
+    # reader can run; PLOOM_CLOCK_READS=points, the differential tests'
+    # reference, makes them points under the idle model too
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    plain = check(ts.no_reads_then_increment, tmp_path, timeouts=timeouts).schedules
+    assert check(ts.one_read_then_increment, tmp_path, timeouts=timeouts).schedules > plain

@@ -178,3 +178,56 @@ def spin_outlasts_a_timeout():
     ready.write(True)
     t.join()
     assert time.monotonic() == 1001.0, time.monotonic()
+
+
+def _reads_then_increment(reads):
+    lock = ploom.Lock()
+    count = ploom.SharedCell(0)
+
+    def work():
+        for _ in range(reads):
+            time.monotonic()
+        with lock:
+            count.write(count.read() + 1)
+
+    threads = [ploom.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert count.read() == 2, count.read()
+
+
+def fifty_reads_then_increment():
+    """Two tasks that each read the clock 50 times before a locked
+    increment: under the idle model no read can return another value in
+    another order, so none is a scheduling point."""
+    _reads_then_increment(50)
+
+
+def one_read_then_increment():
+    _reads_then_increment(1)
+
+
+def no_reads_then_increment():
+    _reads_then_increment(0)
+
+
+def reads_around_a_jump():
+    """A read after a sleep sees the clock the jump moved; the other
+    task's read before its own sleep sees it unmoved: the reads' values
+    follow the jumps, whatever the order of the steps between."""
+    seen = ploom.SharedCell(())
+
+    def reader(pause):
+        before = time.monotonic()
+        time.sleep(pause)
+        after = time.monotonic()
+        seen.write(seen.read() + ((pause, before, after),))
+
+    threads = [ploom.Thread(target=reader, args=(p,)) for p in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seen.read()) == [(1, 1000.0, 1001.0), (2, 1000.0, 1002.0)], seen.read()
