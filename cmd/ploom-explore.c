@@ -207,6 +207,7 @@ static void put_stacks(const struct ploom_run *run)
 {
 	struct ploom_short_names *sn = NULL;
 	struct ploom_err err = {0, ""};
+	int running = 0, waiting = 0;
 	size_t i;
 
 	if (!run->outcome.nstacks || ploom_short_names_new(&sn, run, &err) < 0)
@@ -214,6 +215,9 @@ static void put_stacks(const struct ploom_run *run)
 	fprintf(stderr, PROG ": where each task was:\n");
 	for (i = 0; i < run->outcome.nstacks; i++) {
 		char *line = ploom_view_stack_line(run, &run->outcome.stacks[i], NULL, sn);
+
+		running |= run->outcome.stacks[i].state == PLOOM_STACK_RUNNING;
+		waiting |= run->outcome.stacks[i].state == PLOOM_STACK_UNSTARTED;
 
 		if (line) {
 			fputs("  ", stderr);
@@ -223,6 +227,12 @@ static void put_stacks(const struct ploom_run *run)
 		free(line);
 	}
 	ploom_short_names_free(sn);
+	/* the schedules run a task on while it can, so a loop that waits for
+	 * another task to change what it reads never lets that task begin */
+	if (run->outcome.kind == PLOOM_OUTCOME_STEP_LIMIT && running && waiting)
+		fprintf(stderr, PROG ": a task that waits in a loop for another one (a busy-wait) "
+				"keeps it from running: a time.sleep(0) in the loop is a fair yield, "
+				"after which the other tasks run first\n");
 }
 
 /* What a failure of the stress time model owes to a timeout that fired

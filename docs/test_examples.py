@@ -364,11 +364,13 @@ def toctree_entries(page: Path) -> list[str]:
 
 
 def page_title(page: Path) -> str:
-    """The first heading of a reStructuredText page (a line underlined)."""
+    """The first heading of a reStructuredText page (a line underlined), as
+    the site shows it: inline literals without their backquotes (which keep
+    Sphinx's smart quotes from making ``--`` a dash)."""
     lines = page.read_text().split("\n")
     for text, under in zip(lines, lines[1:], strict=False):
         if text.strip() and re.fullmatch(r"([=\-~^\"'`#*+])\1{2,}", under.strip()) and len(under) >= len(text):
-            return text.strip()
+            return text.strip().replace("``", "")
     raise AssertionError(f"{page} has no heading")
 
 

@@ -339,7 +339,7 @@ char *ploom_view_stack_line(const struct ploom_run *run, const struct ploom_stac
 		text_addf(&b, " had finished");
 		break;
 	case PLOOM_STACK_UNSTARTED:
-		text_addf(&b, " had not started");
+		text_addf(&b, " had not run yet");
 		break;
 	default:
 		text_addf(&b, " is not known (the dump of the stacks was cut short)");
@@ -348,14 +348,14 @@ char *ploom_view_stack_line(const struct ploom_run *run, const struct ploom_stac
 	return b.s;
 }
 
-/* More tasks than this that had not started (or had finished) share one
+/* More tasks than this that had not run yet (or had finished) share one
  * line: a pool of hundreds of threads would otherwise bury the few that
  * ran. */
 #define FOLD_OVER 3
 
 /* Folds lines[0..n), the lines of stacks[0..n): the tasks in one state of
  * those above, when more than FOLD_OVER, on one line at the first one's
- * place ("thread#1, thread#2, thread#3 and 247 more had not started").
+ * place ("thread#1, thread#2, thread#3 and 247 more had not run yet").
  * The lines left close up; their number goes to *left when asked.  0, or
  * -1 when out of memory. */
 static int fold_stacks(char **lines, const struct ploom_stack *stacks, size_t n, size_t *left)
@@ -364,7 +364,7 @@ static int fold_stacks(char **lines, const struct ploom_stack *stacks, size_t n,
 		enum ploom_stack_state state;
 		const char *ending;
 	} folds[] = {
-		{PLOOM_STACK_UNSTARTED, " had not started"},
+		{PLOOM_STACK_UNSTARTED, " had not run yet"},
 		{PLOOM_STACK_FINISHED, " had finished"},
 	};
 	size_t f, i, k, m, first;

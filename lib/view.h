@@ -136,7 +136,7 @@ int ploom_view_build(struct ploom_view *out, const struct ploom_trace *trace,
  * "MainThread" for task 0 without a name, else "thread#N"; then "was in: FRAME <- FRAME"
  * with the innermost frame first, each "FILE:LINE in FUNCTION" (FILE by
  * ploom_short_name() of sn, which may be NULL), or "had finished", "had
- * not started", "was in no Python code", "is not known (the dump of the
+ * not run yet", "was in no Python code", "is not known (the dump of the
  * stacks was cut short)".  Newly malloc'd, NULL when out of memory. */
 char *ploom_view_stack_line(const struct ploom_run *run, const struct ploom_stack *st,
 			    const char *who, const struct ploom_short_names *sn);

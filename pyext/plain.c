@@ -350,6 +350,9 @@ static PlainObject *plain_of(module_state *st, PyObject *target, PyObject *attr,
 	p->written = 0;
 	p->sites = NULL;
 	p->nsites = p->capsites = 0;
+	p->spin_step = -1;
+	p->spin_task = -1;
+	p->spin_reads = 0;
 	p->name = plain_label(st, target, attr, site);
 	if (!p->name)
 		PyErr_Clear();
@@ -576,13 +579,46 @@ static _Noreturn void refine(module_state *st, const long *sites, size_t n)
  * failure, fixes when that exit or failure comes with respect to other
  * tasks' steps: had a watched access in it been a point, other tasks could
  * have run between it and the end (and a failure ends every task).  So
- * such a step's watched sites become points too. */
+ * such a step's watched sites become points too, unless every other task
+ * had finished: none ran during the step, so none had run at any point
+ * that an access in it could have been (a scenario's last read of the
+ * list of the threads it joined). */
 void plain_step_ends(struct sched *s, struct task *t)
 {
 	module_state *st = (module_state *)((char *)s - offsetof(module_state, sched));
+	int i;
 
-	if (t->nwsites)
-		refine(st, t->wsites, t->nwsites);
+	if (!t->nwsites)
+		return;
+	for (i = 0; i < s->ntasks; i++)
+		if (s->tasks[i] != t && s->tasks[i]->state != TASK_FINISHED)
+			refine(st, t->wsites, t->nwsites);
+}
+
+/* The spin watch.  A task that reads one plain object again and again in
+ * one step, without writing it, while another task could run, is most
+ * likely waiting for that task to write it (`while not box.ready: ...`):
+ * with no point in the loop the other task never runs, and the schedule
+ * spins until its wall-clock limit, which would read as a hang of the
+ * code under test that real threads never show.  Its sites become points
+ * (refine), which only adds orders to those the search explores.  A long
+ * loop that reads an object nobody else is about to touch pays at most
+ * one restart of the search. */
+#define SPIN_READS 10000
+
+static int spins(module_state *st, struct task *t, PlainObject *p, enum ploom_op op)
+{
+	if (p->spin_step != st->sched.step || p->spin_task != t->id) {
+		p->spin_step = st->sched.step;
+		p->spin_task = t->id;
+		p->spin_reads = 0;
+	}
+	if (op == PLOOM_OP_WRITE || p->spin_reads < 0) {
+		p->spin_reads = -1;
+		return 0;
+	}
+	return ++p->spin_reads >= SPIN_READS && p->nsites &&
+	       sched_others_may_run(&st->sched, t);
 }
 
 /* Task t is about to do op on (target, attr) at site: watches the access,
@@ -613,6 +649,8 @@ static int access_plain(module_state *st, struct task *t, enum ploom_op op, PyOb
 		return -1;
 	}
 	if (p->shared && p->written && p->nsites)
+		refine(st, p->sites, p->nsites);
+	if (!is_point && spins(st, t, p, op))
 		refine(st, p->sites, p->nsites);
 	if (!is_point) {
 		if ((!t->nwsites || t->wsites[t->nwsites - 1] != site) && add_task_site(t, site) < 0) {

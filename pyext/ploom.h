@@ -121,6 +121,11 @@ typedef struct {
 	int written;      /* some task wrote it */
 	long *sites;      /* the access sites that are no points, each once */
 	size_t nsites, capsites;
+	/* reads without a point by one task in one step (plain.c's spin
+	 * watch): the step, the task, how many; -1 reads once it wrote */
+	long spin_step;
+	int spin_task;
+	long spin_reads;
 } PlainObject;
 
 /* The plain objects of a schedule, by (target address, attr): open
@@ -381,6 +386,10 @@ void flush_python_stdio(void);
 /* The task the calling OS thread runs while s runs a schedule, else NULL
  * (outside a check, or on a thread ploom does not schedule). */
 struct task *sched_running_task(const struct sched *s);
+
+/* Whether a task other than t waits at a point that the scheduler could
+ * pick now: a task that would run if t stopped. */
+int sched_others_may_run(struct sched *s, const struct task *t);
 
 /* The current task stops before `op` on `obj` (an acquire or a join in
  * `mode`, which every other op passes as PLOOM_ACQUIRE_BLOCKING); returns

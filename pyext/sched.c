@@ -176,6 +176,19 @@ static int task_enabled(struct sched *s, struct task *t)
 	return 1;
 }
 
+int sched_others_may_run(struct sched *s, const struct task *t)
+{
+	int i;
+
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *o = s->tasks[i];
+		if (o != t && (task_enabled(s, o) ||
+			       (o->state == TASK_AT_POINT && (o->yielding || waits_for_deadline(o)))))
+			return 1;
+	}
+	return 0;
+}
+
 static int holder_of(struct task *t)
 {
 	if (t->op == PLOOM_OP_ACQUIRE)

@@ -11,8 +11,13 @@ root, and none that lies in the standard library, in an environment's
 
 The root is the one a trace records its paths against: the work tree of
 the nearest git repository at or above the scenario's file (the nearest
-``.git``, a folder or a gitlink file), else the folder the scenario is
-imported from; a replay passes the root it runs in.
+``.git``, a folder or a gitlink file); outside git, the nearest folder at
+or above it that holds a project's settings (``pyproject.toml``,
+``setup.py``, ``setup.cfg``, ``pytest.ini``, ``tox.ini``: where pytest
+would find its rootdir), so that a package beside the tests folder is
+the project's too; else the folder the scenario is imported from.  A
+replay in a repository passes the root it runs in; outside one it finds
+the root as the search did.
 """
 
 from __future__ import annotations
@@ -24,17 +29,25 @@ _PLOOM = os.path.realpath(os.path.dirname(__file__))
 _ENVIRONMENT_PARTS = ("site-packages", "dist-packages")
 
 
+# files that make the folder holding them a project's root outside git
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini")
+
+
 def root_of(file: str, import_root: str) -> str:
     """The project root of the scenario at file: the nearest folder at or
-    above it that holds ``.git``, else import_root."""
-    folder = os.path.dirname(os.path.realpath(file))
-    while True:
-        if os.path.lexists(os.path.join(folder, ".git")):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return os.path.realpath(import_root)
-        folder = parent
+    above it that holds ``.git``, else the nearest that holds one of
+    _MARKERS, else import_root."""
+    start = os.path.dirname(os.path.realpath(file))
+    for names in ((".git",), _MARKERS):
+        folder = start
+        while True:
+            if any(os.path.lexists(os.path.join(folder, name)) for name in names):
+                return folder
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return os.path.realpath(import_root)
 
 
 def _inside(real: str, root: str) -> bool:

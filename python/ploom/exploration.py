@@ -566,17 +566,17 @@ def _next_step(replay_command: str, trace: str) -> str:
     return f"Replay: {replay_command}  # read it with: ploom-show {shlex.quote(trace)}"
 
 
-# More tasks than this that had not started (or had finished) share one
+# More tasks than this that had not run yet (or had finished) share one
 # line: a pool of hundreds of threads would otherwise bury the few that ran.
 _FOLD_OVER = 3
 
 
 def _fold(entries: list[tuple[str, str | None, str]]) -> list[str]:
     """The lines of entries (who, state, line), where more than _FOLD_OVER
-    tasks had not started, or had finished, with those tasks on one line,
+    tasks had not run yet, or had finished, with those tasks on one line,
     at the first one's place."""
     folded: dict[str | None, str | None] = {}
-    for state, ending in (("unstarted", "had not started"), ("finished", "had finished")):
+    for state, ending in (("unstarted", "had not run yet"), ("finished", "had finished")):
         many = [who for who, st, _ in entries if st == state]
         if len(many) > _FOLD_OVER:
             folded[state] = f"{', '.join(many[:_FOLD_OVER])} and {len(many) - _FOLD_OVER} more {ending}"
@@ -625,7 +625,7 @@ def _stack_lines(trace: Any) -> list[str]:
         elif state == "finished":
             line = f"{who} had finished"
         elif state == "unstarted":
-            line = f"{who} had not started"
+            line = f"{who} had not run yet"
         else:
             line = f"{who} is not known (the dump of the stacks was cut short)"
         entries.append((who, state if isinstance(state, str) else None, line))

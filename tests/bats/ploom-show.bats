@@ -423,11 +423,11 @@ EOF
 	[[ "$output" == *$'\n'"timeout: the schedule ran longer than 0.5 s"$'\n'* ]]
 	[[ "$output" == *$'\n'"  MainThread was in: tests/python/scenarios.py:$join in spins_holding_real_lock"$'\n'* ]]
 	[[ "$output" == *$'\n'"  thread#1 (spinner-1) was in: tests/python/scenarios.py:$spin in _xyzzy_spin_forever"$'\n'* ]]
-	[[ "$output" == *$'\n'"  thread#2 (idle-1) had not started" ]]
+	[[ "$output" == *$'\n'"  thread#2 (idle-1) had not run yet" ]]
 	run -0 ploom-show --format=html timeout.json
 	# the page names each task as its lane does
 	[[ "$output" == *"<li>spinner-1 was in: tests/python/scenarios.py:$spin in _xyzzy_spin_forever</li>"* ]]
-	[[ "$output" == *"<li>idle-1 had not started</li>"* ]]
+	[[ "$output" == *"<li>idle-1 had not run yet</li>"* ]]
 	[[ "$output" == *'class="lane-title" data-task="1" x="'*'">spinner-1</text>'* ]]
 	# a frame is the trace's text: escaped in the page, '?' for a control in the text
 	jq '.outcome.stacks[1].frames[0].function = "<b>x\u001b"' timeout.json > forged.json

@@ -509,9 +509,9 @@ static void a_timeout_folds_the_tasks_that_had_not_started(void)
 	if (!CHECK(out))
 		goto done;
 	CHECK(has_line(out, "  MainThread was in no Python code"));
-	CHECK(has_line(out, "  thread#1, thread#2, thread#3 and 247 more had not started"));
+	CHECK(has_line(out, "  thread#1, thread#2, thread#3 and 247 more had not run yet"));
 	CHECK(has_line(out, "  thread#251, thread#252, thread#253 and 2 more had finished"));
-	CHECK(!strstr(out, "thread#4 had not started"));
+	CHECK(!strstr(out, "thread#4 had not run yet"));
 	CHECK(!strstr(out, "thread#254 had finished"));
 done:
 	free(out);

@@ -386,7 +386,7 @@ def test_a_timeout_tells_where_the_spinning_task_and_the_others_were(tmp_path):
     want = [
         f"MainThread was in: scenarios.py:{join} in spins_holding_real_lock",
         f"thread#1 (spinner-1) was in: scenarios.py:{spin} in _xyzzy_spin_forever",
-        "thread#2 (idle-1) had not started",
+        "thread#2 (idle-1) had not run yet",
     ]
     assert info.value.summary.startswith("timeout: ")
     assert info.value.stacks == want
@@ -1253,6 +1253,6 @@ def test_a_timeout_folds_the_many_tasks_that_had_not_started_into_one_line():
         "MainThread was in: pool.py:7 in wait",
         "thread#1 had finished",
         "thread#2 had finished",
-        "thread#3, thread#4 (worker-4), thread#5 and 247 more had not started",
+        "thread#3, thread#4 (worker-4), thread#5 and 247 more had not run yet",
         "thread#253 is not known (the dump of the stacks was cut short)",
     ]

@@ -333,3 +333,95 @@ def test_a_large_depth_first_search_says_the_reduction_would_explore_fewer(tmp_p
         assert f"ploom-explore: more than 100000 schedules estimated; {hint}\n" in result.stderr
     else:
         assert hint not in result.stderr
+
+
+# the main thread waits in a loop for a worker to set a plain flag; the
+# workers' read-then-write of n loses an update
+SPIN = """
+    import threading
+    import time
+
+
+    class Box:
+        pass
+
+
+    def scenario():
+        box = Box()
+        box.ready = False
+        box.n = 0
+        box.ticks = 0
+
+        def setter():
+            v = box.n
+            box.n = v + 1
+            box.ready = True
+
+        def other():
+            v = box.n
+            box.n = v + 1
+
+        a = threading.Thread(target=setter)
+        b = threading.Thread(target=other)
+        a.start()
+        b.start()
+        while not box.ready:
+            box.ticks += 1{yield_}
+        a.join()
+        b.join()
+        assert box.n == 2, f"lost an update: {{box.n}}"
+"""
+
+
+@pytest.mark.parametrize("reduction", [None, "none", "dpor"])
+def test_a_busy_wait_on_plain_state_is_no_hang_of_the_code(tmp_path, monkeypatch, reduction):
+    # with no point in the loop the worker never ran: the schedule's wall
+    # clock ended it, a "timeout" failure that real threads never show
+    folder = _project(tmp_path, monkeypatch, spin=SPIN.format(yield_=""))
+    argv = [_find_utility("ploom-explore"), "-q", "--no-saved", f"--trace-dir={folder / 'traces'}"]
+    if reduction:
+        argv.append(f"--reduction={reduction}")
+    result = subprocess.run([*argv, f"{folder / 'spin.py'}:scenario"], capture_output=True, text=True,
+                            timeout=300, check=False)
+    stats = json.loads(result.stdout)
+    assert (result.returncode, stats["result"], stats["failing"]) == (3, "incomplete", 0), result.stderr
+    assert "reached the step limit" in result.stderr
+    assert "thread#1 had not run yet" in result.stderr
+    assert "a time.sleep(0) in the loop is a fair yield" in result.stderr
+
+
+@pytest.mark.parametrize("config", [{}, {"reduction": "none"}])
+def test_a_busy_wait_with_a_fair_yield_ends_and_the_bug_is_found(tmp_path, monkeypatch, config):
+    folder = _project(tmp_path, monkeypatch, spin=SPIN.format(yield_="\n            time.sleep(0)"))
+    with pytest.raises(ModelCheckError, match="lost an update: 1"):
+        _check(folder, "spin", **config)
+
+
+# a scenario that reads its list of threads once more after it joined them all
+JOIN_ALL = """
+    import threading
+
+
+    def work():
+        pass
+
+
+    def scenario():
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+"""
+
+
+def test_a_read_after_every_other_task_finished_makes_no_point(tmp_path, monkeypatch):
+    # the last read of threads ends the scenario's step at its exit; with
+    # every thread joined no other task can run between, so no site of it
+    # needs a point: the trace has only the starts, begins and joins
+    folder = _project(tmp_path, monkeypatch, joinall=JOIN_ALL)
+    result = subprocess.run([_find_utility("ploom-run-one"), f"{folder / 'joinall.py'}:scenario"],
+                            capture_output=True, text=True, timeout=120, check=True)
+    trace = json.loads(result.stdout)
+    assert [step["op"] for step in trace["steps"]] == ["start", "start", "begin", "join", "begin", "join"]
+    assert not trace["config"].get("plain_points")

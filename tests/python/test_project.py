@@ -186,3 +186,35 @@ def test_after_the_fix_a_replay_names_the_changed_module_and_on_current_source_p
     assert "mylib/account.py' (recorded blob" in current.stderr
     current = _pytest(project, *command[1:], "--ploom-on-current-source")
     assert current.returncode == 0, current.stdout + current.stderr
+
+
+# the same project with nothing in its settings: what a check sees of it
+# is its default, the project
+BARE_SCENARIO = """
+import threading
+
+from mylib.account import Account
+
+
+def scenario():
+    account = Account(100)
+    threads = [threading.Thread(target=account.withdraw, args=(80,)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert account.balance >= 0, f"overdrawn: {account.balance}"
+"""
+
+
+def test_without_git_the_folder_of_the_settings_is_the_project(tmp_path):
+    # outside git the root was the scenario's folder, tests/: mylib beside
+    # it was not instrumented, and the race passed in one schedule
+    root = tmp_path / "proj"
+    _write(root, "pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["."]\n')
+    _write(root, "mylib/__init__.py", "")
+    _write(root, "mylib/account.py", RACY)
+    _write(root, "tests/scen.py", BARE_SCENARIO)
+    result = _ploom(root, "check", "tests/scen.py:scenario")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "AssertionError: overdrawn: -60" in result.stdout + result.stderr
