@@ -633,6 +633,72 @@ static int parse_refusal(struct ploom_run_parser *p, const struct field *f, int 
 	return -1;
 }
 
+/* `value`, `idle`, `stall` and `label`: what a record after a step adds to
+ * the step at INDEX, each at most once. */
+static int parse_step_note(struct ploom_run_parser *p, const struct field *f, int nf,
+			   const char *line, size_t len, struct ploom_err *err)
+{
+	struct ploom_step *s;
+	long n;
+
+	if (nf < 2 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 || (size_t)n >= p->run->nsteps)
+		return malformed(err, line, len, "bad INDEX");
+	s = &p->run->steps[n];
+	if (field_is(&f[0], "value")) {
+		if (nf != 3)
+			return malformed(err, line, len, "bad INDEX");
+		if (s->value)
+			return malformed(err, line, len, "second value for a step");
+		s->value = dup_str(&f[2]);
+		if (!s->value)
+			return malformed(err, line, len, "bad TEXT");
+		return 0;
+	}
+	if (field_is(&f[0], "idle")) {
+		long ns;
+		if (nf != 3)
+			return malformed(err, line, len, "bad INDEX");
+		if (s->idle)
+			return malformed(err, line, len, "second idle for a step");
+		if (parse_long(&ns, &f[2], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad NS");
+		s->idle = 1;
+		s->clock_ns = ns;
+		return 0;
+	}
+	if (field_is(&f[0], "stall")) {
+		long ns, task;
+		if (nf != 4)
+			return malformed(err, line, len, "bad INDEX");
+		if (s->stalled)
+			return malformed(err, line, len, "second stall for a step");
+		if (s->mode != PLOOM_ACQUIRE_TIMED)
+			return malformed(err, line, len, "stall of a step that is no timed wait");
+		if (parse_long(&task, &f[2], -1, INT_MAX) < 0)
+			return malformed(err, line, len, "bad TASK");
+		if (parse_long(&ns, &f[3], 0, LONG_MAX) < 0)
+			return malformed(err, line, len, "bad NS");
+		s->stalled = 1;
+		s->stall_of = (int)task;
+		s->stall_ns = ns;
+		return 0;
+	}
+	{
+		const char *why;
+		char msg[64];
+		if (nf != 3)
+			return malformed(err, line, len, "bad INDEX");
+		if (s->label)
+			return malformed(err, line, len, "second label for a step");
+		s->label = dup_label(&f[2], PLOOM_NAME_MAX, &why);
+		if (!s->label) {
+			snprintf(msg, sizeof(msg), "TEXT %s", why);
+			return malformed(err, line, len, msg);
+		}
+		return 0;
+	}
+}
+
 int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t len,
 			  struct ploom_err *err)
 {
@@ -661,71 +727,9 @@ int ploom_run_parser_line(struct ploom_run_parser *p, const char *line, size_t l
 		return parse_stack(p, f, nf, line, len, err);
 	if (field_is(&f[0], "wait"))
 		return parse_wait(p, f, nf, line, len, err);
-	if (field_is(&f[0], "value")) {
-		struct ploom_step *s;
-		if (nf != 3 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
-		    (size_t)n >= p->run->nsteps)
-			return malformed(err, line, len, "bad INDEX");
-		s = &p->run->steps[n];
-		if (s->value)
-			return malformed(err, line, len, "second value for a step");
-		s->value = dup_str(&f[2]);
-		if (!s->value)
-			return malformed(err, line, len, "bad TEXT");
-		return 0;
-	}
-	if (field_is(&f[0], "idle")) {
-		struct ploom_step *s;
-		long ns;
-		if (nf != 3 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
-		    (size_t)n >= p->run->nsteps)
-			return malformed(err, line, len, "bad INDEX");
-		s = &p->run->steps[n];
-		if (s->idle)
-			return malformed(err, line, len, "second idle for a step");
-		if (parse_long(&ns, &f[2], 0, LONG_MAX) < 0)
-			return malformed(err, line, len, "bad NS");
-		s->idle = 1;
-		s->clock_ns = ns;
-		return 0;
-	}
-	if (field_is(&f[0], "stall")) {
-		struct ploom_step *s;
-		long ns, task;
-		if (nf != 4 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
-		    (size_t)n >= p->run->nsteps)
-			return malformed(err, line, len, "bad INDEX");
-		s = &p->run->steps[n];
-		if (s->stalled)
-			return malformed(err, line, len, "second stall for a step");
-		if (s->mode != PLOOM_ACQUIRE_TIMED)
-			return malformed(err, line, len, "stall of a step that is no timed wait");
-		if (parse_long(&task, &f[2], -1, INT_MAX) < 0)
-			return malformed(err, line, len, "bad TASK");
-		if (parse_long(&ns, &f[3], 0, LONG_MAX) < 0)
-			return malformed(err, line, len, "bad NS");
-		s->stalled = 1;
-		s->stall_of = (int)task;
-		s->stall_ns = ns;
-		return 0;
-	}
-	if (field_is(&f[0], "label")) {
-		struct ploom_step *s;
-		const char *why;
-		char msg[64];
-		if (nf != 3 || parse_long(&n, &f[1], 0, LONG_MAX) < 0 ||
-		    (size_t)n >= p->run->nsteps)
-			return malformed(err, line, len, "bad INDEX");
-		s = &p->run->steps[n];
-		if (s->label)
-			return malformed(err, line, len, "second label for a step");
-		s->label = dup_label(&f[2], PLOOM_NAME_MAX, &why);
-		if (!s->label) {
-			snprintf(msg, sizeof(msg), "TEXT %s", why);
-			return malformed(err, line, len, msg);
-		}
-		return 0;
-	}
+	if (field_is(&f[0], "value") || field_is(&f[0], "idle") || field_is(&f[0], "stall") ||
+	    field_is(&f[0], "label"))
+		return parse_step_note(p, f, nf, line, len, err);
 	if (field_is(&f[0], "outcome"))
 		return parse_outcome(p, f, nf, line, len, err);
 	if (field_is(&f[0], "code"))
