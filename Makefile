@@ -24,7 +24,9 @@
 #                        many more generated programs, the differential test of
 #                        --reduction=dpor against DFS on 5000 generated programs
 #                        (SOAK_SEEDS, from SOAK_START), and the Python tests
-#                        and documentation examples marked soak; half an hour
+#                        (the real libraries' whole suites under pytest
+#                        --ploom among them) and documentation examples
+#                        marked soak; half an hour
 #                        or more on 2 cores.  It fails
 #                        where `make check` skips, when ploom-explore has no
 #                        dpor or no "outcomes" statistics yet

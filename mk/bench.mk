@@ -8,8 +8,9 @@ bench: all
 # a soak that tested nothing must not pass.  Then
 # test_primitives_differential.py on 1000 programs (make check runs 16).
 # Then the C tests with many more generated programs (the soak column of
-# TEST_SIZES, mk/tests.mk), and the tests marked soak (Python tests and the
-# docs' long examples).
+# TEST_SIZES, mk/tests.mk), and the tests marked soak (Python tests, among
+# them the real libraries' whole suites under pytest --ploom, and the docs'
+# long examples).
 SOAK_SEEDS ?= 5000
 SOAK_START ?= 0
 soak: all

@@ -20,7 +20,11 @@ test-install-matrix: $(VENV_STAMP)
 # Real libraries' own test suites, unmodified, for pytest --ploom: the
 # tests/ folders of the sdists of SUITES, the versions uv.lock pins (the
 # libraries themselves are in the dev group), checked against uv.lock's
-# hashes and unpacked into SUITES_DIR.
+# hashes and unpacked into SUITES_DIR.  tests/python/test_real_suites.py
+# runs the same script itself (so make check fetches them on a fresh
+# machine, and skips saying so only when the package index cannot be
+# reached), then a slice of each suite under pytest --ploom; make soak the
+# whole suites.  Keep SUITES and its LIBRARIES the same.
 SUITES := dbutils fasteners
 SUITES_DIR := $(BUILD)/suites
 .PHONY: suites

@@ -35,14 +35,20 @@
  * the scheduler: its steps would land in the record area among the
  * schedule's own (the utility then reports a malformed record), or nowhere
  * at all, and it could run on after its schedule ended.  The audit event
- * comes before the fork, so the call raises and nothing is copied.
- * subprocess and os.posix_spawn start another program (fork and exec, or
- * vfork), which nothing of the schedule reaches: they stay allowed.  The
- * hook lives in the worker, installed once by serve(), and refuses only in
- * a schedule's child, where sched.active is set. */
+ * comes before the fork, so nothing is copied: ploom._guard.refuse_fork()
+ * ends the schedule as a setup mistake (UnscheduledPrimitiveError), which
+ * no except clause of the code that forked can catch, since what follows
+ * the fork is nothing ploom can explore, and no bug of that code.  Should
+ * it return (no task runs: a thread ploom did not start forked), the call
+ * raises RuntimeError.  subprocess and os.posix_spawn start another
+ * program (fork and exec, or vfork), which nothing of the schedule
+ * reaches: they stay allowed.  The hook lives in the worker, installed
+ * once by serve(), and refuses only in a schedule's child, where
+ * sched.active is set. */
 static int refuse_fork(const char *event, PyObject *Py_UNUSED(args), void *data)
 {
 	const struct sched *s = data;
+	PyObject *guard, *r;
 	const char *call;
 
 	if (!s->active)
@@ -53,6 +59,11 @@ static int refuse_fork(const char *event, PyObject *Py_UNUSED(args), void *data)
 		call = "os.forkpty()";
 	else
 		return 0;
+	guard = PyImport_ImportModule("ploom._guard");
+	r = guard ? PyObject_CallMethod(guard, "refuse_fork", "s", call) : NULL;
+	Py_XDECREF(guard);
+	Py_XDECREF(r);
+	PyErr_Clear();
 	PyErr_Format(PyExc_RuntimeError,
 		     "ploom: a scenario cannot call %s: the new process would escape the "
 		     "scheduler (its steps would not be recorded, and it could outlive the "

@@ -169,6 +169,16 @@ def _refuse(what, made, verb, origin="made by the standard library", copy=None):
     else:
         origin = f"made at {os.path.basename(made[0])}:{made[1]} (module {made[2]})"
         module = made[2]
+    if _serves_processes(module):
+        exc = UnscheduledPrimitiveError(
+            f"a standard-library {what} {origin} was {verb} at "
+            f"{os.path.basename(used.f_code.co_filename)}:{used.f_lineno} during a schedule: "
+            f"{PROCESS_STORY}: multiprocessing's threads feed and watch processes that run "
+            f"outside it, through pipes that block for real, which no patch= changes"
+        )
+        exc.__traceback__ = _traceback_of(used)
+        _ploom.fail_schedule(exc)
+        return
     name = _suggest(module)
     story = (
         f"a standard-library {what} {origin} was {verb} at "
@@ -192,6 +202,47 @@ def _refuse(what, made, verb, origin="made by the standard library", copy=None):
     exc = UnscheduledPrimitiveError(message)
     exc.__traceback__ = _traceback_of(used)
     _ploom.fail_schedule(exc)
+
+
+# What the message of a fork's UnscheduledPrimitiveError says, and of a
+# thread of multiprocessing's, which processes() looks for: pytest --ploom
+# tells such a test, which no patch can make explorable, from one that
+# needs a module patched.
+PROCESS_STORY = "ploom cannot explore a test that starts processes"
+
+
+def _serves_processes(module):
+    """Whether module's threads serve processes: multiprocessing's, and
+    the process pool of concurrent.futures."""
+    return module.split(".")[0] == "multiprocessing" or module == "concurrent.futures.process"
+
+
+def refuse_fork(call):
+    """Ends the running schedule, if there is one, at call ("os.fork()"),
+    which the worker's audit hook refuses: see pyext/serve.c."""
+    if _ploom.current_task() is None:
+        return
+    used = sys._getframe(1)
+    where = f"{os.path.basename(used.f_code.co_filename)}:{used.f_lineno}"
+    # the standard library forks for the test (multiprocessing, pty): name
+    # the test's own line too
+    outer = used
+    while outer is not None and _exempt(outer.f_code.co_filename):
+        outer = outer.f_back
+    if outer is not None and outer is not used:
+        where += f", from {os.path.basename(outer.f_code.co_filename)}:{outer.f_lineno}"
+    exc = UnscheduledPrimitiveError(
+        f"{call} at {where} during a schedule: {PROCESS_STORY}: the new process would run "
+        f"outside its scheduler (its steps would not be recorded, and it could outlive the "
+        f"schedule); to run another program, use subprocess"
+    )
+    exc.__traceback__ = _traceback_of(used)
+    _ploom.fail_schedule(exc)
+
+
+def processes(message):
+    """Whether message, a setup mistake's, says the test starts processes."""
+    return PROCESS_STORY in message
 
 
 class _GuardedLock:

@@ -12,11 +12,27 @@ import _thread as _std
 
 from ploom._ploom import Lock
 
-__all__ = ["LockType", "RLock", "TIMEOUT_MAX", "allocate_lock", "error", "get_ident", "start_new_thread"]
+__all__ = [
+    "LockType",
+    "RLock",
+    "TIMEOUT_MAX",
+    "allocate",
+    "allocate_lock",
+    "daemon_threads_allowed",
+    "error",
+    "get_ident",
+    "get_native_id",
+    "lock",
+    "start_new",
+    "start_new_thread",
+]
 
 LockType = Lock
+# _thread's name of the lock type since 3.13, LockType's alias
+lock = Lock
 error = _std.error
 TIMEOUT_MAX = _std.TIMEOUT_MAX
+daemon_threads_allowed = _std.daemon_threads_allowed
 
 
 def allocate_lock() -> Lock:
@@ -29,6 +45,19 @@ def RLock():  # noqa: N802 - _thread's name
     from ploom.threading import RLock as rlock
 
     return rlock()
+
+
+# _thread's older names, which it keeps as aliases
+def allocate() -> Lock:
+    """allocate_lock()."""
+    return allocate_lock()
+
+
+def get_native_id() -> int:
+    """ploom.threading.get_native_id()."""
+    from ploom.threading import get_native_id as native
+
+    return native()
 
 
 def get_ident() -> int:
@@ -46,6 +75,9 @@ def start_new_thread(function, args, kwargs=None):
     thread = Thread(target=function, args=args, kwargs=kwargs, daemon=True)
     thread.start()
     return thread.ident
+
+
+start_new = start_new_thread
 
 
 def __getattr__(name):

@@ -666,6 +666,26 @@ class _Explorer:
                         "a limit is never a pass: the schedules not explored may fail")
                 report = self._report(item, "call", "failed", text, duration, note)
             return _searched(report, "incomplete", stats)
+        except exploration.SetupError as exc:
+            from ploom import _guard
+
+            duration = time.monotonic() - start
+            if not _guard.processes(str(exc)):
+                report = self._report(item, "call", "failed", f"ploom could not explore {item.nodeid}: {exc}",
+                                      duration, note)
+                return _searched(report, "failed", None)
+            # no option makes a test that starts processes explorable: its
+            # search stops short, which is what --ploom-incomplete judges
+            if self.config.getoption("ploom_incomplete") == "skip":
+                said = str(exc).removeprefix("ploom.UnscheduledPrimitiveError: ")
+                reason = f"incomplete: the search stopped at {_stripped(said)}"
+                report = self._report(item, "call", "skipped", (str(item.path), (item.location[1] or 0) + 1, reason),
+                                      duration, note)
+            else:
+                text = (f"IncompleteExplorationError: ploom could not explore {item.nodeid}: {exc}; "
+                        "a search stopped short is never a pass")
+                report = self._report(item, "call", "failed", text, duration, note)
+            return _searched(report, "incomplete", None)
         except (RuntimeError, ValueError) as exc:
             report = self._report(item, "call", "failed", f"ploom could not explore {item.nodeid}: {exc}",
                                   time.monotonic() - start, note)

@@ -88,6 +88,7 @@ __all__ = [
     "Semaphore",
     "TIMEOUT_MAX",
     "Thread",
+    "ThreadError",
     "Timer",
     "current_thread",
     "excepthook",
@@ -98,6 +99,8 @@ __all__ = [
 ]
 
 BrokenBarrierError = _std.BrokenBarrierError
+# what a lock's release raises when it is not held, as CPython's
+ThreadError = _std.ThreadError
 TIMEOUT_MAX = _std.TIMEOUT_MAX
 # the standard library's own (see the module's docstring)
 ExceptHookArgs = _std.ExceptHookArgs
@@ -140,6 +143,13 @@ def Lock(*, name: object = None) -> _Lock:
     """A ploom.Lock, named name, else after the assignment that makes it
     (see ploom._names)."""
     return _Lock(name=_names.creation_name() if name is None else name)
+
+
+def currentThread() -> _PloomThread | _std.Thread:  # noqa: N802 - threading's deprecated name
+    """current_thread(), under threading's deprecated name, which warns as
+    CPython's does."""
+    warnings.warn("currentThread() is deprecated, use current_thread() instead", DeprecationWarning, stacklevel=2)
+    return current_thread()
 
 
 __getattr__ = _refusing_getattr(_std, __all__)

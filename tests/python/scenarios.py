@@ -543,6 +543,22 @@ def forks_in_a_thread():
     thread.join()
 
 
+def catches_the_fork_refusal():
+    # a library that falls back when fork fails must not carry on unexplored
+    try:
+        _fork_and_wait()
+    except BaseException:
+        pass
+
+
+def starts_a_spawned_pool():
+    # a process pool feeds its processes from threads of multiprocessing
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        pool.apply(abs, (-1,))
+
+
 def forks_through_ctypes():
     # libc's fork() itself: no os.fork() audit event, a copy all the same
     import ctypes

@@ -29,6 +29,7 @@ from ploom._worker import split_target
 from ploom.exploration import (
     IncompleteExplorationError,
     ModelCheckError,
+    SetupError,
     Statistics,
     _counted,
 )
@@ -448,25 +449,33 @@ def test_a_crash_fails_the_schedule(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "scenario, call, task",
+    "scenario, call",
     [
-        (scenarios.forks, "os.fork()", 0),
-        (scenarios.forks_in_a_thread, "os.fork()", 1),
-        (scenarios.forkpty, "os.forkpty()", 0),
+        (scenarios.forks, "os.fork()"),
+        (scenarios.forks_in_a_thread, "os.fork()"),
+        (scenarios.forkpty, "os.forkpty()"),
+        (scenarios.catches_the_fork_refusal, "os.fork()"),
     ],
 )
-def test_forking_fails_the_schedule_with_the_reason(tmp_path, scenario, call, task):
-    with pytest.raises(ModelCheckError) as info:
+def test_forking_stops_the_search_as_a_setup_error_naming_the_call(tmp_path, scenario, call):
+    # no bug of the code under test: no failure, no trace saved
+    with pytest.raises(SetupError) as info:
         ploom.check(scenario, ploom.Config(trace_dir=str(tmp_path), minimize=False))
-    assert info.value.summary.startswith(
-        f"builtins.RuntimeError: ploom: a scenario cannot call {call}: "
-        "the new process would escape the scheduler"
-    )
-    with open(info.value.original_trace, encoding="utf-8") as f:
-        assert json.load(f)["outcome"]["task"] == task
-    # the trace is that of an ordinary failure: it replays
-    with pytest.raises(ModelCheckError):
-        ploom.exploration.replay(info.value.original_trace)
+    message = str(info.value)
+    assert message.startswith(f"ploom.UnscheduledPrimitiveError: {call} at ")
+    assert "ploom cannot explore a test that starts processes" in message
+    assert "to run another program, use subprocess" in message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_thread_of_multiprocessing_stops_the_search_as_one_that_starts_processes(tmp_path):
+    with pytest.raises(SetupError) as info:
+        ploom.check(scenarios.starts_a_spawned_pool, ploom.Config(trace_dir=str(tmp_path), minimize=False))
+    message = str(info.value)
+    assert "(module multiprocessing." in message
+    assert "ploom cannot explore a test that starts processes" in message
+    # no module to add to patch= would make it explorable
+    assert "to patch=" not in message
 
 
 @pytest.mark.parametrize(

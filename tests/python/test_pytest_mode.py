@@ -274,6 +274,34 @@ def test_an_incomplete_search_is_never_a_pass(project):
     assert set(reasons) == {"incomplete: 1 schedule explored, stopped at --ploom-max-schedules=1"}, skipped.stdout
 
 
+def test_a_test_that_forks_is_a_search_stopped_short_not_a_failure_of_its_code(project):
+    (project / "tests" / "test_fork.py").write_text(textwrap.dedent("""
+        import os
+
+
+        def test_fork():
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+    """))
+    failed = run(project, "--ploom", "-v", "tests/test_fork.py")
+    assert failed.returncode == 1, failed.stdout
+    assert re.search(r"^tests/test_fork\.py::test_fork FAILED", failed.stdout, re.M), failed.stdout
+    assert "IncompleteExplorationError: ploom could not explore tests/test_fork.py::test_fork: " \
+           "ploom.UnscheduledPrimitiveError: os.fork() at test_fork.py:6 during a schedule: " \
+           "ploom cannot explore a test that starts processes" in failed.stdout, failed.stdout
+    assert re.search(r"^ploom: 1 test explored, 0 schedules: 0 complete, 1 incomplete, 0 failed$",
+                     failed.stdout, re.M), failed.stdout
+    # no failing schedule: nothing saved to run first next time
+    assert not (project / ".ploom").exists() or not list((project / ".ploom").iterdir())
+    skipped = run(project, "--ploom", "--ploom-incomplete=skip", "-rs", "tests/test_fork.py")
+    assert skipped.returncode == 0, skipped.stdout
+    reasons = re.findall(r"^SKIPPED \[\d+\] tests/test_fork\.py:\d+: (.*)$", skipped.stdout, re.M)
+    assert len(reasons) == 1 and reasons[0].startswith(
+        "incomplete: the search stopped at os.fork() at test_fork.py:6 during a schedule"), skipped.stdout
+
+
 def test_without_ploom_the_tests_run_once(project):
     result = run(project, "-q", "tests/test_bank.py::test_single", "tests/test_bank.py::test_locked")
     assert result.returncode == 0, result.stdout

@@ -119,6 +119,25 @@ def test_queues_in_one_thread():
     assert [prio.get() for _ in range(3)] == [1, 2, 3]
 
 
+def test_the_standard_modules_aliases_are_their_own_objects():
+    import _thread as std_thread
+    import threading as std_threading
+    import warnings
+
+    from ploom import _thread as pthread
+
+    # code catches the standard library's exception: it must be the same class
+    assert pthreading.ThreadError is std_threading.ThreadError
+    assert pthread.error is std_thread.error
+    assert pthread.start_new is pthread.start_new_thread
+    assert pthread.lock is pthread.LockType
+    assert type(pthread.allocate()) is pthread.LockType
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert pthreading.currentThread() is pthreading.current_thread()
+    assert [w.category for w in caught] == [DeprecationWarning]
+
+
 def test_an_unsupported_name_is_an_error_naming_it():
     with pytest.raises(AttributeError, match=r"ploom.threading does not support threading.enumerate"):
         pthreading.enumerate  # noqa: B018
