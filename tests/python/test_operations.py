@@ -389,8 +389,10 @@ def test_a_timed_join_is_recorded_shown_and_replayed(tmp_path):
     # where it stopped is information beside the step (tests/python/test_where.py)
     joins = [{k: v for k, v in s.items() if k != "where"} for s in trace["steps"]
              if s["op"] == "join"]
+    # it timed out while thread#1 could still run: a stall of thread#1 for
+    # the join's whole timeout
     assert joins == [{"index": 1, "task": 0, "op": "join", "object": "thread#1",
-                      "enabled": [0, 1], "timeout": True}]
+                      "enabled": [0, 1], "timeout": True, "stall_of": 1, "stall_ns": 3600 * 10**9}]
     shown = subprocess.run([_find_utility("ploom-show"), info.value.original_trace],
                            capture_output=True, text=True, check=True).stdout
     assert "join thread#1 (timeout)" in shown
