@@ -46,10 +46,6 @@ from ploom._utility import (
 )
 from ploom._worker import imports_as, root_above, scenario_problem, split_target
 
-# Config lives in its own room, but users meet it here (ploom.Config,
-# the API reference, pickles of it): it is named as this module's.
-Config.__module__ = __name__
-
 __all__ = [
     "Config",
     "Statistics",
