@@ -39,6 +39,7 @@ import subprocess
 import sys
 from typing import Any
 
+from ploom import _utility
 from ploom._ploom import (
     EXIT_DIVERGENCE,
     EXIT_FAILURE,
@@ -137,7 +138,7 @@ def _check(args: list[str]) -> int:
     if applied and not {"-h", "--help", "-V", "--version"} & set(args):
         print(f"{PROG} check: " + "; ".join(applied), file=sys.stderr)
     # the worker imports as pytest does in this project (its pythonpath)
-    env = exploration._env_with_root(os.pathsep.join(exploration._project_paths(settings, own=False)) or None)
+    env = _utility.env_with_root(os.pathsep.join(exploration._project_paths(settings, own=False)) or None)
     try:
         stats = exploration._search([*options, *args], env, None, usage_name=f"{PROG} check")
     except exploration.ModelCheckError as exc:
@@ -152,7 +153,7 @@ def _check(args: list[str]) -> int:
     except ValueError:
         # a usage error: ploom-explore said why, and its usage, on our stderr
         return EXIT_USAGE
-    except exploration._UtilityError as exc:
+    except _utility.UtilityError as exc:
         # ploom-explore said why on our stderr; a schedule that did not
         # follow its choices, and an internal error, keep their own status
         return exc.code if exc.code in (EXIT_DIVERGENCE, EXIT_INTERNAL) else EXIT_USAGE
@@ -219,10 +220,9 @@ def _replay(args) -> int:
 
 
 def _show(args: list[str]) -> int:
-    from ploom import exploration
 
     try:
-        program = exploration._find_utility("ploom-show")
+        program = _utility.find_utility("ploom-show")
     except RuntimeError as exc:
         return _error(str(exc))
     sys.stdout.flush()

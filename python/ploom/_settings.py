@@ -34,10 +34,10 @@ _FALSE = {"false", "no", "off", "0"}
 
 
 def _fields() -> dict[str, str]:
-    """Config's fields and their kinds (exploration._OPTIONS)."""
-    from ploom.exploration import _OPTIONS
+    """Config's fields and their kinds (_config.OPTIONS)."""
+    from ploom._config import OPTIONS
 
-    return {field: kind for field, _, kind in _OPTIONS}
+    return {field: kind for field, _, kind in OPTIONS}
 
 
 def ini_keys() -> list[tuple[str, str]]:
@@ -91,9 +91,9 @@ def _long_options_given(args: list[str]) -> set[str]:
     """The list fields (patch, instrument) whose option args gives, as
     getopt reads a long option: its name or a prefix of it, with or
     without ``=VALUE``."""
-    from ploom.exploration import _OPTIONS
+    from ploom._config import OPTIONS
 
-    lists = {option[2:]: field for field, option, kind in _OPTIONS if kind == "names"}
+    lists = {option[2:]: field for field, option, kind in OPTIONS if kind == "names"}
     given = set()
     for arg in args:
         if arg == "--":

@@ -19,21 +19,31 @@ exception:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
-import json
 import os
-import selectors
 import shlex
 import shutil
-import stat
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO, Any, Literal
+from typing import Any
 
 from ploom import _ploom
+from ploom._config import Config, check_seconds, spelled
+from ploom._utility import (
+    EXPLORE,
+    REPLAY,
+    UtilityError,
+    env_with_root,
+    find_utility,
+    loads_strict,
+    open_if_pipe,
+    run,
+    stderr_tail,
+    terminal_progress,
+    usage_error,
+)
 from ploom._worker import imports_as, root_above, scenario_problem, split_target
 
 __all__ = [
@@ -45,314 +55,6 @@ __all__ = [
     "check",
     "replay",
 ]
-
-_EXPLORE = "ploom-explore"
-_REPLAY = "ploom-replay"
-
-
-@dataclasses.dataclass(frozen=True)
-class Config:
-    """How :func:`check` explores a scenario: ``ploom-explore``'s options.
-
-    Each field is one option of ``ploom-explore`` (``man ploom-explore``,
-    ``python -m ploom check --help``), which states its bounds and its
-    default.  None, the default of every valued field, leaves the option
-    out, so the utility's own default holds; ``keep_going`` and ``minimize``
-    are the flags ``--keep-going`` and ``--no-minimize``.
-
-    max_preemptions (``--max-preemptions``)
-        Explore only the schedules with at most this many preemptions (a
-        switch away from a task that could have continued); ``None``
-        explores every schedule.
-    reduction (``--reduction``)
-        ``"none"``: plain depth-first search over every schedule, the
-        default unless ``patch`` names modules.  ``"dpor"``: dynamic partial-order reduction, which
-        runs one schedule (or a few) for each class of schedules that differ
-        only in the order of steps that do not conflict (two steps conflict
-        when they touch the same cell, lock or thread and one of them
-        changes it), and so reaches every outcome of ``"none"`` in far
-        fewer schedules.  With ``max_preemptions`` it is bounded
-        partial-order reduction (Coons, Musuvathi and McKinley, OOPSLA
-        2013): it reaches the outcomes of ``"none"`` with the same bound.
-        With ``jobs`` above 1 the workers share one reduced search.  When
-        neither ``reduction`` nor ``search`` is set and ``patch`` names
-        modules (real code, on which depth-first search rarely finishes),
-        the reduction is the default, and ``Statistics.search_default``
-        says so: ``"the default when modules are patched"``.  Without them,
-        a depth-first search that finds plain state that tasks share starts
-        again as the reduction (``"the default when the code under test
-        shares plain state"``); a scenario of ploom's own operations shares
-        none and keeps depth-first search.
-    search (``--search``)
-        The order the schedules are tried in.  ``"dfs"`` (the utility's
-        default): depth first.  ``"ipb"``: iterative preemption bounding,
-        every schedule with no preemption, then every one with exactly 1,
-        then 2, ... (up to ``max_preemptions`` when set): the same
-        schedules as ``"dfs"``, each run once, but the first failure found
-        has the fewest preemptions of any failing schedule, so it is its
-        own minimized trace, and a bug that needs few preemptions is found
-        after far fewer schedules.  It cannot be combined with
-        ``reduction="dpor"``.  ``"pct"`` and ``"random"`` sample: each
-        schedule's choices are drawn, by probabilistic concurrency testing
-        (Burckhardt et al., ASPLOS 2010; a schedule has at most
-        ``pct_depth - 1`` preemptions) or uniformly at each step.  A sample
-        needs ``max_schedules`` or ``time_limit``, never completes, and
-        without a failure raises :class:`IncompleteExplorationError`: a
-        sample is never a pass.  It cannot be combined with
-        ``reduction="dpor"`` or ``max_preemptions``.  The docs' page on
-        sampling states what PCT's draws promise.
-    seed (``--seed``)
-        The seed of a sample, from 0 to 2**32 - 1: the same seed gives the
-        same schedules again, recorded in the statistics and the traces.
-    pct_depth (``--pct-depth``)
-        PCT's depth d, from 1: ``d - 1`` priority change points, so at most
-        ``d - 1`` preemptions, in each schedule (the utility's default is 3).
-    max_schedules (``--max-schedules``)
-        Stop after this many schedules.  If schedules remained, the search
-        is incomplete and :func:`check` raises
-        :class:`IncompleteExplorationError`.
-    time_limit (``--time-limit``)
-        Stop after this many seconds; incomplete if schedules remained.
-    max_steps (``--max-steps``)
-        Steps (scheduling points) allowed in one schedule.  A schedule that
-        reaches it, such as a thread spinning forever, makes the search
-        incomplete.  0 allows the most steps any schedule may take,
-        200,000, so that its trace can still be read.
-    schedule_timeout (``--schedule-timeout``)
-        Wall-clock seconds one schedule may take.  A schedule that takes
-        longer (blocked outside ploom, say in ``time.sleep``) is a failure of
-        kind ``timeout``.  0 sets no timeout.
-    keep_going (``--keep-going``)
-        Do not stop at the first failure: explore every schedule and count
-        the failing ones.  The first failure's trace is still saved.
-    hash_seed (``--hash-seed``)
-        ``PYTHONHASHSEED`` of every schedule, so set and dict order is the
-        same in all of them.
-    trace_dir (``--trace-dir``)
-        Where failure traces are written, created if missing.
-    minimize (``--no-minimize`` when False)
-        At the first failure, also look for the same failure with fewer
-        preemptions and save it as ``<id>-minimized.json`` beside the
-        original (:attr:`ModelCheckError.minimized_trace`).
-    minimize_seconds (``--minimize-seconds``)
-        Seconds that look may take (ploom-explore's default when None; 0
-        sets no limit).  When it stops early, the minimized trace is the
-        one with the fewest preemptions found, and
-        ``Statistics.raw["minimize_stopped_by"]`` says why.
-    saved (``--no-saved`` when False)
-        Before the search, run the scenario's failing schedules saved in
-        ``trace_dir`` (the newest 10), each on the current source, following
-        its order of tasks where the edited code still allows it, as
-        ``python -m ploom replay --on-current-source`` does: a failure not
-        fixed yet fails again at once, as that saved schedule's failure.
-        They are counted apart from the search's schedules
-        (``Statistics.saved_runs``).  False runs only the search.
-    jobs (``--jobs``)
-        Worker processes that run schedules at once.  They explore exactly
-        the schedules one would; without ``keep_going`` the failure reported
-        is the first one any of them found, which may be another failing
-        schedule than one worker reports first.
-    patch (``--patch``, once per module)
-        Names of modules, such as ``("mylib.pool",)``, whose references to
-        the standard ``threading`` and ``queue`` modules (and to names
-        imported from them) the worker swaps for ``ploom.threading`` and
-        ``ploom.queue`` after it imported the scenario's module, so that
-        library code runs under the scheduler unchanged.  The scenario's
-        module must import them: nothing new is imported.  The scenario's
-        own module and every module of the user's project that it imports
-        (a file under the repository's work tree, or without one the
-        scenario's import root, outside ``site-packages`` and the standard
-        library) are patched without being named, unless the names include
-        ``"-"``, which patches only the modules named; a library installed
-        in ``site-packages`` is patched only when named.  The traces
-        record the list and a replay patches the same modules.  A tuple or
-        list of strings; a string alone is refused, since ``("mylib")`` is
-        the string ``"mylib"``.
-    instrument (``--instrument``, once per module)
-        Names of modules, such as ``("mylib.pool",)``, whose plain state
-        (attributes, subscripts, container methods, globals) the search
-        sees: the worker rewrites them as they are imported (a package's
-        submodules too), and their accesses become scheduling points (under
-        ``reduction="dpor"`` every one, under the other searches those found
-        touching state two tasks share, after which the search starts
-        again with them as points), so that races on plain Python objects
-        are explored like races on a ``SharedCell``.  Every search
-        instruments the scenario's own module, the modules of its project
-        that are patched by default, and every module of ``patch`` as
-        well, unless the names include ``"-"``, which instruments only the
-        modules named.  The traces and the statistics record what was
-        instrumented, and a replay instruments the same.  A tuple or list
-        of strings, as ``patch``.
-    timeouts (``--timeouts``)
-        The time model (:doc:`threading`).  ``"idle"``, the default:
-        computation takes no time, ``time.sleep(d)`` blocks its task until
-        ploom's clock reaches now + d, a timed wait ends by its resource or
-        by its deadline, and the clock jumps to the earliest deadline only
-        when no task can run; ``sleep(0)`` is a fair yield, so spin-waits
-        on sleeps end (``yield_now()`` stays a plain scheduling point), and
-        a clock read is no scheduling point.  ``"any"``: the stress model, in which a
-        timed wait may time out at any step, as if what it waits for
-        stalled for its whole timeout, and a clock read is a point; a failure
-        after such a stall says so.  The traces record the model, and a
-        replay runs under the trace's.
-
-    The options of ``ploom-explore`` that are not fields: ``--python`` (the
-    worker runs the interpreter that runs :func:`check`, which imported the
-    scenario), ``--quiet`` (:func:`check` passes the utility's progress on
-    to standard error, where it can be redirected) and ``--check-options``
-    (a dry run, which :func:`check` does not need).
-
-    A value of the wrong type (``True`` for a count, ``"2"`` for ``jobs``)
-    is a TypeError naming the field, here.  The values themselves are
-    ``ploom-explore``'s to judge: a value it refuses makes :func:`check`
-    raise a ValueError, before any schedule runs, carrying its reason, such
-    as ``ploom-explore: invalid --max-steps '-1': not an integer from 0 to
-    200000``.
-    """
-
-    max_preemptions: int | None = None
-    # the values ploom-explore takes, for an editor to offer; the utility
-    # still judges each value (a str outside them reaches it and is refused)
-    reduction: Literal["none", "dpor"] | None = None
-    search: Literal["dfs", "ipb", "pct", "random"] | None = None
-    seed: int | None = None
-    pct_depth: int | None = None
-    max_schedules: int | None = None
-    time_limit: float | None = None
-    max_steps: int | None = None
-    schedule_timeout: float | None = None
-    keep_going: bool = False
-    hash_seed: int | None = None
-    trace_dir: str | os.PathLike | None = None
-    minimize: bool = True
-    minimize_seconds: float | None = None
-    saved: bool = True
-    jobs: int | None = None
-    patch: tuple[str, ...] = ()
-    instrument: tuple[str, ...] = ()
-    timeouts: Literal["idle", "any"] | None = None
-
-    def __post_init__(self) -> None:
-        # Types only: the bounds are ploom-explore's, stated in one place.
-        for field, _, kind in _OPTIONS:
-            _CHECKS[kind](field, getattr(self, field))
-            # a list is taken as the tuple it says, so that the config stays hashable
-            if kind == "names":
-                object.__setattr__(self, field, tuple(getattr(self, field)))
-
-    def _options(self) -> list[str]:
-        """The ``ploom-explore`` options that say the same as this config."""
-        opts = []
-        for field, option, kind in _OPTIONS:
-            value = getattr(self, field)
-            if kind == "flag":
-                opts += [option] if value else []
-            elif kind == "unset flag":
-                opts += [] if value else [option]
-            elif kind == "names":
-                opts += [f"{option}={name}" for name in value]
-            elif value is not None:
-                opts.append(f"{option}={_spelled(value)}")
-        return opts
-
-
-# The one table of Config's fields and the ploom-explore options they
-# become, in the order they are passed.  A kind says what values the field
-# takes and how it becomes options: "flag" is passed when True, "unset
-# flag" when False, "names" once per name, the others as --option=VALUE
-# unless None.
-_OPTIONS = (
-    ("max_preemptions", "--max-preemptions", "int"),
-    ("reduction", "--reduction", "str"),
-    ("search", "--search", "str"),
-    ("seed", "--seed", "int"),
-    ("pct_depth", "--pct-depth", "int"),
-    ("max_schedules", "--max-schedules", "int"),
-    ("time_limit", "--time-limit", "seconds"),
-    ("max_steps", "--max-steps", "int"),
-    ("schedule_timeout", "--schedule-timeout", "seconds"),
-    ("keep_going", "--keep-going", "flag"),
-    ("hash_seed", "--hash-seed", "int"),
-    ("trace_dir", "--trace-dir", "path"),
-    ("minimize", "--no-minimize", "unset flag"),
-    ("minimize_seconds", "--minimize-seconds", "seconds"),
-    ("saved", "--no-saved", "unset flag"),
-    ("jobs", "--jobs", "int"),
-    ("patch", "--patch", "names"),
-    ("instrument", "--instrument", "names"),
-    ("timeouts", "--timeouts", "str"),
-)
-
-# The options of ploom-explore that Config leaves out, and why (the
-# Config docstring says it to the user).
-_NOT_IN_CONFIG = {
-    "--python": "the worker runs the interpreter that runs check(), which imported the scenario",
-    "--quiet": "check() passes the progress on to standard error, where it can be redirected",
-    "--progress": "check(progress=FUNCTION) asks for the JSON lines and hands each to FUNCTION",
-    "--check-options": "a dry run; check() learns of a refused option from the search itself",
-    "--shard": "a part of a search, for an engine to run N of and ploom-merge to add up: "
-    "check() answers for a whole search",
-    "--shard-depth": "goes with --shard",
-    "--help": "not a search",
-    "--version": "not a search",
-}
-
-
-def _spelled(value: Any) -> str:
-    """A value as ploom-explore reads it: repr keeps a float's every digit."""
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    return value if isinstance(value, str) else repr(value)
-
-
-def _check_int(name: str, value: Any) -> None:
-    # bool is an int subclass, but True as a count is surely a mistake
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-        raise TypeError(f"Config.{name} must be an integer, not {value!r}")
-
-
-def _check_seconds(name: str, value: Any, owner: str | None = None) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise TypeError(f"{owner or 'Config.' + name} must be a number of seconds, not {value!r}")
-
-
-def _check_str(name: str, value: Any) -> None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"Config.{name} must be a string, not {value!r}")
-
-
-def _check_bool(name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"Config.{name} must be True or False, not {value!r}")
-
-
-def _check_path(name: str, value: Any) -> None:
-    if value is not None and (
-        not isinstance(value, (str, os.PathLike)) or not isinstance(os.fspath(value), str)
-    ):
-        raise TypeError(f"Config.{name} must be a path, not {value!r}")
-
-
-def _check_names(name: str, value: Any) -> None:
-    # the names themselves are ploom-explore's to judge, as the other values
-    if isinstance(value, str):
-        raise TypeError(
-            f"Config.{name} must be a tuple of module names, not the string {value!r} "
-            f"(write ({value!r},) for one module)"
-        )
-    if not isinstance(value, (tuple, list)) or not all(isinstance(item, str) for item in value):
-        raise TypeError(f"Config.{name} must be a tuple of module names, not {value!r}")
-
-
-_CHECKS = {
-    "int": _check_int,
-    "seconds": _check_seconds,
-    "str": _check_str,
-    "flag": _check_bool,
-    "unset flag": _check_bool,
-    "path": _check_path,
-    "names": _check_names,
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -443,7 +145,7 @@ class Statistics:
                 raw=dict(data),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise RuntimeError(f"ploom: unexpected statistics from {_EXPLORE}: {exc!r} in {data!r}") from None
+            raise RuntimeError(f"ploom: unexpected statistics from {EXPLORE}: {exc!r} in {data!r}") from None
 
 
 # What a summary line never shows as it is, since a terminal would act on
@@ -792,7 +494,7 @@ def _check_with(
     config, applied = settings.apply(config)
     try:
         stats = _explore(target, import_root, config, progress=progress, import_paths=_project_paths(settings))
-    except _UtilityError as exc:
+    except UtilityError as exc:
         # the type is __main__'s, for the exit status; a caller sees the
         # RuntimeError this function promises, with the same message
         raise RuntimeError(str(exc)) from None
@@ -814,7 +516,7 @@ def _explore(
     (_project_paths()) go on the worker's PYTHONPATH after import_root."""
     __tracebackhide__ = True
     shown = ["--progress=json"] if progress else []
-    env = _env_with_root(os.pathsep.join([p for p in (import_root, *import_paths) if p]) or None)
+    env = env_with_root(os.pathsep.join([p for p in (import_root, *import_paths) if p]) or None)
     stats = _search([*config._options(), *shown, target], env, config, f" on {target!r}", progress=progress)
     assert stats is not None  # with a config, _search returns statistics or raises
     return stats
@@ -874,18 +576,18 @@ def _search(
     usage_name, goes to our stderr with the reason (and ValueError still
     tells it), and a run that searches nothing (``--help``, ``--version``,
     ``--check-options``) writes the utility's stdout to ours and returns
-    None.  With progress, the ``--progress=json`` lines go to it (_run)."""
+    None.  With progress, the ``--progress=json`` lines go to it (run)."""
     __tracebackhide__ = True
-    terminal = _terminal_progress(progress)
-    argv = [_find_utility(_EXPLORE), f"--python={sys.executable}", *terminal, *args]
+    terminal = terminal_progress(progress)
+    argv = [find_utility(EXPLORE), f"--python={sys.executable}", *terminal, *args]
     # the ModelCheckError says the next step, with the command of its caller
     env = dict(env, PLOOM_NO_NEXT_STEP="1")
     if terminal:
         env = dict(env, COLUMNS=str(shutil.get_terminal_size().columns))
     if usage_name:
         env = dict(env, PLOOM_USAGE_NAME=usage_name)
-    code, stdout, stderr = _run(argv, env, hold_usage_error=config is not None, progress=progress)
-    if code == 2 and _usage_error(stderr):
+    code, stdout, stderr = run(argv, env, hold_usage_error=config is not None, progress=progress)
+    if code == 2 and usage_error(stderr):
         # the reason; the usage after it names options, not Config fields
         raise ValueError(stderr.partition("\n")[0])
     if config is None and code == 0 and not stdout.lstrip().startswith("{"):
@@ -899,8 +601,7 @@ def _search(
             stats = Statistics.from_json(loads_strict(stdout))
         except ValueError as exc:
             raise RuntimeError(
-                f"ploom: {_EXPLORE} exited {code} without valid statistics on stdout ({exc})"
-                + _stderr_tail(stderr)
+                f"ploom: {EXPLORE} exited {code} without valid statistics on stdout ({exc})" + stderr_tail(stderr)
             ) from None
         if code == 0:
             return stats
@@ -913,50 +614,10 @@ def _search(
             )
         raise IncompleteExplorationError(_incomplete_message(stats, config), stats)
     if code == _ploom.EXIT_SETUP:
-        marker = f"{_EXPLORE}: setup error, not a bug of the code under test: "
-        said = [line[len(marker):] for line in stderr.splitlines() if line.startswith(marker)]
-        raise SetupError(said[0] if said else f"ploom: {_EXPLORE} stopped at a setup error" + _stderr_tail(stderr))
-    raise _UtilityError(f"ploom: {_EXPLORE} failed{what} (exit {code})" + _stderr_tail(stderr), stderr, code)
-
-
-def _terminal_progress(progress: Callable[[dict], Any] | None) -> list[str]:
-    """``--progress=terminal`` when our standard error is a terminal and
-    the progress goes to it: ploom-explore's goes through a pipe to ours,
-    and would otherwise be the log's line of counts every 30 seconds.
-    It comes before the caller's options, so that their ``-q`` or
-    ``--progress`` wins."""
-    try:
-        tty = progress is None and sys.stderr is not None and sys.stderr.isatty()
-    except (AttributeError, ValueError):  # replaced, or closed
-        tty = False
-    return ["--progress=terminal"] if tty else []
-
-
-def _usage_error(stderr: str) -> bool | None:
-    """Whether ploom-explore's stderr, as much of it as came, is a usage
-    error: a line saying why (``ploom-explore: ...``), then at once the
-    usage (``usage: ...``), before anything else (``man ploom-explore``,
-    DIAGNOSTICS).  None while too little came to tell."""
-    head, usage = f"{_EXPLORE}: ", "usage: "
-    first, newline, rest = stderr.partition("\n")
-    if not newline:
-        return None if first.startswith(head) or head.startswith(first) else False
-    if not first.startswith(head):
-        return False
-    if rest.startswith(usage):
-        return True
-    return None if usage.startswith(rest) else False
-
-
-class _UtilityError(RuntimeError):
-    """A utility failed (exit 2 or worse) after its stderr went to ours.
-    The message ends with that text, so that the exception stands alone;
-    ``stderr`` is the text and ``code`` the exit status."""
-
-    def __init__(self, message: str, stderr: str, code: int) -> None:
-        super().__init__(message)
-        self.stderr = stderr
-        self.code = code
+        marker = f"{EXPLORE}: setup error, not a bug of the code under test: "
+        said = [line[len(marker) :] for line in stderr.splitlines() if line.startswith(marker)]
+        raise SetupError(said[0] if said else f"ploom: {EXPLORE} stopped at a setup error" + stderr_tail(stderr))
+    raise UtilityError(f"ploom: {EXPLORE} failed{what} (exit {code})" + stderr_tail(stderr), stderr, code)
 
 
 def replay(
@@ -1005,7 +666,7 @@ def replay(
     path = os.fspath(trace)
     if not isinstance(path, str):
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
-    _check_seconds("schedule_timeout", schedule_timeout, "ploom.replay: schedule_timeout")
+    check_seconds("schedule_timeout", schedule_timeout, "ploom.replay: schedule_timeout")
     return _replay_path(path, python, on_current_source, schedule_timeout)
 
 
@@ -1022,7 +683,7 @@ def _replay_path(
     given."""
     __tracebackhide__ = True
     options = _replay_options(schedule_timeout)
-    pipe = None if path == "-" else _open_if_pipe(path)
+    pipe = None if path == "-" else open_if_pipe(path)
     try:
         return _replay_from(
             path, pipe, python, on_current_source=on_current_source, options=options, usage_name=usage_name
@@ -1034,7 +695,7 @@ def _replay_path(
 
 def _replay_options(schedule_timeout: float | str | None) -> list[str]:
     """The ploom-replay options of a replay with ``schedule_timeout``."""
-    return [] if schedule_timeout is None else [f"--schedule-timeout={_spelled(schedule_timeout)}"]
+    return [] if schedule_timeout is None else [f"--schedule-timeout={spelled(schedule_timeout)}"]
 
 
 def _replay_from(
@@ -1052,7 +713,7 @@ def _replay_from(
     the caller read and checked them, and errors name ``path``."""
     __tracebackhide__ = True
     from_stdin = path == "-" or stdin is not None
-    argv = [_find_utility(_REPLAY), f"--python={python or sys.executable}"]
+    argv = [find_utility(REPLAY), f"--python={python or sys.executable}"]
     # on the current source, what changed and how the run went are for
     # the reader: ploom-replay says them on our stderr
     argv += ["--on-current-source"] if on_current_source else ["-q"]
@@ -1061,7 +722,7 @@ def _replay_from(
     if stdin is None and not from_stdin:
         stdin = subprocess.DEVNULL
     env = dict(os.environ, PLOOM_USAGE_NAME=usage_name) if usage_name else dict(os.environ)
-    code, stdout, stderr = _run(argv, env, echo_stderr=on_current_source, stdin=stdin)
+    code, stdout, stderr = run(argv, env, echo_stderr=on_current_source, stdin=stdin)
     # a trace read from standard input or a pipe has no path to replay it by again
     shown = _shown_path(path) if named or not from_stdin else None
     if code == 4:
@@ -1069,15 +730,14 @@ def _replay_from(
         for line in stderr.splitlines():
             if marker in line:
                 raise ReplayDivergenceError(line.split(marker, 1)[1].strip(), shown)
-        raise ReplayDivergenceError(stderr.strip() or f"{_REPLAY} exited 4", shown)
+        raise ReplayDivergenceError(stderr.strip() or f"{REPLAY} exited 4", shown)
     if code in (0, 1, 3):
         try:
             replayed = loads_strict(stdout)
             outcome = replayed["outcome"]
         except (ValueError, KeyError, TypeError) as exc:
             raise RuntimeError(
-                f"ploom: {_REPLAY} exited {code} without a valid trace on stdout ({exc!r})"
-                + _stderr_tail(stderr)
+                f"ploom: {REPLAY} exited {code} without a valid trace on stdout ({exc!r})" + stderr_tail(stderr)
             ) from None
         if code == 0:
             return replayed
@@ -1095,34 +755,7 @@ def _replay_from(
     lines = [line for line in stderr.splitlines() if line.strip()]
     if lines and code == 2:
         raise RuntimeError("\n".join(lines[-20:]))
-    raise RuntimeError(f"ploom: {_REPLAY} failed on {path!r} (exit {code})" + _stderr_tail(stderr))
-
-
-def _open_if_pipe(path: str) -> IO[bytes] | None:
-    """The file at ``path`` opened for reading when it is a pipe or a
-    socket, such as the /dev/fd/63 of bash's ``<(...)``: another
-    process could not open that again (the descriptor is ours, and a pipe
-    is read once), so ploom-replay gets it on its standard input.  None
-    otherwise, and when it cannot be opened: ploom-replay then says why."""
-    try:
-        mode = os.stat(path).st_mode
-        # a device such as /dev/zero ploom-replay opens and refuses itself
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-            return None
-        return open(path, "rb")
-    except OSError:
-        return None
-
-
-def _env_with_root(import_root: str | None) -> dict:
-    """This process's environment, with import_root first on PYTHONPATH."""
-    env = dict(os.environ)
-    if import_root:
-        # The worker must import the scenario's module as this process did:
-        # put the folder its top-level package lives in on the worker's path.
-        old = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = import_root + (os.pathsep + old if old else "")
-    return env
+    raise RuntimeError(f"ploom: {REPLAY} failed on {path!r} (exit {code})" + stderr_tail(stderr))
 
 
 def _shown_path(path: str | None) -> str | None:
@@ -1149,8 +782,7 @@ def _target(scenario: Any) -> tuple[str, str | None]:
     module_name = getattr(scenario, "__module__", None)
     if not isinstance(qualname, str) or not isinstance(module_name, str):
         raise ValueError(
-            f"ploom.check: {scenario!r} has no module and qualified name; "
-            "pass a function defined at module level"
+            f"ploom.check: {scenario!r} has no module and qualified name; pass a function defined at module level"
         )
     if "<" in qualname:
         raise ValueError(
@@ -1207,197 +839,8 @@ def _namespace(scenario: Any, module_name: str) -> dict:
     return vars(module) if module is not None else {}
 
 
-def _find_utility(name: str) -> str:
-    """Finds a ploom utility: in $PLOOM_BIN_DIR, beside this interpreter (a
-    venv's bin/), or on PATH."""
-    bin_dir = os.environ.get("PLOOM_BIN_DIR")
-    if bin_dir:
-        path = os.path.join(bin_dir, name)
-        if os.access(path, os.X_OK):
-            return path
-        raise RuntimeError(f"ploom: PLOOM_BIN_DIR is {bin_dir!r} but it holds no executable {name!r}")
-    beside = os.path.join(os.path.dirname(sys.executable), name)
-    if os.access(beside, os.X_OK):
-        return beside
-    found = shutil.which(name)
-    if found:
-        return found
-    raise RuntimeError(
-        f"ploom: cannot find the {name!r} utility (looked in PLOOM_BIN_DIR, "
-        f"{os.path.dirname(sys.executable)!r} and PATH); build ploom with `make` and use "
-        "its .venv, or set PLOOM_BIN_DIR to the folder that holds the utilities"
-    )
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
-    seen: dict = {}
-    for name, value in pairs:
-        if name in seen:
-            raise ValueError(f"duplicate key {name!r}")
-        seen[name] = value
-    return seen
-
-
-def loads_strict(text: str) -> Any:
-    """json.loads, refusing an object with two members of one name: JSON
-    leaves their meaning open, and ploom's C readers refuse them too, so
-    that every reader of a trace reads the same document."""
-    return json.loads(text, object_pairs_hook=_unique_keys)
-
-
-def _run(
-    argv: list[str],
-    env: dict,
-    echo_stderr: bool = True,
-    stdin: Any = subprocess.DEVNULL,
-    hold_usage_error: bool = False,
-    progress: Callable[[dict], Any] | None = None,
-) -> tuple[int, str, str]:
-    """Runs the utility; its stderr is kept, and goes to ours as it comes
-    when echo_stderr is true.  With hold_usage_error, the start of it waits
-    until it is known not to be a usage error (_usage_error), which never
-    goes to ours.  With progress, the utility's ``--progress=json`` lines
-    go to that function instead, and are neither kept nor echoed.
-
-    One thread multiplexes both pipes, so that Ctrl-C (delivered to the main
-    thread) interrupts the wait at once; the utility is then terminated,
-    which ends its worker and children.
-    """
-    # lets the utility stop (and stop its worker) if this process is killed
-    env = dict(env, PLOOM_CALLER_PID=str(os.getpid()))
-    proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    assert proc.stdout is not None and proc.stderr is not None  # both PIPE
-    out_chunks: list[bytes] = []
-    err_chunks: list[bytes] = []
-    held: bytes | None = b"" if hold_usage_error and echo_stderr else None
-    reports = _ProgressLines(progress) if progress else None
-    try:
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ, out_chunks)
-            sel.register(proc.stderr, selectors.EVENT_READ, err_chunks)
-            while sel.get_map():
-                for key, _ in sel.select():
-                    data = os.read(key.fd, 65536)
-                    eof = not data
-                    if key.data is err_chunks and reports is not None:
-                        data = reports.rest() if eof else reports.feed(data)
-                    if eof:
-                        sel.unregister(key.fileobj)
-                    if not data:
-                        continue
-                    key.data.append(data)
-                    if key.data is not err_chunks or not echo_stderr:
-                        continue
-                    if held is not None:
-                        held += data
-                        if _usage_error(held.decode("utf-8", "replace")) is not False:
-                            continue
-                        data, held = held, None
-                    _pass_through(data)
-        code = proc.wait()
-        if held and not _usage_error(held.decode("utf-8", "replace")):
-            _pass_through(held)
-    except KeyboardInterrupt:
-        # Ctrl-C: the utility stops too (a terminal sent it the signal as
-        # well; this sends it again for a caller that got it alone), keeps
-        # the traces it found and says so in one line, passed on here
-        _interrupt(proc, echo_stderr)
-        raise
-    except BaseException:
-        # the like of SystemExit: do not leave the utility running.
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        raise
-    finally:
-        proc.stdout.close()
-        proc.stderr.close()
-    out = b"".join(out_chunks).decode("utf-8", "replace")
-    return code, out, b"".join(err_chunks).decode("utf-8", "replace")
-
-
-def _interrupt(proc: subprocess.Popen, echo_stderr: bool, grace_s: float = 10.0) -> None:
-    """Sends the utility SIGINT, passes on what it writes on stderr until
-    it exits (its line that says how far it got and where the traces are),
-    and kills it if it takes longer than grace_s."""
-    import signal
-    import time
-
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + grace_s
-    assert proc.stderr is not None  # _run's PIPE
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stderr, selectors.EVENT_READ)
-        while (left := deadline - time.monotonic()) > 0:
-            if not sel.select(left):
-                continue
-            data = os.read(proc.stderr.fileno(), 65536)
-            if not data:
-                break
-            if echo_stderr:
-                # a progress line of --progress=json is no message
-                _pass_through(b"".join(line for line in data.splitlines(True) if not line.startswith(b"{")))
-    try:
-        proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-class _ProgressLines:
-    """Takes ``ploom-explore --progress=json``'s lines out of its stderr, for
-    a function; the other lines, its messages, are left as they came."""
-
-    def __init__(self, report: Callable[[dict], Any]) -> None:
-        self._report = report
-        self._partial = b""
-
-    def feed(self, data: bytes) -> bytes:
-        """The data that is not progress, of whole lines; the last line waits
-        for its end."""
-        *lines, self._partial = (self._partial + data).split(b"\n")
-        rest = []
-        for line in lines:
-            report = None
-            if line.startswith(b"{"):
-                try:
-                    report = json.loads(line)
-                except ValueError:
-                    pass
-            # a scenario's own output may start with a brace too
-            if isinstance(report, dict) and "schedules" in report and "done" in report:
-                self._report(report)
-            else:
-                rest.append(line + b"\n")
-        return b"".join(rest)
-
-    def rest(self) -> bytes:
-        """A last line without its end: never progress, which ends its lines."""
-        rest, self._partial = self._partial, b""
-        return rest
-
-
-def _pass_through(data: bytes) -> None:
-    try:
-        sys.stderr.write(data.decode("utf-8", "replace"))
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass  # our stderr is gone; the text is still kept for the error
-
-
-def _stderr_tail(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return ":\n" + "\n".join(lines[-20:])
-
-
 def _counted(n: int, noun: str) -> str:
-    """"1 schedule", "2 schedules": the one place where ploom's Python
+    """ "1 schedule", "2 schedules": the one place where ploom's Python
     messages put a count's noun in the plural (the C utilities' is
     lib/plural.h)."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
@@ -1407,9 +850,7 @@ def _limit(stopped_by: str | None, config: Config | None) -> str:
     """The limit that stopped the search, in the words of config's field,
     or of the option for python -m ploom check (config None)."""
     if stopped_by == "max-schedules":
-        return "the schedule limit (" + (
-            f"max_schedules={config.max_schedules})" if config else "--max-schedules)"
-        )
+        return "the schedule limit (" + (f"max_schedules={config.max_schedules})" if config else "--max-schedules)")
     if stopped_by == "time-limit":
         return "the time limit (" + (f"time_limit={config.time_limit} s)" if config else "--time-limit)")
     if stopped_by == "max-steps":

@@ -53,6 +53,8 @@ import tempfile
 
 import pytest
 
+from ploom import _utility
+
 # The first failing trace of a test (an absolute path), for its report.
 _FIRST_FAILURE = pytest.StashKey[str]()
 
@@ -400,14 +402,13 @@ def _recorded_scenario(data):
     reads it: ValueError when the trace is not valid UTF-8 JSON, holds a
     NUL character in a string (a C reader would see a shorter one), or
     names no scenario."""
-    from ploom import exploration
 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"invalid UTF-8 at byte {exc.start}") from None
     try:
-        trace = exploration.loads_strict(text)
+        trace = _utility.loads_strict(text)
         scenario = trace["scenario"]
     except (KeyError, TypeError, RecursionError):
         raise ValueError("it names no scenario") from None
@@ -851,7 +852,7 @@ def _replay_dir(root, nodeid, trace):
     named by its base name alone), the test file's folder."""
     try:
         with open(trace, "rb") as f:
-            from ploom.exploration import loads_strict
+            from ploom._utility import loads_strict
 
             recorded = loads_strict(f.read().decode("utf-8"))
         folder = recorded.get("source", {}).get("root") == "folder"
@@ -867,10 +868,9 @@ def _show(trace, cwd):
     the traceback), or None when it cannot be had."""
     import subprocess
 
-    from ploom import exploration
 
     try:
-        done = subprocess.run([exploration._find_utility("ploom-show"), trace], cwd=cwd,
+        done = subprocess.run([_utility.find_utility("ploom-show"), trace], cwd=cwd,
                               capture_output=True, text=True, timeout=60, check=False)
     except (OSError, RuntimeError, subprocess.SubprocessError):
         return None

@@ -709,9 +709,9 @@ def explore(target, trace_dir, *options, limit=None, env=None):
     (and --max-schedules=limit), in the environment with env added; returns
     (exit status, statistics or None, stderr)."""
     # here, so that printing a program needs no ploom on sys.path
-    from ploom.exploration import _find_utility
+    from ploom._utility import find_utility
 
-    argv = [_find_utility("ploom-explore"), "-k", "-q", "--no-minimize", f"--trace-dir={trace_dir}"]
+    argv = [find_utility("ploom-explore"), "-k", "-q", "--no-minimize", f"--trace-dir={trace_dir}"]
     if limit:
         argv.append(f"--max-schedules={limit}")
     result = subprocess.run([*argv, *options, target], capture_output=True, text=True, timeout=600,

@@ -894,7 +894,7 @@ def test_the_largest_values_pass_the_utilitys_check(options):
 def test_an_enumerated_field_is_typed_with_the_values_ploom_explore_takes(field):
     # the type is what an editor offers: the Literal of exactly the values
     # the utility names when it refuses another one
-    option = dict((f, o) for f, o, _ in ploom.exploration._OPTIONS)[field]
+    option = dict((f, o) for f, o, _ in ploom._config.OPTIONS)[field]
     refused = subprocess.run([UTILITY, "--check-options", f"{option}=unheard-of"], capture_output=True, text=True)
     said = re.match(rf"ploom-explore: unknown {option} \((.*)\) 'unheard-of'\n", refused.stderr)
     assert refused.returncode == 2 and said, refused.stderr
@@ -954,11 +954,11 @@ def help_options():
 def test_config_has_a_field_for_each_option_of_ploom_explore():
     options = help_options()
     assert {"--max-preemptions", "--jobs", "--quiet"} <= options  # the help is parsed
-    table = {option: field for field, option, _ in ploom.exploration._OPTIONS}
+    table = {option: field for field, option, _ in ploom._config.OPTIONS}
     # an option added to ploom-explore needs a Config field, or a reason
     # in _NOT_IN_CONFIG; an option gone from it, neither
-    assert options | {"--help", "--version"} == table.keys() | ploom.exploration._NOT_IN_CONFIG.keys()
-    assert not table.keys() & ploom.exploration._NOT_IN_CONFIG.keys()
+    assert options | {"--help", "--version"} == table.keys() | ploom._config.NOT_IN_CONFIG.keys()
+    assert not table.keys() & ploom._config.NOT_IN_CONFIG.keys()
     # and each field is in the table, once
     assert sorted(table.values()) == sorted(f.name for f in dataclasses.fields(ploom.Config))
 
@@ -1016,7 +1016,7 @@ def test_check_runs_ploom_explore_once_and_the_options_are_checked_there(tmp_pat
     ],
 )
 def test_a_usage_error_is_told_by_its_shape_as_soon_as_it_can_be(stderr, verdict):
-    assert ploom.exploration._usage_error(stderr) is verdict
+    assert ploom._utility.usage_error(stderr) is verdict
 
 
 def test_the_patched_modules_become_patch_options_in_order():
@@ -1220,10 +1220,10 @@ def test_progress_on_a_terminal_is_the_status_line_and_in_a_log_the_counts(tmp_p
 
 
 def test_progress_lines_are_taken_whole_from_stderr_and_the_rest_is_left():
-    from ploom.exploration import _ProgressLines
+    from ploom._utility import ProgressLines
 
     reports = []
-    lines = _ProgressLines(reports.append)
+    lines = ProgressLines(reports.append)
     line = b'{"schedules":3,"failing":0,"summary":"3 schedules","done":false}\n'
     # a report cut between reads, a message, a scenario's own braces
     assert lines.feed(line[:10]) == b""

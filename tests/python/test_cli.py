@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from bank_copy import add_lock, write_bank
+from ploom import _utility
 from ploom.__main__ import _plain_state, main
 from ploom.exploration import Statistics
 
@@ -555,7 +556,7 @@ def test_check_keeps_the_status_of_a_divergence_and_of_an_internal_error(monkeyp
     from ploom import exploration
 
     def fails(*args, **kwargs):
-        raise exploration._UtilityError("ploom: ploom-explore failed", "", code)
+        raise _utility.UtilityError("ploom: ploom-explore failed", "", code)
 
     monkeypatch.setattr(exploration, "_search", fails)
     assert main(["check", "scenarios:bank"]) == status

@@ -36,7 +36,7 @@ import pytest
 
 import progen
 import testenv
-from ploom.exploration import _find_utility
+from ploom._utility import find_utility
 
 SEEDS = testenv.count("PLOOM_DIFF_SEEDS", 250)
 START = testenv.start("PLOOM_DIFF_START")
@@ -61,7 +61,7 @@ MODEL_TEST = "test_dfs_explores_what_the_model_counts"
 
 def _missing_features(folder):
     """Why the differential test cannot run yet, or None."""
-    explore = _find_utility("ploom-explore")
+    explore = find_utility("ploom-explore")
     missing = []
     usage = subprocess.run([explore, "--help"], capture_output=True, text=True, timeout=60).stdout
     if "dpor" not in usage:

@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 import progen
-from ploom.exploration import _find_utility
+from ploom._utility import find_utility
 
 PROBE = textwrap.dedent('''
     import gc
@@ -264,7 +264,7 @@ def test_an_object_made_where_a_dead_one_was_is_a_new_plain_object_and_replays(t
     assert len(names["Obj.x"]) == 8, names
     assert sum(len(v) for k, v in names.items() if k.startswith("list items")) == 8, names
     assert sum(len(v) for k, v in names.items() if k.startswith("dict table")) == 8, names
-    replayed = subprocess.run([_find_utility("ploom-replay"), path], capture_output=True, text=True, check=False,
+    replayed = subprocess.run([find_utility("ploom-replay"), path], capture_output=True, text=True, check=False,
                               cwd=tmp_path)
     assert replayed.returncode == 1 and "reproduced" in replayed.stderr, replayed.stderr
 

@@ -15,7 +15,8 @@ import pytest
 
 import ploom
 import ploom.threading as pthreading
-from ploom.exploration import IncompleteExplorationError, ModelCheckError, _find_utility, replay
+from ploom._utility import find_utility
+from ploom.exploration import IncompleteExplorationError, ModelCheckError, replay
 
 
 def release_unlocked():
@@ -212,7 +213,7 @@ def test_a_timed_acquire_is_recorded_shown_and_replayed(tmp_path):
     ]
     # task 1's acquire is a blocking one
     assert all("timeout" not in s for s in trace["steps"] if s["task"] == 1)
-    shown = subprocess.run([_find_utility("ploom-show"), info.value.original_trace],
+    shown = subprocess.run([find_utility("ploom-show"), info.value.original_trace],
                            capture_output=True, text=True, check=True).stdout
     assert "acquire lock#0 (timeout) -> False" in shown
     with pytest.raises(ModelCheckError) as again:
@@ -393,7 +394,7 @@ def test_a_timed_join_is_recorded_shown_and_replayed(tmp_path):
     # the join's whole timeout
     assert joins == [{"index": 1, "task": 0, "op": "join", "object": "thread#1",
                       "enabled": [0, 1], "timeout": True, "stall_of": 1, "stall_ns": 3600 * 10**9}]
-    shown = subprocess.run([_find_utility("ploom-show"), info.value.original_trace],
+    shown = subprocess.run([find_utility("ploom-show"), info.value.original_trace],
                            capture_output=True, text=True, check=True).stdout
     assert "join thread#1 (timeout)" in shown
     with pytest.raises(ModelCheckError) as again:

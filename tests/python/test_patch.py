@@ -16,7 +16,8 @@ import threading
 import pytest
 
 import ploom
-from ploom.exploration import ModelCheckError, SetupError, _find_utility, replay
+from ploom._utility import find_utility
+from ploom.exploration import ModelCheckError, SetupError, replay
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 
@@ -429,7 +430,7 @@ def test_ploom_s_own_real_locks_are_not_refused(tmp_path, monkeypatch):
 
 def _shown(trace):
     """ploom-show's text rendering of the trace file."""
-    shown = subprocess.run([_find_utility("ploom-show"), trace], capture_output=True, text=True, timeout=60)
+    shown = subprocess.run([find_utility("ploom-show"), trace], capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     return shown.stdout
 

@@ -47,7 +47,8 @@ from plain_scenarios import (
     si,
     view_iteration,
 )
-from ploom.exploration import ModelCheckError, _find_utility
+from ploom._utility import find_utility
+from ploom.exploration import ModelCheckError
 
 
 def check(scenario, tmp_path, **kw):
@@ -134,13 +135,13 @@ def test_the_trace_names_plain_state_and_replays(tmp_path):
     assert all(s["where"]["function"] == "work" for s in plain)
     assert any(s.get("value") == "0" for s in plain if s["op"] == "read")
     shown = subprocess.run(
-        [_find_utility("ploom-show"), path], capture_output=True, text=True, check=False
+        [find_utility("ploom-show"), path], capture_output=True, text=True, check=False
     )
     assert "read Stats.hits -> 0" in shown.stdout
     assert "write Stats.hits -> 1" in shown.stdout
     assert "read Stats.hits" in shown.stdout.split("race", 1)[1].splitlines()[0]
     replayed = subprocess.run(
-        [_find_utility("ploom-replay"), path], capture_output=True, text=True, check=False
+        [find_utility("ploom-replay"), path], capture_output=True, text=True, check=False
     )
     assert replayed.returncode == 1, replayed.stderr
     assert "reproduced" in replayed.stderr
@@ -182,7 +183,7 @@ def test_a_watched_site_becomes_a_point_once_tasks_share_what_it_touches(tmp_pat
     trace = json.loads(open(info.value.minimized_trace).read())
     assert trace["config"]["plain_points"] == ["plain_scenarios:0", "plain_scenarios:1"]
     replayed = subprocess.run(
-        [_find_utility("ploom-replay"), info.value.minimized_trace],
+        [find_utility("ploom-replay"), info.value.minimized_trace],
         capture_output=True, text=True, check=False,
     )
     assert "reproduced" in replayed.stderr

@@ -16,7 +16,8 @@ import pytest
 
 import ploom
 from ploom.__main__ import main
-from ploom.exploration import ModelCheckError, SetupError, _find_utility, replay
+from ploom._utility import find_utility
+from ploom.exploration import ModelCheckError, SetupError, replay
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
@@ -321,7 +322,7 @@ WIDE = """
 def test_a_large_depth_first_search_says_the_reduction_would_explore_fewer(tmp_path, monkeypatch, reduction):
     folder = _project(tmp_path, monkeypatch, wide=WIDE)
     result = subprocess.run(
-        [_find_utility("ploom-explore"), "--progress=terminal", "--time-limit=2.5", "--no-saved",
+        [find_utility("ploom-explore"), "--progress=terminal", "--time-limit=2.5", "--no-saved",
          f"--reduction={reduction}", f"--trace-dir={folder / 'traces'}", f"{folder / 'wide.py'}:scenario"],
         capture_output=True, text=True, timeout=120, check=False,
         env=dict(os.environ, COLUMNS="400"),
@@ -378,7 +379,7 @@ def test_a_busy_wait_on_plain_state_is_no_hang_of_the_code(tmp_path, monkeypatch
     # with no point in the loop the worker never ran: the schedule's wall
     # clock ended it, a "timeout" failure that real threads never show
     folder = _project(tmp_path, monkeypatch, spin=SPIN.format(yield_=""))
-    argv = [_find_utility("ploom-explore"), "-q", "--no-saved", f"--trace-dir={folder / 'traces'}"]
+    argv = [find_utility("ploom-explore"), "-q", "--no-saved", f"--trace-dir={folder / 'traces'}"]
     if reduction:
         argv.append(f"--reduction={reduction}")
     result = subprocess.run([*argv, f"{folder / 'spin.py'}:scenario"], capture_output=True, text=True,
@@ -420,7 +421,7 @@ def test_a_read_after_every_other_task_finished_makes_no_point(tmp_path, monkeyp
     # every thread joined no other task can run between, so no site of it
     # needs a point: the trace has only the starts, begins and joins
     folder = _project(tmp_path, monkeypatch, joinall=JOIN_ALL)
-    result = subprocess.run([_find_utility("ploom-run-one"), f"{folder / 'joinall.py'}:scenario"],
+    result = subprocess.run([find_utility("ploom-run-one"), f"{folder / 'joinall.py'}:scenario"],
                             capture_output=True, text=True, timeout=120, check=True)
     trace = json.loads(result.stdout)
     assert [step["op"] for step in trace["steps"]] == ["start", "start", "begin", "join", "begin", "join"]

@@ -19,7 +19,7 @@ import ploom
 import ploom.queue as pqueue
 import ploom.threading as pthreading
 import primitives_model as model
-from ploom.exploration import _find_utility, loads_strict
+from ploom._utility import find_utility, loads_strict
 from test_threading import (
     condition_if,
     condition_missed,
@@ -491,7 +491,7 @@ def ploom_counts(scenario, tmp_path):
     """{outcome summary: schedules} of plain DFS through the real worker;
     a deadlock's waits are left out (the model names no objects)."""
     run = subprocess.run(
-        [_find_utility("ploom-explore"), "-q", "-k", "--no-minimize", f"--trace-dir={tmp_path}",
+        [find_utility("ploom-explore"), "-q", "-k", "--no-minimize", f"--trace-dir={tmp_path}",
          # the model counts ploom's operations alone: the scenario's plain
          # state, seen by default, is not in it
          "--timeouts=any", "--instrument=-",
@@ -531,7 +531,7 @@ IDLE_COUNTS = {
 @pytest.mark.parametrize(("target", "schedules"), IDLE_COUNTS.items(), ids=list(IDLE_COUNTS))
 def test_plain_dfs_counts_the_timed_scenarios_under_the_idle_model(target, schedules, tmp_path):
     result = subprocess.run(
-        [_find_utility("ploom-explore"), "-q", "-k", "--no-minimize", f"--trace-dir={tmp_path}",
+        [find_utility("ploom-explore"), "-q", "-k", "--no-minimize", f"--trace-dir={tmp_path}",
          "--instrument=-", target],
         capture_output=True, text=True, timeout=600, cwd=str(tmp_path),
         env=dict(__import__("os").environ, PYTHONPATH=__import__("os").path.dirname(__file__)),

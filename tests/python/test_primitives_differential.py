@@ -54,9 +54,9 @@ POINTS_ENV = {"PLOOM_CLOCK_READS": "points"}
 def _explore(folder, target, mod, options, limit=None, env=None):
     """ploom-explore -k on the module target in folder, with env added to
     the environment: (exit status, statistics or None, stderr)."""
-    from ploom.exploration import _find_utility
+    from ploom._utility import find_utility
 
-    argv = [_find_utility("ploom-explore"), "-k", "-q", "--no-minimize", "--no-saved", "--trace-dir=traces",
+    argv = [find_utility("ploom-explore"), "-k", "-q", "--no-minimize", "--no-saved", "--trace-dir=traces",
             f"--instrument={mod}", *options]
     if limit:
         argv.append(f"--max-schedules={limit}")

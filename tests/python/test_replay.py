@@ -15,10 +15,10 @@ import pytest
 
 import ploom
 from bank_copy import write_bank
+from ploom._utility import find_utility
 from ploom.exploration import (
     ModelCheckError,
     ReplayDivergenceError,
-    _find_utility,
     replay,
 )
 
@@ -107,7 +107,7 @@ def test_replay_reproduces_the_failure_ten_times_out_of_ten(bank, tmp_path, whic
 
 def test_replay_returns_the_trace_of_a_passing_schedule(bank, tmp_path):
     run = subprocess.run(
-        [_find_utility("ploom-run-one"), f"--python={sys.executable}", f"{bank.__file__}:locked"],
+        [find_utility("ploom-run-one"), f"--python={sys.executable}", f"{bank.__file__}:locked"],
         capture_output=True,
         text=True,
         check=True,
@@ -125,7 +125,7 @@ def test_a_shorter_schedule_timeout_holds_for_the_replay(tmp_path, monkeypatch):
     (tmp_path / "slow.py").write_text("def scenario():\n    for _ in range(10_000_000):\n        pass\n")
     monkeypatch.chdir(tmp_path)
     run = subprocess.run(
-        [_find_utility("ploom-run-one"), f"--python={sys.executable}", "slow.py:scenario"],
+        [find_utility("ploom-run-one"), f"--python={sys.executable}", "slow.py:scenario"],
         capture_output=True,
         text=True,
         check=True,

@@ -18,10 +18,11 @@ import sys
 import pytest
 
 from bank_copy import add_lock
-from ploom.exploration import ModelCheckError, ReplayDivergenceError, _find_utility, replay
+from ploom._utility import find_utility
+from ploom.exploration import ModelCheckError, ReplayDivergenceError, replay
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "bank_account.py"
-REPLAY = _find_utility("ploom-replay")
+REPLAY = find_utility("ploom-replay")
 SUMMARY = "builtins.AssertionError: the account is overdrawn"
 
 

@@ -9,7 +9,8 @@ import textwrap
 import pytest
 
 import ploom
-from ploom.exploration import ModelCheckError, _find_utility
+from ploom._utility import find_utility
+from ploom.exploration import ModelCheckError
 
 # A long module name, so that the site keys of one function (MODULE:K) add
 # up to far more than the 128 KiB execve() takes in one argument.
@@ -87,7 +88,7 @@ def test_6000_points_in_a_search_and_40000_in_a_saved_trace(tmp_path):
     with open(saved, "w") as f:
         f.write(text)
     replayed = subprocess.run(
-        [_find_utility("ploom-replay"), saved], capture_output=True, text=True, check=False,
+        [find_utility("ploom-replay"), saved], capture_output=True, text=True, check=False,
         cwd=tmp_path,
     )
     assert replayed.returncode == 1, replayed.stderr
@@ -124,7 +125,7 @@ def test_a_trace_of_8000_steps_is_followed_on_edited_source_in_one_run(tmp_path)
         """
     ))
     explored = subprocess.run(
-        [_find_utility("ploom-explore"), "-q", "--search=random", "--seed=0", "-n", "5", "--no-minimize",
+        [find_utility("ploom-explore"), "-q", "--search=random", "--seed=0", "-n", "5", "--no-minimize",
          "--max-steps=20000", f"--trace-dir={tmp_path / 'traces'}", "counting.py:scenario"],
         capture_output=True, text=True, check=False, cwd=tmp_path,
     )
@@ -139,7 +140,7 @@ def test_a_trace_of_8000_steps_is_followed_on_edited_source_in_one_run(tmp_path)
         f.write("# an edit\n")
     # a run per switch would take minutes here: past the guard, it hangs
     followed = subprocess.run(
-        [_find_utility("ploom-replay"), "--on-current-source", trace_path],
+        [find_utility("ploom-replay"), "--on-current-source", trace_path],
         capture_output=True, text=True, check=False, cwd=tmp_path, timeout=120,
     )
     assert followed.returncode == 1, followed.stderr

@@ -15,7 +15,7 @@ import pytest
 
 import ploom
 import ploom.threading as pthreading
-from ploom.exploration import _find_utility
+from ploom._utility import find_utility
 
 HERE = os.path.abspath(__file__)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -83,7 +83,7 @@ def renamed_and_odd_names():
 def _run_one(target, *choices):
     """The trace of one schedule of TARGET, a function of this file."""
     run = subprocess.run(
-        [_find_utility("ploom-run-one"), f"{RELATIVE}:{target}", *map(str, choices)],
+        [find_utility("ploom-run-one"), f"{RELATIVE}:{target}", *map(str, choices)],
         capture_output=True, text=True, cwd=ROOT, timeout=120,
     )
     assert run.returncode in (0, 1), run.stderr
@@ -120,7 +120,7 @@ def test_names_are_recorded_and_shown():
     assert trace["objects"] == [{"object": "cell#0", "name": "balance"}]
     # the steps keep naming objects as they did: names are information
     assert {s["object"] for s in trace["steps"] if s["op"] == "read"} == {"cell#0"}
-    shown = subprocess.run([_find_utility("ploom-show")], input=json.dumps(trace),
+    shown = subprocess.run([find_utility("ploom-show")], input=json.dumps(trace),
                            capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     name = RELATIVE  # a file of the repository, relative to its root
