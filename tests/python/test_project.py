@@ -188,23 +188,8 @@ def test_after_the_fix_a_replay_names_the_changed_module_and_on_current_source_p
     assert current.returncode == 0, current.stdout + current.stderr
 
 
-# the same project with nothing in its settings: what a check sees of it
-# is its default, the project
-BARE_SCENARIO = """
-import threading
-
-from mylib.account import Account
-
-
-def scenario():
-    account = Account(100)
-    threads = [threading.Thread(target=account.withdraw, args=(80,)) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert account.balance >= 0, f"overdrawn: {account.balance}"
-"""
+# the scenario of TEST, without the test that pytest would collect
+BARE_SCENARIO = TEST.split("\n\ndef test_account")[0] + "\n"
 
 
 def test_without_git_the_folder_of_the_settings_is_the_project(tmp_path):
