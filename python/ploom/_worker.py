@@ -585,7 +585,7 @@ def _hello_root(target, module, source, expect_root):
     elif not source:
         return ""
     else:
-        from ploom import _pytest_target, _project
+        from ploom import _project, _pytest_target
 
         is_file = not _pytest_target.is_pytest_target(target) and split_target(target)[2]
         # the folder it is imported from: a file's own, or the one above

@@ -505,7 +505,7 @@ bare_project() {
 		        t.join()
 		    assert account.balance >= 0, f"overdrawn: {account.balance}"
 	PY
-	cd proj
+	cd proj || return 1
 	[ "$(git rev-parse --is-inside-work-tree 2>/dev/null || echo none)" = none ]
 }
 

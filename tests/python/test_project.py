@@ -264,8 +264,9 @@ def test_without_git_the_replay_fails_as_the_search_did_from_the_root_and_from_t
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert replayed.stdout.startswith(want), replayed.stdout
     # and from a folder below tests/, with ploom-replay itself
-    (bare_project / "tests" / "deeper").mkdir()
-    replayed = _run(bare_project, _utility("ploom-replay"), str(bare_project / trace), cwd=bare_project / "tests" / "deeper")
+    deeper = bare_project / "tests" / "deeper"
+    deeper.mkdir()
+    replayed = _run(bare_project, _utility("ploom-replay"), str(bare_project / trace), cwd=deeper)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert replayed.stderr == "ploom-replay: reproduced: builtins.AssertionError: overdrawn: -60\n"
 
