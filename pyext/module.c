@@ -256,6 +256,7 @@ static int module_exec(PyObject *m)
 	if (!st->plain_iter_type)
 		return -1;
 	if (PyModule_AddFunctions(m, plain_methods) < 0 ||
+	    PyModule_AddFunctions(m, site_methods) < 0 ||
 	    PyModule_AddFunctions(m, clock_methods) < 0)
 		return -1;
 	{
