@@ -166,6 +166,20 @@ class Queue:
         with self.mutex:
             return 0 < self.maxsize <= self._qsize()
 
+    # the end of a put and of a get, whichever way they waited (the
+    # monitor's acquire_when or the Condition's loop), with the mutex held
+    def _put_one(self, op: str, item: Any) -> None:
+        self._put(item)
+        _label(f"{op} {_shown(item)}")
+        self.unfinished_tasks += 1
+        self.not_empty._notify(1)
+
+    def _get_one(self, op: str) -> Any:
+        item = self._get()
+        _label(f"{op} -> {_shown(item)}")
+        self.not_full._notify(1)
+        return item
+
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
         _check_timeout(timeout)
         op = _op("put", block, timeout)
@@ -175,10 +189,7 @@ class Queue:
                 if self.is_shutdown:
                     _label(f"{op} -> ShutDown")
                     raise ShutDown
-                self._put(item)
-                _label(f"{op} {_shown(item)}")
-                self.unfinished_tasks += 1
-                self.not_empty._notify(1)
+                self._put_one(op, item)
             finally:
                 self.mutex.release()
                 _label(f"end {op}")
@@ -202,10 +213,7 @@ class Queue:
                         if self.is_shutdown:
                             _label(f"{op} -> ShutDown")
                             raise ShutDown
-                self._put(item)
-                _label(f"{op} {_shown(item)}")
-                self.unfinished_tasks += 1
-                self.not_empty._notify(1)
+                self._put_one(op, item)
         finally:
             _label(f"end {op}")
 
@@ -218,10 +226,7 @@ class Queue:
                 if not self._qsize():
                     _label(f"{op} -> ShutDown")
                     raise ShutDown
-                item = self._get()
-                _label(f"{op} -> {_shown(item)}")
-                self.not_full._notify(1)
-                return item
+                return self._get_one(op)
             finally:
                 self.mutex.release()
                 _label(f"end {op}")
@@ -243,10 +248,7 @@ class Queue:
                     if self.is_shutdown and not self._qsize():
                         _label(f"{op} -> ShutDown")
                         raise ShutDown
-                item = self._get()
-                _label(f"{op} -> {_shown(item)}")
-                self.not_full._notify(1)
-                return item
+                return self._get_one(op)
         finally:
             _label(f"end {op}")
 
