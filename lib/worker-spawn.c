@@ -256,6 +256,7 @@ int ploom_worker_exec_template(const char *python, const char *hash_seed, const 
 {
 	char **env = ploom_spawn_env(hash_seed), *python_arg = NULL;
 	char *argv[7];
+	sigset_t all;
 
 	if (!env || asprintf(&python_arg, "--python=%s", python) < 0) {
 		python_arg = NULL;
@@ -271,6 +272,13 @@ int ploom_worker_exec_template(const char *python, const char *hash_seed, const 
 	argv[6] = NULL;
 	/* it dies with the process that started it, and a Ctrl-C on the
 	 * terminal is that process's to act on */
+	/* as ploom_spawn_child() leaves a worker's: what the forked workers
+	 * inherit from the template */
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || setpgid(0, 0) < 0) {
 		ploom_err_set(err, PLOOM_ERR_WORKER, "cannot start the worker template: %s",
 			      strerror(errno));

@@ -38,6 +38,7 @@ import atexit
 import os
 import sys
 import threading
+from typing import Any
 
 # what lib/worker.c's stub sends first (template_request()): this line, the
 # body's length on a line, then the body's fields, each ended by a NUL
@@ -54,56 +55,80 @@ IMPORT_TIME = frozenset({b"PLOOM_CLOCK_READS"})
 RUN_TIME = frozenset({b"PYTEST_CURRENT_TEST"})
 
 _lock = threading.Lock()
+# (ploom-explore, python, this process) -> its Template
 _started: dict = {}
 
 
-def starter(explore: str, python: str, disabled: bool) -> dict:
+class Template:
+    """A template this process started, ready or still starting."""
+
+    def __init__(self, explore: str, python: str):
+        import subprocess
+        import tempfile
+
+        self.folder: str | None = tempfile.mkdtemp(prefix="ploom-template-")
+        self.path = os.path.join(self.folder, "socket")
+        self.ready: bool | None = None  # None: not known yet
+        env = {k: v for k, v in os.environ.items() if k != "PLOOM_WORKER_TEMPLATE"}
+        try:
+            self.proc: Any = subprocess.Popen(
+                [explore, f"--python={python}", f"--worker-template={self.path}"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+        except OSError:
+            self.proc = None
+            self.ready = False
+        atexit.register(self.stop)
+
+    def wait(self, timeout: float) -> bool:
+        """Whether the template serves, waiting for it at most timeout s."""
+        import select
+
+        if self.ready is None:
+            out = self.proc.stdout
+            if select.select([out], [], [], timeout)[0]:
+                self.ready = out.readline() == b"ready\n"
+                out.close()
+            elif timeout:
+                self.ready = False
+        if self.ready and self.proc.poll() is not None:
+            # it died (with the thread that started it, say): no more
+            self.ready = False
+        return bool(self.ready)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            if self.proc.stdout and not self.proc.stdout.closed:
+                self.proc.stdout.close()
+            self.proc = None
+        if self.folder is not None:
+            for name in os.listdir(self.folder):
+                os.unlink(os.path.join(self.folder, name))
+            os.rmdir(self.folder)
+            self.folder = None
+
+
+def starter(explore: str, python: str) -> dict:
     """The environment to add for the utilities: PLOOM_WORKER_TEMPLATE,
-    with this process's template, started on the first call (by
-    ``explore``, ploom-explore, for ``python``); empty when disabled or
-    when the template could not start (the utilities then start their
-    workers as without one)."""
-    if disabled or sys.platform != "linux":
+    naming this process's template for ``python`` once it serves.  The
+    first call starts it (with ``explore``, ploom-explore) and does not
+    wait: a process that searches once would only pay for it.  Empty when
+    it does not serve (the utilities then start their workers fresh)."""
+    if sys.platform != "linux":
         return {}
     with _lock:
         key = (explore, python, os.getpid())
-        if key not in _started:
-            _started[key] = _start(explore, python)
-        path = _started[key]
-    return {"PLOOM_WORKER_TEMPLATE": path} if path else {}
-
-
-def _start(explore: str, python: str) -> str | None:
-    import subprocess
-    import tempfile
-
-    folder = tempfile.mkdtemp(prefix="ploom-template-")
-    path = os.path.join(folder, "socket")
-    env = {k: v for k, v in os.environ.items() if k not in ("PLOOM_WORKER_TEMPLATE",)}
-    try:
-        proc = subprocess.Popen(
-            [explore, f"--python={python}", f"--worker-template={path}"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-    except OSError:
-        os.rmdir(folder)
-        return None
-    assert proc.stdout is not None
-    ready = proc.stdout.readline()
-    proc.stdout.close()
-
-    def stop():
-        proc.kill()
-        proc.wait()
-        for name in os.listdir(folder):
-            os.unlink(os.path.join(folder, name))
-        os.rmdir(folder)
-
-    atexit.register(stop)
-    return path if ready == b"ready\n" else None
+        template = _started.get(key)
+        if template is None:
+            _started[key] = Template(explore, python)
+            return {}
+        serves = template.wait(30.0)
+    return {"PLOOM_WORKER_TEMPLATE": template.path} if serves else {}
 
 
 # ---- the template's side ----

@@ -97,7 +97,7 @@ def template_env(argv: list[str], env: dict) -> dict:
         return {}
     from ploom import _template
 
-    return _template.starter(find_utility("ploom-explore"), python, False)
+    return _template.starter(find_utility("ploom-explore"), python)
 
 
 def find_utility(name: str) -> str:

@@ -3,7 +3,7 @@ the scenario exactly as a fresh interpreter does; a worker it must not fork
 (another environment, a module on PYTHONPATH that shadows one it imported)
 is started fresh; a killed utility leaves no worker behind.
 
-Each test starts its own template with _template._start() and hands it to
+Each test starts its own template with _template.Template and hands it to
 ploom-explore in PLOOM_WORKER_TEMPLATE, as ploom's Python API does, and
 tells the template's workers from fresh ones by the worker's parent: the
 scenario, in a schedule's process, reads its worker's parent from /proc.
@@ -21,6 +21,7 @@ import pytest
 
 from ploom import _template
 from ploom._utility import find_utility
+from ploom.exploration import ModelCheckError
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the worker template is Linux's")
 
@@ -58,17 +59,10 @@ def template(tmp_path, monkeypatch):
     """(the template's socket, its pid), stopped at the end."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "scen.py").write_text(SCENARIO)
-    before = set(_children())
-    path = _template._start(find_utility("ploom-explore"), sys.executable)
-    assert path, "the template did not start"
-    (pid,) = set(_children()) - before
-    yield path, pid
-    os.kill(pid, signal.SIGKILL)
-
-
-def _children():
-    with open(f"/proc/self/task/{os.getpid()}/children") as f:
-        return [int(p) for p in f.read().split()]
+    template = _template.Template(find_utility("ploom-explore"), sys.executable)
+    assert template.wait(30), "the template did not start"
+    yield template.path, template.proc.pid
+    template.stop()
 
 
 def _explore(target, path, *options, env=None, **kw):
@@ -188,3 +182,24 @@ def _descendants(pid):
         found += kids
         todo += kids
     return found
+
+
+def test_check_forks_its_workers_from_the_template_from_its_second_search_on(tmp_path, monkeypatch):
+    import ploom
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("PLOOM_WORKER_TEMPLATE", raising=False)
+    (tmp_path / "scen_check.py").write_text(SCENARIO)
+    import scen_check
+
+    parents = []
+    for _ in range(3):
+        with pytest.raises(ModelCheckError) as failed:
+            ploom.check(scen_check.parent, ploom.Config(minimize=False, saved=False))
+        parents.append(int(str(failed.value).split("worker parent ")[1].split()[0]))
+    key = next(k for k in _template._started if k[2] == os.getpid())
+    pid = _template._started[key].proc.pid
+    # the first search does not wait for the template it starts
+    assert parents[0] != pid
+    assert parents[1:] == [pid, pid]
