@@ -11,7 +11,8 @@
 #include "event.h"
 #include "trace.h"
 
-#define MAX_FIELDS 12
+/* the most fields of a record: a hello's (event.h) */
+#define MAX_FIELDS 13
 
 struct field {
 	const char *s;
@@ -809,6 +810,7 @@ void ploom_hello_release(struct ploom_hello *h)
 	free(h->module);
 	free(h->qualname);
 	free(h->file);
+	free(h->root);
 	for (size_t i = 0; i < h->ninstrumented; i++)
 		free(h->instrumented[i]);
 	free(h->instrumented);
@@ -890,6 +892,30 @@ done:
 	return ret;
 }
 
+/* ROOT: an absolute folder that is a label, or the empty string for
+ * none.  Returns 0, or -1. */
+static int hello_root(struct ploom_hello *out, const struct field *f)
+{
+	size_t n;
+	char *root;
+
+	if (!f->n || f->s[0] != '=')
+		return -1;
+	root = ploom_str_decode(f->s + 1, f->n - 1, &n);
+	if (!root)
+		return -1;
+	if (!n) {
+		free(root);
+		return 0;
+	}
+	if (root[0] != '/' || memchr(root, '\0', n) || ploom_label_problem(root, n, PLOOM_PATH_MAX)) {
+		free(root);
+		return -1;
+	}
+	out->root = root;
+	return 0;
+}
+
 int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		      const char *target, struct ploom_err *err)
 {
@@ -925,8 +951,8 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		return ploom_err_set(err, PLOOM_ERR_WORKER,
 				     "the worker speaks protocol version %d (this ploom speaks %d)",
 				     out->version, PLOOM_PROTOCOL_VERSION);
-	if (nf != 12)
-		return malformed(err, line, len, "expected 12 fields");
+	if (nf != 13)
+		return malformed(err, line, len, "expected 13 fields");
 	if (parse_int(&out->gil, &f[4], 0, 1) < 0)
 		return malformed(err, line, len, "bad GIL");
 	if (parse_int(&out->scenario_instrumented, &f[9], 0, 1) < 0)
@@ -935,6 +961,8 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		return malformed(err, line, len, "bad INSTRUMENTED");
 	if (hello_sources(out, &f[11]) < 0)
 		return malformed(err, line, len, "bad SOURCES");
+	if (hello_root(out, &f[12]) < 0)
+		return malformed(err, line, len, "bad ROOT");
 	out->implementation = dup_str(&f[2]);
 	out->python_version = dup_str(&f[3]);
 	out->hash_seed = dup_str(&f[5]);

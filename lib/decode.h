@@ -33,6 +33,9 @@ struct ploom_hello {
 	 * (event.h's hello SOURCES), absolute */
 	char **sources;
 	size_t nsources;
+	/* the scenario's project root (event.h's hello ROOT), absolute;
+	 * NULL if unknown */
+	char *root;
 };
 
 /* Parses the records of one run; the reader feeds it line by line. */

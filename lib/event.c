@@ -487,7 +487,7 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     size_t module_len, const char *qualname, size_t qualname_len,
 		     const char *file, size_t file_len, int scenario_instrumented,
 		     const char *instrumented, size_t instrumented_len, const char *sources,
-		     size_t sources_len)
+		     size_t sources_len, const char *root, size_t root_len)
 {
 	ploom_buf_addf(b, "hello %d", PLOOM_PROTOCOL_VERSION);
 	ploom_buf_add_str(b, impl, impl_len);
@@ -500,6 +500,7 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 	ploom_buf_addf(b, " %d", scenario_instrumented ? 1 : 0);
 	ploom_buf_add_str(b, instrumented, instrumented_len);
 	ploom_buf_add_str(b, sources, sources_len);
+	ploom_buf_add_str(b, root, root_len);
 	ploom_buf_add(b, "\n", 1);
 }
 

@@ -77,7 +77,7 @@
  *       Exit.  End of file does the same.
  *
  * Records (worker or child -> utility, fd 3)
- *   hello VERSION IMPL PYVERSION GIL HASHSEED MODULE QUALNAME FILE SCENARIO INSTRUMENTED SOURCES
+ *   hello VERSION IMPL PYVERSION GIL HASHSEED MODULE QUALNAME FILE SCENARIO INSTRUMENTED SOURCES ROOT
  *       Once, from the worker after it imported the scenario.
  *       VERSION int (PLOOM_PROTOCOL_VERSION); IMPL str ("cpython");
  *       PYVERSION str ("3.13.0"); GIL int (1 enabled, 0 disabled);
@@ -92,6 +92,10 @@
  *       out), each a label (FILE's rules) ended by a newline, at most
  *       PLOOM_SOURCES_MAX ("=" none); the traces fingerprint those that
  *       lie in their root, so that a replay sees them edited.
+ *       ROOT str: the scenario's project root (python/ploom/_project.py,
+ *       the one place that rule lives; on a replay the root it runs in),
+ *       an absolute folder that is a label (FILE's rules), or "=" when
+ *       unknown; outside git a trace records its paths against it.
  *   error KIND MESSAGE
  *       From the worker instead of hello, then the worker exits 2.  KIND
  *       word: "load" when it cannot load the scenario; "source" when it
@@ -294,8 +298,9 @@
  * would refuse the record, and its reduction would reorder steps across
  * a clock jump)
  * 15: the `label` record (a utility of 14 would refuse it)
- * 16: the `stall` record (a utility of 15 would refuse it) */
-#define PLOOM_PROTOCOL_VERSION 16
+ * 16: the `stall` record (a utility of 15 would refuse it)
+ * 17: ROOT on `hello` (a utility of 16 would refuse its field count) */
+#define PLOOM_PROTOCOL_VERSION 17
 
 /* The most files a `hello` names in SOURCES. */
 #define PLOOM_SOURCES_MAX 64
@@ -563,7 +568,7 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     size_t module_len, const char *qualname, size_t qualname_len,
 		     const char *file, size_t file_len, int scenario_instrumented,
 		     const char *instrumented, size_t instrumented_len, const char *sources,
-		     size_t sources_len);
+		     size_t sources_len, const char *root, size_t root_len);
 /* error: the message cut as the failure outcome's are */
 void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len);
 /* code: a label made of file and function, each cleaned and cut as the

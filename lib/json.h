@@ -11,7 +11,7 @@
  *                 "relpath" (optional)},
  *    "fingerprints": [{"path", "blob" (40 hex digits), "relpath"
  *                      (optional)}...] (optional),
- *    "source": {"root" ("repository" or "folder"), "commit" (40 hex
+ *    "source": {"root" ("repository", "project" or "folder"), "commit" (40 hex
  *               digits or null), "dirty" (bool)} (optional: the root
  *               the relpaths start from),
  *    "python": {"implementation", "version", "gil" (bool)},

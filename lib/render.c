@@ -634,8 +634,8 @@ static void put_blob(struct writer *w, const char *blob)
 }
 
 /* Where the relative paths start: " at commit 89abcde, dirty", " at an
- * unborn HEAD", " in its folder"; nothing for a root this ploom does not
- * know. */
+ * unborn HEAD", " in its project", " in its folder"; nothing for a root
+ * this ploom does not know. */
 static void put_root(struct writer *w, const struct ploom_source *src)
 {
 	char shortid[8];
@@ -650,6 +650,8 @@ static void put_root(struct writer *w, const struct ploom_source *src)
 		}
 		if (src->dirty)
 			put(w, ", dirty");
+	} else if (!strcmp(src->root, "project")) {
+		put(w, " in its project");
 	} else if (!strcmp(src->root, "folder")) {
 		put(w, " in its folder");
 	}

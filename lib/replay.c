@@ -26,18 +26,14 @@ const struct ploom_fingerprint *ploom_replay_scenario_fingerprint(const struct p
 	return NULL;
 }
 
-/* The folder the trace's relative paths start from here, ending in '/':
- * 1 and *out malloc'd, 0 when there is none, -1 with err filled. */
-static int local_root(char **out, const char *root, struct ploom_err *err)
+/* The current directory, ending in '/': 1 and *out malloc'd, or -1 with
+ * err filled. */
+static int cwd_dir(char **out, struct ploom_err *err)
 {
 	char *cwd, *p;
 	size_t n;
 
 	*out = NULL;
-	if (!strcmp(root, "repository"))
-		return ploom_repo_workdir(out, ".", err);
-	if (strcmp(root, "folder"))
-		return 0; /* a root this ploom does not know: stay */
 	cwd = getcwd(NULL, 0);
 	if (!cwd)
 		return ploom_err_set(err, PLOOM_ERR_SYSTEM,
@@ -52,6 +48,74 @@ static int local_root(char **out, const char *root, struct ploom_err *err)
 		strcpy(p + n, "/");
 	*out = p;
 	return 1;
+}
+
+/* A regular file at dir (ending in '/') + rel: 1 yes, 0 no, -1 out of
+ * memory. */
+static int holds_file(const char *dir, const char *rel)
+{
+	struct stat st;
+	char *file = NULL;
+	int r;
+
+	if (asprintf(&file, "%s%s", dir, rel) < 0)
+		return -1;
+	r = stat(file, &st) == 0 && S_ISREG(st.st_mode);
+	free(file);
+	return r;
+}
+
+/* The root of a trace recorded against its project (source.root
+ * "project"): the nearest folder at or above the current directory that
+ * holds a regular file at rel, ending in '/': 1 and *out malloc'd, 0
+ * when none does (*out the current directory, for the message), -1 with
+ * err filled. */
+static int project_root_here(char **out, const char *rel, struct ploom_err *err)
+{
+	char *dir, *slash;
+	int r;
+
+	if (cwd_dir(out, err) < 0)
+		return -1;
+	dir = strdup(*out);
+	if (!dir)
+		return ploom_err_oom(err);
+	for (;;) {
+		r = holds_file(dir, rel);
+		if (r != 0)
+			break;
+		if (!strcmp(dir, "/"))
+			break;
+		/* drop the last component, keeping the '/' before it */
+		dir[strlen(dir) - 1] = '\0';
+		slash = strrchr(dir, '/');
+		slash[1] = '\0';
+	}
+	if (r < 0) {
+		free(dir);
+		return ploom_err_oom(err);
+	}
+	if (!r) {
+		free(dir);
+		return 0;
+	}
+	free(*out);
+	*out = dir;
+	return 1;
+}
+
+/* The folder the trace's relative paths start from here, ending in '/':
+ * 1 and *out malloc'd, 0 when there is none, -1 with err filled. */
+static int local_root(char **out, const char *root, const char *rel, struct ploom_err *err)
+{
+	*out = NULL;
+	if (!strcmp(root, "repository"))
+		return ploom_repo_workdir(out, ".", err);
+	if (!strcmp(root, "project"))
+		return project_root_here(out, rel, err);
+	if (strcmp(root, "folder"))
+		return 0; /* a root this ploom does not know: stay */
+	return cwd_dir(out, err);
 }
 
 static char *join(const char *dir, const char *rel)
@@ -104,8 +168,8 @@ static int locate(struct ploom_trace *trace, char **root, struct ploom_err *err)
 	 * when those still exist: a module target resolves from the current
 	 * directory, so only this clone's file can pass the worker's check,
 	 * and whoever replays from a clone means that clone's code. */
-	r = local_root(root, trace->source.root, err);
-	if (r <= 0)
+	r = local_root(root, trace->source.root, trace->scenario.relpath, err);
+	if (r < 0 || (r == 0 && !*root))
 		return r;
 	file = join(*root, trace->scenario.relpath);
 	paths = calloc(trace->nfingerprints ? trace->nfingerprints : 1, sizeof(*paths));
@@ -188,6 +252,13 @@ int ploom_replay_place(struct ploom_trace *trace, struct ploom_err *err)
 			      "the trace records its scenario '%s' under a root this ploom does "
 			      "not know ('%s')",
 			      rel, trace->source.root);
+		goto done;
+	}
+	if (r == 0 && !strcmp(trace->source.root, "project")) {
+		ploom_err_set(err, PLOOM_ERR_INPUT,
+			      "the trace's scenario '%s' is in no folder at or above the current "
+			      "directory '%s': replay from inside a copy of its project",
+			      rel, root);
 		goto done;
 	}
 	if (r == 0) {

@@ -53,7 +53,9 @@
  * trace without relative paths (source.root and scenario.relpath)
  * stays as it is.  Otherwise the root is looked for from the current
  * directory: for source.root "repository" the work tree root of the git
- * repository that holds it, for "folder" the current directory itself;
+ * repository that holds it, for "project" the nearest folder at or above
+ * it that holds a regular file at scenario.relpath, for "folder" the
+ * current directory itself;
  * when the root joined with scenario.relpath is a regular file, the
  * scenario file and every fingerprint with a relpath become root +
  * relpath, even if the recorded files still exist (the current
@@ -81,8 +83,11 @@ const struct ploom_fingerprint *ploom_replay_scenario_fingerprint(const struct p
  *   the trace records no relative path of its scenario file: ...
  *   the trace's scenario 'a/f.py' is in a git repository and this directory is in none: ...
  *   the trace's scenario 'a/f.py' is not in this repository '/clone/': ...
+ *   the trace's scenario 'a/f.py' is in no folder at or above the current directory '/x/': ...
  *   the trace's file '/clone/a/f.py' leads out of '/clone/' (a symbolic link?): ...
  *   the repository of '/art/.git' puts its work tree at '/' (core.worktree?), ...
+ * A relative path that leaves its root was refused when the trace was read
+ * (json.h), and is refused here too for a trace made in memory.
  * The worker then holds a module target's packages to the same root
  * (ploom_replay_root(), worker.h's expect_root). */
 int ploom_replay_place(struct ploom_trace *trace, struct ploom_err *err);

@@ -93,13 +93,77 @@ int ploom_relpath_is_safe(const char *relpath)
 	}
 }
 
+/* root: path without its last len bytes when they are "/" + rel, with
+ * the '/'; NULL otherwise (or when out of memory: *oom). */
+static char *strip_relpath(const char *path, const char *rel, int *oom)
+{
+	size_t n = strlen(path), r = strlen(rel);
+	char *root;
+
+	if (n <= r + 1 || strcmp(path + n - r, rel) || path[n - r - 1] != '/')
+		return NULL;
+	root = strndup(path, n - r);
+	*oom = !root;
+	return root;
+}
+
+/* file below dir: the rest of file after dir and a '/', when that is a
+ * safe relative path; else NULL.  Malloc'd; *oom set when memory ran
+ * out. */
+static char *below(const char *dir, const char *file, int *oom)
+{
+	size_t n = strlen(dir);
+	char *out;
+
+	while (n && dir[n - 1] == '/')
+		n--;
+	if (strncmp(file, dir, n) || file[n] != '/' || !ploom_relpath_is_safe(file + n + 1))
+		return NULL;
+	out = strdup(file + n + 1);
+	*oom = !out;
+	return out;
+}
+
+/* The scenario file relative to the project root its worker found, when
+ * that root lies above the file's own folder (the relative path has a
+ * folder in it) and the file's path, as the trace names it, ends in that
+ * relative path; else NULL.  The root and the file are compared as
+ * named, then with symbolic links resolved.  Malloc'd; *oom set when
+ * memory ran out. */
+static char *project_relpath(const struct ploom_trace *t, int *oom)
+{
+	const char *file = t->scenario.file;
+	char *rel, *real, *real_root, *root;
+
+	if (!t->project_root || !file)
+		return NULL;
+	rel = below(t->project_root, file, oom);
+	if (!rel && !*oom && (real = realpath(file, NULL))) {
+		if ((real_root = realpath(t->project_root, NULL)))
+			rel = below(real_root, real, oom);
+		free(real_root);
+		free(real);
+	}
+	if (!rel || !strchr(rel, '/'))
+		goto none;
+	/* the root is the file without its relative path (trace_roots()) */
+	root = strip_relpath(file, rel, oom);
+	if (!root)
+		goto none;
+	free(root);
+	return rel;
+none:
+	free(rel);
+	return NULL;
+}
+
 /* Sets the source and the relative paths of the trace's one fingerprint,
  * that of scenario.file. */
 static int locate_source(struct ploom_trace *trace, struct ploom_err *err)
 {
 	struct ploom_repo_file rf;
 	const char *name;
-	int r;
+	int r, oom = 0;
 
 	r = ploom_repo_file_find(&rf, trace->scenario.file, err);
 	if (r < 0)
@@ -114,7 +178,15 @@ static int locate_source(struct ploom_trace *trace, struct ploom_err *err)
 		ploom_repo_file_release(&rf);
 		if (r)
 			return ploom_err_oom(err);
+	} else if ((trace->scenario.relpath = project_relpath(trace, &oom))) {
+		/* the project's root, as the search's worker resolved
+		 * imports from it (python/ploom/_project.py) */
+		trace->source.root = strdup("project");
+		if (!trace->source.root)
+			return ploom_err_oom(err);
 	} else {
+		if (oom)
+			return ploom_err_oom(err);
 		name = strrchr(trace->scenario.file, '/');
 		name = name ? name + 1 : trace->scenario.file;
 		if (!*name)
@@ -197,20 +269,6 @@ static int relativize(struct ploom_where *w, const char *root, const char *real_
 	free(w->file);
 	w->file = to;
 	return 0;
-}
-
-/* root: path without its last len bytes when they are "/" + rel, with
- * the '/'; NULL otherwise (or when out of memory: *oom). */
-static char *strip_relpath(const char *path, const char *rel, int *oom)
-{
-	size_t n = strlen(path), r = strlen(rel);
-	char *root;
-
-	if (n <= r + 1 || strcmp(path + n - r, rel) || path[n - r - 1] != '/')
-		return NULL;
-	root = strndup(path, n - r);
-	*oom = !root;
-	return root;
 }
 
 /* The trace's root as the scenario's path names it (*root) and as its

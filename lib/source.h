@@ -39,8 +39,10 @@ int ploom_relpath_is_safe(const char *relpath);
  * scenario.file as it is now (none when the file is unknown), and sets
  * its source and relative paths: in a git work tree, root "repository",
  * paths relative to the work tree's root, HEAD's commit and whether the
- * file differs from it; elsewhere root "folder" and the file's name (its
- * own folder is the root: C does not know the scenario's import root).
+ * file differs from it; elsewhere, when the project root the worker
+ * named (project_root, its hello's ROOT) lies above the file's folder and
+ * holds it, root "project" and paths relative to that root; else root
+ * "folder" and the file's name (its own folder is the root).
  * The files of the steps' and waits' where below that root become
  * relative to it too; others stay as the worker named them.  The
  * module_files that lie in the root are fingerprinted too, after the

@@ -486,6 +486,7 @@ void ploom_trace_free(struct ploom_trace *trace)
 	for (size_t i = 0; i < trace->nmodule_files; i++)
 		free(trace->module_files[i]);
 	free(trace->module_files);
+	free(trace->project_root);
 	free(trace->source.root);
 	free(trace->source.commit);
 	free(trace->python.implementation);

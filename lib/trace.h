@@ -215,8 +215,12 @@ struct ploom_scenario {
  * clone (or a copy of the folder) finds the same files there. */
 struct ploom_source {
 	/* "repository": the root of the git work tree that holds the
-	 * scenario file; "folder": the scenario file's own folder (a file
-	 * in no repository); NULL: the trace has no relative paths.  Kept
+	 * scenario file; "project": outside git, the project's root that
+	 * the search's worker found (python/ploom/_project.py: the nearest
+	 * folder with a project's settings), a folder above the scenario
+	 * file's own; "folder": the scenario file's own folder (a file in
+	 * no repository, when it is its project's root or has none); NULL:
+	 * the trace has no relative paths.  Kept
 	 * as a string so that a root this ploom does not know reads, and
 	 * is written back, unchanged (it then does not relocate). */
 	char *root;
@@ -279,6 +283,10 @@ struct ploom_trace {
 	 * keep them */
 	char **module_files;
 	size_t nmodule_files;
+	/* the scenario's project root (its hello's ROOT), absolute, NULL
+	 * if unknown: outside git, ploom_trace_fingerprint_source() records
+	 * the paths against it; not written, source.root says it */
+	char *project_root;
 };
 
 /* Frees everything the run owns and zeroes it; safe on a zeroed run.

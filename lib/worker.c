@@ -1018,6 +1018,7 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	t->scenario.module = strdup(h->module);
 	t->scenario.qualname = strdup(h->qualname);
 	t->scenario.file = ploom_strdup(h->file);
+	t->project_root = ploom_strdup(h->root);
 	t->python.implementation = strdup(h->implementation);
 	t->python.version = strdup(h->python_version);
 	t->python.gil = h->gil;
@@ -1030,7 +1031,8 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	 * ploom_trace_free() may then free */
 	if (ploom_config_own_lists(&t->config, config, err) < 0 ||
 	    !t->scenario.target || !t->scenario.module || !t->scenario.qualname ||
-	    (h->file && !t->scenario.file) || !t->python.implementation ||
+	    (h->file && !t->scenario.file) || (h->root && !t->project_root) ||
+	    !t->python.implementation ||
 	    !t->python.version || !t->hash_seed || !t->config.reduction || !t->config.search) {
 		ploom_trace_free(t);
 		return ploom_err_oom(err);

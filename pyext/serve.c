@@ -420,19 +420,19 @@ struct server {
 	struct relay relay;
 };
 
-/* Sends the `hello` record: str() of each of hello's 10 items (the third
+/* Sends the `hello` record: str() of each of hello's 11 items (the third
  * and the eighth taken for true or false).  Returns 0, or -1 with an
  * exception. */
 static int send_hello(PyObject *hello, int event_fd)
 {
-	PyObject *str[10] = {NULL};
-	const char *u[10];
-	size_t len[10];
+	PyObject *str[11] = {NULL};
+	const char *u[11];
+	size_t len[11];
 	struct ploom_buf out = {0};
 	Py_ssize_t i;
 	int ret = -1;
 
-	for (i = 0; i < 10; i++) {
+	for (i = 0; i < 11; i++) {
 		str[i] = PyObject_Str(PyTuple_GET_ITEM(hello, i));
 		if (!str[i])
 			goto done;
@@ -442,14 +442,14 @@ static int send_hello(PyObject *hello, int event_fd)
 			PyObject_IsTrue(PyTuple_GET_ITEM(hello, 2)) == 1, u[3], len[3], u[4],
 			len[4], u[5], len[5], u[6], len[6],
 			PyObject_IsTrue(PyTuple_GET_ITEM(hello, 7)) == 1, u[8], len[8], u[9],
-			len[9]);
+			len[9], u[10], len[10]);
 	if (ploom_buf_flush_fd(&out, event_fd) < 0) {
 		PyErr_SetFromErrno(PyExc_OSError);
 		goto done;
 	}
 	ret = 0;
 done:
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < 11; i++)
 		Py_XDECREF(str[i]);
 	ploom_buf_release(&out);
 	return ret;
@@ -636,8 +636,8 @@ PyObject *ploom_serve(PyObject *module, PyObject *args)
 	if (!PyArg_ParseTuple(args, "OO!ii:serve", &srv.scenario, &PyTuple_Type, &hello,
 			      &srv.cmd_fd, &srv.event_fd))
 		return NULL;
-	if (PyTuple_GET_SIZE(hello) != 10) {
-		PyErr_SetString(PyExc_ValueError, "serve: hello must have 10 items");
+	if (PyTuple_GET_SIZE(hello) != 11) {
+		PyErr_SetString(PyExc_ValueError, "serve: hello must have 11 items");
 		return NULL;
 	}
 	if (where_roots(&st->sched, module) < 0 || send_hello(hello, srv.event_fd) < 0 ||

@@ -15,9 +15,13 @@ the nearest git repository at or above the scenario's file (the nearest
 or above it that holds a project's settings (``pyproject.toml``,
 ``setup.py``, ``setup.cfg``, ``pytest.ini``, ``tox.ini``: where pytest
 would find its rootdir), so that a package beside the tests folder is
-the project's too; else the folder the scenario is imported from.  A
-replay in a repository passes the root it runs in; outside one it finds
-the root as the search did.
+the project's too; else the folder the scenario is imported from.  The
+worker names that root in its hello (lib/event.h), and outside git the
+trace records its paths against it (source.root "project" when it lies
+above the scenario's folder), so this is the one place the rule lives.  A
+replay passes the root it runs in: the repository's work tree, or the
+nearest folder at or above its current folder that holds the scenario at
+its recorded path.
 """
 
 from __future__ import annotations

@@ -575,6 +575,30 @@ def _project_of(where, is_file, file, expect_root):
     return _project.Project(_project.root_of(file, import_root))
 
 
+def _hello_root(target, module, source, expect_root):
+    """hello's ROOT (lib/event.h): the project root of the scenario at
+    source (ploom._project), on a replay the root it runs in; "" when
+    unknown, or when its path is no label.  Outside git a trace records
+    its paths against it."""
+    if expect_root is not None:
+        root = os.path.realpath(expect_root)
+    elif not source:
+        return ""
+    else:
+        from ploom import _project, _pytest_target
+
+        is_file = not _pytest_target.is_pytest_target(target) and split_target(target)[2]
+        # the folder it is imported from: a file's own, or the one above
+        # its top-level package
+        import_root = os.path.dirname(source) if is_file else root_above(source, module)
+        root = _project.root_of(source, import_root)
+    if len(root.encode("utf-8", "surrogateescape")) > _ploom.PATH_MAX or any(
+        ord(c) < 0x20 or ord(c) == 0x7F for c in root
+    ):
+        return ""
+    return root
+
+
 def _patch_loader(name, loader):
     """loader, or the patched one when name is a module to patch."""
     patch = sys.modules.get("ploom._patch")
@@ -737,6 +761,7 @@ def main(argv):
         scenario_instrumented,
         ",".join(instrumented),
         _module_sources([*patch, *instrumented], source),
+        _hello_root(target, module, source, expect_root),
     )
     _warm_up_tracebacks(source)
     _import_primitives()

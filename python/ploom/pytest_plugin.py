@@ -847,9 +847,11 @@ def _under(root, path):
 
 
 def _replay_dir(root, nodeid, trace):
-    """The folder a replay of a --ploom trace runs in: the rootdir, or,
-    for a trace recorded outside a git repository (whose test file is
-    named by its base name alone), the test file's folder."""
+    """The folder a replay of a --ploom trace runs in: the rootdir (a
+    trace of a project outside git finds its root at or above it), or,
+    for a trace recorded against its test file's own folder (root
+    "folder", whose test file is named by its base name alone), that
+    folder."""
     try:
         with open(trace, "rb") as f:
             from ploom._utility import loads_strict

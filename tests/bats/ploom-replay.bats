@@ -473,3 +473,85 @@ ploom-replay: builtins.AssertionError: the account is overdrawn (the recorded fa
 	[ "$stderr" = "ploom-replay: reproduced: $OVERDRAWN" ]
 	[ "$(jq_output -r .scenario.file)" = "$(pwd -P)/bank.py" ]
 }
+
+# proj/: pyproject.toml, the library mylib/ (a racy account with plain
+# attributes) and its scenario in tests/, in no repository
+bare_project() {
+	export GIT_CEILING_DIRECTORIES="$BATS_TEST_TMPDIR"
+	mkdir -p proj/mylib proj/tests
+	printf '[project]\nname = "proj"\n' > proj/pyproject.toml
+	: > proj/mylib/__init__.py
+	cat > proj/mylib/account.py <<-'PY'
+		class Account:
+		    def __init__(self, balance):
+		        self.balance = balance
+
+		    def withdraw(self, amount):
+		        if self.balance >= amount:
+		            self.balance -= amount
+	PY
+	cat > proj/tests/scen.py <<-'PY'
+		import threading
+
+		from mylib.account import Account
+
+
+		def scenario():
+		    account = Account(100)
+		    threads = [threading.Thread(target=account.withdraw, args=(80,)) for _ in range(2)]
+		    for t in threads:
+		        t.start()
+		    for t in threads:
+		        t.join()
+		    assert account.balance >= 0, f"overdrawn: {account.balance}"
+	PY
+	cd proj || return 1
+	[ "$(git rev-parse --is-inside-work-tree 2>/dev/null || echo none)" = none ]
+}
+
+@test "a trace recorded in a project outside a repository replays from its root and from below it" {
+	bare_project
+	PYTHONPATH="$PWD" run -1 --separate-stderr ploom-explore -q tests/scen.py:scenario
+	trace="$PWD/$(jq_output -r .minimized_trace)"
+	[ "$(jq -r .source.root "$trace")" = project ]
+	[ "$(jq -r .scenario.relpath "$trace")" = tests/scen.py ]
+	[ "$(jq -c .scenario.import_paths "$trace")" = '["."]' ]
+	[ "$(jq -c '[.fingerprints[].relpath]' "$trace")" = '["tests/scen.py","mylib/__init__.py","mylib/account.py"]' ]
+	want="ploom-replay: reproduced: builtins.AssertionError: overdrawn: -60"
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "$want" ]
+	# tests/ holds the scenario, not mylib: the root is still the project's
+	cd tests
+	run -1 --separate-stderr ploom-replay "$trace"
+	[ "$stderr" = "$want" ]
+	run -0 ploom-show "$trace"
+	[[ "$output" == *"source       tests/scen.py (blob "*") in its project"* ]]
+	[[ "$output" == *"replay runs  scenario in $(cd .. && pwd -P)/tests/scen.py, only while"* ]]
+	# a copy of the project replays; a folder without it runs nothing
+	cd "$BATS_TEST_TMPDIR"
+	cp "$trace" trace.json
+	mv proj copy
+	cd copy/mylib
+	run -1 --separate-stderr ploom-replay ../../trace.json
+	[ "$stderr" = "$want" ]
+	cd "$BATS_TEST_TMPDIR"
+	run -2 --separate-stderr ploom-replay trace.json
+	[ "$stderr" = "ploom-replay: the trace's scenario 'tests/scen.py' is in no folder at or above the current directory '$(pwd -P)/': replay from inside a copy of its project" ]
+}
+
+@test "a project trace whose relative path leaves its root is refused" {
+	bare_project
+	PYTHONPATH="$PWD" run -1 --separate-stderr ploom-explore -q --no-minimize tests/scen.py:scenario
+	trace="$(jq_output -r .trace)"
+	for rel in ../scen.py tests/../../scen.py "$PWD/tests/scen.py"; do
+		jq --arg r "$rel" '.scenario.relpath = $r' "$trace" > forged.json
+		run -2 --separate-stderr ploom-replay forged.json
+		[ "$stderr" = "ploom-replay: cannot read trace 'forged.json': field 'scenario.relpath' is not a relative path inside its root" ]
+		jq --arg r "$rel" '.fingerprints[2].relpath = $r' "$trace" > forged.json
+		run -2 --separate-stderr ploom-replay forged.json
+		[ "$stderr" = "ploom-replay: cannot read trace 'forged.json': field 'fingerprints[2].relpath' is not a relative path inside its root" ]
+		jq --arg r "$rel" '.scenario.import_paths = [$r]' "$trace" > forged.json
+		run -2 --separate-stderr ploom-replay forged.json
+		[ "$stderr" = "ploom-replay: cannot read trace 'forged.json': field 'scenario.import_paths[0]' is not a folder inside its root" ]
+	done
+}

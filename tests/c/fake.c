@@ -61,7 +61,7 @@ char *fake_worker(const char *dir, const char *python_version, const char *file)
 	if (asprintf(&body,
 		     "#!/bin/sh\n"
 		     "here=\"$(dirname \"$0\")\"\n"
-		     "echo \"hello %d =cpython =%s 1 =$PYTHONHASHSEED =mod =fn =%s 0 = =\" >&3\n"
+		     "echo \"hello %d =cpython =%s 1 =$PYTHONHASHSEED =mod =fn =%s 0 = = =\" >&3\n"
 		     "while read -r cmd; do\n"
 		     "\t[ \"$cmd\" = quit ] && exit 0\n"
 		     "\techo \"$cmd\" >> \"$here/commands\"\n"

@@ -486,14 +486,14 @@ static void hello_is_parsed_and_error_names_the_target(void)
 {
 	struct ploom_err err = {0, ""};
 	struct ploom_hello h;
-	char line[160], want[80];
+	char line[200], want[80];
 	const char *bad = "error load =No%20module%20named%20'nosuch'";
 
 	/* a hello of the protocol version this build speaks */
 	snprintf(line, sizeof(line),
 		 "hello %d =cpython =3.13.0 1 =0 =examples.bank_account =scenario "
 		 "=/src/examples/bank_account.py 1 =mylib,other.pkg "
-		 "=/src/mylib/a.py%%0A/src/other/pkg/b.py%%0A",
+		 "=/src/mylib/a.py%%0A/src/other/pkg/b.py%%0A =/src",
 		 PLOOM_PROTOCOL_VERSION);
 	memset(&h, 0, sizeof(h));
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "x:y", &err), 0);
@@ -509,13 +509,14 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	CHECK_INT((int)h.nsources, 2);
 	CHECK_STR(h.sources[0], "/src/mylib/a.py");
 	CHECK_STR(h.sources[1], "/src/other/pkg/b.py");
+	CHECK_STR(h.root, "/src");
 	ploom_hello_release(&h);
 	/* SOURCES: a relative path, one not ended, a control character */
 	{
 		static const char *const bad_sources[] = {"=mylib/a.py%0A", "=/src/a.py",
 							  "=/src/a%01.py%0A"};
 		for (size_t k = 0; k < 3; k++) {
-			snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 = %s",
+			snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 = %s =",
 				 PLOOM_PROTOCOL_VERSION, bad_sources[k]);
 			CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
 			CHECK(strstr(err.msg, "bad SOURCES") != NULL);
@@ -523,16 +524,34 @@ static void hello_is_parsed_and_error_names_the_target(void)
 		}
 	}
 	/* an empty name among INSTRUMENTED's, and a SCENARIO not 0 or 1 */
-	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 =a,,b =",
+	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 =a,,b = =",
 		 PLOOM_PROTOCOL_VERSION);
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
 	CHECK(strstr(err.msg, "bad INSTRUMENTED") != NULL);
 	ploom_hello_release(&h);
-	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 2 = =",
+	snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 2 = = =",
 		 PLOOM_PROTOCOL_VERSION);
 	CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
 	CHECK(strstr(err.msg, "bad SCENARIO") != NULL);
 	ploom_hello_release(&h);
+	/* ROOT: a relative path, a control character, a NUL; and a hello
+	 * of protocol 16, without it */
+	{
+		static const char *const bad_roots[] = {"=src", "=/src%01", "=/src%00x"};
+		for (size_t k = 0; k < 3; k++) {
+			snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 = = %s",
+				 PLOOM_PROTOCOL_VERSION, bad_roots[k]);
+			CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
+			CHECK(strstr(err.msg, "bad ROOT") != NULL);
+			CHECK(h.root == NULL);
+			ploom_hello_release(&h);
+		}
+		snprintf(line, sizeof(line), "hello %d =cpython =3.13.0 1 =0 =m =q = 0 = =",
+			 PLOOM_PROTOCOL_VERSION);
+		CHECK_INT(ploom_hello_parse(&h, line, strlen(line), "m:q", &err), -1);
+		CHECK(strstr(err.msg, "expected 13 fields") != NULL);
+		ploom_hello_release(&h);
+	}
 	CHECK_INT(ploom_hello_parse(&h, bad, strlen(bad), "nosuch:f", &err), -1);
 	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "cannot load scenario 'nosuch:f': No module named 'nosuch'");
@@ -847,7 +866,7 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	ploom_buf_release(&b);
 
 	ploom_enc_hello(&b, "cpython", 7, "3.14.1", 6, 0, "42", 2, "m", 1, "f", 1, NULL, 0, 0, NULL,
-			0, NULL, 0);
+			0, NULL, 0, "/p r", 4);
 	{
 		struct ploom_hello h;
 		memset(&h, 0, sizeof(h));
@@ -859,6 +878,17 @@ static void encoded_records_decode_to_what_was_encoded(void)
 		CHECK(h.file == NULL);
 		CHECK_INT(h.scenario_instrumented, 0);
 		CHECK_INT((int)h.ninstrumented, 0);
+		CHECK_STR(h.root, "/p r");
+		ploom_hello_release(&h);
+	}
+	ploom_buf_release(&b);
+	ploom_enc_hello(&b, "cpython", 7, "3.14.1", 6, 0, "42", 2, "m", 1, "f", 1, NULL, 0, 0, NULL,
+			0, NULL, 0, NULL, 0);
+	{
+		struct ploom_hello h;
+		memset(&h, 0, sizeof(h));
+		CHECK_INT(ploom_hello_parse(&h, b.data, b.len - 1, "m:f", &err), 0);
+		CHECK(h.root == NULL);
 		ploom_hello_release(&h);
 	}
 	ploom_buf_release(&b);

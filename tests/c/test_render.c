@@ -235,6 +235,14 @@ static void the_source_line_shows_the_path_in_its_repository(void)
 	out = render(t, 0, 0);
 	CHECK(has_line(out, "source       bank.py (blob 1a2b3c4) in its folder"));
 	free(out);
+
+	free(t->source.root);
+	t->source.root = strdup("project");
+	free(t->scenario.relpath);
+	t->scenario.relpath = strdup("tests/bank.py");
+	out = render(t, 0, 0);
+	CHECK(has_line(out, "source       tests/bank.py (blob 1a2b3c4) in its project"));
+	free(out);
 	ploom_trace_free(t);
 }
 

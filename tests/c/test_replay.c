@@ -3,6 +3,7 @@
  * worker (fake.h), which also shows that the checks run in order. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../lib/fingerprint.h"
@@ -494,6 +495,97 @@ static void a_trace_moves_to_the_copy_of_its_folder(void)
 	free(here);
 }
 
+/* A trace made outside git in a project (its worker's hello named the
+ * project's root, above the scenario's folder) names its file relative
+ * to that root: a replay from the copy's root or any folder below it
+ * runs the copy's file; from a folder that holds the file nowhere at or
+ * above it, nothing runs, and the message says so.  A root that is the
+ * scenario's own folder, or that does not hold the file, is its folder. */
+static void a_project_trace_moves_to_the_copy_of_its_project(void)
+{
+	char *here = getcwd(NULL, 0);
+	char *a = fake_dir("project-a"), *b = fake_dir("project-b"), *c = fake_dir("project-c");
+	char sub_a[512], sub_b[512], want[600];
+	char *fa, *fb, *real_b, *real_root_b, *real_c, *root;
+	struct ploom_trace *t;
+	struct ploom_err err = {0, ""};
+
+	snprintf(sub_a, sizeof(sub_a), "%s/tests", a);
+	snprintf(sub_b, sizeof(sub_b), "%s/tests", b);
+	CHECK_INT(mkdir(sub_a, 0755), 0);
+	CHECK_INT(mkdir(sub_b, 0755), 0);
+	fa = fake_write(sub_a, "mod.py", "print('v1')\n", 0);
+	fb = fake_write(sub_b, "mod.py", "print('v1')\n", 0);
+	real_b = realpath(fb, NULL);
+	real_root_b = realpath(b, NULL);
+	t = trace_of(failing, fa);
+	t->project_root = strdup(a);
+	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
+	CHECK_STR(t->source.root, "project");
+	CHECK_STR(t->scenario.relpath, "tests/mod.py");
+	CHECK_STR(t->fingerprints[0].relpath, "tests/mod.py");
+
+	/* from the copy's tests folder: the root is the folder above it */
+	CHECK_INT(chdir(sub_b), 0);
+	CHECK_INT(ploom_replay_place(t, &err), 0);
+	CHECK_STR(t->scenario.file, real_b);
+	CHECK_STR(t->fingerprints[0].path, real_b);
+	root = ploom_replay_root(t);
+	CHECK(root != NULL && !strncmp(root, real_root_b, strlen(real_root_b)) &&
+	      !strcmp(root + strlen(real_root_b), "/"));
+	free(root);
+	CHECK_INT(ploom_replay_check_source(t, &err), 0);
+	/* from the copy's root */
+	CHECK_INT(chdir(b), 0);
+	CHECK_INT(ploom_replay_place(t, &err), 0);
+	CHECK_STR(t->scenario.file, real_b);
+
+	/* from a folder with no tests/mod.py at or above it */
+	CHECK_INT(chdir(c), 0);
+	CHECK_INT(ploom_replay_place(t, &err), -1);
+	CHECK_INT((int)err.kind, PLOOM_ERR_INPUT);
+	real_c = getcwd(NULL, 0);
+	snprintf(want, sizeof(want),
+		 "the trace's scenario 'tests/mod.py' is in no folder at or above the current "
+		 "directory '%s/': replay from inside a copy of its project",
+		 real_c);
+	CHECK_STR(err.msg, want);
+	free(real_c);
+
+	/* the scenario's own folder as the root: recorded as before */
+	ploom_trace_free(t);
+	t = trace_of(failing, fa);
+	t->project_root = strdup(sub_a);
+	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
+	CHECK_STR(t->source.root, "folder");
+	CHECK_STR(t->scenario.relpath, "mod.py");
+	/* a root that does not hold the file is no root of it */
+	ploom_trace_free(t);
+	t = trace_of(failing, fa);
+	t->project_root = strdup(c);
+	CHECK_INT(ploom_trace_fingerprint_source(t, &err), 0);
+	CHECK_STR(t->source.root, "folder");
+	CHECK_STR(t->scenario.relpath, "mod.py");
+
+	ploom_trace_free(t);
+	CHECK_INT(chdir(here), 0);
+	unlink(fa);
+	unlink(fb);
+	rmdir(sub_a);
+	rmdir(sub_b);
+	fake_dir_remove(a);
+	fake_dir_remove(b);
+	fake_dir_remove(c);
+	free(real_b);
+	free(real_root_b);
+	free(fa);
+	free(fb);
+	free(a);
+	free(b);
+	free(c);
+	free(here);
+}
+
 /* A replay runs only the file at the trace's relative path under the
  * current folder or repository: a trace whose scenario is not here, has
  * no relative path, or reaches out through a symbolic link is refused
@@ -672,6 +764,7 @@ int main(void)
 	a_changed_or_missing_source_is_a_divergence();
 	a_trace_moves_to_the_copy_of_its_folder();
 	a_replay_runs_only_a_file_here();
+	a_project_trace_moves_to_the_copy_of_its_project();
 	the_loaded_file_must_be_the_recorded_one();
 	only_the_minor_python_version_matters();
 	the_first_step_that_differs_is_named();

@@ -99,6 +99,7 @@ static void __attribute__((noreturn)) be_worker(const char *target)
 	ploom_buf_addf(&b, " 0");
 	ploom_buf_add_str(&b, "", 0);
 	ploom_buf_add_str(&b, "", 0);
+	ploom_buf_add_str(&b, "", 0);
 	ploom_buf_add(&b, "\n", 1);
 	if (ploom_buf_flush_fd(&b, 3) < 0)
 		_exit(1);

@@ -34,7 +34,7 @@ static char *script(const char *name, const char *body)
 #define STR(x) STR_(x)
 #define HELLO                                                                                 \
 	"echo 'hello " STR(PLOOM_PROTOCOL_VERSION) " =cpython =3.13.0 1 '=$PYTHONHASHSEED' "  \
-	"=mod =fn =/x/mod.py 0 = =' >&3\n"
+	"=mod =fn =/x/mod.py 0 = = =' >&3\n"
 
 static void worker_starts_runs_and_stops(void)
 {

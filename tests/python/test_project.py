@@ -203,3 +203,128 @@ def test_without_git_the_folder_of_the_settings_is_the_project(tmp_path):
     result = _ploom(root, "check", "tests/scen.py:scenario")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "AssertionError: overdrawn: -60" in result.stdout + result.stderr
+
+
+@pytest.fixture
+def bare_project(tmp_path, monkeypatch):
+    """The project without git (no .git at or above it: git stops
+    looking at tmp_path), its scenario a file in tests/, settings in
+    pyproject.toml."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    root = tmp_path / "proj"
+    _write(root, "pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["."]\n')
+    _write(root, "mylib/__init__.py", "")
+    _write(root, "mylib/account.py", RACY)
+    _write(root, "tests/scen.py", BARE_SCENARIO)
+    assert subprocess.run(["git", "rev-parse"], cwd=root, capture_output=True).returncode != 0
+    return root
+
+
+def _utility(name):
+    from ploom._utility import find_utility
+
+    return find_utility(name)
+
+
+def _bare_found(root):
+    """ploom check of the bare project's scenario; its printed replay
+    command's argv and the trace it names."""
+    result = _ploom(root, "check", "tests/scen.py:scenario")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "AssertionError: overdrawn: -60" in result.stdout
+    command = re.search(r"^Replay: (python -m ploom replay (\S+))  #", result.stdout, re.M)
+    assert command, result.stdout
+    return command.group(1).split(), command.group(2)
+
+
+def test_without_git_the_trace_records_its_paths_against_the_projects_root(bare_project):
+    _, trace = _bare_found(bare_project)
+    recorded = json.loads((bare_project / trace).read_text())
+    assert recorded["source"] == {"root": "project", "commit": None, "dirty": False}
+    assert recorded["scenario"]["relpath"] == "tests/scen.py"
+    # the search imported mylib from the root (pytest's pythonpath), and ran there
+    assert (recorded["scenario"]["cwd"], recorded["scenario"]["import_paths"]) == (".", ["."])
+    # the library beside tests/ is the project's: fingerprinted
+    assert [f["relpath"] for f in recorded["fingerprints"]] == [
+        "tests/scen.py", "mylib/__init__.py", "mylib/account.py"]
+    shown = _run(bare_project, _utility("ploom-show"), trace)
+    assert "source       tests/scen.py (blob " in shown.stdout and ") in its project\n" in shown.stdout
+
+
+def test_without_git_the_replay_fails_as_the_search_did_from_the_root_and_from_tests(bare_project):
+    command, trace = _bare_found(bare_project)
+    want = "ploom.exploration.ModelCheckError: builtins.AssertionError: overdrawn: -60\n"
+    # the printed command, verbatim, where it was printed
+    replayed = _run(bare_project, sys.executable, *command[1:])
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert replayed.stdout.startswith(want), replayed.stdout
+    # from tests/, which holds the scenario but not mylib: the root is
+    # still the project's, and mylib imports from it
+    replayed = _ploom(bare_project, "replay", os.path.join("..", trace), cwd=bare_project / "tests")
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert replayed.stdout.startswith(want), replayed.stdout
+    # and from a folder below tests/, with ploom-replay itself
+    deeper = bare_project / "tests" / "deeper"
+    deeper.mkdir()
+    replayed = _run(bare_project, _utility("ploom-replay"), str(bare_project / trace), cwd=deeper)
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert replayed.stderr == "ploom-replay: reproduced: builtins.AssertionError: overdrawn: -60\n"
+
+
+def test_without_git_a_copy_of_the_project_replays_and_elsewhere_nothing_runs(bare_project, tmp_path):
+    _, trace = _bare_found(bare_project)
+    saved = tmp_path / "trace.json"
+    saved.write_text((bare_project / trace).read_text())
+    copy = tmp_path / "copy"
+    bare_project.rename(copy)
+    replayed = _run(copy, _utility("ploom-replay"), str(saved), cwd=copy / "tests")
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert json.loads(replayed.stdout)["scenario"]["file"] == str((copy / "tests" / "scen.py").resolve())
+    # the copy's library is the one fingerprinted: an edit there is a divergence
+    _write(copy, "mylib/account.py", FIXED)
+    replayed = _run(copy, _utility("ploom-replay"), str(saved))
+    assert replayed.returncode == 4, replayed.stdout + replayed.stderr
+    assert "mylib/account.py' (recorded blob" in replayed.stderr
+    # from a folder with no tests/scen.py at or above it
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    refused = _ploom(elsewhere, "replay", str(saved))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert (f"the trace's scenario 'tests/scen.py' is in no folder at or above the current directory "
+            f"'{elsewhere.resolve()}/': replay from inside a copy of its project") in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+@pytest.mark.parametrize("relpath", ["../scen.py", "tests/../../scen.py", "/tmp/scen.py", "", "tests//scen.py"])
+def test_without_git_a_tampered_relative_path_is_refused(bare_project, relpath):
+    _, trace = _bare_found(bare_project)
+    data = json.loads((bare_project / trace).read_text())
+    data["scenario"]["relpath"] = relpath
+    (bare_project / "forged.json").write_text(json.dumps(data))
+    refused = _ploom(bare_project, "replay", "../forged.json", cwd=bare_project / "tests")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "field 'scenario.relpath' is not a relative path inside its root" in refused.stderr
+    data = json.loads((bare_project / trace).read_text())
+    data["fingerprints"][1]["relpath"] = relpath
+    (bare_project / "forged.json").write_text(json.dumps(data))
+    refused = _run(bare_project, _utility("ploom-replay"), "forged.json")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "field 'fingerprints[1].relpath' is not a relative path inside its root" in refused.stderr
+
+
+def test_without_git_the_pytest_replay_fails_as_the_search_did(tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    root = tmp_path / "proj"
+    _write(root, "pyproject.toml", PYPROJECT)
+    _write(root, "mylib/__init__.py", "")
+    _write(root, "mylib/account.py", RACY)
+    _write(root, "tests/test_account.py", TEST)
+    command, trace = _found(root)
+    recorded = json.loads((root / trace).read_text())
+    assert (recorded["source"]["root"], recorded["scenario"]["relpath"]) == ("project", "tests/test_account.py")
+    replayed = _pytest(root, *command[1:])
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "ModelCheckError: builtins.AssertionError: overdrawn: -60" in replayed.stdout
+    replayed = _ploom(root, "replay", os.path.join("..", trace), cwd=root / "tests")
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert replayed.stdout.startswith("ploom.exploration.ModelCheckError: builtins.AssertionError: overdrawn: -60\n")
