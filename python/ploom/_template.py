@@ -70,6 +70,8 @@ class Template:
         self.path = os.path.join(self.folder, "socket")
         self.ready: bool | None = None  # None: not known yet
         env = {k: v for k, v in os.environ.items() if k != "PLOOM_WORKER_TEMPLATE"}
+        if "_pytest.main" in sys.modules:
+            env["PLOOM_TEMPLATE_PYTEST"] = "1"
         try:
             self.proc: Any = subprocess.Popen(
                 [explore, f"--python={python}", f"--worker-template={self.path}"],
@@ -280,6 +282,14 @@ def serve(python: str, path: str) -> int:
 
     import ploom.queue  # noqa: F401
     import ploom.threading  # noqa: F401
+
+    if os.environ.get("PLOOM_TEMPLATE_PYTEST"):
+        # the pytest mode's workers collect a test: what pytest imports
+        # for that, once here
+        import _pytest.config  # noqa: F401
+        import _pytest.main  # noqa: F401
+        import _pytest.python  # noqa: F401
+        import pytest  # noqa: F401
     from ploom import _guard, _instrument, _patch, _project, _pytest_target, _rewrite, _signals, _worker  # noqa: F401
 
     own: dict = {
