@@ -16,7 +16,7 @@ before; the stub's death (a kill) ends the worker, since the template then
 kills it.
 
 A template serves only a worker that a fresh interpreter would start the
-same: the same interpreter, the same folder, the same environment but for
+same: the same interpreter, the same environment but for
 PYTHONPATH (whose entries the forked worker puts at the front of its path,
 as startup would have, unless one would shadow a module the template
 imported), pytest's PYTEST_CURRENT_TEST and ploom's variables that nothing
@@ -136,12 +136,10 @@ def starter(explore: str, python: str) -> dict:
 # ---- the template's side ----
 
 
-def _refusal(python: bytes, cwd: bytes, env: list[bytes], own: dict) -> str | None:
+def _refusal(python: bytes, env: list[bytes], own: dict) -> str | None:
     """Why a fresh interpreter would not start as this one did, or None."""
     if python != own["python"]:
         return "another interpreter"
-    if cwd != own["cwd"]:
-        return "another folder"
     theirs = {}
     for entry in env:
         name, _, value = entry.partition(b"=")
@@ -233,6 +231,10 @@ def _worker(fields: list[bytes], fds: list[int], own: dict) -> None:
     argc = int(fields[2])
     argv = [os.fsdecode(a) for a in fields[3 : 3 + argc]]
     env = fields[3 + argc :]
+    # the folder the utility runs in, whose worker starts there; startup
+    # made nothing of the template's own but PYTHONPATH's entries, redone
+    # below
+    os.chdir(fields[1])
     targets = [0, 1, 2, 3, 5][: len(fds)]
     # above every target first, so that no dup2 meets a descriptor to move
     moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds]
@@ -294,7 +296,6 @@ def serve(python: str, path: str) -> int:
 
     own: dict = {
         "python": os.fsencode(python),
-        "cwd": os.fsencode(os.getcwd()),
         "env": {k: v for k, v in os.environb.items()},
         "path": list(sys.path[len(_python_path(os.environb.get(b"PYTHONPATH"))) :]),
         "worker_file": _worker.__file__,
@@ -336,7 +337,9 @@ def _accept(listener, own: dict, workers: dict) -> None:
         elif own["path"] is None:
             why = "a path this template cannot rebuild"
         else:
-            why = _refusal(fields[0], fields[1], fields[3 + argc :], own)
+            why = _refusal(fields[0], fields[3 + argc :], own)
+            if not why and not os.path.isdir(fields[1]):
+                why = "a folder that is gone"
         if why:
             conn.sendall(f"no {why}\n".encode())
             conn.close()

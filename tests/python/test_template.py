@@ -127,6 +127,24 @@ def test_ploom_variables_and_pythonpath_do_not_keep_a_worker_from_the_template(t
     assert (value, usage, int(parent)) == ("7", "mine", pid)
 
 
+def test_a_worker_in_another_folder_imports_from_its_own_relative_pythonpath(template, tmp_path):
+    path, pid = template
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "lib").mkdir(parents=True)
+    (elsewhere / "lib" / "helper2.py").write_text("VALUE = 'from elsewhere'\n")
+    (elsewhere / "scen2.py").write_text(
+        "import os, helper2\n"
+        "def scenario():\n"
+        "    with open(f'/proc/{os.getppid()}/stat') as f:\n"
+        "        parent = int(f.read().rpartition(')')[2].split()[1])\n"
+        "    raise AssertionError(f'{helper2.VALUE!r} {os.getcwd()} {parent}')\n"
+    )
+    result = _explore("scen2.py:scenario", path, env={"PYTHONPATH": "lib"}, cwd=elsewhere)
+    assert result.returncode == 1, result.stderr
+    message = json.loads(result.stdout)["failure"]["message"]
+    assert message == f"'from elsewhere' {elsewhere} {pid}"
+
+
 def test_a_module_on_pythonpath_that_shadows_one_the_template_imported_gets_a_fresh_worker(template, tmp_path):
     path, pid = template
     lib = tmp_path / "shadow"
@@ -198,8 +216,7 @@ def test_check_forks_its_workers_from_the_template_from_its_second_search_on(tmp
         with pytest.raises(ModelCheckError) as failed:
             ploom.check(scen_check.parent, ploom.Config(minimize=False, saved=False))
         parents.append(int(str(failed.value).split("worker parent ")[1].split()[0]))
-    key = next(k for k in _template._started if k[2] == os.getpid())
-    pid = _template._started[key].proc.pid
+    pid = _template._started[find_utility("ploom-explore"), sys.executable, os.getpid()].proc.pid
     # the first search does not wait for the template it starts
     assert parents[0] != pid
     assert parents[1:] == [pid, pid]
