@@ -155,7 +155,7 @@ int ploom_config_add_plain_point_list(struct ploom_config *config, const char *c
  * an access that a site without a point hides is found in the order where
  * it shows.  A
  * reduction prunes orders by the accesses it sees: under --reduction=dpor
- * every site is a point but the quiet reads, which pyext/plain.c argues
+ * every site is a point but the quiet reads, which pyext/sites.c argues
  * it may watch too.  The one rule; the worker learns it as
  * --plain-points=* (or *- with the quiet sites that are points). */
 int ploom_config_watches_plain(const struct ploom_config *config);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "event.h"
+#include "jsonutil.h"
 #include "trace.h"
 
 /* the most fields of a record: a hello's (event.h) */
@@ -916,11 +917,56 @@ static int hello_root(struct ploom_hello *out, const struct field *f)
 	return 0;
 }
 
+#define DETAIL_WHY (sizeof(((struct ploom_err *)0)->msg) + 16)
+
+/* The JSON object of `error KIND DETAIL` (event.h) as the message says
+ * it: "TYPE: MESSAGE", or MESSAGE when it names no type; malloc'd.  NULL
+ * with err filled (why: what is wrong with it) when DETAIL is no such
+ * object. */
+static char *error_detail(const struct field *f, char why[DETAIL_WHY], struct ploom_err *err)
+{
+	struct ploom_err jerr = {0, ""};
+	struct ploom_json_reader r = {&jerr, 0, 0};
+	char *text, *message = NULL, *type = NULL, *out = NULL;
+	size_t n;
+	cJSON *root = NULL;
+
+	snprintf(why, DETAIL_WHY, "expected error KIND DETAIL");
+	if (!f->n || f->s[0] != '=' || !(text = ploom_str_decode(f->s + 1, f->n - 1, &n)))
+		return NULL;
+	if (!(root = ploom_json_parse(text, n, &jerr)))
+		r.failed = 1;
+	else if (!cJSON_IsObject(root))
+		ploom_json_fail(&r, "is not an object", "", "DETAIL");
+	ploom_json_get_str(&r, &message, root, "", "message", 1, 0);
+	ploom_json_get_str(&r, &type, root, "", "type", 0, 1);
+	if (r.failed && jerr.kind == PLOOM_ERR_NOMEM) {
+		ploom_err_oom(err);
+		why[0] = '\0';
+	} else if (r.failed) {
+		snprintf(why, DETAIL_WHY, "DETAIL: %s", jerr.msg);
+	} else {
+		if (!type)
+			out = strdup(message);
+		else if (asprintf(&out, "%s: %s", type, message) < 0)
+			out = NULL;
+		if (!out) {
+			ploom_err_oom(err);
+			why[0] = '\0';
+		}
+	}
+	cJSON_Delete(root);
+	free(text);
+	free(message);
+	free(type);
+	return out;
+}
+
 int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		      const char *target, struct ploom_err *err)
 {
 	struct field f[MAX_FIELDS];
-	char *msg;
+	char *msg, why[DETAIL_WHY];
 	size_t i;
 	int nf;
 
@@ -928,8 +974,10 @@ int ploom_hello_parse(struct ploom_hello *out, const char *line, size_t len,
 		return malformed(err, line, len, "NUL byte");
 	nf = split(f, line, len);
 	if (nf >= 1 && field_is(&f[0], "error")) {
-		if (nf != 3 || !(msg = dup_str(&f[2])))
-			return malformed(err, line, len, "expected error KIND MESSAGE");
+		if (nf != 3)
+			return malformed(err, line, len, "expected error KIND DETAIL");
+		if (!(msg = error_detail(&f[2], why, err)))
+			return why[0] ? malformed(err, line, len, why) : -1;
 		/* the exception's text, which may hold newlines or escapes:
 		 * the message stays one line and cannot drive the terminal */
 		for (i = 0; msg[i]; i++)

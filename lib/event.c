@@ -392,31 +392,67 @@ void ploom_buf_add_str(struct ploom_buf *b, const char *s, size_t len)
 	b->data[b->len] = '\0';
 }
 
+/* Where PLOOM_MESSAGE_MAX cuts s[0..len): the bytes kept, and in marker
+ * what follows them ("" when nothing is cut). */
+static size_t message_cut(const char *s, size_t len, char marker[64])
+{
+	size_t keep = PLOOM_MESSAGE_MAX;
+	int n;
+
+	marker[0] = '\0';
+	if (len <= PLOOM_MESSAGE_MAX)
+		return len;
+	/* back off to the first byte of the character the cut splits */
+	while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
+		keep--;
+	n = snprintf(marker, 64, "... [cut: %zu bytes]", len - keep);
+	assert(n > 0 && n < 64);
+	return keep;
+}
+
 /* Appends " " and s[0..len) as a str field, cut as PLOOM_MESSAGE_MAX
  * says: the kept head and the marker make one field. */
 static void add_message(struct ploom_buf *b, const char *s, size_t len)
 {
 	char marker[64];
 	char *copy;
-	size_t keep = PLOOM_MESSAGE_MAX;
-	int n;
+	size_t keep = message_cut(s, len, marker), n = strlen(marker);
 
-	if (len <= PLOOM_MESSAGE_MAX) {
+	if (!n) {
 		ploom_buf_add_str(b, s, len);
 		return;
 	}
-	/* back off to the first byte of the character the cut splits */
-	while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
-		keep--;
-	n = snprintf(marker, sizeof(marker), "... [cut: %zu bytes]", len - keep);
-	assert(n > 0 && (size_t)n < sizeof(marker));
-	copy = malloc(keep + (size_t)n);
+	copy = malloc(keep + n);
 	if (!copy)
 		abort();
 	memcpy(copy, s, keep);
-	memcpy(copy + keep, marker, (size_t)n);
-	ploom_buf_add_str(b, copy, keep + (size_t)n);
+	memcpy(copy + keep, marker, n);
+	ploom_buf_add_str(b, copy, keep + n);
 	free(copy);
+}
+
+/* Appends the text of s[0..len) to a JSON string being written (no
+ * quotes): '"' and '\\' escaped, a control character as \u00XX but NUL,
+ * which JSON readers here refuse (json.h), and each byte of what is not
+ * UTF-8 as '?', so that the document is always one they read. */
+static void add_json_text(struct ploom_buf *b, const char *s, size_t len)
+{
+	size_t i, n;
+
+	for (i = 0; i < len; i += n) {
+		unsigned char c = (unsigned char)s[i];
+		n = ploom_utf8_sequence((const unsigned char *)s + i, len - i);
+		if (!n || !c) {
+			ploom_buf_add(b, "?", 1);
+			n = 1;
+		} else if (c == '"' || c == '\\') {
+			ploom_buf_addf(b, "\\%c", c);
+		} else if (n == 1 && is_control(c)) {
+			ploom_buf_addf(b, "\\u%04x", c);
+		} else {
+			ploom_buf_add(b, s + i, n);
+		}
+	}
 }
 
 int ploom_buf_flush_fd(struct ploom_buf *b, int fd)
@@ -509,6 +545,29 @@ void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, siz
 	ploom_buf_addf(b, "error %s", kind);
 	add_message(b, msg, len);
 	ploom_buf_add(b, "\n", 1);
+}
+
+void ploom_enc_error_detail(struct ploom_buf *b, const char *kind, const char *msg,
+			    size_t len, const char *type, size_t type_len)
+{
+	struct ploom_buf j = {0};
+	char marker[64];
+	size_t keep = message_cut(msg, len, marker);
+
+	ploom_buf_addf(&j, "{\"message\": \"");
+	add_json_text(&j, msg, keep);
+	add_json_text(&j, marker, strlen(marker));
+	ploom_buf_add(&j, "\"", 1);
+	if (type) {
+		ploom_buf_addf(&j, ", \"type\": \"");
+		add_json_text(&j, type, type_len < PLOOM_NAME_MAX ? type_len : PLOOM_NAME_MAX);
+		ploom_buf_add(&j, "\"", 1);
+	}
+	ploom_buf_add(&j, "}", 1);
+	ploom_buf_addf(b, "error %s", kind);
+	ploom_buf_add_str(b, j.data, j.len);
+	ploom_buf_add(b, "\n", 1);
+	ploom_buf_release(&j);
 }
 
 void ploom_enc_code(struct ploom_buf *b, long index, const char *file, size_t file_len,

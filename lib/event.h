@@ -96,13 +96,22 @@
  *       the one place that rule lives; on a replay the root it runs in),
  *       an absolute folder that is a label (FILE's rules), or "=" when
  *       unknown; outside git a trace records its paths against it.
- *   error KIND MESSAGE
+ *   error KIND DETAIL
  *       From the worker instead of hello, then the worker exits 2.  KIND
  *       word: "load" when it cannot load the scenario; "source" when it
  *       was started with --expect=FILE and the target is another file
- *       (nothing of it was run).  MESSAGE str: for "source" the whole
- *       sentence ("the scenario's source changed: ...").
- *       Or, KIND "command", from the worker in place of a run's records
+ *       (nothing of it was run).  DETAIL str: a JSON object,
+ *       {"message": str, "type": str (optional)}, MESSAGE what went
+ *       wrong (for "source" the whole sentence, "the scenario's source
+ *       changed: ..."), TYPE the qualified name of the exception that
+ *       stopped the load ("ModuleNotFoundError"), absent when none did;
+ *       the utility says "TYPE: MESSAGE".  MESSAGE is cut as
+ *       PLOOM_MESSAGE_MAX says before it goes into the object, so that
+ *       the object is always whole (ploom_enc_error_detail()).  The record
+ *       comes before any version is known, so a worker of another
+ *       protocol version shows here as a DETAIL that is not that object.
+ *   error command MESSAGE
+ *       KIND "command", from the worker in place of a run's records
  *       when it cannot take a command (not `run` or `quit`, or a `run`
  *       beyond its limits); MESSAGE str says why.  Nothing was run, and
  *       the worker reads the next command.
@@ -569,8 +578,12 @@ void ploom_enc_hello(struct ploom_buf *b, const char *impl, size_t impl_len,
 		     const char *file, size_t file_len, int scenario_instrumented,
 		     const char *instrumented, size_t instrumented_len, const char *sources,
 		     size_t sources_len, const char *root, size_t root_len);
-/* error: the message cut as the failure outcome's are */
+/* error command: the message cut as the failure outcome's are */
 void ploom_enc_error(struct ploom_buf *b, const char *kind, const char *msg, size_t len);
+/* error load, error source: DETAIL the JSON object of msg, cut as above,
+ * and of type (at most PLOOM_NAME_MAX bytes; NULL: none) */
+void ploom_enc_error_detail(struct ploom_buf *b, const char *kind, const char *msg,
+			    size_t len, const char *type, size_t type_len);
 /* code: a label made of file and function, each cleaned and cut as the
  * protocol's Labels say (an empty one is written as "?").  name: nothing
  * at all for an empty name, which is no name. */

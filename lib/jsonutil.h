@@ -3,9 +3,10 @@
  * reported as "field 'PATH' WHAT".
  *
  * Internal to the JSON codec: json.c and json-write.c (traces), stats.c
- * (statistics) and jsonutil.c are the only files that include this
- * header, and with it cJSON.h.  Everything else reaches JSON through
- * json.h and stats.h.
+ * (statistics), decode.c (the DETAIL of the worker's `error` record,
+ * event.h) and jsonutil.c are the only files that include this header,
+ * and with it cJSON.h.  Everything else reaches JSON through json.h,
+ * stats.h and decode.h.
  */
 #ifndef PLOOM_JSONUTIL_H
 #define PLOOM_JSONUTIL_H

@@ -102,7 +102,7 @@ struct ploom_worker_opts {
 	const char *const *plain_points;
 	size_t nplain_points;
 	/* Optional: every access site is a point but the quiet ones
-	 * (pyext/plain.c), as ploom_config_watches_plain() says for a
+	 * (pyext/sites.c), as ploom_config_watches_plain() says for a
 	 * reduction: --plain-points=*, or --plain-points=*- with the quiet
 	 * sites of plain_points that are points too. */
 	int plain_all_points;

@@ -25,7 +25,7 @@
  * under the stress model (a read of the object "clock"); under the idle
  * model a reading is none (read_is_point()), and with one task nothing
  * can come between, so neither makes a step, as plain state's hooks
- * (plain.c).
+ * (hooks.c, hook_task() in sites.c).
  * Outside a schedule (the worker importing the scenario) the clock stands
  * still and a sleep only advances it: nothing really sleeps.
  */

@@ -220,7 +220,8 @@ static PyMethodDef module_methods[] = {
 	 "serve(scenario, hello, cmd_fd, event_fd, /)\n--\n\n"
 	 "The fork server loop of ploom's worker (see lib/event.h).  Internal."},
 	{"write_error", ploom_write_error, METH_VARARGS,
-	 "write_error(fd, kind, message, /)\n--\n\nWrite an error record.  Internal."},
+	 "write_error(fd, kind, message, type=None, /)\n--\n\nWrite an error record (its "
+	 "DETAIL the JSON object of message and type).  Internal."},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -256,6 +257,7 @@ static int module_exec(PyObject *m)
 	if (!st->plain_iter_type)
 		return -1;
 	if (PyModule_AddFunctions(m, plain_methods) < 0 ||
+	    PyModule_AddFunctions(m, site_methods) < 0 ||
 	    PyModule_AddFunctions(m, clock_methods) < 0)
 		return -1;
 	{

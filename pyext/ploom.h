@@ -12,7 +12,12 @@
  *   lock.c      the Lock type
  *   cell.c      the SharedCell type
  *   thread.c    the Thread type
- *   plain.c     plain state as operations: the hooks instrumented code calls
+ *   hooks.c     plain state as operations: the hooks instrumented code calls,
+ *               what is state and what is code
+ *   sites.c     which of those accesses are scheduling points: the access
+ *               sites, the watch over the others, the spin watch
+ *   plain.c     the plain objects of a schedule, and the objects made in
+ *               the current step
  *   args.c      arguments the types take as threading takes them
  *   serve.c     the fork server: serve() and write_error()
  *   stacks.c    where each task was when a schedule ran past its timeout
@@ -121,7 +126,7 @@ typedef struct {
 	int written;      /* some task wrote it */
 	long *sites;      /* the access sites that are no points, each once */
 	size_t nsites, capsites;
-	/* reads without a point by one task in one step (plain.c's spin
+	/* reads without a point by one task in one step (sites.c's spin
 	 * watch): the step, the task, how many; -1 reads once it wrote */
 	long spin_step;
 	int spin_task;
@@ -178,7 +183,7 @@ struct task {
 	int named;          /* its thread's `name` record is sent */
 	long last_step;     /* the index of its latest step + 1; 0: none yet */
 	long labelled;      /* last_step when its step got a label; 0: none */
-	/* the watched access sites (plain.c) it passed since its last point */
+	/* the watched access sites (sites.c) it passed since its last point */
 	long *wsites;
 	size_t nwsites, capwsites;
 };
@@ -302,9 +307,9 @@ typedef struct {
 	PyTypeObject *thread_type;
 	PyTypeObject *plain_type;
 	PyTypeObject *plain_iter_type;
-	PyTypeObject *deque_type;   /* collections.deque, a container plain.c knows */
+	PyTypeObject *deque_type;   /* collections.deque, a container hooks.c knows */
 	PyTypeObject *local_type;   /* _thread._local (threading.local): per thread, not shared */
-	/* the built-in types whose objects show a container (plain.c):
+	/* the built-in types whose objects show a container (hooks.c):
 	 * static types, borrowed */
 #define PLOOM_SHOWING_TYPES 16
 	PyTypeObject *showing_types[PLOOM_SHOWING_TYPES];
@@ -448,7 +453,7 @@ int task_spawn(struct task *t);
 
 /* Task t's step ends without a point, in its exit or a failure: if the
  * step passed watched access sites, the schedule ends with refine for
- * them (plain.c says why); else returns. */
+ * them (sites.c says why); else returns. */
 void plain_step_ends(struct sched *s, struct task *t);
 
 /* Ends the schedule with the outcome refine: sites[0..len) are the keys
@@ -458,6 +463,39 @@ _Noreturn void sched_fail_with(struct sched *s, struct task *t, PyObject *exc);
 
 /* Runs one schedule of scenario in this (forked) process; never returns. */
 _Noreturn void sched_run(module_state *st, PyObject *scenario);
+
+/* ---- plain.c, sites.c, hooks.c: plain state ---------------------------- */
+
+/* The plain object of (target, attr) in this schedule, made on first use
+ * (site: the access that first touches it, for its label); borrowed (the
+ * table keeps it).  NULL with an exception. */
+PlainObject *plain_of(module_state *st, PyObject *target, PyObject *attr, long site);
+
+/* Marks o as made in the current step of s; whether o was. */
+void mark_fresh(struct sched *s, PyObject *o);
+int is_fresh(const struct sched *s, PyObject *o);
+
+/* The last dotted part of a type's name: "Pool", not "mylib.pool.Pool". */
+const char *short_type_name(PyTypeObject *tp);
+
+/* The task a hook runs on when it is a point: inside a schedule, on a
+ * task, once a second task exists; else NULL (a plain operation). */
+struct task *hook_task(module_state *st);
+
+/* Task t is about to do op on (target, attr) at site (quiet: a quiet
+ * read): watches the access, and stops t at a point if the site is one.
+ * Returns 1 after a point, 0 without one, -1 with an exception; ends the
+ * schedule with refine when the access shows a site that must be a point. */
+int access_plain(module_state *st, struct task *t, enum ploom_op op, PyObject *target,
+		 PyObject *attr, long site, int quiet);
+
+/* Records what a plain access read or wrote (t NULL or v NULL: nothing);
+ * read_value() only while the step of the read's point is still current. */
+void plain_value(module_state *st, struct task *t, PyObject *v);
+void read_value(module_state *st, struct task *t, long step, PyObject *v);
+
+/* 0 when a hook named fn got n arguments, else -1 with TypeError. */
+int want_args(const char *fn, Py_ssize_t nargs, Py_ssize_t n);
 
 /* ---- clock.c: the virtual clock --------------------------------------- */
 
@@ -481,9 +519,12 @@ extern PyType_Spec Thread_spec;
 extern PyType_Spec Plain_spec;
 extern PyType_Spec PlainIter_spec;
 
-/* The hooks of instrumented code (plain.c), added to the module. */
+/* The hooks of instrumented code (hooks.c), and the functions that
+ * register their access sites and say which are points (sites.c), added
+ * to the module. */
 extern PyMethodDef plain_methods[];
-/* Finds the types of the views and iterators plain.c sees through. */
+extern PyMethodDef site_methods[];
+/* Finds the types of the views and iterators hooks.c sees through. */
 int plain_init_types(module_state *st);
 
 /* acquire_when(): a blocking acquire that also waits for a condition. */

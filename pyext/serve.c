@@ -673,14 +673,15 @@ done:
 PyObject *ploom_write_error(PyObject *Py_UNUSED(module), PyObject *args)
 {
 	int fd;
-	const char *kind, *msg;
-	Py_ssize_t len;
+	const char *kind, *msg, *type = NULL;
+	Py_ssize_t len, type_len = 0;
 	struct ploom_buf b = {0};
 	int rc;
 
-	if (!PyArg_ParseTuple(args, "iss#:write_error", &fd, &kind, &msg, &len))
+	if (!PyArg_ParseTuple(args, "iss#|z#:write_error", &fd, &kind, &msg, &len, &type,
+			      &type_len))
 		return NULL;
-	ploom_enc_error(&b, kind, msg, (size_t)len);
+	ploom_enc_error_detail(&b, kind, msg, (size_t)len, type, (size_t)type_len);
 	rc = ploom_buf_flush_fd(&b, fd);
 	ploom_buf_release(&b);
 	if (rc < 0)

@@ -138,9 +138,9 @@ def _check(args: list[str]) -> int:
     if applied and not {"-h", "--help", "-V", "--version"} & set(args):
         print(f"{PROG} check: " + "; ".join(applied), file=sys.stderr)
     # the worker imports as pytest does in this project (its pythonpath)
-    env = _utility.env_with_root(os.pathsep.join(exploration._project_paths(settings, own=False)) or None)
+    env = _utility.env_with_root(os.pathsep.join(exploration.project_paths(settings, own=False)) or None)
     try:
-        stats = exploration._search([*options, *args], env, None, usage_name=f"{PROG} check")
+        stats = exploration.search([*options, *args], env, None, usage_name=f"{PROG} check")
     except exploration.ModelCheckError as exc:
         _print_failure(exc)
         return EXIT_FAILURE
@@ -161,7 +161,7 @@ def _check(args: list[str]) -> int:
         return _error(str(exc))
     if stats is not None:
         covered = f"{_search(stats)}{_plain_state(stats)}{_saved(stats)}"
-        print(f"{exploration._counted(stats.schedules, 'schedule')}, all passed{covered}")
+        print(f"{exploration.counted(stats.schedules, 'schedule')}, all passed{covered}")
     return EXIT_OK
 
 
@@ -171,7 +171,7 @@ def _saved(stats) -> str:
     from ploom import exploration
 
     n = stats.saved_runs
-    return f"; {exploration._counted(n, 'saved schedule')} passed first" if n else ""
+    return f"; {exploration.counted(n, 'saved schedule')} passed first" if n else ""
 
 
 def _search(stats) -> str:
@@ -193,17 +193,17 @@ def _replay(args) -> int:
     from ploom import exploration
 
     try:
-        trace = exploration._replay_path(args.trace, args.python, args.on_current_source, args.schedule_timeout,
+        trace = exploration.replay_path(args.trace, args.python, args.on_current_source, args.schedule_timeout,
                                          usage_name=f"{PROG} replay")
     except exploration.ModelCheckError as exc:
         _print_failure(exc, on_current_source=args.on_current_source)
         return EXIT_FAILURE
     except exploration.ReplayDivergenceError as exc:
-        print(f"ploom.exploration.ReplayDivergenceError: {exploration._printable(str(exc))}")
+        print(f"ploom.exploration.ReplayDivergenceError: {exploration.printable(str(exc))}")
         edited = re.search(r"^the scenario's source changed: .* \(recorded blob \w+, now \w+\)$", str(exc))
         if edited and not args.on_current_source:
             # an edit (a fix, say) is what a user most often meets here
-            shown = exploration._printable(args.trace)
+            shown = exploration.printable(args.trace)
             print(f"Replay on the current source: {PROG} replay --on-current-source {shown}")
         return EXIT_DIVERGENCE
     except exploration.IncompleteExplorationError as exc:
@@ -215,7 +215,7 @@ def _replay(args) -> int:
         # ploom-replay said it on stderr, with the departures (or the
         # user asked for the exit status alone)
         return EXIT_OK
-    print(f"reproduced: {exploration._printable(trace['outcome'].get('summary', 'pass'))}")
+    print(f"reproduced: {exploration.printable(trace['outcome'].get('summary', 'pass'))}")
     return EXIT_OK
 
 

@@ -189,15 +189,16 @@ def serve(scenario: Callable[[], object], hello: tuple[Any, ...], cmd_fd: int, e
 def set_timeouts(model: str, /) -> None:
     """The time model of the schedules this worker runs: "idle" or "any"."""
 
-def write_error(fd: int, kind: str, message: str, /) -> None:
-    """Write an error record.  Internal."""
+def write_error(fd: int, kind: str, message: str, type: str | None = None, /) -> None:
+    """Write an error record (`error KIND DETAIL`, DETAIL the JSON object of
+    message and type, the exception's type if one stopped the load).  Internal."""
 
 def fail_schedule(exc: BaseException, /) -> bool:
     """Inside a schedule, end it at once with exc as the running task's
     failure (never returns); False outside a check.  Internal (ploom._guard)."""
 
 # The hooks of instrumented code (ploom._instrument writes the calls;
-# pyext/plain.c says what each is).  Internal.
+# pyext/hooks.c and pyext/sites.c say what each is).  Internal.
 def _i_sites(module: str, filename: str, sites: tuple[tuple[int, int, str], ...], /) -> int: ...
 def _i_shared(keys: Iterable[str], /) -> None: ...
 def _i_new[T](obj: T, /) -> T: ...

@@ -746,7 +746,7 @@ def main(argv):
         _ploom.write_error(EVENT_FD, "load", str(exc))
         return 2
     except BaseException as exc:  # noqa: BLE001 - any failure to load is reported, then we exit
-        _ploom.write_error(EVENT_FD, "load", f"{type(exc).__qualname__}: {exc}")
+        _ploom.write_error(EVENT_FD, "load", str(exc), type(exc).__qualname__)
         return 2
     gil = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
     scenario_instrumented, instrumented = _instrumented(module, instrument, instrument_scenario)

@@ -46,6 +46,12 @@ from ploom._utility import (
 )
 from ploom._worker import imports_as, root_above, scenario_problem, split_target
 
+# The API.  The names outside it without an underscore (search, explore,
+# check_with, replay_from, replay_path, replay_options, target_of,
+# project_paths, printable, counted, next_step) are the check's and the
+# replay's steps and their wording, which ``python -m ploom`` and the
+# pytest plugin share with check() and replay(): the package's own, not
+# the API.
 __all__ = [
     "Config",
     "Statistics",
@@ -158,7 +164,7 @@ _ESCAPES = {
 }
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """``text`` with the characters of ``_ESCAPES`` escaped."""
     return text.translate(_ESCAPES)
 
@@ -241,8 +247,8 @@ class ModelCheckError(AssertionError):
         self.args = (self._message(),)
 
     def _message(self) -> str:
-        lines = [_printable(self.summary)]
-        lines.extend(f"Setting {_printable(line)}" for line in self.settings)
+        lines = [printable(self.summary)]
+        lines.extend(f"Setting {printable(line)}" for line in self.settings)
         if self.original_trace:
             label = "Replayed trace" if self._replayed else "Original trace"
             lines.append(f"{label}: {self.original_trace}")
@@ -250,9 +256,9 @@ class ModelCheckError(AssertionError):
             lines.append(f"Minimized trace: {self.minimized_trace}")
         if self.stacks:
             lines.append("Where each task was:")
-            lines.extend(f"  {_printable(line)}" for line in self.stacks)
+            lines.extend(f"  {printable(line)}" for line in self.stacks)
         if self._replay and self.trace_to_read:
-            lines.append(_next_step(self._replay, self._shown or self.trace_to_read))
+            lines.append(next_step(self._replay, self._shown or self.trace_to_read))
         return "\n".join(lines)
 
 
@@ -260,7 +266,7 @@ class ModelCheckError(AssertionError):
 _PYTHON_REPLAY = "python -m ploom replay"
 
 
-def _next_step(replay_command: str, trace: str) -> str:
+def next_step(replay_command: str, trace: str) -> str:
     """The line that ends every failure's report, in one wording wherever
     it is printed (ploom-explore writes the same, cmd/cli.c): the command
     that replays the trace, and after a shell comment, so that the whole
@@ -471,10 +477,10 @@ def check(
     every 30 seconds, as in a log.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not ploom's
-    return _check_with(scenario, config, progress, None)
+    return check_with(scenario, config, progress, None)
 
 
-def _check_with(
+def check_with(
     scenario: Callable[[], Any], config: Config | None, progress: Callable[[dict], Any] | None, settings: Any
 ) -> Statistics | None:
     """check(), with the project's settings (_settings.Settings) when the
@@ -488,12 +494,12 @@ def _check_with(
         config = Config()
     elif not isinstance(config, Config):
         raise TypeError(f"ploom.check: config must be a ploom.Config, not {type(config).__name__}")
-    target, import_root = _target(scenario)
+    target, import_root = target_of(scenario)
     if settings is None:
         settings = _settings.find_settings(os.path.dirname(os.path.abspath(inspect.getfile(scenario))))
     config, applied = settings.apply(config)
     try:
-        stats = _explore(target, import_root, config, progress=progress, import_paths=_project_paths(settings))
+        stats = explore(target, import_root, config, progress=progress, import_paths=project_paths(settings))
     except UtilityError as exc:
         # the type is __main__'s, for the exit status; a caller sees the
         # RuntimeError this function promises, with the same message
@@ -504,7 +510,7 @@ def _check_with(
     return dataclasses.replace(stats, settings=tuple(applied))
 
 
-def _explore(
+def explore(
     target: str,
     import_root: str | None,
     config: Config,
@@ -513,16 +519,16 @@ def _explore(
 ) -> Statistics:
     """Runs ``ploom-explore`` on TARGET with config's options: check()
     without the scenario object; progress: check()'s; import_paths
-    (_project_paths()) go on the worker's PYTHONPATH after import_root."""
+    (project_paths()) go on the worker's PYTHONPATH after import_root."""
     __tracebackhide__ = True
     shown = ["--progress=json"] if progress else []
     env = env_with_root(os.pathsep.join([p for p in (import_root, *import_paths) if p]) or None)
-    stats = _search([*config._options(), *shown, target], env, config, f" on {target!r}", progress=progress)
+    stats = search([*config._options(), *shown, target], env, config, f" on {target!r}", progress=progress)
     assert stats is not None  # with a config, _search returns statistics or raises
     return stats
 
 
-def _project_paths(settings: Any, own: bool = True) -> list[str]:
+def project_paths(settings: Any, own: bool = True) -> list[str]:
     """pytest's ``pythonpath`` of the project's settings, then the
     entries of this process's sys.path inside the project's root (the
     folder of its settings): pytest's rootdir and ``pythonpath``, a
@@ -557,7 +563,7 @@ def _inside(path: str, root: str) -> bool:
     return os.path.commonpath([real, real_root]) == real_root
 
 
-def _search(
+def search(
     args: list[str],
     env: dict,
     config: Config | None,
@@ -667,10 +673,10 @@ def replay(
     if not isinstance(path, str):
         raise TypeError(f"ploom.replay: trace must be a path, not {type(trace).__name__}")
     check_seconds("schedule_timeout", schedule_timeout, "ploom.replay: schedule_timeout")
-    return _replay_path(path, python, on_current_source, schedule_timeout)
+    return replay_path(path, python, on_current_source, schedule_timeout)
 
 
-def _replay_path(
+def replay_path(
     path: str,
     python: str | None,
     on_current_source: bool,
@@ -682,10 +688,10 @@ def _replay_path(
     a usage error, names ``usage_name`` (the command the user typed) when
     given."""
     __tracebackhide__ = True
-    options = _replay_options(schedule_timeout)
+    options = replay_options(schedule_timeout)
     pipe = None if path == "-" else open_if_pipe(path)
     try:
-        return _replay_from(
+        return replay_from(
             path, pipe, python, on_current_source=on_current_source, options=options, usage_name=usage_name
         )
     finally:
@@ -693,12 +699,12 @@ def _replay_path(
             pipe.close()
 
 
-def _replay_options(schedule_timeout: float | str | None) -> list[str]:
+def replay_options(schedule_timeout: float | str | None) -> list[str]:
     """The ploom-replay options of a replay with ``schedule_timeout``."""
     return [] if schedule_timeout is None else [f"--schedule-timeout={spelled(schedule_timeout)}"]
 
 
-def _replay_from(
+def replay_from(
     path: str,
     stdin: Any,
     python: str | None,
@@ -749,7 +755,7 @@ def _replay_from(
                 replayed=True,
             )
         raise IncompleteExplorationError(
-            f"replay incomplete: {_printable(outcome.get('summary') or 'the schedule reached its step limit')}; "
+            f"replay incomplete: {printable(outcome.get('summary') or 'the schedule reached its step limit')}; "
             f"a limit is never a pass. Trace: {shown}"
         )
     lines = [line for line in stderr.splitlines() if line.strip()]
@@ -773,7 +779,7 @@ def _shown_path(path: str | None) -> str | None:
     return path
 
 
-def _target(scenario: Any) -> tuple[str, str | None]:
+def target_of(scenario: Any) -> tuple[str, str | None]:
     """Returns the TARGET naming ``scenario`` for the worker, and the folder
     to put on the worker's import path (None if nothing is needed)."""
     if not callable(scenario):
@@ -839,7 +845,7 @@ def _namespace(scenario: Any, module_name: str) -> dict:
     return vars(module) if module is not None else {}
 
 
-def _counted(n: int, noun: str) -> str:
+def counted(n: int, noun: str) -> str:
     """ "1 schedule", "2 schedules": the one place where ploom's Python
     messages put a count's noun in the plural (the C utilities' is
     lib/plural.h)."""
@@ -879,23 +885,23 @@ def _incomplete_message(stats: Statistics, config: Config | None) -> str:
         if "pct_depth" in stats.raw:
             drawn += f", depth {stats.raw.get('pct_depth')}"
         message = (
-            f"{search} sample ({drawn}) incomplete: no failure in {_counted(stats.schedules, 'schedule')}, "
+            f"{search} sample ({drawn}) incomplete: no failure in {counted(stats.schedules, 'schedule')}, "
             f"stopped by {_limit(stats.stopped_by, config)}; a sample is never a pass, since the "
             "schedules not drawn may fail"
         )
     else:
         message = (
             f"exploration incomplete: stopped by {_limit(stats.stopped_by, config)} after "
-            f"{_counted(stats.schedules, 'schedule')}; a limit is never a pass, since the schedules not "
+            f"{counted(stats.schedules, 'schedule')}; a limit is never a pass, since the schedules not "
             "explored may fail"
         )
     limited = stats.raw.get("step_limited")
     if isinstance(limited, int) and (limited > 1 or (limited == 1 and stats.stopped_by != "max-steps")):
-        message += f"; {limited} of {_counted(stats.schedules, 'schedule')} reached the step limit"
+        message += f"; {limited} of {counted(stats.schedules, 'schedule')} reached the step limit"
     if stats.trace:
         message += f". Trace: {stats.trace}"
     stacks = _trace_stacks(stats.trace)
     if stacks:
         message += "\nWhere each task was when a schedule reached the step limit:"
-        message += "".join(f"\n  {_printable(line)}" for line in stacks)
+        message += "".join(f"\n  {printable(line)}" for line in stacks)
     return message

@@ -214,7 +214,7 @@ def ploom_check(request):
             return _replay(request, scenario, replay_path, on_current_source, _replay_timeout(config))
         status = _Status.on(request.config)
         try:
-            return exploration._check_with(scenario, config, status and status.show, _project_settings(request))
+            return exploration.check_with(scenario, config, status and status.show, _project_settings(request))
         except exploration.ModelCheckError as exc:
             _suggest_pytest(request.node, exc)
             _remember(request.node, exc.trace_to_read)
@@ -357,13 +357,13 @@ def _replay(request, scenario, path, on_current_source, schedule_timeout):
         with tempfile.TemporaryFile() as f:
             f.write(data)
             f.seek(0)
-            return exploration._replay_from(
+            return exploration.replay_from(
                 absolute,
                 f,
                 None,
                 named=True,
                 on_current_source=on_current_source,
-                options=exploration._replay_options(schedule_timeout),
+                options=exploration.replay_options(schedule_timeout),
             )
     except exploration.ModelCheckError as exc:
         _suggest_pytest(request.node, exc)
@@ -442,7 +442,7 @@ def _scenario_of(scenario, recorded):
     from ploom import exploration
     from ploom._worker import split_target
 
-    target, _ = exploration._target(scenario)
+    target, _ = exploration.target_of(scenario)
     _, qualname, is_file = split_target(target)
     if is_file:
         # found by its file (a module no other process imports by its name):
@@ -457,7 +457,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     trace = item.stash.get(_FIRST_FAILURE, None)
     if trace and report.when == "call" and report.failed:
-        from ploom.exploration import _next_step
+        from ploom.exploration import next_step
 
         command, shown = _replay_command(item, trace)
         # the race and each task's steps, drawn as pytest --ploom draws its failures
@@ -465,7 +465,7 @@ def pytest_runtest_makereport(item, call):
         lines = [f"ploom first failure: {shown}"]
         if drawn:
             lines += ["", drawn.rstrip(), ""]
-        report.sections.append(("ploom", "\n".join([*lines, _next_step(command, shown)])))
+        report.sections.append(("ploom", "\n".join([*lines, next_step(command, shown)])))
 
 
 def _relative(path, start):
@@ -644,7 +644,7 @@ class _Explorer:
                 # ploom-explore's messages and the worker's output are the
                 # test's, shown with its report as pytest shows captured output
                 with _chdir(root), contextlib.redirect_stderr(said):
-                    stats = exploration._explore(target, self.path, config, progress=status and status.show)
+                    stats = exploration.explore(target, self.path, config, progress=status and status.show)
             finally:
                 if status:
                     status.clear()
@@ -717,10 +717,10 @@ class _Explorer:
         for label, path in (("Original trace", exc.original_trace), ("Minimized trace", exc.minimized_trace)):
             if path:
                 lines.append(f"{label}: {_relative(_under(root, path), self.config.invocation_params.dir)}")
-        from ploom.exploration import _next_step
+        from ploom.exploration import next_step
 
         command, shown_trace = _replay_command(item, trace)
-        lines.append(_next_step(command, shown_trace))
+        lines.append(next_step(command, shown_trace))
         if note:
             lines.append(note)
         return self._report(item, "call", "failed", "\n".join(lines), duration, note)
@@ -766,7 +766,7 @@ class _Explorer:
             f.seek(0)
             try:
                 with _chdir(_replay_dir(root, nodeid, absolute)), _on_pythonpath(self.path):
-                    exploration._replay_from(
+                    exploration.replay_from(
                         absolute, f, None, named=True,
                         on_current_source=self.config.getoption("ploom_on_current_source"),
                         options=[],
@@ -775,7 +775,7 @@ class _Explorer:
                 command, shown = _replay_command(item, absolute)
                 text = "\n".join([_stripped(exc.summary), "", (_show(absolute, _replay_dir(root, nodeid, absolute))
                                                                 or "").rstrip(), "",
-                                  f"Replayed trace: {shown}", exploration._next_step(command, shown)])
+                                  f"Replayed trace: {shown}", exploration.next_step(command, shown)])
                 return self._report(item, "call", "failed", text, time.monotonic() - start)
             except (exploration.ReplayDivergenceError, exploration.IncompleteExplorationError, RuntimeError) as exc:
                 return self._report(item, "call", "failed", f"{type(exc).__name__}: {exc}",
@@ -910,15 +910,15 @@ def _shortened(text, trace):
 
 
 def _stripped(summary):
-    from ploom.exploration import _printable
+    from ploom.exploration import printable
 
-    return _printable(summary)
+    return printable(summary)
 
 
 def _counted(n, noun):
     from ploom import exploration
 
-    return exploration._counted(n, noun)
+    return exploration.counted(n, noun)
 
 
 def _schedules(n):

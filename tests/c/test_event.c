@@ -487,7 +487,7 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	struct ploom_err err = {0, ""};
 	struct ploom_hello h;
 	char line[200], want[80];
-	const char *bad = "error load =No%20module%20named%20'nosuch'";
+	const char *bad = "error load ={\"message\":%20\"No%20module%20named%20'nosuch'\"}";
 
 	/* a hello of the protocol version this build speaks */
 	snprintf(line, sizeof(line),
@@ -557,7 +557,8 @@ static void hello_is_parsed_and_error_names_the_target(void)
 	CHECK_STR(err.msg, "cannot load scenario 'nosuch:f': No module named 'nosuch'");
 	ploom_hello_release(&h);
 	/* an exception's text on several lines, with an escape: one line of '?' for them */
-	bad = "error load =ValueError:%20one%0Atwo%1B[2J%7F";
+	bad = "error load ={\"message\":%20\"one\\ntwo\\u001b[2J\\u007f\",%20\"type\":%20"
+	      "\"ValueError\"}";
 	CHECK_INT(ploom_hello_parse(&h, bad, strlen(bad), "m:q", &err), -1);
 	CHECK_STR(err.msg, "cannot load scenario 'm:q': ValueError: one?two?[2J?");
 	ploom_hello_release(&h);
@@ -854,7 +855,7 @@ static void encoded_records_decode_to_what_was_encoded(void)
 	ploom_run_release(&run);
 	ploom_buf_release(&b);
 
-	ploom_enc_error(&b, "load", "No module named 'x'", 19);
+	ploom_enc_error_detail(&b, "load", "No module named 'x'", 19, NULL, 0);
 	{
 		struct ploom_hello h;
 		memset(&h, 0, sizeof(h));
@@ -1043,6 +1044,67 @@ static void a_run_command_of_40000_choices_round_trips(void)
 /* A scenario may raise any message: the record carries its first
  * PLOOM_MESSAGE_MAX bytes, cut at a character boundary, and says how
  * much it left out. */
+/* `error KIND DETAIL`: the JSON object of a message and a type, always
+ * whole (escaped, cut before it is written), and a DETAIL that is not
+ * that object refused as malformed. */
+static void an_error_detail_is_a_json_object(void)
+{
+	static const char *const bad[] = {
+		"error load =No%20module%20named%20x",         /* text, as protocol 16 wrote */
+		"error load =[\"x\"]",                          /* not an object */
+		"error load ={\"type\":%20\"E\"}",               /* no message */
+		"error load ={\"message\":%201}",                /* not a string */
+		"error load ={\"message\":%20\"a\",%20\"type\":%202}",
+		"error load ={\"message\":%20\"a\\u0000b\"}",    /* a NUL */
+		"error load ={\"message\":%20\"a\"}%20x",        /* more than one field */
+	};
+	size_t len = PLOOM_MESSAGE_MAX + 1000, i, n;
+	char *msg = malloc(len), *text;
+	struct ploom_buf b = {0};
+	struct ploom_err err = {0, ""};
+	struct ploom_hello h;
+
+	memset(&h, 0, sizeof(h));
+	/* quotes, a backslash, a newline, a NUL and a byte that is not UTF-8 */
+	ploom_enc_error_detail(&b, "load", "say \"hi\\\"\n\0\xff", 12, "mod.Err", 7);
+	CHECK_STR(b.data, "error load ={\"message\":%20\"say%20\\\"hi\\\\\\\"\\u000a??\",%20"
+			  "\"type\":%20\"mod.Err\"}\n");
+	CHECK_INT(ploom_hello_parse(&h, b.data, b.len - 1, "m:f", &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK_STR(err.msg, "cannot load scenario 'm:f': mod.Err: say \"hi\\\"???");
+	ploom_hello_release(&h);
+	ploom_buf_release(&b);
+	/* source: the sentence alone, as a divergence */
+	ploom_enc_error_detail(&b, "source", "the scenario's source changed", 29, NULL, 0);
+	CHECK_INT(ploom_hello_parse(&h, b.data, b.len - 1, "m:f", &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
+	CHECK_STR(err.msg, "the scenario's source changed");
+	ploom_hello_release(&h);
+	ploom_buf_release(&b);
+	/* a long message is cut inside the object, which stays whole */
+	CHECK(msg != NULL);
+	memset(msg, 'x', len);
+	ploom_enc_error_detail(&b, "load", msg, len, "ValueError", 10);
+	CHECK_INT(ploom_hello_parse(&h, b.data, b.len - 1, "m:f", &err), -1);
+	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
+	CHECK(!strncmp(err.msg, "cannot load scenario 'm:f': ValueError: xxx", 43));
+	ploom_hello_release(&h);
+	text = strchr(b.data, '=');
+	CHECK(text != NULL);
+	text = ploom_str_decode(text + 1, b.len - 2 - (size_t)(text - b.data), &n);
+	CHECK(text != NULL && n > 64);
+	CHECK_STR(text + n - 46, "x... [cut: 1000 bytes]\", \"type\": \"ValueError\"}");
+	free(text);
+	ploom_buf_release(&b);
+	free(msg);
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		CHECK_INT(ploom_hello_parse(&h, bad[i], strlen(bad[i]), "m:f", &err), -1);
+		CHECK_INT(err.kind, PLOOM_ERR_WORKER);
+		CHECK(strstr(err.msg, "malformed record from the worker") != NULL);
+		ploom_hello_release(&h);
+	}
+}
+
 static void a_long_failure_message_is_cut_and_marked(void)
 {
 	size_t len = PLOOM_MESSAGE_MAX + 1000, i;
@@ -1300,6 +1362,7 @@ int main(void)
 	parse_rejects_malformed_streams();
 	malformed_messages_stay_on_one_line();
 	hello_is_parsed_and_error_names_the_target();
+	an_error_detail_is_a_json_object();
 	op_and_object_names_round_trip();
 	conflicts_follow_the_dependence_relation();
 	encoded_records_decode_to_what_was_encoded();

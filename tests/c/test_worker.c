@@ -166,7 +166,8 @@ static void an_error_record_means_the_scenario_cannot_load(void)
 {
 	struct ploom_worker *w = NULL;
 	struct ploom_err err = {0, ""};
-	char *py = script("error", "echo 'error load =No%20module%20named%20x' >&3\nexit 2\n");
+	char *py = script("error", "echo 'error load ={\"message\":%20\"No%20module%20named%20x\"}' "
+				   ">&3\nexit 2\n");
 
 	CHECK_INT(fake_start(&w, py, "x:f", "0", &err), -1);
 	CHECK(w == NULL);

@@ -192,8 +192,14 @@ def _primitives(rng, seed, name, theme=None):
     bodies = [_body(rng, rng.randint(1, 2), used, thread_menu)]
     if nthreads == 2:
         bodies.append(_body(rng, 1, used, dict(thread_menu, **JOIN_MENU)))
-    between = _body(rng, 1, used, menu) if nthreads == 2 else []
-    main = _body(rng, 1, used, menu)
+    # the main thread's safety net waits for the set it makes itself after
+    # its operations, so it always times out: after 300 s, a thread's
+    # spin-wait on the flag set after it would poll 300,000 naps of real
+    # time, past any step limit; a short one.  The same menu's keys, so
+    # that the other programs stay what they were
+    main_menu = dict(menu, safety=["{c}.write(int(ev.wait(timeout=0.5)))"]) if theme == "time" else menu
+    between = _body(rng, 1, used, main_menu) if nthreads == 2 else []
+    main = _body(rng, 1, used, main_menu)
     for op in sorted(used):
         release = [line.format(c="c0") for line in RELEASE.get(op, [])]
         if release and release[0] not in main:

@@ -31,7 +31,7 @@ from ploom.exploration import (
     ModelCheckError,
     SetupError,
     Statistics,
-    _counted,
+    counted,
 )
 
 UTILITY = os.path.join(os.path.dirname(sys.executable), "ploom-explore")
@@ -1082,7 +1082,7 @@ def test_a_value_of_the_wrong_type_is_a_type_error():
 
 
 def test_counts_are_singular_for_one():
-    assert [_counted(n, "schedule") for n in (0, 1, 2)] == ["0 schedules", "1 schedule", "2 schedules"]
+    assert [counted(n, "schedule") for n in (0, 1, 2)] == ["0 schedules", "1 schedule", "2 schedules"]
     stats = Statistics(1, 0, False, "incomplete", "max-schedules", None, "none", 0.1, 10.0, 2, None)
     message = ploom.exploration._incomplete_message(stats, ploom.Config(max_schedules=1))
     assert "after 1 schedule;" in message

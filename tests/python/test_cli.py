@@ -558,7 +558,7 @@ def test_check_keeps_the_status_of_a_divergence_and_of_an_internal_error(monkeyp
     def fails(*args, **kwargs):
         raise _utility.UtilityError("ploom: ploom-explore failed", "", code)
 
-    monkeypatch.setattr(exploration, "_search", fails)
+    monkeypatch.setattr(exploration, "search", fails)
     assert main(["check", "scenarios:bank"]) == status
 
 

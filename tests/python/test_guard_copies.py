@@ -83,7 +83,7 @@ def _check(folder, library):
     scenario.write_text(textwrap.dedent(SCENARIO), encoding="utf-8")
     # patch=("-",): the library beside the scenario is patched by default,
     # and these are the copies an unpatched library makes
-    return ploom.exploration._explore(f"{scenario}:scenario", None,
+    return ploom.exploration.explore(f"{scenario}:scenario", None,
                                       ploom.Config(reduction="dpor", patch=("-",)))
 
 
@@ -214,5 +214,5 @@ def test_cpython_s_own_test_queue_is_refused_at_once_naming_its_fresh_queue(tmp_
     with pytest.raises(SetupError, match=message):
         # instrument=("-",): this is about the guard; instrumenting
         # test.test_queue itself is not what it tests
-        ploom.exploration._explore(f"{scenario}:scenario", None,
+        ploom.exploration.explore(f"{scenario}:scenario", None,
                                    ploom.Config(patch=("test.test_queue",), instrument=("-",)))

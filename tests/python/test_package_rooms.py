@@ -11,14 +11,10 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "python" / "ploom"
 MAX_LINES = 1000
 
-# What is left, and why: exploration.py's private helpers that __main__
-# and the pytest plugin call (the check's and the replay's steps, which
-# are not yet a room of their own); the extension names its
-# instrumentation hooks _i_* (ploom._instrument's default_hooks looks them
-# up by that prefix).
+# What is left, and why: the extension names its instrumentation hooks
+# _i_* (ploom._instrument's default_hooks looks them up by that prefix).
 LEFT_OVER_SIZE: set[str] = set()
 LEFT_NAMES = {
-    ("exploration", None),
     ("_ploom", "_i_"),
 }
 

@@ -98,7 +98,7 @@ SCENARIO = """
 def _check_file(folder, library, patch=("lib",)):
     _write(folder, "lib.py", library)
     scenario = _write(folder, "scen.py", SCENARIO)
-    return ploom.exploration._explore(f"{scenario}:scenario", None, ploom.Config(patch=patch))
+    return ploom.exploration.explore(f"{scenario}:scenario", None, ploom.Config(patch=patch))
 
 
 def test_names_imported_from_threading_and_queue_are_swapped(tmp_path, monkeypatch):
@@ -248,7 +248,7 @@ def test_primitives_made_at_import_are_ploom_s_and_the_module_is_checked_unmodif
     monkeypatch.chdir(tmp_path)
     _write(tmp_path, "lib.py", IMPORT_TIME)
     scenario = _write(tmp_path, "scen.py", SCENARIO)
-    stats = ploom.exploration._explore(f"{scenario}:scenario", None,
+    stats = ploom.exploration.explore(f"{scenario}:scenario", None,
                                        ploom.Config(patch=("lib",), reduction=reduction))
     assert stats.complete and stats.failing == 0
     # the two critical sections in either order, and the locks' orders
@@ -264,7 +264,7 @@ def test_the_unlocked_twin_made_at_import_is_found(tmp_path, monkeypatch):
     # the lost update is in a dict: plain state, which the reduction's
     # instrumentation sees
     with pytest.raises(ModelCheckError, match=r"AssertionError: \(0, \{'n': [12]\}\)"):
-        ploom.exploration._explore(f"{scenario}:scenario", None, ploom.Config(patch=("lib",), reduction="dpor"))
+        ploom.exploration.explore(f"{scenario}:scenario", None, ploom.Config(patch=("lib",), reduction="dpor"))
 
 
 def test_a_module_the_scenario_did_not_import_is_refused(tmp_path, monkeypatch):
@@ -423,7 +423,7 @@ def test_ploom_s_own_real_locks_are_not_refused(tmp_path, monkeypatch):
     _write(tmp_path, "lib2.py", "VALUE = 1\n")
     _write(tmp_path, "lib.py", "def use():\n    import lib2\n    assert lib2.VALUE == 1\n")
     scenario = _write(tmp_path, "scen.py", SCENARIO)
-    stats = ploom.exploration._explore(f"{scenario}:scenario", None,
+    stats = ploom.exploration.explore(f"{scenario}:scenario", None,
                                        ploom.Config(instrument=("lib2",), reduction="dpor"))
     assert stats.complete and stats.failing == 0
 
@@ -533,7 +533,7 @@ def test_a_step_in_the_standard_library_is_told_from_a_file_of_the_same_name(tmp
     # it in enter(): patched, its steps are the standard library's
     config = ploom.Config(patch=("sched",))
     with pytest.raises(ModelCheckError, match="AssertionError: done") as info:
-        ploom.exploration._explore(f"{tmp_path / 'scen.py'}:scenario", None, config)
+        ploom.exploration.explore(f"{tmp_path / 'scen.py'}:scenario", None, config)
     shown = _shown(info.value.original_trace)
     # that sched.py by its folder there, named after its own assignment;
     # ours relative to the scenario's folder

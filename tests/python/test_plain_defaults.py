@@ -193,7 +193,7 @@ def _project(tmp_path, monkeypatch, **files):
 
 def _check(folder, name, **config):
     config.setdefault("trace_dir", str(folder / "traces"))
-    return ploom.exploration._explore(f"{folder / name}.py:scenario", None, ploom.Config(**config))
+    return ploom.exploration.explore(f"{folder / name}.py:scenario", None, ploom.Config(**config))
 
 
 @pytest.mark.parametrize("config", [

@@ -46,7 +46,7 @@ MEMO = """
 def _explore(tmp_path, source, **config):
     path = tmp_path / "memo.py"
     path.write_text(textwrap.dedent(source), encoding="utf-8")
-    return ploom.exploration._explore(f"{path}:scenario", None, ploom.Config(**config))
+    return ploom.exploration.explore(f"{path}:scenario", None, ploom.Config(**config))
 
 
 @pytest.mark.parametrize("decorator", ["lru_cache(maxsize=8)", "ttl_cache(maxsize=8, ttl=60)"])
