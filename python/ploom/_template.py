@@ -306,6 +306,12 @@ def serve(python: str, path: str) -> int:
         own["path"] = None
     _prctl(PR_SET_PDEATHSIG, 9)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    # out of the collector's reach: a collection in a worker would
+    # otherwise touch, and so copy, every page of the template's objects
+    # (some 20 ms of a worker's start)
+    import gc
+
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(16)
