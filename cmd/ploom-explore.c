@@ -99,6 +99,7 @@ const char cli_usage[] =
 	"                                 smallest D with 2^D >= 8N); the same in every shard\n"
 	"    -q, --quiet                  no progress lines (--progress=none)\n"
 	"        --check-options          only check the options: exit 0, or 2 with the reason\n"
+
 	"\n"
 	"TARGET is module:function or path/to/file.py:function.\n";
 
@@ -114,6 +115,7 @@ enum {
 	OPT_SEARCH,
 	OPT_SEED,
 	OPT_PCT_DEPTH,
+	OPT_WORKER_TEMPLATE,
 };
 
 static const struct option options[] = {
@@ -141,6 +143,8 @@ static const struct option options[] = {
 	{"progress", required_argument, NULL, OPT_PROGRESS},
 	{"shard", required_argument, NULL, OPT_SHARD},
 	{"shard-depth", required_argument, NULL, OPT_SHARD_DEPTH},
+	/* not in the help: what ploom's Python API runs, ploom-explore(1) */
+	{"worker-template", required_argument, NULL, OPT_WORKER_TEMPLATE},
 	CLI_OPTION_QUIET,
 	CLI_OPTIONS_END,
 };
@@ -324,6 +328,7 @@ struct run_opts {
 	struct cli_opts common;     /* common.config: what the workers are given */
 	const char *target;         /* NULL: --check-options without TARGET */
 	const char *trace_dir;
+	const char *worker_template; /* --worker-template=SOCKET: become it */
 	char *python;               /* the workers' interpreter (cli_python()) */
 	int keep_going;
 	int minimize;
@@ -416,6 +421,9 @@ static int parse_option(struct run_opts *o, int c, char **argv)
 		ret = cli_long_value(&v, "--shard-depth", optarg, 0, PLOOM_SHARD_MAX_DEPTH);
 		plan->shard_depth = (int)v;
 		break;
+	case OPT_WORKER_TEMPLATE:
+		o->worker_template = optarg;
+		break;
 	case 'q':
 		/* --progress=none: the later of the two wins */
 		o->progress = PROGRESS_NONE;
@@ -440,6 +448,8 @@ static int parse_options(struct run_opts *o, int argc, char **argv)
 		if (ret != PARSE_ON)
 			return ret;
 	}
+	if (o->worker_template && optind == argc)
+		return PARSE_ON;
 	if (optind != argc - 1 && !(o->check_options && optind == argc))
 		return cli_usage_error(optind == argc ? "missing TARGET" : "too many arguments",
 				       NULL);
@@ -747,6 +757,12 @@ int main(int argc, char **argv)
 	o.python = cli_python(o.common.python);
 	if (!o.python)
 		goto done;
+	if (o.worker_template) {
+		ret = ploom_worker_exec_template(o.python, o.common.hash_seed, o.worker_template,
+						 &err);
+		ret = cli_fail(&err, "");
+		goto done;
+	}
 	ret = report(&res, run_session(&res, &o, &rep, &err), &o, &rep, &err);
 	if (ret < 0)
 		ret = cli_fail(&err, "");

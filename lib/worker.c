@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +23,7 @@
 #include "decode.h"
 #include "event.h"
 #include "kind.h"
+#include "worker-spawn.h"
 
 extern char **environ;
 
@@ -259,70 +263,6 @@ static int read_line(struct linebuf *lb, int fd, long deadline, const char **lin
 			return 0;
 		lb->len += (size_t)n;
 	}
-}
-
-static char **make_env(const char *hash_seed)
-{
-	size_t n = 0, k = 0, i;
-	char **env;
-
-	while (environ[n])
-		n++;
-	env = calloc(n + 3, sizeof(*env));
-	if (!env)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (strncmp(environ[i], "PYTHONHASHSEED=", 15) && strncmp(environ[i], "LD_BIND_NOW=", 12))
-			env[k++] = environ[i];
-	/* every forked schedule would otherwise resolve, again, each lazily
-	 * bound symbol that the worker itself never called */
-	env[k++] = (char *)"LD_BIND_NOW=1";
-	if (asprintf(&env[k], "PYTHONHASHSEED=%s", hash_seed) < 0) {
-		free(env);
-		return NULL;
-	}
-	return env;
-}
-
-/* In the child between fork and exec: only async-signal-safe calls. */
-static void __attribute__((noreturn))
-child_exec(const char *python, char *const argv[], char *const envp[], int cmd_r, int rec_w,
-	   int err_w, int points, pid_t parent)
-{
-	sigset_t all;
-	int e, has_points = points >= 0, first_closed = has_points ? 6 : 5;
-
-	/* die with the utility; if it already died, do not run at all */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(127);
-	setpgid(0, 0);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	/* move the ends above the targets first so that dup2 never meets
-	 * itself, then pin them at 0, 3, 4 and 5 (the plain points, if any) */
-	cmd_r = fcntl(cmd_r, F_DUPFD, 10);
-	rec_w = fcntl(rec_w, F_DUPFD, 10);
-	err_w = fcntl(err_w, F_DUPFD_CLOEXEC, 10);
-	if (has_points)
-		points = fcntl(points, F_DUPFD, 10);
-	if (cmd_r < 0 || rec_w < 0 || err_w < 0 || (has_points && points < 0))
-		_exit(127);
-	if (dup2(cmd_r, 0) < 0 || dup2(rec_w, 3) < 0 || dup3(err_w, 4, O_CLOEXEC) < 0 ||
-	    (has_points && dup2(points, 5) < 0))
-		_exit(127);
-	if (close_range((unsigned)first_closed, ~0U, 0) < 0) {
-		int fd;
-		for (fd = first_closed; fd < 65536; fd++)
-			close(fd);
-	}
-	execvpe(python, argv, envp);
-	e = errno;
-	if (write(4, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
 }
 
 static void close_fd(int *fd)
@@ -744,10 +684,11 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 	size_t i, argc = 0, first_module = 0, owned_end = 0;
 	int e = 0, ret = -1;
 	pid_t parent = getpid();
+	const char *template_path = getenv(PLOOM_TEMPLATE_ENV);
 
 	*out = NULL;
 	w = worker_new(opts);
-	env = make_env(opts->hash_seed);
+	env = ploom_spawn_env(opts->hash_seed);
 	if (!w || !w->target || !env) {
 		ploom_err_oom(err);
 		goto done;
@@ -813,7 +754,8 @@ int ploom_worker_start(struct ploom_worker **out, const struct ploom_worker_opts
 		goto done;
 	}
 	if (w->pid == 0)
-		child_exec(opts->python, argv, env, cmd[0], rec[1], ep[1], points_fd, parent);
+		ploom_spawn_child(opts->python, argv, env, cmd[0], rec[1], ep[1], points_fd, parent,
+				  template_path);
 	pool_arm(w, w->pid);
 	close_fd(&cmd[0]);
 	close_fd(&rec[1]);
@@ -835,12 +777,7 @@ done:
 	close_fd(&ep[0]);
 	close_fd(&ep[1]);
 	close_fd(&points_fd);
-	if (env) {
-		for (i = 0; env[i]; i++)
-			if (!strncmp(env[i], "PYTHONHASHSEED=", 15))
-				free(env[i]);
-		free(env);
-	}
+	ploom_spawn_env_free(env);
 	/* the --search-cwd, --import-path, --patch and --instrument strings
 	 * are ours, the rest
 	 * borrowed; the first one not made is NULL */

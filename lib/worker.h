@@ -146,6 +146,16 @@ struct ploom_worker_opts {
  * "python3" (looked up in PATH). */
 char *ploom_worker_default_python(void);
 
+/* Becomes the worker template (python/ploom/_template.py) at the socket
+ * path: exec's `PYTHON -P -m ploom._template --python=PYTHON PATH` with
+ * the environment every worker gets (hash_seed its PYTHONHASHSEED), in a
+ * process group of its own, to die with this process's parent.  A worker
+ * started while PLOOM_WORKER_TEMPLATE names that socket is forked by the
+ * template when a fresh interpreter would start the same, and exec'd as
+ * without it otherwise.  Returns only on failure: -1 with err filled. */
+int ploom_worker_exec_template(const char *python, const char *hash_seed, const char *path,
+			       struct ploom_err *err);
+
 /* Starts the worker and reads its `hello`.  On success the caller owns
  * *out and releases it with ploom_worker_stop() or ploom_worker_free().
  * Makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER), so

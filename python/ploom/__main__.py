@@ -236,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     """Runs one command; returns the exit status (exit.h's codes)."""
     if argv is None:
         argv = sys.argv[1:]
+    # one search per process: a worker template (_template.py) would only
+    # cost it its start
+    os.environ.setdefault("PLOOM_WORKER_TEMPLATE", "off")
     # a utility's arguments, or replay's parsed options
     args: Any
     if argv[:1] in (["check"], ["show"]):

@@ -87,6 +87,19 @@ def env_with_root(import_root: str | None) -> dict:
     return env
 
 
+def template_env(argv: list[str], env: dict) -> dict:
+    """PLOOM_WORKER_TEMPLATE for a utility that starts workers with an
+    interpreter named by --python: this process's worker template
+    (_template.py), started on first use.  None when the environment names
+    one already (``PLOOM_WORKER_TEMPLATE=off``: none)."""
+    python = next((a[len("--python="):] for a in argv if a.startswith("--python=")), None)
+    if python is None or "PLOOM_WORKER_TEMPLATE" in env:
+        return {}
+    from ploom import _template
+
+    return _template.starter(find_utility("ploom-explore"), python)
+
+
 def find_utility(name: str) -> str:
     """Finds a ploom utility: in $PLOOM_BIN_DIR, beside this interpreter (a
     venv's bin/), or on PATH."""
@@ -144,7 +157,7 @@ def run(
     which ends its worker and children.
     """
     # lets the utility stop (and stop its worker) if this process is killed
-    env = dict(env, PLOOM_CALLER_PID=str(os.getpid()))
+    env = dict(env, PLOOM_CALLER_PID=str(os.getpid()), **template_env(argv, env))
     proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdout is not None and proc.stderr is not None  # both PIPE
     out_chunks: list[bytes] = []
