@@ -208,6 +208,9 @@ def test_check_forks_its_workers_from_the_template_from_its_second_search_on(tmp
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delenv("PLOOM_WORKER_TEMPLATE", raising=False)
+    # as in a process that has not searched yet (another test of this one
+    # may have started its template)
+    monkeypatch.setattr(_template, "_started", {})
     (tmp_path / "scen_check.py").write_text(SCENARIO)
     import scen_check
 
