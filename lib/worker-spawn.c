@@ -89,37 +89,31 @@ static int send_with_fds(int s, const char *data, size_t len, const int *fds, si
 static int template_request(char **out, size_t *len, const char *python, char *const argv[],
 			    char *const envp[])
 {
-	char cwd[PATH_MAX], *body = NULL, *p;
-	size_t n = 0, argc = 0, i;
+	char cwd[PATH_MAX], *req, *p;
+	size_t body, argc = 0, i;
 	int head;
 
 	if (!getcwd(cwd, sizeof(cwd)))
 		return -1;
 	while (argv[argc])
 		argc++;
-	n = strlen(python) + strlen(cwd) + 2 + 24;
+	body = strlen(python) + 1 + strlen(cwd) + 1 + (size_t)snprintf(NULL, 0, "%zu", argc) + 1;
 	for (i = 0; argv[i]; i++)
-		n += strlen(argv[i]) + 1;
+		body += strlen(argv[i]) + 1;
 	for (i = 0; envp[i]; i++)
-		n += strlen(envp[i]) + 1;
-	body = malloc(n + 64);
-	if (!body)
+		body += strlen(envp[i]) + 1;
+	head = snprintf(NULL, 0, "ploom-template 1\n%zu\n", body);
+	req = malloc((size_t)head + body + 1);
+	if (!req)
 		return -1;
-	p = body + 64;
+	p = req + sprintf(req, "ploom-template 1\n%zu\n", body);
 	p += sprintf(p, "%s%c%s%c%zu%c", python, 0, cwd, 0, argc, 0);
 	for (i = 0; argv[i]; i++)
 		p = stpcpy(p, argv[i]) + 1;
 	for (i = 0; envp[i]; i++)
 		p = stpcpy(p, envp[i]) + 1;
-	/* the head goes right before the body, in the room left for it */
-	{
-		char h[64];
-		head = snprintf(h, sizeof(h), "ploom-template 1\n%zu\n", (size_t)(p - (body + 64)));
-		memcpy(body + 64 - head, h, (size_t)head);
-	}
-	*len = (size_t)(p - (body + 64 - head));
-	memmove(body, body + 64 - head, *len);
-	*out = body;
+	*len = (size_t)(p - req);
+	*out = req;
 	return 0;
 }
 
@@ -194,24 +188,33 @@ static void try_template(const char *path, const char *python, char *const argv[
 	_exit(code & 0xff);
 }
 
+/* The signal dispositions and mask a worker starts with, whichever way it
+ * comes: exec'd by ploom_spawn_child(), or forked from the template that
+ * ploom_worker_exec_template() starts. */
+static void default_signals(void)
+{
+	sigset_t all;
+
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+}
+
 /* In the child between fork and exec: only async-signal-safe calls, but
  * in try_template(), which runs only in a child of a single-threaded
  * utility (worker.h), where the others are safe too. */
 void ploom_spawn_child(const char *python, char *const argv[], char *const envp[], int cmd_r,
 		       int rec_w, int err_w, int points, pid_t parent, const char *template_path)
 {
-	sigset_t all;
 	int e, has_points = points >= 0, first_closed = has_points ? 6 : 5;
 
 	/* die with the utility; if it already died, do not run at all */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(127);
 	setpgid(0, 0);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
+	default_signals();
 	/* move the ends above the targets first so that dup2 never meets
 	 * itself, then pin them at 0, 3, 4 and 5 (the plain points, if any) */
 	cmd_r = fcntl(cmd_r, F_DUPFD, 10);
@@ -256,7 +259,6 @@ int ploom_worker_exec_template(const char *python, const char *hash_seed, const 
 {
 	char **env = ploom_spawn_env(hash_seed), *python_arg = NULL;
 	char *argv[7];
-	sigset_t all;
 
 	if (!env || asprintf(&python_arg, "--python=%s", python) < 0) {
 		python_arg = NULL;
@@ -270,15 +272,10 @@ int ploom_worker_exec_template(const char *python, const char *hash_seed, const 
 	argv[4] = python_arg;
 	argv[5] = (char *)path;
 	argv[6] = NULL;
+	/* what the forked workers inherit from the template */
+	default_signals();
 	/* it dies with the process that started it, and a Ctrl-C on the
 	 * terminal is that process's to act on */
-	/* as ploom_spawn_child() leaves a worker's: what the forked workers
-	 * inherit from the template */
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || setpgid(0, 0) < 0) {
 		ploom_err_set(err, PLOOM_ERR_WORKER, "cannot start the worker template: %s",
 			      strerror(errno));

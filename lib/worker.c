@@ -13,9 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,8 +21,6 @@
 #include "event.h"
 #include "kind.h"
 #include "worker-spawn.h"
-
-extern char **environ;
 
 /* Extra time the worker gets beyond a schedule's own timeout before we
  * decide it hangs: it kills the child itself and should answer at once. */

@@ -3,9 +3,10 @@ imports, and forks a worker for each utility that asks, instead of each
 utility starting a fresh interpreter (about 100 ms of startup and imports
 against a few ms of fork and the scenario's own import).
 
-One process of ploom's Python API (``ploom.check``, ``ploom check``, the
-pytest plugin) starts one template on its first search (``starter()``) and
-hands its socket to the utilities it runs in PLOOM_WORKER_TEMPLATE.
+A process of ploom's Python API (``ploom.check``, the fixture, the pytest
+plugin) starts one template on its first search (``starter()``), and names
+it to the utilities it runs from its second on, in PLOOM_WORKER_TEMPLATE
+(``python -m ploom check``, one search per process, starts none).
 lib/worker.c, about to start a worker, forks as usual and, in that child,
 asks the template for a worker instead of exec'ing the interpreter: the
 child (the *stub*) sends the interpreter, the folder, the worker's argv and
@@ -29,7 +30,7 @@ process that started it.
 
 Run as ``python -P -m ploom._template --python=PYTHON SOCKET`` by
 ``ploom-explore --worker-template=SOCKET``, which gives it the workers'
-environment (lib/worker.c's make_env).
+environment (lib/worker-spawn.c's ploom_spawn_env()).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import sys
 import threading
 from typing import Any
 
-# what lib/worker.c's stub sends first (template_request()): this line, the
+# what lib/worker-spawn.c's stub sends first (template_request()): this line, the
 # body's length on a line, then the body's fields, each ended by a NUL
 MAGIC = b"ploom-template 1\n"
 # the worker's interpreter options and module, as lib/worker.c writes them
@@ -294,16 +295,16 @@ def serve(python: str, path: str) -> int:
         import pytest  # noqa: F401
     from ploom import _guard, _instrument, _patch, _project, _pytest_target, _rewrite, _signals, _worker  # noqa: F401
 
+    first = _python_path(os.environb.get(b"PYTHONPATH"))
     own: dict = {
         "python": os.fsencode(python),
-        "env": {k: v for k, v in os.environb.items()},
-        "path": list(sys.path[len(_python_path(os.environb.get(b"PYTHONPATH"))) :]),
+        "env": dict(os.environb),
+        # the path after PYTHONPATH's entries, which _worker() puts the
+        # worker's own before; None (serve none) when startup did not put
+        # them first
+        "path": sys.path[len(first) :] if sys.path[: len(first)] == first else None,
         "worker_file": _worker.__file__,
     }
-    if sys.path[: len(sys.path) - len(own["path"])] != _python_path(os.environb.get(b"PYTHONPATH")):
-        # startup did not put PYTHONPATH's entries first, as _worker()
-        # assumes: serve none
-        own["path"] = None
     _prctl(PR_SET_PDEATHSIG, 9)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     # out of the collector's reach: a collection in a worker would
