@@ -645,7 +645,7 @@ static int plain_points_arg(char **points, int *points_fd, const struct ploom_wo
 }
 
 /* Waits for the started worker w: the errno of its failed exec on ep (the
- * read end of the pipe child_exec() writes it to), else its hello, read
+ * read end of the pipe ploom_spawn_child() writes it to), else its hello, read
  * into w->hello.  Returns 0, or -1 with err filled. */
 static int await_hello(struct ploom_worker *w, int ep, const struct ploom_worker_opts *opts,
 		       struct ploom_err *err)
