@@ -110,6 +110,13 @@ int conflicts_at(const long *known, const struct ploom_access *a, int na,
 						   kind == PLOOM_OBJ_PLAIN) &&
 			    x.obj.id > known[kind] && y.obj.id > known[kind])
 				y.obj.id = x.obj.id;
+			/* threads are numbered as they start, and the highest
+			 * number known there may be the one a pending start
+			 * is about to give, to whichever start runs first: from
+			 * it up, two numbers are taken as one thread */
+			if (kind == y.obj.kind && kind == PLOOM_OBJ_THREAD && x.obj.id >= 0 &&
+			    y.obj.id >= 0 && x.obj.id >= known[kind] && y.obj.id >= known[kind])
+				y.obj.id = x.obj.id;
 			if (ploom_access_conflict(&x, &y))
 				return 1;
 		}

@@ -144,10 +144,13 @@ int ploom_op_accesses(struct ploom_access out[PLOOM_ACCESS_MAX], int task, enum 
 	case PLOOM_OP_IS_ALIVE:
 		out[n++] = (struct ploom_access){obj, PLOOM_ACCESS_READ};
 		break;
+	case PLOOM_OP_START:
+		out[n++] = (struct ploom_access){obj, PLOOM_ACCESS_WRITE};
+		out[n++] = (struct ploom_access){PLOOM_SPAWN, PLOOM_ACCESS_WRITE};
+		break;
 	case PLOOM_OP_WRITE:
 	case PLOOM_OP_ACQUIRE:
 	case PLOOM_OP_RELEASE:
-	case PLOOM_OP_START:
 		out[n++] = (struct ploom_access){obj, PLOOM_ACCESS_WRITE};
 		break;
 	case PLOOM_OP_SLEEP:

@@ -457,14 +457,20 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
 /* ---- which operations conflict ----
  *
  * Every operation reads, writes (changes) or adds to at most one object,
- * a timed operation may also add to the clock, and the step that ends a
- * thread also writes that thread's object (its exit):
+ * a timed operation may also add to the clock, a start also writes the
+ * task counter, and the step that ends a thread also writes that
+ * thread's object (its exit):
  *
  *   read, locked, join (timed or not),
  *   is_alive                            read their object
  *   write, acquire (in every mode, so
  *   one that returns False too),
  *   release, start                      write it (start writes the thread started)
+ *   start                               also writes the task counter
+ *                                       (PLOOM_SPAWN): a task's id is the
+ *                                       number of tasks started before it,
+ *                                       so two starts never commute, as
+ *                                       their order names the tasks
  *   begin of task T                     reads thread#T (so it follows start)
  *   sleep                               adds to the clock
  *   a timed acquire or join             also adds to the clock: it may
@@ -497,8 +503,22 @@ struct ploom_access {
 	enum ploom_access_how how;
 };
 
-/* The most accesses of one step: its object, the clock, its exit. */
+/* The most accesses of one step: its object, the clock or the task
+ * counter, its exit. */
 #define PLOOM_ACCESS_MAX 3
+
+/* The task counter that every start writes: an object of no trace, whose
+ * id no thread has.  Why starts must not commute: the search names each
+ * task by its id, in the sequences it replays and the sleep sets it
+ * sends, and a reordering that let one start pass another would hand the
+ * later steps of those sequences to the other task. */
+#define PLOOM_SPAWN ((struct ploom_obj){PLOOM_OBJ_THREAD, -1})
+
+/* 1 if obj is PLOOM_SPAWN. */
+static inline int ploom_obj_is_spawn(struct ploom_obj obj)
+{
+	return obj.kind == PLOOM_OBJ_THREAD && obj.id < 0;
+}
 
 /* The accesses of task `task` doing `op` on `obj` in `mode` (its FLAGS:
  * a timed acquire or join may add to the clock), plus the write of its

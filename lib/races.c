@@ -49,10 +49,13 @@ static int add_race(struct analysis *an, long first, long second, long wait,
 	struct ploom_race *r;
 	int i, k;
 
-	/* the object they conflict on */
+	/* the object they conflict on; two starts conflict on the task
+	 * counter only for the names their order gives the tasks, which is
+	 * no race a person needs to see */
 	for (i = 0; i < e->nacc; i++)
 		for (k = 0; k < nb; k++)
-			if (ploom_conflicts(&e->acc[i], 1, &b[k], 1))
+			if (ploom_conflicts(&e->acc[i], 1, &b[k], 1) &&
+			    !ploom_obj_is_spawn(e->acc[i].obj))
 				goto found;
 	return 0; /* not a conflict after all: no race */
 found:

@@ -254,13 +254,15 @@ const struct sim_scenario sim_scenarios[] = {
 
 /* ---- generated programs ---- */
 
-/* main: start every thread in order, then join those in join_mask */
+/* main: start every thread it is the starter of in order, then join those
+ * in join_mask */
 static int prog_main(struct sim *s, struct sim_task *t, long val, struct sim_op *op)
 {
 	(void)val;
 	BEGIN;
 	for (t->loc[0] = 0; t->loc[0] < s->prog->nthreads; t->loc[0]++)
-		OP(OP_START, (int)t->loc[0], 0);
+		if (!s->prog->starter[t->loc[0]])
+			OP(OP_START, (int)t->loc[0], 0);
 	for (t->loc[0] = 0; t->loc[0] < s->prog->nthreads; t->loc[0]++)
 		if (s->prog->join_mask & (1 << t->loc[0]))
 			OP(OP_JOIN, (int)t->loc[0], 0);
@@ -337,6 +339,9 @@ static int prog_thread(struct sim *s, struct sim_task *t, long val, struct sim_o
 			return 1;
 		case PI_CLOCK:
 			*op = (struct sim_op){OP_CLOCK, 0, 0};
+			return 1;
+		case PI_START:
+			*op = (struct sim_op){OP_START, in->obj, 0};
 			return 1;
 		case PI_ASSERT_NE:
 			if (t->loc[1] == in->arg)
@@ -463,12 +468,54 @@ void sim_prog_generate_clock(struct sim_prog *p, unsigned long seed, int max_ops
 		}
 }
 
+/* Inserts `start thread j` into thread k's code at a point drawn from st,
+ * never inside a try or timed acquire's block, whose skip counts stay. */
+static void insert_start(struct sim_prog *p, unsigned long *st, int k, int j)
+{
+	struct sim_instr *c = p->code[k];
+	int at[SIM_PROG_MAX + 1], n = 0, i;
+
+	if (p->len[k] >= SIM_PROG_MAX)
+		return;
+	for (i = 0; i <= p->len[k]; i++)
+		if (!(i >= 1 && (c[i - 1].kind == PI_TRY || c[i - 1].kind == PI_TIMED)) &&
+		    !(i >= 2 && (c[i - 2].kind == PI_TRY || c[i - 2].kind == PI_TIMED)))
+			at[n++] = i;
+	i = at[rng_below(st, n)];
+	memmove(&c[i + 1], &c[i], (size_t)(p->len[k] - i) * sizeof(*c));
+	c[i] = (struct sim_instr){PI_START, (unsigned char)j, 0};
+	p->len[k]++;
+	p->starter[j] = k + 1;
+	p->join_mask &= ~(1 << j);
+}
+
+void sim_prog_generate_spawn(struct sim_prog *p, unsigned long seed, int max_ops)
+{
+	/* a stream of its own: the program is sim_prog_generate()'s */
+	unsigned long st = seed * 0xD6E8FEB86659FD93UL + 11;
+	int last, k, i;
+
+	sim_prog_generate(p, seed, max_ops);
+	rng_next(&st);
+	last = p->nthreads - 1;
+	if (p->nthreads == 4 && rng_below(&st, 2))
+		insert_start(p, &st, rng_below(&st, 2), 2);
+	insert_start(p, &st, rng_below(&st, last), last);
+	for (k = 0; k < p->nthreads; k++)
+		for (i = 0; i < p->len[k]; i++) {
+			struct sim_instr *in = &p->code[k][i];
+			if ((in->kind == PI_JOIN || in->kind == PI_TIMED_JOIN ||
+			     in->kind == PI_IS_ALIVE) && p->starter[in->obj])
+				*in = (struct sim_instr){PI_READ, 0, 0};
+		}
+}
+
 static const char *const pi_names[] = {
 	[PI_READ] = "read", [PI_WRITE] = "write", [PI_ACQ] = "acquire", [PI_REL] = "release",
 	[PI_TRY] = "try", [PI_TIMED] = "timed", [PI_YIELD] = "yield", [PI_JOIN] = "join",
 	[PI_TIMED_JOIN] = "timed_join", [PI_IS_ALIVE] = "is_alive",
 	[PI_LOCKED] = "locked", [PI_ASSERT_NE] = "assert_ne",
-	[PI_SLEEP] = "sleep", [PI_CLOCK] = "clock",
+	[PI_SLEEP] = "sleep", [PI_CLOCK] = "clock", [PI_START] = "start",
 };
 
 void sim_prog_print(FILE *f, const struct sim_prog *p)

@@ -57,10 +57,12 @@ void sim_run(struct ploom_run *run, const struct sim_scenario *sc, const int *ch
  * a thread started before it, `join(timeout=T)` then is_alive() into the
  * register (one step: the timed join),
  * locked(), and asserts that the register differs from a constant (the
- * failure's message names the task and the place). */
+ * failure's message names the task and the place).  A thread whose
+ * starter is another thread (sim_prog_generate_spawn()) is started by
+ * that thread's start instruction instead of by main. */
 enum sim_instr_kind { PI_READ, PI_WRITE, PI_ACQ, PI_REL, PI_TRY, PI_YIELD, PI_JOIN,
 		      PI_IS_ALIVE, PI_LOCKED, PI_ASSERT_NE, PI_TIMED, PI_TIMED_JOIN,
-		      PI_SLEEP, PI_CLOCK };
+		      PI_SLEEP, PI_CLOCK, PI_START };
 
 struct sim_instr {
 	unsigned char kind;
@@ -74,6 +76,7 @@ struct sim_instr {
 struct sim_prog {
 	int nthreads, ncells, nlocks;
 	int join_mask;
+	int starter[4];         /* per thread: 0 main, k + 1 thread k */
 	struct sim_instr code[4][SIM_PROG_MAX];
 	int len[4];
 };
@@ -88,6 +91,15 @@ void sim_prog_generate(struct sim_prog *p, unsigned long seed, int max_ops);
  * and some reads become a read of the clock into the register; a timed
  * acquire or join that times out advances the clock by 1. */
 void sim_prog_generate_clock(struct sim_prog *p, unsigned long seed, int max_ops);
+
+/* The same program with threads that start threads: the last thread (and
+ * of four, the third too, half the time) is started by an earlier thread,
+ * at a point of its code drawn from the seed, not by main, which neither
+ * starts nor joins it; a later thread's join or is_alive of it (which
+ * could come before its start) becomes a read.  Task ids follow the
+ * order of the starts, as the worker gives them, so the starts of two
+ * tasks decide which task gets which id. */
+void sim_prog_generate_spawn(struct sim_prog *p, unsigned long seed, int max_ops);
 
 /* The program as text, for a failing test to show. */
 void sim_prog_print(FILE *f, const struct sim_prog *p);

@@ -24,6 +24,7 @@
  *
  * A failing program is printed with its seed; PLOOM_DPOR_SEED=N runs that
  * one alone (PLOOM_DPOR_CLOCK_SEED=N for the programs with a clock,
+ * PLOOM_DPOR_SPAWN_SEED=N for those whose threads start threads,
  * PLOOM_DPOR_VIEW_SEED=N for the views and shards), PLOOM_DPOR_TRACE=1
  * printing the runs of the search with wakeup trees. */
 #include <limits.h>
@@ -48,9 +49,10 @@ static struct {
 	long view_programs;             /* PLOOM_DPOR_VIEW_PROGRAMS */
 	long bounded_programs;          /* PLOOM_DPOR_BOUNDED_PROGRAMS */
 	long maxops;                    /* PLOOM_DPOR_MAXOPS, 12 */
-	int has_seed, has_clock_seed, has_view_seed, has_bounded_seed;
+	int has_seed, has_clock_seed, has_spawn_seed, has_view_seed, has_bounded_seed;
 	unsigned long seed;             /* PLOOM_DPOR_SEED */
 	unsigned long clock_seed;       /* PLOOM_DPOR_CLOCK_SEED */
+	unsigned long spawn_seed;       /* PLOOM_DPOR_SPAWN_SEED */
 	unsigned long view_seed;        /* PLOOM_DPOR_VIEW_SEED */
 	unsigned long bounded_seed;     /* PLOOM_DPOR_BOUNDED_SEED */
 } env;
@@ -63,6 +65,7 @@ static void read_env(void)
 	env.maxops = testenv_count("PLOOM_DPOR_MAXOPS", 12);
 	env.has_seed = testenv_seed("PLOOM_DPOR_SEED", &env.seed);
 	env.has_clock_seed = testenv_seed("PLOOM_DPOR_CLOCK_SEED", &env.clock_seed);
+	env.has_spawn_seed = testenv_seed("PLOOM_DPOR_SPAWN_SEED", &env.spawn_seed);
 	env.has_view_seed = testenv_seed("PLOOM_DPOR_VIEW_SEED", &env.view_seed);
 	env.has_bounded_seed = testenv_seed("PLOOM_DPOR_BOUNDED_SEED", &env.bounded_seed);
 }
@@ -591,6 +594,44 @@ static void dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock(
 	print_wakeup(&tot);
 }
 
+/* The same programs with a thread started by another thread, racing with
+ * main's starts: task ids follow the order of the starts, so a search
+ * that let two starts commute would replay a reordering with the ids of
+ * the run it came from, handing steps to the wrong task (a divergence) or
+ * putting the wrong task to sleep.  PLOOM_DPOR_SPAWN_SEED=N runs program
+ * N alone. */
+static void dpor_reaches_the_outcomes_of_dfs_on_programs_whose_threads_start_threads(void)
+{
+	long n = env.programs ? env.programs : 2000, i, failed = 0, racing = 0;
+	struct totals tot = {0};
+
+	if (env.has_spawn_seed) {
+		CHECK(differential_of(sim_prog_generate_spawn, env.spawn_seed, &tot));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct sim_prog p;
+		int k, mains = 0;
+
+		sim_prog_generate_spawn(&p, (unsigned long)i, 12);
+		for (k = 0; k < p.nthreads; k++)
+			mains += !p.starter[k];
+		/* a start in a thread while main has another to make */
+		racing += mains >= 2;
+		if (!differential_of(sim_prog_generate_spawn, (unsigned long)i, &tot) &&
+		    ++failed >= 5)
+			break;
+	}
+	CHECK_INT(failed, 0);
+	CHECK(racing * 3 >= n);
+	CHECK(tot.complete * 100 >= 40 * tot.programs);
+	CHECK(tot.with_failure * 5 >= tot.programs);
+	printf("generated programs whose threads start threads: %ld, %ld with a start racing "
+	       "main's; DFS %ld schedules, DPOR %ld (%ld sleep-blocked)\n", tot.programs, racing,
+	       tot.dfs, tot.dpor, tot.blocked);
+	print_wakeup(&tot);
+}
+
 /* ---- views and shards ----
  *
  * The search driver's loop (search.c) over the strategy ops, with the
@@ -832,12 +873,14 @@ static void dpor_views_and_shards_reach_the_outcomes_of_dfs(void)
 	if (env.has_view_seed) {
 		CHECK(views_of(sim_prog_generate, env.view_seed, &tot, -1));
 		CHECK(views_of(sim_prog_generate_clock, env.view_seed, &tot, -1));
+		CHECK(views_of(sim_prog_generate_spawn, env.view_seed, &tot, -1));
 		return;
 	}
 	for (i = 0; i < n; i++) {
+		static const generator gens[] = {sim_prog_generate, sim_prog_generate_clock,
+						 sim_prog_generate_spawn};
 		tot.programs++;
-		if (!views_of(i % 2 ? sim_prog_generate_clock : sim_prog_generate, (unsigned long)i,
-			      &tot, -1) && ++failed >= 5)
+		if (!views_of(gens[i % 3], (unsigned long)i, &tot, -1) && ++failed >= 5)
 			break;
 	}
 	CHECK_INT(failed, 0);
@@ -990,10 +1033,15 @@ int main(void)
 		dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock();
 		return check_report();
 	}
+	if (env.has_spawn_seed) {
+		dpor_reaches_the_outcomes_of_dfs_on_programs_whose_threads_start_threads();
+		return check_report();
+	}
 	dpor_covers_every_class_of_the_reference_scenarios();
 	dpor_reaches_the_outcomes_of_dfs_on_programs_it_once_missed();
 	dpor_reaches_the_outcomes_of_dfs_on_generated_programs();
 	dpor_reaches_the_outcomes_of_dfs_on_generated_programs_with_a_clock();
+	dpor_reaches_the_outcomes_of_dfs_on_programs_whose_threads_start_threads();
 	dpor_views_and_shards_reach_the_outcomes_of_dfs();
 	bounded_dpor_matches_bounded_dfs_on_the_reference_scenarios();
 	bounded_dpor_reaches_the_outcomes_of_bounded_dfs_on_generated_programs();

@@ -279,6 +279,26 @@ def scenario():
 """,
         ("-p", "1"),
     ),
+    # a thread that starts a thread (a Timer) while main starts another:
+    # tasks are numbered in the order they start, so the two starts must
+    # not commute ("choice 2 asks for task 3, which is not enabled")
+    "timer_started_by_a_thread": (
+        """
+import ploom, ploom.threading as threading
+def scenario():
+    c = ploom.SharedCell(0); got = ploom.SharedCell(None)
+    def t0():
+        tc = threading.Timer(1, c.write, args=(9,))
+        tc.start(); tc.cancel()
+        got.write(c.read())
+    th0 = ploom.Thread(target=t0); th0.start()
+    c.write(5)
+    tm = threading.Timer(0.5, c.write, args=(8,))
+    tm.start(); tm.join(); th0.join()
+    raise AssertionError(f"final {(c.read(), got.read())}")
+""",
+        ("-p", "1"),
+    ),
 }
 
 
