@@ -261,21 +261,7 @@ def _worker(fields: list[bytes], fds: list[int], own: dict) -> None:
     sys.argv[0] = own["worker_file"]
     from ploom import _worker
 
-    code = 1
-    try:
-        code = _worker.main(sys.argv)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - as the interpreter would, then exit 1
-        import traceback
-
-        traceback.print_exc()
-    try:
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-    finally:
-        os._exit(code)
+    _worker.run_as_main(sys.argv)
 
 
 def serve(python: str, path: str) -> int:

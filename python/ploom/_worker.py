@@ -834,5 +834,35 @@ def _warm_up_tracebacks(source):
         linecache.getlines(source)
 
 
+def exit_now(code):
+    """Ends the worker with code once its atexit functions ran and its
+    output is flushed, without the interpreter's teardown: with pytest or
+    a library loaded, that teardown (every module's objects freed, a last
+    collection) took longer than a schedule, and nothing of it reaches the
+    utility, whose records the worker has all written."""
+    import atexit
+
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def run_as_main(argv):
+    """main(argv) as ``python -m ploom._worker`` runs it: its exit status
+    from its return, SystemExit, or 1 with the traceback of anything else,
+    as the interpreter would give them."""
+    code = 1
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - as the interpreter would, then exit 1
+        traceback.print_exc()
+    exit_now(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    run_as_main(sys.argv)
