@@ -104,6 +104,27 @@ class _CollectErrors:
         return "; pytest's collection failed: " + " | ".join(said)
 
 
+# what precollect() collected in this process: (root, test file, patch,
+# instrument) and the items, which a worker forked from it takes its item
+# from instead of collecting
+_collected: tuple | None = None
+
+
+def precollect(target, patch=(), instrument=()):
+    """In a worker template's collector (ploom._template): pytest's
+    collection of the whole file of target's test, as load() would make
+    it for any test of that file, kept for the workers it forks.  Raises
+    when the collection of any item of the file fails (the workers then
+    start as without a collector, and report it for their own test)."""
+    global _collected
+    nodeid, _ = split(target)
+    path = nodeid.partition("::")[0]
+    session, errors = _collect(os.getcwd(), path, patch, instrument)
+    if errors.texts:
+        raise LookupError(f"pytest's collection of {path!r} failed{errors}")
+    _collected = (os.getcwd(), path, tuple(patch), tuple(instrument), list(session.items))
+
+
 def load(target, expect=None, expect_blob=None, patch=(), instrument=()):
     """(function, module name, qualname, source file) for a pytest target,
     as ``_worker.load`` returns them for a scenario: the function runs the
@@ -116,6 +137,37 @@ def load(target, expect=None, expect_blob=None, patch=(), instrument=()):
         # the recorded bytes, or the replay stops before any code runs
         _worker.refuse_installed(expect)
         _worker.read_checked(expect, expect_blob)
+    key = (root, nodeid.partition("::")[0], tuple(patch), tuple(instrument))
+    if expect is None and _collected is not None and _collected[:4] == key:
+        # forked from a collector of this file: its items are those a
+        # collection of the test alone would have found it among
+        items, errors = [item for item in _collected[4] if item.nodeid == nodeid], ""
+        os.chdir(root)
+    else:
+        session, errors = _collect(root, nodeid, patch, instrument)
+        items = [item for item in session.items if item.nodeid == nodeid]
+    if len(items) != 1:
+        raise LookupError(f"pytest collects no test {nodeid!r} under {root!r}{errors}")
+    item = items[0]
+    if threads > 1:
+        _run_body_in_tasks(item, threads)
+    module = getattr(item, "module", None)
+    source = str(item.path)
+    name = module.__name__ if module is not None else os.path.splitext(os.path.basename(source))[0]
+    import pytest
+
+    def run_item():
+        _protocol(item, pytest)
+
+    return run_item, name, nodeid.partition("::")[2] or nodeid, source
+
+
+def _collect(root, nodeid, patch, instrument):
+    """(session, collection errors) of pytest's collection of nodeid (a
+    test, or a whole file) under root, with patch and instrument
+    installed first."""
+    from ploom import _worker
+
     if patch:
         from ploom import _patch
 
@@ -169,20 +221,7 @@ def load(target, expect=None, expect_blob=None, patch=(), instrument=()):
         # what a patched package imports lazily (an executor's threads),
         # once here rather than in every schedule
         _patch.check_imported([name for name in _patch.expand(patch) if name in sys.modules])
-    items = [item for item in session.items if item.nodeid == nodeid]
-    if len(items) != 1:
-        raise LookupError(f"pytest collects no test {nodeid!r} under {root!r}{errors}")
-    item = items[0]
-    if threads > 1:
-        _run_body_in_tasks(item, threads)
-    module = getattr(item, "module", None)
-    source = str(item.path)
-    name = module.__name__ if module is not None else os.path.splitext(os.path.basename(source))[0]
-
-    def run_item():
-        _protocol(item, pytest)
-
-    return run_item, name, nodeid.partition("::")[2] or nodeid, source
+    return session, errors
 
 
 def _protocol(item, pytest):

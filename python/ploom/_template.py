@@ -28,6 +28,10 @@ a refusal, and the stub then exec's the interpreter as without a template:
 the template makes a search faster, never different.  It dies with the
 process that started it.
 
+A pytest-mode worker is forked by a collector of its test's file instead
+(see "collectors" below), a child of the template that has also collected
+that file.
+
 Run as ``python -P -m ploom._template --python=PYTHON SOCKET`` by
 ``ploom-explore --worker-template=SOCKET``, which gives it the workers'
 environment (lib/worker-spawn.c's ploom_spawn_env()).
@@ -221,8 +225,11 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def _worker(fields: list[bytes], fds: list[int], own: dict) -> None:
-    """In the forked worker: becomes `python -P -m ploom._worker ARGV`."""
+def _worker(fields: list[bytes], fds: list[int], own: dict, collected: bool = False) -> None:
+    """In the forked worker: becomes `python -P -m ploom._worker ARGV`.
+    collected: forked from a collector, whose environment and path are
+    those a fresh worker has once it collected (a conftest may set a
+    variable, pytest puts folders on the path), but for RUN_TIME's."""
     import fcntl
     import importlib
 
@@ -249,12 +256,20 @@ def _worker(fields: list[bytes], fds: list[int], own: dict) -> None:
                 os.close(fd)
             except OSError:
                 pass
-    os.environb.clear()
-    for entry in env:
-        name, _, value = entry.partition(b"=")
-        os.environb[name] = value
-    extra = _python_path(os.environb.get(b"PYTHONPATH"))
-    sys.path[:] = list(dict.fromkeys(extra + own["path"]))
+    if collected:
+        theirs = dict(entry.partition(b"=")[::2] for entry in env)
+        for name in RUN_TIME:
+            if name in theirs:
+                os.environb[name] = theirs[name]
+            else:
+                os.environb.pop(name, None)
+    else:
+        os.environb.clear()
+        for entry in env:
+            name, _, value = entry.partition(b"=")
+            os.environb[name] = value
+        extra = _python_path(os.environb.get(b"PYTHONPATH"))
+        sys.path[:] = list(dict.fromkeys(extra + own["path"]))
     importlib.invalidate_caches()
     # the module a fresh `python -m ploom._worker` runs as
     sys.argv = argv[3:]
@@ -337,19 +352,214 @@ def _accept(listener, own: dict, workers: dict) -> None:
             conn.sendall(f"no {why}\n".encode())
             conn.close()
             return
+        if _to_collector(fields, fds, conn, own, listener, workers):
+            conn.close()
+            return
         pid = os.fork()
         if pid == 0:
             try:
-                listener.close()
+                _close_all(listener, workers)
                 conn.close()
-                for c, p in workers.values():
-                    c.close()
-                    os.close(p)
                 _worker(fields, fds, own)
             finally:
                 os._exit(127)
         conn.sendall(f"ok {pid}\n".encode())
         workers[pid] = (conn, os.pidfd_open(pid))
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _close_all(listener, workers: dict) -> None:
+    """In a child of the template: what it must not hold of the template's."""
+    if listener is not None:
+        listener.close()
+    for c, p in workers.values():
+        c.close()
+        os.close(p)
+    for sock, _ in _collectors.values():
+        sock.close()
+    _collectors.clear()
+    _retiring.clear()
+
+
+# ---- collectors: a template that has also collected one test file ----
+#
+# A pytest-mode worker spends most of its start in pytest's configuration
+# and collection of its test's file (some 80 ms), the same for every test
+# of that file.  The first request for a test of a file (and the same
+# options, folder and environment) forks a collector from the template:
+# it runs the worker's preamble and pytest's collection of the whole
+# file (ploom._worker.precollect()), then forks the workers of that
+# file's tests, each taking its item from what was collected instead of
+# collecting.  The template hands it each such request with the stub's
+# connection, and the collector answers the stub as the template would.
+# A collection that fails for any item of the file makes the collector
+# refuse, and the stubs then exec a fresh interpreter, which reports the
+# test's own error.
+
+# key -> (the socket to the collector, its pid), the most recently used
+# last; pytest runs a file's tests one after another, so a few suffice
+_collectors: dict = {}
+COLLECTORS_MAX = 4
+# the pids of those let go, which end once their workers have
+_retiring: set = set()
+
+
+def _collect_key(fields: list[bytes], fds: list[int]):
+    """The key of the collector a request can go to, or None: a pytest
+    target's, not a replay's (--expect) and with no points to read (fd 5)."""
+    argc = int(fields[2])
+    argv = fields[3 : 3 + argc]
+    target = argv[-1]
+    if not target.startswith(b"pytest:") or len(fds) != 4 or any(
+        a.startswith((b"--expect=", b"--plain-points=-", b"--plain-points=*-")) for a in argv
+    ):
+        return None
+    nodeid = target[len(b"pytest:") :]
+    if nodeid.startswith(b"threads="):
+        nodeid = nodeid.partition(b":")[2]
+    env = tuple(sorted(e for e in fields[3 + argc :] if e.partition(b"=")[0] not in RUN_TIME))
+    return (fields[0], fields[1], tuple(argv[:-1]), nodeid.partition(b"::")[0], env)
+
+
+def _to_collector(fields: list[bytes], fds: list[int], conn, own: dict, listener, workers: dict) -> bool:
+    """Hands the request to its collector, forked first if there is none
+    yet: True once it is the collector's."""
+    import array
+    import socket
+
+    key = _collect_key(fields, fds)
+    if key is None:
+        return False
+    entry = _collectors.pop(key, None)
+    if entry is None:
+        while len(_collectors) >= COLLECTORS_MAX:
+            # the oldest ends once its workers have
+            sock, old = _collectors.pop(next(iter(_collectors)))
+            sock.close()
+            _retiring.add(old)
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                mine.close()
+                conn.close()
+                for fd in fds:
+                    os.close(fd)
+                _close_all(listener, workers)
+                _collector(fields, theirs, own)
+            finally:
+                os._exit(127)
+        theirs.close()
+    entry = _collectors[key] = entry or (mine, pid)
+    body = b"\0".join(fields)
+    try:
+        entry[0].sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [conn.fileno(), *fds]))])
+    except OSError:
+        # gone, or the request too long for one message: the template's own
+        entry[0].close()
+        del _collectors[key]
+        return False
+    return True
+
+
+def _collector(first: list[bytes], sock, own: dict) -> None:
+    """The collector's life: collect as the first request's worker would,
+    then fork a worker for each request the template hands over, until
+    the template goes."""
+    import array
+    import select
+    import socket
+
+    os.setpgid(0, 0)
+    _prctl(PR_SET_PDEATHSIG, 9)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    argc = int(first[2])
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2, 3):
+        os.dup2(null, fd)
+    os.close(null)
+    os.chdir(first[1])
+    os.environb.clear()
+    for entry in first[3 + argc :]:
+        name, _, value = entry.partition(b"=")
+        if name not in RUN_TIME:
+            os.environb[name] = value
+    extra = _python_path(os.environb.get(b"PYTHONPATH"))
+    sys.path[:] = list(dict.fromkeys(extra + own["path"]))
+    import importlib
+
+    importlib.invalidate_caches()
+    from ploom import _worker
+
+    argv = [os.fsdecode(a) for a in first[3 : 3 + argc]]
+    try:
+        _worker.precollect([own["worker_file"], *argv[4:]])
+        collected = True
+    except BaseException:  # noqa: BLE001 - any failure: the workers start fresh
+        collected = False
+    sys.stdout.flush()
+    import gc
+
+    # as the template's: the workers' collections need not copy them
+    gc.freeze()
+    workers: dict = {}
+    while sock is not None or workers:
+        watched = ([sock] if sock is not None else []) + [c for c, _ in workers.values()]
+        watched += [p for _, p in workers.values()]
+        ready, _, _ = select.select(watched, [], [], 1.0)
+        for r in ready:
+            if r is sock:
+                fds = array.array("i")
+                try:
+                    msg, anc, _, _ = sock.recvmsg(1 << 24, socket.CMSG_SPACE(8 * fds.itemsize))
+                except OSError:
+                    msg, anc = b"", []
+                for level, kind, cdata in anc:
+                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                        fds.frombytes(cdata[: len(cdata) - (len(cdata) % fds.itemsize)])
+                if not msg:
+                    # the template let it go, or is gone: its workers end first
+                    sock.close()
+                    sock = None
+                    continue
+                _serve_collected(msg.split(b"\0"), list(fds), own, collected, sock, workers)
+                continue
+            for pid, (conn, pidfd) in list(workers.items()):
+                if r is conn or r == pidfd:
+                    _end(pid, conn, pidfd, workers, killed=r is conn)
+        _reap_orphans(workers)
+    os._exit(0)
+
+
+def _serve_collected(fields: list[bytes], fds: list[int], own: dict, collected: bool, sock, workers: dict) -> None:
+    """In a collector: forks the worker of one handed-over request
+    (fds: the stub's connection, then the worker's descriptors)."""
+    import socket
+
+    if not fds:
+        return
+    conn = socket.socket(fileno=fds[0])
+    fds = fds[1:]
+    try:
+        if not collected:
+            conn.sendall(b"no collection of the test's file failed\n")
+            conn.close()
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                _close_all(None, workers)
+                conn.close()
+                _worker(fields, fds, own, collected=True)
+            finally:
+                os._exit(127)
+        conn.sendall(f"ok {pid}\n".encode())
+        workers[pid] = (conn, os.pidfd_open(pid))
+    except OSError:
+        conn.close()
     finally:
         for fd in fds:
             os.close(fd)
@@ -387,8 +597,15 @@ def _reap_orphans(workers: dict) -> None:
             children = [int(p) for p in f.read().split()]
     except OSError:
         children = []
+    for pid in list(_retiring):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                _retiring.discard(pid)
+        except OSError:
+            _retiring.discard(pid)
+    collectors = {pid for _, pid in _collectors.values()} | _retiring
     for pid in children:
-        if pid not in workers:
+        if pid not in workers and pid not in collectors:
             try:
                 os.kill(pid, 9)
                 os.waitpid(pid, 0)

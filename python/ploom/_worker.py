@@ -658,7 +658,26 @@ USAGE = (
 )
 
 
-def main(argv):
+# the options (argv less the target) of the main() whose preamble and
+# collection already ran in this process: a template's collector's, which
+# its forked workers do not run again
+_prepared: list | None = None
+
+
+def precollect(argv):
+    """In a worker template's collector (ploom._template): main(argv)'s
+    preamble, as a fresh worker runs it before it loads anything, then
+    pytest's collection of the file of the target's test; the workers it
+    forks then run main() with the same options from their load on.
+    Raises when either fails."""
+    global _prepared
+    if main(argv, collect=True) != 0:
+        raise RuntimeError("the worker's options are refused")
+    _prepared = argv[1:-1]
+
+
+def main(argv, collect=False):
+    prepared = _prepared is not None and _prepared == argv[1:-1]
     expect = expect_blob = expect_root = search_cwd = None
     import_paths = []
     patch = []
@@ -688,13 +707,17 @@ def main(argv):
     instrument_scenario = bool(args) and args[0] == "--instrument-scenario"
     if instrument_scenario:
         args.pop(0)
-    if args and args[0].startswith("--timeouts="):
+    if args and args[0].startswith("--timeouts=") and prepared:
+        args.pop(0)
+    elif args and args[0].startswith("--timeouts="):
         try:
             _ploom.set_timeouts(args.pop(0)[len("--timeouts="):])
         except ValueError as exc:
             print(f"{exc}\n{USAGE}", file=sys.stderr)
             return 2
-    if args and args[0] in ("--plain-points=*", "--plain-points=-", "--plain-points=*-"):
+    if args and args[0] == "--plain-points=*" and prepared:
+        args.pop(0)
+    elif args and args[0] in ("--plain-points=*", "--plain-points=-", "--plain-points=*-"):
         # before anything instrumented is imported: its sites are points
         # from their registration on
         try:
@@ -716,7 +739,18 @@ def main(argv):
     # program the scenario starts inherits the variable but is not the
     # worker (exploration._in_worker())
     os.environ["PLOOM_WORKER"] = str(os.getpid())
-    _virtual_time()
+    if collect:
+        # a collector's: not a worker's errors to report, but the
+        # collection to keep
+        _virtual_time()
+        from ploom import _guard, _pytest_target, _signals
+
+        _guard.install()
+        _signals.install()
+        _pytest_target.precollect(target, patch, instrument)
+        return 0
+    if not prepared:
+        _virtual_time()
     try:
         # from here on, the standard library's primitives made by code
         # that is not patched end any schedule that uses them

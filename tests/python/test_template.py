@@ -223,3 +223,107 @@ def test_check_forks_its_workers_from_the_template_from_its_second_search_on(tmp
     # the first search does not wait for the template it starts
     assert parents[0] != pid
     assert parents[1:] == [pid, pid]
+
+
+PYTEST_FILE = textwrap.dedent(
+    """
+    import os, ploom
+
+    def _parent(pid):
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rpartition(")")[2].split()[1])
+
+    def test_parents():
+        # a schedule's process -> its worker -> the worker's parent -> its parent
+        worker = os.getppid()
+        import lazily
+        conftest = os.environ.get("FROM_CONFTEST")
+        raise AssertionError(f"{_parent(worker)} {_parent(_parent(worker))} {conftest} {lazily.VALUE}")
+
+    def test_bank():
+        balance = ploom.SharedCell(100)
+        def withdraw():
+            if balance.read() >= 80:
+                balance.write(balance.read() - 80)
+        ts = [ploom.Thread(target=withdraw) for _ in range(2)]
+        for t in ts: t.start()
+        for t in ts: t.join()
+        assert balance.read() >= 0, f"overdrawn: {balance.read()}"
+    """
+)
+
+
+def _pytest_project(tmp_path, extra=""):
+    (tmp_path / "conftest.py").write_text("import os\nos.environ['FROM_CONFTEST'] = 'yes'\n")
+    (tmp_path / "lazily.py").write_text("VALUE = 'imported'\n")
+    (tmp_path / "test_col.py").write_text(PYTEST_FILE + extra)
+
+
+def _parents(result):
+    stats = json.loads(result.stdout)
+    assert stats["failure"], result.stderr
+    return stats["failure"]["message"].split()
+
+
+def test_the_tests_of_one_file_fork_from_one_collector_and_run_as_fresh_workers(template, tmp_path):
+    path, pid = template
+    _pytest_project(tmp_path)
+    first = _explore("pytest:test_col.py::test_parents", path)
+    second = _explore("pytest:test_col.py::test_parents", path)
+    collector, grand, conftest, lazily = _parents(first)
+    # a collector of the template's forked both, and the worker sees what
+    # a fresh one sees: the conftest's variable, pytest's path
+    assert (int(grand), conftest, lazily) == (pid, "yes", "imported")
+    assert _parents(second)[:2] == [collector, grand]
+    fresh = _parents(_explore("pytest:test_col.py::test_parents", None))
+    assert pid not in (int(fresh[0]), int(fresh[1]))
+    assert fresh[2:] == ["yes", "imported"]
+    # another test of the file, from the same collector: the same search
+    a = json.loads(_explore("pytest:test_col.py::test_bank", path, "-k", "--no-minimize").stdout)
+    b = json.loads(_explore("pytest:test_col.py::test_bank", None, "-k", "--no-minimize").stdout)
+    assert a["failure"]["message"] == b["failure"]["message"] == "overdrawn: -60"
+    assert (a["schedules"], a["failing"]) == (b["schedules"], b["failing"]) and a["schedules"] > 1
+    # the collector stays for the file's next test, as the template's child
+    assert int(collector) in _descendants(pid)
+
+
+def test_a_file_whose_collection_fails_for_one_test_gets_fresh_workers(template, tmp_path):
+    path, pid = template
+    # the ids of a test of a class fail as pytest collects the class: a
+    # worker of test_parents, outside it, never collects the class, so the
+    # collector of the whole file refuses and the worker starts fresh
+    _pytest_project(
+        tmp_path,
+        "\nimport pytest\nclass TestBroken:\n"
+        "    @pytest.mark.parametrize('x', [1], ids=lambda v: 1 / 0)\n"
+        "    def test_broken(self, x): pass\n",
+    )
+    result = _explore("pytest:test_col.py::test_parents", path)
+    worker_parent, grand, conftest, lazily = _parents(result)
+    assert pid not in (int(worker_parent), int(grand))
+    assert (conftest, lazily) == ("yes", "imported")
+
+
+def test_the_template_keeps_a_few_collectors_and_lets_the_oldest_go(template, tmp_path):
+    path, pid = template
+    _pytest_project(tmp_path)
+    grands = set()
+    for k in range(_template.COLLECTORS_MAX + 2):
+        (tmp_path / f"test_f{k}.py").write_text(PYTEST_FILE)
+        collector, grand, conftest, _ = _parents(_explore(f"pytest:test_f{k}.py::test_parents", path))
+        assert (int(grand), conftest) == (pid, "yes")
+        grands.add(int(collector))
+    # one collector per file, of which the template keeps the newest
+    assert len(grands) == _template.COLLECTORS_MAX + 2
+
+    def children():
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+
+    deadline = time.monotonic() + 10
+    while len(children()) > _template.COLLECTORS_MAX and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(children()) == _template.COLLECTORS_MAX
+    # the first file's test still has its verdict, from a new collector
+    again = _parents(_explore("pytest:test_f0.py::test_parents", path))
+    assert int(again[1]) == pid and int(again[0]) not in grands
