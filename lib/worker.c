@@ -441,7 +441,7 @@ static void reap_orphans(long ms, int scan)
  * *status.  Returns 0, or -1 if it was not our child. */
 static int reap(struct ploom_worker *w, long ms, int *status)
 {
-	long deadline = now_ms() + ms;
+	long deadline = now_ms() + ms, pause_ns = 100 * 1000;
 	pid_t r;
 
 	if (w->pid <= 0)
@@ -462,8 +462,12 @@ static int reap(struct ploom_worker *w, long ms, int *status)
 			break;
 		}
 		if (r == 0) {
-			struct timespec ts = {0, 5 * 1000 * 1000};
+			/* a worker told to end does so within a few ms: look
+			 * soon, then less often, up to every 5 ms */
+			struct timespec ts = {0, pause_ns};
 			nanosleep(&ts, NULL);
+			if (pause_ns < 5 * 1000 * 1000)
+				pause_ns *= 2;
 		}
 	}
 	w->pid = -1;
