@@ -494,11 +494,18 @@ def _collector(first: list[bytes], sock, own: dict) -> None:
     from ploom import _worker
 
     argv = [os.fsdecode(a) for a in first[3 : 3 + argc]]
+    before = set(sys.modules)
     try:
         _worker.precollect([own["worker_file"], *argv[4:]])
         collected = True
     except BaseException:  # noqa: BLE001 - any failure: the workers start fresh
         collected = False
+    # the files the collection imported, to tell when one changes
+    sources = {}
+    for module in set(sys.modules) - before:
+        file = getattr(sys.modules.get(module), "__file__", None)
+        if isinstance(file, str):
+            sources[file] = _stat(file)
     sys.stdout.flush()
     import gc
 
@@ -524,6 +531,9 @@ def _collector(first: list[bytes], sock, own: dict) -> None:
                     sock.close()
                     sock = None
                     continue
+                if collected and any(_stat(file) != seen for file, seen in sources.items()):
+                    # a fresh worker would import the file as it is now
+                    collected = False
                 _serve_collected(msg.split(b"\0"), list(fds), own, collected, sock, workers)
                 continue
             for pid, (conn, pidfd) in list(workers.items()):
@@ -531,6 +541,14 @@ def _collector(first: list[bytes], sock, own: dict) -> None:
                     _end(pid, conn, pidfd, workers, killed=r is conn)
         _reap_orphans(workers)
     os._exit(0)
+
+
+def _stat(path: str):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _serve_collected(fields: list[bytes], fds: list[int], own: dict, collected: bool, sock, workers: dict) -> None:
@@ -544,7 +562,7 @@ def _serve_collected(fields: list[bytes], fds: list[int], own: dict, collected: 
     fds = fds[1:]
     try:
         if not collected:
-            conn.sendall(b"no collection of the test's file failed\n")
+            conn.sendall(b"no collection of the test's file failed, or a file it imported changed since\n")
             conn.close()
             return
         pid = os.fork()

@@ -327,3 +327,13 @@ def test_the_template_keeps_a_few_collectors_and_lets_the_oldest_go(template, tm
     # the first file's test still has its verdict, from a new collector
     again = _parents(_explore("pytest:test_f0.py::test_parents", path))
     assert int(again[1]) == pid and int(again[0]) not in grands
+
+
+def test_a_test_file_changed_since_its_collection_gets_a_fresh_worker(template, tmp_path):
+    path, pid = template
+    _pytest_project(tmp_path)
+    assert int(_parents(_explore("pytest:test_col.py::test_parents", path))[1]) == pid
+    (tmp_path / "test_col.py").write_text(PYTEST_FILE.replace("{lazily.VALUE}", "changed"))
+    worker_parent, grand, _, said = _parents(_explore("pytest:test_col.py::test_parents", path))
+    assert said == "changed"
+    assert pid not in (int(worker_parent), int(grand))
