@@ -186,33 +186,42 @@ def _shadows(paths: list[str]) -> str | None:
 def _read_request(conn):
     """(fields, descriptors) of the stub's request; fields is None when it
     is malformed."""
-    import array
-    import socket
-
-    fds = array.array("i")
+    fds: list[int] = []
     data = b""
     want = None
     while want is None or len(data) < want:
-        try:
-            msg, anc, _, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(8 * fds.itemsize))
-        except OSError:
-            msg, anc = b"", []
-        for level, kind, cdata in anc:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds.frombytes(cdata[: len(cdata) - (len(cdata) % fds.itemsize)])
+        msg = _recv(conn, 1 << 16, fds)
         if not msg:
-            return None, list(fds)
+            return None, fds
         data += msg
         if want is None and data.count(b"\n") >= 2:
             magic, length, data = data.split(b"\n", 2)
             if magic + b"\n" != MAGIC or not length.isdigit() or int(length) > 1 << 24:
-                return None, list(fds)
+                return None, fds
             want = int(length)
         elif want is None and len(data) > 64:
-            return None, list(fds)
+            return None, fds
     if len(data) != want or not data.endswith(b"\0"):
-        return None, list(fds)
-    return data[:-1].split(b"\0"), list(fds)
+        return None, fds
+    return data[:-1].split(b"\0"), fds
+
+
+def _recv(sock, size: int, fds: list[int]) -> bytes:
+    """One recvmsg of at most size bytes (b"" at the end, or on an error),
+    adding the descriptors it carried to fds."""
+    import array
+    import socket
+
+    got = array.array("i")
+    try:
+        msg, anc, _, _ = sock.recvmsg(size, socket.CMSG_SPACE(8 * got.itemsize))
+    except OSError:
+        return b""
+    for level, kind, cdata in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            got.frombytes(cdata[: len(cdata) - (len(cdata) % got.itemsize)])
+    fds.extend(got)
+    return msg
 
 
 def _prctl(option: int, value: int) -> None:
@@ -412,8 +421,10 @@ def _collect_key(fields: list[bytes], fds: list[int]):
     argc = int(fields[2])
     argv = fields[3 : 3 + argc]
     target = argv[-1]
-    if not target.startswith(b"pytest:") or len(fds) != 4 or any(
-        a.startswith((b"--expect=", b"--plain-points=-", b"--plain-points=*-")) for a in argv
+    if (
+        not target.startswith(b"pytest:")
+        or len(fds) != 4
+        or any(a.startswith((b"--expect=", b"--plain-points=-", b"--plain-points=*-")) for a in argv)
     ):
         return None
     nodeid = target[len(b"pytest:") :]
@@ -468,9 +479,7 @@ def _collector(first: list[bytes], sock, own: dict) -> None:
     """The collector's life: collect as the first request's worker would,
     then fork a worker for each request the template hands over, until
     the template goes."""
-    import array
     import select
-    import socket
 
     os.setpgid(0, 0)
     _prctl(PR_SET_PDEATHSIG, 9)
@@ -518,14 +527,8 @@ def _collector(first: list[bytes], sock, own: dict) -> None:
         ready, _, _ = select.select(watched, [], [], 1.0)
         for r in ready:
             if r is sock:
-                fds = array.array("i")
-                try:
-                    msg, anc, _, _ = sock.recvmsg(1 << 24, socket.CMSG_SPACE(8 * fds.itemsize))
-                except OSError:
-                    msg, anc = b"", []
-                for level, kind, cdata in anc:
-                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                        fds.frombytes(cdata[: len(cdata) - (len(cdata) % fds.itemsize)])
+                fds: list[int] = []
+                msg = _recv(sock, 1 << 24, fds)
                 if not msg:
                     # the template let it go, or is gone: its workers end first
                     sock.close()
@@ -534,7 +537,7 @@ def _collector(first: list[bytes], sock, own: dict) -> None:
                 if collected and any(_stat(file) != seen for file, seen in sources.items()):
                     # a fresh worker would import the file as it is now
                     collected = False
-                _serve_collected(msg.split(b"\0"), list(fds), own, collected, sock, workers)
+                _serve_collected(msg.split(b"\0"), fds, own, collected, sock, workers)
                 continue
             for pid, (conn, pidfd) in list(workers.items()):
                 if r is conn or r == pidfd:
