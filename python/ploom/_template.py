@@ -273,12 +273,7 @@ def _worker(fields: list[bytes], fds: list[int], own: dict, collected: bool = Fa
             else:
                 os.environb.pop(name, None)
     else:
-        os.environb.clear()
-        for entry in env:
-            name, _, value = entry.partition(b"=")
-            os.environb[name] = value
-        extra = _python_path(os.environb.get(b"PYTHONPATH"))
-        sys.path[:] = list(dict.fromkeys(extra + own["path"]))
+        _take_env(env, own)
     importlib.invalidate_caches()
     # the module a fresh `python -m ploom._worker` runs as
     sys.argv = argv[3:]
@@ -286,6 +281,19 @@ def _worker(fields: list[bytes], fds: list[int], own: dict, collected: bool = Fa
     from ploom import _worker
 
     _worker.run_as_main(sys.argv)
+
+
+def _take_env(env: list[bytes], own: dict, skip: frozenset = frozenset()) -> None:
+    """Makes env (NAME=VALUE entries, but for the names in skip) this
+    process's environment, and puts PYTHONPATH's entries before the path
+    startup gave the template, as a fresh interpreter's startup would."""
+    os.environb.clear()
+    for entry in env:
+        name, _, value = entry.partition(b"=")
+        if name not in skip:
+            os.environb[name] = value
+    extra = _python_path(os.environb.get(b"PYTHONPATH"))
+    sys.path[:] = list(dict.fromkeys(extra + own["path"]))
 
 
 def serve(python: str, path: str) -> int:
@@ -418,20 +426,23 @@ _retiring: set = set()
 def _collect_key(fields: list[bytes], fds: list[int]):
     """The key of the collector a request can go to, or None: a pytest
     target's, not a replay's (--expect) and with no points to read (fd 5)."""
+    from ploom import _pytest_target
+
     argc = int(fields[2])
     argv = fields[3 : 3 + argc]
     target = argv[-1]
     if (
-        not target.startswith(b"pytest:")
+        not _pytest_target.is_pytest_target(os.fsdecode(target))
         or len(fds) != 4
         or any(a.startswith((b"--expect=", b"--plain-points=-", b"--plain-points=*-")) for a in argv)
     ):
         return None
-    nodeid = target[len(b"pytest:") :]
-    if nodeid.startswith(b"threads="):
-        nodeid = nodeid.partition(b":")[2]
+    try:
+        nodeid, _ = _pytest_target.split(os.fsdecode(target))
+    except ValueError:
+        return None
     env = tuple(sorted(e for e in fields[3 + argc :] if e.partition(b"=")[0] not in RUN_TIME))
-    return (fields[0], fields[1], tuple(argv[:-1]), nodeid.partition(b"::")[0], env)
+    return (fields[0], fields[1], tuple(argv[:-1]), nodeid.partition("::")[0], env)
 
 
 def _to_collector(fields: list[bytes], fds: list[int], conn, own: dict, listener, workers: dict) -> bool:
@@ -490,13 +501,7 @@ def _collector(first: list[bytes], sock, own: dict) -> None:
         os.dup2(null, fd)
     os.close(null)
     os.chdir(first[1])
-    os.environb.clear()
-    for entry in first[3 + argc :]:
-        name, _, value = entry.partition(b"=")
-        if name not in RUN_TIME:
-            os.environb[name] = value
-    extra = _python_path(os.environb.get(b"PYTHONPATH"))
-    sys.path[:] = list(dict.fromkeys(extra + own["path"]))
+    _take_env(first[3 + argc :], own, RUN_TIME)
     import importlib
 
     importlib.invalidate_caches()
