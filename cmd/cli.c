@@ -267,6 +267,31 @@ void cli_put_usage(FILE *out)
 	cli_put_usage_as(out, cli_usage, cli_prog, getenv("PLOOM_USAGE_NAME"));
 }
 
+void cli_wrap(char *out, size_t size, const char *text, size_t column, size_t width)
+{
+	size_t len = strlen(out), at = column;
+	const char *line = strrchr(out, '\n');
+
+	/* the column the first word starts at */
+	at = len - (line ? (size_t)(line - out) + 1 : 0);
+	while (*text && len < size) {
+		size_t word = strcspn(text, " ");
+
+		if (at > column && at + 1 + word > width) {
+			len += (size_t)snprintf(out + len, size - len, "\n%*s", (int)column, "");
+			at = column;
+		} else if (at > column) {
+			len += (size_t)snprintf(out + len, size - len, " ");
+			at++;
+		}
+		if (len < size)
+			len += (size_t)snprintf(out + len, size - len, "%.*s", (int)word, text);
+		at += word;
+		text += word;
+		text += strspn(text, " ");
+	}
+}
+
 int cli_usage_error(const char *what, const char *arg)
 {
 	if (arg)

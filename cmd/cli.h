@@ -59,7 +59,7 @@
  * ("ploom-replay"), and its usage text, printed on stdout by -h and on
  * stderr after a usage error. */
 extern const char cli_prog[];
-extern const char cli_usage[];
+extern const char *const cli_usage;
 
 /* The signal that stopped us (SIGINT or SIGTERM), 0 while none came.  Set
  * by the handler cli_worker_start() installs. */
@@ -174,6 +174,12 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv);
  * shape, a line saying why and then the usage, and is printed before
  * anything else: ploom.check tells a refused option by it. */
 int cli_usage_error(const char *what, const char *arg);
+
+/* Appends text to out (a string in a buffer of size bytes, cut short if
+ * need be), wrapped at width columns for a usage whose option texts start
+ * at column: the first line goes on where out ends, each other starts
+ * with column spaces.  No text word is split. */
+void cli_wrap(char *out, size_t size, const char *text, size_t column, size_t width);
 
 /* Prints the usage text on out.  When the environment names the command
  * in PLOOM_USAGE_NAME (python -m ploom check shows ploom-explore's usage

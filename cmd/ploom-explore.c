@@ -21,7 +21,7 @@
 #include "plan.h"
 #include "plural.h"
 #include "render.h"
-#include "sample.h"
+#include "search/sample.h"
 #include "search.h"
 #include "session.h"
 #include "shard.h"
@@ -34,74 +34,88 @@
 #define PROG "ploom-explore"
 
 const char cli_prog[] = PROG;
-const char cli_usage[] =
-	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n"
-	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--seed=N]\n"
-	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N] [--trace-dir=DIR]\n"
-	"                     [--patch=MODULE]... [--instrument=MODULE]... [--no-minimize]\n"
-	"                     [--minimize-seconds=SECONDS] [--timeouts=MODEL]\n"
-	"                     [--no-saved] [--progress=MODE] [--shard=K/N [--shard-depth=D]]\n"
-	"                     [-q] TARGET\n"
-	"       ploom-explore --check-options [OPTIONS] [TARGET]\n"
-	"       ploom-explore -h | --help | -V | --version\n"
-	"\n"
-	"    -p, --max-preemptions=N      only schedules with at most N preemptions (0-1000000)\n"
-	"    -n, --max-schedules=N        stop after N schedules (1-10^12; the search is then\n"
-	"                                 incomplete)\n"
-	"    -t, --time-limit=SECONDS     stop after SECONDS (above 0, at most 10^9; the search\n"
-	"                                 is then incomplete)\n"
-	"    -s, --max-steps=N            steps per schedule (0-200000, default 10000, 0: the\n"
-	"                                 most, 200000)\n"
-	"        --schedule-timeout=SECONDS  wall clock of one schedule (0-10^9, default 10,\n"
-	"                                 0: none)\n"
-	"    -k, --keep-going             do not stop at the first failure\n"
-	"    -j, --jobs=N                 run N workers at once (1-64, default 1)\n"
-	"        --reduction=MODE         none: every schedule; dpor: one or a few schedules\n"
-	"                                 per class of equivalent ones (the default with\n"
-	"                                 --patch and no --search)\n"
-	"        --search=ORDER           dfs: depth first (default); ipb: fewest preemptions\n"
-	"                                 first, every schedule with 0, then 1, ...; pct:\n"
-	"                                 PCT samples, at most N-1 preemptions each (see\n"
-	"                                 --pct-depth); random: uniform random choices.\n"
-	"                                 pct and random need -n or -t and never pass\n"
-	"        --seed=N                 seed of pct and random (0-4294967295, default 0)\n"
-	"        --pct-depth=N            PCT's depth d: d-1 priority change points per\n"
-	"                                 schedule (1-1000, default 3)\n"
-	"        --python=PATH            the worker's interpreter\n"
-	"        --hash-seed=N            PYTHONHASHSEED of every schedule (0-4294967295,\n"
-	"                                 default 0)\n"
-	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable);\n"
-	"                                 the scenario's module and its project's modules\n"
-	"                                 do too, unless --patch=- (only the modules named)\n"
-	"        --instrument=MODULE      make MODULE's plain state (attributes, subscripts,\n"
-	"                                 globals) scheduling points (repeatable); every\n"
-	"                                 search also sees the scenario's, its project's and\n"
-	"                                 the --patch modules', unless --instrument=- (only\n"
-	"                                 the modules named)\n"
-	"        --timeouts=MODEL         idle: a sleep or timed wait ends by its resource,\n"
-	"                                 or by its deadline once no task can run (default);\n"
-	"                                 any: a timed wait may time out at any step\n"
-	"        --trace-dir=DIR          where failure traces go (default .ploom)\n"
-	"        --no-minimize            do not look for a trace with fewer preemptions\n"
-	"        --minimize-seconds=SECONDS  give that look up after SECONDS (default 60;\n"
-	"                                 0: no limit)\n"
-	"        --no-saved               do not first run the scenario's failing schedules\n"
-	"                                 saved in the trace folder\n"
-	"        --progress=MODE          auto: on a terminal a line with the estimated\n"
-	"                                 size of the search and an ETA, else the counts\n"
-	"                                 (default); terminal: that line whatever stderr is\n"
-	"                                 (a front end passing it on to one); json: one\n"
-	"                                 JSON object a line; none\n"
-	"        --shard=K/N              explore only part K of N of the search (0 <= K < N,\n"
-	"                                 N at most 1000000): N such runs explore it all\n"
-	"        --shard-depth=D          the shards' work units split the search at its\n"
-	"                                 first D branch points (0-1000; default: the\n"
-	"                                 smallest D with 2^D >= 8N); the same in every shard\n"
-	"    -q, --quiet                  no progress lines (--progress=none)\n"
-	"        --check-options          only check the options: exit 0, or 2 with the reason\n"
+/* The usage around what --search does, which the registry of searches
+ * words (ploom_plan_search_help()); usage() puts them together. */
+#define USAGE_HEAD \
+	"usage: ploom-explore [-p N] [-n N] [-t SECONDS] [-s N] [--schedule-timeout=SECONDS]\n" \
+	"                     [-k] [-j N] [--reduction=MODE] [--search=ORDER] [--seed=N]\n" \
+	"                     [--pct-depth=N] [--python=PATH] [--hash-seed=N] [--trace-dir=DIR]\n" \
+	"                     [--patch=MODULE]... [--instrument=MODULE]... [--no-minimize]\n" \
+	"                     [--minimize-seconds=SECONDS] [--timeouts=MODEL]\n" \
+	"                     [--no-saved] [--progress=MODE] [--shard=K/N [--shard-depth=D]]\n" \
+	"                     [-q] TARGET\n" \
+	"       ploom-explore --check-options [OPTIONS] [TARGET]\n" \
+	"       ploom-explore -h | --help | -V | --version\n" \
+	"\n" \
+	"    -p, --max-preemptions=N      only schedules with at most N preemptions (0-1000000)\n" \
+	"    -n, --max-schedules=N        stop after N schedules (1-10^12; the search is then\n" \
+	"                                 incomplete)\n" \
+	"    -t, --time-limit=SECONDS     stop after SECONDS (above 0, at most 10^9; the search\n" \
+	"                                 is then incomplete)\n" \
+	"    -s, --max-steps=N            steps per schedule (0-200000, default 10000, 0: the\n" \
+	"                                 most, 200000)\n" \
+	"        --schedule-timeout=SECONDS  wall clock of one schedule (0-10^9, default 10,\n" \
+	"                                 0: none)\n" \
+	"    -k, --keep-going             do not stop at the first failure\n" \
+	"    -j, --jobs=N                 run N workers at once (1-64, default 1)\n" \
+	"        --reduction=MODE         none: every schedule; dpor: one or a few schedules\n" \
+	"                                 per class of equivalent ones (the default with\n" \
+	"                                 --patch and no --search)\n" \
+	"        --search=ORDER           "
+#define USAGE_TAIL \
+	"        --seed=N                 seed of a sample (0-4294967295, default 0)\n" \
+	"        --pct-depth=N            PCT's depth d: d-1 priority change points per\n" \
+	"                                 schedule (1-1000, default 3)\n" \
+	"        --python=PATH            the worker's interpreter\n" \
+	"        --hash-seed=N            PYTHONHASHSEED of every schedule (0-4294967295,\n" \
+	"                                 default 0)\n" \
+	"        --patch=MODULE           MODULE uses ploom's threading and queue (repeatable);\n" \
+	"                                 the scenario's module and its project's modules\n" \
+	"                                 do too, unless --patch=- (only the modules named)\n" \
+	"        --instrument=MODULE      make MODULE's plain state (attributes, subscripts,\n" \
+	"                                 globals) scheduling points (repeatable); every\n" \
+	"                                 search also sees the scenario's, its project's and\n" \
+	"                                 the --patch modules', unless --instrument=- (only\n" \
+	"                                 the modules named)\n" \
+	"        --timeouts=MODEL         idle: a sleep or timed wait ends by its resource,\n" \
+	"                                 or by its deadline once no task can run (default);\n" \
+	"                                 any: a timed wait may time out at any step\n" \
+	"        --trace-dir=DIR          where failure traces go (default .ploom)\n" \
+	"        --no-minimize            do not look for a trace with fewer preemptions\n" \
+	"        --minimize-seconds=SECONDS  give that look up after SECONDS (default 60;\n" \
+	"                                 0: no limit)\n" \
+	"        --no-saved               do not first run the scenario's failing schedules\n" \
+	"                                 saved in the trace folder\n" \
+	"        --progress=MODE          auto: on a terminal a line with the estimated\n" \
+	"                                 size of the search and an ETA, else the counts\n" \
+	"                                 (default); terminal: that line whatever stderr is\n" \
+	"                                 (a front end passing it on to one); json: one\n" \
+	"                                 JSON object a line; none\n" \
+	"        --shard=K/N              explore only part K of N of the search (0 <= K < N,\n" \
+	"                                 N at most 1000000): N such runs explore it all\n" \
+	"        --shard-depth=D          the shards' work units split the search at its\n" \
+	"                                 first D branch points (0-1000; default: the\n" \
+	"                                 smallest D with 2^D >= 8N); the same in every shard\n" \
+	"    -q, --quiet                  no progress lines (--progress=none)\n" \
+	"        --check-options          only check the options: exit 0, or 2 with the reason\n" \
+	"\n" \
+	"TARGET is module:function or path/to/file.py:function.\n"
 
-	"\n"
-	"TARGET is module:function or path/to/file.py:function.\n";
+static char usage_text[sizeof(USAGE_HEAD) + 1024 + sizeof(USAGE_TAIL)];
+const char *const cli_usage = usage_text;
+
+/* Puts the usage together, before anything can print it. */
+static void build_usage(void)
+{
+	char help[1024];
+
+	snprintf(usage_text, sizeof(usage_text), "%s", USAGE_HEAD);
+	ploom_plan_search_help(help, sizeof(help));
+	cli_wrap(usage_text, sizeof(usage_text), help, 33, 86);
+	snprintf(usage_text + strlen(usage_text), sizeof(usage_text) - strlen(usage_text), "\n%s",
+		 USAGE_TAIL);
+}
+
 
 enum {
 	OPT_REDUCTION = CLI_OPT_OWN,
@@ -746,7 +760,10 @@ int main(int argc, char **argv)
 			     .trace_dir = ".ploom", .minimize = 1, .saved = 1,
 			     .progress = PROGRESS_AUTO};
 	struct report rep = {.plan = &o.plan, .progress = PROGRESS_AUTO};
-	int ret = parse_options(&o, argc, argv);
+	int ret;
+
+	build_usage();
+	ret = parse_options(&o, argc, argv);
 
 	if (ret != PARSE_ON)
 		goto done;

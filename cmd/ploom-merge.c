@@ -19,7 +19,7 @@
 #define PROG "ploom-merge"
 
 const char cli_prog[] = PROG;
-const char cli_usage[] =
+const char *const cli_usage =
 	"usage: ploom-merge STATS...\n"
 	"       ploom-merge -h | --help | -V | --version\n"
 	"\n"

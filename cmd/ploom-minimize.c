@@ -20,7 +20,7 @@
 #define PROG "ploom-minimize"
 
 const char cli_prog[] = PROG;
-const char cli_usage[] =
+const char *const cli_usage =
 	"usage: ploom-minimize [-o FILE] [-n N] [--minimize-seconds=SECONDS] [--python=PATH]\n"
 	"                      [--schedule-timeout=SECONDS] [-q] [TRACE]\n"
 	"       ploom-minimize -h | --help | -V | --version\n"

@@ -30,7 +30,7 @@
 #define EDITED " (recorded blob "
 
 const char cli_prog[] = PROG;
-const char cli_usage[] =
+const char *const cli_usage =
 	"usage: ploom-replay [--on-current-source] [--python=PATH] [--schedule-timeout=SECONDS]\n"
 	"                    [--timeouts=MODEL] [-q] [TRACE]\n"
 	"       ploom-replay -h | --help | -V | --version\n"

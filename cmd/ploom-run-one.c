@@ -16,7 +16,7 @@
 #define PROG "ploom-run-one"
 
 const char cli_prog[] = PROG;
-const char cli_usage[] =
+const char *const cli_usage =
 	"usage: ploom-run-one [--python=PATH] [--hash-seed=N] [-s N] [--schedule-timeout=SECONDS]\n"
 	"                     [--patch=MODULE]... [--instrument=MODULE]... [--timeouts=MODEL]\n"
 	"                     TARGET [CHOICE...]\n"

@@ -23,7 +23,7 @@
 #define PROG "ploom-show"
 
 const char cli_prog[] = PROG;
-const char cli_usage[] =
+const char *const cli_usage =
 	"usage: ploom-show [--format=FORMAT] [--color=WHEN] [-w N] [TRACE]\n"
 	"       ploom-show -h | --help | -V | --version\n"
 	"\n"

@@ -489,7 +489,7 @@ int ploom_obj_parse(struct ploom_obj *out, const char *s, size_t len);
  *
  * Two steps of different tasks conflict (are dependent, DESIGN.md) when
  * they touch one object, at least one does not read it, and they do not
- * both add to it.  The partial-order reduction in lib/dpor.c and the sleep
+ * both add to it.  The partial-order reduction in lib/search/dpor.c and the sleep
  * sets the extension keeps while it runs a schedule both use this one
  * definition, so they agree. */
 enum ploom_access_how {

@@ -3,14 +3,12 @@
 
 #include <string.h>
 
+#define ROW(KIND, name, search, reduction, spelling, flags, help) \
+	{PLOOM_PLAN_##KIND, #name, search, reduction, spelling, flags, help},
 const struct ploom_search_kind ploom_search_kinds[PLOOM_PLAN_NKINDS] = {
-	{PLOOM_PLAN_DFS, "dfs", "dfs", "none", "--search=dfs", 0},
-	{PLOOM_PLAN_DPOR, "dpor", "dfs", "dpor", "--reduction=dpor", PLOOM_KIND_INSTRUMENTS},
-	{PLOOM_PLAN_IPB, "ipb", "ipb", "none", "--search=ipb", PLOOM_KIND_MINIMAL},
-	{PLOOM_PLAN_PCT, "pct", "pct", "none", "--search=pct",
-	 PLOOM_KIND_SAMPLE | PLOOM_KIND_PCT_DEPTH},
-	{PLOOM_PLAN_RANDOM, "random", "random", "none", "--search=random", PLOOM_KIND_SAMPLE},
+	PLOOM_SEARCH_KINDS(ROW)
 };
+#undef ROW
 
 const struct ploom_search_kind *ploom_search_kind_find(const char *search,
 						       const char *reduction)

@@ -3,20 +3,20 @@
  *
  * A leaf module: the codecs of traces and statistics ask it whether a
  * recorded search is a sample, and plan.c builds each kind's search,
- * without either depending on the other.  A new search is a row of
- * ploom_search_kinds[] (kind.c) and its driver in plan.c. */
+ * without either depending on the other.  Both are made of the list of
+ * kinds in search/kinds.h, where a new search is a line. */
 #ifndef PLOOM_KIND_H
 #define PLOOM_KIND_H
 
-/* The kinds, in the registry's order. */
+#include "search/kinds.h"
+
+/* The kinds, in the list's order: PLOOM_PLAN_DFS, PLOOM_PLAN_DPOR, ... */
+#define PLOOM_KIND_ENUM(KIND, ...) PLOOM_PLAN_##KIND,
 enum ploom_plan_kind {
-	PLOOM_PLAN_DFS,
-	PLOOM_PLAN_DPOR,
-	PLOOM_PLAN_IPB,
-	PLOOM_PLAN_PCT,
-	PLOOM_PLAN_RANDOM,
+	PLOOM_SEARCH_KINDS(PLOOM_KIND_ENUM)
 	PLOOM_PLAN_NKINDS,
 };
+#undef PLOOM_KIND_ENUM
 
 /* What a kind is: the answers to the questions the utilities and the
  * codecs of traces and statistics ask of a search. */
@@ -46,11 +46,11 @@ struct ploom_search_kind {
 	const char *spelling;       /* how a refusal names it: "--search=ipb",
 				     * "--reduction=dpor" */
 	unsigned flags;             /* PLOOM_KIND_* */
+	const char *help;           /* what its --search does, or NULL (kinds.h) */
 };
 
-/* The registry, one row per kind, in the order of enum ploom_plan_kind
- * and in the order the usage errors list the names: the first row of a
- * --search or --reduction is where its name is listed. */
+/* The registry, one row per line of search/kinds.h, in its order (that
+ * of enum ploom_plan_kind and of the names the usage errors list). */
 extern const struct ploom_search_kind ploom_search_kinds[PLOOM_PLAN_NKINDS];
 
 /* The kind a trace or statistics that do not say their search ran

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "dpor.h"
-#include "ipb.h"
+#include "search/dpor.h"
+#include "search/ipb.h"
 #include "json.h"
 #include "replay.h"
 #include "source.h"

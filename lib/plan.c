@@ -1,110 +1,39 @@
-/* The drivers of the search kinds and the table of what combines with
- * them; plan.h documents the rules.  A new search is a row of
- * ploom_search_kinds[] (kind.c), its driver beside the others here, and
- * its rows of refusals[]. */
+/* The rules of a plan, over the drivers and refusals the kinds' files
+ * define (search/kinds.h); plan.h documents them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dpor.h"
-#include "explore.h"
-#include "ipb.h"
 #include "plan.h"
-#include "policy.h"
-#include "sample.h"
+#include "search/kinds.h"
 #include "trace.h"
-
-/* ---- the drivers ---- */
-
-static int dfs_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
-{
-	if (plan->shard_count)
-		return ploom_explore_strategy_new_shard(out, plan->max_preemptions, &plan->shard,
-							err);
-	return ploom_explore_strategy_new(out, plan->max_preemptions, err);
-}
-
-static int dpor_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
-{
-	if (plan->shard_count)
-		return ploom_dpor_strategy_new_shard(out, &plan->shard, plan->max_preemptions, err);
-	return ploom_dpor_strategy_new_bounded(out, plan->max_preemptions, err);
-}
-
-static int ipb_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
-{
-	return ploom_ipb_strategy_new(out, plan->max_preemptions, err);
-}
-
-static int sample_new(struct ploom_strategy **out, const struct ploom_plan *plan,
-		      enum ploom_policy_kind policy, struct ploom_err *err)
-{
-	struct ploom_sample_opts opts = {policy, plan->seed, plan->pct_depth, plan->max_schedules,
-					 plan->jobs};
-
-	return ploom_sample_strategy_new(out, &opts, err);
-}
-
-static int pct_new(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err)
-{
-	return sample_new(out, plan, PLOOM_POLICY_PCT, err);
-}
-
-static int random_new(struct ploom_strategy **out, struct ploom_plan *plan,
-		      struct ploom_err *err)
-{
-	return sample_new(out, plan, PLOOM_POLICY_RANDOM, err);
-}
 
 /* ---- the registry ---- */
 
-/* Each kind's driver, by enum ploom_plan_kind: a new strategy for plan
- * (which ploom_plan_check() accepted), as ploom_plan_strategy_new()
- * documents. */
-static int (*const drivers[PLOOM_PLAN_NKINDS])(struct ploom_strategy **out,
-						struct ploom_plan *plan,
-						struct ploom_err *err) = {
-	[PLOOM_PLAN_DFS] = dfs_new,
-	[PLOOM_PLAN_DPOR] = dpor_new,
-	[PLOOM_PLAN_IPB] = ipb_new,
-	[PLOOM_PLAN_PCT] = pct_new,
-	[PLOOM_PLAN_RANDOM] = random_new,
+/* Each kind's driver and refusals, by enum ploom_plan_kind, from the
+ * kind's file (search/kinds.h). */
+#define PLUG(KIND, name, ...) [PLOOM_PLAN_##KIND] = {ploom_search_##name##_new, \
+						 ploom_search_##name##_refusals},
+static const struct plug {
+	int (*new)(struct ploom_strategy **out, struct ploom_plan *plan, struct ploom_err *err);
+	const struct ploom_refusal *refusals;
+} plugs[PLOOM_PLAN_NKINDS] = {
+	PLOOM_SEARCH_KINDS(PLUG)
+};
+#undef PLUG
+
+/* The order ploom_plan_check() checks the options a kind may refuse in,
+ * whatever their order in the kind's list: when several are refused, the
+ * first here is the one the user reads.  --shard-depth without --shard
+ * is checked between the reduction and the shard. */
+static const enum ploom_plan_option check_order[] = {
+	PLOOM_PLAN_OPT_REDUCTION,
+	PLOOM_PLAN_OPT_SHARD,
+	PLOOM_PLAN_OPT_MAX_PREEMPTIONS,
+	PLOOM_PLAN_OPT_JOBS,
 };
 
-/* why a sample cannot be combined with --reduction=dpor and --shard */
-#define SAMPLE_NO_DPOR "a sample draws its choices in the worker, where no partial-order " \
-	"reduction runs"
-#define SAMPLE_NO_SHARD "shards split a depth-first tree; give each machine a --seed of " \
-	"its own instead"
-
-/* Every pair of a kind and an option that does not combine, with why.
- * ploom_plan_check() refuses the first row that applies, so when several
- * do, the order decides which one the user reads.  A --search spelled
- * with --reduction=dpor that no kind is (every one but dfs) must have a
- * PLOOM_PLAN_OPT_REDUCTION row. */
-static const struct refusal {
-	enum ploom_plan_kind kind;
-	enum ploom_plan_option option;
-	const char *why;
-} refusals[] = {
-	{PLOOM_PLAN_IPB, PLOOM_PLAN_OPT_REDUCTION,
-	 "the reduction keeps one schedule of each class of equivalent ones, not always the "
-	 "one with the fewest preemptions, so the search by preemptions could miss the "
-	 "failure with the fewest; --reduction=dpor with --max-preemptions searches the "
-	 "classes within a bound"},
-	{PLOOM_PLAN_PCT, PLOOM_PLAN_OPT_REDUCTION, SAMPLE_NO_DPOR},
-	{PLOOM_PLAN_RANDOM, PLOOM_PLAN_OPT_REDUCTION, SAMPLE_NO_DPOR},
-	{PLOOM_PLAN_IPB, PLOOM_PLAN_OPT_SHARD,
-	 "a shard walks the work units of the depth-first search, and ipb's levels are not "
-	 "split into them"},
-	{PLOOM_PLAN_PCT, PLOOM_PLAN_OPT_SHARD, SAMPLE_NO_SHARD},
-	{PLOOM_PLAN_RANDOM, PLOOM_PLAN_OPT_SHARD, SAMPLE_NO_SHARD},
-	{PLOOM_PLAN_PCT, PLOOM_PLAN_OPT_MAX_PREEMPTIONS,
-	 "a pct schedule has at most --pct-depth minus 1 preemptions"},
-	{PLOOM_PLAN_RANDOM, PLOOM_PLAN_OPT_MAX_PREEMPTIONS, "its choices are drawn, not bounded"},
-};
-
-#define NREFUSALS (sizeof(refusals) / sizeof(refusals[0]))
+#define NOPTIONS (sizeof(check_order) / sizeof(check_order[0]))
 
 /* how a refusal names the option */
 static const char *const option_spellings[] = {
@@ -116,11 +45,11 @@ static const char *const option_spellings[] = {
 
 const char *ploom_plan_refusal(enum ploom_plan_kind kind, enum ploom_plan_option option)
 {
-	size_t i;
+	const struct ploom_refusal *r;
 
-	for (i = 0; i < NREFUSALS; i++)
-		if (refusals[i].kind == kind && refusals[i].option == option)
-			return refusals[i].why;
+	for (r = plugs[kind].refusals; r->why; r++)
+		if (r->option == option)
+			return r->why;
 	return NULL;
 }
 
@@ -241,32 +170,34 @@ static int given(const struct ploom_plan *plan, const struct ploom_search_kind *
 	return 0;
 }
 
-/* The first row of refusals[] that applies to kind k, or NULL. */
-static const struct refusal *refused(const struct ploom_plan *plan,
-				     const struct ploom_search_kind *k, int *shard_depth_alone)
+/* The first option of check_order[] that kind k refuses and the plan
+ * gives, with *why its reason; PLOOM_PLAN_OPT_SHARD with *why NULL when
+ * --shard-depth comes without --shard before any such option; -1 when
+ * nothing is refused. */
+static int refused(const struct ploom_plan *plan, const struct ploom_search_kind *k,
+		   const char **why)
 {
 	size_t i;
 
-	for (i = 0; i < NREFUSALS; i++) {
-		/* --shard-depth is checked with the shard options, where their
-		 * rows begin; a row of --shard never applies without it */
-		if (refusals[i].option == PLOOM_PLAN_OPT_SHARD && plan->shard_depth >= 0 &&
+	for (i = 0; i < NOPTIONS; i++) {
+		if (check_order[i] == PLOOM_PLAN_OPT_SHARD && plan->shard_depth >= 0 &&
 		    !plan->shard_count) {
-			*shard_depth_alone = 1;
-			return NULL;
+			*why = NULL;
+			return PLOOM_PLAN_OPT_SHARD;
 		}
-		if (refusals[i].kind == k->kind && given(plan, k, refusals[i].option))
-			return &refusals[i];
+		*why = ploom_plan_refusal(k->kind, check_order[i]);
+		if (*why && given(plan, k, check_order[i]))
+			return (int)check_order[i];
 	}
-	return NULL;
+	return -1;
 }
 
 int ploom_plan_check(struct ploom_plan *plan, char *why, size_t size)
 {
 	const struct ploom_search_kind *k;
-	const struct refusal *r;
-	int shard_depth_alone = 0;
+	const char *reason;
 	char list[256];
+	int option;
 
 	take_default(plan);
 	k = ploom_search_kind_find(plan->search, plan->reduction);
@@ -278,13 +209,13 @@ int ploom_plan_check(struct ploom_plan *plan, char *why, size_t size)
 	/* plan->search is a name ploom_plan_set_search() took */
 	if (!k)
 		abort();
-	r = refused(plan, k, &shard_depth_alone);
-	if (r) {
+	option = refused(plan, k, &reason);
+	if (option >= 0 && reason) {
 		snprintf(why, size, "%s cannot be combined with %s: %s", k->spelling,
-			 option_spellings[r->option], r->why);
+			 option_spellings[option], reason);
 		return -1;
 	}
-	if (shard_depth_alone || (plan->shard_depth >= 0 && !plan->shard_count)) {
+	if (option >= 0) {
 		snprintf(why, size, "--shard-depth needs --shard");
 		return -1;
 	}
@@ -352,5 +283,27 @@ void ploom_plan_configure(const struct ploom_plan *plan, struct ploom_config *co
 int ploom_plan_strategy_new(struct ploom_strategy **out, struct ploom_plan *plan,
 			    struct ploom_err *err)
 {
-	return drivers[plan->kind->kind](out, plan, err);
+	return plugs[plan->kind->kind].new(out, plan, err);
+}
+
+void ploom_plan_search_help(char *out, size_t size)
+{
+	const char *samples[PLOOM_PLAN_NKINDS];
+	size_t i, n = 0, len = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < PLOOM_PLAN_NKINDS && len < size; i++) {
+		const struct ploom_search_kind *k = &ploom_search_kinds[i];
+		if (!k->help)
+			continue;
+		len += (size_t)snprintf(out + len, size - len, "%s%s: %s", len ? "; " : "",
+					k->search, k->help);
+		if (k->flags & PLOOM_KIND_SAMPLE)
+			samples[n++] = k->search;
+	}
+	for (i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s%s", i == 0 ? ". " :
+					i + 1 < n ? ", " : " and ", samples[i]);
+	if (n && len < size)
+		snprintf(out + len, size - len, " need -n or -t and never pass");
 }

@@ -37,15 +37,6 @@ struct ploom_config;
 struct ploom_strategy;
 struct ploom_plan;
 
-/* The options a kind may refuse (the columns of the table of refusals);
- * ploom_plan_refusal() tells whether a kind takes one. */
-enum ploom_plan_option {
-	PLOOM_PLAN_OPT_REDUCTION,       /* --reduction=dpor */
-	PLOOM_PLAN_OPT_MAX_PREEMPTIONS, /* -p, --max-preemptions */
-	PLOOM_PLAN_OPT_JOBS,            /* -j, --jobs above 1 */
-	PLOOM_PLAN_OPT_SHARD,           /* --shard */
-};
-
 struct ploom_plan {
 	/* as parsed */
 	const char *search;         /* a known --search (ploom_plan_set_search()); NULL:
@@ -145,5 +136,11 @@ void ploom_plan_configure(const struct ploom_plan *plan, struct ploom_config *co
  * filled. */
 int ploom_plan_strategy_new(struct ploom_strategy **out, struct ploom_plan *plan,
 			    struct ploom_err *err);
+
+/* Writes to out (of size bytes, cut short if need be) what each --search
+ * does, from the registry, for a usage: "dfs: depth first (default);
+ * ipb: ...; random: uniform random choices. pct and random need -n or -t
+ * and never pass". */
+void ploom_plan_search_help(char *out, size_t size);
 
 #endif

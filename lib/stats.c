@@ -11,7 +11,7 @@
 
 #include "jsonutil.h"
 #include "kind.h"
-#include "sample.h"
+#include "search/sample.h"
 #include "search.h"
 #include "shard.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/explore.h"
+#include "../../lib/search/explore.h"
 #include "../../lib/policy.h"
 
 /* A simulator of the scenario semantics (DESIGN.md, /tmp/proto/sim.py)

@@ -7,7 +7,7 @@
 #include "check.h"
 
 const char cli_prog[] = "test_cli";
-const char cli_usage[] = "usage: test_cli\n";
+const char *const cli_usage = "usage: test_cli\n";
 
 static void each_error_kind_has_its_exit_code(void)
 {

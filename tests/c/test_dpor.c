@@ -1,4 +1,4 @@
-/* Tests of lib/dpor against the plain depth-first search, through the
+/* Tests of lib/search/dpor against the plain depth-first search, through the
  * simulator (sim.h):
  *
  * - on REFERENCE.md's scenarios, the Mazurkiewicz traces of the DFS
@@ -32,8 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/dpor.h"
-#include "../../lib/explore.h"
+#include "../../lib/search/dpor.h"
+#include "../../lib/search/explore.h"
 #include "../../lib/search.h"
 #include "../../lib/shard.h"
 #include "../../lib/trace.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../../lib/estimate.h"
-#include "../../lib/explore.h"
+#include "../../lib/search/explore.h"
 #include "../../lib/trace.h"
 #include "check.h"
 #include "sim.h"

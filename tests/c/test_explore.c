@@ -1,11 +1,11 @@
-/* Tests of lib/explore: the simulator of the scenario semantics (sim.h)
+/* Tests of lib/search/explore: the simulator of the scenario semantics (sim.h)
  * produces the runs that drive the search, and every count of
  * REFERENCE.md must come out exactly. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/explore.h"
+#include "../../lib/search/explore.h"
 #include "../../lib/trace.h"
 #include "check.h"
 #include "sim.h"

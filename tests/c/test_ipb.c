@@ -1,4 +1,4 @@
-/* Tests of lib/ipb against the depth-first search of lib/explore, through
+/* Tests of lib/search/ipb against the depth-first search of lib/search/explore, through
  * the simulator (sim.h): on REFERENCE.md's scenarios and on generated
  * programs (PLOOM_IPB_PROGRAMS of them, 600 by default; PLOOM_IPB_SEED=N
  * runs that one alone), with and without a preemption bound, on one
@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/explore.h"
-#include "../../lib/ipb.h"
+#include "../../lib/search/explore.h"
+#include "../../lib/search/ipb.h"
 #include "../../lib/search.h"
 #include "../../lib/trace.h"
 #include "check.h"

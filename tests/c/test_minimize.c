@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/explore.h"
+#include "../../lib/search/explore.h"
 #include "../../lib/json.h"
 #include "../../lib/minimize.h"
 #include "../../lib/source.h"

@@ -1,13 +1,13 @@
 /* Tests of lib/policy (the choices past a schedule's prefix) on runs of
  * the simulator (sim.h), which asks a policy as the worker does, and of
- * lib/sample's strategy without a driver. */
+ * lib/search/sample's strategy without a driver. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/explore.h"
+#include "../../lib/search/explore.h"
 #include "../../lib/policy.h"
-#include "../../lib/sample.h"
+#include "../../lib/search/sample.h"
 #include "../../lib/search.h"
 #include "../../lib/trace.h"
 #include "check.h"
@@ -404,7 +404,7 @@ static void bad_specs_are_refused(void)
 	ploom_policy_release(&p);
 }
 
-/* ---- lib/sample ---- */
+/* ---- lib/search/sample ---- */
 
 /* f(SEED, i) as sample.h states it, from libc's srand48() and lrand48(),
  * which draw from the same generator as nrand48(). */

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "../../lib/event.h"
-#include "../../lib/explore.h"
+#include "../../lib/search/explore.h"
 #include "../../lib/json.h"
-#include "../../lib/sample.h"
+#include "../../lib/search/sample.h"
 #include "../../lib/search.h"
 #include "../../lib/shard.h"
 #include "../../lib/trace.h"
@@ -935,7 +935,7 @@ static void the_interrupted_flag_stops_the_search(void)
 	setup_release(&t);
 }
 
-/* ---- samples (lib/sample) ---- */
+/* ---- samples (lib/search/sample) ---- */
 
 /* Runs a sample of kind (seed 7, depth 3) on the setup. */
 static int search_sample(struct ploom_search_result *res, struct setup *t,

@@ -1,4 +1,4 @@
-/* Tests of shards (lib/shard, the filter in lib/explore): on REFERENCE.md's
+/* Tests of shards (lib/shard, the filter in lib/search/explore): on REFERENCE.md's
  * scenarios and on generated programs (sim.h), for every shard count from
  * 1 to 8, the schedules that the shards count are exactly those of the
  * whole depth-first search, each counted by one shard, with and without a
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/explore.h"
+#include "../../lib/search/explore.h"
 #include "../../lib/shard.h"
 #include "../../lib/trace.h"
 #include "check.h"

@@ -906,6 +906,24 @@ def test_an_enumerated_field_is_typed_with_the_values_ploom_explore_takes(field)
     assert ploom.Config(**{field: "unheard-of"})._options() == [f"{option}=unheard-of"]
 
 
+def test_every_search_the_utility_takes_is_in_its_usage_and_its_manual_page():
+    # the registry of searches words the usage; the manual page is written
+    # by hand, so a new search must be described there too
+    refused = subprocess.run([UTILITY, "--check-options", "--search=unheard-of"], capture_output=True, text=True)
+    said = re.match(r"ploom-explore: unknown --search \((.*)\) 'unheard-of'\n", refused.stderr)
+    assert said, refused.stderr
+    names = re.split(r", | or ", said[1])
+    assert len(names) >= 4, names
+    usage = subprocess.run([UTILITY, "--help"], capture_output=True, text=True, check=True).stdout
+    entry = usage[usage.index("\n        --search=ORDER"):usage.index("\n        --seed=N")]
+    manual = (pathlib.Path(__file__).resolve().parents[2] / "man" / "ploom-explore.1").read_text(encoding="utf-8")
+    described = manual[manual.index(".BR \\-\\-search =\\fIorder\\fR"):]
+    described = described[:described.index("\n.TP\n")]
+    for name in names:
+        assert re.search(rf"\b{name}: ", entry), f"--help does not say what --search={name} does:\n{entry}"
+        assert re.search(rf"^\.BR? {name}\b", described, re.M), f"man/ploom-explore.1 does not describe --search={name}"
+
+
 def test_max_steps_0_passes_a_short_scenario_as_ploom_explore_does(tmp_path):
     stats = ploom.check(scenarios.bank_locked, ploom.Config(max_steps=0, reduction="none", trace_dir=str(tmp_path)))
     assert stats.schedules == 127

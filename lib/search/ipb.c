@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "estimate.h"
+#include "kinds.h"
+#include "plan.h"
 #include "search.h"
 
 /* The work items of one level: items[head..n) are not started yet.  Their
@@ -554,3 +556,23 @@ int ploom_ipb_strategy_new(struct ploom_strategy **out, int max_preemptions,
 	*out = &s->base;
 	return 0;
 }
+
+/* ---- the kind ---- */
+
+int ploom_search_ipb_new(struct ploom_strategy **out, struct ploom_plan *plan,
+			 struct ploom_err *err)
+{
+	return ploom_ipb_strategy_new(out, plan->max_preemptions, err);
+}
+
+const struct ploom_refusal ploom_search_ipb_refusals[] = {
+	{PLOOM_PLAN_OPT_REDUCTION,
+	 "the reduction keeps one schedule of each class of equivalent ones, not always the "
+	 "one with the fewest preemptions, so the search by preemptions could miss the "
+	 "failure with the fewest; --reduction=dpor with --max-preemptions searches the "
+	 "classes within a bound"},
+	{PLOOM_PLAN_OPT_SHARD,
+	 "a shard walks the work units of the depth-first search, and ipb's levels are not "
+	 "split into them"},
+	{0, NULL},
+};

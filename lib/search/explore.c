@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "estimate.h"
+#include "kinds.h"
+#include "plan.h"
 #include "search.h"
 #include "shard.h"
 
@@ -426,3 +428,17 @@ int ploom_explore_strategy_new_shard(struct ploom_strategy **out, int max_preemp
 	*out = &ex->base;
 	return 0;
 }
+
+/* ---- the kind ---- */
+
+int ploom_search_dfs_new(struct ploom_strategy **out, struct ploom_plan *plan,
+			 struct ploom_err *err)
+{
+	if (plan->shard_count)
+		return ploom_explore_strategy_new_shard(out, plan->max_preemptions, &plan->shard,
+							err);
+	return ploom_explore_strategy_new(out, plan->max_preemptions, err);
+}
+
+/* plain depth-first search takes every option */
+const struct ploom_refusal ploom_search_dfs_refusals[] = {{0, NULL}};

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "kinds.h"
+#include "plan.h"
 #include "search.h"
 
 struct sample {
@@ -192,3 +194,46 @@ int ploom_sample_strategy_new(struct ploom_strategy **out, const struct ploom_sa
 	*out = &p->base;
 	return 0;
 }
+
+/* ---- the kinds ---- */
+
+static int sample_new(struct ploom_strategy **out, const struct ploom_plan *plan,
+		      enum ploom_policy_kind policy, struct ploom_err *err)
+{
+	struct ploom_sample_opts opts = {policy, plan->seed, plan->pct_depth, plan->max_schedules,
+					 plan->jobs};
+
+	return ploom_sample_strategy_new(out, &opts, err);
+}
+
+int ploom_search_pct_new(struct ploom_strategy **out, struct ploom_plan *plan,
+			 struct ploom_err *err)
+{
+	return sample_new(out, plan, PLOOM_POLICY_PCT, err);
+}
+
+int ploom_search_random_new(struct ploom_strategy **out, struct ploom_plan *plan,
+			    struct ploom_err *err)
+{
+	return sample_new(out, plan, PLOOM_POLICY_RANDOM, err);
+}
+
+/* why a sample cannot be combined with --reduction=dpor and --shard */
+#define SAMPLE_NO_DPOR "a sample draws its choices in the worker, where no partial-order " \
+	"reduction runs"
+#define SAMPLE_NO_SHARD "shards split a depth-first tree; give each machine a --seed of " \
+	"its own instead"
+
+const struct ploom_refusal ploom_search_pct_refusals[] = {
+	{PLOOM_PLAN_OPT_REDUCTION, SAMPLE_NO_DPOR},
+	{PLOOM_PLAN_OPT_SHARD, SAMPLE_NO_SHARD},
+	{PLOOM_PLAN_OPT_MAX_PREEMPTIONS, "a pct schedule has at most --pct-depth minus 1 preemptions"},
+	{0, NULL},
+};
+
+const struct ploom_refusal ploom_search_random_refusals[] = {
+	{PLOOM_PLAN_OPT_REDUCTION, SAMPLE_NO_DPOR},
+	{PLOOM_PLAN_OPT_SHARD, SAMPLE_NO_SHARD},
+	{PLOOM_PLAN_OPT_MAX_PREEMPTIONS, "its choices are drawn, not bounded"},
+	{0, NULL},
+};

@@ -20,6 +20,8 @@
 
 #include "dpor-state.h"
 #include "hb.h"
+#include "kinds.h"
+#include "plan.h"
 #include "search.h"
 #include "shard.h"
 
@@ -1135,3 +1137,16 @@ int ploom_dpor_strategy_new_shard(struct ploom_strategy **out, struct ploom_shar
 	*out = &d->base;
 	return 0;
 }
+
+/* ---- the kind ---- */
+
+int ploom_search_dpor_new(struct ploom_strategy **out, struct ploom_plan *plan,
+			  struct ploom_err *err)
+{
+	if (plan->shard_count)
+		return ploom_dpor_strategy_new_shard(out, &plan->shard, plan->max_preemptions, err);
+	return ploom_dpor_strategy_new_bounded(out, plan->max_preemptions, err);
+}
+
+/* the reduction takes a bound, workers and shards */
+const struct ploom_refusal ploom_search_dpor_refusals[] = {{0, NULL}};
