@@ -8,7 +8,7 @@ pure Python, so that `pip install .`, `pip wheel .`, `uv build` and
   lib/ it uses (event.c, the record buffer; err.c; policy.c, the choices past
   a schedule's prefix);
 - the six utilities (ploom-explore, ...), each a cmd/ploom-*.c linked with
-  every lib/*.c, cJSON and libgit2.  They are built by the build_scripts
+  every lib/*.c and lib/*/*.c, cJSON and libgit2.  They are built by the build_scripts
   step, so the wheel carries them in ploom-*.data/scripts/ and the installer
   puts them in the environment's bin/, beside its python: ploom.check and
   the utilities find each other there with no PATH set-up;
@@ -142,7 +142,7 @@ class BuildUtilities(build_scripts):
         libs = pkg_config("--libs")
         cflags = pkg_config("--cflags")
         temp = os.path.join(self.get_finalized_command("build").build_temp, "utilities")
-        common = sorted(glob("lib/*.c") + glob("lib/search/*.c")) + sorted(set(glob("cmd/*.c")) - set(UTILITY_SOURCES))
+        common = sorted(glob("lib/*.c") + glob("lib/*/*.c")) + sorted(set(glob("cmd/*.c")) - set(UTILITY_SOURCES))
         compile_args = dict(output_dir=temp, macros=MACROS, include_dirs=["lib"], extra_postargs=C_FLAGS + cflags)
         common_obj = compiler.compile(common, **compile_args)
         self.outfiles = []
@@ -160,13 +160,13 @@ class BuildUtilities(build_scripts):
         return [os.path.join(self.build_dir, os.path.basename(s)[: -len(".c")]) for s in UTILITY_SOURCES]
 
     def get_source_files(self):
-        return UTILITY_SOURCES + sorted(glob("lib/*.c") + glob("lib/search/*.c"))
+        return UTILITY_SOURCES + sorted(glob("lib/*.c") + glob("lib/*/*.c"))
 
 
 EXTENSION = Extension(
     "ploom._ploom",
     sources=[*sorted(glob("pyext/*.c")), "lib/event.c", "lib/err.c", "lib/policy.c"],
-    depends=sorted(glob("lib/*.h") + glob("lib/search/*.h") + glob("pyext/*.h")),
+    depends=sorted(glob("lib/*.h") + glob("lib/*/*.h") + glob("pyext/*.h")),
     include_dirs=["lib"],
     define_macros=MACROS,
     # -fno-strict-aliasing as CPython builds its extensions; hidden

@@ -15,7 +15,7 @@
 #include "json.h"
 #include "minimize.h"
 #include "plural.h"
-#include "render.h"
+#include "format/render.h"
 #include "replay.h"
 #include "source.h"
 #include "version.h"

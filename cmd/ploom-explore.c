@@ -20,7 +20,7 @@
 #include "minimize.h"
 #include "plan.h"
 #include "plural.h"
-#include "render.h"
+#include "format/render.h"
 #include "search/sample.h"
 #include "search.h"
 #include "session.h"

@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "err.h"
 #include "plural.h"
-#include "render.h"
+#include "format/render.h"
 #include "replay.h"
 #include "trace.h"
 #include "worker.h"

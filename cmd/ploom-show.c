@@ -1,8 +1,9 @@
 /* ploom-show - render a trace for a person.
  *
- * Reads one trace (a file, or standard input) and prints lib/render's
- * table of it on standard output, or lib/html's page, or the trace itself
- * as lib/json writes it.  A filter: when the reader of the pipe goes away
+ * Reads one trace (a file, or standard input) and writes it on standard
+ * output in one of the formats of lib/format.h: lib/format/render's
+ * table (the default), lib/format/html's page, or the trace itself as
+ * lib/json writes it.  A filter: when the reader of the pipe goes away
  * (EPIPE) it stops quietly.  man/ploom-show.1 is the reference. */
 #include <errno.h>
 #include <signal.h>
@@ -14,27 +15,42 @@
 #include "args.h"
 #include "cli.h"
 #include "err.h"
-#include "html.h"
-#include "json.h"
-#include "render.h"
-#include "replay.h"
+#include "format.h"
+#include "format/render.h"
 #include "trace.h"
 
 #define PROG "ploom-show"
 
 const char cli_prog[] = PROG;
-const char *const cli_usage =
-	"usage: ploom-show [--format=FORMAT] [--color=WHEN] [-w N] [TRACE]\n"
-	"       ploom-show -h | --help | -V | --version\n"
-	"\n"
-	"        --format=FORMAT          text (default), html (one self-contained page), or json\n"
-	"                                 (the trace as ploom writes it)\n"
-	"        --color=WHEN             text: never (default), always, or auto (when stdout is a\n"
-	"                                 terminal)\n"
-	"    -w, --width=N                text: cut values so that a cell fits N characters (default\n"
-	"                                 28, min 8)\n"
-	"\n"
-	"TRACE is a trace file; without it, or with -, the trace is read from standard input.\n";
+/* The usage around the formats, which their registry words
+ * (ploom_format_help()); build_usage() puts them together. */
+#define USAGE_HEAD \
+	"usage: ploom-show [--format=FORMAT] [--color=WHEN] [-w N] [TRACE]\n" \
+	"       ploom-show -h | --help | -V | --version\n" \
+	"\n" \
+	"        --format=FORMAT          "
+#define USAGE_TAIL \
+	"        --color=WHEN             text: never (default), always, or auto (when stdout is a\n" \
+	"                                 terminal)\n" \
+	"    -w, --width=N                text: cut values so that a cell fits N characters (default\n" \
+	"                                 28, min 8)\n" \
+	"\n" \
+	"TRACE is a trace file; without it, or with -, the trace is read from standard input.\n"
+
+static char usage_text[sizeof(USAGE_HEAD) + 1024 + sizeof(USAGE_TAIL)];
+const char *const cli_usage = usage_text;
+
+/* Puts the usage together, before anything can print it. */
+static void build_usage(void)
+{
+	char help[1024];
+
+	snprintf(usage_text, sizeof(usage_text), "%s", USAGE_HEAD);
+	ploom_format_help(help, sizeof(help));
+	cli_wrap(usage_text, sizeof(usage_text), help, 33, 90);
+	snprintf(usage_text + strlen(usage_text), sizeof(usage_text) - strlen(usage_text), "\n%s",
+		 USAGE_TAIL);
+}
 
 enum { OPT_COLOR = CLI_OPT_OWN, OPT_FORMAT };
 
@@ -57,34 +73,6 @@ static int color_auto(void)
 	return isatty(STDOUT_FILENO) && term && *term && strcmp(term, "dumb");
 }
 
-enum format { FORMAT_TEXT, FORMAT_HTML, FORMAT_JSON };
-
-/* Writes the trace to stdout in format f; as the lib/ function it calls. */
-static int show(enum format f, struct ploom_trace *trace, const struct ploom_render_opts *ropts,
-		struct ploom_err *err)
-{
-	switch (f) {
-	case FORMAT_HTML:
-		return ploom_html_write(stdout, trace, err);
-	case FORMAT_JSON:
-		/* as read: no path rewritten for this checkout */
-		return ploom_trace_write(stdout, trace, err);
-	case FORMAT_TEXT:
-		break;
-	}
-	/* "replay runs" names the file a replay from here would run, by
-	 * ploom-replay's own rule, or why it would run nothing */
-	struct ploom_render_opts here = *ropts;
-	struct ploom_err why = {0, ""};
-
-	if (ploom_replay_place(trace, &why) < 0) {
-		if (why.kind == PLOOM_ERR_NOMEM)
-			return ploom_err_oom(err);
-		here.replay_refused = why.msg;
-	}
-	return ploom_render_trace(stdout, trace, &here, err);
-}
-
 /* --color=WHEN into *color: 0 never, 1 always, auto as color_auto()
  * says; -1 for another WHEN. */
 static int parse_color(int *color, const char *when)
@@ -100,30 +88,17 @@ static int parse_color(int *color, const char *when)
 	return 0;
 }
 
-/* --format=NAME into *format; -1 for an unknown NAME. */
-static int parse_format(enum format *format, const char *name)
-{
-	if (!strcmp(name, "text"))
-		*format = FORMAT_TEXT;
-	else if (!strcmp(name, "html"))
-		*format = FORMAT_HTML;
-	else if (!strcmp(name, "json"))
-		*format = FORMAT_JSON;
-	else
-		return -1;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct ploom_trace *trace = NULL;
 	struct ploom_err err = {0, ""};
 	struct ploom_render_opts ropts = {0, PLOOM_RENDER_WIDTH, NULL};
 	const char *path = "-";
-	enum format format = FORMAT_TEXT;
+	const struct ploom_format *format = ploom_format_default;
 	long v;
 	int c, ret = PLOOM_EXIT_USAGE;
 
+	build_usage();
 	/* a closed pipe must be an error we can see (EPIPE), not a signal */
 	signal(SIGPIPE, SIG_IGN);
 	while ((c = cli_getopt(argc, argv, ":w:hV", options)) != -1) {
@@ -135,7 +110,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_FORMAT:
-			if (parse_format(&format, optarg) < 0) {
+			format = ploom_format_find(optarg);
+			if (!format) {
 				ret = cli_usage_error("invalid --format", optarg);
 				goto done;
 			}
@@ -164,7 +140,7 @@ int main(int argc, char **argv)
 		ret = PLOOM_EXIT_USAGE;
 		goto done;
 	}
-	if (show(format, trace, &ropts, &err) < 0) {
+	if (format->write(stdout, trace, &ropts, &err) < 0) {
 		int e = errno;
 		/* the reader stopped reading (| head): nothing is wrong */
 		if (err.kind == PLOOM_ERR_SYSTEM && e == EPIPE) {

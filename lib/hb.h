@@ -102,7 +102,7 @@ int ploom_hb_clock(struct ploom_hb *hb, long j, int q, const struct ploom_access
  * keep their own order and races: what was blocked at it may have run
  * before earlier events in another schedule (docs/guarantees.rst).  Since
  * no race reverses the choice made at it, the reduction takes every task
- * enabled there as a branch of its own (dpor.c's new nodes). */
+ * enabled there as a branch of its own (search/dpor.c's new nodes). */
 void ploom_hb_barrier(struct ploom_hb *hb, long j);
 
 /* The race candidates of an event of task q with accesses a[0..na), as

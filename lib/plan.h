@@ -1,16 +1,17 @@
 /* plan.h - the searches ploom-explore runs, and the plan of one run.
  *
- * A search kind is one row of the registry in kind.c: its name, how the
- * options spell it (--search and --reduction, which are also the
+ * A search kind is one line of the list in search/kinds.h: its name, how
+ * the options spell it (--search and --reduction, which are also the
  * "search" and "reduction" of traces and statistics) and what it is (its
- * flags); its driver, which builds the strategy search.h runs, is in
- * plan.c.
+ * flags), which kind.c makes the registry of; its driver, which builds
+ * the strategy search.h runs, and the options it refuses are in its file
+ * of search/.
  *
  * A plan is the options of one run that shape its search.  The command
  * fills it as it parses; ploom_plan_check() resolves the kind and refuses
- * the combinations that would be unsound or are not built, from one table
- * of refusals in plan.c with the reason for each, the way git's
- * parse-options refuses incompatible options:
+ * the combinations that would be unsound or are not built, from each
+ * kind's refusals with the reason for each, the way git's parse-options
+ * refuses incompatible options:
  *
  *     struct ploom_plan plan = PLOOM_PLAN_INIT;
  *     char why[512];
@@ -94,10 +95,11 @@ int ploom_plan_set_reduction(struct ploom_plan *plan, const char *name, char *wh
  * depth-first search, until it finds plain state that tasks share
  * (ploom_plan_default_on_shared_plain_state()): whether they use
  * threading at all is known only once the worker has run them, and every
- * search sees their plain state.  Then checks in the
- * order of the table of refusals, then what a kind needs (a sample's
- * limit) and what an option needs (--seed a sample, --pct-depth pct,
- * --shard-depth --shard).  Returns 0 with plan->kind set (and
+ * search sees their plain state.  Then checks the kind's refusals, in
+ * one order of the options whatever the kind (the reduction, the shard,
+ * the bound, the workers; --shard-depth without --shard before the
+ * shard), then what a kind needs (a sample's limit) and what an option
+ * needs (--seed a sample, --pct-depth pct).  Returns 0 with plan->kind set (and
  * plan->shard, with --shard), or -1 with why (of size bytes) the usage
  * error: "--reduction=dpor cannot be combined with --shard: ...". */
 int ploom_plan_check(struct ploom_plan *plan, char *why, size_t size);

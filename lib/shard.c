@@ -1,5 +1,5 @@
 /* Shards of a search; shard.h documents them.  The walk itself is a
- * filter inside each search (explore.c, dpor.c), which alone knows its
+ * filter inside each search (search/explore.c, search/dpor.c), which knows its
  * branch points. */
 #include "shard.h"
 

@@ -38,7 +38,7 @@
  * fully (every enabled task, with the sleep sets of the serial search,
  * which depend only on the prefix's steps and pending operations), and
  * the reduction below each.  The walk, the numbering, ownership, probes
- * and these counts are the same as above; the walk lives in dpor.c, which
+ * and these counts are the same as above; the walk lives in search/dpor.c, which
  * alone knows that tree.
  */
 #ifndef PLOOM_SHARD_H

@@ -48,7 +48,7 @@ EXT_FLAGS = $(BASE_CFLAGS) -fno-strict-aliasing -Ilib -I$(PY_INCLUDE) $(PKG_CFLA
 EXT_LDFLAGS = -shared -Wl,--exclude-libs,ALL -Wl,--as-needed $(LDFLAGS)
 
 # --- sources and products ----------------------------------------------------
-LIB_SRC := $(wildcard lib/*.c lib/search/*.c)
+LIB_SRC := $(wildcard lib/*.c lib/*/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_A := $(BUILD)/lib/libploom.a
 

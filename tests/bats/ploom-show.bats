@@ -545,6 +545,26 @@ EOF
 	[[ "$stderr" == "ploom-show: missing value for option '-w'"* ]]
 }
 
+@test "every format the usage lists draws a trace and is described in the manual page" {
+	local trace usage names name described
+	trace=$(failing_trace "$BANK:scenario")
+	usage=$(ploom-show --help)
+	# the --format paragraph: the formats are its words before " ("
+	usage=${usage##*--format=FORMAT}
+	usage=${usage%%--color=WHEN*}
+	mapfile -t names < <(grep -oE '(^|[ ,])[a-z]+ \(' <<<"$usage" | tr -d ' ,(')
+	[ "${#names[@]}" -ge 3 ]
+	described=$(sed -n '/^\.BR \\-\\-format =/,/^\.TP$/p' "$ROOT/man/ploom-show.1")
+	for name in "${names[@]}"; do
+		run -0 ploom-show --format="$name" "$trace"
+		[ -n "$output" ]
+		grep -qE "^\.BR? $name( |:|$)" <<<"$described" || {
+			echo "man/ploom-show.1 does not describe --format=$name" >&2
+			return 1
+		}
+	done
+}
+
 @test "--format=html writes one page: a lane per task, the failing step marked" {
 	trace="$(failing_trace "$BANK:scenario")"
 	run -0 --separate-stderr ploom-show --format=html "$trace"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../lib/html.h"
+#include "../../lib/format/html.h"
 #include "../../lib/json.h"
 #include "../../lib/trace.h"
 #include "bigtrace.h"

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "../../lib/event.h"
-#include "../../lib/html.h"
+#include "../../lib/format/html.h"
 #include "../../lib/json.h"
-#include "../../lib/render.h"
+#include "../../lib/format/render.h"
 #include "../../lib/trace.h"
 #include "bigtrace.h"
 #include "check.h"

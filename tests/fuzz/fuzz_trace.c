@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/html.h"
+#include "../../lib/format/html.h"
 #include "../../lib/json.h"
-#include "../../lib/render.h"
+#include "../../lib/format/render.h"
 #include "../../lib/trace.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

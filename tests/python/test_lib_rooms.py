@@ -37,7 +37,7 @@ def _names():
 def test_the_table_is_found_and_read():
     names = _names()
     # the bottom and the top of the graph, and a module's part
-    assert {"err", "trace", "render", "search/", "json-write"} <= set(names)
+    assert {"err", "trace", "format/", "search/", "json-write"} <= set(names)
     assert len(names) == len(set(names)), "a module named twice"
 
 

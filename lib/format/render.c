@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats.h"
 #include "replay.h"
 #include "view.h"
 #include "writer.h"
@@ -839,4 +840,23 @@ done:
 	table_release(&t);
 	ploom_view_release(&v);
 	return ret;
+}
+
+/* As ploom-show draws a trace: "replay runs" names the file a replay
+ * from here would run, by ploom-replay's own rule, or why it would run
+ * nothing. */
+int ploom_format_text(FILE *out, struct ploom_trace *trace,
+		      const struct ploom_render_opts *opts, struct ploom_err *err)
+{
+	struct ploom_render_opts here = {0, PLOOM_RENDER_WIDTH, NULL};
+	struct ploom_err why = {0, ""};
+
+	if (opts)
+		here = *opts;
+	if (ploom_replay_place(trace, &why) < 0) {
+		if (why.kind == PLOOM_ERR_NOMEM)
+			return ploom_err_oom(err);
+		here.replay_refused = why.msg;
+	}
+	return ploom_render_trace(out, trace, &here, err);
 }

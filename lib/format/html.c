@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats.h"
 #include "labels.h"
 #include "plural.h"
 #include "view.h"
@@ -925,4 +926,11 @@ done:
 	layout_release(&lay);
 	ploom_view_release(&v);
 	return ret;
+}
+
+int ploom_format_html(FILE *out, struct ploom_trace *trace,
+		      const struct ploom_render_opts *opts, struct ploom_err *err)
+{
+	(void)opts;
+	return ploom_html_write(out, trace, err);
 }
