@@ -85,12 +85,13 @@ struct cli_opts {
 	int timeouts_given;         /* --timeouts=MODEL was given (into config.timeouts) */
 };
 
-/* hash seed 0, no preemption bound, no reduction, 10000 steps, 10 s, no
+/* hash seed 0, no preemption bound, no search said (plain depth-first
+ * search, ploom_config_kind()), 10000 steps, 10 s, no
  * module patched or instrumented, no plain point (until
  * cli_module_defaults()), the idle time model */
 #define CLI_OPTS_INIT \
 	{.python = NULL, .hash_seed = "0", \
-	 .config = {.max_preemptions = -1, .reduction = (char *)"none", .max_steps = 10000, \
+	 .config = {.max_preemptions = -1, .kind = NULL, .max_steps = 10000, \
 		    .schedule_timeout_s = PLOOM_DEFAULT_SCHEDULE_TIMEOUT_S, \
 		    .timeouts = PLOOM_TIMEOUTS_IDLE}}
 

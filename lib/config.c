@@ -198,9 +198,14 @@ const char *ploom_plain_point_problem(const char *key)
 	return NULL;
 }
 
+const struct ploom_search_kind *ploom_config_kind(const struct ploom_config *config)
+{
+	return config->kind ? config->kind : PLOOM_SEARCH_UNSAID;
+}
+
 int ploom_config_watches_plain(const struct ploom_config *config)
 {
-	return !config->reduction || !strcmp(config->reduction, PLOOM_SEARCH_UNSAID->reduction);
+	return !strcmp(ploom_config_kind(config)->reduction, PLOOM_SEARCH_UNSAID->reduction);
 }
 
 /* A site key as a slice of the caller's text. */

@@ -14,10 +14,16 @@
 
 #include "err.h"
 #include "event.h"
+#include "kind.h"
 
 struct ploom_config {
 	int max_preemptions;    /* -1: no bound */
-	char *reduction;        /* "none" */
+	/* the search (kind.h): its --search and --reduction, which traces
+	 * and statistics record, and what it is; a row of the registry, never
+	 * owned.  NULL reads as PLOOM_SEARCH_UNSAID (ploom_config_kind()),
+	 * as a trace that does not say.  A sample's seed and, for pct, its
+	 * depth (0 otherwise) follow. */
+	const struct ploom_search_kind *kind;
 	long max_steps;         /* 0: no bound but PLOOM_MAX_STEPS */
 	double schedule_timeout_s; /* 0: none; see ploom_timeout_ms() */
 	/* The modules whose threading and queue the worker swaps for ploom's
@@ -28,11 +34,6 @@ struct ploom_config {
 	 * the arrays and their strings, also in a config outside a trace. */
 	char **patch;
 	size_t npatch;
-	/* the search order (--search): "dfs", "ipb", or a sample (sample.h),
-	 * "pct" or "random", with its seed and, for pct, its depth (0
-	 * otherwise); NULL reads as "dfs", the order of a trace that does
-	 * not say */
-	char *search;
 	unsigned long seed;     /* 0 to PLOOM_SAMPLE_MAX_SEED */
 	int pct_depth;
 	/* The access sites of instrumented code that are scheduling points
@@ -146,6 +147,10 @@ int ploom_config_add_plain_points(struct ploom_config *config, const char *keys,
  * a list, not once per key). */
 int ploom_config_add_plain_point_list(struct ploom_config *config, const char *const *keys,
 				      size_t n, struct ploom_err *err);
+
+/* config's search kind: config->kind, or PLOOM_SEARCH_UNSAID when it
+ * says none. */
+const struct ploom_search_kind *ploom_config_kind(const struct ploom_config *config);
 
 /* 1 when the access sites of instrumented code are watched, points only
  * once the search finds them touching plain state tasks share (the

@@ -234,11 +234,10 @@ static cJSON *trace_tree(const struct ploom_trace *t, struct ploom_json_builder 
 		ploom_json_put(b, o, "max_preemptions", cJSON_CreateNull());
 	else
 		ploom_json_put_num(b, o, "max_preemptions", t->config.max_preemptions);
-	ploom_json_put_str(b, o, "reduction",
-			   t->config.reduction ? t->config.reduction : PLOOM_SEARCH_UNSAID->reduction);
-	ploom_json_put_str(b, o, "search",
-			   t->config.search ? t->config.search : PLOOM_SEARCH_UNSAID->search);
-	ploom_json_put_sample(b, o, t->config.search, t->config.seed, t->config.pct_depth);
+	ploom_json_put_str(b, o, "reduction", ploom_config_kind(&t->config)->reduction);
+	ploom_json_put_str(b, o, "search", ploom_config_kind(&t->config)->search);
+	ploom_json_put_sample(b, o, ploom_config_kind(&t->config)->search, t->config.seed,
+			      t->config.pct_depth);
 	ploom_json_put_num(b, o, "max_steps", (double)t->config.max_steps);
 	ploom_json_put_num(b, o, "schedule_timeout_s", t->config.schedule_timeout_s);
 	/* always written, empty when none, so that a reader sees the list

@@ -557,20 +557,41 @@ done:
 	free(keys);
 }
 
+/* config.reduction and config.search, the search the trace ran: a kind
+ * of the registry, or the trace is refused ("is not a known search"), as
+ * statistics are. */
+static void read_kind(struct ploom_json_reader *r, struct ploom_config *c, const cJSON *config)
+{
+	char *reduction = NULL, *search = NULL;
+
+	ploom_json_get_str(r, &reduction, config, "config.", "reduction", 1, 0);
+	/* optional: a trace written before the search orders came from dfs */
+	ploom_json_get_str(r, &search, config, "config.", "search", 0, 1);
+	if (!r->failed) {
+		c->kind = ploom_search_kind_find(search, reduction);
+		if (!c->kind)
+			ploom_json_fail(r, search ? "is not a known search with this reduction" :
+				       "is not a known reduction", "config.",
+				       search ? "search" : "reduction");
+	}
+	free(reduction);
+	free(search);
+}
+
 /* config.seed and pct_depth, which a sample's search (pct, random) has,
  * each as ploom-explore's options take them. */
 static void read_sample(struct ploom_json_reader *r, struct ploom_config *c, const cJSON *config)
 {
 	long seed = 0;
 
-	if (r->failed || !c->search)
+	if (r->failed)
 		return;
-	if (ploom_search_flags(c->search) & PLOOM_KIND_SAMPLE) {
+	if (ploom_config_kind(c)->flags & PLOOM_KIND_SAMPLE) {
 		ploom_json_get_long(r, &seed, config, "config.", "seed", 0,
 				    (long)PLOOM_SAMPLE_MAX_SEED);
 		c->seed = (unsigned long)seed;
 	}
-	if (ploom_search_flags(c->search) & PLOOM_KIND_PCT_DEPTH)
+	if (ploom_config_kind(c)->flags & PLOOM_KIND_PCT_DEPTH)
 		ploom_json_get_int(r, &c->pct_depth, config, "config.", "pct_depth", 1,
 				   PLOOM_PCT_MAX_DEPTH);
 }
@@ -714,9 +735,7 @@ static void read_config(struct ploom_json_reader *r, struct ploom_trace *t, cons
 		else
 			t->config.max_preemptions = -1;
 	}
-	ploom_json_get_str(r, &t->config.reduction, x, "config.", "reduction", 1, 0);
-	/* optional: a trace written before the search orders came from dfs */
-	ploom_json_get_str(r, &t->config.search, x, "config.", "search", 0, 1);
+	read_kind(r, &t->config, x);
 	ploom_json_get_long(r, &t->config.max_steps, x, "config.", "max_steps", 0, LONG_MAX);
 	e = ploom_json_get(r, x, "config.", "schedule_timeout_s", 1);
 	if (!r->failed) {

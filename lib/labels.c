@@ -251,7 +251,7 @@ char *ploom_config_label(const struct ploom_config *c)
 
 	if (!f)
 		return NULL;
-	fprintf(f, "reduction %s", c->reduction ? c->reduction : "?");
+	fprintf(f, "reduction %s", ploom_config_kind(c)->reduction);
 	if (c->max_preemptions < 0)
 		fputs(", max_preemptions none", f);
 	else
@@ -286,9 +286,9 @@ char *ploom_config_label(const struct ploom_config *c)
 		fprintf(f, ", %zu plain point%s", c->nplain_points,
 			ploom_s((long)c->nplain_points));
 	/* a sample's, which says how to run the same schedules again */
-	if (ploom_search_flags(c->search) & PLOOM_KIND_SAMPLE) {
-		fprintf(f, ", search %s, seed %lu", c->search, c->seed);
-		if (ploom_search_flags(c->search) & PLOOM_KIND_PCT_DEPTH)
+	if (ploom_config_kind(c)->flags & PLOOM_KIND_SAMPLE) {
+		fprintf(f, ", search %s, seed %lu", ploom_config_kind(c)->search, c->seed);
+		if (ploom_config_kind(c)->flags & PLOOM_KIND_PCT_DEPTH)
 			fprintf(f, ", pct_depth %d", c->pct_depth);
 	}
 	if (ferror(f)) {

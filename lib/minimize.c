@@ -298,7 +298,8 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 	/* a worker of a search with the reduction makes the scenario's shared
 	 * state visible to it (config.h's instrumentation); another's does not,
 	 * and the reduction would take its steps for independent */
-	mopts.reduce = original->config.reduction && !strcmp(original->config.reduction, "dpor");
+	mopts.reduce = strcmp(ploom_config_kind(&original->config)->reduction,
+			      PLOOM_SEARCH_UNSAID->reduction) != 0;
 	r = ploom_minimize_search(&found, res, &original->run, &mopts, run_on_worker, &ctx, err);
 	if (r < 0)
 		goto done;

@@ -274,8 +274,7 @@ const char *ploom_plan_progress_hint(const struct ploom_plan *plan, double total
 void ploom_plan_configure(const struct ploom_plan *plan, struct ploom_config *config)
 {
 	config->max_preemptions = plan->max_preemptions;
-	config->reduction = (char *)plan->kind->reduction;
-	config->search = (char *)plan->kind->search;
+	config->kind = plan->kind;
 	config->seed = plan->seed;
 	config->pct_depth = plan->pct_depth;
 }

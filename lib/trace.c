@@ -492,8 +492,6 @@ void ploom_trace_free(struct ploom_trace *trace)
 	free(trace->python.implementation);
 	free(trace->python.version);
 	free(trace->hash_seed);
-	free(trace->config.reduction);
-	free(trace->config.search);
 	ploom_config_release_lists(&trace->config);
 	ploom_run_release(&trace->run);
 	free(trace);

@@ -1023,16 +1023,14 @@ int ploom_worker_trace(struct ploom_trace **out, const struct ploom_worker *w,
 	t->python.gil = h->gil;
 	t->hash_seed = strdup(hash_seed);
 	t->config = *config;
-	t->config.reduction = strdup(config->reduction ? config->reduction
-							: PLOOM_SEARCH_UNSAID->reduction);
-	t->config.search = strdup(config->search ? config->search : PLOOM_SEARCH_UNSAID->search);
+	t->config.kind = ploom_config_kind(config);
 	/* first: the trace's own copies of the lists the `=` shared, which
 	 * ploom_trace_free() may then free */
 	if (ploom_config_own_lists(&t->config, config, err) < 0 ||
 	    !t->scenario.target || !t->scenario.module || !t->scenario.qualname ||
 	    (h->file && !t->scenario.file) || (h->root && !t->project_root) ||
 	    !t->python.implementation ||
-	    !t->python.version || !t->hash_seed || !t->config.reduction || !t->config.search) {
+	    !t->python.version || !t->hash_seed) {
 		ploom_trace_free(t);
 		return ploom_err_oom(err);
 	}

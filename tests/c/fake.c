@@ -134,7 +134,7 @@ struct ploom_trace *fake_trace(const char *target, const char *module, const cha
 	t->python.version = fake_strdup("3.13.0");
 	t->python.gil = 1;
 	t->hash_seed = fake_strdup(hash_seed);
-	t->config.reduction = fake_strdup("none");
+	t->config.kind = PLOOM_SEARCH_UNSAID;
 	t->config.max_steps = max_steps;
 	t->config.schedule_timeout_s = timeout_s;
 	if (records && ploom_run_parse_text(&t->run, records, strlen(records), 0, &err) < 0) {

@@ -1033,20 +1033,20 @@ static void config_search_is_optional_and_read_back(void)
 {
 	struct ploom_trace *t = sample_trace(), *back = NULL;
 	struct ploom_err err = {0, ""};
-	char *text, *edited;
+	char *text, *edited, *unsaid;
 
-	t->config.search = strdup("ipb");
+	t->config.kind = ploom_search_kind_find("ipb", NULL);
 	text = ploom_trace_to_json(t, NULL);
 	CHECK(text && strstr(text, "\"search\":\t\"ipb\"") != NULL);
 	CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
-	CHECK(back && back->config.search && !strcmp(back->config.search, "ipb"));
+	CHECK(back && back->config.kind == ploom_search_kind_find("ipb", NULL));
 	ploom_trace_free(back);
 	back = NULL;
 	edited = fake_replace(text, "\n\t\t\"search\":\t\"ipb\",", "");
 	if (CHECK(edited != NULL)) {
 		CHECK(strstr(edited, "\"search\"") == NULL);
 		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), 0);
-		CHECK(back && back->config.search == NULL);
+		CHECK(back && back->config.kind == PLOOM_SEARCH_UNSAID);
 	}
 	free(edited);
 	ploom_trace_free(back);
@@ -1057,11 +1057,33 @@ static void config_search_is_optional_and_read_back(void)
 		CHECK_STR(err.msg, "field 'config.search' is not a string");
 	}
 	free(edited);
+	/* a search no kind is, or one with a reduction no kind takes it
+	 * with, is refused as statistics refuse it */
+	edited = fake_replace(text, "\"search\":\t\"ipb\"", "\"search\":\t\"bfs\"");
+	if (CHECK(edited != NULL)) {
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+		CHECK_STR(err.msg, "field 'config.search' is not a known search with this reduction");
+	}
+	free(edited);
+	edited = fake_replace(text, "\"reduction\":\t\"none\"", "\"reduction\":\t\"dpor\"");
+	if (CHECK(edited != NULL)) {
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+		CHECK_STR(err.msg, "field 'config.search' is not a known search with this reduction");
+	}
+	free(edited);
+	unsaid = fake_replace(text, "\n\t\t\"search\":\t\"ipb\",", "");
+	edited = unsaid ? fake_replace(unsaid, "\"reduction\":\t\"none\"", "\"reduction\":\t\"fast\"")
+			: NULL;
+	free(unsaid);
+	if (CHECK(edited != NULL)) {
+		CHECK_INT(ploom_trace_parse(&back, edited, strlen(edited), &err), -1);
+		CHECK_STR(err.msg, "field 'config.reduction' is not a known reduction");
+	}
+	free(edited);
 	free(text);
 	ploom_trace_free(back);
 	/* a trace of no order reads as dfs's, and is written so */
-	free(t->config.search);
-	t->config.search = NULL;
+	t->config.kind = NULL;
 	text = ploom_trace_to_json(t, NULL);
 	CHECK(text && strstr(text, "\"search\":\t\"dfs\"") != NULL);
 	free(text);
@@ -1098,7 +1120,7 @@ static void config_search_is_written_for_a_sample_only(void)
 		struct ploom_trace *t = sample_trace(), *back = NULL;
 		char *text;
 
-		t->config.search = ploom_strdup(cases[i].search);
+		t->config.kind = cases[i].search ? ploom_search_kind_find(cases[i].search, NULL) : NULL;
 		t->config.seed = (unsigned long)(unsigned)cases[i].seed;
 		t->config.pct_depth = cases[i].depth;
 		text = ploom_trace_to_json(t, &err);
@@ -1110,7 +1132,8 @@ static void config_search_is_written_for_a_sample_only(void)
 			CHECK(strstr(text, "\"seed\"") == NULL && strstr(text, "pct_depth") == NULL);
 		CHECK_INT(ploom_trace_parse(&back, text, strlen(text), &err), 0);
 		if (back) {
-			CHECK_STR(back->config.search, cases[i].search ? cases[i].search : "dfs");
+			CHECK_STR(ploom_config_kind(&back->config)->search,
+				  cases[i].search ? cases[i].search : "dfs");
 			CHECK_INT(back->config.seed, t->config.seed);
 			CHECK_INT(back->config.pct_depth, cases[i].depth);
 		}

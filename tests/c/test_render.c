@@ -788,7 +788,7 @@ static void the_config_line_gives_a_samples_seed_and_depth(void)
 
 	if (!CHECK(t != NULL))
 		return;
-	t->config.search = strdup("pct");
+	t->config.kind = ploom_search_kind_find("pct", NULL);
 	t->config.seed = 4294967295UL;
 	t->config.pct_depth = 3;
 	out = render(t, 0, 0);
@@ -796,8 +796,7 @@ static void the_config_line_gives_a_samples_seed_and_depth(void)
 				   "max_steps 10000, schedule_timeout 10 s, search pct, "
 				   "seed 4294967295, pct_depth 3"));
 	free(out);
-	free(t->config.search);
-	t->config.search = strdup("random");
+	t->config.kind = ploom_search_kind_find("random", NULL);
 	out = render(t, 0, 0);
 	CHECK(out && has_line(out, "config       reduction none, max_preemptions none, "
 				   "max_steps 10000, schedule_timeout 10 s, search random, "

@@ -321,7 +321,7 @@ static void setup_init_instrumented(struct setup *t, const char *target, int nwo
 	t->target = target;
 	t->nworkers = nworkers;
 	/* the config only lends the lists: nothing frees them */
-	t->config = (struct ploom_config){.max_preemptions = -1, .reduction = (char *)"none",
+	t->config = (struct ploom_config){.max_preemptions = -1, .kind = NULL,
 					  .max_steps = 10000, .schedule_timeout_s = 10.0,
 					  .instrument = (char **)instrument, .ninstrument = n,
 					  .instrument_scenario = scenario};
@@ -946,7 +946,7 @@ static int search_sample(struct ploom_search_result *res, struct setup *t,
 
 	if (ploom_sample_strategy_new(&s, &o, err) < 0)
 		abort();
-	t->config.search = (char *)ploom_policy_name(kind);
+	t->config.kind = ploom_search_kind_find(ploom_policy_name(kind), NULL);
 	t->config.seed = 7;
 	t->config.pct_depth = kind == PLOOM_POLICY_PCT ? 3 : 0;
 	t->ev.last_progress = 0;
@@ -1013,7 +1013,7 @@ static void a_sample_runs_the_schedules_its_seed_and_parts_give(void)
 			CHECK(t.ev.estimates > 0 || t.ev.progress == 0);
 			/* the trace says how to sample again */
 			if (CHECK(res.failure != NULL)) {
-				CHECK_STR(res.failure->config.search, "pct");
+				CHECK_STR(ploom_config_kind(&res.failure->config)->search, "pct");
 				CHECK_INT(res.failure->config.seed, 7);
 				CHECK_INT(res.failure->config.pct_depth, 3);
 			}
@@ -1066,7 +1066,7 @@ static void a_sample_stops_at_its_first_failure_or_its_limits(void)
 	CHECK_INT(res.failing, 1);
 	CHECK(res.schedules < 5000);
 	if (CHECK(res.failure != NULL)) {
-		CHECK_STR(res.failure->config.search, "random");
+		CHECK_STR(ploom_config_kind(&res.failure->config)->search, "random");
 		CHECK_INT(res.failure->run.outcome.kind, PLOOM_OUTCOME_FAILURE);
 	}
 	ploom_search_result_release(&res);

@@ -77,7 +77,7 @@ static int session(struct ploom_session_result *res, struct seen *s, const char 
 		   int saved, int keep_going, int minimize)
 {
 	struct ploom_plan plan = PLOOM_PLAN_INIT;
-	struct ploom_config config = {.max_preemptions = -1, .reduction = (char *)"none",
+	struct ploom_config config = {.max_preemptions = -1, .kind = NULL,
 				      .max_steps = 500, .schedule_timeout_s = 10.0};
 	char why[256];
 	struct ploom_err err = {0, ""};
