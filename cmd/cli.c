@@ -267,9 +267,11 @@ void cli_put_usage(FILE *out)
 	cli_put_usage_as(out, cli_usage, cli_prog, getenv("PLOOM_USAGE_NAME"));
 }
 
-void cli_wrap(char *out, size_t size, const char *text, size_t column, size_t width)
+/* Appends text to the string out (of size bytes), wrapped at width
+ * columns, the lines after the first starting at column. */
+static void wrap(char *out, size_t size, const char *text, size_t column, size_t width)
 {
-	size_t len = strlen(out), at = column;
+	size_t len = strlen(out), at;
 	const char *line = strrchr(out, '\n');
 
 	/* the column the first word starts at */
@@ -290,6 +292,18 @@ void cli_wrap(char *out, size_t size, const char *text, size_t column, size_t wi
 		text += word;
 		text += strspn(text, " ");
 	}
+}
+
+void cli_usage_build(char *out, size_t size, const char *head, const char *words,
+		     const char *tail, size_t width)
+{
+	size_t len;
+
+	snprintf(out, size, "%s", head);
+	wrap(out, size, words, CLI_USAGE_COLUMN, width);
+	len = strlen(out);
+	if (len < size)
+		snprintf(out + len, size - len, "\n%s", tail);
 }
 
 int cli_usage_error(const char *what, const char *arg)

@@ -176,11 +176,16 @@ int cli_common_option(int *out, struct cli_opts *opts, int c, char **argv);
  * anything else: ploom.check tells a refused option by it. */
 int cli_usage_error(const char *what, const char *arg);
 
-/* Appends text to out (a string in a buffer of size bytes, cut short if
- * need be), wrapped at width columns for a usage whose option texts start
- * at column: the first line goes on where out ends, each other starts
- * with column spaces.  No text word is split. */
-void cli_wrap(char *out, size_t size, const char *text, size_t column, size_t width);
+/* The column the usages' option texts start at. */
+#define CLI_USAGE_COLUMN 33
+
+/* Writes to out (of size bytes, cut short if need be) a usage made of
+ * words a registry gives (the searches, the formats): head, which ends
+ * where the words start, then the words wrapped at width columns, each
+ * line after the first starting at CLI_USAGE_COLUMN (no word split), then
+ * a newline and tail. */
+void cli_usage_build(char *out, size_t size, const char *head, const char *words,
+		     const char *tail, size_t width);
 
 /* Prints the usage text on out.  When the environment names the command
  * in PLOOM_USAGE_NAME (python -m ploom check shows ploom-explore's usage

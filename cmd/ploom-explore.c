@@ -109,11 +109,8 @@ static void build_usage(void)
 {
 	char help[1024];
 
-	snprintf(usage_text, sizeof(usage_text), "%s", USAGE_HEAD);
 	ploom_plan_search_help(help, sizeof(help));
-	cli_wrap(usage_text, sizeof(usage_text), help, 33, 86);
-	snprintf(usage_text + strlen(usage_text), sizeof(usage_text) - strlen(usage_text), "\n%s",
-		 USAGE_TAIL);
+	cli_usage_build(usage_text, sizeof(usage_text), USAGE_HEAD, help, USAGE_TAIL, 86);
 }
 
 
