@@ -43,7 +43,10 @@ enum ploom_err_kind {
 
 struct ploom_err {
 	enum ploom_err_kind kind;  /* PLOOM_ERR_NONE when no error */
-	char msg[256];             /* one line, lower case, no final period */
+	/* one line, lower case, no final period; room for a message that
+	 * names two long paths ("module 'M' leaves 'DIR/': its package 'P' is
+	 * 'DIR'"), which a shorter buffer would cut */
+	char msg[1024];
 };
 
 /* Fills err (which may be NULL) and returns -1, so callers can write

@@ -12,8 +12,11 @@ static void err_set_fills_the_kind_and_the_message(void)
 	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "missing field 'format'");
 	CHECK_INT(ploom_err_set(NULL, PLOOM_ERR_WORKER, "ignored"), -1);
+	/* a message that names two long paths is whole */
+	ploom_err_set(&err, PLOOM_ERR_INPUT, "'%300s' and '%300s'", "a", "b");
+	CHECK_INT(strlen(err.msg), 609);
 	/* a longer message is cut to the buffer */
-	ploom_err_set(&err, PLOOM_ERR_SYSTEM, "%300s", "x");
+	ploom_err_set(&err, PLOOM_ERR_SYSTEM, "%2000s", "x");
 	CHECK(strlen(err.msg) == sizeof(err.msg) - 1);
 }
 
