@@ -125,6 +125,13 @@ def precollect(target, patch=(), instrument=()):
     _collected = (os.getcwd(), path, tuple(patch), tuple(instrument), list(session.items))
 
 
+def collected_file():
+    """The absolute path of the file precollect() collected, or None."""
+    if _collected is None:
+        return None
+    return os.path.abspath(os.path.join(_collected[0], _collected[1]))
+
+
 def load(target, expect=None, expect_blob=None, patch=(), instrument=()):
     """(function, module name, qualname, source file) for a pytest target,
     as ``_worker.load`` returns them for a scenario: the function runs the

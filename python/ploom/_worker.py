@@ -635,8 +635,14 @@ def _module_sources(names, own):
     scenario's, each ended by a newline; a file whose path is no label
     is left out."""
     files = set()
+    wanted = [n for n in names if n != "-"]
+    # most modules are turned away by their top-level name alone: the
+    # loop runs over every module the process imported (pytest's too)
+    tops = {n.partition(".")[0] for n in wanted}
     for name, module in list(sys.modules.items()):
-        if not any(name == n or name.startswith(n + ".") for n in names if n != "-"):
+        if name.partition(".")[0] not in tops:
+            continue
+        if not any(name == n or name.startswith(n + ".") for n in wanted):
             continue
         file = getattr(module, "__file__", None)
         if not isinstance(file, str) or not file.endswith(".py"):
@@ -748,6 +754,10 @@ def main(argv, collect=False):
         _guard.install()
         _signals.install()
         _pytest_target.precollect(target, patch, instrument)
+        # what each worker would do before its first fork, done once for
+        # all of them: the test file's source is every worker's source
+        _warm_up_tracebacks(_pytest_target.collected_file())
+        _import_primitives()
         return 0
     if not prepared:
         _virtual_time()
