@@ -2,7 +2,8 @@
 ploom's primitives and over plain state (primgen.py): their one-step waits
 (a Condition's, an Event's, a Semaphore's, a queue's) must not hide an
 outcome, nor may plain state of three tasks or more, and two workers must
-find what one finds.
+find what one finds.  The odd seeds' workers come from a worker template,
+as ploom.check()'s do, the even seeds' from fresh interpreters.
 
 For each seed, DFS, the reduction and the reduction on two workers run
 with -k; the reduction must complete, its two runs reach the same set of
@@ -28,6 +29,7 @@ import concurrent.futures
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -51,12 +53,20 @@ POINTS = "none-points"
 POINTS_ENV = {"PLOOM_CLOCK_READS": "points"}
 
 
-def _explore(folder, target, mod, options, limit=None, env=None):
+def _explore(folder, target, mod, options, limit=None, env=None, template=False):
     """ploom-explore -k on the module target in folder, with env added to
-    the environment: (exit status, statistics or None, stderr)."""
+    the environment: (exit status, statistics or None, stderr).  With
+    template, its workers come from this process's worker template, as
+    ploom.check()'s do, else from fresh interpreters: the seeds take
+    turns, so that both ways meet every shape."""
+    from ploom import _template
     from ploom._utility import find_utility
 
-    argv = [find_utility("ploom-explore"), "-k", "-q", "--no-minimize", "--no-saved", "--trace-dir=traces",
+    explore = find_utility("ploom-explore")
+    if template:
+        env = {**(env or {}), **_template.starter(explore, sys.executable)}
+        options = (f"--python={sys.executable}", *options)
+    argv = [explore, "-k", "-q", "--no-minimize", "--no-saved", "--trace-dir=traces",
             f"--instrument={mod}", *options]
     if limit:
         argv.append(f"--max-schedules={limit}")
@@ -82,7 +92,7 @@ def _explore_all(seed, folder, time=False):
             options = (*options, *primgen.DFS_BOUND[primgen.family(seed)])
         rc, stats, stderr = _explore(folder, target, primgen.module(seed), options,
                                      LIMIT if mode.startswith("none") else None,
-                                     POINTS_ENV if mode == POINTS else None)
+                                     POINTS_ENV if mode == POINTS else None, template=seed % 2 == 1)
         if stats is None or rc not in (0, 1, 3):
             stats = f"{' '.join(options)} exited {rc} with no statistics: {stderr[-2000:]}"
         found[mode] = stats
