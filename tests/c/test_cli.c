@@ -1,6 +1,7 @@
 /* Tests of what the utilities share (cmd/cli.c), linked into this program
  * as into each utility: how an error's kind becomes an exit status. */
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../../cmd/cli.h"
@@ -109,10 +110,42 @@ static void the_usage_names_the_command_it_is_shown_as(void)
 		  "         [-b]");
 }
 
+/* A registry's words wrap at the width under the option column, never
+ * inside a word; a buffer too small cuts the usage, never overruns. */
+static void a_usage_is_put_together_around_a_registrys_words(void)
+{
+	static const char head[] =
+		"usage: prog [--kind=K]\n"
+		"\n"
+		"        --kind=K                 ";
+	char buf[512], small[40];
+
+	cli_usage_build(buf, sizeof(buf), head,
+			"alpha: one thing; beta: another thing, longer; gamma: the last", "tail\n", 60);
+	CHECK_STR(buf, "usage: prog [--kind=K]\n"
+		       "\n"
+		       "        --kind=K                 alpha: one thing; beta:\n"
+		       "                                 another thing, longer;\n"
+		       "                                 gamma: the last\n"
+		       "tail\n");
+	/* a word longer than the room left stands alone on its line */
+	cli_usage_build(buf, sizeof(buf), head, "a an-unbreakable-word-longer-than-the-room b", "", 50);
+	CHECK_STR(buf, "usage: prog [--kind=K]\n"
+		       "\n"
+		       "        --kind=K                 a\n"
+		       "                                 an-unbreakable-word-longer-than-the-room\n"
+		       "                                 b\n");
+	memset(small, 'x', sizeof(small));
+	cli_usage_build(small, sizeof(small) - 8, head, "alpha beta", "tail\n", 60);
+	CHECK_INT(strlen(small), sizeof(small) - 9);
+	CHECK_INT(small[sizeof(small) - 7], 'x');
+}
+
 int main(void)
 {
 	each_error_kind_has_its_exit_code();
 	cli_fail_prints_the_message_and_returns_the_exit_code_of_its_kind();
 	the_usage_names_the_command_it_is_shown_as();
+	a_usage_is_put_together_around_a_registrys_words();
 	return check_report();
 }

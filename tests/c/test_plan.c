@@ -309,9 +309,37 @@ static void dpor_driver_should_build_a_shard(void)
 	}
 }
 
+/* The usage of --search names each search the registry describes, in
+ * its order, and what the samples need. */
+static void the_search_help_describes_every_search_with_words(void)
+{
+	char help[1024], want[256], small[12];
+	const char *at = help, *found;
+	size_t i;
+
+	ploom_plan_search_help(help, sizeof(help));
+	for (i = 0; i < PLOOM_PLAN_NKINDS; i++) {
+		const struct ploom_search_kind *k = &ploom_search_kinds[i];
+
+		if (!k->help)
+			continue;
+		snprintf(want, sizeof(want), "%s: %s", k->search, k->help);
+		found = strstr(at, want);
+		if (!CHECK(found != NULL))
+			printf("  '%s' not in order in '%s'\n", want, help);
+		else
+			at = found + strlen(want);
+	}
+	CHECK_STR(at, ". pct and random need -n or -t and never pass");
+	CHECK(strstr(help, "dpor:") == NULL);
+	ploom_plan_search_help(small, sizeof(small));
+	CHECK_STR(small, "dfs: depth ");
+}
+
 int main(void)
 {
 	plan_check_should_refuse_as_explore_says();
+	the_search_help_describes_every_search_with_words();
 	set_search_should_list_the_known_names();
 	the_default_search_follows_the_patched_modules();
 	a_large_dfs_hints_at_the_reduction();

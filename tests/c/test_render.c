@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../lib/event.h"
+#include "../../lib/format.h"
 #include "../../lib/format/html.h"
 #include "../../lib/json.h"
 #include "../../lib/format/render.h"
@@ -844,8 +845,27 @@ done:
 	ploom_trace_free(t);
 }
 
+/* ploom-show's formats: found by name, text the default, each with its
+ * words in the usage, in the list's order. */
+static void the_formats_are_found_by_name_and_listed_in_the_usage(void)
+{
+	char help[512];
+
+	CHECK(ploom_format_default == ploom_format_find("text"));
+	CHECK(ploom_format_find("text")->write == ploom_format_text);
+	CHECK(ploom_format_find("html")->write == ploom_format_html);
+	CHECK(ploom_format_find("json")->write == ploom_format_json);
+	CHECK(ploom_format_find("xml") == NULL);
+	CHECK(ploom_format_find("") == NULL);
+	CHECK(ploom_format_find("TEXT") == NULL);
+	ploom_format_help(help, sizeof(help));
+	CHECK_STR(help, "text (default: a table of the steps, one column a task), "
+			"html (one self-contained page), or json (the trace as ploom writes it)");
+}
+
 int main(void)
 {
+	the_formats_are_found_by_name_and_listed_in_the_usage();
 	failure_shows_header_table_marks_and_exception();
 	the_config_line_gives_a_samples_seed_and_depth();
 	the_source_line_shows_the_path_in_its_repository();
