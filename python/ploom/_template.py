@@ -372,23 +372,33 @@ def _accept(listener, own: dict, workers: dict) -> None:
         if _to_collector(fields, fds, conn, own, listener, workers):
             conn.close()
             return
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _close_all(listener, workers)
-                conn.close()
-                _worker(fields, fds, own)
-            finally:
-                os._exit(127)
-        conn.sendall(f"ok {pid}\n".encode())
-        workers[pid] = (conn, os.pidfd_open(pid))
+        _fork_worker(conn, fields, fds, own, workers, listener)
     finally:
         for fd in fds:
             os.close(fd)
 
 
+def _fork_worker(conn, fields: list[bytes], fds: list[int], own: dict, workers: dict, served,
+                 collected: bool = False) -> None:
+    """Forks the worker of a request whose stub is at conn and answers the
+    stub with its pid, for the template (served: its listener) or a
+    collector (served: its socket to the template) alike; the worker
+    holds nothing of its parent's but its own descriptors."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _close_all(served, workers)
+            conn.close()
+            _worker(fields, fds, own, collected=collected)
+        finally:
+            os._exit(127)
+    conn.sendall(f"ok {pid}\n".encode())
+    workers[pid] = (conn, os.pidfd_open(pid))
+
+
 def _close_all(listener, workers: dict) -> None:
-    """In a child of the template: what it must not hold of the template's."""
+    """In a child of the template or of a collector: what it must not hold
+    of its parent's (listener: the socket its parent serves on)."""
     if listener is not None:
         listener.close()
     for c, p in workers.values():
@@ -573,17 +583,7 @@ def _serve_collected(fields: list[bytes], fds: list[int], own: dict, collected: 
             conn.sendall(b"no collection of the test's file failed, or a file it imported changed since\n")
             conn.close()
             return
-        pid = os.fork()
-        if pid == 0:
-            try:
-                sock.close()
-                _close_all(None, workers)
-                conn.close()
-                _worker(fields, fds, own, collected=True)
-            finally:
-                os._exit(127)
-        conn.sendall(f"ok {pid}\n".encode())
-        workers[pid] = (conn, os.pidfd_open(pid))
+        _fork_worker(conn, fields, fds, own, workers, sock, collected=True)
     except OSError:
         conn.close()
     finally:
