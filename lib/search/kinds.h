@@ -57,7 +57,9 @@ struct ploom_refusal {
 /* What each kind's file defines: its driver, a new strategy for a plan
  * that ploom_plan_check() accepted (as ploom_plan_strategy_new(), plan.h,
  * documents), and the options it does not take, with why, in a list that
- * ends with a NULL why (kind.h). */
+ * ends with a NULL why.  A kind whose --search no kind spells with
+ * --reduction=dpor (every one but dfs) refuses PLOOM_PLAN_OPT_REDUCTION:
+ * ploom_plan_check() aborts on such a plan otherwise. */
 #define PLOOM_SEARCH_DECLARE(KIND, name, ...) \
 	int ploom_search_##name##_new(struct ploom_strategy **out, struct ploom_plan *plan, \
 				      struct ploom_err *err); \
