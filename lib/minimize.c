@@ -10,6 +10,7 @@
 #include "search/ipb.h"
 #include "json.h"
 #include "replay.h"
+#include "search.h"
 #include "source.h"
 
 int ploom_minimize_same_failure(const struct ploom_outcome *want,
@@ -25,75 +26,106 @@ int ploom_minimize_same_failure(const struct ploom_outcome *want,
 	return ploom_replay_same_outcome(want, got);
 }
 
-/* One search over the schedules with fewer preemptions than the
- * original: iterative preemption bounding (ipb.h) or the bounded
- * reduction (dpor.h) with the bounds 0, 1, ... in turn. */
-struct search {
+/* The schedules with fewer preemptions than the original, as a strategy
+ * of the search driver (search.h): iterative preemption bounding (ipb.h),
+ * or the bounded reduction (dpor.h) with the bounds 0, 1, ... in turn. */
+struct fewer {
+	struct ploom_strategy base;
 	int use_dpor;
 	int bound;              /* the bound of the DPOR under way */
 	int last;               /* the highest bound searched */
 	struct ploom_ipb *ipb;
 	struct ploom_dpor *dpor;
-	size_t max_bytes;       /* ploom_ipb_limit_bytes()'s */
+	struct watch *watch;    /* the caller's */
 };
 
-static void search_free(struct search *s)
+/* The minimizer's view of its search, which the strategy and the driver's
+ * events fill in as it goes (the driver owns the strategy, and frees it
+ * when it ends). */
+struct watch {
+	const struct ploom_outcome *want;
+	const struct ploom_minimize_opts *opts;
+	long runs;              /* schedules run, the searches before this one's included */
+	int bound;              /* of the schedule last sent: at most that many preemptions */
+	int dropped;            /* ploom_ipb_dropped_level() after the last run; -1: none */
+	char *diverged;         /* a divergence's summary */
+};
+
+static const int *fewer_prefix(const struct ploom_strategy *self, size_t *n)
 {
-	ploom_ipb_free(s->ipb);
-	ploom_dpor_free(s->dpor);
-	s->ipb = NULL;
-	s->dpor = NULL;
+	const struct fewer *f = (const struct fewer *)self;
+
+	/* exactly that many without the reduction */
+	f->watch->bound = f->use_dpor ? f->bound : ploom_ipb_level(f->ipb);
+	return f->use_dpor ? ploom_dpor_prefix(f->dpor, n) : ploom_ipb_prefix(f->ipb, n);
 }
 
-/* Starts the search over (from bound 0), with the reduction or without. */
-static int search_start(struct search *s, int use_dpor, struct ploom_err *err)
+/* The reduction goes on with the next bound when one is over. */
+static int fewer_next(struct ploom_strategy *self, const struct ploom_run *run,
+		      struct ploom_err *err)
 {
-	search_free(s);
-	s->use_dpor = use_dpor;
-	s->bound = 0;
-	if (use_dpor)
-		return ploom_dpor_new_bounded(&s->dpor, 0, err);
-	if (ploom_ipb_new(&s->ipb, s->last, err) < 0)
-		return -1;
-	ploom_ipb_limit_bytes(s->ipb, s->max_bytes);
-	return 0;
-}
-
-/* ploom_ipb_dropped_level()'s, -1 with the reduction. */
-static int search_dropped(const struct search *s)
-{
-	return s->ipb ? ploom_ipb_dropped_level(s->ipb) : -1;
-}
-
-static const int *search_prefix(const struct search *s, size_t *n)
-{
-	return s->use_dpor ? ploom_dpor_prefix(s->dpor, n) : ploom_ipb_prefix(s->ipb, n);
-}
-
-/* The bound of the next schedule: at most that many preemptions (exactly,
- * without the reduction). */
-static int search_bound(const struct search *s)
-{
-	return s->use_dpor ? s->bound : ploom_ipb_level(s->ipb);
-}
-
-/* Takes a run; 1 when there is a next schedule, 0 when the search is
- * over, -1 with err filled.  The reduction goes on with the next bound
- * when one is over. */
-static int search_next(struct search *s, const struct ploom_run *run, struct ploom_err *err)
-{
+	struct fewer *f = (struct fewer *)self;
+	const struct ploom_minimize_opts *opts = f->watch->opts;
 	int more;
 
-	if (!s->use_dpor)
-		return ploom_ipb_next(s->ipb, run, err);
-	more = ploom_dpor_next(s->dpor, run, err);
-	if (more != 0)
+	/* after every schedule, the one that fails as the original included */
+	f->watch->runs++;
+	if (opts && opts->progress)
+		opts->progress(opts->progress_ctx, f->watch->runs, f->watch->bound);
+	if (!f->use_dpor) {
+		more = ploom_ipb_next(f->ipb, run, err);
+		f->watch->dropped = ploom_ipb_dropped_level(f->ipb);
 		return more;
-	if (s->bound >= s->last)
-		return 0;
-	ploom_dpor_free(s->dpor);
-	s->dpor = NULL;
-	return ploom_dpor_new_bounded(&s->dpor, ++s->bound, err) < 0 ? -1 : 1;
+	}
+	more = ploom_dpor_next(f->dpor, run, err);
+	if (more != 0 || f->bound >= f->last)
+		return more;
+	ploom_dpor_free(f->dpor);
+	f->dpor = NULL;
+	return ploom_dpor_new_bounded(&f->dpor, ++f->bound, err) < 0 ? -1 : 1;
+}
+
+static void fewer_free(struct ploom_strategy *self)
+{
+	struct fewer *f = (struct fewer *)self;
+
+	ploom_ipb_free(f->ipb);
+	ploom_dpor_free(f->dpor);
+	free(f);
+}
+
+static const struct ploom_strategy_ops fewer_ops = {
+	.name = "minimize",
+	.prefix = fewer_prefix,
+	.next = fewer_next,
+	.free = fewer_free,
+};
+
+/* The strategy searching the schedules with at most last preemptions,
+ * with the reduction or without (max_bytes: ploom_ipb_limit_bytes()'s). */
+static int fewer_new(struct ploom_strategy **out, int last, int use_dpor, size_t max_bytes,
+		     struct watch *watch, struct ploom_err *err)
+{
+	struct fewer *f = calloc(1, sizeof(*f));
+	int r;
+
+	*out = NULL;
+	if (!f)
+		return ploom_err_oom(err);
+	f->base.ops = &fewer_ops;
+	f->use_dpor = use_dpor;
+	f->last = last;
+	f->watch = watch;
+	watch->dropped = -1;
+	r = use_dpor ? ploom_dpor_new_bounded(&f->dpor, 0, err) : ploom_ipb_new(&f->ipb, last, err);
+	if (r < 0) {
+		free(f);
+		return -1;
+	}
+	if (f->ipb)
+		ploom_ipb_limit_bytes(f->ipb, max_bytes);
+	*out = &f->base;
+	return 0;
 }
 
 static double now_s(void)
@@ -104,24 +136,56 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Why the search must stop before the next schedule, or NULL. */
-static const char *budget_spent(const struct ploom_minimize_result *res, long max_schedules,
-				double deadline)
+static int same_as_original(void *ctx, const struct ploom_outcome *got)
 {
-	if (res->schedules >= max_schedules)
+	const struct watch *w = ctx;
+
+	return ploom_minimize_same_failure(w->want, got);
+}
+
+static void on_event(void *ctx, const struct ploom_search_event *ev)
+{
+	struct watch *w = ctx;
+
+	if (ev->kind == PLOOM_SEARCH_DIVERGENCE) {
+		free(w->diverged);
+		w->diverged = ploom_strdup(ev->outcome->summary ? ev->outcome->summary : "");
+	}
+}
+
+/* The limits of one search from its options: the budget left of the
+ * whole minimization, and the seconds left until its deadline (0: none).
+ * Returns 0, or the reason there is nothing left ("max-schedules",
+ * "time"). */
+static const char *limits(struct ploom_search_opts *so, long budget, long spent,
+			  double deadline)
+{
+	if (spent >= budget)
 		return "max-schedules";
-	if (deadline > 0 && now_s() >= deadline)
-		return "time";
+	so->max_schedules = budget - spent;
+	so->time_limit_s = 0;
+	if (deadline > 0) {
+		so->time_limit_s = deadline - now_s();
+		if (so->time_limit_s <= 0)
+			return "time";
+	}
 	return NULL;
 }
 
-int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *res,
-			  const struct ploom_run *original,
-			  const struct ploom_minimize_opts *opts, ploom_minimize_run_fn run,
-			  void *ctx, struct ploom_err *err)
+int ploom_minimize_search(struct ploom_trace **out, struct ploom_minimize_result *res,
+			  const struct ploom_run *original, struct ploom_worker *w,
+			  const char *hash_seed, const struct ploom_config *config,
+			  const struct ploom_minimize_opts *opts, struct ploom_err *err)
 {
-	struct search s = {0};
 	struct ploom_run r = {0};
+	struct ploom_search_result sres = {0};
+	struct ploom_strategy *strategy = NULL;
+	struct watch watch = {.want = &original->outcome, .opts = opts};
+	struct ploom_search_opts so = {
+		.workers = &w, .nworkers = 1, .hash_seed = hash_seed, .config = config,
+		.wanted = same_as_original, .wanted_ctx = &watch,
+		.event = on_event, .event_ctx = &watch,
+	};
 	long budget = opts && opts->max_schedules > 0 ? opts->max_schedules
 						      : PLOOM_MINIMIZE_DEFAULT_BUDGET;
 	double seconds = opts && opts->max_seconds ? opts->max_seconds
@@ -130,19 +194,22 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 	double deadline = seconds > 0 ? now_s() + seconds : 0;
 	size_t max_bytes = opts && opts->max_work_bytes ? opts->max_work_bytes
 							: PLOOM_MINIMIZE_MAX_WORK_BYTES;
-	const char *why;
-	const int *prefix;
-	size_t n;
-	int bound, more, ret = -1;
+	long timeout_ms;
+	int reduce = opts && opts->reduce, ret = -1;
 
+	*out = NULL;
 	memset(res, 0, sizeof(*res));
 	res->from = res->to = ploom_run_count_preemptions(original);
 	if (!ploom_outcome_is_failure(original->outcome.kind))
 		return ploom_err_set(err, PLOOM_ERR_INPUT, "the trace does not record a failure");
+	if (ploom_timeout_ms(&timeout_ms, config->schedule_timeout_s) < 0)
+		return ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
+				     config->schedule_timeout_s);
 	if (opts && opts->reproduce_first) {
 		/* else a trace whose failure is gone (or was never there) would
 		 * come back unchanged, as if it were the shortest */
-		if (run(ctx, &r, original->choices, original->nchoices, err) < 0)
+		if (ploom_worker_run(w, &r, original->choices, original->nchoices,
+				     config->max_steps, timeout_ms, err) < 0)
 			goto done;
 		res->schedules++;
 		if (!ploom_minimize_same_failure(&original->outcome, &r.outcome)) {
@@ -156,64 +223,67 @@ int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *r
 	ret = 0;
 	if (res->from == 0)
 		goto done;
-	ret = -1;
-	s.last = res->from - 1;
-	s.max_bytes = max_bytes;
-	if (search_start(&s, opts && opts->reduce, err) < 0)
-		goto done;
-	do {
-		why = budget_spent(res, budget, deadline);
-		if (why) {
+	for (;;) {
+		res->stopped_by = limits(&so, budget, res->schedules, deadline);
+		if (res->stopped_by) {
 			res->exhausted = 1;
-			res->stopped_by = why;
-			ret = 0;
+			break;
+		}
+		ret = -1;
+		if (fewer_new(&strategy, res->from - 1, reduce, max_bytes, &watch, err) < 0)
+			goto done;
+		watch.runs = res->schedules;
+		ploom_search_result_release(&sres);
+		ret = ploom_search_run(&sres, strategy, &so, err);
+		strategy = NULL;
+		res->schedules += sres.schedules;
+		if (ret == 1) {
+			ret = ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
+					    "a schedule did not follow its choices: %s",
+					    watch.diverged ? watch.diverged : "");
 			goto done;
 		}
-		prefix = search_prefix(&s, &n);
-		bound = search_bound(&s);
-		ploom_run_release(&r);
-		if (run(ctx, &r, prefix, n, err) < 0)
+		if (ret < 0)
 			goto done;
-		res->schedules++;
-		if (opts && opts->progress)
-			opts->progress(opts->progress_ctx, res->schedules, bound);
-		if (r.outcome.kind == PLOOM_OUTCOME_DIVERGENCE) {
-			ploom_err_set(err, PLOOM_ERR_DIVERGENCE,
-				      "a schedule did not follow its choices: %s",
-				      r.outcome.summary ? r.outcome.summary : "");
-			goto done;
-		}
-		if (ploom_minimize_same_failure(&original->outcome, &r.outcome)) {
-			res->to = r.preemptions;
+		if (sres.failure) {
+			res->to = sres.failure->run.preemptions;
 			/* a level below this one was searched in part */
-			if (search_dropped(&s) >= 0 && search_dropped(&s) < bound)
+			if (watch.dropped >= 0 && watch.dropped < watch.bound)
 				res->stopped_by = "memory";
-			ploom_run_move(out, &r);
+			*out = sres.failure;
+			sres.failure = NULL;
 			ret = 1;
 			goto done;
 		}
-		if (s.use_dpor && r.outcome.kind == PLOOM_OUTCOME_REFINE) {
-			/* plain state the reduction did not see as shared: its
-			 * classes are wrong, and this worker cannot be given the
-			 * points; the search without it needs none */
-			if (search_start(&s, 0, err) < 0)
-				goto done;
-			more = 1;
-			continue;
-		}
-		more = search_next(&s, &r, err);
-		if (more < 0)
-			goto done;
-	} while (more);
-	/* no schedule failed of those kept: the others may have */
-	if (search_dropped(&s) >= 0) {
+		if (!sres.stopped_by || strcmp(sres.stopped_by, "refine") || !reduce)
+			break;
+		/* plain state the reduction did not see as shared: its classes
+		 * are wrong, and this worker cannot be given the points; the
+		 * search without it needs none.  The run that asked counts. */
+		res->schedules++;
+		reduce = 0;
+	}
+	if (sres.stopped_by && !strcmp(sres.stopped_by, "setup")) {
+		ret = ploom_err_set(err, PLOOM_ERR_INPUT,
+				    "a schedule stopped at the scenario's setup: %s", sres.setup);
+	} else if (sres.stopped_by && !res->stopped_by) {
+		/* a budget ran out: wanted() lets nothing else stop the search,
+		 * and a worker without the reduction never asks for points */
+		res->exhausted = 1;
+		res->stopped_by = !strcmp(sres.stopped_by, "time-limit") ? "time" : "max-schedules";
+		if (strcmp(sres.stopped_by, "time-limit") && strcmp(sres.stopped_by, "max-schedules"))
+			ret = ploom_err_set(err, PLOOM_ERR_INTERNAL,
+					    "the minimizer's search stopped by %s", sres.stopped_by);
+	} else if (!res->stopped_by && watch.dropped >= 0) {
+		/* no schedule failed of those kept: the others may have */
 		res->exhausted = 1;
 		res->stopped_by = "memory";
 	}
-	ret = 0;
 done:
 	ploom_run_release(&r);
-	search_free(&s);
+	ploom_search_result_release(&sres);
+	ploom_strategy_free(strategy);
+	free(watch.diverged);
 	return ret;
 }
 
@@ -254,45 +324,22 @@ int ploom_minimize_known_minimal(struct ploom_trace **out, struct ploom_minimize
 	return 0;
 }
 
-struct worker_ctx {
-	struct ploom_worker *w;
-	long max_steps;
-	long timeout_ms;
-};
-
-static int run_on_worker(void *ctx, struct ploom_run *out, const int *choices, size_t n,
-			 struct ploom_err *err)
-{
-	struct worker_ctx *c = ctx;
-
-	return ploom_worker_run(c->w, out, choices, n, c->max_steps, c->timeout_ms, err);
-}
-
 int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result *res,
 			 const struct ploom_trace *original, struct ploom_worker *w,
 			 const struct ploom_minimize_opts *opts, struct ploom_err *err)
 {
 	struct ploom_trace *t = NULL;
-	struct ploom_run found = {0};
 	/* shallow: its lists stay original's */
 	struct ploom_config config = original->config;
-	struct worker_ctx ctx;
 	struct ploom_minimize_opts mopts = {0};
 	char id[17];
 	int r, ret = -1;
 
 	*out = NULL;
-	ctx.w = w;
-	ctx.max_steps = original->config.max_steps;
 	/* the trace is untrusted: the caller's limit holds whatever it says */
 	if (opts && opts->schedule_timeout_s > 0)
 		config.schedule_timeout_s = ploom_timeout_min(config.schedule_timeout_s,
 							      opts->schedule_timeout_s);
-	if (ploom_timeout_ms(&ctx.timeout_ms, config.schedule_timeout_s) < 0) {
-		ploom_err_set(err, PLOOM_ERR_INPUT, "invalid schedule timeout %g s",
-			      config.schedule_timeout_s);
-		goto done;
-	}
 	if (opts)
 		mopts = *opts;
 	/* a worker of a search with the reduction makes the scenario's shared
@@ -300,12 +347,11 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 	 * and the reduction would take its steps for independent */
 	mopts.reduce = strcmp(ploom_config_kind(&original->config)->reduction,
 			      PLOOM_SEARCH_UNSAID->reduction) != 0;
-	r = ploom_minimize_search(&found, res, &original->run, &mopts, run_on_worker, &ctx, err);
+	r = ploom_minimize_search(&t, res, &original->run, w, original->hash_seed, &config,
+				  &mopts, err);
 	if (r < 0)
 		goto done;
 	if (r == 1) {
-		if (ploom_worker_trace(&t, w, original->hash_seed, &config, &found, err) < 0)
-			goto done;
 		/* the worker may have been given an absolute form of the
 		 * target: keep the user's spelling */
 		free(t->scenario.target);
@@ -339,7 +385,6 @@ int ploom_minimize_trace(struct ploom_trace **out, struct ploom_minimize_result 
 	t = NULL;
 	ret = 0;
 done:
-	ploom_run_release(&found);
 	ploom_trace_free(t);
 	return ret;
 }

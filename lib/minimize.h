@@ -23,10 +23,11 @@
  *     asks for more points (outcome refine) starts the search again
  *     without it.
  *
- * The search only needs a way to run a schedule, so it runs the same over
- * a worker process (ploom_minimize_trace(), used by ploom-minimize and by
- * ploom-explore with its running worker) and over a simulator in the
- * tests (ploom_minimize_search()).
+ * The search is a strategy of the search driver (search.h) on one worker,
+ * which stops at the first failure that is the same as the original's
+ * (its wanted()): ploom_minimize_search() on a run, ploom_minimize_trace()
+ * on a trace, for ploom-minimize and for ploom-explore with its running
+ * worker.
  *
  * Budgets bound the schedules run and the seconds the search takes.
  * When one runs out before the search is over, the best run found so far
@@ -58,13 +59,6 @@
 #define PLOOM_MINIMIZE_DEFAULT_BUDGET 100000L
 #define PLOOM_MINIMIZE_DEFAULT_SECONDS 60.0
 #define PLOOM_MINIMIZE_MAX_WORK_BYTES ((size_t)64 << 20)
-
-/* Runs one schedule that makes choices[0..n) at its first branch points
- * and the default choice after them, into *out (zeroed by the caller),
- * finished with ploom_run_finish().  Returns 0, or -1 with err filled;
- * the search stops at the first error. */
-typedef int (*ploom_minimize_run_fn)(void *ctx, struct ploom_run *out, const int *choices,
-				     size_t n, struct ploom_err *err);
 
 /* Called after every schedule with the schedules run so far and the
  * preemptions of the level searched (at most that many, with the
@@ -115,21 +109,24 @@ int ploom_minimize_same_failure(const struct ploom_outcome *want,
 				const struct ploom_outcome *got);
 
 /* Searches as described above for original's failure (original's
- * preemptions are counted from its steps).  Returns 1 when a run with
- * fewer preemptions fails the same way: *out (zeroed by the caller)
- * receives it and the caller releases it with ploom_run_release(); 0
- * when there is none or a budget ran out first (res->exhausted), *out
- * untouched; -1 with err filled when run failed, a schedule did not
- * follow its choices (kind PLOOM_ERR_DIVERGENCE), with reproduce_first
- * the original's choices did not fail the same way (kind
+ * preemptions are counted from its steps) on the worker w, which must run
+ * original's scenario, with config's max_steps and schedule timeout and
+ * the workers' hash_seed.  Returns 1 when a run with fewer preemptions
+ * fails the same way: *out is the worker's trace of it
+ * (ploom_worker_trace(), made with hash_seed and config: no fingerprints,
+ * no id), which the caller frees with ploom_trace_free(); 0 when there is
+ * none or a budget ran out first (res->exhausted), *out NULL; -1 with err
+ * filled and *out NULL when the worker failed, a schedule did not follow
+ * its choices (kind PLOOM_ERR_DIVERGENCE), with reproduce_first the
+ * original's choices did not fail the same way (kind
  * PLOOM_ERR_DIVERGENCE: "the recorded failure did not reproduce:
  * recorded SUMMARY, got SUMMARY"), or the original is not a failure
  * (PLOOM_ERR_INPUT).  The run of reproduce_first counts among the
  * schedules and the budget.  *res is filled in every case.  opts may be NULL. */
-int ploom_minimize_search(struct ploom_run *out, struct ploom_minimize_result *res,
-			  const struct ploom_run *original,
-			  const struct ploom_minimize_opts *opts, ploom_minimize_run_fn run,
-			  void *ctx, struct ploom_err *err);
+int ploom_minimize_search(struct ploom_trace **out, struct ploom_minimize_result *res,
+			  const struct ploom_run *original, struct ploom_worker *w,
+			  const char *hash_seed, const struct ploom_config *config,
+			  const struct ploom_minimize_opts *opts, struct ploom_err *err);
 
 /* Minimizes a trace with a running worker, which must run original's
  * scenario with original's hash seed.  Schedules run with original's

@@ -171,8 +171,11 @@ static int save_trace(struct ploom_trace **out, char **out_path, const struct pl
 	const struct ploom_search_opts *o = s->o;
 	struct ploom_err why = {0, ""};
 
-	if (ploom_worker_trace(out, w, o->hash_seed, o->config, run, err) < 0 ||
-	    ploom_trace_fingerprint_source(*out, err) < 0 || ploom_trace_set_id(*out, err) < 0)
+	if (ploom_worker_trace(out, w, o->hash_seed, o->config, run, err) < 0)
+		return -1;
+	if (!o->trace_dir)
+		return 0;
+	if (ploom_trace_fingerprint_source(*out, err) < 0 || ploom_trace_set_id(*out, err) < 0)
 		return -1;
 	if (o->annotate)
 		o->annotate(o->annotate_ctx, *out);
@@ -272,6 +275,8 @@ static int take_run(struct ploom_search *s, struct job *job, struct ploom_run *r
 	 * moved into its trace */
 	if (strategy_next(s, job, run, err) < 0)
 		return -1;
+	if (s->o->wanted && !s->o->wanted(s->o->wanted_ctx, &run->outcome))
+		return 0;
 	if (run->outcome.kind == PLOOM_OUTCOME_STEP_LIMIT) {
 		if (!res->limit_path && !res->failure && !res->save_err.kind) {
 			r = save_trace(&trace, &res->limit_path, s, job->w, run, err);

@@ -160,7 +160,7 @@ struct ploom_search;
 
 enum ploom_search_event_kind {
 	/* The first failing schedule: its trace was saved at path (NULL when
-	 * it could not be: see save_err in the result). */
+	 * it could not be, see save_err in the result, or with no trace_dir). */
 	PLOOM_SEARCH_FAILURE,
 	/* The first schedule that reached the step limit, when no failure
 	 * came before it: its trace was saved at path (NULL when it could not
@@ -207,10 +207,20 @@ struct ploom_search_opts {
 	/* max_steps and schedule_timeout_s of every schedule; recorded, with
 	 * the rest, in the traces */
 	const struct ploom_config *config;
-	const char *trace_dir;          /* where traces are saved (ploom_trace_save()) */
+	/* where traces are saved (ploom_trace_save()); NULL: nowhere, and a
+	 * trace is the worker's record of the run only (ploom_worker_trace()),
+	 * without fingerprints or id, for a caller that completes it itself
+	 * (the minimizer) */
+	const char *trace_dir;
 	long max_schedules;             /* 0: no limit */
 	double time_limit_s;            /* 0: no limit */
 	int keep_going;                 /* 1: failures and step limits do not stop the search */
+	/* Optional: the failures the search is after (the minimizer's: the
+	 * same failure as a trace's).  A run whose outcome it returns 0 for
+	 * counts as a schedule and nothing more, a failure or a step limit
+	 * included: not failing, no trace, no event, no stop. */
+	int (*wanted)(void *ctx, const struct ploom_outcome *outcome);
+	void *wanted_ctx;
 	int tally_outcomes;             /* 1: fill res->outcomes */
 	/* Optional: a flag a signal handler sets.  Once it is set the
 	 * driver stops as soon as it notices, kills the workers with a run

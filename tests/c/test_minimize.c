@@ -3,6 +3,7 @@
  * errors, and the trace it makes with a (stand-in) worker. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../lib/search/explore.h"
 #include "../../lib/json.h"
@@ -13,6 +14,7 @@
 #include "check.h"
 #include "fake.h"
 #include "sim.h"
+#include "simworker.h"
 #include "testenv.h"
 
 /* PLOOM_MINIMIZE_PROGRAMS (testenv.h), read first in main() */
@@ -20,30 +22,79 @@ static long env_programs;
 
 /* ---- runners ---- */
 
+/* this program, whose workers are the stand-in of simworker.h */
+static char self[4096];
+static char *runs_dir;
+
+/* What the stand-in worker of a minimization runs. */
 struct sim_ctx {
 	const struct sim_scenario *sc;
 	int rename_below;       /* failures with fewer preemptions get another message */
 	int ignore_choices;     /* run the default schedule whatever is asked */
-	int fail_after;         /* runner error after this many runs (0: never) */
-	int runs;
+	int fail_after;         /* the worker dies after this many runs (0: never) */
+	int runs;               /* the runs the workers made, added up by minimize() */
 	const struct sim_prog *prog;    /* a generated program instead of sc */
+	unsigned long seed;             /* prog's */
 };
 
-static int run_sim(void *ctx, struct ploom_run *out, const int *choices, size_t n,
-		   struct ploom_err *err)
+/* The lines of the file at path (0 when there is none), which it removes. */
+static int count_lines(const char *path)
 {
-	struct sim_ctx *c = ctx;
+	FILE *f = fopen(path, "r");
+	int c, n = 0;
 
-	if (c->fail_after && c->runs >= c->fail_after)
-		return ploom_err_set(err, PLOOM_ERR_WORKER, "the worker died during a schedule");
-	c->runs++;
-	sim_exec(out, c->prog ? NULL : c->sc, c->prog, c->ignore_choices ? NULL : choices,
-		 c->ignore_choices ? 0 : n, NULL, 0, NULL);
-	if (out->outcome.kind == PLOOM_OUTCOME_FAILURE && out->preemptions < c->rename_below) {
-		free(out->outcome.exc_message);
-		out->outcome.exc_message = strdup("another bug");
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	remove(path);
+	return n;
+}
+
+/* ploom_minimize_search() of original on a stand-in worker of ctx's
+ * scenario, started for it and stopped after; the run found is moved
+ * into *out. */
+static int minimize(struct ploom_run *out, struct ploom_minimize_result *res,
+		    const struct ploom_run *original, const struct ploom_minimize_opts *opts,
+		    struct sim_ctx *ctx, struct ploom_err *err)
+{
+	struct ploom_config config = {.max_preemptions = -1, .max_steps = 100000,
+				      .schedule_timeout_s = 10.0};
+	struct ploom_worker_opts wopts = {.python = self, .hash_seed = "0"};
+	struct ploom_worker *w = NULL;
+	struct ploom_trace *found = NULL;
+	struct ploom_err own = {0, ""};
+	char target[1024], log[512];
+	int r;
+
+	if (!err)
+		err = &own;
+	snprintf(log, sizeof(log), "%s/runs", runs_dir);
+	if (ctx->prog)
+		snprintf(target, sizeof(target), "gen:%lu|log=%s", ctx->seed, log);
+	else
+		snprintf(target, sizeof(target), "%s|log=%s", ctx->sc->name, log);
+	if (ctx->rename_below)
+		snprintf(target + strlen(target), sizeof(target) - strlen(target), "|rename=%d",
+			 ctx->rename_below);
+	if (ctx->ignore_choices)
+		snprintf(target + strlen(target), sizeof(target) - strlen(target), "|ignore");
+	if (ctx->fail_after)
+		snprintf(target + strlen(target), sizeof(target) - strlen(target), "|die=%d",
+			 ctx->fail_after);
+	wopts.target = target;
+	if (ploom_worker_start(&w, &wopts, err) < 0) {
+		printf("cannot start the stand-in worker: %s\n", err->msg);
+		abort();
 	}
-	return 0;
+	r = ploom_minimize_search(&found, res, original, w, "0", &config, opts, err);
+	if (found)
+		ploom_run_move(out, &found->run);
+	ploom_trace_free(found);
+	ploom_worker_free(w);
+	ctx->runs += count_lines(log);
+	return r;
 }
 
 static int fails_with_at_least(const struct ploom_run *run, int min_preemptions)
@@ -113,7 +164,7 @@ static void same_failure_compares_what_identifies_the_bug(void)
 
 static void the_bank_failure_found_first_minimizes_to_one_preemption(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL, 0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0}, again;
 	struct ploom_err err = {0, ""};
@@ -121,7 +172,7 @@ static void the_bank_failure_found_first_minimizes_to_one_preemption(void)
 	CHECK_INT(find_failure(&orig, ctx.sc, 0), 0);
 	/* the same schedule ploom-explore finds first on the real bank */
 	CHECK_INT(orig.preemptions, 2);
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, &err), 1);
+	CHECK_INT(minimize(&min, &res, &orig, NULL, &ctx, &err), 1);
 	CHECK_STR(err.msg, "");
 	CHECK_INT(res.from, 2);
 	CHECK_INT(res.to, 1);
@@ -152,7 +203,7 @@ static void every_failing_schedule_minimizes_to_the_fewest_preemptions(int reduc
 
 	opts.reduce = reduce;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		struct sim_ctx ctx = {sim_find(names[i]), 0, 0, 0, 0, NULL};
+		struct sim_ctx ctx = {sim_find(names[i]), 0, 0, 0, 0, NULL, 0};
 		struct ploom_explore *ex = NULL;
 		struct ploom_run run;
 		const int *prefix;
@@ -171,7 +222,7 @@ static void every_failing_schedule_minimizes_to_the_fewest_preemptions(int reduc
 				struct ploom_minimize_result res;
 				struct ploom_run min = {0};
 				int want = run.preemptions > 1 ? 1 : run.preemptions;
-				int got = ploom_minimize_search(&min, &res, &run, &opts, run_sim, &ctx,
+				int got = minimize(&min, &res, &run, &opts, &ctx,
 								NULL);
 				failing++;
 				if (!CHECK_INT(got, run.preemptions > 1 ? 1 : 0) ||
@@ -196,17 +247,17 @@ static void every_failing_schedule_minimizes_to_the_fewest_preemptions(int reduc
  * one preemption too, in fewer schedules than without it. */
 static void the_reduction_searches_fewer_schedules_for_the_same_result(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL, 0};
 	struct ploom_minimize_opts opts = {0};
 	struct ploom_minimize_result plain, reduced;
 	struct ploom_run orig = {0}, min = {0};
 
 	CHECK_INT(find_failure(&orig, ctx.sc, 2), 0);
-	CHECK_INT(ploom_minimize_search(&min, &plain, &orig, NULL, run_sim, &ctx, NULL), 1);
+	CHECK_INT(minimize(&min, &plain, &orig, NULL, &ctx, NULL), 1);
 	ploom_run_release(&min);
 	memset(&min, 0, sizeof(min));
 	opts.reduce = 1;
-	CHECK_INT(ploom_minimize_search(&min, &reduced, &orig, &opts, run_sim, &ctx, NULL), 1);
+	CHECK_INT(minimize(&min, &reduced, &orig, &opts, &ctx, NULL), 1);
 	CHECK_INT(reduced.to, 1);
 	CHECK_INT(min.preemptions, 1);
 	CHECK(reduced.schedules < plain.schedules);
@@ -257,7 +308,7 @@ static void generated_failures_minimize_to_the_fewest_preemptions(void)
 
 	for (i = 0; i < nprog && failed < 5; i++) {
 		struct sim_prog p;
-		struct sim_ctx ctx = {NULL, 0, 0, 0, 0, &p};
+		struct sim_ctx ctx = {NULL, 0, 0, 0, 0, &p, (unsigned long)i};
 		struct ploom_explore *ex = NULL;
 		struct ploom_run run;
 		const int *prefix;
@@ -283,7 +334,7 @@ static void generated_failures_minimize_to_the_fewest_preemptions(void)
 					int ok;
 
 					opts.reduce = reduce;
-					ploom_minimize_search(&min, &res, &run, &opts, run_sim, &ctx, NULL);
+					minimize(&min, &res, &run, &opts, &ctx, NULL);
 					schedules[reduce] += res.schedules;
 					ok = CHECK_INT(res.to, want);
 					if (min.steps)
@@ -305,7 +356,7 @@ static void generated_failures_minimize_to_the_fewest_preemptions(void)
 					int r, ok = 1;
 
 					opts.max_work_bytes = 100;
-					r = ploom_minimize_search(&min, &res, &run, &opts, run_sim, &ctx,
+					r = minimize(&min, &res, &run, &opts, &ctx,
 								  NULL);
 					if (!res.stopped_by) {
 						ok &= CHECK_INT(res.to, want);
@@ -347,14 +398,14 @@ static void generated_failures_minimize_to_the_fewest_preemptions(void)
 
 static void a_minimal_run_is_left_alone_after_the_lower_bounds(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL, 0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0}, out = {0};
 
 	find_failure(&orig, ctx.sc, 0);
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, NULL), 1);
+	CHECK_INT(minimize(&min, &res, &orig, NULL, &ctx, NULL), 1);
 	ctx.runs = 0;
-	CHECK_INT(ploom_minimize_search(&out, &res, &min, NULL, run_sim, &ctx, NULL), 0);
+	CHECK_INT(minimize(&out, &res, &min, NULL, &ctx, NULL), 0);
 	CHECK_INT(res.from, 1);
 	CHECK_INT(res.to, 1);
 	CHECK_INT(res.exhausted, 0);
@@ -367,7 +418,7 @@ static void a_minimal_run_is_left_alone_after_the_lower_bounds(void)
 
 static void a_failure_that_does_not_reproduce_is_a_divergence(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL, 0};
 	struct ploom_minimize_opts opts = {0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, forged, out = {0};
@@ -382,10 +433,10 @@ static void a_failure_that_does_not_reproduce_is_a_divergence(void)
 	forged.outcome.exc_message = strdup("the account is overdrawn");
 	forged.outcome.summary = strdup("builtins.AssertionError: the account is overdrawn");
 	/* without reproduce_first it would come back as the shortest */
-	CHECK_INT(ploom_minimize_search(&out, &res, &forged, NULL, run_sim, &ctx, &err), 0);
+	CHECK_INT(minimize(&out, &res, &forged, NULL, &ctx, &err), 0);
 	CHECK_INT(res.schedules, 0);
 	opts.reproduce_first = 1;
-	CHECK_INT(ploom_minimize_search(&out, &res, &forged, &opts, run_sim, &ctx, &err), -1);
+	CHECK_INT(minimize(&out, &res, &forged, &opts, &ctx, &err), -1);
 	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 	CHECK_STR(err.msg, "the recorded failure did not reproduce: recorded "
 			   "builtins.AssertionError: the account is overdrawn, got pass");
@@ -397,7 +448,7 @@ static void a_failure_that_does_not_reproduce_is_a_divergence(void)
 	/* a real failure, in a scenario that has changed since */
 	find_failure(&orig, ctx.sc, 0);
 	ctx.sc = sim_find("bank with the lock");
-	CHECK_INT(ploom_minimize_search(&out, &res, &orig, &opts, run_sim, &ctx, &err), -1);
+	CHECK_INT(minimize(&out, &res, &orig, &opts, &ctx, &err), -1);
 	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 	CHECK(strncmp(err.msg, "the recorded failure did not reproduce: ", 40) == 0);
 
@@ -405,7 +456,7 @@ static void a_failure_that_does_not_reproduce_is_a_divergence(void)
 	 * search is the same */
 	ctx.sc = sim_find("bank without the lock");
 	ctx.runs = 0;
-	CHECK_INT(ploom_minimize_search(&out, &res, &orig, &opts, run_sim, &ctx, &err), 1);
+	CHECK_INT(minimize(&out, &res, &orig, &opts, &ctx, &err), 1);
 	CHECK_INT(res.to, 1);
 	CHECK_INT(res.schedules, ctx.runs);
 	ploom_run_release(&out);
@@ -416,13 +467,13 @@ static void only_the_same_failure_counts(void)
 {
 	/* failures with fewer than 2 preemptions get another message, so
 	 * the one with 2 is the fewest that fails the same way */
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 2, 0, 0, 0, NULL};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 2, 0, 0, 0, NULL, 0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0};
 
 	CHECK_INT(find_failure(&orig, ctx.sc, 3), 0);
 	CHECK(orig.preemptions >= 3);
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, NULL), 1);
+	CHECK_INT(minimize(&min, &res, &orig, NULL, &ctx, NULL), 1);
 	CHECK_INT(res.to, 2);
 	CHECK_INT(min.preemptions, 2);
 	CHECK_STR(min.outcome.exc_message, "the account is overdrawn");
@@ -441,7 +492,7 @@ static void progress_counts(void *ctx, long schedules, int bound)
 
 static void the_budget_stops_the_search_and_says_so(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL, 0};
 	struct ploom_minimize_opts opts = {0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0};
@@ -451,7 +502,7 @@ static void the_budget_stops_the_search_and_says_so(void)
 	opts.progress = progress_counts;
 	opts.progress_ctx = calls;
 	find_failure(&orig, ctx.sc, 0);
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, NULL), 0);
+	CHECK_INT(minimize(&min, &res, &orig, &opts, &ctx, NULL), 0);
 	CHECK_INT(res.exhausted, 1);
 	CHECK_STR(res.stopped_by, "max-schedules");
 	CHECK_INT(res.schedules, 2);
@@ -466,7 +517,7 @@ static void the_budget_stops_the_search_and_says_so(void)
  * the original's run is the only one, and the result is the original. */
 static void the_time_budget_stops_the_search_and_says_so(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL, 0};
 	struct ploom_minimize_opts opts = {0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0};
@@ -475,7 +526,7 @@ static void the_time_budget_stops_the_search_and_says_so(void)
 	opts.max_seconds = 1e-9;
 	opts.reproduce_first = 1;
 	find_failure(&orig, ctx.sc, 0);
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, &err), 0);
+	CHECK_INT(minimize(&min, &res, &orig, &opts, &ctx, &err), 0);
 	CHECK_STR(err.msg, "");
 	CHECK_INT(res.exhausted, 1);
 	CHECK_STR(res.stopped_by, "time");
@@ -486,7 +537,7 @@ static void the_time_budget_stops_the_search_and_says_so(void)
 	/* no limit (< 0) searches to the end */
 	ctx.runs = 0;
 	opts.max_seconds = -1;
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, &err), 1);
+	CHECK_INT(minimize(&min, &res, &orig, &opts, &ctx, &err), 1);
 	CHECK(res.stopped_by == NULL);
 	CHECK_INT(res.to, 1);
 	ploom_run_release(&min);
@@ -498,7 +549,7 @@ static void the_time_budget_stops_the_search_and_says_so(void)
  * part may not have the fewest preemptions; both say "memory". */
 static void the_memory_limit_leaves_work_out_and_says_so(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL, 0};
 	struct ploom_minimize_opts opts = {0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, min = {0};
@@ -508,7 +559,7 @@ static void the_memory_limit_leaves_work_out_and_says_so(void)
 	opts.max_work_bytes = 1;
 	find_failure(&orig, ctx.sc, 0);
 	CHECK_INT(orig.preemptions, 2);
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, &err), 0);
+	CHECK_INT(minimize(&min, &res, &orig, &opts, &ctx, &err), 0);
 	CHECK_STR(err.msg, "");
 	CHECK_INT(res.exhausted, 1);
 	CHECK_STR(res.stopped_by, "memory");
@@ -517,7 +568,7 @@ static void the_memory_limit_leaves_work_out_and_says_so(void)
 	CHECK(min.steps == NULL);
 	/* the default limit holds the whole search: the fewest, proven */
 	opts.max_work_bytes = 0;
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, &opts, run_sim, &ctx, &err), 1);
+	CHECK_INT(minimize(&min, &res, &orig, &opts, &ctx, &err), 1);
 	CHECK(res.stopped_by == NULL);
 	CHECK_INT(res.exhausted, 0);
 	CHECK_INT(res.to, 1);
@@ -527,7 +578,7 @@ static void the_memory_limit_leaves_work_out_and_says_so(void)
 
 static void errors_stop_the_search(void)
 {
-	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL};
+	struct sim_ctx ctx = {sim_find("bank without the lock"), 0, 0, 0, 0, NULL, 0};
 	struct ploom_minimize_result res;
 	struct ploom_run orig = {0}, pass, min = {0};
 	struct ploom_err err = {0, ""};
@@ -535,20 +586,20 @@ static void errors_stop_the_search(void)
 	find_failure(&orig, ctx.sc, 0);
 	sim_run(&pass, ctx.sc, NULL, 0);
 	CHECK_INT(pass.outcome.kind, PLOOM_OUTCOME_PASS);
-	CHECK_INT(ploom_minimize_search(&min, &res, &pass, NULL, run_sim, &ctx, &err), -1);
+	CHECK_INT(minimize(&min, &res, &pass, NULL, &ctx, &err), -1);
 	CHECK_INT(err.kind, PLOOM_ERR_INPUT);
 	CHECK_STR(err.msg, "the trace does not record a failure");
 	CHECK_INT(ctx.runs, 0);
 
 	ctx.fail_after = 2;
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, &err), -1);
-	CHECK_STR(err.msg, "the worker died during a schedule");
+	CHECK_INT(minimize(&min, &res, &orig, NULL, &ctx, &err), -1);
+	CHECK_STR(err.msg, "the worker died during a schedule (exit status 1)");
 	CHECK_INT(res.schedules, 2);
 
 	/* the runs ignore the prefix the search asks for */
 	ctx.fail_after = 0;
 	ctx.ignore_choices = 1;
-	CHECK_INT(ploom_minimize_search(&min, &res, &orig, NULL, run_sim, &ctx, &err), -1);
+	CHECK_INT(minimize(&min, &res, &orig, NULL, &ctx, &err), -1);
 	CHECK_INT(err.kind, PLOOM_ERR_DIVERGENCE);
 	CHECK(min.steps == NULL);
 	ploom_run_release(&pass);
@@ -733,8 +784,16 @@ static void a_known_minimal_failure_is_the_trace_the_search_would_make(void)
 	free(dir);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	ssize_t n;
+
+	simworker_main(argc, argv);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		abort();
+	self[n] = '\0';
+	runs_dir = fake_dir("minimize-runs");
 	env_programs = testenv_count("PLOOM_MINIMIZE_PROGRAMS", 300);
 	same_failure_compares_what_identifies_the_bug();
 	the_bank_failure_found_first_minimizes_to_one_preemption();
@@ -752,5 +811,7 @@ int main(void)
 	a_worker_trace_keeps_the_original_id_target_and_fingerprints();
 	a_worker_trace_is_the_original_when_none_is_shorter();
 	a_known_minimal_failure_is_the_trace_the_search_would_make();
+	fake_dir_remove(runs_dir);
+	free(runs_dir);
 	return check_report();
 }

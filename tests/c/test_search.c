@@ -1,17 +1,8 @@
 /* Tests of lib/search, the search driver, over real worker processes that
- * run no Python: each is this program again, started by
- * ploom_worker_start() as `SELF -P -m ploom._worker [--instrument=MOD]...
- * [--instrument-scenario] TARGET`, which answers
- * the worker protocol (event.h) from the simulator (sim.h).  So the
- * driver's processes, pipes and polls are the real ones, and REFERENCE.md's
- * counts must come out for any number of workers.
- *
- * TARGET is a simulated scenario's name, or:
- *   diverge    every schedule's outcome is a divergence
- *   numbered   every schedule fails, with the message "run C" where C is
- *              its first choice: as many distinct outcomes as schedules
- * A schedule with more steps than the run command's MAX_STEPS is cut
- * there with the outcome step-limit, as the real worker does. */
+ * run no Python: each is this program again, the stand-in of simworker.h,
+ * started by ploom_worker_start().  So the driver's processes, pipes and
+ * polls are the real ones, and REFERENCE.md's counts must come out for
+ * any number of workers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,117 +19,7 @@
 #include "check.h"
 #include "fake.h"
 #include "sim.h"
-
-/* ---- the stand-in worker ---- */
-
-static void add_run(struct ploom_buf *b, const struct ploom_run *run)
-{
-	const struct ploom_outcome *o = &run->outcome;
-	size_t i, k;
-
-	for (i = 0; i < run->nsteps; i++) {
-		const struct ploom_step *s = &run->steps[i];
-		ploom_enc_step(b, s->index, s->task, s->op, s->obj, s->enabled, s->nenabled,
-			       s->mode, s->pending, s->npending, (struct ploom_wire_where){-1, 0});
-		if (s->value)
-			ploom_enc_value(b, s->index, s->value, strlen(s->value));
-	}
-	(void)k;
-	if (o->kind == PLOOM_OUTCOME_FAILURE) {
-		ploom_buf_addf(b, "outcome failure %d", o->task);
-		ploom_buf_add_str(b, o->exc_type, strlen(o->exc_type));
-		ploom_buf_add_str(b, o->exc_message, strlen(o->exc_message));
-		ploom_buf_add_str(b, "", 0);
-		ploom_buf_add(b, "\n", 1);
-	} else if (o->kind == PLOOM_OUTCOME_STEP_LIMIT) {
-		ploom_buf_addf(b, "outcome step-limit %ld\n", o->limit);
-	} else {
-		ploom_buf_addf(b, "outcome %s\n", ploom_outcome_kind_name(o->kind));
-	}
-}
-
-/* Cuts run at max_steps steps (0: no bound) with the outcome step-limit. */
-static void cut(struct ploom_run *run, long max_steps)
-{
-	struct ploom_run whole = *run;
-
-	if (!max_steps || (long)run->nsteps <= max_steps)
-		return;
-	memset(run, 0, sizeof(*run));
-	while ((long)run->nsteps < max_steps) {
-		struct ploom_step *s = ploom_run_add_step(run);
-		*s = whole.steps[run->nsteps - 1];
-		memset(&whole.steps[run->nsteps - 1], 0, sizeof(*s));
-	}
-	run->outcome.kind = PLOOM_OUTCOME_STEP_LIMIT;
-	run->outcome.limit = max_steps;
-	ploom_run_release(&whole);
-}
-
-static void __attribute__((noreturn)) be_worker(const char *target)
-{
-	const struct sim_scenario *sc = NULL;
-	const char *seed = getenv("PYTHONHASHSEED");
-	struct ploom_buf b = {0};
-	struct ploom_run run;
-	char *line = NULL;
-	size_t cap = 0, n;
-	int choices[256];
-	long max_steps;
-
-	if (strcmp(target, "diverge") && strcmp(target, "numbered"))
-		sc = sim_find(target);
-	ploom_buf_addf(&b, "hello %d", PLOOM_PROTOCOL_VERSION);
-	ploom_buf_add_str(&b, "cpython", 7);
-	ploom_buf_add_str(&b, "3.13.0", 6);
-	ploom_buf_addf(&b, " 1");
-	ploom_buf_add_str(&b, seed, strlen(seed));
-	ploom_buf_add_str(&b, "test_search", 11);
-	ploom_buf_add_str(&b, target, strlen(target));
-	ploom_buf_add_str(&b, "", 0);
-	ploom_buf_addf(&b, " 0");
-	ploom_buf_add_str(&b, "", 0);
-	ploom_buf_add_str(&b, "", 0);
-	ploom_buf_add_str(&b, "", 0);
-	ploom_buf_add(&b, "\n", 1);
-	if (ploom_buf_flush_fd(&b, 3) < 0)
-		_exit(1);
-	while (getline(&line, &cap, stdin) > 0 && strncmp(line, "quit", 4)) {
-		struct ploom_run_cmd cmd;
-		if (ploom_run_cmd_parse(&cmd, line, strlen(line) - 1, NULL) < 0 || cmd.nchoices > 256)
-			_exit(1);
-		n = cmd.nchoices;
-		max_steps = cmd.max_steps;
-		memcpy(choices, cmd.choices, n * sizeof(int));
-		if (sc) {
-			sim_exec_policy(&run, sc, NULL, choices, n, &cmd.policy);
-			cut(&run, max_steps);
-			add_run(&b, &run);
-			ploom_buf_addf(&b, "exit code 0\ndone %zu\n", run.nsteps);
-			ploom_run_release(&run);
-		} else if (!strcmp(target, "diverge")) {
-			ploom_buf_addf(&b, "outcome divergence 0");
-			ploom_buf_add_str(&b, "task 9 is not enabled", 21);
-			ploom_buf_addf(&b, "\nexit code 0\ndone 0\n");
-		} else {
-			char msg[64];
-			if (cmd.nsleep)
-				snprintf(msg, sizeof(msg), "run %d sleep %d", n ? choices[0] : -1,
-					 cmd.sleep[0]);
-			else
-				snprintf(msg, sizeof(msg), "run %d", n ? choices[0] : -1);
-			ploom_buf_addf(&b, "outcome failure 0");
-			ploom_buf_add_str(&b, "builtins.AssertionError", 23);
-			ploom_buf_add_str(&b, msg, strlen(msg));
-			ploom_buf_add_str(&b, "", 0);
-			ploom_buf_addf(&b, "\nexit code 0\ndone 0\n");
-		}
-		ploom_run_cmd_release(&cmd);
-		if (ploom_buf_flush_fd(&b, 3) < 0)
-			_exit(1);
-	}
-	_exit(0);
-}
+#include "simworker.h"
 
 /* ---- a strategy of the tests: schedule i has the prefix [i] ---- */
 
@@ -274,25 +155,6 @@ static void on_event(void *ctx, const struct ploom_search_event *ev)
 			e->flag = 1;
 		break;
 	}
-}
-
-/* The worker of the command line `SELF -P -m ploom._worker
- * [--instrument=MOD]... [--instrument-scenario] TARGET`, which never
- * returns; any other command line exits 2 at once, naming what it
- * takes. */
-static void __attribute__((noreturn)) be_worker_of(int argc, char **argv)
-{
-	int i, ok = argc >= 5 && !strcmp(argv[1], "-P") && !strcmp(argv[2], "-m") &&
-		    !strcmp(argv[3], "ploom._worker");
-
-	for (i = 4; ok && i < argc - 1; i++)
-		ok = !strncmp(argv[i], "--instrument=", 13) ||
-		     !strcmp(argv[i], "--instrument-scenario");
-	if (ok)
-		be_worker(argv[argc - 1]);
-	fprintf(stderr, "test_search: unexpected arguments (a worker is SELF -P -m ploom._worker "
-			"[--instrument=MOD]... [--instrument-scenario] TARGET)\n");
-	_exit(2);
 }
 
 /* A search as ploom-explore runs it, unless a test changes it. */
@@ -1104,8 +966,7 @@ int main(int argc, char **argv)
 
 	/* any argument makes a worker, or an exit: never the tests again,
 	 * whose workers would each start them over */
-	if (argc > 1)
-		be_worker_of(argc, argv);
+	simworker_main(argc, argv);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
 		abort();
