@@ -713,6 +713,51 @@ static void an_internal_error_keeps_the_counts_and_the_trace_of_its_run(void)
 	setup_release(&t);
 }
 
+static int is_run_3(void *ctx, const struct ploom_outcome *o)
+{
+	(void)ctx;
+	return o->exc_message && !strcmp(o->exc_message, "run 3");
+}
+
+/* With wanted(), the failures it refuses are schedules and nothing more;
+ * without a trace folder the failure it wants is kept, not saved. */
+static void only_the_wanted_failure_stops_the_search(void)
+{
+	struct ploom_search_result res;
+	struct ploom_err err = {0, ""};
+	struct setup t;
+
+	setup_init(&t, "numbered", 1);
+	t.opts.wanted = is_run_3;
+	t.opts.trace_dir = NULL;
+	CHECK_INT(ploom_search_run(&res, count_new(6, &count_ops), &t.opts, &err), 0);
+	CHECK_INT(res.schedules, 4);
+	CHECK_INT(res.failing, 1);
+	CHECK_STR(res.stopped_by, "failure");
+	CHECK_INT(t.ev.failures, 1);
+	CHECK(res.failure_path == NULL);
+	CHECK_INT(res.save_err.kind, PLOOM_ERR_NONE);
+	if (CHECK(res.failure != NULL)) {
+		CHECK_STR(res.failure->run.outcome.exc_message, "run 3");
+		/* the caller's to complete */
+		CHECK(res.failure->id == NULL);
+		CHECK_INT((int)res.failure->nfingerprints, 0);
+	}
+	ploom_search_result_release(&res);
+	setup_release(&t);
+
+	/* none wanted: the search is complete, and a pass */
+	setup_init(&t, "numbered", 1);
+	t.opts.wanted = is_run_3;
+	CHECK_INT(ploom_search_run(&res, count_new(3, &count_ops), &t.opts, &err), 0);
+	CHECK_INT(res.schedules, 3);
+	CHECK_INT(res.failing, 0);
+	CHECK(res.stopped_by == NULL && res.failure == NULL);
+	CHECK_INT(t.ev.failures, 0);
+	ploom_search_result_release(&res);
+	setup_release(&t);
+}
+
 static void a_strategy_that_cannot_split_runs_on_one_worker_only(void)
 {
 	struct ploom_search_result res;
@@ -984,6 +1029,7 @@ int main(int argc, char **argv)
 	a_trace_that_cannot_be_saved_stops_the_search_with_the_reason();
 	a_divergence_ends_the_search();
 	a_strategy_that_cannot_split_runs_on_one_worker_only();
+	only_the_wanted_failure_stops_the_search();
 	an_internal_error_keeps_the_counts_and_the_trace_of_its_run();
 	the_sleep_set_reaches_the_worker();
 	the_time_limit_stops_the_search();
