@@ -53,10 +53,16 @@ import tempfile
 
 import pytest
 
-from ploom import _utility
+from ploom import _alone, _utility
+
+# the threads alive as pytest loads its plugins, before any conftest or test
+# module runs: pytest's own, and xdist's in its workers
+_SESSION_THREADS = _alone.baseline()
 
 # The first failing trace of a test (an absolute path), for its report.
 _FIRST_FAILURE = pytest.StashKey[str]()
+# set on a test whose run in this process was stopped (ploom._alone)
+_ELSEWHERE = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser):
@@ -122,6 +128,16 @@ def pytest_addoption(parser):
         metavar="N",
         help="with --ploom: run each test's body in N tasks at once over the same fixture "
         "values, and explore their orders (a test marked thread_unsafe runs in one)",
+    )
+    group.addoption(
+        "--ploom-first-run",
+        dest="ploom_first_run",
+        choices=("here", "worker"),
+        default="here",
+        help="with --ploom: where each test runs first: here (the default), in pytest's process, "
+        "where a test that starts no thread or process and never waits idle gets its verdict "
+        "from that one run, its only schedule, and any other goes to the worker; or worker, "
+        "every test explored in ploom's worker",
     )
     group.addoption(
         "--ploom-on-current-source",
@@ -455,6 +471,10 @@ def _scenario_of(scenario, recorded):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
+    if call.excinfo is not None and isinstance(call.excinfo.value, (_alone.Elsewhere, _alone.Waiting)):
+        # a fixture's error that pytest kept from an earlier run here:
+        # that run was stopped, so this one goes to the worker too
+        item.stash[_ELSEWHERE] = True
     trace = item.stash.get(_FIRST_FAILURE, None)
     if trace and report.when == "call" and report.failed:
         from ploom.exploration import next_step
@@ -547,6 +567,7 @@ class _Explorer:
         self.path = here if any(os.path.abspath(p or os.curdir) == here for p in sys.path) else None
         self.tests = self.schedules = 0
         self.searches = {"complete": 0, "incomplete": 0, "failed": 0}
+        self.here = config.getoption("ploom_first_run") == "here"
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -562,6 +583,8 @@ class _Explorer:
                 run = lambda: self._replay(item, trace)  # noqa: E731
         elif "ploom_check" in getattr(item, "fixturenames", ()) or not self.explore:
             return None  # the test explores its own scenario
+        elif self.here and self._run_here(item, nextitem):
+            return True
         else:
             run = lambda: self._explore(item)  # noqa: E731
         from _pytest.skipping import evaluate_skip_marks
@@ -577,6 +600,39 @@ class _Explorer:
             reports.append(run())
         reports.append(self._report(item, "teardown", "passed"))
         for report in reports:
+            ihook.pytest_runtest_logreport(report=report)
+        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
+    def _run_here(self, item, nextitem):
+        """Runs item in this process as one task (ploom._alone): True when
+        that run is its verdict, logged here; False when it goes to the
+        worker, nothing logged."""
+        from _pytest.runner import runtestprotocol
+
+        try:
+            threads, note = self._threads(item)
+            self._config(item)
+        except (TypeError, ValueError):
+            return False  # the worker's path says what is wrong with the mark
+        if threads > 1 or _alone.others(_SESSION_THREADS):
+            return False
+        with _alone.alone():
+            reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        if _alone.why() or item.stash.get(_ELSEWHERE, False) or _alone.others(_SESSION_THREADS):
+            # the worker runs it from its start, and says all there is
+            item._report_sections.clear()
+            return False
+        ihook = item.ihook
+        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        for report in reports:
+            if report.when == "call" and not report.skipped:
+                report.ploom_note = "ploom: 1 schedule, complete: one task, run here" + (f"; {note}" if note else "")
+                _searched(report, "complete" if report.passed else "failed", None)
+                report.ploom_schedules = 1
+                if report.failed:
+                    report.sections.append(("ploom", "ploom: one task, run here: this run is its only schedule, "
+                                                     "and running the test again replays it"))
             ihook.pytest_runtest_logreport(report=report)
         ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         return True
