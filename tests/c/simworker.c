@@ -209,3 +209,17 @@ void simworker_main(int argc, char **argv)
 			"[--instrument=MOD]... [--instrument-scenario] TARGET)\n", argv[0]);
 	_exit(2);
 }
+
+const char *simworker_self(void)
+{
+	static char self[4096];
+	ssize_t n;
+
+	if (!self[0]) {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0)
+			abort();
+		self[n] = '\0';
+	}
+	return self;
+}

@@ -31,4 +31,9 @@
  * that the test never runs again in a worker that would start its own. */
 void simworker_main(int argc, char **argv);
 
+/* This program's path (/proc/self/exe): the interpreter that
+ * ploom_worker_start() runs to start the stand-in.  Aborts when it cannot
+ * be read. */
+const char *simworker_self(void);
+
 #endif

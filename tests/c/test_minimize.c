@@ -3,7 +3,6 @@
  * errors, and the trace it makes with a (stand-in) worker. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../../lib/search/explore.h"
 #include "../../lib/json.h"
@@ -23,7 +22,7 @@ static long env_programs;
 /* ---- runners ---- */
 
 /* this program, whose workers are the stand-in of simworker.h */
-static char self[4096];
+static const char *self;
 static char *runs_dir;
 
 /* What the stand-in worker of a minimization runs. */
@@ -786,13 +785,8 @@ static void a_known_minimal_failure_is_the_trace_the_search_would_make(void)
 
 int main(int argc, char **argv)
 {
-	ssize_t n;
-
 	simworker_main(argc, argv);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		abort();
-	self[n] = '\0';
+	self = simworker_self();
 	runs_dir = fake_dir("minimize-runs");
 	env_programs = testenv_count("PLOOM_MINIMIZE_PROGRAMS", 300);
 	same_failure_compares_what_identifies_the_bug();

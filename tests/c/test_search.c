@@ -93,7 +93,7 @@ static struct ploom_strategy *count_new(int n, const struct ploom_strategy_ops *
 
 /* ---- the tests ---- */
 
-static char self[4096];
+static const char *self;
 static char *dir;
 
 /* What the events said, and a flag the progress event may raise. */
@@ -1007,15 +1007,10 @@ static void a_sample_stops_at_its_first_failure_or_its_limits(void)
 
 int main(int argc, char **argv)
 {
-	ssize_t n;
-
 	/* any argument makes a worker, or an exit: never the tests again,
 	 * whose workers would each start them over */
 	simworker_main(argc, argv);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		abort();
-	self[n] = '\0';
+	self = simworker_self();
 	dir = fake_dir("search");
 	counts_match_reference_for_any_number_of_workers();
 	outcomes_are_tallied_in_order_of_first_occurrence();
