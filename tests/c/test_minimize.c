@@ -51,9 +51,22 @@ static int count_lines(const char *path)
 	return n;
 }
 
+/* The stand-in worker of the last minimization and its target: the next
+ * one of the same target reuses it, as ploom-explore's minimizer takes
+ * the idle worker of its search. */
+static struct ploom_worker *kept;
+static char kept_target[1024];
+
+static void drop_kept(void)
+{
+	ploom_worker_free(kept);
+	kept = NULL;
+	kept_target[0] = '\0';
+}
+
 /* ploom_minimize_search() of original on a stand-in worker of ctx's
- * scenario, started for it and stopped after; the run found is moved
- * into *out. */
+ * scenario (the kept one when it runs that target); the run found is
+ * moved into *out. */
 static int minimize(struct ploom_run *out, struct ploom_minimize_result *res,
 		    const struct ploom_run *original, const struct ploom_minimize_opts *opts,
 		    struct sim_ctx *ctx, struct ploom_err *err)
@@ -83,15 +96,24 @@ static int minimize(struct ploom_run *out, struct ploom_minimize_result *res,
 		snprintf(target + strlen(target), sizeof(target) - strlen(target), "|die=%d",
 			 ctx->fail_after);
 	wopts.target = target;
-	if (ploom_worker_start(&w, &wopts, err) < 0) {
-		printf("cannot start the stand-in worker: %s\n", err->msg);
-		abort();
+	if (kept && strcmp(kept_target, target) == 0) {
+		w = kept;
+	} else {
+		drop_kept();
+		if (ploom_worker_start(&w, &wopts, err) < 0) {
+			printf("cannot start the stand-in worker: %s\n", err->msg);
+			abort();
+		}
+		kept = w;
+		snprintf(kept_target, sizeof(kept_target), "%s", target);
 	}
 	r = ploom_minimize_search(&found, res, original, w, "0", &config, opts, err);
 	if (found)
 		ploom_run_move(out, &found->run);
 	ploom_trace_free(found);
-	ploom_worker_free(w);
+	/* after an error the worker may be dead or busy */
+	if (r < 0)
+		drop_kept();
 	ctx->runs += count_lines(log);
 	return r;
 }
@@ -805,6 +827,7 @@ int main(int argc, char **argv)
 	a_worker_trace_keeps_the_original_id_target_and_fingerprints();
 	a_worker_trace_is_the_original_when_none_is_shorter();
 	a_known_minimal_failure_is_the_trace_the_search_would_make();
+	drop_kept();
 	fake_dir_remove(runs_dir);
 	free(runs_dir);
 	return check_report();
