@@ -11,8 +11,9 @@
 # longest ones do not start last; CHECK_SUITES is the order of the summary.
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CHECK_DIR := $(BUILD)/check
-CHECK_SUITES := lint c c-asan bats bats-asan fuzz docs packaging pytest-3.13 pytest-3.14 pytest-ft
-CHECK_RUNS := bats pytest-3.13 packaging c-asan pytest-3.14 fuzz docs c lint \
+CHECK_SUITES := lint c c-asan bats bats-asan fuzz docs packaging pytest-3.13 pytest-3.13-diff pytest-3.14 \
+	pytest-ft
+CHECK_RUNS := bats pytest-3.13 pytest-3.13-diff packaging c-asan pytest-3.14 fuzz docs c lint \
 	$(if $(PLOOM_PYTHON_FT),pytest-ft)
 .PHONY: check-build $(CHECK_RUNS:%=check-%)
 
@@ -44,7 +45,8 @@ $(eval $(call check_suite,c-asan,c,test-sanitize-c))
 $(eval $(call check_suite,fuzz,fuzz,fuzz $$(CHECK_FUZZ)))
 $(eval $(call check_suite,docs,pytest,test-docs,$(SOAK_WHY)))
 $(eval $(call check_suite,packaging,packaging,test-packaging))
-$(eval $(call check_suite,pytest-3.13,pytest,test-python-3.13,$(SOAK_WHY)))
+$(eval $(call check_suite,pytest-3.13,pytest,test-python-3.13-rest,$(SOAK_WHY)))
+$(eval $(call check_suite,pytest-3.13-diff,pytest,test-python-3.13-diff,$(SOAK_WHY)))
 PY314_WHY := $(SOAK_WHY); or PY314_DESELECT$(comma) searches that test lib/ again$(comma) not 3.14
 $(eval $(call check_suite,pytest-3.14,pytest,test-python-3.14,$(PY314_WHY)))
 $(eval $(call check_suite,pytest-ft,pytest,test-python-ft,$(SOAK_WHY)))

@@ -119,18 +119,22 @@ SAN_PRODUCTS := $(TESTS:$(BUILD)/%=$(SAN_BUILD)/%) $(BINS:$(BUILD)/%=$(SAN_BUILD
 # utilities that read traces and statistics (ploom-replay, ploom-show,
 # ploom-minimize, ploom-merge, ploom-run-one), each of which also explores
 # to make them.  Of ploom-explore.bats and reliability.bats it runs the tests
-# whose names match SAN_BATS_SLICE (46 of 111): those of the searches, their
-# limits, the reduction and two workers, the saved traces read before a
-# search, and the readers' limits.  The rest
+# whose names match SAN_BATS_SLICE (50 of 129, less one: SAN_BATS_TAGS):
+# those of the searches, their limits, the reduction and two workers, the
+# saved traces read before a search, and the readers' limits.  The rest
 # (usage, progress, orphans, trust, REFERENCE.md's counts again, the shards,
 # the install) runs unsanitized in test-bats only: it goes through the same
 # readers and searches, and what it adds is what Python and the kernel do,
 # not worth twice its time in every make check.  SAN_BATS_SLICE=. runs all
-# of those two files.
+# of those two files.  A test tagged dfs-again (`# bats test_tags=`) compares
+# the reduction with DFS over the real worker, scenario by scenario, as
+# test_dpor does in the sanitized C tests on a thousand generated programs:
+# it runs unsanitized only (SAN_BATS_TAGS).
 SAN_BATS := $(addprefix tests/bats/,ploom-replay.bats ploom-show.bats ploom-minimize.bats \
 	ploom-merge.bats ploom-run-one.bats)
 SAN_BATS_SLICED := tests/bats/ploom-explore.bats tests/bats/reliability.bats
 SAN_BATS_SLICE := search|reduction|-j 2|saved|duplicate key|bounded input|out of range|FIFO
+SAN_BATS_TAGS := !dfs-again
 
 .PHONY: sanitize-build test-sanitize-c test-sanitize-bats
 test-sanitize: test-sanitize-c test-sanitize-bats
@@ -148,7 +152,8 @@ test-sanitize-bats: sanitize-build
 	$(Q)PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
 		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" $(BATS) $(SAN_BATS)
 	$(Q)PATH="$(CURDIR)/$(SAN_BUILD)/bin:$(CURDIR)/$(VENV)/bin:$$PATH" \
-		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" $(BATS) -f '$(SAN_BATS_SLICE)' $(SAN_BATS_SLICED)
+		PLOOM_PYTHON="$(CURDIR)/$(VENV)/bin/python" $(BATS) -f '$(SAN_BATS_SLICE)' \
+		--filter-tags '$(SAN_BATS_TAGS)' $(SAN_BATS_SLICED)
 
 # --- the Python tests, on each interpreter -----------------------------------------
 # CPython 3.13 (.venv) runs the whole suite.  CPython 3.14 runs PY314_TESTS:
@@ -181,6 +186,11 @@ PY314_DESELECT ?= test_dpor_reaches_exactly_the_outcomes_dfs_reaches \
 # where its default 250 have 72,788), those whose DFS counts it also holds
 # to progen's model; `make soak` runs 5000.
 DIFF_SEEDS ?= 30
+# test_primitives_differential.py's slice here: PRIM_SEEDS programs of
+# primgen's primitive theme and PRIM_TIME_SEEDS of its time theme (its
+# defaults, 16 and 12, when run alone; `make soak` runs 1000)
+PRIM_SEEDS ?= 10
+PRIM_TIME_SEEDS ?= 8
 # --durations: the log says where the time went
 PYTEST := -m pytest -m "not soak" --durations=10 $(PYTEST_FLAGS)
 # No free-threaded CPython can be installed on these machines (see
@@ -189,9 +199,27 @@ PYTEST := -m pytest -m "not soak" --durations=10 $(PYTEST_FLAGS)
 FT_SKIPPED := as expected: PLOOM_PYTHON_FT names no free-threaded CPython, and none is \
 	packaged for Debian or on PyPI; make lint compiled the extension for its ABI instead
 
+# make check runs the suite on 3.13 in two halves, so that its two longest
+# suites do not both wait for one: PY_DIFF_TESTS, the files that hold the
+# reduction to plain DFS, and the rest.
+PY_DIFF_TESTS := $(addprefix tests/python/,test_differential.py test_primitives_differential.py \
+	test_plain.py test_clock.py test_threading.py)
+PY313 = PLOOM_DIFF_SEEDS=$(DIFF_SEEDS) PLOOM_PRIM_SEEDS=$(PRIM_SEEDS) PLOOM_PRIM_TIME_SEEDS=$(PRIM_TIME_SEEDS) \
+	$(VENV)/bin/python $(PYTEST)
+PY313_SAY = @echo "test-python: pytest on $$($(VENV)/bin/python -c '$(PY_NAME)') ($(VENV)):
+
+.PHONY: test-python-3.13-diff test-python-3.13-rest
 test-python-3.13: all
-	@echo "test-python: pytest on $$($(VENV)/bin/python -c '$(PY_NAME)') ($(VENV)): the whole suite"
-	$(Q)PLOOM_DIFF_SEEDS=$(DIFF_SEEDS) $(VENV)/bin/python $(PYTEST) tests/python
+	$(PY313_SAY) the whole suite"
+	$(Q)$(PY313) tests/python
+
+test-python-3.13-diff: all
+	$(PY313_SAY) the differential files (PY_DIFF_TESTS: $(notdir $(PY_DIFF_TESTS)))"
+	$(Q)$(PY313) $(PY_DIFF_TESTS)
+
+test-python-3.13-rest: all
+	$(PY313_SAY) the suite less PY_DIFF_TESTS"
+	$(Q)$(PY313) $(addprefix --ignore=,$(PY_DIFF_TESTS)) tests/python
 
 test-python-3.14: venv-3.14
 	@echo "test-python: pytest on $$($(VENV314)/bin/python -c '$(PY_NAME)') ($(VENV314)): only the files that depend on the interpreter (PY314_TESTS: $(notdir $(PY314_TESTS)))$(if $(PY314_DESELECT), less $(PY314_DESELECT))"

@@ -106,6 +106,7 @@ verdict() {
 	echo "$rc $(jq -r '.failure.kind // "-"' stats.json)"
 }
 
+# bats test_tags=dfs-again
 @test "--reduction=dpor with -p N: the verdict of the depth-first search with the same bound" {
 	local name bound dfs dpor failed=0 passed=0
 	for name in bank_locked bank_unlocked abba lock_order_bug racy_counter2 counter3; do
