@@ -155,8 +155,10 @@ def _check(args: list[str]) -> int:
         return EXIT_USAGE
     except _utility.UtilityError as exc:
         # ploom-explore said why on our stderr; a schedule that did not
-        # follow its choices, and an internal error, keep their own status
-        return exc.code if exc.code in (EXIT_DIVERGENCE, EXIT_INTERNAL) else EXIT_USAGE
+        # follow its choices, an internal error, and an interrupt (a Ctrl-C
+        # that reached the utility before this process saw it) keep their
+        # own status
+        return exc.code if exc.code in (EXIT_DIVERGENCE, EXIT_INTERNAL, EXIT_INTERRUPTED) else EXIT_USAGE
     except RuntimeError as exc:
         return _error(str(exc))
     if stats is not None:

@@ -26,8 +26,10 @@ to the worker, which runs it from its start:
 - the run waits with its process idle (a lock, a queue, an event, a sleep):
   with one task nothing else can wake it, so it is a deadlock or a wait that
   the worker's virtual clock makes instant.  A thread of this module's
-  looks at the process's processor time as the run goes and, when it idles,
-  sends the main thread a signal of its own (a real-time one, which no test
+  looks at the process's processor time as the run goes and, when it idles
+  with the main thread asleep in a wait (its state in /proc, so that a run
+  starved of processor time on a loaded machine is no wait), sends the main
+  thread a signal of its own (a real-time one, which no test
   uses as SIGALRM may be), whose handler raises :class:`Waiting` out of the
   wait.  A run that computes, its process busy, is left to finish.
 
@@ -85,13 +87,28 @@ def _stop(why, kind):
 
 
 def _on_signal(signum, frame):
-    if _state["armed"]:
+    # once: the run is stopped, and a second signal of the same idle spell
+    # would land in pytest's own report of the first
+    if _state["armed"] and _state["why"] is None:
         _stop("a wait with the process idle", Waiting)
 
 
-def _watch(main):
+def _sleeping(stat):
+    """Whether the thread whose /proc stat file is stat sleeps in a wait
+    (state S), rather than runs or waits for a processor (R) or a disk (D):
+    a process starved of processor time on a loaded machine idles too, and
+    is no wait of the test's."""
+    try:
+        with open(stat, "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] == b"S"
+    except (OSError, IndexError):
+        return False
+
+
+def _watch(main, native_id):
     """The watch's loop: while a run is armed, a signal to main each time
-    the process idled since the last look."""
+    the process idled since the last look with main asleep in a wait."""
+    stat = f"/proc/self/task/{native_id}/stat"
     while True:
         _armed.wait()
         wall, cpu = time.monotonic(), time.process_time()
@@ -100,7 +117,7 @@ def _watch(main):
             time.sleep(pause)
             pause = EVERY
             now, used = time.monotonic(), time.process_time()
-            if _state["armed"] and used - cpu < IDLE * (now - wall):
+            if _state["armed"] and used - cpu < IDLE * (now - wall) and _sleeping(stat):
                 signal.pthread_kill(main, _SIGNAL)
             wall, cpu = now, used
 
@@ -123,7 +140,8 @@ def _install():
     main = threading.main_thread()
     if threading.current_thread() is main:
         signal.signal(_SIGNAL, _on_signal)
-        watch = threading.Thread(target=_watch, args=(main.ident,), name="ploom-watch", daemon=True)
+        watch = threading.Thread(target=_watch, args=(main.ident, main.native_id), name="ploom-watch",
+                                 daemon=True)
         watch.start()
         _state["watch"] = watch.ident
     _state["installed"] = True

@@ -617,8 +617,13 @@ class _Explorer:
             return False  # the worker's path says what is wrong with the mark
         if threads > 1 or _alone.others(_SESSION_THREADS):
             return False
-        with _alone.alone():
-            reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        try:
+            with _alone.alone():
+                reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        except (_alone.Elsewhere, _alone.Waiting):
+            # stopped in pytest's own code around the test's: the worker's
+            # run is the verdict all the same
+            reports = []
         if _alone.why() or item.stash.get(_ELSEWHERE, False) or _alone.others(_SESSION_THREADS):
             # the worker runs it from its start, and says all there is
             item._report_sections.clear()

@@ -647,8 +647,12 @@ def test_ctrl_c_during_a_long_check_prints_one_interrupted_line_and_exits_130(pr
     (project / "longscen.py").write_text(LONG)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    # as at a terminal: a shell without job control (make, CI) starts its
+    # background commands with SIGINT ignored, and Python keeps an ignored
+    # SIGINT ignored, so that no Ctrl-C would reach it
     proc = subprocess.Popen([sys.executable, "-m", "ploom", "check", "longscen:scenario"], cwd=project, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(3)
     # a terminal's Ctrl-C reaches the whole group; a caller may get it alone
     if who == "group":
