@@ -155,7 +155,7 @@ static void on_event(void *ctx, const struct ploom_search_event *ev)
 
 /* The limits of one search from its options: the budget left of the
  * whole minimization, and the seconds left until its deadline (0: none).
- * Returns 0, or the reason there is nothing left ("max-schedules",
+ * Returns NULL, or the reason there is nothing left ("max-schedules",
  * "time"). */
 static const char *limits(struct ploom_search_opts *so, long budget, long spent,
 			  double deadline)

@@ -70,7 +70,7 @@ class Waiting(BaseException):
     Exception`` around the wait takes it for the test's own error."""
 
 
-_state = {"armed": False, "why": None, "watch": None}
+_state = {"armed": False, "why": None, "watch": None, "installed": False}
 _armed = threading.Event()
 
 
@@ -167,7 +167,7 @@ def why():
 def alone():
     """Runs the block as the one task of its process, stopping it as the
     module docstring says; why() says afterwards whether it was stopped."""
-    if not _state.get("installed"):
+    if not _state["installed"]:
         _install()
     _state["why"] = None
     _state["armed"] = True
